@@ -1,0 +1,19 @@
+//! `mcp.json` (Agent Plugins MCP configuration): the model, two-stage
+//! validation, plugin variable expansion and stdio launch resolution.
+//!
+//! Implements Agent Plugins "MCP runtime" (seed 002): *Validate in two
+//! stages*, *Launch stdio servers*, *Connect remote servers*.
+//!
+//! Data flow: [`parse_mcp_json`] (stage 1 + stage 2) → [`McpJson`] with one
+//! [`ServerEntry`] per member of `mcpServers` (valid or not, each with its
+//! source [`TextRange`]) → for stdio, [`launch::resolve_stdio`] at each start
+//! turns a [`StdioConfig`] into a [`launch::LaunchSpec`].
+
+pub mod launch;
+mod model;
+mod validate;
+mod vars;
+
+pub use model::*;
+pub use validate::{parse_mcp_json, validate_entry_value};
+pub use vars::{expand, check_variables, PluginVars};

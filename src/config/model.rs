@@ -1,0 +1,76 @@
+//! Typed model of a validated `mcp.json`.
+
+use std::collections::BTreeMap;
+
+pub use ahp_types::state::{TextPosition, TextRange};
+
+/// The `$schema` values this host accepts for `mcp.json` (Agent Plugins 1.0.0).
+pub const SUPPORTED_SCHEMAS: &[&str] = &["https://agent-plugins.org/schemas/1.0.0/mcp.schema.json"];
+
+/// A whole `mcp.json` after stage 1 (file) validation succeeded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct McpJson {
+    /// One entry per member of `mcpServers`, in file order. Invalid entries are
+    /// kept (with their error) so they can be reported; they are never started.
+    pub servers: Vec<ServerEntry>,
+}
+
+/// One member of `mcpServers`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerEntry {
+    /// The member name (the key in `mcpServers`).
+    pub name: String,
+    /// Span of the member (key through value) in the file, 0-based line and
+    /// character (UTF-16 code units, as in LSP / AHP `TextPosition`).
+    pub range: Option<TextRange>,
+    /// The validated configuration, or why this entry is invalid. The message
+    /// names the server and the offending field, e.g.
+    /// `server "web": field "url": must use https (http is allowed only for loopback hosts)`.
+    pub config: Result<ServerConfig, String>,
+}
+
+/// A validated server entry, by transport (`type`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ServerConfig {
+    /// `type: "stdio"`.
+    Stdio(StdioConfig),
+    /// `type: "streamable-http"`.
+    StreamableHttp(HttpConfig),
+}
+
+/// `type: "stdio"`: launch a local process and speak MCP over its stdin/stdout.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StdioConfig {
+    /// One executable token: a bare name (resolved through `PATH`), a `./`
+    /// path (resolved against the plugin root, must stay inside it) or an
+    /// absolute path. Never passed to a shell.
+    pub command: String,
+    /// Arguments, passed separately. May contain `${PLUGIN_ROOT}` / `${PLUGIN_DATA}`.
+    pub args: Vec<String>,
+    /// Environment overlay. Values may contain `${PLUGIN_ROOT}` / `${PLUGIN_DATA}`.
+    pub env: BTreeMap<String, String>,
+    /// Working directory; defaults to the plugin root. May contain plugin variables.
+    pub cwd: Option<String>,
+}
+
+/// `type: "streamable-http"`: connect to a remote MCP endpoint.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HttpConfig {
+    /// The endpoint: `https`, or `http` only for a loopback host
+    /// (`localhost`, `127.0.0.0/8`, `::1`).
+    pub url: url::Url,
+    /// Literal headers sent on every request to the endpoint's origin only.
+    /// Names are valid HTTP tokens; values contain no CR, LF or NUL.
+    /// Values are secrets: never log or emit them.
+    pub headers: BTreeMap<String, String>,
+}
+
+impl ServerConfig {
+    /// `"stdio"` or `"streamable-http"`.
+    pub fn transport_name(&self) -> &'static str {
+        match self {
+            Self::Stdio(_) => "stdio",
+            Self::StreamableHttp(_) => "streamable-http",
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! Plugin variables: `${PLUGIN_ROOT}` and `${PLUGIN_DATA}`.
+//!
+//! Agent Plugins "MCP runtime" (seed 002), *Launch stdio servers*: plugin
+//! variables are expanded only in `args`, `env` values and `cwd` — never in
+//! `command`, `url` or `headers`. Only these two names exist; any other
+//! `${NAME}` is a validation error ([`check_variables`]). A `$` that is not
+//! followed by `{` is literal text. There is no escape syntax.
+
+use std::path::PathBuf;
+
+/// Name of the variable holding the plugin's installation directory.
+pub const PLUGIN_ROOT: &str = "PLUGIN_ROOT";
+/// Name of the variable holding the plugin's dedicated writable data directory.
+pub const PLUGIN_DATA: &str = "PLUGIN_DATA";
+
+/// Values substituted for the plugin variables when a stdio server is launched.
+///
+/// Both are absolute directory paths chosen by the host. They are also exported
+/// to the server process as the environment variables `PLUGIN_ROOT` and
+/// `PLUGIN_DATA` (see [`crate::config::launch::resolve_stdio`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginVars {
+    /// The plugin's root directory (`${PLUGIN_ROOT}`); `./` commands and a
+    /// relative `cwd` resolve against it.
+    pub plugin_root: PathBuf,
+    /// The plugin's persistent data directory (`${PLUGIN_DATA}`), created by the
+    /// caller (see [`crate::config::launch::ensure_plugin_data_dir`]).
+    pub plugin_data: PathBuf,
+}
+
+/// One `${…}` reference found in a string.
+enum Token<'a> {
+    /// Literal text.
+    Text(&'a str),
+    /// `${NAME}` with the name between the braces.
+    Var(&'a str),
+    /// `${` with no closing `}`; holds the rest of the string after `${`.
+    Unterminated(&'a str),
+}
+
+/// Splits `s` into literal text and `${NAME}` references, left to right.
+fn tokens(s: &str) -> impl Iterator<Item = Token<'_>> {
+    let mut rest = s;
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let Some(start) = rest.find("${") else {
+            let text = rest;
+            rest = "";
+            return Some(Token::Text(text));
+        };
+        if start > 0 {
+            let text = &rest[..start];
+            rest = &rest[start..];
+            return Some(Token::Text(text));
+        }
+        let after = &rest[2..];
+        if let Some(end) = after.find('}') {
+            rest = &after[end + 1..];
+            return Some(Token::Var(&after[..end]));
+        }
+        rest = "";
+        Some(Token::Unterminated(after))
+    })
+}
+
+/// Checks that every `${…}` in `s` is `${PLUGIN_ROOT}` or `${PLUGIN_DATA}`.
+///
+/// `field` names the JSON field for the message (e.g. `args[1]`, `env.TOKEN`,
+/// `cwd`).
+///
+/// # Errors
+/// An unknown name or a `${` without `}` gives a message of the form
+/// `field "args[1]": unknown variable ${HOME} (only ${PLUGIN_ROOT} and ${PLUGIN_DATA} are expanded)`
+/// or `field "cwd": unterminated variable reference ("${" without a closing "}")`.
+/// The variable name is echoed only when it looks like one (`[A-Za-z0-9_]{1,64}`),
+/// otherwise `${…}` is shown: the rest of the string is never echoed, since
+/// `env` values may hold secrets. Callers prefix the message with the server
+/// name. Spec: seed 002, *Launch stdio servers*.
+pub fn check_variables(field: &str, s: &str) -> Result<(), String> {
+    for token in tokens(s) {
+        match token {
+            Token::Text(_) => {}
+            Token::Var(name) if is_known(name) => {}
+            Token::Var(name) => {
+                return Err(format!(
+                    "field {}: unknown variable {} (only ${{PLUGIN_ROOT}} and ${{PLUGIN_DATA}} are expanded)",
+                    quote(field),
+                    display_reference(name)
+                ))
+            }
+            Token::Unterminated(_) => {
+                return Err(format!(
+                    "field {}: unterminated variable reference (\"${{\" without a closing \"}}\")",
+                    quote(field)
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Replaces `${PLUGIN_ROOT}` and `${PLUGIN_DATA}` in `s` with the paths in `vars`.
+///
+/// Single pass, left to right: substituted text is never scanned again, so a
+/// path that itself contains `${PLUGIN_DATA}` stays as is. Any other `${…}`
+/// (which [`check_variables`] rejects) is copied unchanged. Paths that are not
+/// valid Unicode are converted lossily (U+FFFD). Never fails.
+#[must_use]
+pub fn expand(s: &str, vars: &PluginVars) -> String {
+    let mut out = String::with_capacity(s.len());
+    for token in tokens(s) {
+        match token {
+            Token::Text(text) => out.push_str(text),
+            Token::Var(PLUGIN_ROOT) => out.push_str(&vars.plugin_root.to_string_lossy()),
+            Token::Var(PLUGIN_DATA) => out.push_str(&vars.plugin_data.to_string_lossy()),
+            Token::Var(other) => {
+                out.push_str("${");
+                out.push_str(other);
+                out.push('}');
+            }
+            Token::Unterminated(rest) => {
+                out.push_str("${");
+                out.push_str(rest);
+            }
+        }
+    }
+    out
+}
+
+/// `${NAME}` for a plausible variable name; a placeholder otherwise, so that
+/// arbitrary text between braces (possibly part of a secret) is never echoed.
+fn display_reference(name: &str) -> String {
+    let plausible = !name.is_empty()
+        && name.len() <= 64
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    if plausible {
+        format!("${{{name}}}")
+    } else {
+        "${…}".to_string()
+    }
+}
+
+fn is_known(name: &str) -> bool {
+    name == PLUGIN_ROOT || name == PLUGIN_DATA
+}
+
+/// JSON-quotes `s` for messages (escapes quotes and control characters).
+pub(crate) fn quote(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars() -> PluginVars {
+        PluginVars { plugin_root: "/opt/p".into(), plugin_data: "/var/d".into() }
+    }
+
+    #[test]
+    fn accepts_known_variables_and_plain_text() {
+        assert_eq!(check_variables("args[0]", "--root=${PLUGIN_ROOT}/x:${PLUGIN_DATA}"), Ok(()));
+        assert_eq!(check_variables("args[0]", "no vars here"), Ok(()));
+        assert_eq!(check_variables("args[0]", ""), Ok(()));
+    }
+
+    #[test]
+    fn dollar_without_brace_is_literal() {
+        assert_eq!(check_variables("args[0]", "$HOME $ $$ {x} price$5"), Ok(()));
+        assert_eq!(expand("$HOME and $PLUGIN_ROOT", &vars()), "$HOME and $PLUGIN_ROOT");
+    }
+
+    #[test]
+    fn rejects_unknown_variable_naming_field_and_variable() {
+        let err = check_variables("args[1]", "x${HOME}y").unwrap_err();
+        assert_eq!(
+            err,
+            "field \"args[1]\": unknown variable ${HOME} (only ${PLUGIN_ROOT} and ${PLUGIN_DATA} are expanded)"
+        );
+    }
+
+    #[test]
+    fn rejects_lowercase_and_empty_names() {
+        assert!(check_variables("cwd", "${plugin_root}").unwrap_err().contains("${plugin_root}"));
+        assert!(check_variables("cwd", "${}").unwrap_err().contains("unknown variable ${…}"));
+    }
+
+    #[test]
+    fn never_echoes_odd_text_between_braces() {
+        let err = check_variables("env.T", "${s3cr3t value!}").unwrap_err();
+        assert!(err.contains("unknown variable ${…}"), "{err}");
+        assert!(!err.contains("s3cr3t"), "{err}");
+        let err = check_variables("env.T", "x${s3cr3t").unwrap_err();
+        assert!(!err.contains("s3cr3t"), "{err}");
+    }
+
+    #[test]
+    fn rejects_unterminated_reference() {
+        let err = check_variables("env.A", "${PLUGIN_ROOT").unwrap_err();
+        assert_eq!(
+            err,
+            "field \"env.A\": unterminated variable reference (\"${\" without a closing \"}\")"
+        );
+    }
+
+    #[test]
+    fn unknown_after_known_is_still_rejected() {
+        assert!(check_variables("args[2]", "${PLUGIN_DATA}/${X}").unwrap_err().contains("${X}"));
+    }
+
+    #[test]
+    fn expands_both_names() {
+        assert_eq!(expand("${PLUGIN_ROOT}/bin:${PLUGIN_DATA}", &vars()), "/opt/p/bin:/var/d");
+        assert_eq!(expand("${PLUGIN_ROOT}${PLUGIN_ROOT}", &vars()), "/opt/p/opt/p");
+    }
+
+    #[test]
+    fn expansion_is_single_pass() {
+        let v = PluginVars { plugin_root: "/r/${PLUGIN_DATA}".into(), plugin_data: "/d".into() };
+        assert_eq!(expand("${PLUGIN_ROOT}", &v), "/r/${PLUGIN_DATA}");
+    }
+
+    #[test]
+    fn leaves_unknown_and_unterminated_as_text() {
+        assert_eq!(expand("${HOME}/${PLUGIN_DATA", &vars()), "${HOME}/${PLUGIN_DATA");
+    }
+
+    #[test]
+    fn handles_non_ascii_around_variables() {
+        assert_eq!(expand("é${PLUGIN_DATA}ü", &vars()), "é/var/dü");
+    }
+}

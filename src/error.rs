@@ -1,0 +1,124 @@
+//! One error type for the whole host, with stable string codes.
+//!
+//! Every failure that reaches JavaScript carries [`HostError::code`], a
+//! `snake_case` string that never changes between releases, and a message
+//! that names the field, server or bound involved. Messages never contain
+//! secrets (tokens, client secrets, configured header values).
+
+use std::fmt;
+
+/// Stable error codes. The string form (see [`ErrorCode::as_str`]) is what JS
+/// sees as `err.code`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ErrorCode {
+    /// A command argument is missing or malformed (`invalid_argument`).
+    InvalidArgument,
+    /// `mcp.json` failed top-level validation (`invalid_config`).
+    InvalidConfig,
+    /// One server entry failed validation (`invalid_entry`).
+    InvalidEntry,
+    /// No customization or server with that id (`not_found`).
+    NotFound,
+    /// A plugin or server with that id already exists (`already_exists`).
+    AlreadyExists,
+    /// The server is not `ready`, so the request cannot be served (`server_not_ready`).
+    ServerNotReady,
+    /// The server process exited or the connection closed (`server_exited`).
+    ServerExited,
+    /// `initialize` did not complete within the startup timeout (`startup_timeout`).
+    StartupTimeout,
+    /// The process could not be spawned (`spawn_failed`).
+    SpawnFailed,
+    /// A bare or `./` command could not be resolved to an executable (`command_not_found`).
+    CommandNotFound,
+    /// A `./` command resolves outside the plugin root (`command_outside_root`).
+    CommandOutsideRoot,
+    /// A Streamable HTTP connection failed (`connect_failed`).
+    ConnectFailed,
+    /// A redirect to another origin was refused (`redirect_refused`).
+    RedirectRefused,
+    /// The MCP handshake or a request failed at the protocol level (`protocol_error`).
+    ProtocolError,
+    /// The request was cancelled by the caller (`cancelled`).
+    Cancelled,
+    /// The request exceeded its time limit (`timeout`).
+    Timeout,
+    /// A bound from `limits.rs` was exceeded (`limit_exceeded`).
+    LimitExceeded,
+    /// A client action was refused (`rejected`).
+    Rejected,
+    /// The host was disposed (`disposed`).
+    Disposed,
+    /// A bug or an unexpected condition inside the host (`internal`).
+    Internal,
+}
+
+impl ErrorCode {
+    /// The stable wire string of this code.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::InvalidArgument => "invalid_argument",
+            Self::InvalidConfig => "invalid_config",
+            Self::InvalidEntry => "invalid_entry",
+            Self::NotFound => "not_found",
+            Self::AlreadyExists => "already_exists",
+            Self::ServerNotReady => "server_not_ready",
+            Self::ServerExited => "server_exited",
+            Self::StartupTimeout => "startup_timeout",
+            Self::SpawnFailed => "spawn_failed",
+            Self::CommandNotFound => "command_not_found",
+            Self::CommandOutsideRoot => "command_outside_root",
+            Self::ConnectFailed => "connect_failed",
+            Self::RedirectRefused => "redirect_refused",
+            Self::ProtocolError => "protocol_error",
+            Self::Cancelled => "cancelled",
+            Self::Timeout => "timeout",
+            Self::LimitExceeded => "limit_exceeded",
+            Self::Rejected => "rejected",
+            Self::Disposed => "disposed",
+            Self::Internal => "internal",
+        }
+    }
+}
+
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An error with a stable [`ErrorCode`], a human-readable message and optional
+/// JSON `data` (for example a JSON-RPC error's `data`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostError {
+    /// Stable machine-readable code.
+    pub code: ErrorCode,
+    /// Message naming the field, server or bound involved. Never contains secrets.
+    pub message: String,
+    /// Extra structured detail, e.g. `{ "code": -32602, "data": … }` of a JSON-RPC error.
+    pub data: Option<serde_json::Value>,
+}
+
+impl HostError {
+    /// Builds an error with no `data`.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        Self { code, message: message.into(), data: None }
+    }
+
+    /// Attaches structured `data`.
+    pub fn with_data(mut self, data: serde_json::Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+}
+
+impl fmt::Display for HostError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.message)
+    }
+}
+
+impl std::error::Error for HostError {}
+
+/// Result alias used across the crate.
+pub type HostResult<T> = Result<T, HostError>;

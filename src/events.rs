@@ -1,0 +1,66 @@
+//! What the host reports outward: AHP action envelopes and log records.
+//!
+//! The napi layer turns each [`HostEvent`] into a JS `'action'` or `'log'`
+//! event; Rust tests collect them with a channel sink.
+
+use ahp_types::actions::ActionEnvelope;
+use serde::Serialize;
+
+/// Severity of a [`LogRecord`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Diagnostic detail.
+    Debug,
+    /// Normal operation, including each server stderr line.
+    Info,
+    /// Something was skipped or degraded (e.g. a non-JSON stdout line).
+    Warn,
+    /// A failure.
+    Error,
+}
+
+/// One log line: `{level, target, message, serverId?}` in JS.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LogRecord {
+    /// Severity.
+    pub level: LogLevel,
+    /// Source: `"server.stderr"` for a server's stderr line, otherwise a host
+    /// component (`"host.stdio"`, `"host.supervisor"`, …).
+    pub target: &'static str,
+    /// The text. Never contains secrets.
+    pub message: String,
+    /// Customization id of the server concerned, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_id: Option<String>,
+}
+
+/// Everything the host emits.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostEvent {
+    /// An AHP action envelope (session channel), in `serverSeq` order.
+    Action(ActionEnvelope),
+    /// A log record.
+    Log(LogRecord),
+}
+
+/// Receives host events. Called from any thread, sometimes while the session
+/// lock is held: implementations must be quick and must not call back into
+/// the host.
+pub trait EventSink: Send + Sync + 'static {
+    /// Delivers one event.
+    fn send(&self, event: HostEvent);
+}
+
+/// A sink that forwards into a tokio unbounded channel (used by tests and the CLI).
+impl EventSink for tokio::sync::mpsc::UnboundedSender<HostEvent> {
+    fn send(&self, event: HostEvent) {
+        let _ = tokio::sync::mpsc::UnboundedSender::send(self, event);
+    }
+}
+
+/// Builds a log record.
+pub fn log(level: LogLevel, target: &'static str, server_id: Option<&str>, message: impl Into<String>) -> HostEvent {
+    HostEvent::Log(LogRecord { level, target, message: message.into(), server_id: server_id.map(str::to_owned) })
+}

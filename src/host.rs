@@ -1,0 +1,507 @@
+//! The host as plain Rust: what the JS `McpHost` class wraps one to one.
+//!
+//! `add_plugin` / `add_server` surface customizations and start one actor per
+//! valid server; `dispatch` handles client actions; `list_tools` and
+//! `call_tool` serve the catalogue; `shutdown` stops gracefully and
+//! `dispose_sync` kills everything without needing the async runtime.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use ahp_types::actions::{
+    ActionEnvelope, ActionOrigin, SessionCustomizationRemovedAction, SessionCustomizationUpdatedAction, StateAction,
+};
+use ahp_types::state::{
+    Customization, CustomizationDegradedState, CustomizationErrorState, CustomizationLoadState, CustomizationLoadedState,
+    CustomizationLoadingState, McpServerStartingState, McpServerState, SessionState,
+};
+use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::config::launch::{ensure_plugin_data_dir, host_base_env, EnvPolicy};
+use crate::config::{parse_mcp_json, validate_entry_value, PluginVars, ServerConfig};
+use crate::error::{ErrorCode, HostError, HostResult};
+use crate::events::{log, EventSink, HostEvent, LogLevel};
+use crate::limits::Limits;
+use crate::session::{self, child_server_id, mcp_server_entry, plugin_entry, server_enabled, validate_client_action, ClientRequest, SessionStore};
+use crate::supervisor::call::{call_tool, CallRequest};
+use crate::supervisor::{Command, HostShared, ServerHandle, ServerSpec, TransportSpec};
+use crate::transport::process::ProcessRegistry;
+
+/// Options of [`Host::new`] (JS: `new McpHost(options)`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HostOptions {
+    /// Session channel URI stamped on every envelope. Default `ahp-session:/mcp-host`.
+    #[serde(default = "default_session")]
+    pub session: String,
+    /// `clientInfo` sent in `initialize`. Default `{name: "ahp-mcp-host", version: <crate version>}`.
+    #[serde(default)]
+    pub client_info: Option<ClientInfoOption>,
+    /// Directory under which one `PLUGIN_DATA` directory per plugin is created.
+    /// Default: `<os temp dir>/ahp-mcp-host-data`.
+    #[serde(default)]
+    pub data_dir: Option<PathBuf>,
+    /// Timeouts and restart policy overrides (clamped to hard caps).
+    #[serde(default)]
+    pub limits: Limits,
+    /// `"inherit"` (default): servers get the host's environment; `"allowList"`:
+    /// only PATH, HOME, locale and similar basics (see `EnvPolicy`).
+    #[serde(default)]
+    pub env: EnvOption,
+}
+
+fn default_session() -> String {
+    "ahp-session:/mcp-host".to_owned()
+}
+
+/// `clientInfo` of `initialize` (MCP `Implementation`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientInfoOption {
+    /// Client name, e.g. `"my-extension"`.
+    pub name: String,
+    /// Client version, e.g. `"1.2.0"`.
+    pub version: String,
+    /// Optional display title.
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
+/// Base environment policy option.
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum EnvOption {
+    /// Inherit the host process environment.
+    #[default]
+    Inherit,
+    /// Only an allow-list of basic variables.
+    AllowList,
+}
+
+/// `addPlugin` options.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AddPlugin {
+    /// Plugin root directory; `<root>/mcp.json` is read.
+    pub root: PathBuf,
+    /// Customization `uri`; default: the root's `file://` URI.
+    #[serde(default)]
+    pub uri: Option<String>,
+    /// Display name and customization id; default: the root's folder name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Startup timeout (ms) for every server of this plugin.
+    #[serde(default)]
+    pub startup_timeout_ms: Option<u64>,
+    /// Per-server overrides, keyed by the server's name in `mcpServers`.
+    #[serde(default)]
+    pub servers: HashMap<String, ServerOverrides>,
+}
+
+/// Per-server host-side settings (not part of `mcp.json`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServerOverrides {
+    /// Startup timeout (ms): spawn/connect plus `initialize`. Default `limits.startupTimeoutMs`.
+    #[serde(default)]
+    pub startup_timeout_ms: Option<u64>,
+}
+
+/// `addServer` options: a top-level server outside any plugin.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AddServer {
+    /// Name and customization id.
+    pub name: String,
+    /// One `mcp.json` server entry (`{type: "stdio", command, …}` or `{type: "streamable-http", url, …}`).
+    pub config: Value,
+    /// Root for `./` commands, `${PLUGIN_ROOT}` and the default `cwd`; default: the host's cwd.
+    #[serde(default)]
+    pub root: Option<PathBuf>,
+    /// Customization `uri`; default: the URL (HTTP) or the root's `file://` URI (stdio).
+    #[serde(default)]
+    pub uri: Option<String>,
+    /// Startup timeout (ms).
+    #[serde(default)]
+    pub startup_timeout_ms: Option<u64>,
+}
+
+/// What `addPlugin` reports.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginAdded {
+    /// The plugin's customization id.
+    pub id: String,
+    /// Ids of the servers being started (valid entries only).
+    pub servers: Vec<String>,
+    /// The plugin's load state: `loaded`, `degraded` (some entries invalid) or `error`.
+    pub load: CustomizationLoadState,
+}
+
+/// `callTool` arguments.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CallToolArgs {
+    /// Customization id of the server.
+    pub server_id: String,
+    /// The tool's original name.
+    pub name: String,
+    /// Arguments object.
+    #[serde(default)]
+    pub arguments: Option<Map<String, Value>>,
+    /// Time limit (ms); default `limits.callTimeoutMs`.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+#[derive(Default)]
+struct Registry {
+    servers: BTreeMap<String, Arc<ServerHandle>>,
+    /// Plugin id → its server ids.
+    plugins: BTreeMap<String, Vec<String>>,
+}
+
+/// One AHP session's MCP host.
+pub struct Host {
+    shared: Arc<HostShared>,
+    registry: Mutex<Registry>,
+    data_dir: PathBuf,
+}
+
+impl Host {
+    /// Creates a host that reports to `sink`. Must be called inside a tokio runtime.
+    pub fn new(options: HostOptions, sink: Arc<dyn EventSink>) -> Self {
+        let info = options.client_info.clone();
+        let mut implementation = Implementation::default();
+        implementation.name = info.as_ref().map_or_else(|| "ahp-mcp-host".to_owned(), |i| i.name.clone());
+        implementation.version = info.as_ref().map_or_else(|| env!("CARGO_PKG_VERSION").to_owned(), |i| i.version.clone());
+        implementation.title = info.and_then(|i| i.title);
+        let client_info = ClientConfig::new(ClientCapabilities::default(), implementation);
+        let shared = Arc::new(HostShared {
+            session: Mutex::new(SessionStore::new(options.session)),
+            sink,
+            processes: Arc::new(ProcessRegistry::default()),
+            client_info,
+            limits: options.limits.clamped(),
+            base_env: host_base_env(),
+            env_policy: match options.env {
+                EnvOption::Inherit => EnvPolicy::Inherit,
+                EnvOption::AllowList => EnvPolicy::AllowList,
+            },
+            disposed: CancellationToken::new(),
+        });
+        let data_dir = options.data_dir.unwrap_or_else(|| std::env::temp_dir().join("ahp-mcp-host-data"));
+        Self { shared, registry: Mutex::new(Registry::default()), data_dir }
+    }
+
+    fn registry(&self) -> std::sync::MutexGuard<'_, Registry> {
+        self.registry.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn check_live(&self) -> HostResult<()> {
+        if self.shared.disposed.is_cancelled() {
+            return Err(HostError::new(ErrorCode::Disposed, "the host was disposed"));
+        }
+        Ok(())
+    }
+
+    fn startup_timeout(&self, ms: Option<u64>) -> Duration {
+        Duration::from_millis(ms.map_or(self.shared.limits.startup_timeout_ms, |ms| ms.clamp(1, crate::limits::MAX_TIMEOUT_MS)))
+    }
+
+    fn reserve_id(&self, id: &str) -> HostResult<()> {
+        if id.is_empty() || id.contains('/') {
+            return Err(HostError::new(ErrorCode::InvalidArgument, format!("name {id:?} must be non-empty and contain no '/'")));
+        }
+        let reg = self.registry();
+        if reg.plugins.contains_key(id) || reg.servers.contains_key(id) {
+            return Err(HostError::new(ErrorCode::AlreadyExists, format!("a plugin or server named {id:?} already exists")));
+        }
+        Ok(())
+    }
+
+    /// Reads `<root>/mcp.json`, publishes the plugin customization and starts
+    /// its valid servers (Agent Plugins "Validate in two stages").
+    ///
+    /// A broken file is not an error of this call: the plugin is added with
+    /// load state `error` (message with file, line:column and rule).
+    /// Errors: `invalid_argument` (root is not a directory, bad name),
+    /// `already_exists`, `disposed`.
+    pub async fn add_plugin(&self, opts: AddPlugin) -> HostResult<PluginAdded> {
+        self.check_live()?;
+        let root = tokio::fs::canonicalize(&opts.root)
+            .await
+            .map_err(|e| HostError::new(ErrorCode::InvalidArgument, format!("plugin root {}: {e}", opts.root.display())))?;
+        if !root.is_dir() {
+            return Err(HostError::new(ErrorCode::InvalidArgument, format!("plugin root {} is not a directory", root.display())));
+        }
+        let name = opts.name.clone().unwrap_or_else(|| root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+        self.reserve_id(&name)?;
+        self.registry().plugins.insert(name.clone(), Vec::new());
+        let uri = opts.uri.clone().unwrap_or_else(|| file_uri(&root, true));
+        let file = root.join("mcp.json");
+        let file_uri = file_uri(&file, false);
+        let loading = CustomizationLoadState::Loading(CustomizationLoadingState {});
+        self.upsert(Customization::Plugin(plugin_entry(&name, &uri, &name, loading, Vec::new())));
+
+        let parsed = match tokio::fs::read_to_string(&file).await {
+            Ok(text) => parse_mcp_json(&text, &file.display().to_string()),
+            Err(e) => Err(format!("{}: cannot read: {e}", file.display())),
+        };
+        let mcp = match parsed {
+            Ok(mcp) => mcp,
+            Err(message) => {
+                self.shared.log(log(LogLevel::Error, "host.config", None, format!("plugin {name}: MCP disabled: {message}")));
+                let load = CustomizationLoadState::Error(CustomizationErrorState { message });
+                self.upsert(Customization::Plugin(plugin_entry(&name, &uri, &name, load.clone(), Vec::new())));
+                return Ok(PluginAdded { id: name, servers: Vec::new(), load });
+            }
+        };
+        let data = ensure_plugin_data_dir(&self.data_dir, &name)
+            .map_err(|e| HostError::new(ErrorCode::Internal, format!("cannot create PLUGIN_DATA under {}: {e}", self.data_dir.display())))?;
+        let vars = PluginVars { plugin_root: root.clone(), plugin_data: data };
+        let mut problems = Vec::new();
+        let mut children = Vec::new();
+        let mut specs = Vec::new();
+        for entry in mcp.servers {
+            let config = match entry.config {
+                Ok(c) => c,
+                Err(message) => {
+                    self.shared.log(log(LogLevel::Warn, "host.config", None, format!("plugin {name}: skipped {message}")));
+                    problems.push(message);
+                    continue;
+                }
+            };
+            let id = child_server_id(&name, &entry.name);
+            let overrides = opts.servers.get(&entry.name).and_then(|o| o.startup_timeout_ms);
+            children.push(mcp_server_entry(&id, &file_uri, &entry.name, entry.range, starting()));
+            specs.push(ServerSpec {
+                id,
+                transport: transport_spec(config, vars.clone()),
+                startup_timeout: self.startup_timeout(overrides.or(opts.startup_timeout_ms)),
+            });
+        }
+        let load = if problems.is_empty() {
+            CustomizationLoadState::Loaded(CustomizationLoadedState {})
+        } else {
+            CustomizationLoadState::Degraded(CustomizationDegradedState { message: problems.join("; ") })
+        };
+        self.upsert(Customization::Plugin(plugin_entry(&name, &uri, &name, load.clone(), children)));
+        let ids: Vec<String> = specs.iter().map(|s| s.id.clone()).collect();
+        self.spawn_actors(specs);
+        self.registry().plugins.insert(name.clone(), ids.clone());
+        Ok(PluginAdded { id: name, servers: ids, load })
+    }
+
+    /// Adds a top-level server (AHP: host-originated `McpServerCustomization`)
+    /// and starts it.
+    ///
+    /// Errors: `invalid_entry` (the config breaks a stage-2 rule; message names
+    /// the field), `invalid_argument`, `already_exists`, `disposed`.
+    pub async fn add_server(&self, opts: AddServer) -> HostResult<String> {
+        self.check_live()?;
+        let config = validate_entry_value(&opts.name, &opts.config).map_err(|m| HostError::new(ErrorCode::InvalidEntry, m))?;
+        self.reserve_id(&opts.name)?;
+        let root = match &opts.root {
+            Some(r) => r.clone(),
+            None => std::env::current_dir().map_err(|e| HostError::new(ErrorCode::Internal, format!("cannot read cwd: {e}")))?,
+        };
+        let root = std::fs::canonicalize(&root).map_err(|e| HostError::new(ErrorCode::InvalidArgument, format!("root {}: {e}", root.display())))?;
+        let uri = opts.uri.clone().unwrap_or_else(|| match &config {
+            ServerConfig::StreamableHttp(h) => h.url.to_string(),
+            ServerConfig::Stdio(_) => file_uri(&root, true),
+        });
+        let data = ensure_plugin_data_dir(&self.data_dir, &opts.name)
+            .map_err(|e| HostError::new(ErrorCode::Internal, format!("cannot create PLUGIN_DATA under {}: {e}", self.data_dir.display())))?;
+        let spec = ServerSpec {
+            id: opts.name.clone(),
+            transport: transport_spec(config, PluginVars { plugin_root: root, plugin_data: data }),
+            startup_timeout: self.startup_timeout(opts.startup_timeout_ms),
+        };
+        self.upsert(Customization::McpServer(Box::new(mcp_server_entry(&opts.name, &uri, &opts.name, None, starting()))));
+        self.spawn_actors(vec![spec]);
+        Ok(opts.name)
+    }
+
+    fn upsert(&self, customization: Customization) {
+        self.shared.emit(StateAction::SessionCustomizationUpdated(Box::new(SessionCustomizationUpdatedAction { customization })));
+    }
+
+    fn spawn_actors(&self, specs: Vec<ServerSpec>) {
+        let mut reg = self.registry();
+        for spec in specs {
+            let id = spec.id.clone();
+            let handle = ServerHandle::spawn(self.shared.clone(), spec, true);
+            reg.servers.insert(id, Arc::new(handle));
+        }
+    }
+
+    /// Stops and removes a plugin (with all its servers) or a top-level server;
+    /// emits `session/customizationRemoved` once the processes are gone.
+    ///
+    /// Errors: `not_found` (also for a plugin's child: remove the plugin), `disposed`.
+    pub async fn remove(&self, id: &str) -> HostResult<()> {
+        self.check_live()?;
+        let handles: Vec<Arc<ServerHandle>> = {
+            let mut reg = self.registry();
+            let ids = match reg.plugins.remove(id) {
+                Some(ids) => ids,
+                None if reg.servers.contains_key(id) && !id.contains('/') => vec![id.to_owned()],
+                None => return Err(HostError::new(ErrorCode::NotFound, format!("no plugin or top-level server {id:?}"))),
+            };
+            ids.iter().filter_map(|i| reg.servers.remove(i)).collect()
+        };
+        futures::future::join_all(handles.iter().map(|h| h.shutdown())).await;
+        self.shared.emit(StateAction::SessionCustomizationRemoved(SessionCustomizationRemovedAction { id: id.to_owned() }));
+        Ok(())
+    }
+
+    /// Handles a client-dispatched action (AHP `dispatchAction`): validates it,
+    /// echoes it with `origin` (applied) or with `rejectionReason` (not
+    /// applied), then starts/stops servers; the authoritative
+    /// `session/mcpServerStateChanged` follows from the server's actor.
+    ///
+    /// Errors: `invalid_argument` when `action` is not an AHP action.
+    pub fn dispatch(&self, action: Value, origin: ActionOrigin) -> HostResult<ActionEnvelope> {
+        self.check_live()?;
+        let action: StateAction = serde_json::from_value(action).map_err(|e| HostError::new(ErrorCode::InvalidArgument, format!("action: {e}")))?;
+        let (envelope, request, state) = {
+            let mut session = self.shared.session.lock().unwrap_or_else(PoisonError::into_inner);
+            let verdict = validate_client_action(session.state(), &action);
+            let (request, rejection) = match verdict {
+                Ok(r) => (Some(r), None),
+                Err(reason) => (None, Some(reason)),
+            };
+            let envelope = session.echo_client(action, origin, rejection);
+            self.shared.sink.send(HostEvent::Action(envelope.clone()));
+            (envelope, request, session.state().clone())
+        };
+        if let Some(request) = request {
+            self.act(request, &state);
+        }
+        Ok(envelope)
+    }
+
+    fn act(&self, request: ClientRequest, state: &SessionState) {
+        let reg = self.registry();
+        let send = |id: &str, command: Command| {
+            if let Some(h) = reg.servers.get(id) {
+                h.send(command);
+            }
+        };
+        match request {
+            ClientRequest::Start(id) => send(&id, Command::Start),
+            ClientRequest::Stop(id) => send(&id, Command::Stop),
+            ClientRequest::Background(_) => {}
+            ClientRequest::Toggled(id) => {
+                let ids = match reg.plugins.get(&id) {
+                    Some(children) => children.clone(),
+                    None => vec![id],
+                };
+                for id in ids {
+                    send(&id, Command::SetEnabled(server_enabled(state, &id)));
+                }
+            }
+        }
+    }
+
+    /// The session state: exactly what the `ahp` reducer made from the emitted envelopes.
+    pub fn state(&self) -> SessionState {
+        self.shared.session.lock().unwrap_or_else(PoisonError::into_inner).state().clone()
+    }
+
+    /// Tools of every ready server as AHP `ToolDefinition` objects plus
+    /// `customizationId` (the owning server) and `toolName` (the server's
+    /// original name).
+    pub fn list_tools(&self) -> Vec<Value> {
+        let handles: Vec<Arc<ServerHandle>> = self.registry().servers.values().cloned().collect();
+        let mut out = Vec::new();
+        for h in handles {
+            if h.live.connection().is_none() {
+                continue;
+            }
+            for tool in h.live.tools().iter() {
+                let Ok(Value::Object(mut t)) = serde_json::to_value(tool) else { continue };
+                let mut def = Map::new();
+                for key in ["name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta"] {
+                    if let Some(v) = t.remove(key) {
+                        def.insert(key.to_owned(), v);
+                    }
+                }
+                def.insert("customizationId".to_owned(), Value::String(h.id.clone()));
+                def.insert("toolName".to_owned(), Value::String(tool.name.to_string()));
+                out.push(Value::Object(def));
+            }
+        }
+        out
+    }
+
+    /// Calls a tool; resolves to the MCP `CallToolResult` JSON.
+    ///
+    /// Errors: `not_found` (unknown server), plus those of
+    /// [`crate::supervisor::call::call_tool`], and `disposed`.
+    pub async fn call_tool(&self, args: CallToolArgs, cancel: CancellationToken) -> HostResult<Value> {
+        self.check_live()?;
+        let handle = self
+            .registry()
+            .servers
+            .get(&args.server_id)
+            .cloned()
+            .ok_or_else(|| HostError::new(ErrorCode::NotFound, format!("no server {:?}", args.server_id)))?;
+        let timeout = Duration::from_millis(args.timeout_ms.unwrap_or(self.shared.limits.call_timeout_ms).clamp(1, crate::limits::MAX_TIMEOUT_MS));
+        let req = CallRequest { name: args.name, arguments: args.arguments, timeout };
+        tokio::select! {
+            r = call_tool(&handle.live, &handle.id, req, cancel) => r,
+            _ = self.shared.disposed.cancelled() => Err(HostError::new(ErrorCode::Disposed, "the host was disposed")),
+        }
+    }
+
+    /// Stops every server gracefully (stdin close, SIGTERM, SIGKILL), then disposes.
+    pub async fn shutdown(&self) {
+        let handles: Vec<Arc<ServerHandle>> = std::mem::take(&mut self.registry().servers).into_values().collect();
+        futures::future::join_all(handles.iter().map(|h| h.shutdown())).await;
+        self.dispose_sync();
+    }
+
+    /// Kills every process group at once and ends all actors and pending
+    /// calls (`disposed`). Synchronous, idempotent, needs no runtime.
+    pub fn dispose_sync(&self) {
+        self.shared.disposed.cancel();
+        self.shared.processes.kill_all();
+    }
+
+    /// Process groups currently alive under this host.
+    pub fn process_count(&self) -> usize {
+        self.shared.processes.len()
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        self.dispose_sync();
+    }
+}
+
+fn starting() -> McpServerState {
+    McpServerState::Starting(McpServerStartingState::default())
+}
+
+fn transport_spec(config: ServerConfig, vars: PluginVars) -> TransportSpec {
+    match config {
+        ServerConfig::Stdio(c) => TransportSpec::Stdio(c, vars),
+        ServerConfig::StreamableHttp(h) => TransportSpec::StreamableHttp(h),
+    }
+}
+
+fn file_uri(path: &Path, dir: bool) -> String {
+    let url = if dir { url::Url::from_directory_path(path) } else { url::Url::from_file_path(path) };
+    url.map(|u| u.to_string()).unwrap_or_else(|_| format!("file://{}", path.display()))
+}
+
+/// Re-exported for tests: the session snapshot type.
+pub use session::empty_session_state;

@@ -1,0 +1,182 @@
+//! The JavaScript binding: the only module that knows about Node-API.
+//!
+//! `NativeHost` is the internal class behind the public `McpHost` wrapper in
+//! `index.js`. Events leave as one JSON string per batch through a weak
+//! threadsafe function ("drain on wake": at most one queued JS call; the
+//! callback takes everything pending). Commands take and return JSON text:
+//! every async command resolves `{"ok":true,"value":…}` or
+//! `{"ok":false,"code":…,"message":…,"data":…}`, and the wrapper turns the
+//! latter into a `HostError` with a stable `code`.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use ahp_types::actions::ActionOrigin;
+use napi::bindgen_prelude::*;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use napi_derive::napi;
+use serde::Serialize;
+use serde_json::{json, Value};
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{ErrorCode, HostError, HostResult};
+use crate::events::{EventSink, HostEvent};
+use crate::host::{AddPlugin, AddServer, CallToolArgs, Host, HostOptions};
+
+type EventsFn = ThreadsafeFunction<(), (), String, Status, false, true, 0>;
+
+/// Pending serialized events, drained by the JS thread.
+#[derive(Default)]
+struct Outbox {
+    pending: Mutex<Vec<String>>,
+    scheduled: AtomicBool,
+}
+
+impl Outbox {
+    fn take_batch(&self) -> String {
+        self.scheduled.store(false, Ordering::Release);
+        let batch = std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
+        format!("[{}]", batch.join(","))
+    }
+}
+
+struct JsSink {
+    outbox: Arc<Outbox>,
+    tsfn: EventsFn,
+}
+
+impl EventSink for JsSink {
+    fn send(&self, event: HostEvent) {
+        let json = match &event {
+            HostEvent::Action(envelope) => serde_json::to_string(&json!({ "event": "action", "payload": envelope })),
+            HostEvent::Log(record) => serde_json::to_string(&json!({ "event": "log", "payload": record })),
+        };
+        let Ok(json) = json else { return };
+        self.outbox.pending.lock().unwrap_or_else(PoisonError::into_inner).push(json);
+        if !self.outbox.scheduled.swap(true, Ordering::AcqRel) {
+            let _ = self.tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
+        }
+    }
+}
+
+/// Internal native class; use `McpHost` from `index.js`.
+#[napi]
+pub struct NativeHost {
+    host: Arc<Host>,
+    cancels: Arc<Mutex<HashMap<u32, CancellationToken>>>,
+}
+
+fn respond<T: Serialize>(result: HostResult<T>) -> String {
+    let value = match result {
+        Ok(v) => json!({ "ok": true, "value": v }),
+        Err(e) => json!({ "ok": false, "code": e.code.as_str(), "message": e.message, "data": e.data }),
+    };
+    value.to_string()
+}
+
+fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> HostResult<T> {
+    serde_json::from_str(text).map_err(|e| HostError::new(ErrorCode::InvalidArgument, format!("{what}: {e}")))
+}
+
+#[napi]
+impl NativeHost {
+    /// `optionsJson`: JSON of the host options; `onEvents` receives one JSON
+    /// array per batch of `{event: "action" | "log", payload}` items.
+    #[napi(constructor, catch_unwind, ts_args_type = "optionsJson: string, onEvents: (batchJson: string) => void")]
+    pub fn new(options_json: String, on_events: Function<(), ()>) -> Result<Self> {
+        let options: HostOptions = serde_json::from_str(&options_json)
+            .map_err(|e| Error::new(Status::InvalidArg, format!("invalid_argument: options: {e}")))?;
+        let outbox = Arc::new(Outbox::default());
+        let drain = outbox.clone();
+        let tsfn: EventsFn = on_events
+            .build_threadsafe_function::<()>()
+            .callee_handled::<false>()
+            .weak::<true>()
+            .build_callback(move |_ctx| Ok(drain.take_batch()))?;
+        let sink = Arc::new(JsSink { outbox, tsfn });
+        let host = Host::new(options, sink);
+        Ok(Self { host: Arc::new(host), cancels: Arc::default() })
+    }
+
+    /// `addPlugin(optionsJson)` → response JSON with `PluginAdded`.
+    #[napi]
+    pub async fn add_plugin(&self, options_json: String) -> String {
+        let host = self.host.clone();
+        respond(async move { host.add_plugin(parse::<AddPlugin>("addPlugin options", &options_json)?).await }.await)
+    }
+
+    /// `addServer(optionsJson)` → response JSON with the server id.
+    #[napi]
+    pub async fn add_server(&self, options_json: String) -> String {
+        let host = self.host.clone();
+        respond(async move { host.add_server(parse::<AddServer>("addServer options", &options_json)?).await }.await)
+    }
+
+    /// `remove(id)` → response JSON with `null`.
+    #[napi]
+    pub async fn remove(&self, id: String) -> String {
+        let host = self.host.clone();
+        respond(host.remove(&id).await)
+    }
+
+    /// `dispatch(actionJson, clientId, clientSeq)` → response JSON with the echoed envelope.
+    #[napi(catch_unwind)]
+    pub fn dispatch(&self, action_json: String, client_id: String, client_seq: i64) -> String {
+        let result = parse::<Value>("action", &action_json)
+            .and_then(|action| self.host.dispatch(action, ActionOrigin { client_id, client_seq }));
+        respond(result)
+    }
+
+    /// The session state snapshot as JSON.
+    #[napi(catch_unwind)]
+    pub fn get_state(&self) -> String {
+        serde_json::to_string(&self.host.state()).unwrap_or_else(|_| "null".to_owned())
+    }
+
+    /// The tool catalogue as JSON.
+    #[napi(catch_unwind)]
+    pub fn list_tools(&self) -> String {
+        Value::Array(self.host.list_tools()).to_string()
+    }
+
+    /// `callTool(requestId, argsJson)` → response JSON with the `CallToolResult`.
+    /// `cancel(requestId)` aborts it.
+    #[napi]
+    pub async fn call_tool(&self, request_id: u32, args_json: String) -> String {
+        let host = self.host.clone();
+        let token = CancellationToken::new();
+        self.cancels.lock().unwrap_or_else(PoisonError::into_inner).insert(request_id, token.clone());
+        let result = async { host.call_tool(parse::<CallToolArgs>("callTool arguments", &args_json)?, token).await }.await;
+        self.cancels.lock().unwrap_or_else(PoisonError::into_inner).remove(&request_id);
+        respond(result)
+    }
+
+    /// Cancels the pending call with this request id (no-op when finished).
+    #[napi(catch_unwind)]
+    pub fn cancel(&self, request_id: u32) {
+        if let Some(token) = self.cancels.lock().unwrap_or_else(PoisonError::into_inner).remove(&request_id) {
+            token.cancel();
+        }
+    }
+
+    /// Stops every server gracefully, then disposes.
+    #[napi]
+    pub async fn shutdown(&self) {
+        let host = self.host.clone();
+        host.shutdown().await;
+    }
+
+    /// Kills every server's process group now and settles everything pending.
+    /// Synchronous and idempotent.
+    #[napi(catch_unwind)]
+    pub fn dispose(&self) {
+        self.host.dispose_sync();
+    }
+
+    /// Number of live server process groups (diagnostics and tests).
+    #[napi(catch_unwind)]
+    pub fn process_count(&self) -> u32 {
+        self.host.process_count() as u32
+    }
+}

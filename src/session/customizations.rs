@@ -1,0 +1,130 @@
+//! Builders and lookups for the customization entries the host publishes.
+//!
+//! Ids: a plugin's id is its name; a plugin's MCP server child is
+//! `<plugin>/<server>`; a top-level server's id is its name.
+
+use ahp_types::state::{
+    ChildCustomization, Customization, CustomizationEnablement, CustomizationLoadState, ErrorInfo,
+    McpServerCustomization, McpServerErrorState, McpServerState, PluginCustomization, SessionState,
+    TextRange,
+};
+
+/// Id of server `server` inside plugin `plugin`.
+pub fn child_server_id(plugin: &str, server: &str) -> String {
+    format!("{plugin}/{server}")
+}
+
+/// A new `McpServerCustomization` (AHP `type: "mcpServer"`).
+pub fn mcp_server_entry(id: &str, uri: &str, name: &str, range: Option<TextRange>, state: McpServerState) -> McpServerCustomization {
+    McpServerCustomization {
+        id: id.to_owned(),
+        uri: uri.to_owned(),
+        name: name.to_owned(),
+        icons: None,
+        range,
+        meta: None,
+        enablement: None,
+        state,
+        channel: None,
+        mcp_app: None,
+    }
+}
+
+/// A new `PluginCustomization` with the given load state and MCP server children.
+pub fn plugin_entry(id: &str, uri: &str, name: &str, load: CustomizationLoadState, children: Vec<McpServerCustomization>) -> PluginCustomization {
+    PluginCustomization {
+        id: id.to_owned(),
+        uri: uri.to_owned(),
+        name: name.to_owned(),
+        icons: None,
+        range: None,
+        meta: None,
+        client_id: None,
+        load: Some(load),
+        children: Some(children.into_iter().map(|c| ChildCustomization::McpServer(Box::new(c))).collect()),
+        enablement: None,
+        version: None,
+    }
+}
+
+/// `McpServerState::Error` with `errorType` = a stable error code and a message.
+pub fn error_state(error_type: &str, message: impl Into<String>) -> McpServerState {
+    McpServerState::Error(McpServerErrorState {
+        error: ErrorInfo { error_type: error_type.to_owned(), message: message.into(), stack: None, meta: None },
+    })
+}
+
+/// AHP "effective enabled": the first enablement entry decides; no entries = enabled.
+/// An unknown first entry counts as disabled (as the reducer does).
+pub fn effective_enabled(enablement: Option<&[CustomizationEnablement]>) -> bool {
+    match enablement.and_then(|e| e.first()) {
+        None => true,
+        Some(CustomizationEnablement::Global { enabled })
+        | Some(CustomizationEnablement::Workspace { enabled, .. })
+        | Some(CustomizationEnablement::Session { enabled }) => *enabled,
+        Some(CustomizationEnablement::Unknown(_)) => false,
+    }
+}
+
+/// Where a customization id points in the session state.
+#[derive(Debug, Clone, Copy)]
+pub enum Found<'a> {
+    /// A top-level plugin.
+    Plugin(&'a PluginCustomization),
+    /// An MCP server, with its containing plugin when it is a child.
+    McpServer(&'a McpServerCustomization, Option<&'a PluginCustomization>),
+    /// Something else (directory, skill, …) the host does not manage.
+    Other,
+}
+
+/// Finds `id` by the reducer's rule: top-level entries first, then children.
+pub fn find<'a>(state: &'a SessionState, id: &str) -> Option<Found<'a>> {
+    let list = state.customizations.as_ref()?;
+    for c in list {
+        match c {
+            Customization::Plugin(p) if p.id == id => return Some(Found::Plugin(p)),
+            Customization::McpServer(s) if s.id == id => return Some(Found::McpServer(s, None)),
+            Customization::Directory(d) if d.id == id => return Some(Found::Other),
+            _ => {}
+        }
+    }
+    for c in list {
+        if let Customization::Plugin(p) = c {
+            for child in p.children.iter().flatten() {
+                match child {
+                    ChildCustomization::McpServer(s) if s.id == id => return Some(Found::McpServer(s, Some(p))),
+                    _ => {}
+                }
+            }
+        }
+    }
+    None
+}
+
+/// Whether server `id` should be running: it and its plugin (if any) are
+/// effectively enabled.
+pub fn server_enabled(state: &SessionState, id: &str) -> bool {
+    match find(state, id) {
+        Some(Found::McpServer(s, parent)) => {
+            effective_enabled(s.enablement.as_deref())
+                && parent.is_none_or(|p| effective_enabled(p.enablement.as_deref()))
+        }
+        _ => false,
+    }
+}
+
+/// Ids of every MCP server child of plugin `plugin_id`.
+pub fn plugin_server_ids(state: &SessionState, plugin_id: &str) -> Vec<String> {
+    match find(state, plugin_id) {
+        Some(Found::Plugin(p)) => p
+            .children
+            .iter()
+            .flatten()
+            .filter_map(|c| match c {
+                ChildCustomization::McpServer(s) => Some(s.id.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}

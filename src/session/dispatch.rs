@@ -1,0 +1,91 @@
+//! Validation of client-dispatched session actions (AHP `dispatchAction`).
+//!
+//! Clients may dispatch `session/customizationToggled`,
+//! `session/mcpServerStartRequested`, `session/mcpServerStopRequested` and
+//! `session/mcpServerBackgroundRequested`. Everything else the host refuses
+//! (host-only actions such as `session/mcpServerStateChanged`, and actions of
+//! other channels), with a `rejectionReason` naming the action type.
+
+use ahp_types::actions::StateAction;
+use ahp_types::state::{CustomizationEnablement, SessionState};
+
+use super::customizations::{find, server_enabled, Found};
+
+/// The side effect an accepted client action asks of the host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientRequest {
+    /// Start (or restart) the MCP server with this id.
+    Start(String),
+    /// Stop the MCP server with this id.
+    Stop(String),
+    /// Enablement of this customization (plugin or server) changed: reconcile.
+    Toggled(String),
+    /// Stop blocking on this starting server (no process change).
+    Background(String),
+}
+
+/// Checks a client action against the current state. `Ok` gives the side
+/// effect to perform after the echo; `Err` gives the `rejectionReason`.
+pub fn validate_client_action(state: &SessionState, action: &StateAction) -> Result<ClientRequest, String> {
+    match action {
+        StateAction::SessionCustomizationToggled(a) => {
+            match find(state, &a.id) {
+                Some(Found::Plugin(_)) | Some(Found::McpServer(..)) => {}
+                Some(Found::Other) => return Err(format!("{} is not a customization this host manages", a.id)),
+                None => return Err(format!("{} is not a customization of this session", a.id)),
+            }
+            check_enablement(&a.enablement)?;
+            Ok(ClientRequest::Toggled(a.id.clone()))
+        }
+        StateAction::SessionMcpServerStartRequested(a) => {
+            require_server(state, &a.id)?;
+            if !server_enabled(state, &a.id) {
+                return Err(format!("{} is disabled; enable it with session/customizationToggled first", a.id));
+            }
+            Ok(ClientRequest::Start(a.id.clone()))
+        }
+        StateAction::SessionMcpServerStopRequested(a) => {
+            require_server(state, &a.id)?;
+            Ok(ClientRequest::Stop(a.id.clone()))
+        }
+        StateAction::SessionMcpServerBackgroundRequested(a) => {
+            require_server(state, &a.id)?;
+            Ok(ClientRequest::Background(a.id.clone()))
+        }
+        other => Err(format!("{} cannot be dispatched by a client to this host", action_type(other))),
+    }
+}
+
+fn require_server(state: &SessionState, id: &str) -> Result<(), String> {
+    match find(state, id) {
+        Some(Found::McpServer(..)) => Ok(()),
+        _ => Err(format!("{id} is not a server this host runs")),
+    }
+}
+
+/// AHP 1.0 wire contract: entries sorted session, workspace, global; at most
+/// one of each; no unknown kinds.
+fn check_enablement(list: &[CustomizationEnablement]) -> Result<(), String> {
+    let mut last_rank = 0;
+    for e in list {
+        let rank = match e {
+            CustomizationEnablement::Session { .. } => 1,
+            CustomizationEnablement::Workspace { .. } => 2,
+            CustomizationEnablement::Global { .. } => 3,
+            CustomizationEnablement::Unknown(_) => return Err("enablement contains an unknown kind".to_owned()),
+        };
+        if rank <= last_rank {
+            return Err("enablement must list at most one session, workspace and global entry, in that order".to_owned());
+        }
+        last_rank = rank;
+    }
+    Ok(())
+}
+
+/// The wire `type` string of an action (e.g. `"session/mcpServerStateChanged"`).
+pub fn action_type(action: &StateAction) -> String {
+    serde_json::to_value(action)
+        .ok()
+        .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_owned))
+        .unwrap_or_else(|| "unknown action".to_owned())
+}

@@ -1,0 +1,283 @@
+//! The per-server state machine.
+//!
+//! ```text
+//! stopped ──Start──▶ starting ──initialize ok──▶ ready ──crash──▶ error ──backoff──▶ starting …
+//!                        │                         │                 └─restart limit─▶ error (until Start)
+//!                        └──fail/timeout──▶ error  └──Stop──▶ stopped
+//! ```
+//!
+//! Restart policy: only a crash after `ready` restarts automatically, after
+//! `restart_backoff_ms * 2^(n-1)` (capped), at most `max_restarts` times in a
+//! row; the counter resets once the server stayed up `restart_reset_after_ms`.
+//! A failed start (bad command, handshake failure, timeout) stays in `error`
+//! until a start request. A server the user stopped is never restarted.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ahp_types::state::{McpServerReadyState, McpServerStartingState, McpServerState, McpServerStoppedState};
+use rmcp::model::Tool;
+use rmcp::service::{Peer, RoleClient};
+use tokio::sync::{mpsc, watch};
+
+use super::client::Notice;
+use super::connect::{self, Connection};
+use super::discovery;
+use super::{Command, HostShared, LiveConnection, ServerLive, ServerSpec};
+use crate::error::HostError;
+use crate::events::{log, LogLevel};
+use crate::limits::LIST_CHANGED_DEBOUNCE_MS;
+use crate::session::error_state;
+
+/// How a ready period ended.
+enum Ended {
+    Stopped,
+    Restart,
+    Shutdown(tokio::sync::oneshot::Sender<()>),
+    Crashed(String),
+    Disposed,
+}
+
+/// What the actor should do after a command arrived while not serving.
+enum Next {
+    Run,
+    Idle,
+    Exit,
+}
+
+struct Actor {
+    shared: Arc<HostShared>,
+    spec: ServerSpec,
+    live: Arc<ServerLive>,
+    commands: mpsc::UnboundedReceiver<Command>,
+}
+
+pub(super) async fn run(shared: Arc<HostShared>, spec: ServerSpec, live: Arc<ServerLive>, commands: mpsc::UnboundedReceiver<Command>, start: bool) {
+    let disposed = shared.disposed.clone();
+    let actor = Actor { shared, spec, live, commands };
+    tokio::select! {
+        _ = actor.main(start) => {}
+        _ = disposed.cancelled() => {}
+    }
+}
+
+impl Actor {
+    fn set_state(&self, state: McpServerState) {
+        self.shared.set_server_state(&self.spec.id, state);
+    }
+
+    fn log(&self, level: LogLevel, message: String) {
+        self.shared.log(log(level, "host.supervisor", Some(&self.spec.id), message));
+    }
+
+    async fn main(mut self, start: bool) {
+        let mut running = start;
+        let mut crashes: u32 = 0;
+        if !start {
+            self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
+        }
+        loop {
+            if !running {
+                match self.idle_command().await {
+                    Next::Run => {
+                        running = true;
+                        crashes = 0;
+                    }
+                    Next::Idle => {}
+                    Next::Exit => return,
+                }
+                continue;
+            }
+            self.set_state(McpServerState::Starting(McpServerStartingState::default()));
+            let opened = {
+                let open = open(&self.shared, &self.spec, &self.live);
+                tokio::pin!(open);
+                loop {
+                    tokio::select! {
+                        r = &mut open => break Some(r),
+                        cmd = self.commands.recv() => match cmd {
+                            // Already starting: nothing to do.
+                            Some(Command::SetEnabled(true)) => {}
+                            // Restart: drop this attempt (its process group is killed).
+                            Some(Command::Start) => break None,
+                            Some(Command::Stop) | Some(Command::SetEnabled(false)) => {
+                                running = false;
+                                break None;
+                            }
+                            Some(Command::Shutdown(ack)) => {
+                                let _ = ack.send(());
+                                return;
+                            }
+                            None => return,
+                        },
+                    }
+                }
+            };
+            let Some(opened) = opened else {
+                if !running {
+                    self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
+                }
+                continue;
+            };
+            let (conn, closed_tx) = match opened {
+                Ok(v) => v,
+                Err(e) => {
+                    self.log(LogLevel::Error, format!("start failed: {}", e.message));
+                    self.set_state(error_state(e.code.as_str(), e.message));
+                    running = false;
+                    continue;
+                }
+            };
+            let ready_at = Instant::now();
+            self.set_state(McpServerState::Ready(McpServerReadyState {}));
+            let ended = self.serve(conn, &closed_tx).await;
+            self.live.set(None, Vec::new());
+            match ended {
+                Ended::Stopped => {
+                    running = false;
+                    self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
+                }
+                Ended::Restart => crashes = 0,
+                Ended::Shutdown(ack) => {
+                    self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
+                    let _ = ack.send(());
+                    return;
+                }
+                Ended::Disposed => return,
+                Ended::Crashed(reason) => {
+                    let limits = self.shared.limits;
+                    if ready_at.elapsed() >= Duration::from_millis(limits.restart_reset_after_ms) {
+                        crashes = 0;
+                    }
+                    crashes += 1;
+                    let message = format!("server {reason}");
+                    self.log(LogLevel::Error, message.clone());
+                    if crashes > limits.max_restarts {
+                        let message = format!("{message}; restart limit reached ({} restarts)", limits.max_restarts);
+                        self.set_state(error_state("server_exited", message));
+                        running = false;
+                        continue;
+                    }
+                    self.set_state(error_state("server_exited", message));
+                    let delay = limits.restart_delay_ms(crashes);
+                    self.log(LogLevel::Info, format!("restarting in {delay} ms (restart {crashes} of {})", limits.max_restarts));
+                    tokio::select! {
+                        _ = tokio::time::sleep(Duration::from_millis(delay)) => {}
+                        cmd = self.commands.recv() => match cmd {
+                            Some(Command::Start) => crashes = 0,
+                            Some(Command::SetEnabled(true)) => {}
+                            Some(Command::Stop) | Some(Command::SetEnabled(false)) => {
+                                running = false;
+                                self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
+                            }
+                            Some(Command::Shutdown(ack)) => {
+                                self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
+                                let _ = ack.send(());
+                                return;
+                            }
+                            None => return,
+                        },
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits for a command while the server is not running.
+    async fn idle_command(&mut self) -> Next {
+        match self.commands.recv().await {
+            Some(Command::Start) | Some(Command::SetEnabled(true)) => Next::Run,
+            Some(Command::Stop) | Some(Command::SetEnabled(false)) => {
+                self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
+                Next::Idle
+            }
+            Some(Command::Shutdown(ack)) => {
+                self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
+                let _ = ack.send(());
+                Next::Exit
+            }
+            None => Next::Exit,
+        }
+    }
+
+    /// Serves a ready connection until it ends.
+    async fn serve(&mut self, mut conn: Connection, closed_tx: &watch::Sender<Option<String>>) -> Ended {
+        let peer = conn.peer.clone();
+        let mut notices = std::mem::replace(&mut conn.notices, mpsc::unbounded_channel().1);
+        let mut notices_open = true;
+        let mut relist_at: Option<tokio::time::Instant> = None;
+        let ended = {
+            let gone = conn.ended();
+            tokio::pin!(gone);
+            loop {
+                let relist = async {
+                    match relist_at {
+                        Some(at) => tokio::time::sleep_until(at).await,
+                        None => std::future::pending().await,
+                    }
+                };
+                tokio::select! {
+                    cmd = self.commands.recv() => match cmd {
+                        Some(Command::SetEnabled(true)) => {}
+                        Some(Command::Stop) | Some(Command::SetEnabled(false)) => break Ended::Stopped,
+                        Some(Command::Start) => break Ended::Restart,
+                        Some(Command::Shutdown(ack)) => break Ended::Shutdown(ack),
+                        None => break Ended::Disposed,
+                    },
+                    notice = notices.recv(), if notices_open => match notice {
+                        Some(Notice::ToolsChanged) => {
+                            relist_at = Some(tokio::time::Instant::now() + Duration::from_millis(LIST_CHANGED_DEBOUNCE_MS));
+                        }
+                        None => notices_open = false,
+                    },
+                    _ = relist => {
+                        relist_at = None;
+                        let tools = discover(&self.shared, &self.spec, &self.live, &peer).await;
+                        self.log(LogLevel::Info, format!("tools/list_changed: now {} tools", tools.len()));
+                        self.live.set_tools(tools);
+                    }
+                    reason = &mut gone => break Ended::Crashed(reason),
+                }
+            }
+        };
+        match &ended {
+            Ended::Crashed(reason) => {
+                let _ = closed_tx.send(Some(format!("server {reason}")));
+                conn.discard().await;
+            }
+            _ => {
+                let _ = closed_tx.send(Some("server was stopped".to_owned()));
+                conn.close().await;
+            }
+        }
+        ended
+    }
+}
+
+/// Connects, initializes and discovers tools; publishes the live connection.
+async fn open(shared: &Arc<HostShared>, spec: &ServerSpec, live: &ServerLive) -> Result<(Connection, watch::Sender<Option<String>>), HostError> {
+    let conn = connect::open(shared, &spec.id, &spec.transport, spec.startup_timeout).await?;
+    let tools = discover(shared, spec, live, &conn.peer).await;
+    let (closed_tx, closed) = watch::channel(None);
+    live.set(Some(LiveConnection { peer: conn.peer.clone(), closed }), tools);
+    Ok((conn, closed_tx))
+}
+
+/// Lists tools; on failure keeps the previous list (a failed refresh is atomic).
+async fn discover(shared: &HostShared, spec: &ServerSpec, live: &ServerLive, peer: &Peer<RoleClient>) -> Vec<Tool> {
+    let warn = |message: String| shared.log(log(LogLevel::Warn, "host.supervisor", Some(&spec.id), message));
+    match tokio::time::timeout(spec.startup_timeout, discovery::list_tools(peer)).await {
+        Ok(Ok(found)) => {
+            found.warnings.into_iter().for_each(warn);
+            found.tools
+        }
+        Ok(Err(e)) => {
+            warn(format!("{}; keeping the previous tool list", e.message));
+            live.tools().as_ref().clone()
+        }
+        Err(_) => {
+            warn("tools/list timed out; keeping the previous tool list".to_owned());
+            live.tools().as_ref().clone()
+        }
+    }
+}

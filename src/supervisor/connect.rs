@@ -1,0 +1,233 @@
+//! Opening one MCP connection: spawn or connect, then the `initialize`
+//! handshake (MCP 2025-11-25 "Lifecycle › Initialization"), raced against
+//! early process exit and the startup timeout.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::service::{Peer, RoleClient, RunningServiceCancellationToken, ServiceExt};
+use rmcp::transport::async_rw::AsyncRwTransport;
+use tokio::sync::{mpsc, watch};
+
+use super::client::{HostClient, Notice};
+use super::HostShared;
+use crate::config::launch::resolve_stdio;
+use crate::config::{HttpConfig, PluginVars, StdioConfig};
+use crate::error::{ErrorCode, HostError, HostResult};
+use crate::limits::MAX_STDIO_MESSAGE_BYTES;
+use crate::transport::process::{describe_exit, ServerProcess};
+use crate::transport::stderr::StderrTail;
+use crate::transport::{http, noise, process, stderr};
+
+/// How long to wait for the last stderr bytes after an exit.
+const STDERR_SETTLE: Duration = Duration::from_millis(250);
+/// How long to wait for a process exit status once its stdout closed.
+const EXIT_SETTLE: Duration = Duration::from_millis(500);
+
+/// Where a server lives.
+#[derive(Debug, Clone)]
+pub enum TransportSpec {
+    /// A local process; variables come from its plugin (or the top-level server's root).
+    Stdio(StdioConfig, PluginVars),
+    /// A remote Streamable HTTP endpoint.
+    StreamableHttp(HttpConfig),
+}
+
+/// A live, initialized connection.
+pub struct Connection {
+    /// Handle for requests to the server.
+    pub peer: Peer<RoleClient>,
+    /// Server notifications for the actor.
+    pub notices: mpsc::UnboundedReceiver<Notice>,
+    cancel: Option<RunningServiceCancellationToken>,
+    ended: watch::Receiver<bool>,
+    process: Option<ServerProcess>,
+    stderr: Option<Arc<StderrTail>>,
+}
+
+/// Opens and initializes a connection for server `server_id`.
+///
+/// Errors: `command_not_found`, `command_outside_root`, `spawn_failed` (launch),
+/// `server_exited` (exited before answering `initialize`, with exit status and
+/// stderr tail), `startup_timeout`, `connect_failed`, `redirect_refused`.
+pub async fn open(shared: &Arc<HostShared>, server_id: &str, spec: &TransportSpec, startup_timeout: Duration) -> HostResult<Connection> {
+    let (notice_tx, notices) = mpsc::unbounded_channel();
+    let handler = HostClient {
+        info: shared.client_info.clone(),
+        server_id: server_id.to_owned(),
+        notices: notice_tx,
+        sink: shared.sink.clone(),
+    };
+    match spec {
+        TransportSpec::Stdio(cfg, vars) => open_stdio(shared, server_id, cfg, vars, handler, notices, startup_timeout).await,
+        TransportSpec::StreamableHttp(cfg) => open_http(cfg, handler, notices, startup_timeout).await,
+    }
+}
+
+async fn open_stdio(
+    shared: &Arc<HostShared>,
+    server_id: &str,
+    cfg: &StdioConfig,
+    vars: &PluginVars,
+    handler: HostClient,
+    notices: mpsc::UnboundedReceiver<Notice>,
+    startup_timeout: Duration,
+) -> HostResult<Connection> {
+    let launch = resolve_stdio(cfg, vars, &shared.base_env, shared.env_policy)?;
+    let mut proc = process::spawn(&launch, &shared.processes)?;
+    let Some((stdin, stdout, stderr_pipe)) = proc.stdio.take() else {
+        return Err(HostError::new(ErrorCode::SpawnFailed, "server stdio pipes are unavailable"));
+    };
+    let tail = stderr::drain(stderr_pipe, server_id.to_owned(), shared.sink.clone());
+    let stdout = noise::NoiseWatch::new(stdout, server_id.to_owned(), shared.sink.clone());
+    let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
+    let mut exit = proc.exit.clone();
+    let handshake = tokio::time::timeout(startup_timeout, handler.serve(transport));
+    tokio::select! {
+        result = handshake => match result {
+            Ok(Ok(service)) => Ok(finish(service, notices, Some(proc), Some(tail))),
+            Ok(Err(e)) => {
+                let status = settle_exit(&mut proc).await;
+                tail.wait_eof(STDERR_SETTLE).await;
+                let what = match status {
+                    Some(_) => format!("{} before completing initialize", describe_exit(status)),
+                    None => format!("initialize failed: {e}"),
+                };
+                Err(HostError::new(ErrorCode::ServerExited, with_tail(what, &tail)))
+            }
+            Err(_) => Err(HostError::new(
+                ErrorCode::StartupTimeout,
+                with_tail(format!("did not answer initialize within {} ms; process group killed", startup_timeout.as_millis()), &tail),
+            )),
+        },
+        _ = changed(&mut exit) => {
+            tail.wait_eof(STDERR_SETTLE).await;
+            let status = proc.exited();
+            Err(HostError::new(ErrorCode::ServerExited, with_tail(format!("{} before completing initialize", describe_exit(status)), &tail)))
+        }
+    }
+}
+
+async fn open_http(
+    cfg: &HttpConfig,
+    handler: HostClient,
+    notices: mpsc::UnboundedReceiver<Notice>,
+    startup_timeout: Duration,
+) -> HostResult<Connection> {
+    let transport = http::transport(cfg)?;
+    match tokio::time::timeout(startup_timeout, handler.serve(transport)).await {
+        Ok(Ok(service)) => Ok(finish(service, notices, None, None)),
+        Ok(Err(e)) => Err(http_error(&e)),
+        Err(_) => Err(HostError::new(ErrorCode::StartupTimeout, format!("did not answer initialize within {} ms", startup_timeout.as_millis()))),
+    }
+}
+
+/// Maps a connect failure, recognising a refused cross-origin redirect anywhere in the error chain.
+fn http_error(e: &(dyn std::error::Error + 'static)) -> HostError {
+    let mut chain = Vec::new();
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(err) = cur {
+        chain.push(err.to_string());
+        cur = err.source();
+    }
+    let text = chain.join(": ");
+    if text.contains(http::CROSS_ORIGIN_REDIRECT) {
+        HostError::new(ErrorCode::RedirectRefused, format!("connect failed: {}", http::CROSS_ORIGIN_REDIRECT))
+    } else {
+        HostError::new(ErrorCode::ConnectFailed, format!("connect failed: {text}"))
+    }
+}
+
+fn finish(
+    service: rmcp::service::RunningService<RoleClient, HostClient>,
+    notices: mpsc::UnboundedReceiver<Notice>,
+    process: Option<ServerProcess>,
+    stderr: Option<Arc<StderrTail>>,
+) -> Connection {
+    let peer = service.peer().clone();
+    let cancel = Some(service.cancellation_token());
+    let (ended_tx, ended) = watch::channel(false);
+    tokio::spawn(async move {
+        let _ = service.waiting().await;
+        let _ = ended_tx.send(true);
+    });
+    Connection { peer, notices, cancel, ended, process, stderr }
+}
+
+async fn settle_exit(proc: &mut ServerProcess) -> Option<std::process::ExitStatus> {
+    tokio::time::timeout(EXIT_SETTLE, proc.wait_exit()).await.ok().flatten()
+}
+
+fn with_tail(what: String, tail: &StderrTail) -> String {
+    let text = tail.text();
+    if text.is_empty() {
+        what
+    } else {
+        format!("{what}; stderr: {text}")
+    }
+}
+
+impl Connection {
+    /// Resolves when the connection is gone on its own (process exit or
+    /// transport closed) with a message giving the exit status and stderr tail.
+    pub async fn ended(&mut self) -> String {
+        let mut ended = self.ended.clone();
+        match self.process.as_mut() {
+            Some(proc) => {
+                let mut exit = proc.exit.clone();
+                tokio::select! {
+                    _ = changed(&mut exit) => {}
+                    _ = until_true(&mut ended) => {}
+                }
+                let status = settle_exit(proc).await;
+                let what = match status {
+                    Some(_) => describe_exit(status),
+                    None => "closed its stdout".to_owned(),
+                };
+                match &self.stderr {
+                    Some(tail) => {
+                        tail.wait_eof(STDERR_SETTLE).await;
+                        with_tail(what, tail)
+                    }
+                    None => what,
+                }
+            }
+            None => {
+                until_true(&mut ended).await;
+                "connection closed".to_owned()
+            }
+        }
+    }
+
+    /// Closes the connection: shuts the MCP session down (closing stdin),
+    /// then stops the process group (see [`ServerProcess::stop`]).
+    pub async fn close(mut self) {
+        if let Some(cancel) = self.cancel.take() {
+            cancel.cancel();
+        }
+        let _ = tokio::time::timeout(Duration::from_secs(2), until_true(&mut self.ended)).await;
+        if let Some(proc) = self.process.take() {
+            proc.stop().await;
+        }
+    }
+
+    /// After [`Connection::ended`]: kills what is left of the process group.
+    pub async fn discard(mut self) {
+        if let Some(cancel) = self.cancel.take() {
+            cancel.cancel();
+        }
+        if let Some(proc) = self.process.take() {
+            proc.sweep().await;
+        }
+    }
+}
+
+/// Resolves once the exit watch holds a status (or its sender is gone).
+async fn changed(exit: &mut watch::Receiver<Option<std::process::ExitStatus>>) {
+    let _ = exit.wait_for(Option::is_some).await;
+}
+
+/// Resolves once the flag is `true` (or its sender is gone).
+async fn until_true(flag: &mut watch::Receiver<bool>) {
+    let _ = flag.wait_for(|v| *v).await;
+}

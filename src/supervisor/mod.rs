@@ -1,0 +1,176 @@
+//! One actor (tokio task) per MCP server: spawn or connect, handshake,
+//! discovery, `list_changed` refresh, crash detection and restart with
+//! backoff, stop. Actors never block each other: servers start concurrently
+//! and a slow or failing one delays nobody.
+
+mod actor;
+pub mod call;
+mod client;
+mod connect;
+mod discovery;
+
+use std::ffi::OsString;
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Duration;
+
+use ahp_types::actions::{SessionMcpServerStateChangedAction, StateAction};
+use ahp_types::state::McpServerState;
+use rmcp::model::{ClientConfig, Tool};
+use rmcp::service::{Peer, RoleClient};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::sync::CancellationToken;
+
+pub use connect::TransportSpec;
+
+use crate::config::launch::EnvPolicy;
+use crate::events::{EventSink, HostEvent};
+use crate::limits::Limits;
+use crate::session::{find, Found, SessionStore};
+use crate::transport::process::ProcessRegistry;
+
+/// What every actor shares: the session (single writer, gapless
+/// `serverSeq`), the event sink, the process registry and host options.
+pub struct HostShared {
+    /// Session state and envelope sequence; emit only through [`HostShared::emit`].
+    pub session: Mutex<SessionStore>,
+    /// Where actions and logs go.
+    pub sink: Arc<dyn EventSink>,
+    /// Process groups owned by this host (for synchronous kill).
+    pub processes: Arc<ProcessRegistry>,
+    /// `clientInfo` and capabilities sent in `initialize`.
+    pub client_info: ClientConfig,
+    /// Timeouts and restart policy.
+    pub limits: Limits,
+    /// Base environment for stdio servers (see [`EnvPolicy`]).
+    pub base_env: Vec<(OsString, OsString)>,
+    /// How the base environment is filtered.
+    pub env_policy: EnvPolicy,
+    /// Cancelled by `dispose`: every actor and pending call ends.
+    pub disposed: CancellationToken,
+}
+
+impl HostShared {
+    /// Applies a host action through the reducer and emits its envelope,
+    /// atomically with respect to other emitters.
+    pub fn emit(&self, action: StateAction) {
+        let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
+        let envelope = session.emit(action);
+        self.sink.send(HostEvent::Action(envelope));
+    }
+
+    /// Emits `session/mcpServerStateChanged` for `id` (nothing when the
+    /// server no longer exists, or is already `starting` and `state` is `starting`).
+    pub fn set_server_state(&self, id: &str, state: McpServerState) {
+        let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
+        match find(session.state(), id) {
+            // `starting` is not repeated (entries are created as `starting`);
+            // every other state is emitted, so the end of a client's start or
+            // stop request always arrives as an authoritative action.
+            Some(Found::McpServer(s, _)) if !(s.state == state && matches!(state, McpServerState::Starting(_))) => {}
+            _ => return,
+        }
+        let action = StateAction::SessionMcpServerStateChanged(Box::new(SessionMcpServerStateChangedAction { id: id.to_owned(), state, channel: None }));
+        let envelope = session.emit(action);
+        self.sink.send(HostEvent::Action(envelope));
+    }
+
+    /// Sends a log record.
+    pub fn log(&self, event: HostEvent) {
+        self.sink.send(event);
+    }
+}
+
+/// Commands an actor accepts.
+#[derive(Debug)]
+pub enum Command {
+    /// Start, or restart when running; resets the crash counter.
+    Start,
+    /// Stop and stay stopped until [`Command::Start`].
+    Stop,
+    /// Enablement changed: `true` starts the server unless it is already
+    /// starting or running (no restart); `false` stops it.
+    SetEnabled(bool),
+    /// Stop and end the actor; the sender is told when the process is gone.
+    Shutdown(oneshot::Sender<()>),
+}
+
+/// A ready server's connection as seen by callers.
+#[derive(Clone)]
+pub struct LiveConnection {
+    /// Request handle.
+    pub peer: Peer<RoleClient>,
+    /// Becomes `Some(reason)` when the connection ends (crash, exit, stop).
+    pub closed: watch::Receiver<Option<String>>,
+}
+
+/// What callers can read about a server without asking its actor.
+#[derive(Default)]
+pub struct ServerLive {
+    conn: RwLock<Option<LiveConnection>>,
+    tools: RwLock<Arc<Vec<Tool>>>,
+}
+
+impl ServerLive {
+    /// The current connection, when the server is `ready`.
+    pub fn connection(&self) -> Option<LiveConnection> {
+        self.conn.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// The tools of the current connection (empty unless `ready`).
+    pub fn tools(&self) -> Arc<Vec<Tool>> {
+        self.tools.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    fn set(&self, conn: Option<LiveConnection>, tools: Vec<Tool>) {
+        *self.conn.write().unwrap_or_else(PoisonError::into_inner) = conn;
+        *self.tools.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(tools);
+    }
+
+    fn set_tools(&self, tools: Vec<Tool>) {
+        *self.tools.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(tools);
+    }
+}
+
+/// Everything an actor needs to know about its server.
+#[derive(Debug, Clone)]
+pub struct ServerSpec {
+    /// Customization id.
+    pub id: String,
+    /// Transport and its configuration.
+    pub transport: TransportSpec,
+    /// Spawn/connect + `initialize` budget.
+    pub startup_timeout: Duration,
+}
+
+/// The host's handle on one server actor.
+pub struct ServerHandle {
+    /// Customization id.
+    pub id: String,
+    /// Live view for callers.
+    pub live: Arc<ServerLive>,
+    commands: mpsc::UnboundedSender<Command>,
+}
+
+impl ServerHandle {
+    /// Starts the actor. It starts the server at once when `start` is true.
+    pub fn spawn(shared: Arc<HostShared>, spec: ServerSpec, start: bool) -> Self {
+        let (commands, rx) = mpsc::unbounded_channel();
+        let live = Arc::new(ServerLive::default());
+        let id = spec.id.clone();
+        tokio::spawn(actor::run(shared, spec, live.clone(), rx, start));
+        Self { id, live, commands }
+    }
+
+    /// Sends a command; ignored when the actor has ended.
+    pub fn send(&self, command: Command) {
+        let _ = self.commands.send(command);
+    }
+
+    /// Stops the server and ends the actor; resolves once the process is gone.
+    pub async fn shutdown(&self) {
+        let (tx, rx) = oneshot::channel();
+        if self.commands.send(Command::Shutdown(tx)).is_ok() {
+            let _ = rx.await;
+        }
+    }
+}

@@ -1,0 +1,60 @@
+//! Streamable HTTP client policy (MCP 2025-11-25 "Transports › Streamable
+//! HTTP"; Agent Plugins "Connect remote servers").
+//!
+//! - One pooled `reqwest` client per server (keep-alive: no new TCP
+//!   connection per POST).
+//! - Configured headers go only to the configured origin: a redirect to
+//!   another origin is refused with an error (`redirect_refused`), never
+//!   followed; same-origin 307/308 redirects are followed up to 10 hops.
+//! - Header values are marked sensitive so they never appear in `Debug` output.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
+
+use crate::config::HttpConfig;
+use crate::error::{ErrorCode, HostError, HostResult};
+
+/// Redirect hops followed for one request (same origin only).
+pub const MAX_REDIRECTS: usize = 10;
+
+/// Text of the error raised when a redirect leaves the configured origin.
+pub const CROSS_ORIGIN_REDIRECT: &str = "redirect to another origin refused (configured headers are never sent to another origin)";
+
+/// Builds the rmcp Streamable HTTP transport for `cfg`.
+///
+/// Errors: `invalid_entry` when a header cannot be encoded (validation
+/// normally catches this first), `internal` when the TLS stack cannot start.
+pub fn transport(cfg: &HttpConfig) -> HostResult<StreamableHttpClientTransport<reqwest::Client>> {
+    let client = reqwest::Client::builder()
+        .redirect(redirect_policy())
+        .build()
+        .map_err(|e| HostError::new(ErrorCode::Internal, format!("cannot build HTTP client: {e}")))?;
+    let mut headers = HashMap::new();
+    for (name, value) in &cfg.headers {
+        let name = HeaderName::from_bytes(name.as_bytes())
+            .map_err(|_| HostError::new(ErrorCode::InvalidEntry, format!("header {name:?}: invalid name")))?;
+        let mut value = HeaderValue::from_str(value)
+            .map_err(|_| HostError::new(ErrorCode::InvalidEntry, format!("header {name:?}: invalid value")))?;
+        value.set_sensitive(true);
+        headers.insert(name, value);
+    }
+    let config = StreamableHttpClientTransportConfig::with_uri(Arc::<str>::from(cfg.url.as_str())).custom_headers(headers);
+    Ok(StreamableHttpClientTransport::with_client(client, config))
+}
+
+fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let same_origin = attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
+        if !same_origin {
+            attempt.error(CROSS_ORIGIN_REDIRECT)
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
+}

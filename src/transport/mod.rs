@@ -1,0 +1,9 @@
+//! Transport launch policy: how a stdio process is started, watched and
+//! stopped (process group, stderr capture, stdout noise, parent-death
+//! cleanup), and how a Streamable HTTP client is configured (origin-bound
+//! headers, redirects).
+
+pub mod http;
+pub mod noise;
+pub mod process;
+pub mod stderr;

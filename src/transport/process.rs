@@ -1,0 +1,243 @@
+//! Spawning a stdio server in its own process group and stopping it without
+//! leaving orphans or zombies.
+//!
+//! Stop sequence (MCP 2025-11-25 "Lifecycle › Shutdown › stdio"): close the
+//! server's stdin, wait [`STOP_STDIN_GRACE_MS`], SIGTERM the process group,
+//! wait [`STOP_TERM_GRACE_MS`], SIGKILL the group. "Gone" means the leader was
+//! reaped and no process is left in its group.
+//!
+//! Cleanup when the host process itself dies (Linux/Unix): the server gets a
+//! parent-death signal (SIGKILL, Linux only), and a tiny watchdog (`/bin/sh`,
+//! its own process group) holds the read end of a pipe whose write end only
+//! the host holds. When the host exits for any reason, even SIGKILL, the pipe
+//! closes and the watchdog SIGKILLs the server's whole process group, which
+//! also catches grandchildren that ignore SIGTERM.
+
+use std::collections::HashMap;
+use std::process::{ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use process_wrap::tokio::{ChildWrapper, CommandWrap, ProcessGroup};
+use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
+use tokio::sync::watch;
+
+use crate::config::launch::LaunchSpec;
+use crate::error::{ErrorCode, HostError, HostResult};
+use crate::limits::{STOP_STDIN_GRACE_MS, STOP_TERM_GRACE_MS};
+
+/// Process groups the host currently owns, for a synchronous kill from
+/// `dispose()`, `Drop` or an exit hook (no async runtime needed).
+#[derive(Debug, Default)]
+pub struct ProcessRegistry {
+    groups: Mutex<HashMap<i32, Option<std::process::ChildStdin>>>,
+}
+
+impl ProcessRegistry {
+    fn insert(&self, pgid: i32, watchdog_pipe: Option<std::process::ChildStdin>) {
+        self.groups.lock().unwrap_or_else(PoisonError::into_inner).insert(pgid, watchdog_pipe);
+    }
+
+    /// Forgets a group once it is gone; closing its watchdog pipe lets the watchdog exit.
+    pub fn remove(&self, pgid: i32) {
+        self.groups.lock().unwrap_or_else(PoisonError::into_inner).remove(&pgid);
+    }
+
+    /// SIGKILLs every registered process group and forgets them. Synchronous,
+    /// idempotent, safe on any thread and after the runtime is gone.
+    pub fn kill_all(&self) {
+        let groups: Vec<_> = self.groups.lock().unwrap_or_else(PoisonError::into_inner).drain().collect();
+        for (pgid, _watchdog_pipe) in groups {
+            kill_group(pgid, libc::SIGKILL);
+        }
+    }
+
+    /// Number of process groups currently registered.
+    pub fn len(&self) -> usize {
+        self.groups.lock().unwrap_or_else(PoisonError::into_inner).len()
+    }
+
+    /// Whether no process group is registered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A running stdio server process.
+pub struct ServerProcess {
+    /// Process group id (= the leader's pid).
+    pub pgid: i32,
+    /// The server's stdin (protocol out), stdout (protocol in), stderr (logs).
+    pub stdio: Option<(ChildStdin, ChildStdout, ChildStderr)>,
+    /// Becomes `Some(status)` once the leader exited and was reaped.
+    pub exit: watch::Receiver<Option<ExitStatus>>,
+    registry: Arc<ProcessRegistry>,
+}
+
+impl std::fmt::Debug for ServerProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerProcess").field("pgid", &self.pgid).finish_non_exhaustive()
+    }
+}
+
+/// Spawns `spec` as the leader of a new process group, with piped stdio, a
+/// cleared environment replaced by `spec.env`, and no shell.
+///
+/// Errors: `spawn_failed` naming the program and the OS error.
+pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<ServerProcess> {
+    let mut wrap = CommandWrap::with_new(&spec.program, |cmd| {
+        cmd.args(&spec.args)
+            .env_clear()
+            .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&spec.cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(false);
+        #[cfg(target_os = "linux")]
+        // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+    });
+    wrap.wrap(ProcessGroup::leader());
+    let mut child = wrap
+        .spawn()
+        .map_err(|e| HostError::new(ErrorCode::SpawnFailed, format!("cannot start {}: {e}", spec.program.display())))?;
+    let pgid = child.id().map(|p| p as i32).unwrap_or(0);
+    let stdin = child.stdin().take();
+    let stdout = child.stdout().take();
+    let stderr = child.stderr().take();
+    let watchdog = spawn_watchdog(pgid);
+    registry.insert(pgid, watchdog);
+    let (exit_tx, exit_rx) = watch::channel(None);
+    tokio::spawn(reap(child, exit_tx));
+    let stdio = match (stdin, stdout, stderr) {
+        (Some(i), Some(o), Some(e)) => Some((i, o, e)),
+        _ => None,
+    };
+    Ok(ServerProcess { pgid, stdio, exit: exit_rx, registry: registry.clone() })
+}
+
+async fn reap(mut child: Box<dyn ChildWrapper>, exit_tx: watch::Sender<Option<ExitStatus>>) {
+    if let Ok(status) = child.wait().await {
+        let _ = exit_tx.send(Some(status));
+    }
+}
+
+/// Starts the watchdog that SIGKILLs group `pgid` when the returned pipe
+/// closes (host exit, crash or `SIGKILL`). Returns `None` where no `/bin/sh` exists.
+fn spawn_watchdog(pgid: i32) -> Option<std::process::ChildStdin> {
+    use std::os::unix::process::CommandExt;
+    let mut child = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg("read -r _; kill -KILL -- -\"$1\" 2>/dev/null")
+        .arg("ahp-mcp-host-watchdog")
+        .arg(pgid.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .ok()?;
+    let pipe = child.stdin.take();
+    // Reap the watchdog whenever it exits, without holding a runtime thread.
+    std::thread::Builder::new().name("ahp-watchdog-reaper".into()).spawn(move || child.wait()).ok()?;
+    pipe
+}
+
+/// Sends `signal` to every process in group `pgid`. Returns false when the
+/// group no longer exists.
+pub fn kill_group(pgid: i32, signal: i32) -> bool {
+    if pgid <= 1 {
+        return false;
+    }
+    // SAFETY: plain syscall on a process group we created.
+    unsafe { libc::kill(-pgid, signal) == 0 }
+}
+
+fn group_alive(pgid: i32) -> bool {
+    kill_group(pgid, 0)
+}
+
+impl ServerProcess {
+    /// Whether the leader has exited.
+    pub fn exited(&self) -> Option<ExitStatus> {
+        *self.exit.borrow()
+    }
+
+    /// Waits until the leader exits; returns its status.
+    pub async fn wait_exit(&mut self) -> Option<ExitStatus> {
+        let _ = self.exit.wait_for(Option::is_some).await;
+        self.exited()
+    }
+
+    async fn wait_gone(&mut self, within: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if self.exited().is_some() && !group_alive(self.pgid) {
+                return true;
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Stops the process group. The caller closes stdin first (by shutting
+    /// the MCP transport down); this waits for a clean exit, then escalates to
+    /// SIGTERM and SIGKILL on the whole group. Returns the leader's status.
+    pub async fn stop(mut self) -> Option<ExitStatus> {
+        if !self.wait_gone(Duration::from_millis(STOP_STDIN_GRACE_MS)).await {
+            kill_group(self.pgid, libc::SIGTERM);
+            if !self.wait_gone(Duration::from_millis(STOP_TERM_GRACE_MS)).await {
+                kill_group(self.pgid, libc::SIGKILL);
+                self.wait_gone(Duration::from_millis(STOP_TERM_GRACE_MS)).await;
+            }
+        }
+        self.exited()
+    }
+
+    /// After the leader exited on its own (a crash): SIGKILL whatever is left
+    /// in its group so no grandchild outlives it.
+    pub async fn sweep(mut self) {
+        kill_group(self.pgid, libc::SIGKILL);
+        self.wait_gone(Duration::from_millis(STOP_TERM_GRACE_MS)).await;
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        // Whatever path got here, leave nothing behind.
+        kill_group(self.pgid, libc::SIGKILL);
+        self.registry.remove(self.pgid);
+    }
+}
+
+/// Describes an exit status the way users expect: `exit code 3` or `signal 9 (SIGKILL)`.
+pub fn describe_exit(status: Option<ExitStatus>) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match status {
+        None => "exited".to_owned(),
+        Some(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => format!("exited with code {code}"),
+            (None, Some(sig)) => format!("killed by signal {sig}{}", signal_name(sig)),
+            _ => format!("exited ({s})"),
+        },
+    }
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGKILL => " (SIGKILL)",
+        libc::SIGTERM => " (SIGTERM)",
+        libc::SIGSEGV => " (SIGSEGV)",
+        libc::SIGABRT => " (SIGABRT)",
+        libc::SIGINT => " (SIGINT)",
+        _ => "",
+    }
+}
