@@ -447,6 +447,21 @@ mod tests {
         assert_eq!(absolute_path_entries(OsStr::new("")), OsString::new());
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn bare_command_uses_base_env_path() {
+        use std::os::unix::fs::PermissionsExt;
+        let f = fixture();
+        let bin = f.vars.plugin_root.join("bin");
+        let server = bin.join("server");
+        std::fs::set_permissions(&server, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let base = vec![(OsString::from("PATH"), bin.clone().into_os_string())];
+        let spec = resolve_stdio(&stdio("server"), &f.vars, &base, EnvPolicy::Inherit).unwrap();
+        assert_eq!(spec.program, server);
+        let err = resolve_stdio(&stdio("server"), &f.vars, &[], EnvPolicy::Inherit).unwrap_err();
+        assert_eq!(err.code, ErrorCode::CommandNotFound, "no PATH in base env");
+    }
+
     #[test]
     fn pathext_candidates() {
         let got: Vec<PathBuf> = with_extensions(Path::new("r/bin/server"), ".EXE;;.CMD").collect();

@@ -1,0 +1,60 @@
+// Type-checked by `npm test` (tsc --noEmit): the README's usage, compiled
+// against index.d.ts. A wrong or missing type here fails the test run.
+import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult } from '../../index.js'
+
+async function main(): Promise<void> {
+  const host = new McpHost({
+    session: 'ahp-session:/3f2c',
+    clientInfo: { name: 'my-extension', version: '1.2.0' },
+    dataDir: '/tmp/plugin-data',
+    limits: { callTimeoutMs: 60_000, maxRestarts: 2 },
+    env: 'inherit',
+  })
+  host.on('action', (envelope: ActionEnvelope) => {
+    const a = envelope.action
+    if (a.type === 'session/mcpServerStateChanged') {
+      const state: McpServerState = a.state
+      if (state.kind === 'error') console.log(a.id, state.error.errorType, state.error.message)
+    }
+    if (envelope.rejectionReason !== undefined) console.log('refused', envelope.origin?.clientSeq)
+  })
+  host.on('log', (record) => {
+    if (record.target === 'server.stderr') console.log(record.serverId, record.message)
+  })
+  const plugin = await host.addPlugin({ root: '/plugins/docs', servers: { search: { startupTimeoutMs: 10_000 } } })
+  if (plugin.load.kind === 'degraded') console.log(plugin.load.message)
+  const id: string = await host.addServer({ name: 'remote', config: { type: 'streamable-http', url: 'https://example.test/mcp' } })
+  const echo = host.dispatch({ type: 'session/mcpServerStopRequested', id }, { clientId: 'ui', clientSeq: 1 })
+  console.log(echo.serverSeq)
+  host.dispatch({ type: 'session/customizationToggled', id: plugin.id, enablement: [{ kind: 'session', enabled: false }] })
+  const tools: HostTool[] = host.listTools()
+  const first = tools[0]
+  if (first) {
+    try {
+      const result: CallToolResult = await host.callTool({
+        serverId: first.customizationId,
+        name: first.toolName,
+        arguments: { message: 'hi' },
+        signal: AbortSignal.timeout(5_000),
+      })
+      for (const block of result.content) if (block.type === 'text') console.log(block.text)
+    } catch (err) {
+      if (err instanceof HostError && err.code === 'server_exited') console.log(err.message)
+    }
+  }
+  const state = host.getState()
+  for (const c of state.customizations ?? []) {
+    if (c.type === 'plugin') for (const child of c.children ?? []) console.log(child.id, child.state.kind, child.range?.start.line)
+  }
+  // Host-only actions are not dispatchable by clients.
+  // @ts-expect-error session/mcpServerStateChanged is host-only
+  host.dispatch({ type: 'session/mcpServerStateChanged', id, state: { kind: 'ready' } })
+  // @ts-expect-error the legacy `sse` transport is not a valid config
+  await host.addServer({ name: 'legacy', config: { type: 'sse', url: 'https://example.test/sse' } })
+  // @ts-expect-error unknown error codes do not type-check
+  const bad: HostError['code'] = 'no_such_code'
+  void bad
+  await host.dispose()
+}
+
+void main

@@ -1,0 +1,418 @@
+// Public types of ahp-mcp-host.
+//
+// AHP shapes follow the `ahp-types` 1.0.0 wire format (Agent Host Protocol
+// 1.0.0, session channel). Only the parts an MCP host produces or accepts are
+// declared here; unknown fields from newer protocol versions may appear.
+
+import { EventEmitter } from 'node:events'
+
+// ─── AHP common ──────────────────────────────────────────────────────────────
+
+/** A URI string (`file:///…`, `https://…`, `ahp-session:/…`). */
+export type URI = string
+
+/** Zero-based position; `character` counts UTF-16 code units (as LSP). */
+export interface TextPosition {
+  line: number
+  character: number
+}
+
+/** A span inside a text document, e.g. a server entry inside `mcp.json`. */
+export interface TextRange {
+  start: TextPosition
+  end: TextPosition
+}
+
+/** AHP `ErrorInfo`. `errorType` is one of this host's {@link HostErrorCode}s. */
+export interface ErrorInfo {
+  errorType: string
+  message: string
+  stack?: string
+  _meta?: Record<string, unknown>
+}
+
+/** AHP 1.0 customization enablement decision (most specific first). */
+export type CustomizationEnablement =
+  | { kind: 'session'; enabled: boolean }
+  | { kind: 'workspace'; uri: URI; enabled: boolean }
+  | { kind: 'global'; enabled: boolean }
+
+// ─── MCP server state (AHP `McpServerState`) ─────────────────────────────────
+
+export interface McpServerStartingState {
+  kind: 'starting'
+  /** True while the server blocks the session's first turn. */
+  blocking?: boolean
+}
+export interface McpServerReadyState {
+  kind: 'ready'
+}
+/** RFC 9728 protected resource metadata (subset). */
+export interface ProtectedResourceMetadata {
+  resource: URI
+  authorization_servers?: URI[]
+  scopes_supported?: string[]
+  [key: string]: unknown
+}
+export interface McpServerAuthRequiredState {
+  kind: 'authRequired'
+  reason: 'required' | 'expired' | 'insufficientScope'
+  resource: ProtectedResourceMetadata
+  requiredScopes?: string[]
+  description?: string
+  oauthClient?: { clientId: string; [key: string]: unknown }
+}
+export interface McpServerErrorState {
+  kind: 'error'
+  error: ErrorInfo
+}
+export interface McpServerStoppedState {
+  kind: 'stopped'
+}
+/** Runtime status of an MCP server (AHP 1.0 `McpServerState`). */
+export type McpServerState =
+  | McpServerStartingState
+  | McpServerReadyState
+  | McpServerAuthRequiredState
+  | McpServerErrorState
+  | McpServerStoppedState
+
+// ─── Customizations ──────────────────────────────────────────────────────────
+
+/** AHP `McpServerCustomization`. Ids: `<plugin>/<server>` for plugin children, `<name>` top-level. */
+export interface McpServerCustomization {
+  type: 'mcpServer'
+  id: string
+  /** Declaration source: the `mcp.json` file URI (plugin child), or the URL / root URI (top-level). */
+  uri: URI
+  name: string
+  /** Span of the entry inside `uri` (plugin children). */
+  range?: TextRange
+  enablement?: CustomizationEnablement[]
+  state: McpServerState
+  channel?: URI
+  icons?: unknown[]
+  mcpApp?: { capabilities: Record<string, unknown> }
+  _meta?: Record<string, unknown>
+}
+
+/** Load state of a container (AHP `CustomizationLoadState`). */
+export type CustomizationLoadState =
+  | { kind: 'loading' }
+  | { kind: 'loaded' }
+  /** Some `mcp.json` entries were invalid and skipped; `message` names each server and field. */
+  | { kind: 'degraded'; message: string }
+  /** `mcp.json` failed top-level validation; `message` names the file, `line:column` and the rule. */
+  | { kind: 'error'; message: string }
+
+/** AHP `PluginCustomization` published for each `addPlugin`. */
+export interface PluginCustomization {
+  type: 'plugin'
+  id: string
+  uri: URI
+  name: string
+  load?: CustomizationLoadState
+  children?: McpServerCustomization[]
+  enablement?: CustomizationEnablement[]
+  version?: string
+  clientId?: string
+  icons?: unknown[]
+  range?: TextRange
+  _meta?: Record<string, unknown>
+}
+
+/** Top-level customizations this host publishes. */
+export type Customization = PluginCustomization | McpServerCustomization
+
+/** AHP 1.0 `SessionState` (the fields this host maintains are typed). */
+export interface SessionState {
+  provider: string
+  title: string
+  /** `SessionStatus` bit flags (1 idle, 2 error, 8 in progress, 24 input needed). */
+  status: number
+  lifecycle: 'creating' | 'ready' | 'failed'
+  activeClients: unknown[]
+  chats: unknown[]
+  customizations?: Customization[]
+  serverTools?: ToolDefinition[]
+  inputNeeded?: unknown[]
+  [key: string]: unknown
+}
+
+// ─── Actions and envelopes ───────────────────────────────────────────────────
+
+/** `session/customizationUpdated` (host): upsert a top-level customization, children included. */
+export interface SessionCustomizationUpdatedAction {
+  type: 'session/customizationUpdated'
+  customization: Customization
+}
+/** `session/customizationRemoved` (host). */
+export interface SessionCustomizationRemovedAction {
+  type: 'session/customizationRemoved'
+  id: string
+}
+/** `session/mcpServerStateChanged` (host): authoritative runtime state; omitted `channel` clears it. */
+export interface SessionMcpServerStateChangedAction {
+  type: 'session/mcpServerStateChanged'
+  id: string
+  state: McpServerState
+  channel?: URI
+}
+/** `session/customizationToggled` (client): replaces `enablement`; the host stops/starts servers. */
+export interface SessionCustomizationToggledAction {
+  type: 'session/customizationToggled'
+  id: string
+  enablement: CustomizationEnablement[]
+}
+/** `session/mcpServerStartRequested` (client): start or restart. */
+export interface SessionMcpServerStartRequestedAction {
+  type: 'session/mcpServerStartRequested'
+  id: string
+}
+/** `session/mcpServerStopRequested` (client). */
+export interface SessionMcpServerStopRequestedAction {
+  type: 'session/mcpServerStopRequested'
+  id: string
+}
+/** `session/mcpServerBackgroundRequested` (client): stop blocking on a starting server. */
+export interface SessionMcpServerBackgroundRequestedAction {
+  type: 'session/mcpServerBackgroundRequested'
+  id: string
+}
+
+/** Actions a client may pass to {@link McpHost.dispatch}. */
+export type ClientSessionAction =
+  | SessionCustomizationToggledAction
+  | SessionMcpServerStartRequestedAction
+  | SessionMcpServerStopRequestedAction
+  | SessionMcpServerBackgroundRequestedAction
+
+/** Every action this host emits: its own, and echoes of client dispatches. */
+export type HostAction =
+  | SessionCustomizationUpdatedAction
+  | SessionCustomizationRemovedAction
+  | SessionMcpServerStateChangedAction
+  | ClientSessionAction
+
+/** Who dispatched an echoed action. */
+export interface ActionOrigin {
+  clientId: string
+  clientSeq: number
+}
+
+/** AHP 1.0 `ActionEnvelope`. `serverSeq` starts at 1 and has no gaps. */
+export interface ActionEnvelope<A = HostAction> {
+  channel: URI
+  serverSeq: number
+  action: A
+  /** Present on echoes of client dispatches. */
+  origin?: ActionOrigin
+  /** Present when the host refused a client dispatch (the change was not applied). */
+  rejectionReason?: string
+}
+
+// ─── Tools ───────────────────────────────────────────────────────────────────
+
+/** AHP `ToolDefinition`. */
+export interface ToolDefinition {
+  name: string
+  title?: string
+  description?: string
+  inputSchema?: { type: 'object'; properties?: Record<string, object>; required?: string[]; [key: string]: unknown }
+  outputSchema?: { type: 'object'; properties?: Record<string, object>; required?: string[]; [key: string]: unknown }
+  annotations?: {
+    title?: string
+    readOnlyHint?: boolean
+    destructiveHint?: boolean
+    idempotentHint?: boolean
+    openWorldHint?: boolean
+  }
+  _meta?: Record<string, unknown>
+}
+
+/** A catalogue entry of {@link McpHost.listTools}. */
+export interface HostTool extends ToolDefinition {
+  /** The owning `McpServerCustomization` id (AHP `ToolCallContributor.customizationId`). */
+  customizationId: string
+  /** The tool's name exactly as the server listed it. */
+  toolName: string
+}
+
+/** An MCP content block (MCP 2025-11-25 `ContentBlock`). */
+export type ContentBlock =
+  | { type: 'text'; text: string; _meta?: Record<string, unknown>; annotations?: unknown }
+  | { type: 'image'; data: string; mimeType: string; _meta?: Record<string, unknown>; annotations?: unknown }
+  | { type: 'audio'; data: string; mimeType: string; _meta?: Record<string, unknown>; annotations?: unknown }
+  | { type: 'resource'; resource: { uri: string; mimeType?: string; text?: string; blob?: string }; _meta?: Record<string, unknown> }
+  | { type: 'resource_link'; uri: string; name: string; title?: string; description?: string; mimeType?: string; size?: number }
+
+/** MCP `CallToolResult`. `isError: true` is a tool-level failure, not a protocol error. */
+export interface CallToolResult {
+  content: ContentBlock[]
+  structuredContent?: Record<string, unknown>
+  isError?: boolean
+  _meta?: Record<string, unknown>
+}
+
+// ─── Host API ────────────────────────────────────────────────────────────────
+
+/** Timeouts (ms) and restart policy; clamped to hard caps (timeouts 1 ms … 24 h, ≤ 100 restarts). */
+export interface HostLimits {
+  /** Spawn/connect + `initialize` budget per server. Default 30 000 ms. */
+  startupTimeoutMs?: number
+  /** Default `tools/call` timeout. Default 60 000 ms. */
+  callTimeoutMs?: number
+  /** Automatic restarts after crashes before staying in `error`. Default 3. */
+  maxRestarts?: number
+  /** First restart delay; doubles per consecutive crash. Default 1 000 ms. */
+  restartBackoffMs?: number
+  /** Restart delay cap. Default 30 000 ms. */
+  restartBackoffMaxMs?: number
+  /** Uptime after which the crash counter resets. Default 60 000 ms. */
+  restartResetAfterMs?: number
+}
+
+export interface McpHostOptions {
+  /** Session channel URI stamped on every envelope. Default `ahp-session:/mcp-host`. */
+  session?: URI
+  /** `clientInfo` sent in MCP `initialize`. Default `{name: 'ahp-mcp-host', version}`. */
+  clientInfo?: { name: string; version: string; title?: string }
+  /** Parent of the per-plugin `PLUGIN_DATA` directories (created, never emptied). Default `<tmp>/ahp-mcp-host-data`. */
+  dataDir?: string
+  limits?: HostLimits
+  /**
+   * Base environment of stdio servers: `'inherit'` (default) passes the host's
+   * environment; `'allowList'` passes only PATH, HOME, USER, SHELL, TMPDIR, LANG/LC_*, TZ, TERM
+   * (and Windows basics). Configured `env` overlays it; PLUGIN_ROOT/PLUGIN_DATA are set last.
+   */
+  env?: 'inherit' | 'allowList'
+}
+
+export interface AddPluginOptions {
+  /** Plugin root; `<root>/mcp.json` is read. */
+  root: string
+  /** Customization URI. Default: the root's `file://` URI. */
+  uri?: URI
+  /** Name and customization id. Default: the root folder's name. Must not contain `/`. */
+  name?: string
+  /** Startup timeout (ms) for every server of the plugin. */
+  startupTimeoutMs?: number
+  /** Per-server overrides keyed by the name in `mcpServers`. */
+  servers?: Record<string, { startupTimeoutMs?: number }>
+}
+
+export interface PluginAdded {
+  /** The plugin customization id. */
+  id: string
+  /** Ids of the servers being started (`<plugin>/<server>`), valid entries only. */
+  servers: string[]
+  load: CustomizationLoadState
+}
+
+/** One `mcp.json` server entry (Agent Plugins 1.0.0). */
+export type McpServerConfig =
+  | { type: 'stdio'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
+  | { type: 'streamable-http'; url: string; headers?: Record<string, string> }
+
+export interface AddServerOptions {
+  /** Name and customization id. Must not contain `/`. */
+  name: string
+  config: McpServerConfig
+  /** Root for `./` commands, `${PLUGIN_ROOT}` and the default cwd. Default: the process cwd. */
+  root?: string
+  /** Customization URI. Default: the URL (HTTP) or the root's `file://` URI (stdio). */
+  uri?: URI
+  /** Startup timeout (ms). */
+  startupTimeoutMs?: number
+}
+
+export interface CallToolOptions {
+  /** The server's customization id. */
+  serverId: string
+  /** The tool's original name ({@link HostTool.toolName}). */
+  name: string
+  arguments?: Record<string, unknown>
+  /** Aborting sends MCP `notifications/cancelled` and rejects with `signal.reason`. */
+  signal?: AbortSignal
+  /** Time limit (ms); default `limits.callTimeoutMs`. Expiry rejects with code `timeout`. */
+  timeoutMs?: number
+}
+
+/** A log record: host diagnostics and each server stderr line (`target: 'server.stderr'`). */
+export interface LogRecord {
+  level: 'debug' | 'info' | 'warn' | 'error'
+  /** `server.stderr`, `server.log` (MCP logging), `host.stdio`, `host.supervisor`, `host.config`. */
+  target: string
+  message: string
+  serverId?: string
+}
+
+/** Stable error codes (`err.code`). */
+export type HostErrorCode =
+  | 'invalid_argument'
+  | 'invalid_config'
+  | 'invalid_entry'
+  | 'not_found'
+  | 'already_exists'
+  | 'server_not_ready'
+  | 'server_exited'
+  | 'startup_timeout'
+  | 'spawn_failed'
+  | 'command_not_found'
+  | 'command_outside_root'
+  | 'connect_failed'
+  | 'redirect_refused'
+  | 'protocol_error'
+  | 'cancelled'
+  | 'timeout'
+  | 'limit_exceeded'
+  | 'rejected'
+  | 'disposed'
+  | 'internal'
+
+/** Error thrown by every command. `data` carries e.g. a JSON-RPC error's `{code, data}`. */
+export declare class HostError extends Error {
+  readonly code: HostErrorCode
+  readonly data?: unknown
+}
+
+/** Events of {@link McpHost}. */
+export interface McpHostEvents {
+  action: [envelope: ActionEnvelope]
+  log: [record: LogRecord]
+}
+
+/**
+ * The MCP host of one AHP session. Servers run in Rust; state changes arrive
+ * as `'action'` events in `serverSeq` order. While alive the host keeps the
+ * Node process running (see {@link McpHost.unref}); call {@link McpHost.dispose}.
+ */
+export declare class McpHost extends EventEmitter<McpHostEvents> {
+  constructor(options?: McpHostOptions)
+  /** Reads `<root>/mcp.json`, publishes a `PluginCustomization` and starts its valid servers. Errors: `invalid_argument`, `already_exists`, `disposed`. */
+  addPlugin(options: AddPluginOptions): Promise<PluginAdded>
+  /** Publishes a top-level `McpServerCustomization` and starts it; resolves to its id. Errors: `invalid_entry`, `already_exists`, `disposed`. */
+  addServer(options: AddServerOptions): Promise<string>
+  /** Stops and removes a plugin (with its servers) or a top-level server. Errors: `not_found`. */
+  remove(id: string): Promise<null>
+  /** AHP `dispatchAction`: returns the echoed envelope (with `rejectionReason` when refused). */
+  dispatch(action: ClientSessionAction, origin?: Partial<ActionOrigin>): ActionEnvelope
+  /** The session state, exactly as the AHP reducer made it from the emitted actions. */
+  getState(): SessionState
+  /** Tools of every `ready` server. */
+  listTools(): HostTool[]
+  /** Calls a tool. Errors: `not_found`, `server_not_ready`, `server_exited`, `timeout`, `cancelled`, `protocol_error`, `disposed`. */
+  callTool(options: CallToolOptions): Promise<CallToolResult>
+  /** Stops every server (stdin close → SIGTERM → SIGKILL of each process group) and releases the host. Idempotent. */
+  dispose(): Promise<void>
+  /** Kills every server process group immediately. Synchronous, idempotent. */
+  disposeSync(): void
+  /** Keep the process alive while the host lives (default). */
+  ref(): this
+  /** Let the process exit even though the host is alive. */
+  unref(): this
+  /** Number of live server process groups. */
+  readonly processCount: number
+  [Symbol.asyncDispose](): Promise<void>
+  [Symbol.dispose](): void
+}
