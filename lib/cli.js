@@ -90,22 +90,34 @@ async function run(argv, out = process.stdout) {
   const print = (line) => out.write(line + '\n')
   const emit = (kind, payload) => out.write(JSON.stringify({ kind, ...payload }) + '\n')
   const host = new McpHost({ clientInfo: { name: 'ahp-mcp-host-cli', version: '0.1.0' } })
-  host.on('action', (envelope) => (opts.json ? emit('action', { envelope }) : print(describeAction(envelope))))
+  const readyAtMs = new Map()
+  const started = performance.now()
+  host.on('action', (envelope) => {
+    const a = envelope.action
+    if (a.type === 'session/mcpServerStateChanged' && a.state.kind === 'ready' && !readyAtMs.has(a.id)) {
+      readyAtMs.set(a.id, Math.round(performance.now() - started))
+    }
+    if (opts.json) emit('action', { envelope })
+    else print(describeAction(envelope))
+  })
   host.on('log', (record) => {
     if (!opts.verbose && (record.level === 'info' || record.level === 'debug')) return
     if (opts.json) emit('log', { record })
     else print(`  [${record.level}] ${record.serverId ?? record.target}: ${record.message}`)
   })
-  const started = performance.now()
   try {
     for (const dir of opts.dirs) await host.addPlugin({ root: path.resolve(dir) })
     const allSettled = await waitUntilSettled(host, opts.timeoutMs)
     const elapsedMs = Math.round(performance.now() - started)
     const servers = serverStates(host.getState())
     const ready = servers.filter((s) => s.state.kind === 'ready')
-    const summary = { readyServers: ready.length, servers: servers.length, settledMs: elapsedMs, allSettled }
+    const readyMs = Object.fromEntries(readyAtMs)
+    const summary = { readyServers: ready.length, servers: servers.length, settledMs: elapsedMs, allSettled, readyMs }
     if (opts.json) emit('summary', summary)
-    else print(`\n${ready.length} of ${servers.length} servers ready; addPlugin to all settled in ${elapsedMs} ms`)
+    else {
+      print(`\n${ready.length} of ${servers.length} servers ready; from the first addPlugin to every server settled: ${elapsedMs} ms`)
+      for (const [id, ms] of readyAtMs) print(`  ${id} ready after ${ms} ms`)
+    }
     const tools = host.listTools()
     for (const server of ready) {
       const own = tools.filter((t) => t.customizationId === server.id)

@@ -549,13 +549,35 @@ fn headers(value: &Value) -> Result<BTreeMap<String, String>, String> {
     Ok(out)
 }
 
-/// RFC 9110 `token`: letters, digits and ``!#$%&'*+-.^_`|~``.
+/// Headers the Streamable HTTP transport sets itself (MCP 2025-11-25
+/// "Transports › Streamable HTTP" and HTTP framing); a configured value would
+/// conflict with the protocol, so the entry is invalid.
+const RESERVED_HEADERS: &[&str] = &[
+    "accept",
+    "content-type",
+    "content-length",
+    "host",
+    "connection",
+    "transfer-encoding",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "last-event-id",
+];
+
+/// RFC 9110 `token`: letters, digits and ``!#$%&'*+-.^_`|~``; not a header
+/// the transport manages ([`RESERVED_HEADERS`]).
 fn check_header_name(name: &str) -> Result<(), String> {
     let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
-    if !name.is_empty() && name.bytes().all(tchar) {
-        return Ok(());
+    if name.is_empty() || !name.bytes().all(tchar) {
+        return Err(field_msg("headers", format!("invalid header name {}", quote(name))));
     }
-    Err(field_msg("headers", format!("invalid header name {}", quote(name))))
+    if RESERVED_HEADERS.iter().any(|r| r.eq_ignore_ascii_case(name)) {
+        return Err(field_msg(
+            &format!("headers.{name}"),
+            "is set by the MCP transport and cannot be configured",
+        ));
+    }
+    Ok(())
 }
 
 /// Header values are secrets: the message names the header only.
@@ -824,6 +846,8 @@ mod tests {
             assert!(!err.contains("s3cret"), "{err}");
         }
         assert!(h(json!({"Bad Name": "v"})).unwrap_err().contains("invalid header name \"Bad Name\""));
+        assert!(h(json!({"Mcp-Session-Id": "v"})).unwrap_err().contains("set by the MCP transport"));
+        assert!(h(json!({"content-type": "v"})).unwrap_err().contains("field \"headers.content-type\""));
         assert!(h(json!({"": "v"})).unwrap_err().contains("invalid header name"));
         assert!(h(json!({"X": 1})).unwrap_err().contains("field \"headers.X\": must be a string"));
         assert!(h(json!([])).unwrap_err().contains("field \"headers\": must be an object"));

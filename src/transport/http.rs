@@ -37,7 +37,7 @@ pub fn transport(cfg: &HttpConfig) -> HostResult<StreamableHttpClientTransport<r
     for (name, value) in &cfg.headers {
         let name = HeaderName::from_bytes(name.as_bytes())
             .map_err(|_| HostError::new(ErrorCode::InvalidEntry, format!("header {name:?}: invalid name")))?;
-        let mut value = HeaderValue::from_str(value)
+        let mut value = HeaderValue::from_bytes(value.as_bytes())
             .map_err(|_| HostError::new(ErrorCode::InvalidEntry, format!("header {name:?}: invalid value")))?;
         value.set_sensitive(true);
         headers.insert(name, value);

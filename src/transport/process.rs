@@ -72,6 +72,8 @@ pub struct ServerProcess {
     /// Becomes `Some(status)` once the leader exited and was reaped.
     pub exit: watch::Receiver<Option<ExitStatus>>,
     registry: Arc<ProcessRegistry>,
+    /// Set once the group was seen empty: its id may be reused, never signal it again.
+    gone: bool,
 }
 
 impl std::fmt::Debug for ServerProcess {
@@ -119,7 +121,7 @@ pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<S
         (Some(i), Some(o), Some(e)) => Some((i, o, e)),
         _ => None,
     };
-    Ok(ServerProcess { pgid, stdio, exit: exit_rx, registry: registry.clone() })
+    Ok(ServerProcess { pgid, stdio, exit: exit_rx, registry: registry.clone(), gone: false })
 }
 
 async fn reap(mut child: Box<dyn ChildWrapper>, exit_tx: watch::Sender<Option<ExitStatus>>) {
@@ -179,6 +181,7 @@ impl ServerProcess {
         let deadline = tokio::time::Instant::now() + within;
         loop {
             if self.exited().is_some() && !group_alive(self.pgid) {
+                self.gone = true;
                 return true;
             }
             if tokio::time::Instant::now() >= deadline {
@@ -213,7 +216,9 @@ impl ServerProcess {
 impl Drop for ServerProcess {
     fn drop(&mut self) {
         // Whatever path got here, leave nothing behind.
-        kill_group(self.pgid, libc::SIGKILL);
+        if !self.gone {
+            kill_group(self.pgid, libc::SIGKILL);
+        }
         self.registry.remove(self.pgid);
     }
 }
