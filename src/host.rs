@@ -5,7 +5,7 @@
 //! `call_tool` serve the catalogue; `shutdown` stops gracefully and
 //! `dispose_sync` kills everything without needing the async runtime.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -161,6 +161,9 @@ pub struct CallToolArgs {
 
 #[derive(Default)]
 struct Registry {
+    /// Top-level ids (plugins and top-level servers) taken, including ones
+    /// still being added: reserving is atomic with the check.
+    names: BTreeSet<String>,
     servers: BTreeMap<String, Arc<ServerHandle>>,
     /// Plugin id → its server ids.
     plugins: BTreeMap<String, Vec<String>>,
@@ -218,11 +221,14 @@ impl Host {
         if id.is_empty() || id.contains('/') {
             return Err(HostError::new(ErrorCode::InvalidArgument, format!("name {id:?} must be non-empty and contain no '/'")));
         }
-        let reg = self.registry();
-        if reg.plugins.contains_key(id) || reg.servers.contains_key(id) {
+        if !self.registry().names.insert(id.to_owned()) {
             return Err(HostError::new(ErrorCode::AlreadyExists, format!("a plugin or server named {id:?} already exists")));
         }
         Ok(())
+    }
+
+    fn release_id(&self, id: &str) {
+        self.registry().names.remove(id);
     }
 
     /// Reads `<root>/mcp.json`, publishes the plugin customization and starts
@@ -262,8 +268,16 @@ impl Host {
                 return Ok(PluginAdded { id: name, servers: Vec::new(), load });
             }
         };
-        let data = ensure_plugin_data_dir(&self.data_dir, &name)
-            .map_err(|e| HostError::new(ErrorCode::Internal, format!("cannot create PLUGIN_DATA under {}: {e}", self.data_dir.display())))?;
+        let data = match ensure_plugin_data_dir(&self.data_dir, &name) {
+            Ok(data) => data,
+            Err(e) => {
+                let message = format!("cannot create PLUGIN_DATA under {}: {e}", self.data_dir.display());
+                self.shared.log(log(LogLevel::Error, "host.config", None, format!("plugin {name}: MCP disabled: {message}")));
+                let load = CustomizationLoadState::Error(CustomizationErrorState { message });
+                self.upsert(Customization::Plugin(plugin_entry(&name, &uri, &name, load.clone(), Vec::new())));
+                return Ok(PluginAdded { id: name, servers: Vec::new(), load });
+            }
+        };
         let vars = PluginVars { plugin_root: root.clone(), plugin_data: data };
         let mut problems = Vec::new();
         let mut children = Vec::new();
@@ -307,17 +321,27 @@ impl Host {
         self.check_live()?;
         let config = validate_entry_value(&opts.name, &opts.config).map_err(|m| HostError::new(ErrorCode::InvalidEntry, m))?;
         self.reserve_id(&opts.name)?;
+        self.add_reserved_server(opts, config).await
+    }
+
+    /// Second half of [`Host::add_server`], once the name is reserved; frees
+    /// the name again if it fails before anything was published.
+    async fn add_reserved_server(&self, opts: AddServer, config: ServerConfig) -> HostResult<String> {
+        let fail = |e: HostError| {
+            self.release_id(&opts.name);
+            e
+        };
         let root = match &opts.root {
             Some(r) => r.clone(),
-            None => std::env::current_dir().map_err(|e| HostError::new(ErrorCode::Internal, format!("cannot read cwd: {e}")))?,
+            None => std::env::current_dir().map_err(|e| fail(HostError::new(ErrorCode::Internal, format!("cannot read cwd: {e}"))))?,
         };
-        let root = std::fs::canonicalize(&root).map_err(|e| HostError::new(ErrorCode::InvalidArgument, format!("root {}: {e}", root.display())))?;
+        let root = std::fs::canonicalize(&root).map_err(|e| fail(HostError::new(ErrorCode::InvalidArgument, format!("root {}: {e}", root.display()))))?;
         let uri = opts.uri.clone().unwrap_or_else(|| match &config {
             ServerConfig::StreamableHttp(h) => h.url.to_string(),
             ServerConfig::Stdio(_) => file_uri(&root, true),
         });
         let data = ensure_plugin_data_dir(&self.data_dir, &opts.name)
-            .map_err(|e| HostError::new(ErrorCode::Internal, format!("cannot create PLUGIN_DATA under {}: {e}", self.data_dir.display())))?;
+            .map_err(|e| fail(HostError::new(ErrorCode::Internal, format!("cannot create PLUGIN_DATA under {}: {e}", self.data_dir.display()))))?;
         let spec = ServerSpec {
             id: opts.name.clone(),
             transport: transport_spec(config, PluginVars { plugin_root: root, plugin_data: data }),
@@ -354,6 +378,7 @@ impl Host {
                 None if reg.servers.contains_key(id) && !id.contains('/') => vec![id.to_owned()],
                 None => return Err(HostError::new(ErrorCode::NotFound, format!("no plugin or top-level server {id:?}"))),
             };
+            reg.names.remove(id);
             ids.iter().filter_map(|i| reg.servers.remove(i)).collect()
         };
         futures::future::join_all(handles.iter().map(|h| h.shutdown())).await;
