@@ -286,6 +286,36 @@ export interface McpHostOptions {
    * (and Windows basics). Configured `env` overlays it; PLUGIN_ROOT/PLUGIN_DATA are set last.
    */
   env?: 'inherit' | 'allowList'
+  /**
+   * Answers to requests servers send to the client (MCP 2025-11-25 "Client
+   * Features"). A capability is declared in `initialize` only when its handler
+   * is given. Without one: elicitation is declined, sampling gets `-32601`,
+   * `roots/list` returns no roots. A handler that throws answers `-32603`.
+   */
+  handlers?: RequestHandlers
+}
+
+/** Context of a server-initiated request. */
+export interface ServerRequestContext {
+  /** Customization id of the server that sent it. */
+  serverId: string
+}
+
+/** App handlers for server-initiated requests; each resolves the MCP result object. */
+export interface RequestHandlers {
+  /**
+   * `elicitation/create` (form mode). Resolve `{action: 'accept', content}`,
+   * `{action: 'decline'}` or `{action: 'cancel'}`. On accept, schema defaults
+   * are filled in for fields `content` omits (SEP-1034).
+   */
+  elicitation?: (
+    params: { mode?: 'form'; message: string; requestedSchema: Record<string, unknown>; _meta?: Record<string, unknown> },
+    context: ServerRequestContext,
+  ) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>
+  /** `sampling/createMessage`: resolve an MCP `CreateMessageResult`. */
+  sampling?: (params: Record<string, unknown>, context: ServerRequestContext) => Promise<Record<string, unknown>>
+  /** `roots/list`: resolve `{roots: [{uri, name?}]}`. */
+  roots?: (params: Record<string, unknown>, context: ServerRequestContext) => Promise<{ roots: { uri: string; name?: string }[] }>
 }
 
 export interface AddPluginOptions {

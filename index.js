@@ -34,6 +34,14 @@ function unwrap(text) {
 
 let nextRequestId = 1
 
+// Server-initiated requests the app can answer (MCP "Client Features").
+const REQUEST_KINDS = new Set(['elicitation', 'sampling', 'roots'])
+const METHOD_TO_KIND = {
+  'elicitation/create': 'elicitation',
+  'sampling/createMessage': 'sampling',
+  'roots/list': 'roots',
+}
+
 // A host that is garbage-collected without dispose() releases its keep-alive
 // timer (its native half kills its servers when collected).
 const collected = new FinalizationRegistry((timer) => clearInterval(timer))
@@ -46,9 +54,19 @@ class McpHost extends EventEmitter {
 
   constructor(options = {}) {
     super()
+    const { handlers = {}, ...nativeOptions } = options
+    const handled = Object.keys(handlers).filter((k) => typeof handlers[k] === 'function')
+    for (const k of handled) {
+      if (!REQUEST_KINDS.has(k)) throw new HostError('invalid_argument', `unknown request handler ${JSON.stringify(k)} (expected elicitation, sampling or roots)`)
+    }
     const self = new WeakRef(this)
-    // The native side holds this callback strongly; it must not hold `this`.
-    this.#native = new NativeHost(JSON.stringify(options), (batch) => self.deref()?._deliver(batch))
+    // The native side holds these callbacks strongly; they must not hold `this`.
+    const onRequest = async (json) => {
+      const { serverId, method, params } = JSON.parse(json)
+      const result = await handlers[METHOD_TO_KIND[method]](params, { serverId })
+      return JSON.stringify(result ?? {})
+    }
+    this.#native = new NativeHost(JSON.stringify(nativeOptions), (batch) => self.deref()?._deliver(batch), handled, onRequest)
     this.#nativeRef = new WeakRef(this.#native)
     liveHosts.add(this.#nativeRef)
     installExitHook()

@@ -17,7 +17,7 @@ use ahp_types::state::{
     Customization, CustomizationDegradedState, CustomizationErrorState, CustomizationLoadState, CustomizationLoadedState,
     CustomizationLoadingState, McpServerStartingState, McpServerState, SessionState,
 };
-use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
+use rmcp::model::{ClientConfig, Implementation};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -27,6 +27,7 @@ use crate::config::{parse_mcp_json, validate_entry_value, PluginVars, ServerConf
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, EventSink, HostEvent, LogLevel};
 use crate::limits::Limits;
+use crate::requests::{client_capabilities, RequestHandler};
 use crate::session::{self, child_server_id, mcp_server_entry, plugin_entry, server_enabled, validate_client_action, ClientRequest, SessionStore};
 use crate::supervisor::call::{call_tool, CallRequest};
 use crate::supervisor::{Command, HostShared, ServerHandle, ServerSpec, TransportSpec};
@@ -177,14 +178,22 @@ pub struct Host {
 }
 
 impl Host {
-    /// Creates a host that reports to `sink`. Must be called inside a tokio runtime.
+    /// Creates a host that reports to `sink`, with no handlers for
+    /// server-initiated requests.
     pub fn new(options: HostOptions, sink: Arc<dyn EventSink>) -> Self {
+        Self::with_requests(options, sink, None)
+    }
+
+    /// Creates a host whose server-initiated requests (`elicitation/create`,
+    /// `sampling/createMessage`, `roots/list`) go to `requests`; only those it
+    /// handles are declared as client capabilities.
+    pub fn with_requests(options: HostOptions, sink: Arc<dyn EventSink>, requests: Option<Arc<dyn RequestHandler>>) -> Self {
         let info = options.client_info.clone();
         let mut implementation = Implementation::default();
         implementation.name = info.as_ref().map_or_else(|| "ahp-mcp-host".to_owned(), |i| i.name.clone());
         implementation.version = info.as_ref().map_or_else(|| env!("CARGO_PKG_VERSION").to_owned(), |i| i.version.clone());
         implementation.title = info.and_then(|i| i.title);
-        let client_info = ClientConfig::new(ClientCapabilities::default(), implementation);
+        let client_info = ClientConfig::new(client_capabilities(requests.as_deref()), implementation);
         let shared = Arc::new(HostShared {
             session: Mutex::new(SessionStore::new(options.session)),
             sink,
@@ -197,6 +206,7 @@ impl Host {
                 EnvOption::AllowList => EnvPolicy::AllowList,
             },
             disposed: CancellationToken::new(),
+            requests,
         });
         let data_dir = options.data_dir.unwrap_or_else(|| std::env::temp_dir().join("ahp-mcp-host-data"));
         Self { shared, registry: Mutex::new(Registry::default()), data_dir }

@@ -15,6 +15,7 @@ pub mod error;
 pub mod events;
 pub mod host;
 pub mod limits;
+pub mod requests;
 pub mod session;
 pub mod supervisor;
 pub mod transport;

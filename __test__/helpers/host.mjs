@@ -162,7 +162,19 @@ function procState(pid) {
 export class MarkedProcesses {
   constructor(marker) {
     this.marker = marker
+    this.needles = [marker]
     this.seen = new Set()
+  }
+
+  /** Also tracks processes whose NUL-separated cmdline contains `needle`. */
+  alsoTrack(needle) {
+    this.needles.push(needle)
+    return this
+  }
+
+  #matches(cmd) {
+    const text = cmd.toString()
+    return this.needles.some((n) => text.includes(n))
   }
 
   /** `{live, zombies}`: pids alive with the marker, and remembered pids now zombies. */
@@ -171,7 +183,7 @@ export class MarkedProcesses {
     for (const name of readdirSync('/proc')) {
       if (!/^\d+$/.test(name)) continue
       const cmd = readProc(name, 'cmdline')
-      if (!cmd || !cmd.toString().includes(this.marker)) continue
+      if (!cmd || !this.#matches(cmd)) continue
       const pid = Number(name)
       if (pid === process.pid) continue
       this.seen.add(pid)
@@ -185,7 +197,7 @@ export class MarkedProcesses {
         continue
       }
       const cmd = readProc(pid, 'cmdline')
-      if (cmd && cmd.toString().includes(this.marker)) live.push(pid)
+      if (cmd && this.#matches(cmd)) live.push(pid)
     }
     return { live, zombies }
   }
@@ -197,7 +209,7 @@ export class MarkedProcesses {
       await waitFor(() => {
         last = this.scan()
         return last.live.length === 0 && last.zombies.length === 0
-      }, { timeout, interval: 50, what: `no process marked ${this.marker}` })
+      }, { timeout, interval: 50, what: `no process marked ${this.needles.map((n) => JSON.stringify(n)).join(' or ')}` })
     } catch (e) {
       e.message += `\nlive: ${describePids(last.live)}\nzombies: ${describePids(last.zombies)}`
       throw e

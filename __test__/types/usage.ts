@@ -9,6 +9,13 @@ async function main(): Promise<void> {
     dataDir: '/tmp/plugin-data',
     limits: { callTimeoutMs: 60_000, maxRestarts: 2 },
     env: 'inherit',
+    handlers: {
+      elicitation: async ({ message }, { serverId }) => {
+        console.log(serverId, message)
+        return { action: 'accept', content: { name: 'Ada' } }
+      },
+      roots: async () => ({ roots: [{ uri: 'file:///workspace', name: 'workspace' }] }),
+    },
   })
   host.on('action', (envelope: ActionEnvelope) => {
     const a = envelope.action

@@ -23,8 +23,45 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{EventSink, HostEvent};
 use crate::host::{AddPlugin, AddServer, CallToolArgs, Host, HostOptions};
+use crate::requests::{RequestHandler, ServerRequestKind};
+use futures::future::BoxFuture;
 
 type EventsFn = ThreadsafeFunction<(), (), String, Status, false, true, 0>;
+type RequestFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true, 0>;
+
+/// Server-initiated requests answered by the JS handlers of `McpHost`.
+struct JsRequests {
+    tsfn: Arc<RequestFn>,
+    handled: Vec<ServerRequestKind>,
+}
+
+impl RequestHandler for JsRequests {
+    fn handles(&self, kind: ServerRequestKind) -> bool {
+        self.handled.contains(&kind)
+    }
+
+    fn request(&self, server_id: String, kind: ServerRequestKind, params: Value) -> BoxFuture<'static, std::result::Result<Value, String>> {
+        let tsfn = self.tsfn.clone();
+        let payload = json!({ "serverId": server_id, "method": kind.method(), "params": params }).to_string();
+        Box::pin(async move {
+            let pending = tsfn.call_async_catch(payload).await.map_err(|e| e.reason.clone())?;
+            let answer = pending.await.map_err(|e| e.reason.clone())?;
+            serde_json::from_str(&answer).map_err(|e| format!("handler result is not JSON: {e}"))
+        })
+    }
+}
+
+fn handled_kinds(methods: &[String]) -> Result<Vec<ServerRequestKind>> {
+    methods
+        .iter()
+        .map(|m| match m.as_str() {
+            "elicitation" => Ok(ServerRequestKind::Elicitation),
+            "sampling" => Ok(ServerRequestKind::Sampling),
+            "roots" => Ok(ServerRequestKind::Roots),
+            other => Err(Error::new(Status::InvalidArg, format!("invalid_argument: unknown request handler {other:?}"))),
+        })
+        .collect()
+}
 
 /// Pending serialized events, drained by the JS thread.
 #[derive(Default)]
@@ -83,8 +120,15 @@ fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> HostResult<T
 impl NativeHost {
     /// `optionsJson`: JSON of the host options; `onEvents` receives one JSON
     /// array per batch of `{event: "action" | "log", payload}` items.
-    #[napi(constructor, catch_unwind, ts_args_type = "optionsJson: string, onEvents: (batchJson: string) => void")]
-    pub fn new(options_json: String, on_events: Function<(), ()>) -> Result<Self> {
+    /// `handled` lists the server-initiated requests with a JS handler
+    /// (`"elicitation"`, `"sampling"`, `"roots"`); `onRequest` receives
+    /// `{serverId, method, params}` as JSON and resolves the result as JSON.
+    #[napi(
+        constructor,
+        catch_unwind,
+        ts_args_type = "optionsJson: string, onEvents: (batchJson: string) => void, handled: string[], onRequest: (requestJson: string) => Promise<string>"
+    )]
+    pub fn new(options_json: String, on_events: Function<(), ()>, handled: Vec<String>, on_request: Function<String, Promise<String>>) -> Result<Self> {
         let options: HostOptions = serde_json::from_str(&options_json)
             .map_err(|e| Error::new(Status::InvalidArg, format!("invalid_argument: options: {e}")))?;
         let outbox = Arc::new(Outbox::default());
@@ -95,7 +139,14 @@ impl NativeHost {
             .weak::<true>()
             .build_callback(move |_ctx| Ok(drain.take_batch()))?;
         let sink = Arc::new(JsSink { outbox, tsfn });
-        let host = Host::new(options, sink);
+        let handled = handled_kinds(&handled)?;
+        let requests: Option<Arc<dyn RequestHandler>> = if handled.is_empty() {
+            None
+        } else {
+            let tsfn: RequestFn = on_request.build_threadsafe_function::<String>().callee_handled::<false>().weak::<true>().build()?;
+            Some(Arc::new(JsRequests { tsfn: Arc::new(tsfn), handled }))
+        };
+        let host = Host::with_requests(options, sink, requests);
         Ok(Self { host: Arc::new(host), cancels: Arc::default() })
     }
 

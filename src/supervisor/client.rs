@@ -9,7 +9,14 @@ use rmcp::model::{ClientConfig, LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{NotificationContext, RoleClient};
 use tokio::sync::mpsc;
 
+#[allow(deprecated)] // sampling and roots: SEP-2577 deprecates them; servers still send them
+use rmcp::model::{CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorData, ListRootsResult};
+use rmcp::service::RequestContext;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
 use crate::events::{log, EventSink, LogLevel};
+use crate::requests::{apply_elicitation_defaults, RequestHandler, ServerRequestKind};
 
 /// A server notification the actor acts on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,11 +32,68 @@ pub struct HostClient {
     pub(crate) server_id: String,
     pub(crate) notices: mpsc::UnboundedSender<Notice>,
     pub(crate) sink: Arc<dyn EventSink>,
+    pub(crate) requests: Option<Arc<dyn RequestHandler>>,
+}
+
+impl HostClient {
+    /// The registered handler for `kind`, if any.
+    fn handler(&self, kind: ServerRequestKind) -> Option<&Arc<dyn RequestHandler>> {
+        self.requests.as_ref().filter(|h| h.handles(kind))
+    }
+
+    /// Forwards a request to the app's handler and decodes its answer.
+    async fn forward<T: DeserializeOwned>(&self, handler: &Arc<dyn RequestHandler>, kind: ServerRequestKind, params: Value) -> Result<T, ErrorData> {
+        let answer = handler
+            .request(self.server_id.clone(), kind, params)
+            .await
+            .map_err(|message| ErrorData::internal_error(format!("{} handler failed: {message}", kind.method()), None))?;
+        serde_json::from_value(answer)
+            .map_err(|e| ErrorData::internal_error(format!("{} handler returned an invalid result: {e}", kind.method()), None))
+    }
 }
 
 impl ClientHandler for HostClient {
     fn get_info(&self) -> ClientConfig {
         self.info.clone()
+    }
+
+    async fn create_elicitation(&self, request: ElicitRequestParams, _context: RequestContext<RoleClient>) -> Result<ElicitResult, ErrorData> {
+        let decline = || serde_json::from_value::<ElicitResult>(serde_json::json!({ "action": "decline" }));
+        let Some(handler) = self.handler(ServerRequestKind::Elicitation) else {
+            return decline().map_err(|e| ErrorData::internal_error(e.to_string(), None));
+        };
+        let schema = match &request {
+            ElicitRequestParams::FormElicitationParams { requested_schema, .. } => serde_json::to_value(requested_schema).unwrap_or(Value::Null),
+            // URL mode is not declared; decline it.
+            _ => return decline().map_err(|e| ErrorData::internal_error(e.to_string(), None)),
+        };
+        let params = serde_json::to_value(&request).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let mut answer: Value = self.forward(handler, ServerRequestKind::Elicitation, params).await?;
+        if answer.get("action").and_then(Value::as_str) == Some("accept") {
+            if let Some(content) = answer.as_object_mut().map(|a| a.entry("content").or_insert_with(|| Value::Object(Default::default()))) {
+                if let Some(content) = content.as_object_mut() {
+                    apply_elicitation_defaults(&schema, content);
+                }
+            }
+        }
+        serde_json::from_value(answer).map_err(|e| ErrorData::internal_error(format!("elicitation/create handler returned an invalid result: {e}"), None))
+    }
+
+    #[allow(deprecated)]
+    async fn create_message(&self, params: CreateMessageRequestParams, _context: RequestContext<RoleClient>) -> Result<CreateMessageResult, ErrorData> {
+        let Some(handler) = self.handler(ServerRequestKind::Sampling) else {
+            return Err(ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, "sampling/createMessage is not supported by this client", None));
+        };
+        let params = serde_json::to_value(&params).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        self.forward(handler, ServerRequestKind::Sampling, params).await
+    }
+
+    #[allow(deprecated)]
+    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+        let Some(handler) = self.handler(ServerRequestKind::Roots) else {
+            return Ok(ListRootsResult::default());
+        };
+        self.forward(handler, ServerRequestKind::Roots, Value::Object(Default::default())).await
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

@@ -57,6 +57,7 @@ pub async fn open(shared: &Arc<HostShared>, server_id: &str, spec: &TransportSpe
         server_id: server_id.to_owned(),
         notices: notice_tx,
         sink: shared.sink.clone(),
+        requests: shared.requests.clone(),
     };
     match spec {
         TransportSpec::Stdio(cfg, vars) => open_stdio(shared, server_id, cfg, vars, handler, notices, startup_timeout).await,
@@ -114,28 +115,47 @@ async fn open_http(
     notices: mpsc::UnboundedReceiver<Notice>,
     startup_timeout: Duration,
 ) -> HostResult<Connection> {
-    let transport = http::transport(cfg)?;
+    let (transport, redirect_refused) = http::transport(cfg)?;
     match tokio::time::timeout(startup_timeout, handler.serve(transport)).await {
         Ok(Ok(service)) => Ok(finish(service, notices, None, None)),
+        Ok(Err(_)) if redirect_refused.load(std::sync::atomic::Ordering::Acquire) => {
+            Err(HostError::new(ErrorCode::RedirectRefused, format!("connect failed: {}", http::CROSS_ORIGIN_REDIRECT)))
+        }
         Ok(Err(e)) => Err(http_error(&e)),
         Err(_) => Err(HostError::new(ErrorCode::StartupTimeout, format!("did not answer initialize within {} ms", startup_timeout.as_millis()))),
     }
 }
 
-/// Maps a connect failure, recognising a refused cross-origin redirect anywhere in the error chain.
+/// Maps a connect failure to `connect_failed` with a readable message: the
+/// error chain, minus the Rust type names rmcp puts in brackets.
 fn http_error(e: &(dyn std::error::Error + 'static)) -> HostError {
-    let mut chain = Vec::new();
+    let mut chain: Vec<String> = Vec::new();
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = cur {
-        chain.push(err.to_string());
+        let text = strip_type_names(&err.to_string());
+        if !chain.iter().any(|c| c.contains(&text)) {
+            chain.push(text);
+        }
         cur = err.source();
     }
-    let text = chain.join(": ");
-    if text.contains(http::CROSS_ORIGIN_REDIRECT) {
-        HostError::new(ErrorCode::RedirectRefused, format!("connect failed: {}", http::CROSS_ORIGIN_REDIRECT))
-    } else {
-        HostError::new(ErrorCode::ConnectFailed, format!("connect failed: {text}"))
+    HostError::new(ErrorCode::ConnectFailed, format!("connect failed: {}", chain.join(": ")))
+}
+
+/// Removes `[path::Type<…>]` segments (Rust type names) from an error text.
+fn strip_type_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find('[') {
+        let Some(len) = rest[start..].find(']') else { break };
+        let inner = &rest[start..start + len];
+        out.push_str(&rest[..start]);
+        if !inner.contains("::") {
+            out.push_str(&rest[start..=start + len]);
+        }
+        rest = &rest[start + len + 1..];
     }
+    out.push_str(rest);
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn finish(

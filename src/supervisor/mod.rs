@@ -47,6 +47,8 @@ pub struct HostShared {
     pub env_policy: EnvPolicy,
     /// Cancelled by `dispose`: every actor and pending call ends.
     pub disposed: CancellationToken,
+    /// The app's handlers for server-initiated requests.
+    pub requests: Option<Arc<dyn crate::requests::RequestHandler>>,
 }
 
 impl HostShared {

@@ -9,6 +9,7 @@
 //! - Header values are marked sensitive so they never appear in `Debug` output.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use reqwest::header::{HeaderName, HeaderValue};
@@ -24,13 +25,19 @@ pub const MAX_REDIRECTS: usize = 10;
 /// Text of the error raised when a redirect leaves the configured origin.
 pub const CROSS_ORIGIN_REDIRECT: &str = "redirect to another origin refused (configured headers are never sent to another origin)";
 
-/// Builds the rmcp Streamable HTTP transport for `cfg`.
+/// Set by the redirect policy when it refused a redirect to another origin
+/// (rmcp's error chain does not carry the policy's error text through).
+pub type RedirectRefused = Arc<AtomicBool>;
+
+/// Builds the rmcp Streamable HTTP transport for `cfg`, and the flag that
+/// tells whether a cross-origin redirect was refused.
 ///
 /// Errors: `invalid_entry` when a header cannot be encoded (validation
 /// normally catches this first), `internal` when the TLS stack cannot start.
-pub fn transport(cfg: &HttpConfig) -> HostResult<StreamableHttpClientTransport<reqwest::Client>> {
+pub fn transport(cfg: &HttpConfig) -> HostResult<(StreamableHttpClientTransport<reqwest::Client>, RedirectRefused)> {
+    let refused = RedirectRefused::default();
     let client = reqwest::Client::builder()
-        .redirect(redirect_policy())
+        .redirect(redirect_policy(refused.clone()))
         .build()
         .map_err(|e| HostError::new(ErrorCode::Internal, format!("cannot build HTTP client: {e}")))?;
     let mut headers = HashMap::new();
@@ -43,13 +50,14 @@ pub fn transport(cfg: &HttpConfig) -> HostResult<StreamableHttpClientTransport<r
         headers.insert(name, value);
     }
     let config = StreamableHttpClientTransportConfig::with_uri(Arc::<str>::from(cfg.url.as_str())).custom_headers(headers);
-    Ok(StreamableHttpClientTransport::with_client(client, config))
+    Ok((StreamableHttpClientTransport::with_client(client, config), refused))
 }
 
-fn redirect_policy() -> reqwest::redirect::Policy {
-    reqwest::redirect::Policy::custom(|attempt| {
+fn redirect_policy(refused: RedirectRefused) -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(move |attempt| {
         let same_origin = attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
         if !same_origin {
+            refused.store(true, Ordering::Release);
             attempt.error(CROSS_ORIGIN_REDIRECT)
         } else if attempt.previous().len() > MAX_REDIRECTS {
             attempt.error(format!("more than {MAX_REDIRECTS} redirects"))

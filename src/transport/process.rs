@@ -136,7 +136,8 @@ fn spawn_watchdog(pgid: i32) -> Option<std::process::ChildStdin> {
     use std::os::unix::process::CommandExt;
     let mut child = std::process::Command::new("/bin/sh")
         .arg("-c")
-        .arg("read -r _; kill -KILL -- -\"$1\" 2>/dev/null")
+        // No `--`: dash's built-in kill rejects it; `-KILL -<pgid>` works in every POSIX sh.
+        .arg("read -r _; kill -KILL -\"$1\" 2>/dev/null")
         .arg("ahp-mcp-host-watchdog")
         .arg(pgid.to_string())
         .stdin(Stdio::piped())

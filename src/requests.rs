@@ -1,0 +1,106 @@
+//! Requests a server sends to the client (MCP 2025-11-25 "Client Features"):
+//! `elicitation/create`, `sampling/createMessage` and `roots/list`, answered
+//! by handlers the app registers in JS.
+//!
+//! A capability is declared in `initialize` only when its handler is
+//! registered. Without a handler the host answers the way the spec and rmcp
+//! do for an undeclared capability: elicitation is declined, sampling gets
+//! `-32601` (method not found), roots/list returns an empty list.
+
+use futures::future::BoxFuture;
+use rmcp::model::ClientCapabilities;
+use serde_json::{json, Map, Value};
+
+/// Which server-initiated request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ServerRequestKind {
+    /// `elicitation/create` (form mode).
+    Elicitation,
+    /// `sampling/createMessage`.
+    Sampling,
+    /// `roots/list`.
+    Roots,
+}
+
+impl ServerRequestKind {
+    /// The MCP method name.
+    pub fn method(self) -> &'static str {
+        match self {
+            Self::Elicitation => "elicitation/create",
+            Self::Sampling => "sampling/createMessage",
+            Self::Roots => "roots/list",
+        }
+    }
+}
+
+/// The app's answers to server-initiated requests.
+pub trait RequestHandler: Send + Sync + 'static {
+    /// Whether a handler for `kind` is registered (decides the declared capabilities).
+    fn handles(&self, kind: ServerRequestKind) -> bool;
+    /// Answers one request from server `server_id`: `params` in, the MCP
+    /// result object out, or an error message (sent as JSON-RPC `-32603`).
+    fn request(&self, server_id: String, kind: ServerRequestKind, params: Value) -> BoxFuture<'static, Result<Value, String>>;
+}
+
+/// Client capabilities for `initialize`: exactly the registered handlers.
+pub fn client_capabilities(handler: Option<&dyn RequestHandler>) -> ClientCapabilities {
+    let has = |k| handler.is_some_and(|h| h.handles(k));
+    let mut caps = Map::new();
+    if has(ServerRequestKind::Elicitation) {
+        caps.insert("elicitation".into(), json!({ "form": {} }));
+    }
+    if has(ServerRequestKind::Sampling) {
+        caps.insert("sampling".into(), json!({}));
+    }
+    if has(ServerRequestKind::Roots) {
+        caps.insert("roots".into(), json!({ "listChanged": false }));
+    }
+    serde_json::from_value(Value::Object(caps)).unwrap_or_default()
+}
+
+/// SEP-1034: for an accepted form elicitation, every property of the
+/// requested schema that has a `default` and is missing from `content` gets
+/// that default. Present values are never changed.
+pub fn apply_elicitation_defaults(requested_schema: &Value, content: &mut Map<String, Value>) {
+    let Some(properties) = requested_schema.get("properties").and_then(Value::as_object) else { return };
+    for (name, schema) in properties {
+        if let Some(default) = schema.get("default") {
+            content.entry(name.clone()).or_insert_with(|| default.clone());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_fill_only_missing_fields() {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "default": "Ada"},
+            "age": {"type": "integer", "default": 36},
+            "email": {"type": "string"}
+        }});
+        let mut content = json!({"age": 7}).as_object().cloned().unwrap_or_default();
+        apply_elicitation_defaults(&schema, &mut content);
+        assert_eq!(Value::Object(content), json!({"name": "Ada", "age": 7}));
+    }
+
+    struct Only(ServerRequestKind);
+    impl RequestHandler for Only {
+        fn handles(&self, kind: ServerRequestKind) -> bool {
+            kind == self.0
+        }
+        fn request(&self, _: String, _: ServerRequestKind, _: Value) -> BoxFuture<'static, Result<Value, String>> {
+            Box::pin(async { Ok(Value::Null) })
+        }
+    }
+
+    #[test]
+    fn capabilities_follow_registered_handlers() {
+        let none = serde_json::to_value(client_capabilities(None)).unwrap_or_default();
+        assert_eq!(none, json!({}));
+        let elicit = serde_json::to_value(client_capabilities(Some(&Only(ServerRequestKind::Elicitation)))).unwrap_or_default();
+        assert_eq!(elicit, json!({"elicitation": {"form": {}}}));
+    }
+}
