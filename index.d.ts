@@ -392,6 +392,9 @@ export type HostErrorCode =
   | 'command_outside_root'
   | 'connect_failed'
   | 'redirect_refused'
+  | 'auth_discovery_failed'
+  | 'auth_required'
+  | 'invalid_params'
   | 'protocol_error'
   | 'cancelled'
   | 'timeout'
@@ -400,10 +403,23 @@ export type HostErrorCode =
   | 'disposed'
   | 'internal'
 
+/** AHP `authenticate` parameters. */
+export interface AuthenticateParams {
+  /** `resource` of the advertised RFC 9728 metadata. */
+  resource: URI
+  /** Bearer access token; empty string revokes. */
+  token: string
+  /** Seconds until expiry, already reduced by the client. */
+  expiresIn?: number
+  /** Scopes the token grants; checked against `requiredScopes` before any retry. */
+  scopes?: string[]
+}
+
 /** Error thrown by every command. `data` carries e.g. a JSON-RPC error's `{code, data}`. */
 export declare class HostError extends Error {
-  readonly code: HostErrorCode
-  readonly data?: unknown
+  /** A stable string code, or an AHP JSON-RPC code (-32007, -32602) from {@link McpHost.authenticate}. */
+  readonly code: HostErrorCode | -32007 | -32602
+  readonly data?: { resources?: ProtectedResourceMetadata[]; [key: string]: unknown } | unknown
 }
 
 /** Events of {@link McpHost}. */
@@ -427,6 +443,16 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
   remove(id: string): Promise<null>
   /** AHP `dispatchAction`: returns the echoed envelope (with `rejectionReason` when refused). */
   dispatch(action: ClientSessionAction, origin?: Partial<ActionOrigin>): ActionEnvelope
+  /**
+   * AHP `authenticate`: pushes a bearer token for a protected resource this
+   * host advertised in a live `authRequired` state (`state.resource.resource`).
+   * Resolves `{}` once the server is `ready` with it. An empty token revokes.
+   * Rejects with a {@link HostError} whose `code` is the AHP JSON-RPC code:
+   * `-32602` (InvalidParams; unknown resource; `data.resources` lists the
+   * advertised ones) or `-32007` (AuthRequired; the server refused the token, or
+   * `scopes` do not cover `requiredScopes`; `data.resources`).
+   */
+  authenticate(params: AuthenticateParams): Promise<Record<string, never>>
   /** The session state, exactly as the AHP reducer made it from the emitted actions. */
   getState(): SessionState
   /** Tools of every `ready` server. */

@@ -99,6 +99,17 @@ class McpHost extends EventEmitter {
     return unwrap(this.#live().dispatch(JSON.stringify(action), String(clientId), Number(clientSeq)))
   }
 
+  async authenticate(args) {
+    const r = JSON.parse(await this.#live().authenticate(JSON.stringify(args)))
+    if (r.ok) return {}
+    // AHP errors keep their JSON-RPC code (-32007 AuthRequired, -32602 InvalidParams) and data.
+    if (typeof r.data?.code === 'number') {
+      const { code, ...data } = r.data
+      throw new HostError(code, r.message, data)
+    }
+    throw new HostError(r.code, r.message, r.data)
+  }
+
   getState() { return JSON.parse(this.#live().getState()) }
   listTools() { return JSON.parse(this.#live().listTools()) }
 

@@ -37,6 +37,14 @@ pub enum ErrorCode {
     ConnectFailed,
     /// A redirect to another origin was refused (`redirect_refused`).
     RedirectRefused,
+    /// OAuth discovery found no usable metadata (`auth_discovery_failed`).
+    AuthDiscoveryFailed,
+    /// AHP `AuthRequired` (JSON-RPC -32007): the token was refused or does
+    /// not cover the required scopes; `data` is `{resources}` (`auth_required`).
+    AuthRequired,
+    /// AHP/JSON-RPC `InvalidParams` (-32602), e.g. `authenticate` for a
+    /// resource this host never advertised (`invalid_params`).
+    InvalidParams,
     /// The MCP handshake or a request failed at the protocol level (`protocol_error`).
     ProtocolError,
     /// The request was cancelled by the caller (`cancelled`).
@@ -70,6 +78,9 @@ impl ErrorCode {
             Self::CommandOutsideRoot => "command_outside_root",
             Self::ConnectFailed => "connect_failed",
             Self::RedirectRefused => "redirect_refused",
+            Self::AuthDiscoveryFailed => "auth_discovery_failed",
+            Self::AuthRequired => "auth_required",
+            Self::InvalidParams => "invalid_params",
             Self::ProtocolError => "protocol_error",
             Self::Cancelled => "cancelled",
             Self::Timeout => "timeout",

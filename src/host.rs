@@ -160,6 +160,22 @@ pub struct CallToolArgs {
     pub timeout_ms: Option<u64>,
 }
 
+/// AHP `authenticate` command parameters (AHP 1.0 "Authentication").
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AuthenticateArgs {
+    /// The protected resource identifier (`resource` of the advertised RFC 9728 metadata).
+    pub resource: String,
+    /// Bearer access token; empty revokes. A secret: never logged or emitted.
+    pub token: String,
+    /// Seconds until the token expires, as the client computed it.
+    #[serde(default)]
+    pub expires_in: Option<u64>,
+    /// Scopes the token grants; when given they must cover `requiredScopes`.
+    #[serde(default)]
+    pub scopes: Option<Vec<String>>,
+}
+
 #[derive(Default)]
 struct Registry {
     /// Top-level ids (plugins and top-level servers) taken, including ones
@@ -443,6 +459,66 @@ impl Host {
                 }
             }
         }
+    }
+
+    /// AHP `authenticate`: hands a token to every server whose live
+    /// `authRequired` state advertises `resource`; resolves once one of them
+    /// is `ready` with it.
+    ///
+    /// Errors: `invalid_params` (data `{code: -32602, resources}`) when no live
+    /// state advertises `resource`; `auth_required` (data `{code: -32007,
+    /// resources}`) when `scopes` do not cover `requiredScopes` (nothing is
+    /// retried) or the server still refuses the token; `disposed`.
+    pub async fn authenticate(&self, args: AuthenticateArgs) -> HostResult<()> {
+        self.check_live()?;
+        let (targets, advertised) = {
+            let session = self.shared.session.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut targets = Vec::new();
+            let mut advertised = Vec::new();
+            for server in session::mcp_servers(session.state()) {
+                if let McpServerState::AuthRequired(req) = &server.state {
+                    advertised.push(req.resource.clone());
+                    if req.resource.resource == args.resource {
+                        targets.push((server.id.clone(), req.clone()));
+                    }
+                }
+            }
+            (targets, advertised)
+        };
+        if targets.is_empty() {
+            return Err(HostError::new(ErrorCode::InvalidParams, format!("{} is not a protected resource this host is waiting for", args.resource))
+                .with_data(serde_json::json!({ "code": -32602, "resources": advertised })));
+        }
+        if let Some(granted) = &args.scopes {
+            for (_, req) in &targets {
+                let missing: Vec<&String> = req.required_scopes.iter().flatten().filter(|s| !granted.contains(s)).collect();
+                if !missing.is_empty() && !args.token.is_empty() {
+                    return Err(HostError::new(ErrorCode::AuthRequired, format!("the token does not grant the required scopes {missing:?}"))
+                        .with_data(serde_json::json!({ "code": -32007, "resources": [req.resource] })));
+                }
+            }
+        }
+        let replies: Vec<_> = {
+            let reg = self.registry();
+            targets
+                .iter()
+                .filter_map(|(id, _)| reg.servers.get(id).cloned())
+                .map(|handle| {
+                    let (reply, rx) = tokio::sync::oneshot::channel();
+                    handle.send(Command::Authenticate { token: args.token.clone(), reply });
+                    rx
+                })
+                .collect()
+        };
+        let mut last = Err(HostError::new(ErrorCode::NotFound, "the server is gone"));
+        for outcome in futures::future::join_all(replies).await {
+            match outcome {
+                Ok(Ok(())) => return Ok(()),
+                Ok(Err(e)) => last = Err(e),
+                Err(_) => {}
+            }
+        }
+        last
     }
 
     /// The session state: exactly what the `ahp` reducer made from the emitted envelopes.

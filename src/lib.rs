@@ -10,6 +10,7 @@
 //! (the `ahp` reducer, `serverSeq`) → [`events::EventSink`] → JS. Commands
 //! flow back through [`host::Host`]. Only [`napi`] knows about JavaScript.
 
+pub mod auth;
 pub mod config;
 pub mod error;
 pub mod events;

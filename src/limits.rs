@@ -28,6 +28,10 @@ pub const LIST_CHANGED_DEBOUNCE_MS: u64 = 100;
 pub const STOP_STDIN_GRACE_MS: u64 = 2_000;
 /// Grace after SIGTERM before SIGKILL is sent to the process group.
 pub const STOP_TERM_GRACE_MS: u64 = 2_000;
+/// Largest OAuth metadata document (RFC 9728 / RFC 8414) accepted: 64 KiB.
+pub const MAX_AUTH_METADATA_BYTES: usize = 64 * 1024;
+/// Time allowed for each OAuth metadata request.
+pub const AUTH_METADATA_TIMEOUT_MS: u64 = 10_000;
 /// Hard cap for any configurable timeout: 24 h.
 pub const MAX_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
 

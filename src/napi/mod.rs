@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{EventSink, HostEvent};
-use crate::host::{AddPlugin, AddServer, CallToolArgs, Host, HostOptions};
+use crate::host::{AddPlugin, AddServer, AuthenticateArgs, CallToolArgs, Host, HostOptions};
 use crate::requests::{RequestHandler, ServerRequestKind};
 use futures::future::BoxFuture;
 
@@ -177,6 +177,13 @@ impl NativeHost {
         let result = parse::<Value>("action", &action_json)
             .and_then(|action| self.host.dispatch(action, ActionOrigin { client_id, client_seq }));
         respond(result)
+    }
+
+    /// `authenticate(argsJson)` (AHP `authenticate`) → response JSON with `null`.
+    #[napi]
+    pub async fn authenticate(&self, args_json: String) -> String {
+        let host = self.host.clone();
+        respond(async move { host.authenticate(parse::<AuthenticateArgs>("authenticate arguments", &args_json)?).await }.await)
     }
 
     /// The session state snapshot as JSON.

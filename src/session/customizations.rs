@@ -113,6 +113,22 @@ pub fn server_enabled(state: &SessionState, id: &str) -> bool {
     }
 }
 
+/// Every MCP server in the session: top-level ones and plugin children.
+pub fn mcp_servers(state: &SessionState) -> Vec<&McpServerCustomization> {
+    let mut out = Vec::new();
+    for c in state.customizations.iter().flatten() {
+        match c {
+            Customization::McpServer(s) => out.push(s.as_ref()),
+            Customization::Plugin(p) => out.extend(p.children.iter().flatten().filter_map(|child| match child {
+                ChildCustomization::McpServer(s) => Some(s.as_ref()),
+                _ => None,
+            })),
+            _ => {}
+        }
+    }
+    out
+}
+
 /// Ids of every MCP server child of plugin `plugin_id`.
 pub fn plugin_server_ids(state: &SessionState, plugin_id: &str) -> Vec<String> {
     match find(state, plugin_id) {

@@ -15,16 +15,17 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ahp_types::state::{McpServerReadyState, McpServerStartingState, McpServerState, McpServerStoppedState};
+use ahp_types::state::{McpServerAuthRequiredState, McpServerReadyState, McpServerStartingState, McpServerState, McpServerStoppedState};
 use rmcp::model::Tool;
 use rmcp::service::{Peer, RoleClient};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use super::client::Notice;
-use super::connect::{self, Connection};
+use super::connect::{self, Connection, OpenFailure, TransportSpec};
 use super::discovery;
 use super::{Command, HostShared, LiveConnection, ServerLive, ServerSpec};
-use crate::error::HostError;
+use crate::auth::{self, AuthChallenge};
+use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel};
 use crate::limits::LIST_CHANGED_DEBOUNCE_MS;
 use crate::session::error_state;
@@ -45,16 +46,42 @@ enum Next {
     Exit,
 }
 
+/// What happened while waiting in `authRequired`.
+enum AuthWait {
+    Retry,
+    Stopped,
+    Exit,
+}
+
 struct Actor {
     shared: Arc<HostShared>,
     spec: ServerSpec,
     live: Arc<ServerLive>,
     commands: mpsc::UnboundedReceiver<Command>,
+    /// Bearer token pushed with `authenticate` (a secret: never logged or emitted).
+    token: Option<String>,
+    /// The pending `authenticate` caller, answered after the next connect attempt.
+    auth_reply: Option<oneshot::Sender<HostResult<()>>>,
+    /// Skip the `starting` state once: a retry after `authenticate` stays
+    /// `authRequired` until it succeeds.
+    quiet_start: bool,
+}
+
+/// Refuses an `authenticate` that reached a server not waiting for one.
+fn refuse_auth(reply: oneshot::Sender<HostResult<()>>) {
+    let _ = reply.send(Err(HostError::new(ErrorCode::InvalidParams, "the server is not waiting for authentication")
+        .with_data(serde_json::json!({ "code": -32602 }))));
+}
+
+/// AHP `AuthRequired` (-32007) for a token the server refused.
+fn token_refused(requirement: &McpServerAuthRequiredState) -> HostError {
+    HostError::new(ErrorCode::AuthRequired, format!("the server refused the token for {}", requirement.resource.resource))
+        .with_data(serde_json::json!({ "code": -32007, "resources": [requirement.resource] }))
 }
 
 pub(super) async fn run(shared: Arc<HostShared>, spec: ServerSpec, live: Arc<ServerLive>, commands: mpsc::UnboundedReceiver<Command>, start: bool) {
     let disposed = shared.disposed.clone();
-    let actor = Actor { shared, spec, live, commands };
+    let actor = Actor { shared, spec, live, commands, token: None, auth_reply: None, quiet_start: false };
     tokio::select! {
         _ = actor.main(start) => {}
         _ = disposed.cancelled() => {}
@@ -64,6 +91,60 @@ pub(super) async fn run(shared: Arc<HostShared>, spec: ServerSpec, live: Arc<Ser
 impl Actor {
     fn set_state(&self, state: McpServerState) {
         self.shared.set_server_state(&self.spec.id, state);
+    }
+
+    fn answer_auth(&mut self, outcome: HostResult<()>) {
+        if let Some(reply) = self.auth_reply.take() {
+            let _ = reply.send(outcome);
+        }
+    }
+
+    /// Waits in `authRequired` for `authenticate`, a start, a stop or shutdown.
+    async fn wait_for_auth(&mut self) -> AuthWait {
+        loop {
+            match self.commands.recv().await {
+                Some(Command::Authenticate { token, reply }) if token.is_empty() => {
+                    self.token = None;
+                    let _ = reply.send(Ok(()));
+                }
+                Some(Command::Authenticate { token, reply }) => {
+                    self.token = Some(token);
+                    self.auth_reply = Some(reply);
+                    return AuthWait::Retry;
+                }
+                Some(Command::Start) => return AuthWait::Retry,
+                Some(Command::SetEnabled(true)) => {}
+                Some(Command::Stop) | Some(Command::SetEnabled(false)) => return AuthWait::Stopped,
+                Some(Command::Shutdown(ack)) => {
+                    self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
+                    let _ = ack.send(());
+                    return AuthWait::Exit;
+                }
+                None => return AuthWait::Exit,
+            }
+        }
+    }
+
+    /// Handles a 401/403 at connect: discovery, then the `authRequired` state.
+    /// Returns `None` when discovery failed (the state is then `error`).
+    async fn enter_auth_required(&mut self, challenge: &AuthChallenge) -> Option<AuthWait> {
+        let TransportSpec::StreamableHttp(cfg) = &self.spec.transport else {
+            return None;
+        };
+        match auth::discover(&cfg.url, challenge).await {
+            Ok(resource) => {
+                let requirement = auth::requirement(challenge, self.token.is_some(), resource, None);
+                self.answer_auth(Err(token_refused(&requirement)));
+                self.set_state(McpServerState::AuthRequired(Box::new(requirement)));
+                Some(self.wait_for_auth().await)
+            }
+            Err(e) => {
+                self.log(LogLevel::Error, e.message.clone());
+                self.answer_auth(Err(e.clone()));
+                self.set_state(error_state(e.code.as_str(), e.message));
+                None
+            }
+        }
     }
 
     fn log(&self, level: LogLevel, message: String) {
@@ -88,9 +169,11 @@ impl Actor {
                 }
                 continue;
             }
-            self.set_state(McpServerState::Starting(McpServerStartingState::default()));
+            if !std::mem::take(&mut self.quiet_start) {
+                self.set_state(McpServerState::Starting(McpServerStartingState::default()));
+            }
             let opened = {
-                let open = open(&self.shared, &self.spec, &self.live);
+                let open = open(&self.shared, &self.spec, &self.live, self.token.as_deref());
                 tokio::pin!(open);
                 loop {
                     tokio::select! {
@@ -98,6 +181,7 @@ impl Actor {
                         cmd = self.commands.recv() => match cmd {
                             // Already starting: nothing to do.
                             Some(Command::SetEnabled(true)) => {}
+                            Some(Command::Authenticate { reply, .. }) => refuse_auth(reply),
                             // Restart: drop this attempt (its process group is killed).
                             Some(Command::Start) => break None,
                             Some(Command::Stop) | Some(Command::SetEnabled(false)) => {
@@ -120,11 +204,27 @@ impl Actor {
                 continue;
             };
             let (conn, closed_tx) = match opened {
-                Ok(v) => v,
-                Err(e) => {
+                Ok(v) => {
+                    self.answer_auth(Ok(()));
+                    v
+                }
+                Err(OpenFailure::Failed(e)) => {
                     self.log(LogLevel::Error, format!("start failed: {}", e.message));
+                    self.answer_auth(Err(e.clone()));
                     self.set_state(error_state(e.code.as_str(), e.message));
                     running = false;
+                    continue;
+                }
+                Err(OpenFailure::AuthRequired(challenge)) => {
+                    match self.enter_auth_required(&challenge).await {
+                        Some(AuthWait::Retry) => self.quiet_start = true,
+                        Some(AuthWait::Stopped) => {
+                            running = false;
+                            self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
+                        }
+                        Some(AuthWait::Exit) => return,
+                        None => running = false,
+                    }
                     continue;
                 }
             };
@@ -166,6 +266,7 @@ impl Actor {
                         cmd = self.commands.recv() => match cmd {
                             Some(Command::Start) => crashes = 0,
                             Some(Command::SetEnabled(true)) => {}
+                            Some(Command::Authenticate { reply, .. }) => refuse_auth(reply),
                             Some(Command::Stop) | Some(Command::SetEnabled(false)) => {
                                 running = false;
                                 self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
@@ -187,6 +288,10 @@ impl Actor {
     async fn idle_command(&mut self) -> Next {
         match self.commands.recv().await {
             Some(Command::Start) | Some(Command::SetEnabled(true)) => Next::Run,
+            Some(Command::Authenticate { reply, .. }) => {
+                refuse_auth(reply);
+                Next::Idle
+            }
             Some(Command::Stop) | Some(Command::SetEnabled(false)) => {
                 self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
                 Next::Idle
@@ -219,6 +324,7 @@ impl Actor {
                 tokio::select! {
                     cmd = self.commands.recv() => match cmd {
                         Some(Command::SetEnabled(true)) => {}
+                        Some(Command::Authenticate { reply, .. }) => refuse_auth(reply),
                         Some(Command::Stop) | Some(Command::SetEnabled(false)) => break Ended::Stopped,
                         Some(Command::Start) => break Ended::Restart,
                         Some(Command::Shutdown(ack)) => break Ended::Shutdown(ack),
@@ -255,8 +361,13 @@ impl Actor {
 }
 
 /// Connects, initializes and discovers tools; publishes the live connection.
-async fn open(shared: &Arc<HostShared>, spec: &ServerSpec, live: &ServerLive) -> Result<(Connection, watch::Sender<Option<String>>), HostError> {
-    let conn = connect::open(shared, &spec.id, &spec.transport, spec.startup_timeout).await?;
+async fn open(
+    shared: &Arc<HostShared>,
+    spec: &ServerSpec,
+    live: &ServerLive,
+    bearer: Option<&str>,
+) -> Result<(Connection, watch::Sender<Option<String>>), OpenFailure> {
+    let conn = connect::open(shared, &spec.id, &spec.transport, spec.startup_timeout, bearer).await?;
     let tools = discover(shared, spec, live, &conn.peer).await;
     let (closed_tx, closed) = watch::channel(None);
     live.set(Some(LiveConnection { peer: conn.peer.clone(), closed }), tools);

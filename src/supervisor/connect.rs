@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, watch};
 use super::client::{HostClient, Notice};
 use super::HostShared;
 use crate::config::launch::resolve_stdio;
+use crate::auth::AuthChallenge;
 use crate::config::{HttpConfig, PluginVars, StdioConfig};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::MAX_STDIO_MESSAGE_BYTES;
@@ -33,6 +34,21 @@ pub enum TransportSpec {
     StreamableHttp(HttpConfig),
 }
 
+/// Why a connection could not be opened.
+#[derive(Debug)]
+pub enum OpenFailure {
+    /// Any failure except an authorization challenge.
+    Failed(HostError),
+    /// The server answered 401/403 with a `WWW-Authenticate` challenge.
+    AuthRequired(AuthChallenge),
+}
+
+impl From<HostError> for OpenFailure {
+    fn from(e: HostError) -> Self {
+        Self::Failed(e)
+    }
+}
+
 /// A live, initialized connection.
 pub struct Connection {
     /// Handle for requests to the server.
@@ -50,7 +66,14 @@ pub struct Connection {
 /// Errors: `command_not_found`, `command_outside_root`, `spawn_failed` (launch),
 /// `server_exited` (exited before answering `initialize`, with exit status and
 /// stderr tail), `startup_timeout`, `connect_failed`, `redirect_refused`.
-pub async fn open(shared: &Arc<HostShared>, server_id: &str, spec: &TransportSpec, startup_timeout: Duration) -> HostResult<Connection> {
+/// `bearer` is the access token for a Streamable HTTP server, if any.
+pub async fn open(
+    shared: &Arc<HostShared>,
+    server_id: &str,
+    spec: &TransportSpec,
+    startup_timeout: Duration,
+    bearer: Option<&str>,
+) -> Result<Connection, OpenFailure> {
     let (notice_tx, notices) = mpsc::unbounded_channel();
     let handler = HostClient {
         info: shared.client_info.clone(),
@@ -60,8 +83,8 @@ pub async fn open(shared: &Arc<HostShared>, server_id: &str, spec: &TransportSpe
         requests: shared.requests.clone(),
     };
     match spec {
-        TransportSpec::Stdio(cfg, vars) => open_stdio(shared, server_id, cfg, vars, handler, notices, startup_timeout).await,
-        TransportSpec::StreamableHttp(cfg) => open_http(cfg, handler, notices, startup_timeout).await,
+        TransportSpec::Stdio(cfg, vars) => Ok(open_stdio(shared, server_id, cfg, vars, handler, notices, startup_timeout).await?),
+        TransportSpec::StreamableHttp(cfg) => open_http(cfg, handler, notices, startup_timeout, bearer).await,
     }
 }
 
@@ -114,15 +137,19 @@ async fn open_http(
     handler: HostClient,
     notices: mpsc::UnboundedReceiver<Notice>,
     startup_timeout: Duration,
-) -> HostResult<Connection> {
-    let (transport, redirect_refused) = http::transport(cfg)?;
+    bearer: Option<&str>,
+) -> Result<Connection, OpenFailure> {
+    let (transport, redirect_refused) = http::transport(cfg, bearer)?;
     match tokio::time::timeout(startup_timeout, handler.serve(transport)).await {
         Ok(Ok(service)) => Ok(finish(service, notices, None, None)),
         Ok(Err(_)) if redirect_refused.load(std::sync::atomic::Ordering::Acquire) => {
-            Err(HostError::new(ErrorCode::RedirectRefused, format!("connect failed: {}", http::CROSS_ORIGIN_REDIRECT)))
+            Err(HostError::new(ErrorCode::RedirectRefused, format!("connect failed: {}", http::CROSS_ORIGIN_REDIRECT)).into())
         }
-        Ok(Err(e)) => Err(http_error(&e)),
-        Err(_) => Err(HostError::new(ErrorCode::StartupTimeout, format!("did not answer initialize within {} ms", startup_timeout.as_millis()))),
+        Ok(Err(e)) => match e.auth_challenge() {
+            Some(header) => Err(OpenFailure::AuthRequired(AuthChallenge::from_header(header, &cfg.url))),
+            None => Err(http_error(&e).into()),
+        },
+        Err(_) => Err(HostError::new(ErrorCode::StartupTimeout, format!("did not answer initialize within {} ms", startup_timeout.as_millis())).into()),
     }
 }
 

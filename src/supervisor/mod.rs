@@ -94,6 +94,15 @@ pub enum Command {
     SetEnabled(bool),
     /// Stop and end the actor; the sender is told when the process is gone.
     Shutdown(oneshot::Sender<()>),
+    /// AHP `authenticate` for this server's advertised resource: reconnect
+    /// with `token` (empty = revoke). The reply says whether the server
+    /// accepted it.
+    Authenticate {
+        /// Bearer access token; a secret.
+        token: String,
+        /// Outcome: `Ok` once `ready`, `auth_required` if the server still refuses.
+        reply: oneshot::Sender<crate::error::HostResult<()>>,
+    },
 }
 
 /// A ready server's connection as seen by callers.

@@ -34,7 +34,8 @@ pub type RedirectRefused = Arc<AtomicBool>;
 ///
 /// Errors: `invalid_entry` when a header cannot be encoded (validation
 /// normally catches this first), `internal` when the TLS stack cannot start.
-pub fn transport(cfg: &HttpConfig) -> HostResult<(StreamableHttpClientTransport<reqwest::Client>, RedirectRefused)> {
+/// `bearer` is sent as `Authorization: Bearer …` (never logged).
+pub fn transport(cfg: &HttpConfig, bearer: Option<&str>) -> HostResult<(StreamableHttpClientTransport<reqwest::Client>, RedirectRefused)> {
     let refused = RedirectRefused::default();
     let client = reqwest::Client::builder()
         .redirect(redirect_policy(refused.clone()))
@@ -49,7 +50,10 @@ pub fn transport(cfg: &HttpConfig) -> HostResult<(StreamableHttpClientTransport<
         value.set_sensitive(true);
         headers.insert(name, value);
     }
-    let config = StreamableHttpClientTransportConfig::with_uri(Arc::<str>::from(cfg.url.as_str())).custom_headers(headers);
+    let mut config = StreamableHttpClientTransportConfig::with_uri(Arc::<str>::from(cfg.url.as_str())).custom_headers(headers);
+    if let Some(token) = bearer {
+        config = config.auth_header(token);
+    }
     Ok((StreamableHttpClientTransport::with_client(client, config), refused))
 }
 

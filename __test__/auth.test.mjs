@@ -1,0 +1,108 @@
+// OAuth: a Streamable HTTP server answering 401 moves to `authRequired` with
+// RFC 9728 metadata; the AHP `authenticate` command brings it to `ready`;
+// refusals use AHP's JSON-RPC codes; secrets never leak.
+
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { newHost, waitState, serverState, waitFor, FIXTURES, NODE, everythingEntry, stateHistory } from './helpers/host.mjs'
+
+const CANARY = 'canary-access-token-7f3a9c'
+
+/** Starts the protected fixture server; resolves {url, base, stats(), stop}. */
+async function protectedServer(t, env = {}) {
+  const child = spawn(NODE, [join(FIXTURES, 'protected-server.mjs')], {
+    env: { ...process.env, ACCEPT_TOKEN: CANARY, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  t.after(() => child.kill('SIGTERM'))
+  const port = await new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += d
+      const m = /LISTENING (\d+)/.exec(out)
+      if (m) resolve(Number(m[1]))
+    })
+    child.once('exit', (code) => reject(new Error(`protected server exited with ${code}`)))
+  })
+  const base = `http://127.0.0.1:${port}`
+  return { url: `${base}/mcp`, base, stats: async () => (await fetch(`${base}/__stats`)).json() }
+}
+
+function assertNoSecret(host, actions, logs, secret) {
+  const everything = JSON.stringify({ actions, logs, state: host.getState() })
+  assert.equal(everything.includes(secret), false, 'the secret appears in actions, logs or state')
+}
+
+test('401 → authRequired with protected resource metadata; authenticate → ready', async (t) => {
+  const server = await protectedServer(t)
+  const { host, actions, logs } = newHost(t)
+  const id = await host.addServer({ name: 'prot', config: { type: 'streamable-http', url: server.url } })
+  const state = await waitState(host, id, 'authRequired')
+  assert.equal(state.reason, 'required')
+  assert.equal(state.resource.resource, server.url)
+  assert.deepEqual(state.resource.authorization_servers, [`${server.base}/as`])
+  assert.deepEqual(state.requiredScopes, ['mcp:read'])
+  assert.equal(state.oauthClient, undefined)
+
+  // An unknown resource is InvalidParams (-32602) and lists what was advertised.
+  await assert.rejects(host.authenticate({ resource: 'http://127.0.0.1:1/elsewhere', token: CANARY }), (err) => {
+    assert.equal(err.code, -32602)
+    assert.deepEqual(err.data.resources.map((r) => r.resource), [server.url])
+    return true
+  })
+
+  // Declared scopes that do not cover requiredScopes: rejected, nothing sent.
+  const before = await server.stats()
+  await assert.rejects(host.authenticate({ resource: server.url, token: CANARY, scopes: ['mcp:write'] }), (err) => {
+    assert.equal(err.code, -32007)
+    assert.equal(err.data.resources[0].resource, server.url)
+    return true
+  })
+  assert.equal((await server.stats()).tokenRequests, before.tokenRequests, 'a token was sent despite insufficient scopes')
+
+  // A token the server refuses: -32007, state stays authRequired (never ready).
+  await assert.rejects(host.authenticate({ resource: server.url, token: 'wrong-token' }), (err) => err.code === -32007)
+  assert.equal(serverState(host, id).kind, 'authRequired')
+  assert.equal(serverState(host, id).reason, 'expired')
+
+  await host.authenticate({ resource: server.url, token: CANARY, scopes: ['mcp:read'], expiresIn: 3600 })
+  await waitState(host, id, 'ready')
+  const result = await host.callTool({ serverId: id, name: 'whoami', arguments: { name: 'ahp' } })
+  assert.equal(result.content[0].text, 'hello ahp')
+  // authRequired is never followed by `starting` during a token retry.
+  const kinds = stateHistory(actions, id).map((s) => s.kind)
+  assert.deepEqual(kinds.slice(kinds.indexOf('authRequired')), ['authRequired', 'authRequired', 'ready'])
+  assertNoSecret(host, actions, logs, CANARY)
+})
+
+test('discovery failures end in error naming the URLs tried; a sibling stays ready', async (t) => {
+  for (const [mode, expect] of [['none', /oauth-protected-resource/], ['oversized', /larger than 65536 bytes/], ['malformed', /not a JSON object/], ['mismatch', /does not match/]]) {
+    await t.test(mode, async (t) => {
+      const server = await protectedServer(t, { METADATA: mode })
+      const { host } = newHost(t)
+      const sibling = await host.addServer({ name: 'sibling', config: everythingEntry() })
+      const id = await host.addServer({ name: 'prot', config: { type: 'streamable-http', url: server.url } })
+      const state = await waitState(host, id, 'error')
+      assert.equal(state.error.errorType, 'auth_discovery_failed')
+      assert.match(state.error.message, expect)
+      assert.match(state.error.message, /\.well-known\/oauth-protected-resource/)
+      await waitState(host, sibling, 'ready')
+      // No retry loop: the state stays error.
+      await new Promise((r) => setTimeout(r, 300))
+      assert.equal(serverState(host, id).kind, 'error')
+    })
+  }
+})
+
+test('a stopped authRequired server refuses authenticate', async (t) => {
+  const server = await protectedServer(t)
+  const { host } = newHost(t)
+  const id = await host.addServer({ name: 'prot', config: { type: 'streamable-http', url: server.url } })
+  await waitState(host, id, 'authRequired')
+  host.dispatch({ type: 'session/mcpServerStopRequested', id }, { clientId: 'c', clientSeq: 1 })
+  await waitState(host, id, 'stopped')
+  await assert.rejects(host.authenticate({ resource: server.url, token: CANARY }), (err) => err.code === -32602)
+  await waitFor(async () => (await server.stats()).tokenRequests === 0, { what: 'no token sent' })
+})

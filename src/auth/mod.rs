@@ -1,0 +1,14 @@
+//! OAuth glue around rmcp's `auth` feature: turning a 401/403 challenge into
+//! AHP's `McpServerAuthRequiredState`, and checking tokens pushed with the
+//! AHP `authenticate` command.
+//!
+//! Implements MCP 2025-11-25 "Authorization" (RFC 9728 protected resource
+//! metadata discovery) and AHP 1.0 "Authentication" (`authRequired`,
+//! `authenticate`). Tokens and client secrets never enter state, logs or
+//! error messages.
+
+mod challenge;
+mod resource_metadata;
+
+pub use challenge::{AuthChallenge, ChallengeStatus};
+pub use resource_metadata::{discover, requirement};

@@ -1,0 +1,184 @@
+//! RFC 9728 protected resource metadata for the AHP `authRequired` state.
+//!
+//! Discovery order (MCP 2025-11-25 "Authorization › Protected Resource
+//! Metadata Discovery"): the `resource_metadata` URL of the challenge, then
+//! the path-aware well-known URL, then the root one. When none answers,
+//! rmcp's authorization-server discovery decides: metadata found at the
+//! server's origin (2025-03-26 servers) gives a synthesized document naming
+//! that origin; nothing found is an error listing every URL tried.
+
+use std::time::Duration;
+
+use ahp_types::state::{McpAuthRequiredReason, McpOAuthClient, McpServerAuthRequiredState, ProtectedResourceMetadata};
+use futures::StreamExt;
+use rmcp::transport::auth::{AuthorizationManager, AuthorizationMetadataSource};
+use url::Url;
+
+use super::challenge::{AuthChallenge, ChallengeStatus};
+use crate::error::{ErrorCode, HostError, HostResult};
+use crate::limits::{AUTH_METADATA_TIMEOUT_MS, MAX_AUTH_METADATA_BYTES};
+
+/// Finds the protected resource metadata of the MCP server at `server`.
+///
+/// Errors: `auth_discovery_failed` naming every URL tried (malformed,
+/// oversized or mismatched documents are named with the reason).
+pub async fn discover(server: &Url, challenge: &AuthChallenge) -> HostResult<ProtectedResourceMetadata> {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_millis(AUTH_METADATA_TIMEOUT_MS))
+        .build()
+        .map_err(|e| HostError::new(ErrorCode::Internal, format!("cannot build HTTP client: {e}")))?;
+    let mut tried = Vec::new();
+    for url in candidates(server, challenge) {
+        match fetch(&client, &url).await {
+            Ok(doc) => match check(doc, server) {
+                Ok(metadata) => return Ok(metadata),
+                Err(reason) => tried.push(format!("{url} ({reason})")),
+            },
+            Err(reason) => tried.push(format!("{url} ({reason})")),
+        }
+    }
+    // No RFC 9728 document: a 2025-03-26 server may publish RFC 8414 metadata at its origin.
+    if let Ok(manager) = AuthorizationManager::new(server.as_str()).await {
+        if let Ok(resolution) = manager.resolve_metadata().await {
+            if resolution.source == AuthorizationMetadataSource::AuthorizationServerMetadata {
+                let issuer = resolution.metadata.issuer.clone().unwrap_or_else(|| origin(server));
+                if let Some(metadata) = synthesized(server, issuer, challenge) {
+                    return Ok(metadata);
+                }
+            }
+        }
+    }
+    tried.push(format!("{}/.well-known/oauth-authorization-server (no authorization server metadata)", origin(server)));
+    Err(HostError::new(ErrorCode::AuthDiscoveryFailed, format!("OAuth discovery failed; tried {}", tried.join(", "))))
+}
+
+/// Builds the AHP `authRequired` state for a challenge (no token, no client secret).
+pub fn requirement(challenge: &AuthChallenge, had_token: bool, resource: ProtectedResourceMetadata, client_id: Option<&str>) -> McpServerAuthRequiredState {
+    let reason = match challenge.status {
+        ChallengeStatus::InsufficientScope => McpAuthRequiredReason::InsufficientScope,
+        ChallengeStatus::Unauthorized if had_token => McpAuthRequiredReason::Expired,
+        ChallengeStatus::Unauthorized => McpAuthRequiredReason::Required,
+    };
+    let mut scopes = challenge.scopes();
+    if scopes.is_empty() {
+        scopes = resource.scopes_supported.clone().unwrap_or_default();
+    }
+    McpServerAuthRequiredState {
+        reason,
+        oauth_client: client_id.map(|id| McpOAuthClient { client_id: id.to_owned(), client_secret: None }),
+        resource,
+        required_scopes: (!scopes.is_empty()).then_some(scopes),
+        description: challenge.params.error_description.clone(),
+    }
+}
+
+fn origin(url: &Url) -> String {
+    url.origin().ascii_serialization()
+}
+
+fn candidates(server: &Url, challenge: &AuthChallenge) -> Vec<Url> {
+    let mut out: Vec<Url> = Vec::new();
+    if let Some(u) = &challenge.params.resource_metadata_url {
+        out.push(u.clone());
+    }
+    let base = origin(server);
+    let path = server.path().trim_end_matches('/');
+    if !path.is_empty() {
+        if let Ok(u) = Url::parse(&format!("{base}/.well-known/oauth-protected-resource{path}")) {
+            out.push(u);
+        }
+    }
+    if let Ok(u) = Url::parse(&format!("{base}/.well-known/oauth-protected-resource")) {
+        out.push(u);
+    }
+    out.dedup();
+    out
+}
+
+/// GETs a JSON document of at most [`MAX_AUTH_METADATA_BYTES`].
+async fn fetch(client: &reqwest::Client, url: &Url) -> Result<serde_json::Value, String> {
+    let response = client.get(url.clone()).header("Accept", "application/json").send().await.map_err(|e| format!("request failed: {}", e.without_url()))?;
+    if !response.status().is_success() {
+        return Err(format!("HTTP {}", response.status().as_u16()));
+    }
+    if response.content_length().is_some_and(|n| n as usize > MAX_AUTH_METADATA_BYTES) {
+        return Err(format!("larger than {MAX_AUTH_METADATA_BYTES} bytes"));
+    }
+    let mut body = Vec::new();
+    let mut stream = response.bytes_stream();
+    while let Some(chunk) = stream.next().await {
+        let chunk = chunk.map_err(|e| format!("read failed: {}", e.without_url()))?;
+        if body.len() + chunk.len() > MAX_AUTH_METADATA_BYTES {
+            return Err(format!("larger than {MAX_AUTH_METADATA_BYTES} bytes"));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    serde_json::from_slice(&body).map_err(|e| format!("not JSON: {e}"))
+}
+
+/// RFC 9728 §3.3: the document must be an object whose `resource` identifies this server.
+fn check(doc: serde_json::Value, server: &Url) -> Result<ProtectedResourceMetadata, String> {
+    if !doc.is_object() {
+        return Err("not a JSON object".to_owned());
+    }
+    let metadata: ProtectedResourceMetadata = serde_json::from_value(doc).map_err(|e| format!("malformed metadata: {e}"))?;
+    let resource = Url::parse(&metadata.resource).map_err(|_| "\"resource\" is not a URL".to_owned())?;
+    if !same_resource(&resource, server) {
+        return Err(format!("\"resource\" {} does not match the server URL", metadata.resource));
+    }
+    if metadata.authorization_servers.as_ref().is_none_or(Vec::is_empty) {
+        return Err("no \"authorization_servers\"".to_owned());
+    }
+    Ok(metadata)
+}
+
+/// `resource` identifies `server` when it has the same origin and its path is
+/// a prefix of the server's path (MCP: the canonical server URI).
+fn same_resource(resource: &Url, server: &Url) -> bool {
+    resource.origin() == server.origin() && server.path().starts_with(resource.path().trim_end_matches('/'))
+}
+
+/// A minimal document for a server without RFC 9728 metadata whose origin
+/// publishes authorization server metadata.
+fn synthesized(server: &Url, issuer: String, challenge: &AuthChallenge) -> Option<ProtectedResourceMetadata> {
+    let mut doc = serde_json::json!({ "resource": server.as_str(), "authorization_servers": [issuer] });
+    if let Some(scope) = &challenge.params.scope {
+        doc["scopes_supported"] = serde_json::json!(scope.split_whitespace().collect::<Vec<_>>());
+    }
+    serde_json::from_value(doc).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(s: &str) -> Url {
+        Url::parse(s).unwrap_or_else(|e| panic!("{s}: {e}"))
+    }
+
+    #[test]
+    fn candidates_follow_spec_order() {
+        let server = url("https://mcp.example.test/tools/mcp");
+        let c = AuthChallenge::from_header(r#"Bearer resource_metadata="https://mcp.example.test/prm""#, &server);
+        let list: Vec<String> = candidates(&server, &c).into_iter().map(String::from).collect();
+        assert_eq!(list, [
+            "https://mcp.example.test/prm",
+            "https://mcp.example.test/.well-known/oauth-protected-resource/tools/mcp",
+            "https://mcp.example.test/.well-known/oauth-protected-resource",
+        ]);
+    }
+
+    #[test]
+    fn check_rejects_mismatched_and_malformed_documents() {
+        let server = url("https://mcp.example.test/mcp");
+        let ok = serde_json::json!({"resource": "https://mcp.example.test/mcp", "authorization_servers": ["https://as.example.test"]});
+        assert!(check(ok, &server).is_ok());
+        let other = serde_json::json!({"resource": "https://evil.example.test/mcp", "authorization_servers": ["https://as.example.test"]});
+        assert!(check(other, &server).unwrap_err().contains("does not match"));
+        assert!(check(serde_json::json!([1]), &server).unwrap_err().contains("not a JSON object"));
+        assert!(check(serde_json::json!({"resource": 3}), &server).unwrap_err().contains("malformed"));
+        let no_as = serde_json::json!({"resource": "https://mcp.example.test/mcp"});
+        assert!(check(no_as, &server).unwrap_err().contains("authorization_servers"));
+    }
+}
