@@ -286,6 +286,10 @@ export interface McpHostOptions {
    * (and Windows basics). Configured `env` overlays it; PLUGIN_ROOT/PLUGIN_DATA are set last.
    */
   env?: 'inherit' | 'allowList'
+  /** HTTPS URL of the app's OAuth Client ID Metadata Document (used when the AS supports CIMD). */
+  clientMetadataUrl?: string
+  /** Fixed port for the loopback OAuth redirect listener; default random. */
+  oauthRedirectPort?: number
   /**
    * Answers to requests servers send to the client (MCP 2025-11-25 "Client
    * Features"). A capability is declared in `initialize` only when its handler
@@ -328,7 +332,7 @@ export interface AddPluginOptions {
   /** Startup timeout (ms) for every server of the plugin. */
   startupTimeoutMs?: number
   /** Per-server overrides keyed by the name in `mcpServers`. */
-  servers?: Record<string, { startupTimeoutMs?: number }>
+  servers?: Record<string, { startupTimeoutMs?: number; oauth?: OAuthClientOption }>
 }
 
 export interface PluginAdded {
@@ -354,6 +358,8 @@ export interface AddServerOptions {
   uri?: URI
   /** Startup timeout (ms). */
   startupTimeoutMs?: number
+  /** Pre-registered OAuth client (else CIMD, else dynamic registration). */
+  oauth?: OAuthClientOption
 }
 
 export interface CallToolOptions {
@@ -394,6 +400,8 @@ export type HostErrorCode =
   | 'redirect_refused'
   | 'auth_discovery_failed'
   | 'auth_required'
+  | 'auth_failed'
+  | 'auth_denied'
   | 'invalid_params'
   | 'protocol_error'
   | 'cancelled'
@@ -402,6 +410,23 @@ export type HostErrorCode =
   | 'rejected'
   | 'disposed'
   | 'internal'
+
+/** Options of {@link McpHost.authorize}. */
+export interface AuthorizeOptions {
+  /** Called with the authorization URL to open (in addition to the `authorizationUrl` event). */
+  openUrl?: (url: string) => void
+  /** Scopes to request; default: the challenge's `scope`, else `scopes_supported`, else none. */
+  scopes?: string[]
+  /** Time allowed for the user to finish (ms). Default 300 000. */
+  timeoutMs?: number
+}
+
+/** A pre-registered OAuth client for one server (host-side; not part of `mcp.json`). */
+export interface OAuthClientOption {
+  clientId: string
+  /** Secret of a confidential client; never appears in state, logs or errors. */
+  clientSecret?: string
+}
 
 /** AHP `authenticate` parameters. */
 export interface AuthenticateParams {
@@ -426,6 +451,8 @@ export declare class HostError extends Error {
 export interface McpHostEvents {
   action: [envelope: ActionEnvelope]
   log: [record: LogRecord]
+  /** A host-run sign-in ({@link McpHost.authorize}) needs this URL opened in a browser. */
+  authorizationUrl: [event: { serverId: string; url: string }]
 }
 
 /**
@@ -453,6 +480,17 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * `scopes` do not cover `requiredScopes`; `data.resources`).
    */
   authenticate(params: AuthenticateParams): Promise<Record<string, never>>
+  /**
+   * Host-run OAuth sign-in (authorization code + PKCE S256, RFC 8707
+   * `resource`, RFC 9207 `iss` check), all in Rust. The authorization URL
+   * arrives as an `authorizationUrl` event (and through `openUrl`); the app
+   * opens it, the browser is redirected to a one-shot listener on 127.0.0.1.
+   * Resolves once the server is `ready`; tokens are refreshed automatically.
+   * A denied consent, wrong `state` or timeout (default 5 min) rejects
+   * (`auth_denied`, `auth_failed`, `timeout`) and leaves the server
+   * `authRequired` with the reason as `description`. Never opens a browser itself.
+   */
+  authorize(serverId: string, options?: AuthorizeOptions): Promise<void>
   /** The session state, exactly as the AHP reducer made it from the emitted actions. */
   getState(): SessionState
   /** Tools of every `ready` server. */

@@ -110,6 +110,17 @@ class McpHost extends EventEmitter {
     throw new HostError(r.code, r.message, r.data)
   }
 
+  async authorize(serverId, { openUrl, ...options } = {}) {
+    const native = this.#live()
+    const onUrl = openUrl && ((event) => { if (event.serverId === serverId) openUrl(event.url) })
+    if (onUrl) this.on('authorizationUrl', onUrl)
+    try {
+      unwrap(await native.authorize(String(serverId), JSON.stringify(options)))
+    } finally {
+      if (onUrl) this.off('authorizationUrl', onUrl)
+    }
+  }
+
   getState() { return JSON.parse(this.#live().getState()) }
   listTools() { return JSON.parse(this.#live().listTools()) }
 

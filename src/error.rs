@@ -39,6 +39,11 @@ pub enum ErrorCode {
     RedirectRefused,
     /// OAuth discovery found no usable metadata (`auth_discovery_failed`).
     AuthDiscoveryFailed,
+    /// A host-run sign-in failed (discovery, registration, PKCE, token
+    /// exchange, `state`/`iss` mismatch) (`auth_failed`).
+    AuthFailed,
+    /// The user or the authorization server refused consent (`auth_denied`).
+    AuthDenied,
     /// AHP `AuthRequired` (JSON-RPC -32007): the token was refused or does
     /// not cover the required scopes; `data` is `{resources}` (`auth_required`).
     AuthRequired,
@@ -80,6 +85,8 @@ impl ErrorCode {
             Self::RedirectRefused => "redirect_refused",
             Self::AuthDiscoveryFailed => "auth_discovery_failed",
             Self::AuthRequired => "auth_required",
+            Self::AuthFailed => "auth_failed",
+            Self::AuthDenied => "auth_denied",
             Self::InvalidParams => "invalid_params",
             Self::ProtocolError => "protocol_error",
             Self::Cancelled => "cancelled",

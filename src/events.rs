@@ -43,6 +43,14 @@ pub enum HostEvent {
     Action(ActionEnvelope),
     /// A log record.
     Log(LogRecord),
+    /// A host-run sign-in needs the app to open `url` in a browser
+    /// (JS event `authorizationUrl` `{serverId, url}`).
+    AuthorizationUrl {
+        /// The server being signed in to.
+        server_id: String,
+        /// The authorization endpoint URL with PKCE challenge and `state`.
+        url: String,
+    },
 }
 
 /// Receives host events. Called from any thread, sometimes while the session

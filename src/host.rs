@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::flow::{sign_in, ClientIdentity, SignIn, DEFAULT_SIGN_IN_TIMEOUT};
 use crate::config::launch::{ensure_plugin_data_dir, host_base_env, EnvPolicy};
 use crate::config::{parse_mcp_json, validate_entry_value, PluginVars, ServerConfig};
 use crate::error::{ErrorCode, HostError, HostResult};
@@ -30,7 +31,7 @@ use crate::limits::Limits;
 use crate::requests::{client_capabilities, RequestHandler};
 use crate::session::{self, child_server_id, mcp_server_entry, plugin_entry, server_enabled, validate_client_action, ClientRequest, SessionStore};
 use crate::supervisor::call::{call_tool, CallRequest};
-use crate::supervisor::{Command, HostShared, ServerHandle, ServerSpec, TransportSpec};
+use crate::supervisor::{Command, HostShared, OAuthClientSetting, ServerHandle, ServerSpec, TransportSpec};
 use crate::transport::process::ProcessRegistry;
 
 /// Options of [`Host::new`] (JS: `new McpHost(options)`).
@@ -50,6 +51,13 @@ pub struct HostOptions {
     /// Timeouts and restart policy overrides (clamped to hard caps).
     #[serde(default)]
     pub limits: Limits,
+    /// HTTPS URL of this app's OAuth Client ID Metadata Document, used as
+    /// `client_id` when an authorization server supports CIMD.
+    #[serde(default)]
+    pub client_metadata_url: Option<String>,
+    /// Port of the loopback OAuth redirect listener; default: random.
+    #[serde(default)]
+    pub oauth_redirect_port: Option<u16>,
     /// `"inherit"` (default): servers get the host's environment; `"allowList"`:
     /// only PATH, HOME, locale and similar basics (see `EnvPolicy`).
     #[serde(default)]
@@ -111,6 +119,9 @@ pub struct ServerOverrides {
     /// Startup timeout (ms): spawn/connect plus `initialize`. Default `limits.startupTimeoutMs`.
     #[serde(default)]
     pub startup_timeout_ms: Option<u64>,
+    /// Pre-registered OAuth client for this server.
+    #[serde(default)]
+    pub oauth: Option<OAuthClientSetting>,
 }
 
 /// `addServer` options: a top-level server outside any plugin.
@@ -130,6 +141,9 @@ pub struct AddServer {
     /// Startup timeout (ms).
     #[serde(default)]
     pub startup_timeout_ms: Option<u64>,
+    /// Pre-registered OAuth client for this server.
+    #[serde(default)]
+    pub oauth: Option<OAuthClientSetting>,
 }
 
 /// What `addPlugin` reports.
@@ -191,6 +205,20 @@ pub struct Host {
     shared: Arc<HostShared>,
     registry: Mutex<Registry>,
     data_dir: PathBuf,
+    client_metadata_url: Option<String>,
+    oauth_redirect_port: Option<u16>,
+}
+
+/// `authorize` options.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AuthorizeArgs {
+    /// Scopes to request; default: the challenge's, else `scopes_supported`, else none.
+    #[serde(default)]
+    pub scopes: Option<Vec<String>>,
+    /// Time allowed for the user to finish (ms); default 300 000.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
 }
 
 impl Host {
@@ -225,7 +253,13 @@ impl Host {
             requests,
         });
         let data_dir = options.data_dir.unwrap_or_else(|| std::env::temp_dir().join("ahp-mcp-host-data"));
-        Self { shared, registry: Mutex::new(Registry::default()), data_dir }
+        Self {
+            shared,
+            registry: Mutex::new(Registry::default()),
+            data_dir,
+            client_metadata_url: options.client_metadata_url,
+            oauth_redirect_port: options.oauth_redirect_port,
+        }
     }
 
     fn registry(&self) -> std::sync::MutexGuard<'_, Registry> {
@@ -324,6 +358,7 @@ impl Host {
                 id,
                 transport: transport_spec(config, vars.clone()),
                 startup_timeout: self.startup_timeout(overrides.or(opts.startup_timeout_ms)),
+                oauth_client: opts.servers.get(&entry.name).and_then(|o| o.oauth.clone()),
             });
         }
         let load = if problems.is_empty() {
@@ -372,6 +407,7 @@ impl Host {
             id: opts.name.clone(),
             transport: transport_spec(config, PluginVars { plugin_root: root, plugin_data: data }),
             startup_timeout: self.startup_timeout(opts.startup_timeout_ms),
+            oauth_client: opts.oauth.clone(),
         };
         self.upsert(Customization::McpServer(Box::new(mcp_server_entry(&opts.name, &uri, &opts.name, None, starting()))));
         self.spawn_actors(vec![spec]);
@@ -519,6 +555,72 @@ impl Host {
             }
         }
         last
+    }
+
+    /// Host-run sign-in for Streamable HTTP server `server_id` (see
+    /// [`crate::auth::flow`]). The app receives the authorization URL as an
+    /// `authorizationUrl` event and opens it; the host never opens a browser.
+    /// Resolves once the server is `ready` with the new tokens.
+    ///
+    /// A denied consent, a wrong `state`, a failed exchange or a timeout ends
+    /// the attempt: the server stays `authRequired` with the reason as its
+    /// `description`, the redirect port is freed, and nothing is retried.
+    /// Errors: `not_found`, `invalid_argument` (not an HTTP server),
+    /// `auth_failed`, `auth_denied`, `timeout`, `disposed`.
+    pub async fn authorize(&self, server_id: &str, args: AuthorizeArgs) -> HostResult<()> {
+        self.check_live()?;
+        let handle = self
+            .registry()
+            .servers
+            .get(server_id)
+            .cloned()
+            .ok_or_else(|| HostError::new(ErrorCode::NotFound, format!("no server {server_id:?}")))?;
+        let TransportSpec::StreamableHttp(cfg) = &handle.spec.transport else {
+            return Err(HostError::new(ErrorCode::InvalidArgument, format!("{server_id} is not a Streamable HTTP server")));
+        };
+        let client = handle.spec.oauth_client.clone();
+        let opts = SignIn {
+            server: cfg.url.clone(),
+            challenge: handle.live.challenge(),
+            identity: ClientIdentity {
+                client_id: client.as_ref().map(|c| c.client_id.clone()),
+                client_secret: client.and_then(|c| c.client_secret),
+                client_metadata_url: self.client_metadata_url.clone(),
+                client_name: self.shared.client_info.client_info.name.clone(),
+            },
+            scopes: args.scopes.unwrap_or_default(),
+            redirect_port: self.oauth_redirect_port.unwrap_or(0),
+            timeout: args.timeout_ms.map_or(DEFAULT_SIGN_IN_TIMEOUT, Duration::from_millis),
+        };
+        let sink = self.shared.sink.clone();
+        let id = server_id.to_owned();
+        let signed_in = tokio::select! {
+            r = sign_in(&opts, move |url| sink.send(HostEvent::AuthorizationUrl { server_id: id, url })) => r,
+            _ = self.shared.disposed.cancelled() => Err(HostError::new(ErrorCode::Disposed, "the host was disposed")),
+        };
+        match signed_in {
+            Ok(manager) => {
+                let (reply, rx) = tokio::sync::oneshot::channel();
+                handle.send(Command::UseOAuth { manager, reply });
+                rx.await.unwrap_or_else(|_| Err(HostError::new(ErrorCode::NotFound, "the server is gone")))
+            }
+            Err(e) => {
+                self.describe_auth_failure(server_id, &e.message);
+                Err(e)
+            }
+        }
+    }
+
+    /// Puts the reason of a failed sign-in into the server's `authRequired` state.
+    fn describe_auth_failure(&self, server_id: &str, message: &str) {
+        let current = {
+            let session = self.shared.session.lock().unwrap_or_else(PoisonError::into_inner);
+            session::mcp_servers(session.state()).into_iter().find(|s| s.id == server_id).map(|s| s.state.clone())
+        };
+        if let Some(McpServerState::AuthRequired(mut req)) = current {
+            req.description = Some(message.to_owned());
+            self.shared.set_server_state(server_id, McpServerState::AuthRequired(req));
+        }
     }
 
     /// The session state: exactly what the `ahp` reducer made from the emitted envelopes.

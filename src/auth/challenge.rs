@@ -18,6 +18,8 @@ pub struct AuthChallenge {
     pub status: ChallengeStatus,
     /// Parsed parameters (`resource_metadata`, `scope`, `error`, `error_description`).
     pub params: WWWAuthenticateParams,
+    /// The raw header (for rmcp's challenge-driven discovery and scope selection).
+    pub header: String,
 }
 
 impl AuthChallenge {
@@ -28,7 +30,7 @@ impl AuthChallenge {
     pub fn from_header(header: &str, base: &url::Url) -> Self {
         let params = WWWAuthenticateParams::parse(header, base);
         let status = if params.is_insufficient_scope() { ChallengeStatus::InsufficientScope } else { ChallengeStatus::Unauthorized };
-        Self { status, params }
+        Self { status, params, header: header.to_owned() }
     }
 
     /// The challenge's `scope`, split on spaces.

@@ -7,7 +7,9 @@
 //! `authenticate`). Tokens and client secrets never enter state, logs or
 //! error messages.
 
+pub mod callback;
 mod challenge;
+pub mod flow;
 mod resource_metadata;
 
 pub use challenge::{AuthChallenge, ChallengeStatus};

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{EventSink, HostEvent};
-use crate::host::{AddPlugin, AddServer, AuthenticateArgs, CallToolArgs, Host, HostOptions};
+use crate::host::{AddPlugin, AddServer, AuthenticateArgs, AuthorizeArgs, CallToolArgs, Host, HostOptions};
 use crate::requests::{RequestHandler, ServerRequestKind};
 use futures::future::BoxFuture;
 
@@ -88,6 +88,9 @@ impl EventSink for JsSink {
         let json = match &event {
             HostEvent::Action(envelope) => serde_json::to_string(&json!({ "event": "action", "payload": envelope })),
             HostEvent::Log(record) => serde_json::to_string(&json!({ "event": "log", "payload": record })),
+            HostEvent::AuthorizationUrl { server_id, url } => {
+                serde_json::to_string(&json!({ "event": "authorizationUrl", "payload": { "serverId": server_id, "url": url } }))
+            }
         };
         let Ok(json) = json else { return };
         self.outbox.pending.lock().unwrap_or_else(PoisonError::into_inner).push(json);
@@ -184,6 +187,13 @@ impl NativeHost {
     pub async fn authenticate(&self, args_json: String) -> String {
         let host = self.host.clone();
         respond(async move { host.authenticate(parse::<AuthenticateArgs>("authenticate arguments", &args_json)?).await }.await)
+    }
+
+    /// `authorize(serverId, argsJson)`: host-run OAuth sign-in → response JSON with `null`.
+    #[napi]
+    pub async fn authorize(&self, server_id: String, args_json: String) -> String {
+        let host = self.host.clone();
+        respond(async move { host.authorize(&server_id, parse::<AuthorizeArgs>("authorize options", &args_json)?).await }.await)
     }
 
     /// The session state snapshot as JSON.

@@ -21,7 +21,8 @@ use rmcp::service::{Peer, RoleClient};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::client::Notice;
-use super::connect::{self, Connection, OpenFailure, TransportSpec};
+use super::connect::{self, Connection, HttpAuth, OpenFailure, TransportSpec};
+use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use super::discovery;
 use super::{Command, HostShared, LiveConnection, ServerLive, ServerSpec};
 use crate::auth::{self, AuthChallenge};
@@ -62,6 +63,8 @@ struct Actor {
     token: Option<String>,
     /// The pending `authenticate` caller, answered after the next connect attempt.
     auth_reply: Option<oneshot::Sender<HostResult<()>>>,
+    /// Authorization manager of a host-run sign-in (tokens + refresh).
+    oauth: Option<AuthClient<reqwest::Client>>,
     /// Skip the `starting` state once: a retry after `authenticate` stays
     /// `authRequired` until it succeeds.
     quiet_start: bool,
@@ -81,7 +84,7 @@ fn token_refused(requirement: &McpServerAuthRequiredState) -> HostError {
 
 pub(super) async fn run(shared: Arc<HostShared>, spec: ServerSpec, live: Arc<ServerLive>, commands: mpsc::UnboundedReceiver<Command>, start: bool) {
     let disposed = shared.disposed.clone();
-    let actor = Actor { shared, spec, live, commands, token: None, auth_reply: None, quiet_start: false };
+    let actor = Actor { shared, spec, live, commands, token: None, auth_reply: None, oauth: None, quiet_start: false };
     tokio::select! {
         _ = actor.main(start) => {}
         _ = disposed.cancelled() => {}
@@ -112,6 +115,10 @@ impl Actor {
                     self.auth_reply = Some(reply);
                     return AuthWait::Retry;
                 }
+                Some(Command::UseOAuth { manager, reply }) => {
+                    self.use_oauth(manager, reply);
+                    return AuthWait::Retry;
+                }
                 Some(Command::Start) => return AuthWait::Retry,
                 Some(Command::SetEnabled(true)) => {}
                 Some(Command::Stop) | Some(Command::SetEnabled(false)) => return AuthWait::Stopped,
@@ -125,6 +132,17 @@ impl Actor {
         }
     }
 
+    /// Switches to the tokens of a host-run sign-in; `reply` is answered
+    /// after the next connect attempt.
+    fn use_oauth(&mut self, manager: AuthorizationManager, reply: oneshot::Sender<HostResult<()>>) {
+        // The HTTP client inside is replaced per connection (see `HttpAuth::OAuth`).
+        self.oauth = Some(AuthClient::new(reqwest::Client::new(), manager));
+        self.token = None;
+        if let Some(previous) = self.auth_reply.replace(reply) {
+            let _ = previous.send(Err(HostError::new(ErrorCode::Cancelled, "superseded by a newer sign-in")));
+        }
+    }
+
     /// Handles a 401/403 at connect: discovery, then the `authRequired` state.
     /// Returns `None` when discovery failed (the state is then `error`).
     async fn enter_auth_required(&mut self, challenge: &AuthChallenge) -> Option<AuthWait> {
@@ -133,7 +151,10 @@ impl Actor {
         };
         match auth::discover(&cfg.url, challenge).await {
             Ok(resource) => {
-                let requirement = auth::requirement(challenge, self.token.is_some(), resource, None);
+                let had_token = self.token.is_some() || self.oauth.is_some();
+                let client_id = self.spec.oauth_client.as_ref().map(|c| c.client_id.as_str());
+                let requirement = auth::requirement(challenge, had_token, resource, client_id);
+                self.live.set_challenge(Some(challenge.header.clone()));
                 self.answer_auth(Err(token_refused(&requirement)));
                 self.set_state(McpServerState::AuthRequired(Box::new(requirement)));
                 Some(self.wait_for_auth().await)
@@ -172,8 +193,15 @@ impl Actor {
             if !std::mem::take(&mut self.quiet_start) {
                 self.set_state(McpServerState::Starting(McpServerStartingState::default()));
             }
+            let mut signed_in = None;
             let opened = {
-                let open = open(&self.shared, &self.spec, &self.live, self.token.as_deref());
+                let (oauth, token) = (self.oauth.clone(), self.token.clone());
+                let credentials = match (&oauth, &token) {
+                    (Some(manager), _) => HttpAuth::OAuth(manager),
+                    (None, Some(token)) => HttpAuth::Bearer(token),
+                    (None, None) => HttpAuth::None,
+                };
+                let open = open(&self.shared, &self.spec, &self.live, credentials);
                 tokio::pin!(open);
                 loop {
                     tokio::select! {
@@ -182,6 +210,10 @@ impl Actor {
                             // Already starting: nothing to do.
                             Some(Command::SetEnabled(true)) => {}
                             Some(Command::Authenticate { reply, .. }) => refuse_auth(reply),
+                            Some(Command::UseOAuth { manager, reply }) => {
+                                signed_in = Some((manager, reply));
+                                break None;
+                            }
                             // Restart: drop this attempt (its process group is killed).
                             Some(Command::Start) => break None,
                             Some(Command::Stop) | Some(Command::SetEnabled(false)) => {
@@ -197,6 +229,9 @@ impl Actor {
                     }
                 }
             };
+            if let Some((manager, reply)) = signed_in {
+                self.use_oauth(manager, reply);
+            }
             let Some(opened) = opened else {
                 if !running {
                     self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
@@ -206,6 +241,7 @@ impl Actor {
             let (conn, closed_tx) = match opened {
                 Ok(v) => {
                     self.answer_auth(Ok(()));
+                    self.live.set_challenge(None);
                     v
                 }
                 Err(OpenFailure::Failed(e)) => {
@@ -267,6 +303,10 @@ impl Actor {
                             Some(Command::Start) => crashes = 0,
                             Some(Command::SetEnabled(true)) => {}
                             Some(Command::Authenticate { reply, .. }) => refuse_auth(reply),
+                            Some(Command::UseOAuth { manager, reply }) => {
+                                self.use_oauth(manager, reply);
+                                crashes = 0;
+                            }
                             Some(Command::Stop) | Some(Command::SetEnabled(false)) => {
                                 running = false;
                                 self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
@@ -291,6 +331,10 @@ impl Actor {
             Some(Command::Authenticate { reply, .. }) => {
                 refuse_auth(reply);
                 Next::Idle
+            }
+            Some(Command::UseOAuth { manager, reply }) => {
+                self.use_oauth(manager, reply);
+                Next::Run
             }
             Some(Command::Stop) | Some(Command::SetEnabled(false)) => {
                 self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
@@ -325,6 +369,10 @@ impl Actor {
                     cmd = self.commands.recv() => match cmd {
                         Some(Command::SetEnabled(true)) => {}
                         Some(Command::Authenticate { reply, .. }) => refuse_auth(reply),
+                        Some(Command::UseOAuth { manager, reply }) => {
+                            self.use_oauth(manager, reply);
+                            break Ended::Restart;
+                        }
                         Some(Command::Stop) | Some(Command::SetEnabled(false)) => break Ended::Stopped,
                         Some(Command::Start) => break Ended::Restart,
                         Some(Command::Shutdown(ack)) => break Ended::Shutdown(ack),
@@ -365,9 +413,9 @@ async fn open(
     shared: &Arc<HostShared>,
     spec: &ServerSpec,
     live: &ServerLive,
-    bearer: Option<&str>,
+    auth: HttpAuth<'_>,
 ) -> Result<(Connection, watch::Sender<Option<String>>), OpenFailure> {
-    let conn = connect::open(shared, &spec.id, &spec.transport, spec.startup_timeout, bearer).await?;
+    let conn = connect::open(shared, &spec.id, &spec.transport, spec.startup_timeout, auth).await?;
     let tools = discover(shared, spec, live, &conn.peer).await;
     let (closed_tx, closed) = watch::channel(None);
     live.set(Some(LiveConnection { peer: conn.peer.clone(), closed }), tools);

@@ -19,6 +19,7 @@ use crate::limits::MAX_STDIO_MESSAGE_BYTES;
 use crate::transport::process::{describe_exit, ServerProcess};
 use crate::transport::stderr::StderrTail;
 use crate::transport::{http, noise, process, stderr};
+use rmcp::transport::StreamableHttpClientTransport;
 
 /// How long to wait for the last stderr bytes after an exit.
 const STDERR_SETTLE: Duration = Duration::from_millis(250);
@@ -32,6 +33,18 @@ pub enum TransportSpec {
     Stdio(StdioConfig, PluginVars),
     /// A remote Streamable HTTP endpoint.
     StreamableHttp(HttpConfig),
+}
+
+/// Credentials for a Streamable HTTP connection.
+#[derive(Clone, Copy)]
+pub enum HttpAuth<'a> {
+    /// No `Authorization` header (a 401 starts the auth flow).
+    None,
+    /// A token pushed with AHP `authenticate`.
+    Bearer(&'a str),
+    /// A host-run sign-in: rmcp's `AuthClient` adds the token, refreshes it
+    /// shortly before expiry and once on a 401.
+    OAuth(&'a rmcp::transport::auth::AuthClient<reqwest::Client>),
 }
 
 /// Why a connection could not be opened.
@@ -66,13 +79,13 @@ pub struct Connection {
 /// Errors: `command_not_found`, `command_outside_root`, `spawn_failed` (launch),
 /// `server_exited` (exited before answering `initialize`, with exit status and
 /// stderr tail), `startup_timeout`, `connect_failed`, `redirect_refused`.
-/// `bearer` is the access token for a Streamable HTTP server, if any.
+/// `auth` gives the credentials for a Streamable HTTP server.
 pub async fn open(
     shared: &Arc<HostShared>,
     server_id: &str,
     spec: &TransportSpec,
     startup_timeout: Duration,
-    bearer: Option<&str>,
+    auth: HttpAuth<'_>,
 ) -> Result<Connection, OpenFailure> {
     let (notice_tx, notices) = mpsc::unbounded_channel();
     let handler = HostClient {
@@ -84,7 +97,7 @@ pub async fn open(
     };
     match spec {
         TransportSpec::Stdio(cfg, vars) => Ok(open_stdio(shared, server_id, cfg, vars, handler, notices, startup_timeout).await?),
-        TransportSpec::StreamableHttp(cfg) => open_http(cfg, handler, notices, startup_timeout, bearer).await,
+        TransportSpec::StreamableHttp(cfg) => open_http(cfg, handler, notices, startup_timeout, auth).await,
     }
 }
 
@@ -137,10 +150,23 @@ async fn open_http(
     handler: HostClient,
     notices: mpsc::UnboundedReceiver<Notice>,
     startup_timeout: Duration,
-    bearer: Option<&str>,
+    auth: HttpAuth<'_>,
 ) -> Result<Connection, OpenFailure> {
-    let (transport, redirect_refused) = http::transport(cfg, bearer)?;
-    match tokio::time::timeout(startup_timeout, handler.serve(transport)).await {
+    let bearer = match auth {
+        HttpAuth::Bearer(token) => Some(token),
+        _ => None,
+    };
+    let (client, config, redirect_refused) = http::client_and_config(cfg, bearer)?;
+    let served = match auth {
+        HttpAuth::OAuth(template) => {
+            let mut authorized = template.clone();
+            authorized.http_client = client;
+            let client = authorized;
+            tokio::time::timeout(startup_timeout, handler.serve(StreamableHttpClientTransport::with_client(client, config))).await
+        }
+        _ => tokio::time::timeout(startup_timeout, handler.serve(StreamableHttpClientTransport::with_client(client, config))).await,
+    };
+    match served {
         Ok(Ok(service)) => Ok(finish(service, notices, None, None)),
         Ok(Err(_)) if redirect_refused.load(std::sync::atomic::Ordering::Acquire) => {
             Err(HostError::new(ErrorCode::RedirectRefused, format!("connect failed: {}", http::CROSS_ORIGIN_REDIRECT)).into())

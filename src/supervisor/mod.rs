@@ -83,7 +83,6 @@ impl HostShared {
 }
 
 /// Commands an actor accepts.
-#[derive(Debug)]
 pub enum Command {
     /// Start, or restart when running; resets the crash counter.
     Start,
@@ -94,6 +93,14 @@ pub enum Command {
     SetEnabled(bool),
     /// Stop and end the actor; the sender is told when the process is gone.
     Shutdown(oneshot::Sender<()>),
+    /// A host-run sign-in succeeded: connect through this authorization
+    /// manager (it adds and refreshes the bearer token).
+    UseOAuth {
+        /// Holds the tokens; shared with every later connection.
+        manager: rmcp::transport::auth::AuthorizationManager,
+        /// Outcome: `Ok` once `ready`.
+        reply: oneshot::Sender<crate::error::HostResult<()>>,
+    },
     /// AHP `authenticate` for this server's advertised resource: reconnect
     /// with `token` (empty = revoke). The reply says whether the server
     /// accepted it.
@@ -119,6 +126,7 @@ pub struct LiveConnection {
 pub struct ServerLive {
     conn: RwLock<Option<LiveConnection>>,
     tools: RwLock<Arc<Vec<Tool>>>,
+    challenge: RwLock<Option<String>>,
 }
 
 impl ServerLive {
@@ -130,6 +138,15 @@ impl ServerLive {
     /// The tools of the current connection (empty unless `ready`).
     pub fn tools(&self) -> Arc<Vec<Tool>> {
         self.tools.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    /// The `WWW-Authenticate` challenge of the current `authRequired` state.
+    pub fn challenge(&self) -> Option<String> {
+        self.challenge.read().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+
+    fn set_challenge(&self, header: Option<String>) {
+        *self.challenge.write().unwrap_or_else(PoisonError::into_inner) = header;
     }
 
     fn set(&self, conn: Option<LiveConnection>, tools: Vec<Tool>) {
@@ -151,12 +168,34 @@ pub struct ServerSpec {
     pub transport: TransportSpec,
     /// Spawn/connect + `initialize` budget.
     pub startup_timeout: Duration,
+    /// Pre-registered OAuth client for this server (host-side setting).
+    pub oauth_client: Option<OAuthClientSetting>,
+}
+
+/// A pre-registered OAuth client (`oauth: {clientId, clientSecret?}` of
+/// `addServer` / plugin server overrides). The secret never enters state.
+#[derive(Clone, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OAuthClientSetting {
+    /// The client id registered with the authorization server.
+    pub client_id: String,
+    /// Its secret, for confidential clients.
+    #[serde(default)]
+    pub client_secret: Option<String>,
+}
+
+impl std::fmt::Debug for OAuthClientSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthClientSetting").field("client_id", &self.client_id).field("client_secret", &self.client_secret.as_ref().map(|_| "…")).finish()
+    }
 }
 
 /// The host's handle on one server actor.
 pub struct ServerHandle {
     /// Customization id.
     pub id: String,
+    /// What the actor runs.
+    pub spec: ServerSpec,
     /// Live view for callers.
     pub live: Arc<ServerLive>,
     commands: mpsc::UnboundedSender<Command>,
@@ -168,8 +207,8 @@ impl ServerHandle {
         let (commands, rx) = mpsc::unbounded_channel();
         let live = Arc::new(ServerLive::default());
         let id = spec.id.clone();
-        tokio::spawn(actor::run(shared, spec, live.clone(), rx, start));
-        Self { id, live, commands }
+        tokio::spawn(actor::run(shared, spec.clone(), live.clone(), rx, start));
+        Self { id, spec, live, commands }
     }
 
     /// Sends a command; ignored when the actor has ended.

@@ -36,6 +36,13 @@ pub type RedirectRefused = Arc<AtomicBool>;
 /// normally catches this first), `internal` when the TLS stack cannot start.
 /// `bearer` is sent as `Authorization: Bearer …` (never logged).
 pub fn transport(cfg: &HttpConfig, bearer: Option<&str>) -> HostResult<(StreamableHttpClientTransport<reqwest::Client>, RedirectRefused)> {
+    let (client, config, refused) = client_and_config(cfg, bearer)?;
+    Ok((StreamableHttpClientTransport::with_client(client, config), refused))
+}
+
+/// The pooled client (with the redirect policy) and the transport config for
+/// `cfg`, for callers that wrap the client (e.g. in rmcp's `AuthClient`).
+pub fn client_and_config(cfg: &HttpConfig, bearer: Option<&str>) -> HostResult<(reqwest::Client, StreamableHttpClientTransportConfig, RedirectRefused)> {
     let refused = RedirectRefused::default();
     let client = reqwest::Client::builder()
         .redirect(redirect_policy(refused.clone()))
@@ -54,7 +61,7 @@ pub fn transport(cfg: &HttpConfig, bearer: Option<&str>) -> HostResult<(Streamab
     if let Some(token) = bearer {
         config = config.auth_header(token);
     }
-    Ok((StreamableHttpClientTransport::with_client(client, config), refused))
+    Ok((client, config, refused))
 }
 
 fn redirect_policy(refused: RedirectRefused) -> reqwest::redirect::Policy {

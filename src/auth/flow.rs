@@ -1,0 +1,97 @@
+//! Host-run sign-in: the OAuth 2.1 authorization code flow with PKCE, run
+//! entirely in Rust on rmcp's `AuthorizationManager` / `AuthorizationSession`
+//! (MCP 2025-11-25 "Authorization").
+//!
+//! rmcp does the protocol work: RFC 9728 → RFC 8414 / OpenID Connect
+//! discovery (path-insertion variants, root fallback, 2025-03-26 default
+//! endpoints), client identity in spec order (pre-registered client, Client
+//! ID Metadata Document, dynamic client registration per RFC 7591), PKCE S256
+//! (an AS advertising methods without S256 is refused), the RFC 8707
+//! `resource` parameter, `state` and RFC 9207 `iss` checks, the token
+//! endpoint auth method the AS metadata names. This module adds the policy:
+//! the loopback redirect listener, the timeout, the URL hand-off to the app,
+//! and errors that never carry secrets.
+
+use std::time::Duration;
+
+use rmcp::transport::auth::{AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession};
+use url::Url;
+
+use super::callback::CallbackListener;
+use crate::error::{ErrorCode, HostError, HostResult};
+
+/// Default time allowed for the user to finish signing in: 5 min.
+pub const DEFAULT_SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How the host identifies itself to the authorization server.
+#[derive(Debug, Clone, Default)]
+pub struct ClientIdentity {
+    /// Pre-registered client id for this server (config `oauth.clientId`).
+    pub client_id: Option<String>,
+    /// Its secret (`oauth.clientSecret`); a secret, never logged.
+    pub client_secret: Option<String>,
+    /// HTTPS URL of this app's Client ID Metadata Document (host option).
+    pub client_metadata_url: Option<String>,
+    /// `client_name` for dynamic registration.
+    pub client_name: String,
+}
+
+/// Options of one sign-in.
+#[derive(Debug, Clone)]
+pub struct SignIn {
+    /// The MCP server (protected resource) URL.
+    pub server: Url,
+    /// The `WWW-Authenticate` challenge that asked for it, if any.
+    pub challenge: Option<String>,
+    /// Client identity.
+    pub identity: ClientIdentity,
+    /// Scopes to request; empty = challenge scope, else `scopes_supported`, else omitted.
+    pub scopes: Vec<String>,
+    /// Loopback redirect port; 0 = random.
+    pub redirect_port: u16,
+    /// How long to wait for the redirect.
+    pub timeout: Duration,
+}
+
+/// Runs the flow. `open_url` receives the authorization URL (the app opens
+/// a browser); the host never opens one itself. On success the returned
+/// manager holds the tokens (and refreshes them).
+///
+/// Errors: `auth_failed` (discovery, registration, PKCE, token exchange,
+/// wrong `state`/`iss`), `auth_denied` (the user or AS refused consent),
+/// `timeout` (no redirect within `timeout`; the port is freed).
+pub async fn sign_in(opts: &SignIn, open_url: impl FnOnce(String)) -> HostResult<AuthorizationManager> {
+    let mut manager = AuthorizationManager::new(opts.server.as_str()).await.map_err(failed)?;
+    let resolution = manager.resolve_metadata_from_challenge(opts.challenge.as_deref()).await.map_err(failed)?;
+    manager.set_metadata(resolution.metadata);
+    let listener = CallbackListener::bind(opts.redirect_port).await?;
+    let mut request = AuthorizationRequest::new(listener.redirect_uri.clone()).with_client_name(opts.identity.client_name.clone());
+    if let Some(header) = &opts.challenge {
+        request = request.with_challenge(header.clone());
+    }
+    if let Some(id) = &opts.identity.client_id {
+        request = request.with_preregistered_client(id.clone());
+        if let Some(secret) = &opts.identity.client_secret {
+            request = request.with_client_secret(secret.clone());
+        }
+    }
+    if let Some(url) = &opts.identity.client_metadata_url {
+        request = request.with_client_metadata_url(url.clone());
+    }
+    request = if opts.scopes.is_empty() { request.with_initial_scope_selection() } else { request.with_scopes(opts.scopes.clone()) };
+    let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| failed(e))?;
+    open_url(session.get_authorization_url().to_owned());
+    let callback = listener.wait(opts.timeout).await?;
+    if let Some(error) = callback.query_pairs().find(|(k, _)| k == "error").map(|(_, v)| v.into_owned()) {
+        let description = callback.query_pairs().find(|(k, _)| k == "error_description").map(|(_, v)| format!(": {v}")).unwrap_or_default();
+        return Err(HostError::new(ErrorCode::AuthDenied, format!("authorization was not granted ({error}{description})")));
+    }
+    session.handle_callback_url(callback.as_str()).await.map_err(failed)?;
+    Ok(session.auth_manager)
+}
+
+/// Maps an rmcp auth error. rmcp's messages name URLs and OAuth error codes,
+/// never tokens or client secrets.
+fn failed(e: AuthError) -> HostError {
+    HostError::new(ErrorCode::AuthFailed, format!("sign-in failed: {e}"))
+}
