@@ -286,6 +286,15 @@ export interface McpHostOptions {
    * (and Windows basics). Configured `env` overlays it; PLUGIN_ROOT/PLUGIN_DATA are set last.
    */
   env?: 'inherit' | 'allowList'
+  /**
+   * Where OAuth tokens and client registrations persist (for example VS Code
+   * `SecretStorage` or a keychain); default: memory. Key format:
+   * `ahp-mcp-host/oauth/v1 <issuer> <resource>`; the value is JSON with
+   * `client_id`, the token response (access/refresh token, expiry, scopes),
+   * `granted_scopes`, `token_received_at` and `issuer`. With stored tokens a
+   * new host connects without a browser.
+   */
+  credentials?: CredentialStore
   /** HTTPS URL of the app's OAuth Client ID Metadata Document (used when the AS supports CIMD). */
   clientMetadataUrl?: string
   /** Fixed port for the loopback OAuth redirect listener; default random. */
@@ -410,6 +419,13 @@ export type HostErrorCode =
   | 'rejected'
   | 'disposed'
   | 'internal'
+
+/** An async secret store the host keeps OAuth credentials in. */
+export interface CredentialStore {
+  get(key: string): Promise<string | undefined | null>
+  set(key: string, value: string): Promise<void>
+  delete(key: string): Promise<void>
+}
 
 /** Options of {@link McpHost.authorize}. */
 export interface AuthorizeOptions {

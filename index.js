@@ -54,7 +54,7 @@ class McpHost extends EventEmitter {
 
   constructor(options = {}) {
     super()
-    const { handlers = {}, ...nativeOptions } = options
+    const { handlers = {}, credentials, ...nativeOptions } = options
     const handled = Object.keys(handlers).filter((k) => typeof handlers[k] === 'function')
     for (const k of handled) {
       if (!REQUEST_KINDS.has(k)) throw new HostError('invalid_argument', `unknown request handler ${JSON.stringify(k)} (expected elicitation, sampling or roots)`)
@@ -66,7 +66,22 @@ class McpHost extends EventEmitter {
       const result = await handlers[METHOD_TO_KIND[method]](params, { serverId })
       return JSON.stringify(result ?? {})
     }
-    this.#native = new NativeHost(JSON.stringify(nativeOptions), (batch) => self.deref()?._deliver(batch), handled, onRequest)
+    // The app's credential store ({get, set, delete}, async), e.g. VS Code SecretStorage.
+    const onCredentials = async (json) => {
+      const { op, key, value } = JSON.parse(json)
+      if (op === 'get') return JSON.stringify({ value: (await credentials.get(key)) ?? null })
+      if (op === 'set') await credentials.set(key, value)
+      else await credentials.delete(key)
+      return '{}'
+    }
+    this.#native = new NativeHost(
+      JSON.stringify(nativeOptions),
+      (batch) => self.deref()?._deliver(batch),
+      handled,
+      onRequest,
+      Boolean(credentials),
+      onCredentials,
+    )
     this.#nativeRef = new WeakRef(this.#native)
     liveHosts.add(this.#nativeRef)
     installExitHook()

@@ -23,6 +23,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::flow::{sign_in, ClientIdentity, SignIn, DEFAULT_SIGN_IN_TIMEOUT};
+use crate::auth::store::{MemorySecretStore, SecretStore};
 use crate::config::launch::{ensure_plugin_data_dir, host_base_env, EnvPolicy};
 use crate::config::{parse_mcp_json, validate_entry_value, PluginVars, ServerConfig};
 use crate::error::{ErrorCode, HostError, HostResult};
@@ -225,13 +226,19 @@ impl Host {
     /// Creates a host that reports to `sink`, with no handlers for
     /// server-initiated requests.
     pub fn new(options: HostOptions, sink: Arc<dyn EventSink>) -> Self {
-        Self::with_requests(options, sink, None)
+        Self::with_bridges(options, sink, None, None)
     }
 
     /// Creates a host whose server-initiated requests (`elicitation/create`,
     /// `sampling/createMessage`, `roots/list`) go to `requests`; only those it
-    /// handles are declared as client capabilities.
-    pub fn with_requests(options: HostOptions, sink: Arc<dyn EventSink>, requests: Option<Arc<dyn RequestHandler>>) -> Self {
+    /// handles are declared as client capabilities. OAuth credentials go to
+    /// `secrets` (default: memory; see [`crate::auth::store`] for the key format).
+    pub fn with_bridges(
+        options: HostOptions,
+        sink: Arc<dyn EventSink>,
+        requests: Option<Arc<dyn RequestHandler>>,
+        secrets: Option<Arc<dyn SecretStore>>,
+    ) -> Self {
         let info = options.client_info.clone();
         let mut implementation = Implementation::default();
         implementation.name = info.as_ref().map_or_else(|| "ahp-mcp-host".to_owned(), |i| i.name.clone());
@@ -251,6 +258,8 @@ impl Host {
             },
             disposed: CancellationToken::new(),
             requests,
+            secrets: secrets.unwrap_or_else(|| Arc::new(MemorySecretStore::default())),
+            refresh_locks: Arc::default(),
         });
         let data_dir = options.data_dir.unwrap_or_else(|| std::env::temp_dir().join("ahp-mcp-host-data"));
         Self {
@@ -595,7 +604,7 @@ impl Host {
         let sink = self.shared.sink.clone();
         let id = server_id.to_owned();
         let signed_in = tokio::select! {
-            r = sign_in(&opts, move |url| sink.send(HostEvent::AuthorizationUrl { server_id: id, url })) => r,
+            r = sign_in(&opts, &self.shared.secrets, &self.shared.refresh_locks, move |url| sink.send(HostEvent::AuthorizationUrl { server_id: id, url })) => r,
             _ = self.shared.disposed.cancelled() => Err(HostError::new(ErrorCode::Disposed, "the host was disposed")),
         };
         match signed_in {

@@ -17,7 +17,10 @@ use std::time::Duration;
 use rmcp::transport::auth::{AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession};
 use url::Url;
 
+use std::sync::Arc;
+
 use super::callback::CallbackListener;
+use super::store::{BridgedCredentialStore, RefreshLocks, SecretStore};
 use crate::error::{ErrorCode, HostError, HostResult};
 
 /// Default time allowed for the user to finish signing in: 5 min.
@@ -60,10 +63,19 @@ pub struct SignIn {
 /// Errors: `auth_failed` (discovery, registration, PKCE, token exchange,
 /// wrong `state`/`iss`), `auth_denied` (the user or AS refused consent),
 /// `timeout` (no redirect within `timeout`; the port is freed).
-pub async fn sign_in(opts: &SignIn, open_url: impl FnOnce(String)) -> HostResult<AuthorizationManager> {
+/// Tokens and the client registration are saved in `secrets` under
+/// (issuer, resource) (see [`super::store`]).
+pub async fn sign_in(
+    opts: &SignIn,
+    secrets: &Arc<dyn SecretStore>,
+    locks: &Arc<RefreshLocks>,
+    open_url: impl FnOnce(String),
+) -> HostResult<AuthorizationManager> {
     let mut manager = AuthorizationManager::new(opts.server.as_str()).await.map_err(failed)?;
     let resolution = manager.resolve_metadata_from_challenge(opts.challenge.as_deref()).await.map_err(failed)?;
+    let issuer = issuer_of(&resolution.metadata);
     manager.set_metadata(resolution.metadata);
+    manager.set_credential_store(BridgedCredentialStore::new(secrets.clone(), locks.clone(), &issuer, opts.server.as_str()));
     let listener = CallbackListener::bind(opts.redirect_port).await?;
     let mut request = AuthorizationRequest::new(listener.redirect_uri.clone()).with_client_name(opts.identity.client_name.clone());
     if let Some(header) = &opts.challenge {
@@ -88,6 +100,26 @@ pub async fn sign_in(opts: &SignIn, open_url: impl FnOnce(String)) -> HostResult
     }
     session.handle_callback_url(callback.as_str()).await.map_err(failed)?;
     Ok(session.auth_manager)
+}
+
+/// The issuer that keys stored credentials: the metadata's `issuer`, else
+/// the origin of the authorization endpoint.
+pub fn issuer_of(metadata: &rmcp::transport::auth::AuthorizationMetadata) -> String {
+    metadata.issuer.clone().unwrap_or_else(|| {
+        Url::parse(&metadata.authorization_endpoint).map(|u| u.origin().ascii_serialization()).unwrap_or_default()
+    })
+}
+
+/// Rebuilds a manager from stored credentials for `server`, without any
+/// browser. `None` when nothing usable is stored.
+pub async fn restore(server: &Url, issuer: &str, secrets: &Arc<dyn SecretStore>, locks: &Arc<RefreshLocks>) -> Option<AuthorizationManager> {
+    let store = BridgedCredentialStore::new(secrets.clone(), locks.clone(), issuer, server.as_str());
+    if !store.exists().await {
+        return None;
+    }
+    let mut manager = AuthorizationManager::new(server.as_str()).await.ok()?;
+    manager.set_credential_store(store);
+    manager.initialize_from_store().await.ok()?.then_some(manager)
 }
 
 /// Maps an rmcp auth error. rmcp's messages name URLs and OAuth error codes,

@@ -11,6 +11,7 @@ pub mod callback;
 mod challenge;
 pub mod flow;
 mod resource_metadata;
+pub mod store;
 
 pub use challenge::{AuthChallenge, ChallengeStatus};
 pub use resource_metadata::{discover, requirement};

@@ -23,6 +23,7 @@ use tokio_util::sync::CancellationToken;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{EventSink, HostEvent};
 use crate::host::{AddPlugin, AddServer, AuthenticateArgs, AuthorizeArgs, CallToolArgs, Host, HostOptions};
+use crate::auth::store::SecretStore;
 use crate::requests::{RequestHandler, ServerRequestKind};
 use futures::future::BoxFuture;
 
@@ -48,6 +49,42 @@ impl RequestHandler for JsRequests {
             let answer = pending.await.map_err(|e| e.reason.clone())?;
             serde_json::from_str(&answer).map_err(|e| format!("handler result is not JSON: {e}"))
         })
+    }
+}
+
+/// The app's credential store (`credentials: {get, set, delete}` in JS).
+struct JsSecrets {
+    tsfn: Arc<RequestFn>,
+}
+
+impl JsSecrets {
+    fn op(&self, payload: Value) -> BoxFuture<'static, std::result::Result<Value, String>> {
+        let tsfn = self.tsfn.clone();
+        Box::pin(async move {
+            let pending = tsfn.call_async_catch(payload.to_string()).await.map_err(|e| e.reason.clone())?;
+            let answer = pending.await.map_err(|e| e.reason.clone())?;
+            serde_json::from_str(&answer).map_err(|e| format!("credential store answer is not JSON: {e}"))
+        })
+    }
+}
+
+impl SecretStore for JsSecrets {
+    fn get(&self, key: String) -> BoxFuture<'static, std::result::Result<Option<String>, String>> {
+        let call = self.op(json!({ "op": "get", "key": key }));
+        Box::pin(async move {
+            match call.await?.get("value") {
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                _ => Ok(None),
+            }
+        })
+    }
+    fn set(&self, key: String, value: String) -> BoxFuture<'static, std::result::Result<(), String>> {
+        let call = self.op(json!({ "op": "set", "key": key, "value": value }));
+        Box::pin(async move { call.await.map(|_| ()) })
+    }
+    fn delete(&self, key: String) -> BoxFuture<'static, std::result::Result<(), String>> {
+        let call = self.op(json!({ "op": "delete", "key": key }));
+        Box::pin(async move { call.await.map(|_| ()) })
     }
 }
 
@@ -129,9 +166,16 @@ impl NativeHost {
     #[napi(
         constructor,
         catch_unwind,
-        ts_args_type = "optionsJson: string, onEvents: (batchJson: string) => void, handled: string[], onRequest: (requestJson: string) => Promise<string>"
+        ts_args_type = "optionsJson: string, onEvents: (batchJson: string) => void, handled: string[], onRequest: (requestJson: string) => Promise<string>, useCredentials: boolean, onCredentials: (opJson: string) => Promise<string>"
     )]
-    pub fn new(options_json: String, on_events: Function<(), ()>, handled: Vec<String>, on_request: Function<String, Promise<String>>) -> Result<Self> {
+    pub fn new(
+        options_json: String,
+        on_events: Function<(), ()>,
+        handled: Vec<String>,
+        on_request: Function<String, Promise<String>>,
+        use_credentials: bool,
+        on_credentials: Function<String, Promise<String>>,
+    ) -> Result<Self> {
         let options: HostOptions = serde_json::from_str(&options_json)
             .map_err(|e| Error::new(Status::InvalidArg, format!("invalid_argument: options: {e}")))?;
         let outbox = Arc::new(Outbox::default());
@@ -149,7 +193,13 @@ impl NativeHost {
             let tsfn: RequestFn = on_request.build_threadsafe_function::<String>().callee_handled::<false>().weak::<true>().build()?;
             Some(Arc::new(JsRequests { tsfn: Arc::new(tsfn), handled }))
         };
-        let host = Host::with_requests(options, sink, requests);
+        let secrets: Option<Arc<dyn SecretStore>> = if use_credentials {
+            let tsfn: RequestFn = on_credentials.build_threadsafe_function::<String>().callee_handled::<false>().weak::<true>().build()?;
+            Some(Arc::new(JsSecrets { tsfn: Arc::new(tsfn) }))
+        } else {
+            None
+        };
+        let host = Host::with_bridges(options, sink, requests, secrets);
         Ok(Self { host: Arc::new(host), cancels: Arc::default() })
     }
 

@@ -65,6 +65,8 @@ struct Actor {
     auth_reply: Option<oneshot::Sender<HostResult<()>>>,
     /// Authorization manager of a host-run sign-in (tokens + refresh).
     oauth: Option<AuthClient<reqwest::Client>>,
+    /// Stored credentials were already tried since the last `ready`.
+    restore_tried: bool,
     /// Skip the `starting` state once: a retry after `authenticate` stays
     /// `authRequired` until it succeeds.
     quiet_start: bool,
@@ -84,7 +86,7 @@ fn token_refused(requirement: &McpServerAuthRequiredState) -> HostError {
 
 pub(super) async fn run(shared: Arc<HostShared>, spec: ServerSpec, live: Arc<ServerLive>, commands: mpsc::UnboundedReceiver<Command>, start: bool) {
     let disposed = shared.disposed.clone();
-    let actor = Actor { shared, spec, live, commands, token: None, auth_reply: None, oauth: None, quiet_start: false };
+    let actor = Actor { shared, spec, live, commands, token: None, auth_reply: None, oauth: None, restore_tried: false, quiet_start: false };
     tokio::select! {
         _ = actor.main(start) => {}
         _ = disposed.cancelled() => {}
@@ -149,8 +151,19 @@ impl Actor {
         let TransportSpec::StreamableHttp(cfg) = &self.spec.transport else {
             return None;
         };
-        match auth::discover(&cfg.url, challenge).await {
+        let url = cfg.url.clone();
+        match auth::discover(&url, challenge).await {
             Ok(resource) => {
+                // Credentials from an earlier sign-in (this or a previous host): reconnect without a browser.
+                if !self.restore_tried && self.oauth.is_none() && self.token.is_none() {
+                    self.restore_tried = true;
+                    let issuer = resource.authorization_servers.iter().flatten().next().cloned().unwrap_or_default();
+                    if let Some(manager) = auth::flow::restore(&url, &issuer, &self.shared.secrets, &self.shared.refresh_locks).await {
+                        self.log(LogLevel::Info, "signing in with stored credentials".to_owned());
+                        self.oauth = Some(AuthClient::new(reqwest::Client::new(), manager));
+                        return Some(AuthWait::Retry);
+                    }
+                }
                 let had_token = self.token.is_some() || self.oauth.is_some();
                 let client_id = self.spec.oauth_client.as_ref().map(|c| c.client_id.as_str());
                 let requirement = auth::requirement(challenge, had_token, resource, client_id);
@@ -242,6 +255,7 @@ impl Actor {
                 Ok(v) => {
                     self.answer_auth(Ok(()));
                     self.live.set_challenge(None);
+                    self.restore_tried = false;
                     v
                 }
                 Err(OpenFailure::Failed(e)) => {

@@ -49,6 +49,10 @@ pub struct HostShared {
     pub disposed: CancellationToken,
     /// The app's handlers for server-initiated requests.
     pub requests: Option<Arc<dyn crate::requests::RequestHandler>>,
+    /// Where OAuth credentials are kept (the app's store, or memory).
+    pub secrets: Arc<dyn crate::auth::store::SecretStore>,
+    /// Per-credential refresh serialization.
+    pub refresh_locks: Arc<crate::auth::store::RefreshLocks>,
 }
 
 impl HostShared {
