@@ -282,7 +282,7 @@ export interface McpHostOptions {
   limits?: HostLimits
   /**
    * Base environment of stdio servers: `'inherit'` (default) passes the host's
-   * environment; `'allowList'` passes only PATH, HOME, USER, SHELL, TMPDIR, LANG/LC_*, TZ, TERM
+   * environment; `'allowList'` passes only PATH, HOME, USER, LOGNAME, SHELL, TMPDIR/TMP/TEMP, LANG/LC_*, TZ, TERM
    * (and Windows basics). Configured `env` overlays it; PLUGIN_ROOT/PLUGIN_DATA are set last.
    */
   env?: 'inherit' | 'allowList'

@@ -16,7 +16,10 @@ function parseArgs(argv) {
     const a = rest[i]
     if (a === '--json') opts.json = true
     else if (a === '--verbose') opts.verbose = true
-    else if (a === '--timeout-ms') opts.timeoutMs = Number(rest[++i])
+    else if (a === '--timeout-ms') {
+      opts.timeoutMs = Number(rest[++i])
+      if (!Number.isInteger(opts.timeoutMs) || opts.timeoutMs <= 0) throw new Error(`--timeout-ms needs a positive integer (ms)\n${USAGE}`)
+    }
     else if (a.startsWith('--')) throw new Error(`unknown option ${a}\n${USAGE}`)
     else opts.dirs.push(a)
   }
@@ -115,7 +118,8 @@ async function run(argv, out = process.stdout) {
     const summary = { readyServers: ready.length, servers: servers.length, settledMs: elapsedMs, allSettled, readyMs }
     if (opts.json) emit('summary', summary)
     else {
-      print(`\n${ready.length} of ${servers.length} servers ready; from the first addPlugin to every server settled: ${elapsedMs} ms`)
+      const settledText = allSettled ? `every server settled: ${elapsedMs} ms` : `gave up waiting after ${elapsedMs} ms (--timeout-ms)`
+      print(`\n${ready.length} of ${servers.length} servers ready; from the first addPlugin to ${settledText}`)
       for (const [id, ms] of readyAtMs) print(`  ${id} ready after ${ms} ms`)
     }
     const tools = host.listTools()
@@ -138,10 +142,11 @@ async function run(argv, out = process.stdout) {
       }
     }
     if (!opts.json) print('\nstopping…')
+    // Exit status: 0 when at least one server became ready, 1 otherwise.
+    return ready.length > 0 ? 0 : 1
   } finally {
     await host.dispose()
   }
-  return 0
 }
 
 module.exports = { run, parseArgs, describeAction }

@@ -234,6 +234,7 @@ impl Actor {
                                 break None;
                             }
                             Some(Command::Shutdown(ack)) => {
+                                self.shared.set_server_state(&self.spec.id, McpServerState::Stopped(McpServerStoppedState {}));
                                 let _ = ack.send(());
                                 return;
                             }
