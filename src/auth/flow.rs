@@ -90,7 +90,21 @@ pub async fn sign_in(
     if let Some(url) = &opts.identity.client_metadata_url {
         request = request.with_client_metadata_url(url.clone());
     }
-    request = if opts.scopes.is_empty() { request.with_initial_scope_selection() } else { request.with_scopes(opts.scopes.clone()) };
+    let mut scopes = opts.scopes.clone();
+    if scopes.is_empty() {
+        if let Some(challenge) = opts.challenge.as_deref().map(|h| super::AuthChallenge::from_header(h, &opts.server)) {
+            if challenge.status == super::ChallengeStatus::InsufficientScope {
+                // Step-up: the union of what was granted and what is now required.
+                scopes = manager.get_current_scopes().await;
+                for s in challenge.scopes() {
+                    if !scopes.contains(&s) {
+                        scopes.push(s);
+                    }
+                }
+            }
+        }
+    }
+    request = if scopes.is_empty() { request.with_initial_scope_selection() } else { request.with_scopes(scopes) };
     let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| failed(e))?;
     open_url(session.get_authorization_url().to_owned());
     let callback = listener.wait(opts.timeout).await?;

@@ -58,7 +58,15 @@ pub async fn call_tool(live: &ServerLive, server_id: &str, req: CallRequest, can
                     .unwrap_or_else(|| "connection closed".to_owned());
                 Err(exited(server_id, &req, &reason))
             }
-            Err(e) => Err(service_error(server_id, &req, e)),
+            Err(e) => match e.auth_challenge() {
+                // 401 after a failed refresh, or 403 insufficient_scope (step-up):
+                // the caller signs in again (`authorize` uses this challenge) and retries once.
+                Some(header) => {
+                    live.set_challenge(Some(header.to_owned()));
+                    Err(auth_challenge_error(server_id, &req, header))
+                }
+                None => Err(service_error(server_id, &req, e)),
+            },
         },
         _ = cancel.cancelled() => {
             let _ = conn.peer.notify_cancelled(CancelledNotificationParam::new(Some(request_id), Some("cancelled by the client".to_owned()))).await;
@@ -68,6 +76,17 @@ pub async fn call_tool(live: &ServerLive, server_id: &str, req: CallRequest, can
             Err(exited(server_id, &req, &reason.unwrap_or_default()))
         }
     }
+}
+
+fn auth_challenge_error(server_id: &str, req: &CallRequest, header: &str) -> HostError {
+    // The base only resolves a relative `resource_metadata`, which is not used here.
+    let params = url::Url::parse("http://localhost/")
+        .map(|base| rmcp::transport::auth::WWWAuthenticateParams::parse(header, &base))
+        .unwrap_or_default();
+    let scopes: Vec<&str> = params.scope.as_deref().map(|s| s.split_whitespace().collect()).unwrap_or_default();
+    let what = if params.is_insufficient_scope() { "needs more scopes" } else { "needs a new sign-in" };
+    HostError::new(ErrorCode::AuthRequired, format!("tools/call {:?} on {server_id} {what}", req.name))
+        .with_data(json!({ "code": -32007, "insufficientScope": params.is_insufficient_scope(), "requiredScopes": scopes }))
 }
 
 fn exited(server_id: &str, req: &CallRequest, reason: &str) -> HostError {

@@ -149,7 +149,7 @@ impl ServerLive {
         self.challenge.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
-    fn set_challenge(&self, header: Option<String>) {
+    pub(crate) fn set_challenge(&self, header: Option<String>) {
         *self.challenge.write().unwrap_or_else(PoisonError::into_inner) = header;
     }
 
