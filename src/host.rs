@@ -244,7 +244,10 @@ impl Host {
         implementation.name = info.as_ref().map_or_else(|| "ahp-mcp-host".to_owned(), |i| i.name.clone());
         implementation.version = info.as_ref().map_or_else(|| env!("CARGO_PKG_VERSION").to_owned(), |i| i.version.clone());
         implementation.title = info.and_then(|i| i.title);
-        let client_info = ClientConfig::new(client_capabilities(requests.as_deref()), implementation);
+        // MCP 2025-11-25: the newest revision with an `initialize` handshake
+        // (rmcp's default, 2026-07-28, has none).
+        let client_info = ClientConfig::new(client_capabilities(requests.as_deref()), implementation)
+            .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE);
         let shared = Arc::new(HostShared {
             session: Mutex::new(SessionStore::new(options.session)),
             sink,

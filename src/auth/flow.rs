@@ -72,9 +72,12 @@ pub async fn sign_in(
     open_url: impl FnOnce(String),
 ) -> HostResult<AuthorizationManager> {
     let mut manager = AuthorizationManager::new(opts.server.as_str()).await.map_err(failed)?;
-    let resolution = manager.resolve_metadata_from_challenge(opts.challenge.as_deref()).await.map_err(failed)?;
-    let issuer = issuer_of(&resolution.metadata);
-    manager.set_metadata(resolution.metadata);
+    let metadata = match manager.resolve_metadata_from_challenge(opts.challenge.as_deref()).await {
+        Ok(resolution) => resolution.metadata,
+        Err(e) => super::legacy_metadata(&opts.server).await.ok_or_else(|| failed(e))?,
+    };
+    let issuer = issuer_of(&metadata);
+    manager.set_metadata(metadata);
     manager.set_credential_store(BridgedCredentialStore::new(secrets.clone(), locks.clone(), &issuer, opts.server.as_str()));
     let listener = CallbackListener::bind(opts.redirect_port).await?;
     let mut request = AuthorizationRequest::new(listener.redirect_uri.clone()).with_client_name(opts.identity.client_name.clone());

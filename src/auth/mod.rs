@@ -14,4 +14,4 @@ mod resource_metadata;
 pub mod store;
 
 pub use challenge::{AuthChallenge, ChallengeStatus};
-pub use resource_metadata::{discover, requirement};
+pub use resource_metadata::{discover, legacy_metadata, requirement};

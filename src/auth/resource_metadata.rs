@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use ahp_types::state::{McpAuthRequiredReason, McpOAuthClient, McpServerAuthRequiredState, ProtectedResourceMetadata};
 use futures::StreamExt;
-use rmcp::transport::auth::{AuthorizationManager, AuthorizationMetadataSource};
+use rmcp::transport::auth::{AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource};
 use url::Url;
 
 use super::challenge::{AuthChallenge, ChallengeStatus};
@@ -38,18 +38,32 @@ pub async fn discover(server: &Url, challenge: &AuthChallenge) -> HostResult<Pro
             Err(reason) => tried.push(format!("{url} ({reason})")),
         }
     }
-    // No RFC 9728 document: a 2025-03-26 server may publish RFC 8414 metadata at its origin.
-    if let Ok(manager) = AuthorizationManager::new(server.as_str()).await {
-        if let Ok(resolution) = manager.resolve_metadata().await {
-            if resolution.source == AuthorizationMetadataSource::AuthorizationServerMetadata {
-                let issuer = resolution.metadata.issuer.clone().unwrap_or_else(|| origin(server));
-                if let Some(metadata) = synthesized(server, issuer, challenge) {
-                    return Ok(metadata);
-                }
+    // No RFC 9728 document: a 2025-03-26 server publishes RFC 8414 metadata at
+    // its origin, or uses the default endpoints (/authorize, /token, /register).
+    let resolved = match AuthorizationManager::new(server.as_str()).await {
+        Ok(manager) => manager.resolve_metadata().await.map(|r| (r.metadata, r.source)).map_err(|e| e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    let resolved = match resolved {
+        Err(e) => legacy_metadata(server).await.map(|m| (m, AuthorizationMetadataSource::AuthorizationServerMetadata)).ok_or(e),
+        ok => ok,
+    };
+    let well_known = format!("{}/.well-known/oauth-authorization-server", origin(server));
+    match resolved {
+        Ok((metadata, AuthorizationMetadataSource::AuthorizationServerMetadata)) => {
+            let issuer = metadata.issuer.clone().unwrap_or_else(|| origin(server));
+            if let Some(prm) = synthesized(server, issuer, challenge) {
+                return Ok(prm);
             }
         }
+        Ok((metadata, _)) if legacy_endpoint_exists(&client, &metadata.authorization_endpoint).await => {
+            if let Some(prm) = synthesized(server, origin(server), challenge) {
+                return Ok(prm);
+            }
+        }
+        Ok((metadata, _)) => tried.push(format!("{well_known} and {} (no authorization server)", metadata.authorization_endpoint)),
+        Err(e) => tried.push(format!("{well_known} ({e})")),
     }
-    tried.push(format!("{}/.well-known/oauth-authorization-server (no authorization server metadata)", origin(server)));
     Err(HostError::new(ErrorCode::AuthDiscoveryFailed, format!("OAuth discovery failed; tried {}", tried.join(", "))))
 }
 
@@ -70,6 +84,33 @@ pub fn requirement(challenge: &AuthChallenge, had_token: bool, resource: Protect
         resource,
         required_scopes: (!scopes.is_empty()).then_some(scopes),
         description: challenge.params.error_description.clone(),
+    }
+}
+
+/// 2025-03-26 servers without RFC 9728 metadata publish RFC 8414 metadata at
+/// the root of their origin, sometimes with an `issuer` on a sub-path, which
+/// rmcp's strict issuer check refuses. Accepted only without protected
+/// resource metadata and only when the issuer has the server's own origin
+/// (so no other origin can mix in).
+pub async fn legacy_metadata(server: &Url) -> Option<AuthorizationMetadata> {
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(Duration::from_millis(AUTH_METADATA_TIMEOUT_MS))
+        .build()
+        .ok()?;
+    let url = Url::parse(&format!("{}/.well-known/oauth-authorization-server", origin(server))).ok()?;
+    let doc = fetch(&client, &url).await.ok()?;
+    let metadata: AuthorizationMetadata = serde_json::from_value(doc).ok()?;
+    let issuer = Url::parse(metadata.issuer.as_deref()?).ok()?;
+    (issuer.origin() == server.origin()).then_some(metadata)
+}
+
+/// 2025-03-26 default-endpoint fallback: only when the server really serves
+/// its default authorization endpoint (anything but 404 / no answer).
+async fn legacy_endpoint_exists(client: &reqwest::Client, endpoint: &str) -> bool {
+    match client.get(endpoint).send().await {
+        Ok(r) => r.status() != reqwest::StatusCode::NOT_FOUND,
+        Err(_) => false,
     }
 }
 

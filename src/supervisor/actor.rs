@@ -431,7 +431,18 @@ async fn open(
     auth: HttpAuth<'_>,
 ) -> Result<(Connection, watch::Sender<Option<String>>), OpenFailure> {
     let conn = connect::open(shared, &spec.id, &spec.transport, spec.startup_timeout, auth).await?;
-    let tools = discover(shared, spec, live, &conn.peer).await;
+    // A server may accept `initialize` unauthenticated and challenge the first real request.
+    let tools = match tokio::time::timeout(spec.startup_timeout, discovery::list_tools(&conn.peer)).await {
+        Ok(Err(discovery::ListFailure::Auth(header))) => {
+            conn.close().await;
+            let base = match &spec.transport {
+                TransportSpec::StreamableHttp(cfg) => cfg.url.clone(),
+                TransportSpec::Stdio(..) => return Err(HostError::new(ErrorCode::ProtocolError, "tools/list asked a stdio server for authorization").into()),
+            };
+            return Err(OpenFailure::AuthRequired(AuthChallenge::from_header(&header, &base)));
+        }
+        first => report_listing(shared, spec, live, first),
+    };
     let (closed_tx, closed) = watch::channel(None);
     live.set(Some(LiveConnection { peer: conn.peer.clone(), closed }), tools);
     Ok((conn, closed_tx))
@@ -439,14 +450,29 @@ async fn open(
 
 /// Lists tools; on failure keeps the previous list (a failed refresh is atomic).
 async fn discover(shared: &HostShared, spec: &ServerSpec, live: &ServerLive, peer: &Peer<RoleClient>) -> Vec<Tool> {
+    let listing = tokio::time::timeout(spec.startup_timeout, discovery::list_tools(peer)).await;
+    report_listing(shared, spec, live, listing)
+}
+
+/// Turns a listing outcome into the tool list; on failure keeps the previous one.
+fn report_listing(
+    shared: &HostShared,
+    spec: &ServerSpec,
+    live: &ServerLive,
+    listing: Result<Result<discovery::Discovered, discovery::ListFailure>, tokio::time::error::Elapsed>,
+) -> Vec<Tool> {
     let warn = |message: String| shared.log(log(LogLevel::Warn, "host.supervisor", Some(&spec.id), message));
-    match tokio::time::timeout(spec.startup_timeout, discovery::list_tools(peer)).await {
+    match listing {
         Ok(Ok(found)) => {
             found.warnings.into_iter().for_each(warn);
             found.tools
         }
-        Ok(Err(e)) => {
+        Ok(Err(discovery::ListFailure::Failed(e))) => {
             warn(format!("{}; keeping the previous tool list", e.message));
+            live.tools().as_ref().clone()
+        }
+        Ok(Err(discovery::ListFailure::Auth(_))) => {
+            warn("tools/list was refused (authorization); keeping the previous tool list".to_owned());
             live.tools().as_ref().clone()
         }
         Err(_) => {

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use rmcp::model::{PaginatedRequestParams, Tool};
 use rmcp::service::{Peer, RoleClient};
 
-use crate::error::{ErrorCode, HostError, HostResult};
+use crate::error::{ErrorCode, HostError};
 use crate::limits::{MAX_CURSOR_BYTES, MAX_LIST_PAGES, MAX_TOOLS_PER_SERVER};
 
 /// What discovery found, plus warnings about pages it did not follow.
@@ -20,10 +20,20 @@ pub struct Discovered {
     pub warnings: Vec<String>,
 }
 
+/// Why discovery failed.
+#[derive(Debug)]
+pub enum ListFailure {
+    /// The server answered 401/403 with this `WWW-Authenticate` challenge.
+    Auth(String),
+    /// Any other failure (`protocol_error`).
+    Failed(HostError),
+}
+
 /// Lists every tool of the server behind `peer`.
 ///
-/// Errors: `protocol_error` when a `tools/list` request fails.
-pub async fn list_tools(peer: &Peer<RoleClient>) -> HostResult<Discovered> {
+/// Errors: [`ListFailure::Auth`] on an authorization challenge, otherwise
+/// `protocol_error` when a `tools/list` request fails.
+pub async fn list_tools(peer: &Peer<RoleClient>) -> Result<Discovered, ListFailure> {
     let mut found = Discovered::default();
     let mut seen = HashSet::new();
     let mut cursor: Option<String> = None;
@@ -32,7 +42,10 @@ pub async fn list_tools(peer: &Peer<RoleClient>) -> HostResult<Discovered> {
         let result = peer
             .list_tools(Some(params))
             .await
-            .map_err(|e| HostError::new(ErrorCode::ProtocolError, format!("tools/list failed: {e}")))?;
+            .map_err(|e| match e.auth_challenge() {
+                Some(header) => ListFailure::Auth(header.to_owned()),
+                None => ListFailure::Failed(HostError::new(ErrorCode::ProtocolError, format!("tools/list failed: {e}"))),
+            })?;
         found.tools.extend(result.tools);
         if found.tools.len() > MAX_TOOLS_PER_SERVER {
             found.tools.truncate(MAX_TOOLS_PER_SERVER);
