@@ -680,10 +680,21 @@ impl Host {
             .ok_or_else(|| HostError::new(ErrorCode::NotFound, format!("no server {:?}", args.server_id)))?;
         let timeout = Duration::from_millis(args.timeout_ms.unwrap_or(self.shared.limits.call_timeout_ms).clamp(1, crate::limits::MAX_TIMEOUT_MS));
         let req = CallRequest { name: args.name, arguments: args.arguments, timeout };
-        tokio::select! {
+        let result = tokio::select! {
             r = call_tool(&handle.live, &handle.id, req, cancel) => r,
             _ = self.shared.disposed.cancelled() => Err(HostError::new(ErrorCode::Disposed, "the host was disposed")),
+        };
+        if let Err(e) = &result {
+            // A refused refresh (401) or a refused redirect makes the session
+            // unusable: the server leaves `ready` (step-up 403s do not).
+            let step_up = e.data.as_ref().and_then(|d| d.get("insufficientScope")).and_then(Value::as_bool).unwrap_or(false);
+            match e.code {
+                ErrorCode::AuthRequired if !step_up => handle.send(Command::ConnectionFailed(e.clone(), handle.live.challenge())),
+                ErrorCode::RedirectRefused => handle.send(Command::ConnectionFailed(e.clone(), None)),
+                _ => {}
+            }
         }
+        result
     }
 
     /// Stops every server gracefully (stdin close, SIGTERM, SIGKILL), then disposes.

@@ -37,6 +37,8 @@ enum Ended {
     Restart,
     Shutdown(tokio::sync::oneshot::Sender<()>),
     Crashed(String),
+    /// The session became unusable (refused refresh, refused redirect).
+    Failed(HostError, Option<String>),
     Disposed,
 }
 
@@ -122,7 +124,7 @@ impl Actor {
                     return AuthWait::Retry;
                 }
                 Some(Command::Start) => return AuthWait::Retry,
-                Some(Command::SetEnabled(true)) => {}
+                Some(Command::SetEnabled(true)) | Some(Command::ConnectionFailed(..)) => {}
                 Some(Command::Stop) | Some(Command::SetEnabled(false)) => return AuthWait::Stopped,
                 Some(Command::Shutdown(ack)) => {
                     self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
@@ -223,6 +225,7 @@ impl Actor {
                             // Already starting: nothing to do.
                             Some(Command::SetEnabled(true)) => {}
                             Some(Command::Authenticate { reply, .. }) => refuse_auth(reply),
+                            Some(Command::ConnectionFailed(..)) => {}
                             Some(Command::UseOAuth { manager, reply }) => {
                                 signed_in = Some((manager, reply));
                                 break None;
@@ -254,7 +257,6 @@ impl Actor {
             };
             let (conn, closed_tx) = match opened {
                 Ok(v) => {
-                    self.answer_auth(Ok(()));
                     self.live.set_challenge(None);
                     self.restore_tried = false;
                     v
@@ -281,6 +283,8 @@ impl Actor {
             };
             let ready_at = Instant::now();
             self.set_state(McpServerState::Ready(McpServerReadyState {}));
+            // `authenticate` / `authorize` resolve only once `ready` is in the state.
+            self.answer_auth(Ok(()));
             let ended = self.serve(conn, &closed_tx).await;
             self.live.set(None, Vec::new());
             match ended {
@@ -295,6 +299,30 @@ impl Actor {
                     return;
                 }
                 Ended::Disposed => return,
+                Ended::Failed(e, challenge) => {
+                    let base = match &self.spec.transport {
+                        TransportSpec::StreamableHttp(cfg) => Some(cfg.url.clone()),
+                        TransportSpec::Stdio(..) => None,
+                    };
+                    match (e.code, challenge, base) {
+                        (ErrorCode::AuthRequired, Some(header), Some(base)) => {
+                            match self.enter_auth_required(&AuthChallenge::from_header(&header, &base)).await {
+                                Some(AuthWait::Retry) => self.quiet_start = true,
+                                Some(AuthWait::Stopped) => {
+                                    running = false;
+                                    self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
+                                }
+                                Some(AuthWait::Exit) => return,
+                                None => running = false,
+                            }
+                        }
+                        _ => {
+                            self.log(LogLevel::Error, e.message.clone());
+                            self.set_state(error_state(e.code.as_str(), e.message));
+                            running = false;
+                        }
+                    }
+                }
                 Ended::Crashed(reason) => {
                     let limits = self.shared.limits;
                     if ready_at.elapsed() >= Duration::from_millis(limits.restart_reset_after_ms) {
@@ -318,6 +346,7 @@ impl Actor {
                             Some(Command::Start) => crashes = 0,
                             Some(Command::SetEnabled(true)) => {}
                             Some(Command::Authenticate { reply, .. }) => refuse_auth(reply),
+                            Some(Command::ConnectionFailed(..)) => {}
                             Some(Command::UseOAuth { manager, reply }) => {
                                 self.use_oauth(manager, reply);
                                 crashes = 0;
@@ -351,6 +380,7 @@ impl Actor {
                 self.use_oauth(manager, reply);
                 Next::Run
             }
+            Some(Command::ConnectionFailed(..)) => Next::Idle,
             Some(Command::Stop) | Some(Command::SetEnabled(false)) => {
                 self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
                 Next::Idle
@@ -388,6 +418,7 @@ impl Actor {
                             self.use_oauth(manager, reply);
                             break Ended::Restart;
                         }
+                        Some(Command::ConnectionFailed(e, challenge)) => break Ended::Failed(e, challenge),
                         Some(Command::Stop) | Some(Command::SetEnabled(false)) => break Ended::Stopped,
                         Some(Command::Start) => break Ended::Restart,
                         Some(Command::Shutdown(ack)) => break Ended::Shutdown(ack),
@@ -444,7 +475,7 @@ async fn open(
         first => report_listing(shared, spec, live, first),
     };
     let (closed_tx, closed) = watch::channel(None);
-    live.set(Some(LiveConnection { peer: conn.peer.clone(), closed }), tools);
+    live.set(Some(LiveConnection { peer: conn.peer.clone(), closed, redirect_refused: conn.redirect_refused.clone() }), tools);
     Ok((conn, closed_tx))
 }
 

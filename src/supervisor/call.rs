@@ -58,6 +58,10 @@ pub async fn call_tool(live: &ServerLive, server_id: &str, req: CallRequest, can
                     .unwrap_or_else(|| "connection closed".to_owned());
                 Err(exited(server_id, &req, &reason))
             }
+            Err(_) if conn.redirect_refused.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Acquire)) => Err(HostError::new(
+                ErrorCode::RedirectRefused,
+                format!("tools/call {:?} on {server_id}: {}", req.name, crate::transport::http::CROSS_ORIGIN_REDIRECT),
+            )),
             Err(e) => match e.auth_challenge() {
                 // 401 after a failed refresh, or 403 insufficient_scope (step-up):
                 // the caller signs in again (`authorize` uses this challenge) and retries once.
@@ -104,7 +108,10 @@ fn service_error(server_id: &str, req: &CallRequest, e: ServiceError) -> HostErr
             ErrorCode::Timeout,
             format!("tools/call {:?} on {server_id} timed out after {} ms", req.name, timeout.as_millis()),
         ),
-        other => HostError::new(ErrorCode::ProtocolError, format!("tools/call {:?} on {server_id} failed: {other}", req.name)),
+        other => HostError::new(
+            ErrorCode::ProtocolError,
+            format!("tools/call {:?} on {server_id} failed: {}", req.name, super::connect::strip_type_names(&other.to_string())),
+        ),
     }
 }
 

@@ -72,6 +72,8 @@ pub struct Connection {
     ended: watch::Receiver<bool>,
     process: Option<ServerProcess>,
     stderr: Option<Arc<StderrTail>>,
+    /// Set when the HTTP client refused a cross-origin redirect (HTTP only).
+    pub redirect_refused: Option<http::RedirectRefused>,
 }
 
 /// Opens and initializes a connection for server `server_id`.
@@ -167,7 +169,11 @@ async fn open_http(
         _ => tokio::time::timeout(startup_timeout, handler.serve(StreamableHttpClientTransport::with_client(client, config))).await,
     };
     match served {
-        Ok(Ok(service)) => Ok(finish(service, notices, None, None)),
+        Ok(Ok(service)) => {
+            let mut conn = finish(service, notices, None, None);
+            conn.redirect_refused = Some(redirect_refused);
+            Ok(conn)
+        }
         Ok(Err(_)) if redirect_refused.load(std::sync::atomic::Ordering::Acquire) => {
             Err(HostError::new(ErrorCode::RedirectRefused, format!("connect failed: {}", http::CROSS_ORIGIN_REDIRECT)).into())
         }
@@ -195,7 +201,7 @@ fn http_error(e: &(dyn std::error::Error + 'static)) -> HostError {
 }
 
 /// Removes `[path::Type<…>]` segments (Rust type names) from an error text.
-fn strip_type_names(text: &str) -> String {
+pub(crate) fn strip_type_names(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find('[') {
@@ -224,7 +230,7 @@ fn finish(
         let _ = service.waiting().await;
         let _ = ended_tx.send(true);
     });
-    Connection { peer, notices, cancel, ended, process, stderr }
+    Connection { peer, notices, cancel, ended, process, stderr, redirect_refused: None }
 }
 
 async fn settle_exit(proc: &mut ServerProcess) -> Option<std::process::ExitStatus> {

@@ -105,6 +105,10 @@ pub enum Command {
         /// Outcome: `Ok` once `ready`.
         reply: oneshot::Sender<crate::error::HostResult<()>>,
     },
+    /// A request on the live connection showed the session is unusable:
+    /// `auth_required` (401 after a refused refresh; carries the challenge) or
+    /// `redirect_refused`. The actor leaves `ready` accordingly.
+    ConnectionFailed(crate::error::HostError, Option<String>),
     /// AHP `authenticate` for this server's advertised resource: reconnect
     /// with `token` (empty = revoke). The reply says whether the server
     /// accepted it.
@@ -123,6 +127,8 @@ pub struct LiveConnection {
     pub peer: Peer<RoleClient>,
     /// Becomes `Some(reason)` when the connection ends (crash, exit, stop).
     pub closed: watch::Receiver<Option<String>>,
+    /// Set when the HTTP client refused a cross-origin redirect (HTTP only).
+    pub redirect_refused: Option<crate::transport::http::RedirectRefused>,
 }
 
 /// What callers can read about a server without asking its actor.
