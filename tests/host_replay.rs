@@ -73,6 +73,8 @@ impl Events {
         match event {
             HostEvent::Action(e) => self.actions.push(e),
             HostEvent::Log(l) => self.logs.push(l),
+            // No OAuth server in these tests.
+            HostEvent::AuthorizationUrl { .. } => {}
         }
     }
 
