@@ -103,15 +103,26 @@ function authorizeOptions(_scenario, _context) {
 }
 
 /**
- * Extra addServer options. auth/pre-registration hands a pre-registered
- * client in MCP_CONFORMANCE_CONTEXT ({client_id, client_secret}); the host
- * takes it as `oauth`. (The context of auth/client-credentials-* and
- * auth/cross-app-access-* is for grants without a user, which the host's
- * authorization code flow does not cover; it is not passed.)
+ * Extra addServer options from MCP_CONFORMANCE_CONTEXT. auth/pre-registration
+ * hands a pre-registered client ({client_id, client_secret}); the
+ * client-credentials scenarios hand a machine client (client secret, or a PEM
+ * key for private_key_jwt), which the host uses with the client credentials
+ * grant. (auth/cross-app-access needs an enterprise IdP token exchange the
+ * host does not implement; its context is not passed.)
  */
 function serverOptionsFor(scenario, context) {
   if (scenario === 'auth/pre-registration' && context.client_id) {
     return { oauth: { clientId: context.client_id, ...(context.client_secret && { clientSecret: context.client_secret }) } }
+  }
+  if (scenario.startsWith('auth/client-credentials') && context.client_id) {
+    return {
+      oauth: {
+        clientId: context.client_id,
+        grant: 'clientCredentials',
+        ...(context.client_secret && { clientSecret: context.client_secret }),
+        ...(context.private_key_pem && { privateKeyPem: context.private_key_pem, signingAlgorithm: context.signing_algorithm }),
+      },
+    }
   }
   return {}
 }

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::flow::{sign_in, ClientIdentity, SignIn, DEFAULT_SIGN_IN_TIMEOUT};
+use crate::auth::flow::{client_credentials, sign_in, ClientIdentity, SignIn, DEFAULT_SIGN_IN_TIMEOUT};
 use crate::auth::store::{MemorySecretStore, SecretStore};
 use crate::config::launch::{ensure_plugin_data_dir, host_base_env, EnvPolicy};
 use crate::config::{parse_mcp_json, validate_entry_value, PluginVars, ServerConfig};
@@ -32,7 +32,7 @@ use crate::limits::Limits;
 use crate::requests::{client_capabilities, RequestHandler};
 use crate::session::{self, child_server_id, mcp_server_entry, plugin_entry, server_enabled, validate_client_action, ClientRequest, SessionStore};
 use crate::supervisor::call::{call_tool, CallRequest};
-use crate::supervisor::{Command, HostShared, OAuthClientSetting, ServerHandle, ServerSpec, TransportSpec};
+use crate::supervisor::{Command, HostShared, OAuthClientSetting, OAuthGrant, ServerHandle, ServerSpec, TransportSpec};
 use crate::transport::process::ProcessRegistry;
 
 /// Options of [`Host::new`] (JS: `new McpHost(options)`).
@@ -606,8 +606,26 @@ impl Host {
         };
         let sink = self.shared.sink.clone();
         let id = server_id.to_owned();
+        let setting = handle.spec.oauth_client.clone();
+        let flow = async {
+            match &setting {
+                Some(s) if s.grant == OAuthGrant::ClientCredentials => {
+                    // rmcp's private_key_jwt exchange future is not `Send`: run it on a
+                    // blocking thread that drives it with the runtime handle.
+                    let (opts, s, secrets, locks) = (opts.clone(), s.clone(), self.shared.secrets.clone(), self.shared.refresh_locks.clone());
+                    let runtime = tokio::runtime::Handle::current();
+                    tokio::task::spawn_blocking(move || {
+                        let key = s.private_key_pem.as_deref().map(|pem| (pem, s.signing_algorithm.as_deref().unwrap_or("ES256")));
+                        runtime.block_on(client_credentials(&opts, key, &secrets, &locks))
+                    })
+                    .await
+                    .unwrap_or_else(|e| Err(HostError::new(ErrorCode::Internal, format!("client credentials task failed: {e}"))))
+                }
+                _ => sign_in(&opts, &self.shared.secrets, &self.shared.refresh_locks, move |url| sink.send(HostEvent::AuthorizationUrl { server_id: id, url })).await,
+            }
+        };
         let signed_in = tokio::select! {
-            r = sign_in(&opts, &self.shared.secrets, &self.shared.refresh_locks, move |url| sink.send(HostEvent::AuthorizationUrl { server_id: id, url })) => r,
+            r = flow => r,
             _ = self.shared.disposed.cancelled() => Err(HostError::new(ErrorCode::Disposed, "the host was disposed")),
         };
         match signed_in {

@@ -119,6 +119,56 @@ pub async fn sign_in(
     Ok(session.auth_manager)
 }
 
+/// OAuth 2.1 client credentials grant (SEP-1046): no browser, no user.
+/// `client_secret` (client_secret_basic / _post as the AS advertises) or a
+/// PEM key for `private_key_jwt`; RFC 8707 `resource` is always sent.
+///
+/// Errors: `auth_failed`; `invalid_argument` when neither a secret nor a key is configured.
+pub async fn client_credentials(
+    opts: &SignIn,
+    key: Option<(&str, &str)>,
+    secrets: &Arc<dyn SecretStore>,
+    locks: &Arc<RefreshLocks>,
+) -> HostResult<AuthorizationManager> {
+    use rmcp::transport::auth::{ClientCredentialsConfig, JwtSigningAlgorithm};
+    let client_id = opts.identity.client_id.clone().ok_or_else(|| HostError::new(ErrorCode::InvalidArgument, "oauth.clientId is required for clientCredentials"))?;
+    let mut manager = AuthorizationManager::new(opts.server.as_str()).await.map_err(failed)?;
+    let metadata = match manager.resolve_metadata_from_challenge(opts.challenge.as_deref()).await {
+        Ok(resolution) => resolution.metadata,
+        Err(e) => super::legacy_metadata(&opts.server).await.ok_or_else(|| failed(e))?,
+    };
+    let issuer = issuer_of(&metadata);
+    manager.set_metadata(metadata);
+    manager.set_credential_store(BridgedCredentialStore::new(secrets.clone(), locks.clone(), &issuer, opts.server.as_str()));
+    let scopes = opts
+        .challenge
+        .as_deref()
+        .map(|h| super::AuthChallenge::from_header(h, &opts.server).scopes())
+        .unwrap_or_default();
+    let resource = Some(opts.server.to_string());
+    let config = match (&opts.identity.client_secret, key) {
+        (_, Some((pem, algorithm))) => ClientCredentialsConfig::PrivateKeyJwt {
+            client_id,
+            signing_key: pem.as_bytes().to_vec(),
+            signing_algorithm: match algorithm {
+                "ES384" => JwtSigningAlgorithm::ES384,
+                "RS256" => JwtSigningAlgorithm::RS256,
+                "RS384" => JwtSigningAlgorithm::RS384,
+                "RS512" => JwtSigningAlgorithm::RS512,
+                _ => JwtSigningAlgorithm::ES256,
+            },
+            token_endpoint_audience: None,
+            scopes,
+            resource,
+        },
+        (Some(secret), None) => ClientCredentialsConfig::ClientSecret { client_id, client_secret: secret.clone(), scopes, resource },
+        (None, None) => return Err(HostError::new(ErrorCode::InvalidArgument, "clientCredentials needs oauth.clientSecret or oauth.privateKeyPem")),
+    };
+    manager.configure_client_credentials(&config).map_err(failed)?;
+    manager.exchange_client_credentials(&config).await.map_err(failed)?;
+    Ok(manager)
+}
+
 /// The issuer that keys stored credentials: the metadata's `issuer`, else
 /// the origin of the authorization endpoint.
 pub fn issuer_of(metadata: &rmcp::transport::auth::AuthorizationMetadata) -> String {

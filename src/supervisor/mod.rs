@@ -192,11 +192,39 @@ pub struct OAuthClientSetting {
     /// Its secret, for confidential clients.
     #[serde(default)]
     pub client_secret: Option<String>,
+    /// `authorizationCode` (default: a user signs in in a browser) or
+    /// `clientCredentials` (OAuth 2.1 client credentials grant, SEP-1046: no
+    /// user; `clientSecret` or `privateKeyPem` authenticates the client).
+    #[serde(default)]
+    pub grant: OAuthGrant,
+    /// PEM private key for `private_key_jwt` client authentication (RFC 7523).
+    #[serde(default)]
+    pub private_key_pem: Option<String>,
+    /// JWS algorithm of `privateKeyPem`: `ES256` (default), `ES384`, `RS256`, `RS384`, `RS512`.
+    #[serde(default)]
+    pub signing_algorithm: Option<String>,
+}
+
+/// OAuth grant a pre-registered client uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OAuthGrant {
+    /// Authorization code with PKCE: a user signs in.
+    #[default]
+    AuthorizationCode,
+    /// Client credentials: machine-to-machine, no user.
+    ClientCredentials,
 }
 
 impl std::fmt::Debug for OAuthClientSetting {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OAuthClientSetting").field("client_id", &self.client_id).field("client_secret", &self.client_secret.as_ref().map(|_| "…")).finish()
+        f.debug_struct("OAuthClientSetting")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("grant", &self.grant)
+            .field("private_key_pem", &self.private_key_pem.as_ref().map(|_| "…"))
+            .field("signing_algorithm", &self.signing_algorithm)
+            .finish()
     }
 }
 
