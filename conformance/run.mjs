@@ -237,7 +237,10 @@ function renderDoc({ version, node22Version, clientNodeVersion, results, expecte
 }
 
 async function main() {
-  const only = process.argv.slice(2)
+  // --check (used by .ci/run): exit 1 when a scenario has failed checks and is
+  // not listed in expected-failures.json, or is listed but passed.
+  const check = process.argv.includes('--check')
+  const only = process.argv.slice(2).filter((a) => a !== '--check')
   const { node22, versionOf } = require(join(ROOT, 'scripts', 'node22.js'))
   const node22Path = node22()
   const node22Version = versionOf(node22Path)
@@ -278,6 +281,14 @@ async function main() {
   if (broken.length > 0) {
     console.error(`harness error: no results for ${broken.map((r) => r.name).join(', ')}`)
     return 1
+  }
+  if (check) {
+    const unexpected = results.filter((r) => r.failed > 0 && !expected[r.name]).map((r) => r.name)
+    const stale = results.filter((r) => r.failed === 0 && expected[r.name]).map((r) => r.name)
+    if (unexpected.length > 0) console.error(`unexpected failures: ${unexpected.join(', ')}`)
+    if (stale.length > 0) console.error(`listed as expected failures but passed (remove them from expected-failures.json): ${stale.join(', ')}`)
+    if (unexpected.length > 0 || stale.length > 0) return 1
+    console.log('conformance check: every scenario passed or is an expected failure with a written reason')
   }
   return 0
 }
