@@ -71,14 +71,7 @@ pub async fn sign_in(
     locks: &Arc<RefreshLocks>,
     open_url: impl FnOnce(String),
 ) -> HostResult<AuthorizationManager> {
-    let mut manager = AuthorizationManager::new(opts.server.as_str()).await.map_err(failed)?;
-    let metadata = match manager.resolve_metadata_from_challenge(opts.challenge.as_deref()).await {
-        Ok(resolution) => resolution.metadata,
-        Err(e) => super::legacy_metadata(&opts.server).await.ok_or_else(|| failed(e))?,
-    };
-    let issuer = issuer_of(&metadata);
-    manager.set_metadata(metadata);
-    manager.set_credential_store(BridgedCredentialStore::new(secrets.clone(), locks.clone(), &issuer, opts.server.as_str()));
+    let manager = prepared_manager(opts, secrets, locks).await?;
     let listener = CallbackListener::bind(opts.redirect_port).await?;
     let mut request = AuthorizationRequest::new(listener.redirect_uri.clone()).with_client_name(opts.identity.client_name.clone());
     if let Some(header) = &opts.challenge {
@@ -132,14 +125,7 @@ pub async fn client_credentials(
 ) -> HostResult<AuthorizationManager> {
     use rmcp::transport::auth::{ClientCredentialsConfig, JwtSigningAlgorithm};
     let client_id = opts.identity.client_id.clone().ok_or_else(|| HostError::new(ErrorCode::InvalidArgument, "oauth.clientId is required for clientCredentials"))?;
-    let mut manager = AuthorizationManager::new(opts.server.as_str()).await.map_err(failed)?;
-    let metadata = match manager.resolve_metadata_from_challenge(opts.challenge.as_deref()).await {
-        Ok(resolution) => resolution.metadata,
-        Err(e) => super::legacy_metadata(&opts.server).await.ok_or_else(|| failed(e))?,
-    };
-    let issuer = issuer_of(&metadata);
-    manager.set_metadata(metadata);
-    manager.set_credential_store(BridgedCredentialStore::new(secrets.clone(), locks.clone(), &issuer, opts.server.as_str()));
+    let mut manager = prepared_manager(opts, secrets, locks).await?;
     let scopes = opts
         .challenge
         .as_deref()
@@ -166,6 +152,21 @@ pub async fn client_credentials(
     };
     manager.configure_client_credentials(&config).map_err(failed)?;
     manager.exchange_client_credentials(&config).await.map_err(failed)?;
+    Ok(manager)
+}
+
+/// A manager for `opts.server` with discovered authorization server metadata
+/// (rmcp discovery, else 2025-03-26 root metadata) and the credential store
+/// entry of (issuer, resource).
+async fn prepared_manager(opts: &SignIn, secrets: &Arc<dyn SecretStore>, locks: &Arc<RefreshLocks>) -> HostResult<AuthorizationManager> {
+    let mut manager = AuthorizationManager::new(opts.server.as_str()).await.map_err(failed)?;
+    let metadata = match manager.resolve_metadata_from_challenge(opts.challenge.as_deref()).await {
+        Ok(resolution) => resolution.metadata,
+        Err(e) => super::legacy_metadata(&opts.server).await.ok_or_else(|| failed(e))?,
+    };
+    let issuer = issuer_of(&metadata);
+    manager.set_metadata(metadata);
+    manager.set_credential_store(BridgedCredentialStore::new(secrets.clone(), locks.clone(), &issuer, opts.server.as_str()));
     Ok(manager)
 }
 

@@ -147,6 +147,23 @@ impl Actor {
         }
     }
 
+    /// `authRequired` until something happens: `Some(true)` retry (quietly),
+    /// `Some(false)` stopped or failed (state already set), `None` exit the actor.
+    async fn await_authentication(&mut self, challenge: &AuthChallenge) -> Option<bool> {
+        match self.enter_auth_required(challenge).await {
+            Some(AuthWait::Retry) => {
+                self.quiet_start = true;
+                Some(true)
+            }
+            Some(AuthWait::Stopped) => {
+                self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
+                Some(false)
+            }
+            Some(AuthWait::Exit) => None,
+            None => Some(false),
+        }
+    }
+
     /// Handles a 401/403 at connect: discovery, then the `authRequired` state.
     /// Returns `None` when discovery failed (the state is then `error`).
     async fn enter_auth_required(&mut self, challenge: &AuthChallenge) -> Option<AuthWait> {
@@ -269,14 +286,9 @@ impl Actor {
                     continue;
                 }
                 Err(OpenFailure::AuthRequired(challenge)) => {
-                    match self.enter_auth_required(&challenge).await {
-                        Some(AuthWait::Retry) => self.quiet_start = true,
-                        Some(AuthWait::Stopped) => {
-                            running = false;
-                            self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
-                        }
-                        Some(AuthWait::Exit) => return,
-                        None => running = false,
+                    match self.await_authentication(&challenge).await {
+                        Some(keep_running) => running = keep_running,
+                        None => return,
                     }
                     continue;
                 }
@@ -306,14 +318,9 @@ impl Actor {
                     };
                     match (e.code, challenge, base) {
                         (ErrorCode::AuthRequired, Some(header), Some(base)) => {
-                            match self.enter_auth_required(&AuthChallenge::from_header(&header, &base)).await {
-                                Some(AuthWait::Retry) => self.quiet_start = true,
-                                Some(AuthWait::Stopped) => {
-                                    running = false;
-                                    self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
-                                }
-                                Some(AuthWait::Exit) => return,
-                                None => running = false,
+                            match self.await_authentication(&AuthChallenge::from_header(&header, &base)).await {
+                                Some(keep_running) => running = keep_running,
+                                None => return,
                             }
                         }
                         _ => {
