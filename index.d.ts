@@ -435,6 +435,8 @@ export interface AuthorizeOptions {
   scopes?: string[]
   /** Time allowed for the user to finish (ms). Default 300 000. */
   timeoutMs?: number
+  /** Enterprise ID token for `grant: 'enterpriseManaged'` (a secret). */
+  idToken?: string
 }
 
 /** A pre-registered OAuth client for one server (host-side; not part of `mcp.json`). */
@@ -442,6 +444,18 @@ export interface OAuthClientOption {
   clientId: string
   /** Secret of a confidential client; never appears in state, logs or errors. */
   clientSecret?: string
+  /**
+   * `authorizationCode` (default: a user signs in in a browser);
+   * `clientCredentials` (SEP-1046 machine client: `clientSecret` or `privateKeyPem`);
+   * `enterpriseManaged` (SEP-990 cross-app access: `idp`, and `authorize({idToken})`).
+   */
+  grant?: 'authorizationCode' | 'clientCredentials' | 'enterpriseManaged'
+  /** PEM private key for `private_key_jwt` client authentication (RFC 7523); a secret. */
+  privateKeyPem?: string
+  /** JWS algorithm of `privateKeyPem`. Default `ES256`. */
+  signingAlgorithm?: 'ES256' | 'ES384' | 'RS256' | 'RS384' | 'RS512'
+  /** The enterprise identity provider for `enterpriseManaged`. */
+  idp?: { issuer: string; tokenEndpoint: string; clientId: string; clientSecret?: string }
 }
 
 /** AHP `authenticate` parameters. */

@@ -98,7 +98,9 @@ async function runAuthScenario(host) {
 }
 
 /** Options for host.authorize: a deadline below the client's own, so a stuck sign-in fails with the host's error. */
-function authorizeOptions(_scenario, _context) {
+function authorizeOptions(scenario, context) {
+  // Cross-app access: the app hands the enterprise ID token to the host.
+  if (scenario === 'auth/cross-app-access-complete-flow' && context.idp_id_token) return { timeoutMs: 10_000, idToken: context.idp_id_token }
   return { timeoutMs: 10_000 }
 }
 
@@ -107,12 +109,22 @@ function authorizeOptions(_scenario, _context) {
  * hands a pre-registered client ({client_id, client_secret}); the
  * client-credentials scenarios hand a machine client (client secret, or a PEM
  * key for private_key_jwt), which the host uses with the client credentials
- * grant. (auth/cross-app-access needs an enterprise IdP token exchange the
- * host does not implement; its context is not passed.)
+ * grant; auth/cross-app-access hands an enterprise IdP and ID token, used
+ * with enterprise-managed authorization (SEP-990).
  */
 function serverOptionsFor(scenario, context) {
   if (scenario === 'auth/pre-registration' && context.client_id) {
     return { oauth: { clientId: context.client_id, ...(context.client_secret && { clientSecret: context.client_secret }) } }
+  }
+  if (scenario === 'auth/cross-app-access-complete-flow' && context.client_id) {
+    return {
+      oauth: {
+        clientId: context.client_id,
+        clientSecret: context.client_secret,
+        grant: 'enterpriseManaged',
+        idp: { issuer: context.idp_issuer, tokenEndpoint: context.idp_token_endpoint, clientId: context.idp_client_id },
+      },
+    }
   }
   if (scenario.startsWith('auth/client-credentials') && context.client_id) {
     return {

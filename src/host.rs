@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::flow::{client_credentials, sign_in, ClientIdentity, SignIn, DEFAULT_SIGN_IN_TIMEOUT};
+use crate::auth::flow::{client_credentials, enterprise_managed, sign_in, ClientIdentity, SignIn, DEFAULT_SIGN_IN_TIMEOUT};
 use crate::auth::store::{MemorySecretStore, SecretStore};
 use crate::config::launch::{ensure_plugin_data_dir, host_base_env, EnvPolicy};
 use crate::config::{parse_mcp_json, validate_entry_value, PluginVars, ServerConfig};
@@ -220,6 +220,9 @@ pub struct AuthorizeArgs {
     /// Time allowed for the user to finish (ms); default 300 000.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// Enterprise ID token for `grant: "enterpriseManaged"` (a secret).
+    #[serde(default)]
+    pub id_token: Option<String>,
 }
 
 impl Host {
@@ -607,6 +610,25 @@ impl Host {
         let sink = self.shared.sink.clone();
         let id = server_id.to_owned();
         let setting = handle.spec.oauth_client.clone();
+        if let Some(s) = setting.as_ref().filter(|s| s.grant == OAuthGrant::EnterpriseManaged) {
+            let idp = s.idp.clone().ok_or_else(|| HostError::new(ErrorCode::InvalidArgument, "oauth.idp is required for enterpriseManaged"))?;
+            let id_token = args.id_token.clone().ok_or_else(|| HostError::new(ErrorCode::InvalidArgument, "authorize needs idToken for enterpriseManaged"))?;
+            let (opts, secret) = (opts.clone(), s.client_secret.clone());
+            let runtime = tokio::runtime::Handle::current();
+            let token = tokio::task::spawn_blocking(move || runtime.block_on(enterprise_managed(&opts, &idp, secret.as_deref(), &id_token)))
+                .await
+                .unwrap_or_else(|e| Err(HostError::new(ErrorCode::Internal, format!("enterprise-managed task failed: {e}"))));
+            let token = match token {
+                Ok(token) => token,
+                Err(e) => {
+                    self.describe_auth_failure(server_id, &e.message);
+                    return Err(e);
+                }
+            };
+            let (reply, rx) = tokio::sync::oneshot::channel();
+            handle.send(Command::Authenticate { token, reply });
+            return rx.await.unwrap_or_else(|_| Err(HostError::new(ErrorCode::NotFound, "the server is gone")));
+        }
         let flow = async {
             match &setting {
                 Some(s) if s.grant == OAuthGrant::ClientCredentials => {

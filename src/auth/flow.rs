@@ -155,6 +155,47 @@ pub async fn client_credentials(
     Ok(manager)
 }
 
+/// Enterprise-managed authorization (SEP-990, rmcp's `enterprise` module):
+/// `id_token` from the enterprise IdP → ID-JAG (RFC 8693 token exchange at the
+/// IdP) → MCP access token (RFC 7523 JWT bearer grant at the server's
+/// authorization server, with RFC 8707 `resource`). Returns the access token
+/// (a secret). No browser; no refresh (the app supplies a new ID token).
+///
+/// Errors: `auth_failed`; `invalid_argument` (missing client id or IdP).
+pub async fn enterprise_managed(
+    opts: &SignIn,
+    idp: &crate::supervisor::IdpSetting,
+    client_secret: Option<&str>,
+    id_token: &str,
+) -> HostResult<String> {
+    use oauth2::ClientSecret;
+    use rmcp::transport::auth::default_oauth_http_client;
+    use rmcp::transport::auth::enterprise::{EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest};
+    let client_id = opts.identity.client_id.clone().ok_or_else(|| HostError::new(ErrorCode::InvalidArgument, "oauth.clientId is required for enterpriseManaged"))?;
+    let manager = AuthorizationManager::new(opts.server.as_str()).await.map_err(failed)?;
+    let metadata = match manager.resolve_metadata_from_challenge(opts.challenge.as_deref()).await {
+        Ok(resolution) => resolution.metadata,
+        Err(e) => super::legacy_metadata(&opts.server).await.ok_or_else(|| failed(e))?,
+    };
+    let secret_auth = |s: Option<&str>| match s {
+        Some(s) => EmaClientAuthentication::ClientSecretBasic(ClientSecret::new(s.to_owned())),
+        None => EmaClientAuthentication::None,
+    };
+    let idp_server = EmaAuthorizationServer::new(idp.issuer.clone(), idp.token_endpoint.clone(), idp.client_id.clone())
+        .with_client_authentication(secret_auth(idp.client_secret.as_deref()));
+    let resource_server = EmaAuthorizationServer::new(issuer_of(&metadata), metadata.token_endpoint.clone(), client_id)
+        .with_client_authentication(secret_auth(client_secret));
+    let http = default_oauth_http_client().map_err(failed)?;
+    let scopes = opts.challenge.as_deref().map(|h| super::AuthChallenge::from_header(h, &opts.server).scopes()).unwrap_or_default();
+    let resource = opts.server.to_string();
+    let token = EmaExchangeRequest::new_with_id_token(idp_server, resource_server, &resource, id_token)
+        .with_scopes(scopes)
+        .exchange(&http, &http)
+        .await
+        .map_err(|e| HostError::new(ErrorCode::AuthFailed, format!("enterprise-managed authorization failed: {e}")))?;
+    Ok(token.access_token.secret().clone())
+}
+
 /// A manager for `opts.server` with discovered authorization server metadata
 /// (rmcp discovery, else 2025-03-26 root metadata) and the credential store
 /// entry of (issuer, resource).

@@ -203,6 +203,24 @@ pub struct OAuthClientSetting {
     /// JWS algorithm of `privateKeyPem`: `ES256` (default), `ES384`, `RS256`, `RS384`, `RS512`.
     #[serde(default)]
     pub signing_algorithm: Option<String>,
+    /// The enterprise identity provider of `grant: "enterpriseManaged"`.
+    #[serde(default)]
+    pub idp: Option<IdpSetting>,
+}
+
+/// An enterprise IdP for enterprise-managed authorization (SEP-990 cross-app access).
+#[derive(Clone, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IdpSetting {
+    /// The IdP's issuer.
+    pub issuer: String,
+    /// Its token endpoint (RFC 8693 token exchange).
+    pub token_endpoint: String,
+    /// This app's client id at the IdP.
+    pub client_id: String,
+    /// Its secret at the IdP, if confidential (a secret).
+    #[serde(default)]
+    pub client_secret: Option<String>,
 }
 
 /// OAuth grant a pre-registered client uses.
@@ -214,6 +232,10 @@ pub enum OAuthGrant {
     AuthorizationCode,
     /// Client credentials: machine-to-machine, no user.
     ClientCredentials,
+    /// Enterprise-managed (SEP-990 cross-app access): an enterprise ID token
+    /// (given to `authorize`) is exchanged at the IdP for an ID-JAG (RFC 8693),
+    /// which the MCP authorization server redeems (RFC 7523 JWT bearer).
+    EnterpriseManaged,
 }
 
 impl std::fmt::Debug for OAuthClientSetting {
@@ -224,6 +246,7 @@ impl std::fmt::Debug for OAuthClientSetting {
             .field("grant", &self.grant)
             .field("private_key_pem", &self.private_key_pem.as_ref().map(|_| "…"))
             .field("signing_algorithm", &self.signing_algorithm)
+            .field("idp", &self.idp.as_ref().map(|i| &i.issuer))
             .finish()
     }
 }
