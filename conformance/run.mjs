@@ -19,7 +19,7 @@
 // printed in docs/conformance.md.
 
 import { spawn, execFileSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync, mkdirSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync, mkdirSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join, relative } from 'node:path'
@@ -267,7 +267,12 @@ async function main() {
   const failed = results.reduce((n, r) => n + r.failed, 0)
   const warnings = results.reduce((n, r) => n + r.warnings, 0)
   console.log(`\nconformance: ${passed} passed, ${failed} failed (${warnings} warnings) in ${results.length} scenarios`)
-  console.log(`raw results: ${tmpdir()}/ahp-conformance-* (e.g. ${results[0]?.resultDir ?? results[0]?.outDir})`)
+  // Raw results are kept only for failed scenarios (or all with CONFORMANCE_KEEP=1).
+  for (const r of results) {
+    if (r.failed === 0 && !r.broken && process.env.CONFORMANCE_KEEP !== '1') rmSync(r.outDir, { recursive: true, force: true })
+  }
+  const kept = results.filter((r) => existsSync(r.outDir))
+  if (kept.length > 0) console.log(`raw results kept: ${kept.map((r) => r.resultDir ?? r.outDir).join(', ')}`)
 
   if (only.length === 0) {
     mkdirSync(dirname(DOC), { recursive: true })
