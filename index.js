@@ -144,17 +144,18 @@ class McpHost extends EventEmitter {
     signal?.throwIfAborted()
     const id = nextRequestId++
     if (nextRequestId > 0xffffffff) nextRequestId = 1
-    const onAbort = () => native.cancel(id)
+    // One listener per call, removed when the call settles (a long-lived
+    // signal shared by many calls must not accumulate listeners).
+    let rejectAborted
+    const aborted = new Promise((_, reject) => { rejectAborted = reject })
+    const onAbort = () => {
+      native.cancel(id)
+      rejectAborted(signal.reason)
+    }
     signal?.addEventListener('abort', onAbort, { once: true })
     try {
       const pending = native.callTool(id, JSON.stringify(args))
-      if (!signal) return unwrap(await pending)
-      const aborted = new Promise((_, reject) => {
-        const fail = () => reject(signal.reason)
-        if (signal.aborted) fail()
-        else signal.addEventListener('abort', fail, { once: true })
-      })
-      return unwrap(await Promise.race([pending, aborted]))
+      return unwrap(await (signal ? Promise.race([pending, aborted]) : pending))
     } finally {
       signal?.removeEventListener('abort', onAbort)
     }
