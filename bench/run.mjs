@@ -15,7 +15,8 @@
 //     servers are child processes and are not).
 //   - throughput with 16 calls in flight for 5 s (after 500 warm-up calls), and
 //     client CPU per call during it.
-// Each client × transport block gets a fresh server process (same script).
+// The connect runs alternate host/SDK; each client × transport call block
+// gets a fresh server process (same script).
 // BENCH_QUICK=1 shrinks every count. No assertions: this only prints.
 
 import { createRequire } from 'node:module'
@@ -131,7 +132,11 @@ function serverConfig(transport, url) {
 
 /** Host side: one McpHost per block; each "connection" is an addServer. */
 function hostClient(dataDir) {
-  const host = new McpHost({ dataDir, clientInfo: { name: 'ahp-bench-host', version: '1.0.0' } })
+  // env 'allowList': stdio servers get a short environment, like the SDK's
+  // StdioClientTransport default (getDefaultEnvironment), so both clients'
+  // servers boot the same way. The host default ('inherit') would pass e.g.
+  // NODE_EXTRA_CA_CERTS, which makes every Node server start ~80 ms slower.
+  const host = new McpHost({ dataDir, env: 'allowList', clientInfo: { name: 'ahp-bench-host', version: '1.0.0' } })
   hosts.add(host)
   let seq = 0
 
@@ -237,25 +242,43 @@ function sdkClient() {
 
 // ─── one block: a client over a transport ───────────────────────────────────
 
+/**
+ * connect + initialize + tools/list, host and SDK runs interleaved (so slow
+ * drift in machine load hits both alike), one server script for both.
+ */
+async function runListing(transport, dataDir) {
+  const server = transport === 'http' ? await startHttpServer() : undefined
+  const config = serverConfig(transport, server?.url)
+  const clients = { host: hostClient(dataDir), sdk: sdkClient() }
+  const runs = { host: [], sdk: [] }
+  const catalogue = []
+  let pages
+  try {
+    for (const c of Object.values(clients)) await c.connectAndList(config) // warm-up, untimed
+    for (let i = 0; i < C.listRuns; i++) {
+      const order = i % 2 === 0 ? ['host', 'sdk'] : ['sdk', 'host']
+      for (const key of order) {
+        const r = await clients[key].connectAndList(config)
+        runs[key].push(r.ms)
+        if (key === 'host') catalogue.push(r.catalogueMs)
+        else pages = r.pages
+      }
+    }
+  } finally {
+    for (const c of Object.values(clients)) await c.dispose()
+    await server?.stop()
+  }
+  const summary = (v) => ({ median: median(v), min: Math.min(...v), max: Math.max(...v) })
+  return { host: { list: summary(runs.host), catalogueMs: median(catalogue) }, sdk: { list: summary(runs.sdk), pages } }
+}
+
+/** Calls: sequential latency, then throughput; a fresh server per block. */
 async function runBlock(makeClient, transport, dataDir) {
   const server = transport === 'http' ? await startHttpServer() : undefined
   const config = serverConfig(transport, server?.url)
   const client = makeClient(dataDir)
   const out = {}
   try {
-    // connect + initialize + tools/list
-    await client.connectAndList(config) // warm-up, untimed
-    const lists = []
-    const catalogue = []
-    for (let i = 0; i < C.listRuns; i++) {
-      const r = await client.connectAndList(config)
-      lists.push(r.ms)
-      if (r.catalogueMs !== undefined) catalogue.push(r.catalogueMs)
-      out.pages = r.pages
-    }
-    out.list = { median: median(lists), min: Math.min(...lists), max: Math.max(...lists) }
-    if (catalogue.length) out.catalogueMs = median(catalogue)
-
     const conn = await client.connect(config)
     try {
       checkEcho(await conn.call(), client.label)
@@ -406,9 +429,11 @@ const results = {}
 let failed = false
 try {
   for (const transport of ['stdio', 'http']) {
+    process.stderr.write(`… connect + tools/list over ${transport}, host and SDK interleaved\n`)
+    const listing = await runListing(transport, dataDir)
     for (const [key, make] of [['host', hostClient], ['sdk', sdkClient]]) {
-      process.stderr.write(`… ${key} over ${transport}\n`)
-      results[`${key}:${transport}`] = await runBlock(make, transport, dataDir)
+      process.stderr.write(`… ${key} calls over ${transport}\n`)
+      results[`${key}:${transport}`] = { ...listing[key], ...(await runBlock(make, transport, dataDir)) }
     }
   }
 } catch (err) {
@@ -448,13 +473,16 @@ if (!failed) {
   console.log(`- tools/list: end to end for both clients (the host lists tools while starting a server and has no separate`)
   console.log(`  tools/list command): host = addServer until \`ready\` with ${EXPECTED_TOOLS} tools in listTools(); SDK = new Client +`)
   console.log(`  connect + listTools following nextCursor (the SDK server sent ${results['sdk:stdio'].pages} page(s): it does not paginate).`)
-  console.log(`  [min–max] over the ${C.listRuns} runs, after one untimed warm-up; stdio includes spawning and booting the Node server.`)
+  console.log(`  [min–max] over the ${C.listRuns} runs per client, host and SDK runs alternating (one server for both over http),`)
+  console.log(`  after one untimed warm-up each; stdio includes spawning and booting the Node server.`)
   console.log(`  Of the host's time, the final host.listTools() call alone (native catalogue → JSON string → JSON.parse of ${EXPECTED_TOOLS}`)
   console.log(`  tools) took a median of ${fmt(results['host:stdio'].catalogueMs, 'ms')} ms (stdio) and ${fmt(results['host:http'].catalogueMs, 'ms')} ms (http).`)
   console.log('- CPU = user+system of this whole process over the timed loop; for the host that includes its Rust (tokio) threads.')
   console.log('  Servers are child processes and are not counted.')
-  console.log(`- Order: stdio host, stdio SDK, http host, http SDK, each with a fresh server process; ${C.warmup} warm-up calls before`)
+  console.log(`- Calls: stdio host, stdio SDK, http host, http SDK, each with a fresh server process; ${C.warmup} warm-up calls before`)
   console.log(`  the sequential loop, ${C.tpWarmup} before the throughput loop. HTTP: stateful sessions, SDK server's default SSE responses.`)
+  console.log(`- stdio servers get a short environment from both clients (host: env 'allowList'; SDK: its default environment),`)
+  console.log(`  so server boot is the same for both${process.env.NODE_EXTRA_CA_CERTS ? '; NODE_EXTRA_CA_CERTS is set here and would add ~80 ms to each server start under the host default env \'inherit\'' : ''}.`)
   if (warnings.size) {
     console.log(`- Node warnings during the run (suppressed): ${[...warnings].map(([k, v]) => `${k} ×${v}`).join(', ')}`)
   }
