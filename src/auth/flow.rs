@@ -172,11 +172,7 @@ pub async fn enterprise_managed(
     use rmcp::transport::auth::default_oauth_http_client;
     use rmcp::transport::auth::enterprise::{EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest};
     let client_id = opts.identity.client_id.clone().ok_or_else(|| HostError::new(ErrorCode::InvalidArgument, "oauth.clientId is required for enterpriseManaged"))?;
-    let manager = AuthorizationManager::new(opts.server.as_str()).await.map_err(failed)?;
-    let metadata = match manager.resolve_metadata_from_challenge(opts.challenge.as_deref()).await {
-        Ok(resolution) => resolution.metadata,
-        Err(e) => super::legacy_metadata(&opts.server).await.ok_or_else(|| failed(e))?,
-    };
+    let (_, metadata) = discovered(opts).await?;
     let secret_auth = |s: Option<&str>| match s {
         Some(s) => EmaClientAuthentication::ClientSecretBasic(ClientSecret::new(s.to_owned())),
         None => EmaClientAuthentication::None,
@@ -196,15 +192,22 @@ pub async fn enterprise_managed(
     Ok(token.access_token.secret().clone())
 }
 
-/// A manager for `opts.server` with discovered authorization server metadata
-/// (rmcp discovery, else 2025-03-26 root metadata) and the credential store
-/// entry of (issuer, resource).
-async fn prepared_manager(opts: &SignIn, secrets: &Arc<dyn SecretStore>, locks: &Arc<RefreshLocks>) -> HostResult<AuthorizationManager> {
-    let mut manager = AuthorizationManager::new(opts.server.as_str()).await.map_err(failed)?;
+/// A manager for `opts.server` and its authorization server metadata (rmcp
+/// discovery from the challenge, else 2025-03-26 root metadata).
+async fn discovered(opts: &SignIn) -> HostResult<(AuthorizationManager, rmcp::transport::auth::AuthorizationMetadata)> {
+    let manager = AuthorizationManager::new(opts.server.as_str()).await.map_err(failed)?;
     let metadata = match manager.resolve_metadata_from_challenge(opts.challenge.as_deref()).await {
         Ok(resolution) => resolution.metadata,
         Err(e) => super::legacy_metadata(&opts.server).await.ok_or_else(|| failed(e))?,
     };
+    Ok((manager, metadata))
+}
+
+/// A manager for `opts.server` with discovered authorization server metadata
+/// (rmcp discovery, else 2025-03-26 root metadata) and the credential store
+/// entry of (issuer, resource).
+async fn prepared_manager(opts: &SignIn, secrets: &Arc<dyn SecretStore>, locks: &Arc<RefreshLocks>) -> HostResult<AuthorizationManager> {
+    let (mut manager, metadata) = discovered(opts).await?;
     let issuer = issuer_of(&metadata);
     manager.set_metadata(metadata);
     manager.set_credential_store(BridgedCredentialStore::new(secrets.clone(), locks.clone(), &issuer, opts.server.as_str()));
