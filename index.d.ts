@@ -180,6 +180,96 @@ export interface SessionMcpServerBackgroundRequestedAction {
   id: string
 }
 
+/** `session/serverToolsChanged` (host; option `publishServerTools`): the whole model catalogue (full replacement). */
+export interface SessionServerToolsChangedAction {
+  type: 'session/serverToolsChanged'
+  tools: ToolDefinition[]
+}
+
+/** AHP `McpAuthRequirement`: the OAuth challenge of a step-up (no token). */
+export interface McpAuthRequirement {
+  reason: 'required' | 'expired' | 'insufficientScope'
+  resource: ProtectedResourceMetadata
+  requiredScopes?: string[]
+  description?: string
+  oauthClient?: Record<string, unknown>
+}
+
+/** `session/inputNeededSet` (host): a chat tool call waits for a token (kind `toolAuthentication`); resolve with {@link McpHost.authenticate}. */
+export interface SessionInputNeededSetAction {
+  type: 'session/inputNeededSet'
+  request: {
+    kind: 'toolAuthentication'
+    /** `toolAuthentication:<chat>:<turnId>:<toolCallId>`. */
+    id: string
+    chat: URI
+    turnId: string
+    toolCall: Record<string, unknown> & { status: 'auth-required'; toolCallId: string; auth: McpAuthRequirement }
+  }
+}
+/** `session/inputNeededRemoved` (host). */
+export interface SessionInputNeededRemovedAction {
+  type: 'session/inputNeededRemoved'
+  id: string
+}
+
+/** AHP `ToolResultContent` blocks the host produces from MCP content. */
+export type ToolResultContent =
+  | { type: 'text'; text: string }
+  | { type: 'embeddedResource'; data: string; contentType: string }
+  | { type: 'resource'; uri: URI; contentType?: string; sizeHint?: number }
+  | ({ type: string } & Record<string, unknown>)
+
+/**
+ * AHP `ToolCallResult`. From an MCP result: text → `text`; image, audio and
+ * embedded resources → `embeddedResource` (text resources base64-encoded);
+ * `resource_link` → `resource`; `structuredContent` carried over; `isError`
+ * → `success: false`, `error: {code: 'tool_error', message}`. Host errors
+ * (protocol error, timeout, cancellation…) → `success: false`, `error:
+ * {code: HostErrorCode, message, data?}` (a JSON-RPC error's `{code, data}` in `data`).
+ */
+export interface ToolCallResult {
+  success: boolean
+  pastTenseMessage: string
+  content?: ToolResultContent[]
+  structuredContent?: Record<string, unknown>
+  error?: { code: string; message: string; data?: unknown }
+}
+
+/** `chat/toolCallContentChanged` (host, chat channel): progress as one text block; raw numbers in `_meta.progress`. */
+export interface ChatToolCallContentChangedAction {
+  type: 'chat/toolCallContentChanged'
+  turnId: string
+  toolCallId: string
+  content: ToolResultContent[]
+  _meta?: { progress: { progress: number; total?: number | null; message?: string | null } }
+}
+/** `chat/toolCallAuthRequired` (host, chat channel). */
+export interface ChatToolCallAuthRequiredAction {
+  type: 'chat/toolCallAuthRequired'
+  turnId: string
+  toolCallId: string
+  auth: McpAuthRequirement
+}
+/** `chat/toolCallAuthResolved` (host, chat channel): the call resumes (the MCP request is retried once). */
+export interface ChatToolCallAuthResolvedAction {
+  type: 'chat/toolCallAuthResolved'
+  turnId: string
+  toolCallId: string
+}
+/**
+ * `chat/toolCallComplete`: emitted by the host when a chat call ends; a
+ * client may dispatch it (failed) to cancel a call waiting in `auth-required`.
+ */
+export interface ChatToolCallCompleteAction {
+  type: 'chat/toolCallComplete'
+  turnId: string
+  toolCallId: string
+  result: ToolCallResult
+  requiresResultConfirmation?: boolean
+  _meta?: Record<string, unknown>
+}
+
 /** Actions a client may pass to {@link McpHost.dispatch}. */
 export type ClientSessionAction =
   | SessionCustomizationToggledAction
@@ -187,11 +277,18 @@ export type ClientSessionAction =
   | SessionMcpServerStopRequestedAction
   | SessionMcpServerBackgroundRequestedAction
 
-/** Every action this host emits: its own, and echoes of client dispatches. */
+/** Every action this host emits: its own (session and chat channels), and echoes of client dispatches. */
 export type HostAction =
   | SessionCustomizationUpdatedAction
   | SessionCustomizationRemovedAction
   | SessionMcpServerStateChangedAction
+  | SessionServerToolsChangedAction
+  | SessionInputNeededSetAction
+  | SessionInputNeededRemovedAction
+  | ChatToolCallContentChangedAction
+  | ChatToolCallAuthRequiredAction
+  | ChatToolCallAuthResolvedAction
+  | ChatToolCallCompleteAction
   | ClientSessionAction
 
 /** Who dispatched an echoed action. */
@@ -230,12 +327,90 @@ export interface ToolDefinition {
   _meta?: Record<string, unknown>
 }
 
-/** A catalogue entry of {@link McpHost.listTools}. */
+/**
+ * A catalogue entry of {@link McpHost.listTools}.
+ *
+ * `name` is model-safe: `mcp__<serverId>__<toolName>` with every character
+ * outside `[A-Za-z0-9_-]` replaced by `_`; when that is longer than 64
+ * characters or equals another entry's name, it is cut to 53 characters and
+ * `_<10 hex>` (SHA-256 of `serverId \0 toolName`) is appended. Names are
+ * deterministic across restarts. `inputSchema` is always an object schema
+ * (normalized; see {@link ToolDiagnostic}).
+ */
 export interface HostTool extends ToolDefinition {
+  inputSchema: { type: 'object'; properties?: Record<string, object>; required?: string[]; [key: string]: unknown }
   /** The owning `McpServerCustomization` id (AHP `ToolCallContributor.customizationId`). */
   customizationId: string
-  /** The tool's name exactly as the server listed it. */
+  /** The tool's name exactly as the server listed it (byte for byte). */
   toolName: string
+  /** 16 hex characters; changes whenever the definition does (see {@link CallToolOptions.digest}). */
+  digest: string
+}
+
+/**
+ * What the host changed or left out when it built the catalogue of one
+ * server's `tools/list` ({@link McpHost.toolDiagnostics}; each is also a
+ * `warn` log record, target `host.catalogue`).
+ *
+ * Schema rules: a missing `inputSchema` becomes `{type:'object',properties:{}}`;
+ * a missing `type` becomes `'object'`; a top-level `anyOf`/`oneOf` of object
+ * schemas is merged (properties united, `required` = names every branch
+ * requires); `required` found inside `properties` moves up; any other
+ * non-object input schema leaves the tool out; a bad `outputSchema` costs
+ * only the output schema. Tools with `_meta.ui.visibility: ['app']` are not
+ * in the catalogue (MCP Apps only) and get no diagnostic.
+ */
+export interface ToolDiagnostic {
+  serverId: string
+  /** The tool's name as sent (`''` when it had none, or for a failed listing). */
+  tool: string
+  action: 'normalized' | 'omitted' | 'outputSchemaDropped' | 'truncated' | 'duplicate'
+  /** What was wrong, naming the field or the bound (e.g. `maxToolSchemaBytes (262144)`). */
+  reason: string
+}
+
+/** MCP `Resource` (MCP 2025-11-25 "Server Features › Resources"). */
+export interface Resource {
+  uri: string
+  name: string
+  title?: string
+  description?: string
+  mimeType?: string
+  size?: number
+  annotations?: Record<string, unknown>
+  _meta?: Record<string, unknown>
+}
+
+/** MCP `ResourceTemplate` (RFC 6570 `uriTemplate`). */
+export interface ResourceTemplate {
+  uriTemplate: string
+  name: string
+  title?: string
+  description?: string
+  mimeType?: string
+  _meta?: Record<string, unknown>
+}
+
+/** MCP `ReadResourceResult`: text or base64 `blob` contents. */
+export interface ReadResourceResult {
+  contents: ({ uri: string; mimeType?: string; text: string } | { uri: string; mimeType?: string; blob: string })[]
+  _meta?: Record<string, unknown>
+}
+
+/** MCP `Prompt`. */
+export interface Prompt {
+  name: string
+  title?: string
+  description?: string
+  arguments?: { name: string; title?: string; description?: string; required?: boolean }[]
+  _meta?: Record<string, unknown>
+}
+
+/** MCP `GetPromptResult`. */
+export interface GetPromptResult {
+  description?: string
+  messages: { role: 'user' | 'assistant'; content: ContentBlock }[]
+  _meta?: Record<string, unknown>
 }
 
 /** An MCP content block (MCP 2025-11-25 `ContentBlock`). */
@@ -256,12 +431,41 @@ export interface CallToolResult {
 
 // ─── Host API ────────────────────────────────────────────────────────────────
 
-/** Timeouts (ms) and restart policy; clamped to hard caps (timeouts 1 ms … 24 h, ≤ 100 restarts). */
+/**
+ * Timeouts (ms), restart policy and size bounds; clamped to hard caps
+ * (timeouts 1 ms … 24 h, ≤ 100 restarts, hard caps named per field).
+ * Exceeding a size bound fails with `limit_exceeded`, naming the server and
+ * the bound; a failed re-listing keeps the previous catalogue.
+ */
 export interface HostLimits {
   /** Spawn/connect + `initialize` budget per server. Default 30 000 ms. */
   startupTimeoutMs?: number
-  /** Default `tools/call` timeout. Default 60 000 ms. */
+  /** Default inactivity timeout of `tools/call` (reset by progress); also each resources/prompts request and list page. Default 60 000 ms. */
   callTimeoutMs?: number
+  /** Default absolute cap of one `tools/call`; progress never extends it. Default 600 000 ms. */
+  callMaxTotalMs?: number
+  /** Pages of one list walk. Default 100 (hard cap 1 000). */
+  maxListPages?: number
+  /** Longest pagination cursor. Default 4 096 bytes (hard cap 16 KiB). */
+  maxCursorBytes?: number
+  /** Tools per server; more fails the listing. Default 5 000 (hard cap 50 000). */
+  maxToolsPerServer?: number
+  /** Items of one resources/prompts list walk. Default 10 000 (hard cap 100 000). */
+  maxListItems?: number
+  /** Longest tool name; longer tools are left out. Default 256 bytes (hard cap 1 KiB). */
+  maxToolNameBytes?: number
+  /** Longest description; longer ones are cut. Default 16 KiB (hard cap 64 KiB). */
+  maxToolDescriptionBytes?: number
+  /** Input + output schema of one tool; larger tools are left out. Default 256 KiB (hard cap 1 MiB). */
+  maxToolSchemaBytes?: number
+  /** All schemas of one server's listing; more fails the listing. Default 16 MiB (hard cap 64 MiB). */
+  maxTotalSchemaBytes?: number
+  /** One tool result, resource read, prompt or list, serialized. Default 10 000 000 bytes (hard cap 16 MiB). */
+  maxResultBytes?: number
+  /** Nesting depth of schemas and results. Default 64 (hard cap 128). */
+  maxJsonDepth?: number
+  /** Object members + array elements of one schema or result. Default 100 000 (hard cap 1 000 000). */
+  maxJsonProperties?: number
   /** Automatic restarts after crashes before staying in `error`. Default 3. */
   maxRestarts?: number
   /** First restart delay; doubles per consecutive crash. Default 1 000 ms. */
@@ -286,6 +490,14 @@ export interface McpHostOptions {
    * (and Windows basics). Configured `env` overlays it; PLUGIN_ROOT/PLUGIN_DATA are set last.
    */
   env?: 'inherit' | 'allowList'
+  /**
+   * Emit `session/serverToolsChanged` with the whole model catalogue (as AHP
+   * `ToolDefinition`s with model-safe names; `_meta['ahp-mcp-host/source']`
+   * is `{customizationId, toolName}`) whenever it changes. Default `true`.
+   * A harness that merges MCP tools with its own tools publishes the merged
+   * list itself and sets this to `false`.
+   */
+  publishServerTools?: boolean
   /**
    * Where OAuth tokens and client registrations persist (for example VS Code
    * `SecretStorage` or a keychain); default: memory. Key format:
@@ -371,17 +583,53 @@ export interface AddServerOptions {
   oauth?: OAuthClientOption
 }
 
-export interface CallToolOptions {
+/** Options of {@link McpHost.callTool}: common fields. */
+interface CallToolCommon {
+  arguments?: Record<string, unknown>
+  /** Aborting sends MCP `notifications/cancelled` once and rejects with code `cancelled` (`cause`: `signal.reason`). */
+  signal?: AbortSignal
+  /** Inactivity limit (ms), reset by each progress notification; default `limits.callTimeoutMs`. Expiry: code `timeout`, `data.kind: 'inactivity'`. */
+  timeoutMs?: number
+  /** Absolute limit (ms) that progress never extends; default `limits.callMaxTotalMs`. Expiry: code `timeout`, `data.kind: 'total'`. */
+  maxTotalTimeoutMs?: number
+  /**
+   * The {@link HostTool.digest} the arguments were built against. Default:
+   * the digest as of the last {@link McpHost.listTools}. If the tool changed
+   * or disappeared since, the call fails with `stale_tool` before anything
+   * reaches the server.
+   */
+  digest?: string
+  /**
+   * Run as this AHP tool call (give `chat`, `turnId` and `toolCallId`
+   * together). The host emits on the chat channel
+   * `chat/toolCallContentChanged` (progress), `chat/toolCallAuthRequired` /
+   * `chat/toolCallAuthResolved` (step-up; with `session/inputNeededSet` /
+   * `session/inputNeededRemoved` of kind `toolAuthentication` on the
+   * session) and `chat/toolCallComplete`.
+   */
+  chat?: URI
+  turnId?: string
+  toolCallId?: string
+  /** Name used in AHP messages; default the tool's `title`, else its name. */
+  displayName?: string
+}
+
+/** Call by catalogue name ({@link HostTool.name}). */
+export interface CallToolByName extends CallToolCommon {
+  serverId?: undefined
+  /** The model-safe catalogue name. */
+  name: string
+}
+
+/** Call by server and original name (also reaches tools outside the catalogue, e.g. MCP Apps' app-only tools). */
+export interface CallToolOnServer extends CallToolCommon {
   /** The server's customization id. */
   serverId: string
   /** The tool's original name ({@link HostTool.toolName}). */
   name: string
-  arguments?: Record<string, unknown>
-  /** Aborting sends MCP `notifications/cancelled` and rejects with `signal.reason`. */
-  signal?: AbortSignal
-  /** Time limit (ms); default `limits.callTimeoutMs`. Expiry rejects with code `timeout`. */
-  timeoutMs?: number
 }
+
+export type CallToolOptions = CallToolByName | CallToolOnServer
 
 /** A log record: host diagnostics and each server stderr line (`target: 'server.stderr'`). */
 export interface LogRecord {
@@ -416,6 +664,7 @@ export type HostErrorCode =
   | 'cancelled'
   | 'timeout'
   | 'limit_exceeded'
+  | 'stale_tool'
   | 'rejected'
   | 'disposed'
   | 'internal'
@@ -483,6 +732,10 @@ export interface McpHostEvents {
   log: [record: LogRecord]
   /** A host-run sign-in ({@link McpHost.authorize}) needs this URL opened in a browser. */
   authorizationUrl: [event: { serverId: string; url: string }]
+  /** The model tool catalogue changed because of `serverId`; `tools` is the catalogue's size now. */
+  toolsChanged: [event: { serverId: string; reason: 'ready' | 'listChanged' | 'stopped'; tools: number }]
+  /** A server sent `notifications/resources/list_changed` or `notifications/prompts/list_changed`. */
+  listChanged: [event: { serverId: string; list: 'resources' | 'prompts' }]
 }
 
 /**
@@ -499,7 +752,13 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
   /** Stops and removes a plugin (with its servers) or a top-level server. Errors: `not_found`. */
   remove(id: string): Promise<null>
   /** AHP `dispatchAction`: returns the echoed envelope (with `rejectionReason` when refused). */
-  dispatch(action: ClientSessionAction, origin?: Partial<ActionOrigin>): ActionEnvelope
+  /**
+   * AHP `dispatchAction`: returns the echoed envelope (with `rejectionReason`
+   * when refused). A failed `chat/toolCallComplete` for a call waiting in
+   * `auth-required` cancels it (echoed on its chat channel); a successful one
+   * is refused.
+   */
+  dispatch(action: ClientSessionAction | ChatToolCallCompleteAction, origin?: Partial<ActionOrigin>): ActionEnvelope
   /**
    * AHP `authenticate`: pushes a bearer token for a protected resource this
    * host advertised in a live `authRequired` state (`state.resource.resource`).
@@ -523,10 +782,30 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
   authorize(serverId: string, options?: AuthorizeOptions): Promise<void>
   /** The session state, exactly as the AHP reducer made it from the emitted actions. */
   getState(): SessionState
-  /** Tools of every `ready` server. */
+  /** The model tool catalogue: tools of every `ready` server (app-only tools excluded). Records the digests the caller has read (see {@link CallToolOptions}). */
   listTools(): HostTool[]
-  /** Calls a tool. Errors: `not_found`, `server_not_ready`, `server_exited`, `timeout`, `cancelled`, `protocol_error`, `disposed`. */
+  /** What the catalogue normalized, cut or left out, per server. */
+  toolDiagnostics(): ToolDiagnostic[]
+  /**
+   * Calls a tool (MCP `tools/call`) with a unique progress token. Resolves
+   * the `CallToolResult` (also when `isError`). Errors: `invalid_argument`,
+   * `not_found`, `stale_tool` (`data.reason: 'changed' | 'removed'`),
+   * `server_not_ready`, `server_exited`, `timeout` (`data.kind`),
+   * `cancelled`, `protocol_error` (`data: {code, data}`), `auth_required`,
+   * `limit_exceeded` (`maxResultBytes`, `maxJsonDepth`, `maxJsonProperties`,
+   * or a stdio message over 16 MiB), `disposed`.
+   */
   callTool(options: CallToolOptions): Promise<CallToolResult>
+  /** MCP `resources/list`, every page. Errors: `not_found`, `server_not_ready`, `protocol_error`, `timeout`, `limit_exceeded`, `auth_required`, `disposed`. */
+  listResources(serverId: string): Promise<Resource[]>
+  /** MCP `resources/templates/list`, every page. Errors as {@link McpHost.listResources}. */
+  listResourceTemplates(serverId: string): Promise<ResourceTemplate[]>
+  /** MCP `resources/read`. Errors as {@link McpHost.listResources}; an unknown resource is `protocol_error` with `data.code` (e.g. -32002). */
+  readResource(serverId: string, uri: string): Promise<ReadResourceResult>
+  /** MCP `prompts/list`, every page. Errors as {@link McpHost.listResources}. */
+  listPrompts(serverId: string): Promise<Prompt[]>
+  /** MCP `prompts/get`. Errors as {@link McpHost.readResource}. */
+  getPrompt(serverId: string, name: string, args?: Record<string, string>): Promise<GetPromptResult>
   /** Stops every server (stdin close → SIGTERM → SIGKILL of each process group) and releases the host. Idempotent. */
   dispose(): Promise<void>
   /** Kills every server process group immediately. Synchronous, idempotent. */

@@ -34,6 +34,14 @@ function unwrap(text) {
 
 let nextRequestId = 1
 
+// A `cancelled` HostError caused by an AbortSignal carries its reason as `cause`.
+function aborted(err, signal) {
+  err.cause = signal.reason
+  const why = signal.reason instanceof Error ? signal.reason.message : String(signal.reason)
+  err.message += ` (${why})`
+  return err
+}
+
 // Server-initiated requests the app can answer (MCP "Client Features").
 const REQUEST_KINDS = new Set(['elicitation', 'sampling', 'roots'])
 const METHOD_TO_KIND = {
@@ -139,23 +147,31 @@ class McpHost extends EventEmitter {
   getState() { return JSON.parse(this.#live().getState()) }
   listTools() { return JSON.parse(this.#live().listTools()) }
 
+  toolDiagnostics() { return JSON.parse(this.#live().toolDiagnostics()) }
+
+  async listResources(serverId) { return unwrap(await this.#live().listResources(String(serverId))) }
+  async listResourceTemplates(serverId) { return unwrap(await this.#live().listResourceTemplates(String(serverId))) }
+  async readResource(serverId, uri) { return unwrap(await this.#live().readResource(String(serverId), String(uri))) }
+  async listPrompts(serverId) { return unwrap(await this.#live().listPrompts(String(serverId))) }
+  async getPrompt(serverId, name, args) {
+    return unwrap(await this.#live().getPrompt(String(serverId), String(name), JSON.stringify(args ?? null)))
+  }
+
   async callTool({ signal, ...args }) {
     const native = this.#live()
-    signal?.throwIfAborted()
+    if (signal?.aborted) throw aborted(new HostError('cancelled', 'the call was aborted before it started'), signal)
     const id = nextRequestId++
     if (nextRequestId > 0xffffffff) nextRequestId = 1
-    // One listener per call, removed when the call settles (a long-lived
-    // signal shared by many calls must not accumulate listeners).
-    let rejectAborted
-    const aborted = new Promise((_, reject) => { rejectAborted = reject })
-    const onAbort = () => {
-      native.cancel(id)
-      rejectAborted(signal.reason)
-    }
+    // Abort cancels the native call, which sends notifications/cancelled,
+    // completes the AHP tool call as failed and rejects with code `cancelled`.
+    // One listener per call, removed when it settles (a long-lived signal
+    // shared by many calls must not accumulate listeners).
+    const onAbort = () => native.cancel(id)
     signal?.addEventListener('abort', onAbort, { once: true })
     try {
-      const pending = native.callTool(id, JSON.stringify(args))
-      return unwrap(await (signal ? Promise.race([pending, aborted]) : pending))
+      return unwrap(await native.callTool(id, JSON.stringify(args)))
+    } catch (err) {
+      throw signal?.aborted && err.code === 'cancelled' ? aborted(err, signal) : err
     } finally {
       signal?.removeEventListener('abort', onAbort)
     }

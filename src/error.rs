@@ -58,6 +58,9 @@ pub enum ErrorCode {
     Timeout,
     /// A bound from `limits.rs` was exceeded (`limit_exceeded`).
     LimitExceeded,
+    /// The tool changed or disappeared since the caller read the catalogue;
+    /// the call was not sent (`stale_tool`).
+    StaleTool,
     /// A client action was refused (`rejected`).
     Rejected,
     /// The host was disposed (`disposed`).
@@ -93,6 +96,7 @@ impl ErrorCode {
             Self::Timeout => "timeout",
             Self::LimitExceeded => "limit_exceeded",
             Self::Rejected => "rejected",
+            Self::StaleTool => "stale_tool",
             Self::Disposed => "disposed",
             Self::Internal => "internal",
         }

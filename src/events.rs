@@ -51,6 +51,24 @@ pub enum HostEvent {
         /// The authorization endpoint URL with PKCE challenge and `state`.
         url: String,
     },
+    /// The model tool catalogue changed because of server `server_id`
+    /// (JS event `toolsChanged` `{serverId, reason, tools}`).
+    ToolsChanged {
+        /// The server whose tools changed.
+        server_id: String,
+        /// What happened to it.
+        reason: crate::supervisor::ToolsChangeReason,
+        /// Entries in the whole catalogue now.
+        tools: usize,
+    },
+    /// A server sent `notifications/resources/list_changed` or
+    /// `notifications/prompts/list_changed` (JS event `listChanged` `{serverId, list}`).
+    ListChanged {
+        /// The server.
+        server_id: String,
+        /// `resources` or `prompts`.
+        list: &'static str,
+    },
 }
 
 /// Receives host events. Called from any thread, sometimes while the session

@@ -31,7 +31,9 @@ use crate::events::{log, EventSink, HostEvent, LogLevel};
 use crate::limits::Limits;
 use crate::requests::{client_capabilities, RequestHandler};
 use crate::session::{self, child_server_id, mcp_server_entry, plugin_entry, server_enabled, validate_client_action, ClientRequest, SessionStore};
-use crate::supervisor::call::{call_tool, CallRequest};
+use crate::catalogue::ToolDiagnostic;
+use crate::supervisor::call::{call_tool, CallRequest, Progress};
+use crate::toolcall::{self, ChatContext};
 use crate::supervisor::{Command, HostShared, OAuthClientSetting, OAuthGrant, ServerHandle, ServerSpec, TransportSpec};
 use crate::transport::process::ProcessRegistry;
 
@@ -63,6 +65,15 @@ pub struct HostOptions {
     /// only PATH, HOME, locale and similar basics (see `EnvPolicy`).
     #[serde(default)]
     pub env: EnvOption,
+    /// Emit `session/serverToolsChanged` with the model tool catalogue
+    /// whenever it changes (default `true`). A harness that merges MCP tools
+    /// with its own publishes the merged list itself and sets this to `false`.
+    #[serde(default = "yes")]
+    pub publish_server_tools: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_session() -> String {
@@ -160,19 +171,42 @@ pub struct PluginAdded {
 }
 
 /// `callTool` arguments.
+///
+/// The tool is named either by its model-safe catalogue `name` (no
+/// `serverId`), or by `serverId` plus the server's original tool name.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CallToolArgs {
-    /// Customization id of the server.
-    pub server_id: String,
-    /// The tool's original name.
+    /// Customization id of the server; when given, `name` is the original tool name.
+    #[serde(default)]
+    pub server_id: Option<String>,
+    /// Catalogue name, or (with `server_id`) the tool's original name.
     pub name: String,
     /// Arguments object.
     #[serde(default)]
     pub arguments: Option<Map<String, Value>>,
-    /// Time limit (ms); default `limits.callTimeoutMs`.
+    /// Inactivity limit (ms), reset by each progress notification; default `limits.callTimeoutMs`.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// Absolute limit (ms) that progress never extends; default `limits.callMaxTotalMs`.
+    #[serde(default)]
+    pub max_total_timeout_ms: Option<u64>,
+    /// The `digest` of the catalogue entry the caller validated the arguments
+    /// against; default: the digest as of the last `listTools()`.
+    #[serde(default)]
+    pub digest: Option<String>,
+    /// Chat channel URI of the AHP tool call (with `turnId` and `toolCallId`).
+    #[serde(default)]
+    pub chat: Option<String>,
+    /// The chat's active turn.
+    #[serde(default)]
+    pub turn_id: Option<String>,
+    /// The AHP tool call id.
+    #[serde(default)]
+    pub tool_call_id: Option<String>,
+    /// Display name for AHP messages; default the tool's `title`, else its name.
+    #[serde(default)]
+    pub display_name: Option<String>,
 }
 
 /// AHP `authenticate` command parameters (AHP 1.0 "Authentication").
@@ -208,6 +242,37 @@ pub struct Host {
     data_dir: PathBuf,
     client_metadata_url: Option<String>,
     oauth_redirect_port: Option<u16>,
+    /// Digest of every tool as of the caller's last `list_tools`, keyed by
+    /// (server id, original name): the stale-tool check.
+    read_digests: Mutex<HashMap<(String, String), String>>,
+    /// Chat tool calls paused on a step-up challenge, by (chat, turn, tool call id).
+    auth_waits: Mutex<HashMap<(String, String, String), AuthWait>>,
+}
+
+/// A chat tool call waiting for a step-up token.
+struct AuthWait {
+    server_id: String,
+    /// The protected resource the call's challenge advertised.
+    resource: String,
+    required_scopes: Vec<String>,
+    tx: tokio::sync::oneshot::Sender<AuthWaitEnd>,
+}
+
+/// How an [`AuthWait`] ended.
+enum AuthWaitEnd {
+    /// `authenticate` installed a token: retry the request.
+    Token,
+    /// The client completed the tool call as failed (`chat/toolCallComplete`).
+    ClientCancelled,
+    /// The caller cancelled, or the wait was dropped.
+    Gone,
+}
+
+/// Outcome of [`Host::await_step_up`].
+enum StepUp {
+    Resolved,
+    Failed(HostError),
+    ClientCancelled(HostError),
 }
 
 /// `authorize` options.
@@ -266,11 +331,15 @@ impl Host {
             requests,
             secrets: secrets.unwrap_or_else(|| Arc::new(MemorySecretStore::default())),
             refresh_locks: Arc::default(),
+            catalogue: Default::default(),
+            publish_server_tools: options.publish_server_tools,
         });
         let data_dir = options.data_dir.unwrap_or_else(|| std::env::temp_dir().join("ahp-mcp-host-data"));
         Self {
             shared,
             registry: Mutex::new(Registry::default()),
+            read_digests: Mutex::default(),
+            auth_waits: Mutex::default(),
             data_dir,
             client_metadata_url: options.client_metadata_url,
             oauth_redirect_port: options.oauth_redirect_port,
@@ -472,6 +541,9 @@ impl Host {
     pub fn dispatch(&self, action: Value, origin: ActionOrigin) -> HostResult<ActionEnvelope> {
         self.check_live()?;
         let action: StateAction = serde_json::from_value(action).map_err(|e| HostError::new(ErrorCode::InvalidArgument, format!("action: {e}")))?;
+        if let StateAction::ChatToolCallComplete(complete) = &action {
+            return Ok(self.dispatch_tool_call_complete(complete, &action, origin));
+        }
         let (envelope, request, state) = {
             let mut session = self.shared.session.lock().unwrap_or_else(PoisonError::into_inner);
             let verdict = validate_client_action(session.state(), &action);
@@ -487,6 +559,33 @@ impl Host {
             self.act(request, &state);
         }
         Ok(envelope)
+    }
+
+    /// A client's `chat/toolCallComplete` for a call paused in
+    /// `auth-required`: a failed result cancels the call (the MCP request is
+    /// abandoned and the `inputNeeded` entry removed) and is echoed on the
+    /// chat channel; a successful one, or one for a call that is not waiting,
+    /// is echoed with a `rejectionReason`.
+    fn dispatch_tool_call_complete(&self, complete: &ahp_types::actions::ChatToolCallCompleteAction, action: &StateAction, origin: ActionOrigin) -> ActionEnvelope {
+        let mut waits = self.auth_waits.lock().unwrap_or_else(PoisonError::into_inner);
+        let key = waits.keys().find(|(_, turn, id)| *turn == complete.turn_id && *id == complete.tool_call_id).cloned();
+        let (channel, rejection) = match &key {
+            None => (self.shared.session.lock().unwrap_or_else(PoisonError::into_inner).channel().to_owned(), Some(format!("tool call {} is not waiting for authentication on this host", complete.tool_call_id))),
+            Some((chat, ..)) if complete.result.success => (chat.clone(), Some("a tool call waiting for authentication can only be completed as failed (cancelled)".to_owned())),
+            Some((chat, ..)) => (chat.clone(), None),
+        };
+        let envelope = {
+            let mut session = self.shared.session.lock().unwrap_or_else(PoisonError::into_inner);
+            let envelope = session.envelope_on(&channel, action.clone(), Some(origin), rejection.clone());
+            self.shared.sink.send(HostEvent::Action(envelope.clone()));
+            envelope
+        };
+        if let (None, Some(key)) = (rejection, key) {
+            if let Some(wait) = waits.remove(&key) {
+                let _ = wait.tx.send(AuthWaitEnd::ClientCancelled);
+            }
+        }
+        envelope
     }
 
     fn act(&self, request: ClientRequest, state: &SessionState) {
@@ -522,6 +621,9 @@ impl Host {
     /// retried) or the server still refuses the token; `disposed`.
     pub async fn authenticate(&self, args: AuthenticateArgs) -> HostResult<()> {
         self.check_live()?;
+        if self.step_up(&args)? {
+            return Ok(());
+        }
         let (targets, advertised) = {
             let session = self.shared.session.lock().unwrap_or_else(PoisonError::into_inner);
             let mut targets = Vec::new();
@@ -534,6 +636,8 @@ impl Host {
                     }
                 }
             }
+            let waits = self.auth_waits.lock().unwrap_or_else(PoisonError::into_inner);
+            advertised.extend(waits.values().map(|w| serde_json::json!({ "resource": w.resource })).filter_map(|v| serde_json::from_value(v).ok()));
             (targets, advertised)
         };
         if targets.is_empty() {
@@ -570,6 +674,39 @@ impl Host {
             }
         }
         last
+    }
+
+    /// `authenticate` for chat tool calls paused on a step-up challenge for
+    /// `args.resource`: checks `scopes`, switches each server's live
+    /// connection to the token (no reconnect: other calls keep running) and
+    /// resumes the calls. `Ok(false)` when no call waits for that resource.
+    fn step_up(&self, args: &AuthenticateArgs) -> HostResult<bool> {
+        let mut waits = self.auth_waits.lock().unwrap_or_else(PoisonError::into_inner);
+        let keys: Vec<_> = waits.iter().filter(|(_, w)| w.resource == args.resource).map(|(k, _)| k.clone()).collect();
+        if keys.is_empty() || args.token.is_empty() {
+            return Ok(false);
+        }
+        if let Some(granted) = &args.scopes {
+            for k in &keys {
+                let missing: Vec<&String> = waits[k].required_scopes.iter().filter(|s| !granted.contains(s)).collect();
+                if !missing.is_empty() {
+                    return Err(HostError::new(ErrorCode::AuthRequired, format!("the token does not grant the required scopes {missing:?}"))
+                        .with_data(serde_json::json!({ "code": -32007, "resources": [{ "resource": args.resource }] })));
+                }
+            }
+        }
+        let reg = self.registry();
+        for k in keys {
+            let Some(wait) = waits.remove(&k) else { continue };
+            if let Some(handle) = reg.servers.get(&wait.server_id) {
+                if let Some(cell) = handle.live.connection().and_then(|c| c.bearer) {
+                    *cell.write().unwrap_or_else(PoisonError::into_inner) = Some(args.token.clone());
+                }
+                handle.send(Command::StepUpToken(args.token.clone()));
+            }
+            let _ = wait.tx.send(AuthWaitEnd::Token);
+        }
+        Ok(true)
     }
 
     /// Host-run sign-in for Streamable HTTP server `server_id` (see
@@ -680,50 +817,126 @@ impl Host {
         self.shared.session.lock().unwrap_or_else(PoisonError::into_inner).state().clone()
     }
 
-    /// Tools of every ready server as AHP `ToolDefinition` objects plus
-    /// `customizationId` (the owning server) and `toolName` (the server's
-    /// original name).
+    /// The model tool catalogue (see [`crate::catalogue`]): every ready
+    /// server's tools as AHP `ToolDefinition` objects with model-safe names,
+    /// plus `customizationId`, `toolName` (the server's original name) and
+    /// `digest`. Records what the caller has now read, for stale-tool checks
+    /// of later calls.
     pub fn list_tools(&self) -> Vec<Value> {
-        let handles: Vec<Arc<ServerHandle>> = self.registry().servers.values().cloned().collect();
-        let mut out = Vec::new();
-        for h in handles {
-            if h.live.connection().is_none() {
-                continue;
-            }
-            for tool in h.live.tools().iter() {
-                let Ok(Value::Object(mut t)) = serde_json::to_value(tool) else { continue };
-                let mut def = Map::new();
-                for key in ["name", "title", "description", "inputSchema", "outputSchema", "annotations", "_meta"] {
-                    if let Some(v) = t.remove(key) {
-                        def.insert(key.to_owned(), v);
-                    }
-                }
-                def.insert("customizationId".to_owned(), Value::String(h.id.clone()));
-                def.insert("toolName".to_owned(), Value::String(tool.name.to_string()));
-                out.push(Value::Object(def));
-            }
-        }
-        out
+        let entries = self.shared.catalogue.read().unwrap_or_else(PoisonError::into_inner).entries();
+        let mut read = self.read_digests.lock().unwrap_or_else(PoisonError::into_inner);
+        read.clear();
+        entries
+            .iter()
+            .map(|e| {
+                read.insert((e.customization_id.clone(), e.tool.tool_name.clone()), e.tool.digest.clone());
+                e.to_json()
+            })
+            .collect()
     }
 
-    /// Calls a tool; resolves to the MCP `CallToolResult` JSON.
+    /// What the host normalized, dropped or left out of the catalogue, for
+    /// every listed server.
+    pub fn tool_diagnostics(&self) -> Vec<ToolDiagnostic> {
+        self.shared.catalogue.read().unwrap_or_else(PoisonError::into_inner).diagnostics()
+    }
+
+    /// Resolves a call target: `(server id, original tool name, digest now)`.
+    /// With `server_id`, `name` is the server's original tool name;
+    /// without, it is a model-safe catalogue name.
     ///
-    /// Errors: `not_found` (unknown server), plus those of
-    /// [`crate::supervisor::call::call_tool`], and `disposed`.
+    /// Errors: `not_found` (unknown server or catalogue name); `stale_tool`
+    /// when the tool changed or disappeared since the caller read it (the
+    /// `digest` given, else the last `listTools()`); data `{reason:
+    /// "changed"|"removed", serverId, toolName}`.
+    fn resolve_tool(&self, server_id: Option<&str>, name: &str, digest: Option<&str>) -> HostResult<(String, String)> {
+        let catalogue = self.shared.catalogue.read().unwrap_or_else(PoisonError::into_inner);
+        let (server, tool) = match server_id {
+            Some(id) => (id.to_owned(), name.to_owned()),
+            None => match catalogue.by_model_name(name) {
+                Some(e) => (e.customization_id.clone(), e.tool.tool_name.clone()),
+                None => {
+                    return Err(HostError::new(ErrorCode::NotFound, format!("no tool {name:?} in the catalogue (pass serverId to call a tool by its original name)"))
+                        .with_data(serde_json::json!({ "reason": "removed" })))
+                }
+            },
+        };
+        let now = catalogue.server(&server).and_then(|st| st.get(&tool).map(|t| t.digest.clone()));
+        let expected = match digest {
+            Some(d) => Some(d.to_owned()),
+            None => self.read_digests.lock().unwrap_or_else(PoisonError::into_inner).get(&(server.clone(), tool.clone())).cloned(),
+        };
+        if let Some(expected) = expected {
+            let reason = match &now {
+                None => Some("removed"),
+                Some(d) if *d != expected => Some("changed"),
+                Some(_) => None,
+            };
+            if let Some(reason) = reason {
+                return Err(HostError::new(
+                    ErrorCode::StaleTool,
+                    format!("tool {tool:?} on {server} was {reason} since the catalogue was read; read it again (listTools) before calling"),
+                )
+                .with_data(serde_json::json!({ "reason": reason, "serverId": server, "toolName": tool })));
+            }
+        }
+        Ok((server, tool))
+    }
+
+    /// Calls a tool; resolves to the MCP `CallToolResult` JSON (an `isError`
+    /// result resolves too).
+    ///
+    /// With `chat`, `turnId` and `toolCallId` the call runs as that AHP tool
+    /// call and the host emits its execution-phase actions (see
+    /// [`crate::toolcall`]): progress, a mid-call step-up (403
+    /// `insufficient_scope` → `chat/toolCallAuthRequired` and
+    /// `session/inputNeededSet`; after `authenticate` → resolved, retried
+    /// once), and `chat/toolCallComplete` (failed for every error below).
+    ///
+    /// Errors: `invalid_argument` (only some of chat/turnId/toolCallId),
+    /// `not_found`, `stale_tool`, `disposed`, and those of
+    /// [`crate::supervisor::call::call_tool`].
     pub async fn call_tool(&self, args: CallToolArgs, cancel: CancellationToken) -> HostResult<Value> {
         self.check_live()?;
+        let (server_id, tool_name) = self.resolve_tool(args.server_id.as_deref(), &args.name, args.digest.as_deref())?;
         let handle = self
             .registry()
             .servers
-            .get(&args.server_id)
+            .get(&server_id)
             .cloned()
-            .ok_or_else(|| HostError::new(ErrorCode::NotFound, format!("no server {:?}", args.server_id)))?;
-        let timeout = Duration::from_millis(args.timeout_ms.unwrap_or(self.shared.limits.call_timeout_ms).clamp(1, crate::limits::MAX_TIMEOUT_MS));
-        let req = CallRequest { name: args.name, arguments: args.arguments, timeout };
-        let result = tokio::select! {
-            r = call_tool(&handle.live, &handle.id, req, cancel) => r,
-            _ = self.shared.disposed.cancelled() => Err(HostError::new(ErrorCode::Disposed, "the host was disposed")),
+            .ok_or_else(|| HostError::new(ErrorCode::NotFound, format!("no server {server_id:?}")))?;
+        let ctx = match (&args.chat, &args.turn_id, &args.tool_call_id) {
+            (Some(chat), Some(turn_id), Some(tool_call_id)) => Some(ChatContext {
+                chat: chat.clone(),
+                turn_id: turn_id.clone(),
+                tool_call_id: tool_call_id.clone(),
+                customization_id: server_id.clone(),
+            }),
+            (None, None, None) => None,
+            _ => return Err(HostError::new(ErrorCode::InvalidArgument, "chat, turnId and toolCallId go together: give all three or none")),
         };
+        let display = args.display_name.clone().unwrap_or_else(|| {
+            let catalogue = self.shared.catalogue.read().unwrap_or_else(PoisonError::into_inner);
+            let title = catalogue.server(&server_id).and_then(|st| st.get(&tool_name).and_then(|t| t.definition.get("title").and_then(Value::as_str).map(str::to_owned)));
+            title.unwrap_or_else(|| tool_name.clone())
+        });
+        let limits = self.shared.limits;
+        let ms = |v: Option<u64>, default: u64| Duration::from_millis(v.unwrap_or(default).clamp(1, crate::limits::MAX_TIMEOUT_MS));
+        let req = CallRequest {
+            name: tool_name,
+            arguments: args.arguments,
+            timeout: ms(args.timeout_ms, limits.call_timeout_ms),
+            max_total: ms(args.max_total_timeout_ms, limits.call_max_total_ms),
+        };
+        let (result, client_completed) = tokio::select! {
+            r = self.run_call(&handle, req, &cancel, ctx.as_ref(), &display) => r,
+            _ = self.shared.disposed.cancelled() => (Err(HostError::new(ErrorCode::Disposed, "the host was disposed")), false),
+        };
+        if let Some(ctx) = &ctx {
+            if !client_completed {
+                self.shared.emit_on(&ctx.chat, toolcall::complete_action(ctx, &display, &result));
+            }
+        }
         if let Err(e) = &result {
             // A refused refresh (401) or a refused redirect makes the session
             // unusable: the server leaves `ready` (step-up 403s do not).
@@ -735,6 +948,154 @@ impl Host {
             }
         }
         result
+    }
+
+    /// Runs the MCP request, pausing once for a step-up token when the call
+    /// runs in a chat. The flag is true when the client completed the AHP
+    /// tool call itself (a failed `chat/toolCallComplete` while auth-required).
+    async fn run_call(&self, handle: &ServerHandle, req: CallRequest, cancel: &CancellationToken, ctx: Option<&ChatContext>, display: &str) -> (HostResult<Value>, bool) {
+        let mut stepped_up = false;
+        loop {
+            let shared = &self.shared;
+            let mut on_progress = |p: Progress| {
+                if let Some(ctx) = ctx {
+                    shared.emit_on(&ctx.chat, toolcall::progress_action(ctx, p.progress, p.total, p.message.as_deref()));
+                }
+            };
+            let result = call_tool(&handle.live, &handle.id, req.clone(), &self.shared.limits, cancel.clone(), &mut on_progress).await;
+            let step_up = matches!(&result, Err(e) if e.code == ErrorCode::AuthRequired
+                && e.data.as_ref().and_then(|d| d.get("insufficientScope")).and_then(Value::as_bool).unwrap_or(false));
+            let Some(ctx) = ctx.filter(|_| step_up && !stepped_up) else {
+                return (result, false);
+            };
+            stepped_up = true;
+            match self.await_step_up(handle, ctx, &req.name, display, cancel).await {
+                StepUp::Resolved => continue,
+                StepUp::Failed(e) => return (Err(e), false),
+                StepUp::ClientCancelled(e) => return (Err(e), true),
+            }
+        }
+    }
+
+    /// Pauses a chat tool call on a step-up challenge until `authenticate`
+    /// supplies a token for the advertised resource, the client completes the
+    /// call as failed, the caller cancels, or the absolute limit passes.
+    async fn await_step_up(&self, handle: &ServerHandle, ctx: &ChatContext, tool_name: &str, display: &str, cancel: &CancellationToken) -> StepUp {
+        let TransportSpec::StreamableHttp(cfg) = &handle.spec.transport else {
+            return StepUp::Failed(HostError::new(ErrorCode::AuthRequired, format!("{} asked for more scopes over stdio", handle.id)));
+        };
+        let header = handle.live.challenge().unwrap_or_default();
+        let challenge = crate::auth::AuthChallenge::from_header(&header, &cfg.url);
+        let resource = match crate::auth::discover(&cfg.url, &challenge).await {
+            Ok(r) => r,
+            Err(e) => return StepUp::Failed(e),
+        };
+        let client_id = handle.spec.oauth_client.as_ref().map(|c| c.client_id.as_str());
+        let requirement = crate::auth::requirement(&challenge, true, resource, client_id);
+        let mut auth = serde_json::to_value(&requirement).unwrap_or_default();
+        if let Value::Object(m) = &mut auth {
+            m.remove("kind");
+        }
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let key = (ctx.chat.clone(), ctx.turn_id.clone(), ctx.tool_call_id.clone());
+        self.auth_waits.lock().unwrap_or_else(PoisonError::into_inner).insert(
+            key.clone(),
+            AuthWait { server_id: handle.id.clone(), resource: requirement.resource.resource.clone(), required_scopes: requirement.required_scopes.clone().unwrap_or_default(), tx },
+        );
+        self.shared.emit_on(&ctx.chat, toolcall::auth_required_action(ctx, &auth));
+        self.shared.emit(toolcall::input_needed_set_action(ctx, tool_name, display, &format!("Calling {display}"), &auth));
+        let end = tokio::select! {
+            r = rx => r.unwrap_or(AuthWaitEnd::Gone),
+            _ = cancel.cancelled() => AuthWaitEnd::Gone,
+        };
+        self.auth_waits.lock().unwrap_or_else(PoisonError::into_inner).remove(&key);
+        self.shared.emit(toolcall::input_needed_removed_action(ctx));
+        match end {
+            AuthWaitEnd::Token => {
+                self.shared.emit_on(&ctx.chat, toolcall::auth_resolved_action(ctx));
+                StepUp::Resolved
+            }
+            AuthWaitEnd::ClientCancelled => StepUp::ClientCancelled(HostError::new(ErrorCode::Cancelled, format!("tools/call {tool_name:?} on {}: the client cancelled it while it waited for authentication", handle.id))),
+            AuthWaitEnd::Gone => StepUp::Failed(HostError::new(ErrorCode::Cancelled, format!("tools/call {tool_name:?} on {} was cancelled while it waited for authentication", handle.id))),
+        }
+    }
+
+    /// The live connection of ready server `server_id`.
+    ///
+    /// Errors: `not_found`, `server_not_ready`, `disposed`.
+    fn ready_connection(&self, server_id: &str) -> HostResult<crate::supervisor::LiveConnection> {
+        self.check_live()?;
+        let handle = self.registry().servers.get(server_id).cloned().ok_or_else(|| HostError::new(ErrorCode::NotFound, format!("no server {server_id:?}")))?;
+        handle.live.connection().ok_or_else(|| HostError::new(ErrorCode::ServerNotReady, format!("server {server_id} is not ready")))
+    }
+
+    /// Walks every page of `method` on `server_id` and returns the items
+    /// under `key` (MCP 2025-11-25 "Utilities › Pagination").
+    ///
+    /// Errors: `not_found`, `server_not_ready`, `protocol_error`, `timeout`
+    /// (a page took longer than `callTimeoutMs`), `auth_required`,
+    /// `limit_exceeded` (pages, cursor, `maxListItems`, or `maxResultBytes`
+    /// for all items together), `disposed`.
+    async fn list_items(&self, server_id: &str, method: &str, key: &str) -> HostResult<Vec<Value>> {
+        let conn = self.ready_connection(server_id)?;
+        let limits = self.shared.limits;
+        let walk = crate::supervisor::discovery::list_all(&conn.peer, server_id, method, key, &limits, limits.max_list_items);
+        let items = tokio::select! {
+            r = walk => r.map_err(|e| list_failure(server_id, method, e))?,
+            _ = self.shared.disposed.cancelled() => return Err(HostError::new(ErrorCode::Disposed, "the host was disposed")),
+        };
+        let items = Value::Array(items);
+        crate::supervisor::call::check_value(&format!("{method} on {server_id}"), &items, &limits)?;
+        let Value::Array(items) = items else { unreachable!() };
+        Ok(items)
+    }
+
+    /// Sends one request and bounds its result.
+    async fn request(&self, server_id: &str, method: &str, params: Value) -> HostResult<Value> {
+        let conn = self.ready_connection(server_id)?;
+        let limits = self.shared.limits;
+        let timeout = Some(Duration::from_millis(limits.call_timeout_ms));
+        let result = tokio::select! {
+            r = crate::supervisor::discovery::request_raw(&conn.peer, server_id, method, params, timeout) => r.map_err(|e| list_failure(server_id, method, e))?,
+            _ = self.shared.disposed.cancelled() => return Err(HostError::new(ErrorCode::Disposed, "the host was disposed")),
+        };
+        crate::supervisor::call::check_value(&format!("{method} on {server_id}"), &result, &limits)?;
+        Ok(result)
+    }
+
+    /// MCP `resources/list`, every page: the server's `Resource` objects.
+    /// Errors: as [`Host::list_items`].
+    pub async fn list_resources(&self, server_id: &str) -> HostResult<Vec<Value>> {
+        self.list_items(server_id, "resources/list", "resources").await
+    }
+
+    /// MCP `resources/templates/list`, every page: `ResourceTemplate` objects.
+    /// Errors: as [`Host::list_items`].
+    pub async fn list_resource_templates(&self, server_id: &str) -> HostResult<Vec<Value>> {
+        self.list_items(server_id, "resources/templates/list", "resourceTemplates").await
+    }
+
+    /// MCP `resources/read`: the `ReadResourceResult` (`{contents: [...]}`).
+    /// Errors: as [`Host::list_items`] (a JSON-RPC error, e.g. -32002
+    /// resource not found, is `protocol_error` with `data.code`).
+    pub async fn read_resource(&self, server_id: &str, uri: &str) -> HostResult<Value> {
+        self.request(server_id, "resources/read", serde_json::json!({ "uri": uri })).await
+    }
+
+    /// MCP `prompts/list`, every page: `Prompt` objects.
+    /// Errors: as [`Host::list_items`].
+    pub async fn list_prompts(&self, server_id: &str) -> HostResult<Vec<Value>> {
+        self.list_items(server_id, "prompts/list", "prompts").await
+    }
+
+    /// MCP `prompts/get` with string `arguments`: the `GetPromptResult`.
+    /// Errors: as [`Host::read_resource`].
+    pub async fn get_prompt(&self, server_id: &str, name: &str, arguments: Option<Map<String, Value>>) -> HostResult<Value> {
+        let mut params = serde_json::json!({ "name": name });
+        if let Some(a) = arguments {
+            params["arguments"] = Value::Object(a);
+        }
+        self.request(server_id, "prompts/get", params).await
     }
 
     /// Stops every server gracefully (stdin close, SIGTERM, SIGKILL), then disposes.
@@ -760,6 +1121,13 @@ impl Host {
 impl Drop for Host {
     fn drop(&mut self) {
         self.dispose_sync();
+    }
+}
+
+fn list_failure(server_id: &str, method: &str, e: crate::supervisor::discovery::ListFailure) -> HostError {
+    match e {
+        crate::supervisor::discovery::ListFailure::Failed(e) => e,
+        crate::supervisor::discovery::ListFailure::Auth(_) => HostError::new(ErrorCode::AuthRequired, format!("{method} on {server_id} was refused (authorization)")),
     }
 }
 

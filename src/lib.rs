@@ -11,6 +11,7 @@
 //! flow back through [`host::Host`]. Only [`napi`] knows about JavaScript.
 
 pub mod auth;
+pub mod catalogue;
 pub mod config;
 pub mod error;
 pub mod events;
@@ -18,6 +19,7 @@ pub mod host;
 pub mod limits;
 pub mod requests;
 pub mod session;
+pub mod toolcall;
 pub mod supervisor;
 pub mod transport;
 

@@ -5,14 +5,9 @@
 
 use serde::Deserialize;
 
-/// Hard cap on pages followed by one `tools/list` discovery.
-pub const MAX_LIST_PAGES: usize = 100;
-/// Hard cap on the byte length of one pagination cursor.
-pub const MAX_CURSOR_BYTES: usize = 4 * 1024;
-/// Hard cap on tools kept per server; further tools are dropped with a warning.
-pub const MAX_TOOLS_PER_SERVER: usize = 5_000;
 /// Longest stdio line (one JSON-RPC message) accepted from a server: 16 MiB.
-/// Longer lines are discarded without being buffered.
+/// Longer lines are discarded without being buffered; a response discarded
+/// this way fails its request with `limit_exceeded`.
 pub const MAX_STDIO_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// Bytes of stderr kept per server for error messages (the tail).
 pub const STDERR_TAIL_BYTES: usize = 4 * 1024;
@@ -52,6 +47,31 @@ pub struct Limits {
     pub restart_backoff_max_ms: u64,
     /// Uptime after which the crash counter and backoff reset (ms). Default 60 000.
     pub restart_reset_after_ms: u64,
+    /// Absolute cap on one `tools/call` (ms); progress never extends it. Default 600 000.
+    pub call_max_total_ms: u64,
+    /// Pages followed by one list walk (`tools/list`, `resources/list`, …). Default 100, hard cap 1 000.
+    pub max_list_pages: usize,
+    /// Longest pagination cursor (bytes). Default 4 KiB, hard cap 16 KiB.
+    pub max_cursor_bytes: usize,
+    /// Tools per server; more fails the listing. Default 5 000, hard cap 50 000.
+    pub max_tools_per_server: usize,
+    /// Items per resource/prompt list walk. Default 10 000, hard cap 100 000.
+    pub max_list_items: usize,
+    /// Longest tool name kept (bytes). Default 256, hard cap 1 KiB.
+    pub max_tool_name_bytes: usize,
+    /// Longest tool description kept; longer ones are cut (bytes). Default 16 KiB, hard cap 64 KiB.
+    pub max_tool_description_bytes: usize,
+    /// Input plus output schema of one tool (bytes, serialized). Default 256 KiB, hard cap 1 MiB.
+    pub max_tool_schema_bytes: usize,
+    /// All schemas of one server's listing (bytes). Default 16 MiB, hard cap 64 MiB.
+    pub max_total_schema_bytes: usize,
+    /// A tool result, resource read or prompt: all content together (bytes,
+    /// serialized). Default 10 000 000, hard cap 16 MiB.
+    pub max_result_bytes: usize,
+    /// Nesting depth of schemas and results. Default 64, hard cap 128.
+    pub max_json_depth: usize,
+    /// Object members plus array elements of one schema or result. Default 100 000, hard cap 1 000 000.
+    pub max_json_properties: usize,
 }
 
 impl Default for Limits {
@@ -63,13 +83,26 @@ impl Default for Limits {
             restart_backoff_ms: 1_000,
             restart_backoff_max_ms: 30_000,
             restart_reset_after_ms: 60_000,
+            call_max_total_ms: 600_000,
+            max_list_pages: 100,
+            max_cursor_bytes: 4 * 1024,
+            max_tools_per_server: 5_000,
+            max_list_items: 10_000,
+            max_tool_name_bytes: 256,
+            max_tool_description_bytes: 16 * 1024,
+            max_tool_schema_bytes: 256 * 1024,
+            max_total_schema_bytes: 16 * 1024 * 1024,
+            max_result_bytes: 10_000_000,
+            max_json_depth: 64,
+            max_json_properties: 100_000,
         }
     }
 }
 
 impl Limits {
     /// Returns a copy with every value inside its hard cap (timeouts 1 ms ..= 24 h,
-    /// at most 100 restarts).
+    /// at most 100 restarts, sizes and counts at least 1 and at most the hard
+    /// cap named on each field).
     pub fn clamped(self) -> Self {
         let t = |v: u64| v.clamp(1, MAX_TIMEOUT_MS);
         Self {
@@ -79,6 +112,18 @@ impl Limits {
             restart_backoff_ms: t(self.restart_backoff_ms),
             restart_backoff_max_ms: t(self.restart_backoff_max_ms).max(t(self.restart_backoff_ms)),
             restart_reset_after_ms: t(self.restart_reset_after_ms),
+            call_max_total_ms: t(self.call_max_total_ms),
+            max_list_pages: self.max_list_pages.clamp(1, 1_000),
+            max_cursor_bytes: self.max_cursor_bytes.clamp(1, 16 * 1024),
+            max_tools_per_server: self.max_tools_per_server.clamp(1, 50_000),
+            max_list_items: self.max_list_items.clamp(1, 100_000),
+            max_tool_name_bytes: self.max_tool_name_bytes.clamp(1, 1024),
+            max_tool_description_bytes: self.max_tool_description_bytes.clamp(1, 64 * 1024),
+            max_tool_schema_bytes: self.max_tool_schema_bytes.clamp(1, 1024 * 1024),
+            max_total_schema_bytes: self.max_total_schema_bytes.clamp(1, 64 * 1024 * 1024),
+            max_result_bytes: self.max_result_bytes.clamp(1, MAX_STDIO_MESSAGE_BYTES),
+            max_json_depth: self.max_json_depth.clamp(1, 128),
+            max_json_properties: self.max_json_properties.clamp(1, 1_000_000),
         }
     }
 

@@ -74,7 +74,7 @@ impl Events {
             HostEvent::Action(e) => self.actions.push(e),
             HostEvent::Log(l) => self.logs.push(l),
             // No OAuth server in these tests.
-            HostEvent::AuthorizationUrl { .. } => {}
+            HostEvent::AuthorizationUrl { .. } | HostEvent::ToolsChanged { .. } | HostEvent::ListChanged { .. } => {}
         }
     }
 

@@ -49,6 +49,35 @@ async function main(): Promise<void> {
       if (err instanceof HostError && err.code === 'server_exited') console.log(err.message)
     }
   }
+  // The model catalogue: call by model-safe name as an AHP tool call.
+  for (const tool of host.listTools()) {
+    const name: string = tool.name
+    try {
+      await host.callTool({ name, arguments: {}, digest: tool.digest, chat: 'ahp-chat:/c1', turnId: 't1', toolCallId: 'tc1', timeoutMs: 30_000, maxTotalTimeoutMs: 300_000 })
+    } catch (err) {
+      if (err instanceof HostError && (err.code === 'stale_tool' || err.code === 'timeout' || err.code === 'cancelled')) console.log(err.code)
+    }
+  }
+  for (const d of host.toolDiagnostics()) console.log(d.serverId, d.tool, d.action, d.reason)
+  host.on('toolsChanged', ({ serverId, reason, tools }) => console.log(serverId, reason, tools))
+  host.on('listChanged', ({ list }) => console.log(list === 'resources' || list === 'prompts'))
+  host.on('action', ({ action, channel }) => {
+    if (action.type === 'chat/toolCallContentChanged') console.log(channel, action.content.length)
+    if (action.type === 'chat/toolCallComplete' && !action.result.success) console.log(action.result.error?.code)
+    if (action.type === 'session/inputNeededSet') console.log(action.request.toolCall.auth.resource.resource)
+  })
+  host.dispatch({ type: 'chat/toolCallComplete', turnId: 't1', toolCallId: 'tc1', result: { success: false, pastTenseMessage: 'Cancelled', error: { code: 'cancelled', message: 'user declined' } } })
+  const resources = await host.listResources(id)
+  for (const r of resources) console.log(r.uri, r.mimeType)
+  const read = await host.readResource(id, 'file:///x')
+  for (const c of read.contents) console.log('text' in c ? c.text : c.blob)
+  const templates = await host.listResourceTemplates(id)
+  console.log(templates[0]?.uriTemplate)
+  const prompts = await host.listPrompts(id)
+  const prompt = await host.getPrompt(id, prompts[0]?.name ?? 'p', { topic: 'x' })
+  console.log(prompt.messages.length)
+  // @ts-expect-error a catalogue call needs no serverId, but a serverId call needs a name
+  await host.callTool({ serverId: id })
   const state = host.getState()
   for (const c of state.customizations ?? []) {
     if (c.type === 'plugin') for (const child of c.children ?? []) console.log(child.id, child.state.kind, child.range?.start.line)

@@ -17,7 +17,7 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde::Serialize;
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use crate::error::{ErrorCode, HostError, HostResult};
@@ -127,6 +127,12 @@ impl EventSink for JsSink {
             HostEvent::Log(record) => serde_json::to_string(&json!({ "event": "log", "payload": record })),
             HostEvent::AuthorizationUrl { server_id, url } => {
                 serde_json::to_string(&json!({ "event": "authorizationUrl", "payload": { "serverId": server_id, "url": url } }))
+            }
+            HostEvent::ToolsChanged { server_id, reason, tools } => {
+                serde_json::to_string(&json!({ "event": "toolsChanged", "payload": { "serverId": server_id, "reason": reason, "tools": tools } }))
+            }
+            HostEvent::ListChanged { server_id, list } => {
+                serde_json::to_string(&json!({ "event": "listChanged", "payload": { "serverId": server_id, "list": list } }))
             }
         };
         let Ok(json) = json else { return };
@@ -256,6 +262,44 @@ impl NativeHost {
     #[napi(catch_unwind)]
     pub fn list_tools(&self) -> String {
         Value::Array(self.host.list_tools()).to_string()
+    }
+
+    /// `resources/list` (every page) of a server → response JSON.
+    #[napi]
+    pub async fn list_resources(&self, server_id: String) -> String {
+        respond(self.host.clone().list_resources(&server_id).await)
+    }
+
+    /// `resources/templates/list` (every page) of a server → response JSON.
+    #[napi]
+    pub async fn list_resource_templates(&self, server_id: String) -> String {
+        respond(self.host.clone().list_resource_templates(&server_id).await)
+    }
+
+    /// `resources/read` → response JSON.
+    #[napi]
+    pub async fn read_resource(&self, server_id: String, uri: String) -> String {
+        respond(self.host.clone().read_resource(&server_id, &uri).await)
+    }
+
+    /// `prompts/list` (every page) of a server → response JSON.
+    #[napi]
+    pub async fn list_prompts(&self, server_id: String) -> String {
+        respond(self.host.clone().list_prompts(&server_id).await)
+    }
+
+    /// `prompts/get` with `argumentsJson` (an object of strings, or `null`) → response JSON.
+    #[napi]
+    pub async fn get_prompt(&self, server_id: String, name: String, arguments_json: String) -> String {
+        let host = self.host.clone();
+        let result = async { host.get_prompt(&server_id, &name, parse::<Option<Map<String, Value>>>("getPrompt arguments", &arguments_json)?).await }.await;
+        respond(result)
+    }
+
+    /// What the catalogue normalized or left out, as JSON (`ToolDiagnostic[]`).
+    #[napi(catch_unwind)]
+    pub fn tool_diagnostics(&self) -> String {
+        serde_json::to_string(&self.host.tool_diagnostics()).unwrap_or_else(|_| "[]".to_owned())
     }
 
     /// `callTool(requestId, argsJson)` → response JSON with the `CallToolResult`.

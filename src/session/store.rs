@@ -75,6 +75,15 @@ impl SessionStore {
         self.envelope(action, Some(origin), rejection)
     }
 
+    /// Wraps an action of another channel (a chat this host's calls run in)
+    /// in the next envelope. The host does not own that channel's state, so
+    /// nothing is applied here: the chat's owner applies it with `ahp`'s chat
+    /// reducer. `serverSeq` is shared by all channels of this host.
+    pub fn envelope_on(&mut self, channel: &str, action: StateAction, origin: Option<ActionOrigin>, rejection_reason: Option<String>) -> ActionEnvelope {
+        self.last_seq += 1;
+        ActionEnvelope { channel: channel.to_owned(), action, server_seq: self.last_seq, origin, rejection_reason }
+    }
+
     fn envelope(&mut self, action: StateAction, origin: Option<ActionOrigin>, rejection_reason: Option<String>) -> ActionEnvelope {
         self.last_seq += 1;
         ActionEnvelope { channel: self.channel.clone(), action, server_seq: self.last_seq, origin, rejection_reason }

@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use ahp_types::state::{McpServerAuthRequiredState, McpServerReadyState, McpServerStartingState, McpServerState, McpServerStoppedState};
-use rmcp::model::Tool;
 use rmcp::service::{Peer, RoleClient};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -24,7 +23,8 @@ use super::client::Notice;
 use super::connect::{self, Connection, HttpAuth, OpenFailure, TransportSpec};
 use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use super::discovery;
-use super::{Command, HostShared, LiveConnection, ServerLive, ServerSpec};
+use super::{Command, HostShared, LiveConnection, ServerLive, ServerSpec, ToolsChangeReason};
+use crate::catalogue::ServerTools;
 use crate::auth::{self, AuthChallenge};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel};
@@ -124,7 +124,7 @@ impl Actor {
                     return AuthWait::Retry;
                 }
                 Some(Command::Start) => return AuthWait::Retry,
-                Some(Command::SetEnabled(true)) | Some(Command::ConnectionFailed(..)) => {}
+                Some(Command::SetEnabled(true)) | Some(Command::ConnectionFailed(..)) | Some(Command::StepUpToken(_)) => {}
                 Some(Command::Stop) | Some(Command::SetEnabled(false)) => return AuthWait::Stopped,
                 Some(Command::Shutdown(ack)) => {
                     self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
@@ -242,7 +242,7 @@ impl Actor {
                             // Already starting: nothing to do.
                             Some(Command::SetEnabled(true)) => {}
                             Some(Command::Authenticate { reply, .. }) => refuse_auth(reply),
-                            Some(Command::ConnectionFailed(..)) => {}
+                            Some(Command::ConnectionFailed(..)) | Some(Command::StepUpToken(_)) => {}
                             Some(Command::UseOAuth { manager, reply }) => {
                                 signed_in = Some((manager, reply));
                                 break None;
@@ -298,7 +298,8 @@ impl Actor {
             // `authenticate` / `authorize` resolve only once `ready` is in the state.
             self.answer_auth(Ok(()));
             let ended = self.serve(conn, &closed_tx).await;
-            self.live.set(None, Vec::new());
+            self.live.set(None);
+            self.shared.set_tools(&self.spec.id, None, ToolsChangeReason::Stopped);
             match ended {
                 Ended::Stopped => {
                     running = false;
@@ -353,7 +354,7 @@ impl Actor {
                             Some(Command::Start) => crashes = 0,
                             Some(Command::SetEnabled(true)) => {}
                             Some(Command::Authenticate { reply, .. }) => refuse_auth(reply),
-                            Some(Command::ConnectionFailed(..)) => {}
+                            Some(Command::ConnectionFailed(..)) | Some(Command::StepUpToken(_)) => {}
                             Some(Command::UseOAuth { manager, reply }) => {
                                 self.use_oauth(manager, reply);
                                 crashes = 0;
@@ -387,7 +388,7 @@ impl Actor {
                 self.use_oauth(manager, reply);
                 Next::Run
             }
-            Some(Command::ConnectionFailed(..)) => Next::Idle,
+            Some(Command::ConnectionFailed(..)) | Some(Command::StepUpToken(_)) => Next::Idle,
             Some(Command::Stop) | Some(Command::SetEnabled(false)) => {
                 self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
                 Next::Idle
@@ -426,6 +427,7 @@ impl Actor {
                             break Ended::Restart;
                         }
                         Some(Command::ConnectionFailed(e, challenge)) => break Ended::Failed(e, challenge),
+                        Some(Command::StepUpToken(token)) => self.token = Some(token),
                         Some(Command::Stop) | Some(Command::SetEnabled(false)) => break Ended::Stopped,
                         Some(Command::Start) => break Ended::Restart,
                         Some(Command::Shutdown(ack)) => break Ended::Shutdown(ack),
@@ -439,9 +441,10 @@ impl Actor {
                     },
                     _ = relist => {
                         relist_at = None;
-                        let tools = discover(&self.shared, &self.spec, &self.live, &peer).await;
-                        self.log(LogLevel::Info, format!("tools/list_changed: now {} tools", tools.len()));
-                        self.live.set_tools(tools);
+                        if let Some(tools) = discover(&self.shared, &self.spec, &peer).await {
+                            self.log(LogLevel::Info, format!("tools/list_changed: now {} tools", tools.tools.len()));
+                            self.shared.set_tools(&self.spec.id, Some(tools), ToolsChangeReason::ListChanged);
+                        }
                     }
                     reason = &mut gone => break Ended::Crashed(reason),
                 }
@@ -461,7 +464,8 @@ impl Actor {
     }
 }
 
-/// Connects, initializes and discovers tools; publishes the live connection.
+/// Connects, initializes and discovers tools; publishes the live connection
+/// and the server's tools.
 async fn open(
     shared: &Arc<HostShared>,
     spec: &ServerSpec,
@@ -470,7 +474,8 @@ async fn open(
 ) -> Result<(Connection, watch::Sender<Option<String>>), OpenFailure> {
     let conn = connect::open(shared, &spec.id, &spec.transport, spec.startup_timeout, auth).await?;
     // A server may accept `initialize` unauthenticated and challenge the first real request.
-    let tools = match tokio::time::timeout(spec.startup_timeout, discovery::list_tools(&conn.peer)).await {
+    let listing = tokio::time::timeout(spec.startup_timeout, list_tools(shared, spec, &conn.peer)).await;
+    let tools = match listing {
         Ok(Err(discovery::ListFailure::Auth(header))) => {
             conn.close().await;
             let base = match &spec.transport {
@@ -479,43 +484,57 @@ async fn open(
             };
             return Err(OpenFailure::AuthRequired(AuthChallenge::from_header(&header, &base)));
         }
-        first => report_listing(shared, spec, live, first),
+        // The first listing failed: the server is usable (resources, prompts,
+        // direct calls) but lists no tools; the diagnostic says why.
+        first => report_listing(shared, spec, first).unwrap_or_else(|e| {
+            Arc::new(ServerTools {
+                tools: Vec::new(),
+                diagnostics: vec![crate::catalogue::ToolDiagnostic {
+                    server_id: spec.id.clone(),
+                    tool: String::new(),
+                    action: crate::catalogue::DiagnosticAction::Omitted,
+                    reason: e.message,
+                }],
+            })
+        }),
     };
     let (closed_tx, closed) = watch::channel(None);
-    live.set(Some(LiveConnection { peer: conn.peer.clone(), closed, redirect_refused: conn.redirect_refused.clone() }), tools);
+    live.set(Some(LiveConnection { peer: conn.peer.clone(), closed, redirect_refused: conn.redirect_refused.clone(), progress: conn.progress.clone(), bearer: conn.bearer.clone() }));
+    shared.set_tools(&spec.id, Some(tools), ToolsChangeReason::Ready);
     Ok((conn, closed_tx))
 }
 
-/// Lists tools; on failure keeps the previous list (a failed refresh is atomic).
-async fn discover(shared: &HostShared, spec: &ServerSpec, live: &ServerLive, peer: &Peer<RoleClient>) -> Vec<Tool> {
-    let listing = tokio::time::timeout(spec.startup_timeout, discovery::list_tools(peer)).await;
-    report_listing(shared, spec, live, listing)
+/// One `tools/list` walk, checked into [`ServerTools`].
+async fn list_tools(shared: &HostShared, spec: &ServerSpec, peer: &Peer<RoleClient>) -> Result<ServerTools, discovery::ListFailure> {
+    let limits = &shared.limits;
+    let raw = discovery::list_all(peer, &spec.id, "tools/list", "tools", limits, limits.max_tools_per_server).await?;
+    ServerTools::build(&spec.id, raw, limits).map_err(discovery::ListFailure::Failed)
 }
 
-/// Turns a listing outcome into the tool list; on failure keeps the previous one.
+/// Re-lists tools; `None` keeps the previous catalogue (a failed refresh is atomic).
+async fn discover(shared: &HostShared, spec: &ServerSpec, peer: &Peer<RoleClient>) -> Option<Arc<ServerTools>> {
+    let listing = tokio::time::timeout(spec.startup_timeout, list_tools(shared, spec, peer)).await;
+    report_listing(shared, spec, listing).ok()
+}
+
+/// Logs every diagnostic of a listing, or why it failed.
 fn report_listing(
     shared: &HostShared,
     spec: &ServerSpec,
-    live: &ServerLive,
-    listing: Result<Result<discovery::Discovered, discovery::ListFailure>, tokio::time::error::Elapsed>,
-) -> Vec<Tool> {
-    let warn = |message: String| shared.log(log(LogLevel::Warn, "host.supervisor", Some(&spec.id), message));
-    match listing {
+    listing: Result<Result<ServerTools, discovery::ListFailure>, tokio::time::error::Elapsed>,
+) -> Result<Arc<ServerTools>, HostError> {
+    let warn = |level, message: String| shared.log(log(level, "host.catalogue", Some(&spec.id), message));
+    let error = match listing {
         Ok(Ok(found)) => {
-            found.warnings.into_iter().for_each(warn);
-            found.tools
+            for d in &found.diagnostics {
+                warn(LogLevel::Warn, format!("tool {:?}: {}", d.tool, d.reason));
+            }
+            return Ok(Arc::new(found));
         }
-        Ok(Err(discovery::ListFailure::Failed(e))) => {
-            warn(format!("{}; keeping the previous tool list", e.message));
-            live.tools().as_ref().clone()
-        }
-        Ok(Err(discovery::ListFailure::Auth(_))) => {
-            warn("tools/list was refused (authorization); keeping the previous tool list".to_owned());
-            live.tools().as_ref().clone()
-        }
-        Err(_) => {
-            warn("tools/list timed out; keeping the previous tool list".to_owned());
-            live.tools().as_ref().clone()
-        }
-    }
+        Ok(Err(discovery::ListFailure::Failed(e))) => e,
+        Ok(Err(discovery::ListFailure::Auth(_))) => HostError::new(ErrorCode::AuthRequired, format!("tools/list on {} was refused (authorization)", spec.id)),
+        Err(_) => HostError::new(ErrorCode::Timeout, format!("tools/list on {} timed out", spec.id)),
+    };
+    warn(LogLevel::Error, format!("{}; the previous tool list is kept", error.message));
+    Err(error)
 }

@@ -1,17 +1,21 @@
 //! `tools/call` on a ready server (MCP 2025-11-25 "Server Features › Tools ›
-//! Calling Tools"), with a per-call timeout, caller cancellation
-//! (`notifications/cancelled`, "Utilities › Cancellation") and immediate
-//! rejection when the server crashes mid-call.
+//! Calling Tools"), with progress ("Utilities › Progress"), an inactivity
+//! timeout that progress resets and an absolute cap (rmcp's request
+//! options), caller cancellation (`notifications/cancelled`, "Utilities ›
+//! Cancellation"), result bounds, and immediate rejection when the server
+//! crashes mid-call.
 
 use std::time::Duration;
 
-use rmcp::model::{CancelledNotificationParam, ClientRequest, ServerResult};
+use futures::{FutureExt, StreamExt};
+use rmcp::model::{CancelledNotificationParam, ClientRequest, CustomRequest};
 use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::ServerLive;
 use crate::error::{ErrorCode, HostError, HostResult};
+use crate::limits::Limits;
 
 /// How long a call that saw the transport close waits for the crash reason.
 const REASON_SETTLE: Duration = Duration::from_secs(1);
@@ -23,63 +27,127 @@ pub struct CallRequest {
     pub name: String,
     /// Arguments object (`arguments` of `tools/call`).
     pub arguments: Option<Map<String, Value>>,
-    /// Time limit; on expiry the host sends `notifications/cancelled`.
+    /// Inactivity limit: reset by each `notifications/progress` of this call.
     pub timeout: Duration,
+    /// Absolute limit; progress never extends it.
+    pub max_total: Duration,
+}
+
+/// One `notifications/progress` of a call (MCP 2025-11-25 "Utilities › Progress").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Progress so far (increases with each notification).
+    pub progress: f64,
+    /// Total, when known.
+    pub total: Option<f64>,
+    /// Human-readable status.
+    pub message: Option<String>,
 }
 
 /// Calls a tool and returns the MCP `CallToolResult` as JSON.
 ///
-/// Errors: `server_not_ready`; `timeout`; `cancelled` (the caller's token
-/// fired; `notifications/cancelled` was sent); `server_exited` (the server
-/// crashed or was stopped during the call; message has the exit status and
-/// stderr tail); `protocol_error` (JSON-RPC error: `data` is `{code, data}`).
-pub async fn call_tool(live: &ServerLive, server_id: &str, req: CallRequest, cancel: CancellationToken) -> HostResult<Value> {
+/// Every request carries a unique `_meta.progressToken`; each progress
+/// notification for it is passed to `on_progress` in order and resets the
+/// inactivity timeout. On timeout or cancellation exactly one
+/// `notifications/cancelled` (with the request id and a reason) is sent, and
+/// a response arriving later is dropped.
+///
+/// Errors: `server_not_ready`; `timeout` (data `{kind: "inactivity"|"total",
+/// ms}`); `cancelled` (the caller's token fired); `server_exited` (the
+/// server crashed or was stopped during the call; message has the exit
+/// status and stderr tail); `protocol_error` (JSON-RPC error: `data` is
+/// `{code, data}`); `limit_exceeded` (the result passed `maxResultBytes`,
+/// `maxJsonDepth` or `maxJsonProperties`); `auth_required` (data
+/// `{code: -32007, insufficientScope, requiredScopes}`).
+pub async fn call_tool(
+    live: &ServerLive,
+    server_id: &str,
+    req: CallRequest,
+    limits: &Limits,
+    cancel: CancellationToken,
+    on_progress: &mut (dyn FnMut(Progress) + Send),
+) -> HostResult<Value> {
     let conn = live
         .connection()
         .ok_or_else(|| HostError::new(ErrorCode::ServerNotReady, format!("server {server_id} is not ready")))?;
-    let request: ClientRequest = serde_json::from_value(json!({
-        "method": "tools/call",
-        "params": { "name": req.name, "arguments": req.arguments },
-    }))
-    .map_err(|e| HostError::new(ErrorCode::InvalidArgument, format!("tools/call request: {e}")))?;
+    let request = ClientRequest::CustomRequest(CustomRequest::new("tools/call", Some(json!({ "name": req.name, "arguments": req.arguments }))));
     let mut options = PeerRequestOptions::no_options();
     options.timeout = Some(req.timeout);
+    options.max_total_timeout = Some(req.max_total);
+    options.reset_timeout_on_progress = true;
     let handle = conn.peer.send_request_with_option(request, options).await.map_err(|e| service_error(server_id, &req, e))?;
     let request_id = handle.id.clone();
+    let mut progress = conn.progress.subscribe(handle.progress_token.clone()).await;
     let mut closed = conn.closed.clone();
     let mut closed_late = conn.closed.clone();
-    tokio::select! {
-        r = handle.await_response() => match r {
-            Ok(ServerResult::CallToolResult(result)) => serde_json::to_value(result)
-                .map_err(|e| HostError::new(ErrorCode::Internal, format!("cannot encode result: {e}"))),
-            Ok(_) => Err(HostError::new(ErrorCode::ProtocolError, format!("server {server_id} answered tools/call {:?} with an unexpected result type", req.name))),
-            Err(ServiceError::TransportClosed) => {
-                let reason = closed_reason(&mut closed_late, REASON_SETTLE).await
-                    .unwrap_or_else(|| "connection closed".to_owned());
-                Err(exited(server_id, &req, &reason))
+    let response = handle.await_response();
+    tokio::pin!(response);
+    let outcome = loop {
+        tokio::select! {
+            biased;
+            r = &mut response => break r,
+            Some(p) = progress.next() => on_progress(Progress { progress: p.progress, total: p.total, message: p.message }),
+            _ = cancel.cancelled() => {
+                // rmcp forgets the request when the notification is sent: a late response is dropped.
+                let _ = conn.peer.notify_cancelled(CancelledNotificationParam::new(Some(request_id), Some("cancelled by the client".to_owned()))).await;
+                return Err(HostError::new(ErrorCode::Cancelled, format!("tools/call {:?} on {server_id} was cancelled", req.name)));
             }
-            Err(_) if conn.redirect_refused.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Acquire)) => Err(HostError::new(
-                ErrorCode::RedirectRefused,
-                format!("tools/call {:?} on {server_id}: {}", req.name, crate::transport::http::CROSS_ORIGIN_REDIRECT),
-            )),
-            Err(e) => match e.auth_challenge() {
-                // 401 after a failed refresh, or 403 insufficient_scope (step-up):
-                // the caller signs in again (`authorize` uses this challenge) and retries once.
-                Some(header) => {
-                    live.set_challenge(Some(header.to_owned()));
-                    Err(auth_challenge_error(server_id, &req, header))
-                }
-                None => Err(service_error(server_id, &req, e)),
-            },
-        },
-        _ = cancel.cancelled() => {
-            let _ = conn.peer.notify_cancelled(CancelledNotificationParam::new(Some(request_id), Some("cancelled by the client".to_owned()))).await;
-            Err(HostError::new(ErrorCode::Cancelled, format!("tools/call {:?} on {server_id} was cancelled", req.name)))
+            reason = closed_reason(&mut closed, Duration::MAX) => {
+                return Err(exited(server_id, &req, &reason.unwrap_or_default()));
+            }
         }
-        reason = closed_reason(&mut closed, Duration::MAX) => {
-            Err(exited(server_id, &req, &reason.unwrap_or_default()))
-        }
+    };
+    // Progress that raced the response is delivered before the result.
+    while let Some(Some(p)) = progress.next().now_or_never() {
+        on_progress(Progress { progress: p.progress, total: p.total, message: p.message });
     }
+    match outcome {
+        Ok(result) => {
+            let value = serde_json::to_value(result).map_err(|e| HostError::new(ErrorCode::Internal, format!("cannot encode result: {e}")))?;
+            check_result(server_id, &req, &value, limits)?;
+            Ok(value)
+        }
+        Err(ServiceError::TransportClosed) => {
+            let reason = closed_reason(&mut closed_late, REASON_SETTLE).await.unwrap_or_else(|| "connection closed".to_owned());
+            Err(exited(server_id, &req, &reason))
+        }
+        Err(_) if conn.redirect_refused.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Acquire)) => Err(HostError::new(
+            ErrorCode::RedirectRefused,
+            format!("tools/call {:?} on {server_id}: {}", req.name, crate::transport::http::CROSS_ORIGIN_REDIRECT),
+        )),
+        Err(e) => match e.auth_challenge() {
+            // 401 after a failed refresh, or 403 insufficient_scope (step-up).
+            Some(header) => {
+                live.set_challenge(Some(header.to_owned()));
+                Err(auth_challenge_error(server_id, &req, header))
+            }
+            None => Err(service_error(server_id, &req, e)),
+        },
+    }
+}
+
+fn check_result(server_id: &str, req: &CallRequest, value: &Value, limits: &Limits) -> HostResult<()> {
+    check_value(&format!("tools/call {:?} on {server_id}", req.name), value, limits)
+}
+
+/// Checks a result (tool result, resource read, prompt, list) against
+/// `maxResultBytes`, `maxJsonDepth` and `maxJsonProperties`.
+///
+/// Errors: `limit_exceeded`, the message naming `context` and the bound.
+pub fn check_value(context: &str, value: &Value, limits: &Limits) -> HostResult<()> {
+    let bound = |what: String| Err(HostError::new(ErrorCode::LimitExceeded, format!("{context}: the result {what}")));
+    let bytes = serde_json::to_vec(value).map(|b| b.len()).unwrap_or(usize::MAX);
+    if bytes > limits.max_result_bytes {
+        return bound(format!("is {bytes} bytes, more than maxResultBytes ({})", limits.max_result_bytes));
+    }
+    let shape = crate::catalogue::schema::shape(value, limits.max_json_depth, limits.max_json_properties);
+    if shape.depth > limits.max_json_depth {
+        return bound(format!("is nested deeper than maxJsonDepth ({})", limits.max_json_depth));
+    }
+    if shape.members > limits.max_json_properties {
+        return bound(format!("has more than maxJsonProperties ({}) members", limits.max_json_properties));
+    }
+    Ok(())
 }
 
 fn auth_challenge_error(server_id: &str, req: &CallRequest, header: &str) -> HostError {
@@ -104,10 +172,15 @@ fn service_error(server_id: &str, req: &CallRequest, e: ServiceError) -> HostErr
             format!("tools/call {:?} on {server_id} failed: {} (JSON-RPC error {})", req.name, err.message, err.code.0),
         )
         .with_data(json!({ "code": err.code.0, "data": err.data })),
-        ServiceError::Timeout { timeout } => HostError::new(
-            ErrorCode::Timeout,
-            format!("tools/call {:?} on {server_id} timed out after {} ms", req.name, timeout.as_millis()),
-        ),
+        ServiceError::Timeout { timeout } => {
+            let (kind, what) = if timeout == req.max_total && timeout != req.timeout {
+                ("total", "in total")
+            } else {
+                ("inactivity", "without progress")
+            };
+            HostError::new(ErrorCode::Timeout, format!("tools/call {:?} on {server_id} timed out after {} ms {what}", req.name, timeout.as_millis()))
+                .with_data(json!({ "kind": kind, "ms": timeout.as_millis() as u64 }))
+        }
         other => HostError::new(
             ErrorCode::ProtocolError,
             format!("tools/call {:?} on {server_id} failed: {}", req.name, super::connect::strip_type_names(&other.to_string())),

@@ -33,6 +33,8 @@ pub struct HostClient {
     pub(crate) notices: mpsc::UnboundedSender<Notice>,
     pub(crate) sink: Arc<dyn EventSink>,
     pub(crate) requests: Option<Arc<dyn RequestHandler>>,
+    /// Routes `notifications/progress` to the waiting call.
+    pub(crate) progress: rmcp::handler::client::progress::ProgressDispatcher,
 }
 
 impl HostClient {
@@ -98,6 +100,18 @@ impl ClientHandler for HostClient {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         let _ = self.notices.send(Notice::ToolsChanged);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.sink.send(crate::events::HostEvent::ListChanged { server_id: self.server_id.clone(), list: "resources" });
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.sink.send(crate::events::HostEvent::ListChanged { server_id: self.server_id.clone(), list: "prompts" });
+    }
+
+    async fn on_progress(&self, params: rmcp::model::ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.progress.handle_notification(params).await;
     }
 
     #[allow(deprecated)]

@@ -74,6 +74,10 @@ pub struct Connection {
     stderr: Option<Arc<StderrTail>>,
     /// Set when the HTTP client refused a cross-origin redirect (HTTP only).
     pub redirect_refused: Option<http::RedirectRefused>,
+    /// Routes `notifications/progress` to calls (shared with the client handler).
+    pub progress: rmcp::handler::client::progress::ProgressDispatcher,
+    /// The replaceable bearer token (Streamable HTTP without host-run OAuth).
+    pub bearer: Option<http::BearerCell>,
 }
 
 /// Opens and initializes a connection for server `server_id`.
@@ -90,17 +94,21 @@ pub async fn open(
     auth: HttpAuth<'_>,
 ) -> Result<Connection, OpenFailure> {
     let (notice_tx, notices) = mpsc::unbounded_channel();
+    let progress = rmcp::handler::client::progress::ProgressDispatcher::new();
     let handler = HostClient {
         info: shared.client_info.clone(),
         server_id: server_id.to_owned(),
         notices: notice_tx,
         sink: shared.sink.clone(),
         requests: shared.requests.clone(),
+        progress: progress.clone(),
     };
-    match spec {
-        TransportSpec::Stdio(cfg, vars) => Ok(open_stdio(shared, server_id, cfg, vars, handler, notices, startup_timeout).await?),
-        TransportSpec::StreamableHttp(cfg) => open_http(cfg, handler, notices, startup_timeout, auth).await,
-    }
+    let mut conn = match spec {
+        TransportSpec::Stdio(cfg, vars) => open_stdio(shared, server_id, cfg, vars, handler, notices, startup_timeout).await?,
+        TransportSpec::StreamableHttp(cfg) => open_http(cfg, handler, notices, startup_timeout, auth).await?,
+    };
+    conn.progress = progress;
+    Ok(conn)
 }
 
 async fn open_stdio(
@@ -155,10 +163,11 @@ async fn open_http(
     auth: HttpAuth<'_>,
 ) -> Result<Connection, OpenFailure> {
     let bearer = match auth {
-        HttpAuth::Bearer(token) => Some(token),
+        HttpAuth::Bearer(token) => Some(token.to_owned()),
         _ => None,
     };
-    let (client, config, redirect_refused) = http::client_and_config(cfg, bearer)?;
+    let (client, config, redirect_refused) = http::client_and_config(cfg, None)?;
+    let mut cell = None;
     let served = match auth {
         HttpAuth::OAuth(template) => {
             let mut authorized = template.clone();
@@ -166,12 +175,18 @@ async fn open_http(
             let client = authorized;
             tokio::time::timeout(startup_timeout, handler.serve(StreamableHttpClientTransport::with_client(client, config))).await
         }
-        _ => tokio::time::timeout(startup_timeout, handler.serve(StreamableHttpClientTransport::with_client(client, config))).await,
+        _ => {
+            let token: http::BearerCell = Arc::new(std::sync::RwLock::new(bearer));
+            cell = Some(token.clone());
+            let client = http::BearerClient { inner: client, token };
+            tokio::time::timeout(startup_timeout, handler.serve(StreamableHttpClientTransport::with_client(client, config))).await
+        }
     };
     match served {
         Ok(Ok(service)) => {
             let mut conn = finish(service, notices, None, None);
             conn.redirect_refused = Some(redirect_refused);
+            conn.bearer = cell;
             Ok(conn)
         }
         Ok(Err(_)) if redirect_refused.load(std::sync::atomic::Ordering::Acquire) => {
@@ -230,7 +245,7 @@ fn finish(
         let _ = service.waiting().await;
         let _ = ended_tx.send(true);
     });
-    Connection { peer, notices, cancel, ended, process, stderr, redirect_refused: None }
+    Connection { peer, notices, cancel, ended, process, stderr, redirect_refused: None, progress: Default::default(), bearer: None }
 }
 
 async fn settle_exit(proc: &mut ServerProcess) -> Option<std::process::ExitStatus> {

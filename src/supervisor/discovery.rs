@@ -1,70 +1,100 @@
-//! Tool discovery: `tools/list` following every cursor (MCP 2025-11-25
-//! "Server Features › Tools › Listing Tools", "Utilities › Pagination"),
-//! bounded by [`MAX_LIST_PAGES`], [`MAX_CURSOR_BYTES`] and
-//! [`MAX_TOOLS_PER_SERVER`], stopping on a repeated cursor.
+//! List walks: `tools/list`, `resources/list`, `resources/templates/list`,
+//! `prompts/list`, following every cursor (MCP 2025-11-25 "Utilities ›
+//! Pagination"), bounded by `maxListPages`, `maxCursorBytes` and an item cap,
+//! failing on a repeated cursor.
+//!
+//! Items are returned as raw JSON: one malformed tool must cost only that
+//! tool (see [`crate::catalogue`]), not the whole typed result.
 
 use std::collections::HashSet;
+use std::time::Duration;
 
-use rmcp::model::{PaginatedRequestParams, Tool};
-use rmcp::service::{Peer, RoleClient};
+use rmcp::model::{ClientRequest, CustomRequest};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
+use serde_json::{json, Value};
 
 use crate::error::{ErrorCode, HostError};
-use crate::limits::{MAX_CURSOR_BYTES, MAX_LIST_PAGES, MAX_TOOLS_PER_SERVER};
+use crate::limits::Limits;
 
-/// What discovery found, plus warnings about pages it did not follow.
-#[derive(Debug, Default)]
-pub struct Discovered {
-    /// Tools in server order.
-    pub tools: Vec<Tool>,
-    /// Human-readable notes (repeated cursor, page cap, tool cap).
-    pub warnings: Vec<String>,
-}
-
-/// Why discovery failed.
+/// Why a list walk failed.
 #[derive(Debug)]
 pub enum ListFailure {
     /// The server answered 401/403 with this `WWW-Authenticate` challenge.
     Auth(String),
-    /// Any other failure (`protocol_error`).
+    /// Any other failure: `protocol_error`, or `limit_exceeded` naming the
+    /// server and the bound.
     Failed(HostError),
 }
 
-/// Lists every tool of the server behind `peer`.
+/// Sends one request `method` with `params` and returns the raw result object.
 ///
 /// Errors: [`ListFailure::Auth`] on an authorization challenge, otherwise
-/// `protocol_error` when a `tools/list` request fails.
-pub async fn list_tools(peer: &Peer<RoleClient>) -> Result<Discovered, ListFailure> {
-    let mut found = Discovered::default();
-    let mut seen = HashSet::new();
-    let mut cursor: Option<String> = None;
-    for page in 0..MAX_LIST_PAGES {
-        let params = PaginatedRequestParams::default().with_cursor(cursor.clone());
-        let result = peer
-            .list_tools(Some(params))
-            .await
-            .map_err(|e| match e.auth_challenge() {
-                Some(header) => ListFailure::Auth(header.to_owned()),
-                None => ListFailure::Failed(HostError::new(ErrorCode::ProtocolError, format!("tools/list failed: {e}"))),
-            })?;
-        found.tools.extend(result.tools);
-        if found.tools.len() > MAX_TOOLS_PER_SERVER {
-            found.tools.truncate(MAX_TOOLS_PER_SERVER);
-            found.warnings.push(format!("more than {MAX_TOOLS_PER_SERVER} tools; the rest are ignored"));
-            return Ok(found);
-        }
-        match result.next_cursor {
-            None => return Ok(found),
-            Some(next) if next.len() > MAX_CURSOR_BYTES => {
-                found.warnings.push(format!("tools/list cursor longer than {MAX_CURSOR_BYTES} bytes; stopped after page {}", page + 1));
-                return Ok(found);
+/// `protocol_error` naming `server_id` and `method`.
+/// With `timeout`, an unanswered request is cancelled (`notifications/cancelled`)
+/// and fails with `timeout`.
+pub async fn request_raw(peer: &Peer<RoleClient>, server_id: &str, method: &str, params: Value, timeout: Option<Duration>) -> Result<Value, ListFailure> {
+    let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
+    let mut options = PeerRequestOptions::no_options();
+    options.timeout = timeout;
+    let handle = peer.send_request_with_option(request, options).await.map_err(|e| failure(server_id, method, e))?;
+    let result = handle.await_response().await.map_err(|e| failure(server_id, method, e))?;
+    serde_json::to_value(result).map_err(|e| ListFailure::Failed(HostError::new(ErrorCode::Internal, format!("{method} on {server_id}: cannot encode result: {e}"))))
+}
+
+fn failure(server_id: &str, method: &str, e: ServiceError) -> ListFailure {
+    match e.auth_challenge() {
+        Some(header) => ListFailure::Auth(header.to_owned()),
+        None => {
+            if let ServiceError::Timeout { timeout } = &e {
+                return ListFailure::Failed(HostError::new(ErrorCode::Timeout, format!("{method} on {server_id} timed out after {} ms", timeout.as_millis())));
             }
-            Some(next) if !seen.insert(next.clone()) => {
-                found.warnings.push(format!("tools/list returned a cursor it already returned; stopped after page {}", page + 1));
-                return Ok(found);
-            }
-            Some(next) => cursor = Some(next),
+            let (message, data) = match &e {
+                ServiceError::McpError(err) => (format!("{} (JSON-RPC error {})", err.message, err.code.0), Some(json!({"code": err.code.0, "data": err.data}))),
+                other => (super::connect::strip_type_names(&other.to_string()), None),
+            };
+            let err = HostError::new(ErrorCode::ProtocolError, format!("{method} on {server_id} failed: {message}"));
+            ListFailure::Failed(match data {
+                Some(d) => err.with_data(d),
+                None => err,
+            })
         }
     }
-    found.warnings.push(format!("tools/list has more than {MAX_LIST_PAGES} pages; the rest are ignored"));
-    Ok(found)
+}
+
+/// Walks every page of list method `method` (items under `key`), with
+/// `params` merged into each request.
+///
+/// Errors: [`ListFailure::Auth`]; `protocol_error`; `limit_exceeded` when the
+/// walk passes `maxListPages`, a cursor is longer than `maxCursorBytes` or
+/// repeats, or there are more than `max_items` items.
+/// Each page may take `limits.callTimeoutMs`.
+pub async fn list_all(peer: &Peer<RoleClient>, server_id: &str, method: &str, key: &str, limits: &Limits, max_items: usize) -> Result<Vec<Value>, ListFailure> {
+    let limit = |what: String| ListFailure::Failed(HostError::new(ErrorCode::LimitExceeded, format!("{method} on {server_id}: {what}")));
+    let mut items = Vec::new();
+    let mut seen = HashSet::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..limits.max_list_pages {
+        let params = match &cursor {
+            Some(c) => json!({ "cursor": c }),
+            None => json!({}),
+        };
+        let mut page = request_raw(peer, server_id, method, params, Some(Duration::from_millis(limits.call_timeout_ms))).await?;
+        match page.get_mut(key).map(Value::take) {
+            Some(Value::Array(found)) => items.extend(found),
+            _ => return Err(ListFailure::Failed(HostError::new(ErrorCode::ProtocolError, format!("{method} on {server_id}: the result has no `{key}` array")))),
+        }
+        if items.len() > max_items {
+            return Err(limit(format!("more than {max_items} items")));
+        }
+        match page.get("nextCursor") {
+            None | Some(Value::Null) => return Ok(items),
+            Some(Value::String(next)) if next.len() > limits.max_cursor_bytes => {
+                return Err(limit(format!("a cursor of {} bytes is longer than maxCursorBytes ({})", next.len(), limits.max_cursor_bytes)));
+            }
+            Some(Value::String(next)) if !seen.insert(next.clone()) => return Err(limit("the server repeated a cursor (pagination loop)".to_owned())),
+            Some(Value::String(next)) => cursor = Some(next.clone()),
+            Some(_) => return Err(ListFailure::Failed(HostError::new(ErrorCode::ProtocolError, format!("{method} on {server_id}: nextCursor is not a string")))),
+        }
+    }
+    Err(limit(format!("more than maxListPages ({}) pages", limits.max_list_pages)))
 }

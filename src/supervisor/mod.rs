@@ -7,21 +7,23 @@ mod actor;
 pub mod call;
 mod client;
 mod connect;
-mod discovery;
+pub mod discovery;
 
 use std::ffi::OsString;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
-use ahp_types::actions::{SessionMcpServerStateChangedAction, StateAction};
+use ahp_types::actions::{SessionMcpServerStateChangedAction, SessionServerToolsChangedAction, StateAction};
 use ahp_types::state::McpServerState;
-use rmcp::model::{ClientConfig, Tool};
+use rmcp::handler::client::progress::ProgressDispatcher;
+use rmcp::model::ClientConfig;
 use rmcp::service::{Peer, RoleClient};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 pub use connect::TransportSpec;
 
+use crate::catalogue::{Catalogue, ServerTools};
 use crate::config::launch::EnvPolicy;
 use crate::events::{EventSink, HostEvent};
 use crate::limits::Limits;
@@ -53,6 +55,10 @@ pub struct HostShared {
     pub secrets: Arc<dyn crate::auth::store::SecretStore>,
     /// Per-credential refresh serialization.
     pub refresh_locks: Arc<crate::auth::store::RefreshLocks>,
+    /// Every ready server's checked tools, named together.
+    pub catalogue: RwLock<Catalogue>,
+    /// Emit `session/serverToolsChanged` with the model catalogue on every change.
+    pub publish_server_tools: bool,
 }
 
 impl HostShared {
@@ -80,10 +86,52 @@ impl HostShared {
         self.sink.send(HostEvent::Action(envelope));
     }
 
+    /// Emits an action on chat channel `chat` (not applied to the session).
+    pub fn emit_on(&self, chat: &str, action: StateAction) {
+        let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
+        let envelope = session.envelope_on(chat, action, None, None);
+        self.sink.send(HostEvent::Action(envelope));
+    }
+
     /// Sends a log record.
     pub fn log(&self, event: HostEvent) {
         self.sink.send(event);
     }
+
+    /// Replaces (`Some`) or removes (`None`) server `id`'s tools in the
+    /// catalogue. When the model catalogue changed, emits the JS
+    /// `toolsChanged` event and, with `publish_server_tools`,
+    /// `session/serverToolsChanged` carrying the whole catalogue (AHP
+    /// full-replacement semantics).
+    pub fn set_tools(&self, id: &str, tools: Option<Arc<ServerTools>>, reason: ToolsChangeReason) {
+        // The session lock orders catalogue updates with their envelopes.
+        let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
+        let (changed, entries) = {
+            let mut catalogue = self.catalogue.write().unwrap_or_else(PoisonError::into_inner);
+            (catalogue.set_server(id, tools), catalogue.entries())
+        };
+        if !changed {
+            return;
+        }
+        if self.publish_server_tools {
+            let tools = entries.iter().filter_map(|e| serde_json::from_value(e.to_tool_definition()).ok()).collect();
+            let envelope = session.emit(StateAction::SessionServerToolsChanged(SessionServerToolsChangedAction { tools }));
+            self.sink.send(HostEvent::Action(envelope));
+        }
+        self.sink.send(HostEvent::ToolsChanged { server_id: id.to_owned(), reason, tools: entries.len() });
+    }
+}
+
+/// Why a server's part of the catalogue changed (JS `toolsChanged.reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ToolsChangeReason {
+    /// The server became `ready` and was listed.
+    Ready,
+    /// The server sent `notifications/tools/list_changed` and was re-listed.
+    ListChanged,
+    /// The server left `ready` (stopped, crashed, removed).
+    Stopped,
 }
 
 /// Commands an actor accepts.
@@ -109,6 +157,10 @@ pub enum Command {
     /// `auth_required` (401 after a refused refresh; carries the challenge) or
     /// `redirect_refused`. The actor leaves `ready` accordingly.
     ConnectionFailed(crate::error::HostError, Option<String>),
+    /// A step-up token for a tool call waiting in `auth-required` (AHP
+    /// `authenticate` while `ready`): used for reconnects from now on (the
+    /// live connection already switched to it).
+    StepUpToken(String),
     /// AHP `authenticate` for this server's advertised resource: reconnect
     /// with `token` (empty = revoke). The reply says whether the server
     /// accepted it.
@@ -129,13 +181,16 @@ pub struct LiveConnection {
     pub closed: watch::Receiver<Option<String>>,
     /// Set when the HTTP client refused a cross-origin redirect (HTTP only).
     pub redirect_refused: Option<crate::transport::http::RedirectRefused>,
+    /// Routes `notifications/progress` to the call that owns the token.
+    pub progress: ProgressDispatcher,
+    /// The connection's replaceable bearer token (Streamable HTTP without host-run OAuth).
+    pub bearer: Option<crate::transport::http::BearerCell>,
 }
 
 /// What callers can read about a server without asking its actor.
 #[derive(Default)]
 pub struct ServerLive {
     conn: RwLock<Option<LiveConnection>>,
-    tools: RwLock<Arc<Vec<Tool>>>,
     challenge: RwLock<Option<String>>,
 }
 
@@ -143,11 +198,6 @@ impl ServerLive {
     /// The current connection, when the server is `ready`.
     pub fn connection(&self) -> Option<LiveConnection> {
         self.conn.read().unwrap_or_else(PoisonError::into_inner).clone()
-    }
-
-    /// The tools of the current connection (empty unless `ready`).
-    pub fn tools(&self) -> Arc<Vec<Tool>> {
-        self.tools.read().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
     /// The `WWW-Authenticate` challenge of the current `authRequired` state.
@@ -159,13 +209,8 @@ impl ServerLive {
         *self.challenge.write().unwrap_or_else(PoisonError::into_inner) = header;
     }
 
-    fn set(&self, conn: Option<LiveConnection>, tools: Vec<Tool>) {
+    fn set(&self, conn: Option<LiveConnection>) {
         *self.conn.write().unwrap_or_else(PoisonError::into_inner) = conn;
-        *self.tools.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(tools);
-    }
-
-    fn set_tools(&self, tools: Vec<Tool>) {
-        *self.tools.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(tools);
     }
 }
 

@@ -77,3 +77,93 @@ fn redirect_policy(refused: RedirectRefused) -> reqwest::redirect::Policy {
         }
     })
 }
+
+/// The bearer token of a Streamable HTTP connection, replaceable while the
+/// connection is open (a step-up token from AHP `authenticate` is used by
+/// the next request, without reconnecting). A secret: never logged.
+pub type BearerCell = Arc<std::sync::RwLock<Option<String>>>;
+
+/// The pooled client plus a [`BearerCell`]: every request carries the
+/// cell's current token as `Authorization: Bearer …`.
+#[derive(Clone)]
+pub struct BearerClient {
+    /// The pooled client with the redirect policy.
+    pub inner: reqwest::Client,
+    /// Current token (`None`: no `Authorization` header).
+    pub token: BearerCell,
+}
+
+impl BearerClient {
+    fn current(&self) -> Option<String> {
+        self.token.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+    }
+}
+
+type StreamResult = Result<
+    futures::stream::BoxStream<'static, Result<sse_stream::Sse, rmcp::transport::streamable_http_client::SseError>>,
+    rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>,
+>;
+type PostResult = Result<
+    rmcp::transport::streamable_http_client::StreamableHttpPostResponse,
+    rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>,
+>;
+
+impl rmcp::transport::streamable_http_client::StreamableHttpClient for BearerClient {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: rmcp::model::ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> PostResult {
+        self.inner.post_message(uri, message, session_id, self.current(), custom_headers).await
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: rmcp::model::ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: rmcp::transport::streamable_http_client::StreamableHttpResponseLimits,
+    ) -> PostResult {
+        self.inner.post_message_with_response_limits(uri, message, session_id, self.current(), custom_headers, limits).await
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>> {
+        self.inner.delete_session(uri, session_id, self.current(), custom_headers).await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> StreamResult {
+        self.inner.get_stream(uri, session_id, last_event_id, self.current(), custom_headers).await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        _auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> StreamResult {
+        self.inner.get_stream_with_max_sse_event_size(uri, session_id, last_event_id, self.current(), custom_headers, max_sse_event_size).await
+    }
+}

@@ -1,0 +1,130 @@
+//! Model-safe tool names.
+//!
+//! Model APIs accept tool names matching `^[A-Za-z0-9_-]{1,64}$`. MCP tool
+//! names are looser (MCP 2025-11-25 "Tools › Tool names" allows `.` and `/`,
+//! and servers send anything). Every catalogue entry therefore gets a name of
+//! the form `mcp__<server>__<tool>` where `<server>` is the customization id
+//! and `<tool>` the server's tool name, each with every byte outside
+//! `[A-Za-z0-9_-]` replaced by `_`.
+//!
+//! When that name is longer than 64 characters, or equals the name of another
+//! entry in the catalogue, it is cut to 53 characters and a stable suffix
+//! `_<10 hex>` is appended: the first 40 bits of SHA-256 over
+//! `customization id \0 tool name`. The result depends only on the two
+//! original strings (and on whether they collide), so it is the same after a
+//! restart, and `admin.tools.list` / `admin_tools_list` stay apart.
+
+use std::collections::HashMap;
+
+use sha2::{Digest, Sha256};
+
+/// Longest model-safe name (characters; all ASCII, so also bytes).
+pub const MAX_MODEL_NAME_CHARS: usize = 64;
+/// Length of the hex hash suffix, without its `_` separator.
+const HASH_HEX: usize = 10;
+
+/// `s` with every byte outside `[A-Za-z0-9_-]` replaced by `_`. Multi-byte
+/// characters become one `_` each.
+pub fn sanitize(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
+}
+
+/// The plain model name `mcp__<server>__<tool>` before length and collision handling.
+pub fn plain_name(server_id: &str, tool: &str) -> String {
+    format!("mcp__{}__{}", sanitize(server_id), sanitize(tool))
+}
+
+/// The hashed form: [`plain_name`] cut so that `_<hash>` fits in 64 characters.
+pub fn hashed_name(server_id: &str, tool: &str) -> String {
+    let mut digest = Sha256::new();
+    digest.update(server_id.as_bytes());
+    digest.update([0u8]);
+    digest.update(tool.as_bytes());
+    let hex: String = digest.finalize().iter().take(HASH_HEX / 2).map(|b| format!("{b:02x}")).collect();
+    let mut base = plain_name(server_id, tool);
+    base.truncate(MAX_MODEL_NAME_CHARS - HASH_HEX - 1);
+    format!("{base}_{hex}")
+}
+
+/// Assigns a model-safe, distinct name to every `(server id, tool name)`
+/// pair, in input order. Pairs must be distinct (the catalogue drops
+/// duplicate tool names inside one server before naming).
+pub fn assign(pairs: &[(&str, &str)]) -> Vec<String> {
+    let plain: Vec<String> = pairs.iter().map(|(s, t)| plain_name(s, t)).collect();
+    let mut count: HashMap<&str, usize> = HashMap::new();
+    for name in &plain {
+        *count.entry(name.as_str()).or_default() += 1;
+    }
+    let mut names: Vec<String> = pairs
+        .iter()
+        .zip(&plain)
+        .map(|((s, t), p)| if p.len() > MAX_MODEL_NAME_CHARS || count[p.as_str()] > 1 { hashed_name(s, t) } else { p.clone() })
+        .collect();
+    // A hashed name could, in theory, equal another entry's plain name:
+    // such an entry is hashed too, repeatedly, until all names are distinct.
+    loop {
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let mut clash = None;
+        for (i, n) in names.iter().enumerate() {
+            if let Some(&first) = seen.get(n.as_str()) {
+                clash = Some(if names[first] == plain[first] { first } else { i });
+                break;
+            }
+            seen.insert(n, i);
+        }
+        match clash {
+            None => return names,
+            Some(i) if names[i] != hashed_name(pairs[i].0, pairs[i].1) => names[i] = hashed_name(pairs[i].0, pairs[i].1),
+            // Two hashes equal: 40-bit collision; add the index to separate them.
+            Some(i) => names[i] = format!("{}{i}", &names[i][..MAX_MODEL_NAME_CHARS - i.to_string().len()]),
+        }
+    }
+}
+
+/// True when `name` is acceptable to model APIs.
+pub fn is_model_safe(name: &str) -> bool {
+    !name.is_empty() && name.len() <= MAX_MODEL_NAME_CHARS && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_names_stay_readable() {
+        assert_eq!(assign(&[("fs", "read_file")]), ["mcp__fs__read_file"]);
+    }
+
+    #[test]
+    fn plugin_server_ids_are_sanitized() {
+        assert_eq!(plain_name("my-plugin/github", "search"), "mcp__my-plugin_github__search");
+    }
+
+    #[test]
+    fn collisions_after_sanitizing_get_distinct_stable_hashes() {
+        let names = assign(&[("a", "admin.tools.list"), ("a", "admin_tools_list"), ("b", "x")]);
+        assert!(names[0].starts_with("mcp__a__admin_tools_list_") && names[1].starts_with("mcp__a__admin_tools_list_"));
+        assert_ne!(names[0], names[1]);
+        assert_eq!(names[2], "mcp__b__x");
+        assert_eq!(names, assign(&[("a", "admin.tools.list"), ("a", "admin_tools_list"), ("b", "x")]));
+        assert!(names.iter().all(|n| is_model_safe(n)));
+    }
+
+    #[test]
+    fn server_ids_that_sanitize_alike_stay_apart() {
+        let names = assign(&[("p/s", "t"), ("p_s", "t")]);
+        assert_ne!(names[0], names[1]);
+    }
+
+    #[test]
+    fn long_and_unicode_names_are_cut_and_hashed() {
+        let long = "a".repeat(100);
+        let names = assign(&[("srv", &long), ("srv", "café/日本")]);
+        assert_eq!(names[0].len(), 64);
+        assert!(is_model_safe(&names[0]) && is_model_safe(&names[1]));
+        assert_eq!(names[1], "mcp__srv__caf____");
+        // Deterministic: the suffix depends only on the pair.
+        assert_eq!(names[0], hashed_name("srv", &long));
+        assert_ne!(hashed_name("srv", &long), hashed_name("srv", &"a".repeat(99)));
+    }
+}
