@@ -70,7 +70,11 @@ pub async fn call_tool(
     let conn = live
         .connection()
         .ok_or_else(|| HostError::new(ErrorCode::ServerNotReady, format!("server {server_id} is not ready")))?;
-    let request = ClientRequest::CustomRequest(CustomRequest::new("tools/call", Some(json!({ "name": req.name, "arguments": req.arguments }))));
+    let mut params = json!({ "name": req.name });
+    if let Some(arguments) = &req.arguments {
+        params["arguments"] = Value::Object(arguments.clone());
+    }
+    let request = ClientRequest::CustomRequest(CustomRequest::new("tools/call", Some(params)));
     let mut options = PeerRequestOptions::no_options();
     options.timeout = Some(req.timeout);
     options.max_total_timeout = Some(req.max_total);
