@@ -375,16 +375,28 @@ test('maxToolSchemaBytes: tools with larger schemas are omitted, smaller ones ke
   assert.deepEqual(host.toolDiagnostics().filter((d) => d.serverId === small), [])
 })
 
-test('maxJsonDepth: a schema nested 200 levels is omitted, the other tools stay', async (t) => {
+test('maxJsonDepth: a schema nested past the bound is omitted, the other tools stay', async (t) => {
   const { host } = newHost(t)
-  const id = await host.addServer({ name: 'deep', config: { ...fixtureEntry('catalogue-server.mjs'), env: { MODE: 'big', COUNT: '3', DEPTH: '200' } } })
-  // Generous wait: should the listing hang, the server still turns ready after
-  // the default startup timeout (30 s), and the assertions below say what was listed.
-  await waitState(host, id, 'ready', { timeout: 60_000 })
+  // DEPTH=40 nests tool_0000's schema ~80 levels: parseable, past maxJsonDepth (64).
+  const id = await host.addServer({ name: 'deep', config: { ...fixtureEntry('catalogue-server.mjs'), env: { MODE: 'big', COUNT: '3', DEPTH: '40' } } })
+  await waitState(host, id, 'ready')
   assert.deepEqual(ofServer(host.listTools(), id).map((x) => x.toolName), ['tool_0001', 'tool_0002'])
   const diags = host.toolDiagnostics().filter((d) => d.serverId === id)
   assert.equal(diags.length, 1, `diagnostics: ${JSON.stringify(diags)}`)
   assert.equal(diags[0].tool, 'tool_0000')
   assert.equal(diags[0].action, 'omitted')
-  assert.match(diags[0].reason, /maxJsonDepth/)
+  assert.match(diags[0].reason, /maxJsonDepth \(64\)/)
+})
+
+test('a tools/list too deep to parse fails at once with a diagnostic; the server stays ready', async (t) => {
+  const { host, logs } = newHost(t, { limits: { startupTimeoutMs: 120_000 } })
+  // DEPTH=200 nests ~400 levels, past what a JSON-RPC message may have (128):
+  // the reader discards it and the listing fails without waiting for a timeout.
+  const id = await host.addServer({ name: 'deeper', config: { ...fixtureEntry('catalogue-server.mjs'), env: { MODE: 'big', COUNT: '3', DEPTH: '200' } } })
+  await waitState(host, id, 'ready', { timeout: 60_000 })
+  assert.deepEqual(ofServer(host.listTools(), id), [])
+  const diags = host.toolDiagnostics().filter((d) => d.serverId === id)
+  assert.equal(diags.length, 1, `diagnostics: ${JSON.stringify(diags)}`)
+  assert.match(diags[0].reason, /levels deep/)
+  assert.ok(logs.some((l) => l.serverId === id && l.target === 'host.stdio' && /discarded the response to request/.test(l.message)))
 })

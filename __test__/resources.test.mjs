@@ -170,7 +170,7 @@ test('maxListItems: a resource list over the bound rejects with limit_exceeded; 
   const { host } = newHost(t, { limits: { maxListItems: 5 } })
   const id = await addEverything(host)
   const err = await rejectsWith(() => host.listResources(id), 'limit_exceeded')
-  assert.ok(err.message.includes('more than 5 items'), err.message)
+  assert.ok(err.message.includes('more than maxListItems (5) items'), err.message)
   assert.ok(err.message.includes(id), `names the server: ${err.message}`)
   // Two templates and four prompts are within the bound.
   assert.equal((await host.listResourceTemplates(id)).length, 2)

@@ -1039,7 +1039,7 @@ impl Host {
     async fn list_items(&self, server_id: &str, method: &str, key: &str) -> HostResult<Vec<Value>> {
         let conn = self.ready_connection(server_id)?;
         let limits = self.shared.limits;
-        let walk = crate::supervisor::discovery::list_all(&conn.peer, server_id, method, key, &limits, limits.max_list_items);
+        let walk = crate::supervisor::discovery::list_all(&conn.peer, conn.oversize.as_ref(), server_id, method, key, &limits, (limits.max_list_items, "maxListItems"));
         let items = tokio::select! {
             r = walk => r.map_err(|e| list_failure(server_id, method, e))?,
             _ = self.shared.disposed.cancelled() => return Err(HostError::new(ErrorCode::Disposed, "the host was disposed")),
@@ -1056,7 +1056,7 @@ impl Host {
         let limits = self.shared.limits;
         let timeout = Some(Duration::from_millis(limits.call_timeout_ms));
         let result = tokio::select! {
-            r = crate::supervisor::discovery::request_raw(&conn.peer, server_id, method, params, timeout) => r.map_err(|e| list_failure(server_id, method, e))?,
+            r = crate::supervisor::discovery::request_raw(&conn.peer, conn.oversize.as_ref(), server_id, method, params, timeout) => r.map_err(|e| list_failure(server_id, method, e))?,
             _ = self.shared.disposed.cancelled() => return Err(HostError::new(ErrorCode::Disposed, "the host was disposed")),
         };
         crate::supervisor::call::check_value(&format!("{method} on {server_id}"), &result, &limits)?;

@@ -25,6 +25,7 @@ use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use super::discovery;
 use super::{Command, HostShared, LiveConnection, ServerLive, ServerSpec, ToolsChangeReason};
 use crate::catalogue::ServerTools;
+use crate::transport::noise::OversizeIds;
 use crate::auth::{self, AuthChallenge};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel};
@@ -405,6 +406,7 @@ impl Actor {
     /// Serves a ready connection until it ends.
     async fn serve(&mut self, mut conn: Connection, closed_tx: &watch::Sender<Option<String>>) -> Ended {
         let peer = conn.peer.clone();
+        let oversize = conn.oversize.clone();
         let mut notices = std::mem::replace(&mut conn.notices, mpsc::unbounded_channel().1);
         let mut notices_open = true;
         let mut relist_at: Option<tokio::time::Instant> = None;
@@ -441,7 +443,7 @@ impl Actor {
                     },
                     _ = relist => {
                         relist_at = None;
-                        if let Some(tools) = discover(&self.shared, &self.spec, &peer).await {
+                        if let Some(tools) = discover(&self.shared, &self.spec, &peer, oversize.as_ref()).await {
                             self.log(LogLevel::Info, format!("tools/list_changed: now {} tools", tools.tools.len()));
                             self.shared.set_tools(&self.spec.id, Some(tools), ToolsChangeReason::ListChanged);
                         }
@@ -474,7 +476,7 @@ async fn open(
 ) -> Result<(Connection, watch::Sender<Option<String>>), OpenFailure> {
     let conn = connect::open(shared, &spec.id, &spec.transport, spec.startup_timeout, auth).await?;
     // A server may accept `initialize` unauthenticated and challenge the first real request.
-    let listing = tokio::time::timeout(spec.startup_timeout, list_tools(shared, spec, &conn.peer)).await;
+    let listing = tokio::time::timeout(spec.startup_timeout, list_tools(shared, spec, &conn.peer, conn.oversize.as_ref())).await;
     let tools = match listing {
         Ok(Err(discovery::ListFailure::Auth(header))) => {
             conn.close().await;
@@ -499,21 +501,21 @@ async fn open(
         }),
     };
     let (closed_tx, closed) = watch::channel(None);
-    live.set(Some(LiveConnection { peer: conn.peer.clone(), closed, redirect_refused: conn.redirect_refused.clone(), progress: conn.progress.clone(), bearer: conn.bearer.clone() }));
+    live.set(Some(LiveConnection { peer: conn.peer.clone(), closed, redirect_refused: conn.redirect_refused.clone(), progress: conn.progress.clone(), bearer: conn.bearer.clone(), oversize: conn.oversize.clone() }));
     shared.set_tools(&spec.id, Some(tools), ToolsChangeReason::Ready);
     Ok((conn, closed_tx))
 }
 
 /// One `tools/list` walk, checked into [`ServerTools`].
-async fn list_tools(shared: &HostShared, spec: &ServerSpec, peer: &Peer<RoleClient>) -> Result<ServerTools, discovery::ListFailure> {
+async fn list_tools(shared: &HostShared, spec: &ServerSpec, peer: &Peer<RoleClient>, oversize: Option<&OversizeIds>) -> Result<ServerTools, discovery::ListFailure> {
     let limits = &shared.limits;
-    let raw = discovery::list_all(peer, &spec.id, "tools/list", "tools", limits, limits.max_tools_per_server).await?;
+    let raw = discovery::list_all(peer, oversize, &spec.id, "tools/list", "tools", limits, (limits.max_tools_per_server, "maxToolsPerServer")).await?;
     ServerTools::build(&spec.id, raw, limits).map_err(discovery::ListFailure::Failed)
 }
 
 /// Re-lists tools; `None` keeps the previous catalogue (a failed refresh is atomic).
-async fn discover(shared: &HostShared, spec: &ServerSpec, peer: &Peer<RoleClient>) -> Option<Arc<ServerTools>> {
-    let listing = tokio::time::timeout(spec.startup_timeout, list_tools(shared, spec, peer)).await;
+async fn discover(shared: &HostShared, spec: &ServerSpec, peer: &Peer<RoleClient>, oversize: Option<&OversizeIds>) -> Option<Arc<ServerTools>> {
+    let listing = tokio::time::timeout(spec.startup_timeout, list_tools(shared, spec, peer, oversize)).await;
     report_listing(shared, spec, listing).ok()
 }
 

@@ -79,8 +79,10 @@ pub async fn call_tool(
     options.timeout = Some(req.timeout);
     options.max_total_timeout = Some(req.max_total);
     options.reset_timeout_on_progress = true;
+    let mut oversize = conn.oversize.as_ref().map(|o| o.subscribe());
     let handle = conn.peer.send_request_with_option(request, options).await.map_err(|e| service_error(server_id, &req, e))?;
     let request_id = handle.id.clone();
+    let id_json = serde_json::to_value(&request_id).unwrap_or_default();
     let mut progress = conn.progress.subscribe(handle.progress_token.clone()).await;
     let mut closed = conn.closed.clone();
     let mut closed_late = conn.closed.clone();
@@ -99,6 +101,11 @@ pub async fn call_tool(
             reason = closed_reason(&mut closed, Duration::MAX) => {
                 return Err(exited(server_id, &req, &reason.unwrap_or_default()));
             }
+            Some((id, reason)) = discarded(&mut oversize) => if id == id_json {
+                // Frees rmcp's pending entry; the server already finished the request.
+                let _ = conn.peer.notify_cancelled(CancelledNotificationParam::new(Some(request_id), Some("the response could not be delivered".to_owned()))).await;
+                return Err(HostError::new(ErrorCode::LimitExceeded, format!("tools/call {:?} on {server_id}: the response was discarded: {reason}", req.name)));
+            },
         }
     };
     // Progress that raced the response is delivered before the result.
@@ -189,6 +196,20 @@ fn service_error(server_id: &str, req: &CallRequest, e: ServiceError) -> HostErr
             ErrorCode::ProtocolError,
             format!("tools/call {:?} on {server_id} failed: {}", req.name, super::connect::strip_type_names(&other.to_string())),
         ),
+    }
+}
+
+/// The next discarded-response id (pending forever without a stdio connection).
+pub(crate) async fn discarded(rx: &mut Option<tokio::sync::broadcast::Receiver<(Value, String)>>) -> Option<(Value, String)> {
+    match rx {
+        Some(rx) => loop {
+            match rx.recv().await {
+                Ok(id) => return Some(id),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return std::future::pending().await,
+            }
+        },
+        None => std::future::pending().await,
     }
 }
 

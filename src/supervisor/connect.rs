@@ -78,6 +78,8 @@ pub struct Connection {
     pub progress: rmcp::handler::client::progress::ProgressDispatcher,
     /// The replaceable bearer token (Streamable HTTP without host-run OAuth).
     pub bearer: Option<http::BearerCell>,
+    /// Ids of responses discarded for exceeding the stdio message limit (stdio only).
+    pub oversize: Option<noise::OversizeIds>,
 }
 
 /// Opens and initializes a connection for server `server_id`.
@@ -126,13 +128,18 @@ async fn open_stdio(
         return Err(HostError::new(ErrorCode::SpawnFailed, "server stdio pipes are unavailable"));
     };
     let tail = stderr::drain(stderr_pipe, server_id.to_owned(), shared.sink.clone());
-    let stdout = noise::NoiseWatch::new(stdout, server_id.to_owned(), shared.sink.clone());
+    let (oversize, _) = tokio::sync::broadcast::channel(16);
+    let stdout = noise::NoiseWatch::new(stdout, server_id.to_owned(), shared.sink.clone()).with_oversize(MAX_STDIO_MESSAGE_BYTES, oversize.clone());
     let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
     let mut exit = proc.exit.clone();
     let handshake = tokio::time::timeout(startup_timeout, handler.serve(transport));
     tokio::select! {
         result = handshake => match result {
-            Ok(Ok(service)) => Ok(finish(service, notices, Some(proc), Some(tail))),
+            Ok(Ok(service)) => {
+                let mut conn = finish(service, notices, Some(proc), Some(tail));
+                conn.oversize = Some(oversize);
+                Ok(conn)
+            }
             Ok(Err(e)) => {
                 let status = settle_exit(&mut proc).await;
                 tail.wait_eof(STDERR_SETTLE).await;
@@ -245,7 +252,7 @@ fn finish(
         let _ = service.waiting().await;
         let _ = ended_tx.send(true);
     });
-    Connection { peer, notices, cancel, ended, process, stderr, redirect_refused: None, progress: Default::default(), bearer: None }
+    Connection { peer, notices, cancel, ended, process, stderr, redirect_refused: None, progress: Default::default(), bearer: None, oversize: None }
 }
 
 async fn settle_exit(proc: &mut ServerProcess) -> Option<std::process::ExitStatus> {

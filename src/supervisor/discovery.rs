@@ -9,12 +9,13 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use rmcp::model::{ClientRequest, CustomRequest};
+use rmcp::model::{CancelledNotificationParam, ClientRequest, CustomRequest};
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::{json, Value};
 
 use crate::error::{ErrorCode, HostError};
 use crate::limits::Limits;
+use crate::transport::noise::OversizeIds;
 
 /// Why a list walk failed.
 #[derive(Debug)]
@@ -32,12 +33,29 @@ pub enum ListFailure {
 /// `protocol_error` naming `server_id` and `method`.
 /// With `timeout`, an unanswered request is cancelled (`notifications/cancelled`)
 /// and fails with `timeout`.
-pub async fn request_raw(peer: &Peer<RoleClient>, server_id: &str, method: &str, params: Value, timeout: Option<Duration>) -> Result<Value, ListFailure> {
+///
+/// With `oversize` (stdio), a response the reader had to discard (too long
+/// or too deep) fails at once with `limit_exceeded` instead of timing out.
+pub async fn request_raw(peer: &Peer<RoleClient>, oversize: Option<&OversizeIds>, server_id: &str, method: &str, params: Value, timeout: Option<Duration>) -> Result<Value, ListFailure> {
     let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
     let mut options = PeerRequestOptions::no_options();
     options.timeout = timeout;
+    let mut discarded = oversize.map(|o| o.subscribe());
     let handle = peer.send_request_with_option(request, options).await.map_err(|e| failure(server_id, method, e))?;
-    let result = handle.await_response().await.map_err(|e| failure(server_id, method, e))?;
+    let id = serde_json::to_value(&handle.id).unwrap_or_default();
+    let request_id = handle.id.clone();
+    let response = handle.await_response();
+    tokio::pin!(response);
+    let result = loop {
+        tokio::select! {
+            r = &mut response => break r.map_err(|e| failure(server_id, method, e))?,
+            Some((gone, reason)) = super::call::discarded(&mut discarded) => if gone == id {
+                // Frees rmcp's pending entry; the server already answered.
+                let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(request_id), Some("the response could not be delivered".to_owned()))).await;
+                return Err(ListFailure::Failed(HostError::new(ErrorCode::LimitExceeded, format!("{method} on {server_id}: the response was discarded: {reason}"))));
+            },
+        }
+    };
     serde_json::to_value(result).map_err(|e| ListFailure::Failed(HostError::new(ErrorCode::Internal, format!("{method} on {server_id}: cannot encode result: {e}"))))
 }
 
@@ -67,8 +85,17 @@ fn failure(server_id: &str, method: &str, e: ServiceError) -> ListFailure {
 /// Errors: [`ListFailure::Auth`]; `protocol_error`; `limit_exceeded` when the
 /// walk passes `maxListPages`, a cursor is longer than `maxCursorBytes` or
 /// repeats, or there are more than `max_items` items.
-/// Each page may take `limits.callTimeoutMs`.
-pub async fn list_all(peer: &Peer<RoleClient>, server_id: &str, method: &str, key: &str, limits: &Limits, max_items: usize) -> Result<Vec<Value>, ListFailure> {
+/// Each page may take `limits.callTimeoutMs`. `max_items` is `(count, name
+/// of the bound)`, e.g. `(5000, "maxToolsPerServer")`.
+pub async fn list_all(
+    peer: &Peer<RoleClient>,
+    oversize: Option<&OversizeIds>,
+    server_id: &str,
+    method: &str,
+    key: &str,
+    limits: &Limits,
+    (max_items, bound): (usize, &str),
+) -> Result<Vec<Value>, ListFailure> {
     let limit = |what: String| ListFailure::Failed(HostError::new(ErrorCode::LimitExceeded, format!("{method} on {server_id}: {what}")));
     let mut items = Vec::new();
     let mut seen = HashSet::new();
@@ -78,13 +105,13 @@ pub async fn list_all(peer: &Peer<RoleClient>, server_id: &str, method: &str, ke
             Some(c) => json!({ "cursor": c }),
             None => json!({}),
         };
-        let mut page = request_raw(peer, server_id, method, params, Some(Duration::from_millis(limits.call_timeout_ms))).await?;
+        let mut page = request_raw(peer, oversize, server_id, method, params, Some(Duration::from_millis(limits.call_timeout_ms))).await?;
         match page.get_mut(key).map(Value::take) {
             Some(Value::Array(found)) => items.extend(found),
             _ => return Err(ListFailure::Failed(HostError::new(ErrorCode::ProtocolError, format!("{method} on {server_id}: the result has no `{key}` array")))),
         }
         if items.len() > max_items {
-            return Err(limit(format!("more than {max_items} items")));
+            return Err(limit(format!("more than {bound} ({max_items}) items")));
         }
         match page.get("nextCursor") {
             None | Some(Value::Null) => return Ok(items),

@@ -185,6 +185,8 @@ pub struct LiveConnection {
     pub progress: ProgressDispatcher,
     /// The connection's replaceable bearer token (Streamable HTTP without host-run OAuth).
     pub bearer: Option<crate::transport::http::BearerCell>,
+    /// Ids of responses discarded for exceeding the stdio message limit (stdio only).
+    pub oversize: Option<crate::transport::noise::OversizeIds>,
 }
 
 /// What callers can read about a server without asking its actor.

@@ -1,0 +1,91 @@
+// Mid-call step-up authorization through the JS API: a Streamable HTTP
+// server (stepup-server.mjs, two static tokens) answers 403
+// insufficient_scope to one tool call; the AHP tool call pauses in
+// auth-required (chat action + session inputNeeded), other calls go on,
+// authenticate() resumes it, and no token ever appears anywhere.
+
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { spawn } from 'node:child_process'
+import { join } from 'node:path'
+import { newHost, waitState, serverState, waitFor, FIXTURES, NODE } from './helpers/host.mjs'
+
+const BASE = 'canary-base-token-51c0'
+const ADMIN = 'canary-admin-token-9e2d'
+const CHAT = 'ahp-chat:/stepup'
+
+async function stepupServer(t) {
+  const child = spawn(NODE, [join(FIXTURES, 'stepup-server.mjs')], { env: { ...process.env, BASE_TOKEN: BASE, ADMIN_TOKEN: ADMIN }, stdio: ['ignore', 'pipe', 'inherit'] })
+  t.after(() => child.kill('SIGTERM'))
+  const port = await new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += d
+      const m = /LISTENING (\d+)/.exec(out)
+      if (m) resolve(Number(m[1]))
+    })
+    child.once('exit', (code) => reject(new Error(`stepup server exited with ${code}`)))
+  })
+  const base = `http://127.0.0.1:${port}`
+  return { url: `${base}/mcp`, stats: async () => (await fetch(`${base}/__stats`)).json() }
+}
+
+async function signedIn(t) {
+  const server = await stepupServer(t)
+  const h = newHost(t)
+  const id = await h.host.addServer({ name: 'stepup', config: { type: 'streamable-http', url: server.url } })
+  await waitState(h.host, id, 'authRequired')
+  const resource = serverState(h.host, id).resource.resource
+  await h.host.authenticate({ resource, token: BASE })
+  await waitState(h.host, id, 'ready')
+  return { ...h, server, id, resource }
+}
+
+test('a 403 insufficient_scope pauses the AHP tool call; authenticate resumes it; the server stays ready', async (t) => {
+  const { host, actions, logs, server, id, resource } = await signedIn(t)
+  const [admin] = host.listTools().filter((x) => x.toolName === 'admin')
+  const pending = host.callTool({ name: admin.name, chat: CHAT, turnId: 'turn-1', toolCallId: 'tc-1' })
+  await waitFor(() => host.getState().inputNeeded?.length === 1, { what: 'inputNeeded entry' })
+  const needed = host.getState().inputNeeded[0]
+  assert.equal(needed.kind, 'toolAuthentication')
+  assert.equal(needed.chat, CHAT)
+  assert.equal(needed.toolCall.auth.resource.resource, resource)
+  assert.deepEqual(needed.toolCall.auth.requiredScopes, ['mcp:read', 'mcp:admin'])
+  assert.deepEqual(needed.toolCall.contributor, { kind: 'mcp', customizationId: id })
+  const paused = actions.find((e) => e.channel === CHAT && e.action.type === 'chat/toolCallAuthRequired')
+  assert.equal(paused.action.auth.reason, 'insufficientScope')
+  // Other calls keep working and the server never leaves ready.
+  assert.equal((await host.callTool({ serverId: id, name: 'read' })).content[0].text, 'read-ok')
+  assert.equal(serverState(host, id).kind, 'ready')
+  await host.authenticate({ resource, token: ADMIN, scopes: ['mcp:read', 'mcp:admin'] })
+  assert.equal((await pending).content[0].text, 'admin-ok')
+  const chat = actions.filter((e) => e.channel === CHAT).map((e) => e.action.type)
+  assert.deepEqual(chat, ['chat/toolCallAuthRequired', 'chat/toolCallAuthResolved', 'chat/toolCallComplete'])
+  assert.equal(host.getState().inputNeeded, undefined)
+  assert.deepEqual(actions.map((e) => e.serverSeq), actions.map((_, i) => i + 1))
+  assert.ok(!actions.some((e) => e.action.type === 'session/mcpServerStateChanged' && e.action.id === id && e.serverSeq > paused.serverSeq), 'no server state change during the step-up')
+  const stats = await server.stats()
+  assert.deepEqual([stats.forbidden, stats.calls.admin, stats.calls.read], [1, 1, 1])
+  // The new token serves later calls without another 403.
+  assert.equal((await host.callTool({ serverId: id, name: 'admin' })).content[0].text, 'admin-ok')
+  const everything = JSON.stringify({ actions, logs, state: host.getState() })
+  assert.ok(!everything.includes(BASE) && !everything.includes(ADMIN), 'a token leaked into actions, logs or state')
+})
+
+test('without a chat, a 403 insufficient_scope rejects with auth_required; a client can cancel a paused call', async (t) => {
+  const { host, actions, id } = await signedIn(t)
+  await assert.rejects(host.callTool({ serverId: id, name: 'admin' }), (e) => e.code === 'auth_required' && e.data.insufficientScope === true)
+  const pending = host.callTool({ serverId: id, name: 'admin', chat: CHAT, turnId: 'turn-1', toolCallId: 'tc-2' })
+  await waitFor(() => host.getState().inputNeeded?.length === 1, { what: 'inputNeeded entry' })
+  const refused = host.dispatch({ type: 'chat/toolCallComplete', turnId: 'turn-1', toolCallId: 'tc-2', result: { success: true, pastTenseMessage: 'done' } }, { clientId: 'ui', clientSeq: 1 })
+  assert.match(refused.rejectionReason, /only be completed as failed/)
+  const echo = host.dispatch({ type: 'chat/toolCallComplete', turnId: 'turn-1', toolCallId: 'tc-2', result: { success: false, pastTenseMessage: 'Cancelled', error: { code: 'cancelled', message: 'declined' } } }, { clientId: 'ui', clientSeq: 2 })
+  assert.equal(echo.channel, CHAT)
+  assert.equal(echo.rejectionReason, undefined)
+  await assert.rejects(pending, (e) => e.code === 'cancelled')
+  await waitFor(() => host.getState().inputNeeded === undefined, { what: 'inputNeeded removed' })
+  const completes = actions.filter((e) => e.channel === CHAT && e.action.type === 'chat/toolCallComplete')
+  assert.deepEqual(completes.map((e) => [e.origin?.clientSeq, e.rejectionReason === undefined]), [[1, false], [2, true]],
+    'the two client dispatches (the first refused) and no host completion after the client cancelled')
+  assert.equal(serverState(host, id).kind, 'ready')
+})
