@@ -244,9 +244,32 @@ pub struct Host {
     oauth_redirect_port: Option<u16>,
     /// Digest of every tool as of the caller's last `list_tools`, keyed by
     /// (server id, original name): the stale-tool check.
-    read_digests: Mutex<HashMap<(String, String), String>>,
+    read_digests: Mutex<ReadCatalogue>,
     /// Chat tool calls paused on a step-up challenge, by (chat, turn, tool call id).
     auth_waits: Mutex<HashMap<(String, String, String), AuthWait>>,
+}
+
+/// The catalogue as of the caller's last `listTools`; indexed on first use.
+#[derive(Default)]
+struct ReadCatalogue {
+    entries: Arc<Vec<Arc<crate::catalogue::CatalogueEntry>>>,
+    index: std::sync::OnceLock<HashMap<(String, String), usize>>,
+}
+
+impl From<Arc<Vec<Arc<crate::catalogue::CatalogueEntry>>>> for ReadCatalogue {
+    fn from(entries: Arc<Vec<Arc<crate::catalogue::CatalogueEntry>>>) -> Self {
+        Self { entries, index: std::sync::OnceLock::new() }
+    }
+}
+
+impl ReadCatalogue {
+    /// The digest the caller read for `tool` of `server`, if it read one.
+    fn digest(&self, server: &str, tool: &str) -> Option<String> {
+        let index = self
+            .index
+            .get_or_init(|| self.entries.iter().enumerate().map(|(i, e)| ((e.customization_id.clone(), e.tool.tool_name.clone()), i)).collect());
+        index.get(&(server.to_owned(), tool.to_owned())).map(|&i| self.entries[i].tool.digest.clone())
+    }
 }
 
 /// A chat tool call waiting for a step-up token.
@@ -823,16 +846,30 @@ impl Host {
     /// `digest`. Records what the caller has now read, for stale-tool checks
     /// of later calls.
     pub fn list_tools(&self) -> Vec<Value> {
+        self.read_catalogue().iter().map(|e| e.to_json()).collect()
+    }
+
+    /// [`Host::list_tools`] as a JSON array text (no per-call conversion:
+    /// each entry's JSON is built once when the catalogue changes).
+    pub fn list_tools_json(&self) -> String {
+        let entries = self.read_catalogue();
+        let mut out = String::with_capacity(entries.iter().map(|e| e.json.len() + 1).sum::<usize>() + 2);
+        out.push('[');
+        for (i, e) in entries.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            out.push_str(&e.json);
+        }
+        out.push(']');
+        out
+    }
+
+    /// The catalogue now, recorded as what the caller has read.
+    fn read_catalogue(&self) -> Arc<Vec<Arc<crate::catalogue::CatalogueEntry>>> {
         let entries = self.shared.catalogue.read().unwrap_or_else(PoisonError::into_inner).entries();
-        let mut read = self.read_digests.lock().unwrap_or_else(PoisonError::into_inner);
-        read.clear();
+        *self.read_digests.lock().unwrap_or_else(PoisonError::into_inner) = ReadCatalogue::from(entries.clone());
         entries
-            .iter()
-            .map(|e| {
-                read.insert((e.customization_id.clone(), e.tool.tool_name.clone()), e.tool.digest.clone());
-                e.to_json()
-            })
-            .collect()
     }
 
     /// What the host normalized, dropped or left out of the catalogue, for
@@ -864,7 +901,7 @@ impl Host {
         let now = catalogue.server(&server).and_then(|st| st.get(&tool).map(|t| t.digest.clone()));
         let expected = match digest {
             Some(d) => Some(d.to_owned()),
-            None => self.read_digests.lock().unwrap_or_else(PoisonError::into_inner).get(&(server.clone(), tool.clone())).cloned(),
+            None => self.read_digests.lock().unwrap_or_else(PoisonError::into_inner).digest(&server, &tool),
         };
         if let Some(expected) = expected {
             let reason = match &now {

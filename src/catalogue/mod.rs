@@ -23,6 +23,8 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::error::{ErrorCode, HostError};
+use ahp_types::state::ToolDefinition;
+
 use crate::limits::Limits;
 
 /// What the host did about one tool (JS `ToolDiagnostic`).
@@ -75,7 +77,7 @@ pub struct ServerTool {
 #[derive(Debug, Clone, Default)]
 pub struct ServerTools {
     /// Usable tools, in server order (app-only ones included).
-    pub tools: Vec<ServerTool>,
+    pub tools: Vec<Arc<ServerTool>>,
     /// What was changed or left out.
     pub diagnostics: Vec<ToolDiagnostic>,
 }
@@ -142,7 +144,7 @@ impl ServerTools {
                     Ok(())
                 }
             };
-            let input = match normalize(tool.get("inputSchema"), &shape_ok) {
+            let input = match normalize(tool.remove("inputSchema"), &shape_ok) {
                 Ok((schema, fixes)) => {
                     for f in fixes {
                         out.diagnostics.push(diag(&name, DiagnosticAction::Normalized, f.describe()));
@@ -178,19 +180,19 @@ impl ServerTools {
             }
             let app_only = is_app_only(&definition);
             let digest = digest(&name, &definition);
-            out.tools.push(ServerTool { tool_name: name, definition, digest, app_only });
+            out.tools.push(Arc::new(ServerTool { tool_name: name, definition, digest, app_only }));
         }
         Ok(out)
     }
 
     /// The tool named `tool_name` (original name).
     pub fn get(&self, tool_name: &str) -> Option<&ServerTool> {
-        self.tools.iter().find(|t| t.tool_name == tool_name)
+        self.tools.iter().find(|t| t.tool_name == tool_name).map(|t| &**t)
     }
 }
 
-fn normalize(input: Option<&Value>, shape_ok: &dyn Fn(&Value) -> Result<(), String>) -> Result<(Value, Vec<schema::Fix>), String> {
-    if let Some(v) = input {
+fn normalize(input: Option<Value>, shape_ok: &dyn Fn(&Value) -> Result<(), String>) -> Result<(Value, Vec<schema::Fix>), String> {
+    if let Some(v) = &input {
         shape_ok(v).map_err(|r| format!("inputSchema {r}"))?;
     }
     schema::normalize_input(input)
@@ -202,15 +204,27 @@ fn is_app_only(definition: &Map<String, Value>) -> bool {
     matches!(visibility, Some(v) if v.len() == 1 && v[0] == "app")
 }
 
-fn json_len(v: &Value) -> usize {
-    serde_json::to_vec(v).map(|b| b.len()).unwrap_or(usize::MAX)
+/// Serialized length of `v` in bytes, without building the text.
+pub fn json_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    serde_json::to_writer(&mut c, v).map(|()| c.0).unwrap_or(usize::MAX)
 }
 
 fn digest(name: &str, definition: &Map<String, Value>) -> String {
     let mut h = Sha256::new();
     h.update(name.as_bytes());
     h.update([0u8]);
-    h.update(serde_json::to_vec(definition).unwrap_or_default());
+    let _ = serde_json::to_writer(&mut h, definition);
     h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
 }
 
@@ -222,49 +236,73 @@ fn floor_char_boundary(s: &str, mut i: usize) -> usize {
 }
 
 /// One model catalogue entry (JS `HostTool`): AHP `ToolDefinition` plus
-/// `customizationId`, `toolName` and `digest`.
-#[derive(Debug, Clone)]
+/// `customizationId`, `toolName` and `digest`. Built once per naming and
+/// reused while neither the tool nor its name changes.
+#[derive(Debug)]
 pub struct CatalogueEntry {
     /// Model-safe name (see [`names`]).
     pub name: String,
     /// Owning server's customization id.
     pub customization_id: String,
     /// The tool of that server.
-    pub tool: ServerTool,
+    pub tool: Arc<ServerTool>,
+    /// The JS object as JSON text: `{name, title?, description?, inputSchema,
+    /// outputSchema?, annotations?, _meta?, customizationId, toolName, digest}`.
+    pub json: String,
+    definition: std::sync::OnceLock<ToolDefinition>,
 }
 
 impl CatalogueEntry {
-    /// The JS object: `{name, title?, description?, inputSchema, outputSchema?,
-    /// annotations?, _meta?, customizationId, toolName, digest}`.
-    pub fn to_json(&self) -> Value {
-        let mut m = Map::with_capacity(self.tool.definition.len() + 4);
-        m.insert("name".to_owned(), Value::String(self.name.clone()));
-        for (k, v) in &self.tool.definition {
-            m.insert(k.clone(), v.clone());
+    fn new(name: String, customization_id: &str, tool: Arc<ServerTool>) -> Self {
+        // `{"name":…,<definition members>,"customizationId":…,"toolName":…,"digest":…}`,
+        // spliced from the definition's own serialization (no copy of the schemas).
+        let body = serde_json::to_string(&tool.definition).unwrap_or_else(|_| "{}".to_owned());
+        let inner = &body[1..body.len() - 1];
+        let quote = |s: &str| Value::String(s.to_owned()).to_string();
+        let mut json = String::with_capacity(body.len() + name.len() + customization_id.len() + tool.tool_name.len() + 80);
+        json.push_str("{\"name\":");
+        json.push_str(&quote(&name));
+        if !inner.is_empty() {
+            json.push(',');
+            json.push_str(inner);
         }
-        m.insert("customizationId".to_owned(), Value::String(self.customization_id.clone()));
-        m.insert("toolName".to_owned(), Value::String(self.tool.tool_name.clone()));
-        m.insert("digest".to_owned(), Value::String(self.tool.digest.clone()));
-        Value::Object(m)
+        json.push_str(",\"customizationId\":");
+        json.push_str(&quote(customization_id));
+        json.push_str(",\"toolName\":");
+        json.push_str(&quote(&tool.tool_name));
+        json.push_str(",\"digest\":");
+        json.push_str(&quote(&tool.digest));
+        json.push('}');
+        Self { name, customization_id: customization_id.to_owned(), tool, json, definition: std::sync::OnceLock::new() }
     }
 
-    /// The AHP `ToolDefinition` (for `session/serverToolsChanged`): the
-    /// definition with the model-safe name; `_meta["ahp-mcp-host/source"]`
-    /// is `{customizationId, toolName}`.
-    pub fn to_tool_definition(&self) -> Value {
-        let mut m = Map::with_capacity(self.tool.definition.len() + 1);
-        m.insert("name".to_owned(), Value::String(self.name.clone()));
-        for (k, v) in &self.tool.definition {
-            m.insert(k.clone(), v.clone());
-        }
-        let meta = m.entry("_meta").or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(meta) = meta {
-            meta.insert(
-                "ahp-mcp-host/source".to_owned(),
-                serde_json::json!({ "customizationId": self.customization_id, "toolName": self.tool.tool_name }),
-            );
-        }
-        Value::Object(m)
+    /// The AHP `ToolDefinition` published in `session/serverToolsChanged`:
+    /// the definition with the model-safe name;
+    /// `_meta["ahp-mcp-host/source"]` is `{customizationId, toolName}`.
+    pub fn definition(&self) -> &ToolDefinition {
+        self.definition.get_or_init(|| {
+            let d = &self.tool.definition;
+            let text = |k: &str| d.get(k).and_then(Value::as_str).map(str::to_owned);
+            let mut meta = match d.get("_meta") {
+                Some(Value::Object(m)) => m.clone(),
+                _ => Map::new(),
+            };
+            meta.insert("ahp-mcp-host/source".to_owned(), serde_json::json!({ "customizationId": self.customization_id, "toolName": self.tool.tool_name }));
+            ToolDefinition {
+                name: self.name.clone(),
+                title: text("title"),
+                description: text("description"),
+                input_schema: d.get("inputSchema").cloned(),
+                output_schema: d.get("outputSchema").cloned(),
+                annotations: d.get("annotations").and_then(|a| serde_json::from_value(a.clone()).ok()),
+                meta: Some(meta),
+            }
+        })
+    }
+
+    /// The JS object (parsed from [`CatalogueEntry::json`]).
+    pub fn to_json(&self) -> Value {
+        serde_json::from_str(&self.json).unwrap_or(Value::Null)
     }
 }
 
@@ -272,7 +310,7 @@ impl CatalogueEntry {
 #[derive(Debug, Default)]
 pub struct Catalogue {
     servers: BTreeMap<String, Arc<ServerTools>>,
-    entries: Arc<Vec<CatalogueEntry>>,
+    entries: Arc<Vec<Arc<CatalogueEntry>>>,
     by_name: HashMap<String, usize>,
 }
 
@@ -280,38 +318,42 @@ impl Catalogue {
     /// Sets (or with `None` removes) one server's tools and renames the
     /// catalogue. Returns whether the model catalogue changed.
     pub fn set_server(&mut self, server_id: &str, tools: Option<Arc<ServerTools>>) -> bool {
-        let before = self.entries.clone();
         match tools {
             Some(t) => self.servers.insert(server_id.to_owned(), t),
             None => self.servers.remove(server_id),
         };
-        let listed: Vec<(&str, &ServerTool)> = self
+        let listed: Vec<(&str, &Arc<ServerTool>)> = self
             .servers
             .iter()
             .flat_map(|(id, st)| st.tools.iter().filter(|t| !t.app_only).map(move |t| (id.as_str(), t)))
             .collect();
         let pairs: Vec<(&str, &str)> = listed.iter().map(|(id, t)| (*id, t.tool_name.as_str())).collect();
         let names = names::assign(&pairs);
-        let entries: Vec<CatalogueEntry> = listed
+        // Entries whose name and tool did not change are reused as they are.
+        let previous: HashMap<&str, &Arc<CatalogueEntry>> = self.entries.iter().map(|e| (e.name.as_str(), e)).collect();
+        let entries: Vec<Arc<CatalogueEntry>> = listed
             .iter()
             .zip(names)
-            .map(|((id, t), name)| CatalogueEntry { name, customization_id: (*id).to_owned(), tool: (*t).clone() })
+            .map(|((id, t), name)| match previous.get(name.as_str()) {
+                Some(e) if e.customization_id == *id && (Arc::ptr_eq(&e.tool, t) || e.tool.digest == t.digest && e.tool.tool_name == t.tool_name) => Arc::clone(e),
+                _ => Arc::new(CatalogueEntry::new(name, id, Arc::clone(t))),
+            })
             .collect();
+        let changed = self.entries.len() != entries.len() || self.entries.iter().zip(entries.iter()).any(|(a, b)| !Arc::ptr_eq(a, b));
+        drop(previous);
         self.by_name = entries.iter().enumerate().map(|(i, e)| (e.name.clone(), i)).collect();
-        let changed = before.len() != entries.len()
-            || before.iter().zip(entries.iter()).any(|(a, b)| a.name != b.name || a.tool.digest != b.tool.digest);
         self.entries = Arc::new(entries);
         changed
     }
 
     /// The model catalogue, in server-id then server order.
-    pub fn entries(&self) -> Arc<Vec<CatalogueEntry>> {
+    pub fn entries(&self) -> Arc<Vec<Arc<CatalogueEntry>>> {
         self.entries.clone()
     }
 
     /// The entry with model-safe name `name`.
     pub fn by_model_name(&self, name: &str) -> Option<&CatalogueEntry> {
-        self.by_name.get(name).map(|&i| &self.entries[i])
+        self.by_name.get(name).map(|&i| &*self.entries[i])
     }
 
     /// One server's checked tools (app-only ones included), if it is listed.

@@ -85,12 +85,12 @@ pub type Reject = String;
 
 /// Normalizes an input schema by the rules of this module. `Ok` gives the
 /// usable schema and the fixes applied; `Err` the reason the tool is left out.
-pub fn normalize_input(schema: Option<&Value>) -> Result<(Value, Vec<Fix>), Reject> {
+pub fn normalize_input(schema: Option<Value>) -> Result<(Value, Vec<Fix>), Reject> {
     let mut fixes = Vec::new();
     let mut obj = match schema {
         None | Some(Value::Null) => return Ok((json!({"type": "object", "properties": {}}), vec![Fix::AddedEmptySchema])),
-        Some(Value::Object(m)) => m.clone(),
-        Some(other) => return Err(format!("inputSchema is a JSON {}, not an object schema", kind(other))),
+        Some(Value::Object(m)) => m,
+        Some(other) => return Err(format!("inputSchema is a JSON {}, not an object schema", kind(&other))),
     };
     match obj.get("type") {
         Some(Value::String(t)) if t == "object" => {}
@@ -211,7 +211,7 @@ mod tests {
     #[test]
     fn valid_schema_is_unchanged() {
         let s = json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]});
-        assert_eq!(normalize_input(Some(&s)).unwrap(), (s, vec![]));
+        assert_eq!(normalize_input(Some(s.clone())).unwrap(), (s, vec![]));
     }
 
     #[test]
@@ -226,22 +226,22 @@ mod tests {
         let s = json!({"anyOf": [
             {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
             {"type": "object", "properties": {"b": {"type": "number"}}, "required": ["a", "b"]}]});
-        let (out, fixes) = normalize_input(Some(&s)).unwrap();
+        let (out, fixes) = normalize_input(Some(s.clone())).unwrap();
         assert_eq!(out, json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "number"}}, "required": ["a"]}));
         assert_eq!(fixes, [Fix::MergedUnion("anyOf")]);
     }
 
     #[test]
     fn union_with_scalar_branch_and_non_object_type_are_rejected() {
-        assert!(normalize_input(Some(&json!({"anyOf": [{"type": "string"}, {"type": "object"}]}))).unwrap_err().contains("branch 0"));
-        assert!(normalize_input(Some(&json!({"type": "string"}))).unwrap_err().contains("\"string\""));
-        assert!(normalize_input(Some(&json!([1]))).unwrap_err().contains("array"));
+        assert!(normalize_input(Some(json!({"anyOf": [{"type": "string"}, {"type": "object"}]}))).unwrap_err().contains("branch 0"));
+        assert!(normalize_input(Some(json!({"type": "string"}))).unwrap_err().contains("\"string\""));
+        assert!(normalize_input(Some(json!([1]))).unwrap_err().contains("array"));
     }
 
     #[test]
     fn nested_required_moves_up_and_missing_type_is_added() {
         let s = json!({"properties": {"x": {"type": "string"}, "required": ["x"]}});
-        let (out, fixes) = normalize_input(Some(&s)).unwrap();
+        let (out, fixes) = normalize_input(Some(s.clone())).unwrap();
         assert_eq!(out, json!({"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}));
         assert_eq!(fixes, [Fix::AddedObjectType, Fix::MovedNestedRequired]);
     }

@@ -122,18 +122,21 @@ struct JsSink {
 
 impl EventSink for JsSink {
     fn send(&self, event: HostEvent) {
+        /// `{event, payload}` serialized straight from the Rust values.
+        #[derive(Serialize)]
+        struct Out<'a, T: Serialize> {
+            event: &'static str,
+            payload: &'a T,
+        }
+        fn out<T: Serialize>(event: &'static str, payload: &T) -> serde_json::Result<String> {
+            serde_json::to_string(&Out { event, payload })
+        }
         let json = match &event {
-            HostEvent::Action(envelope) => serde_json::to_string(&json!({ "event": "action", "payload": envelope })),
-            HostEvent::Log(record) => serde_json::to_string(&json!({ "event": "log", "payload": record })),
-            HostEvent::AuthorizationUrl { server_id, url } => {
-                serde_json::to_string(&json!({ "event": "authorizationUrl", "payload": { "serverId": server_id, "url": url } }))
-            }
-            HostEvent::ToolsChanged { server_id, reason, tools } => {
-                serde_json::to_string(&json!({ "event": "toolsChanged", "payload": { "serverId": server_id, "reason": reason, "tools": tools } }))
-            }
-            HostEvent::ListChanged { server_id, list } => {
-                serde_json::to_string(&json!({ "event": "listChanged", "payload": { "serverId": server_id, "list": list } }))
-            }
+            HostEvent::Action(envelope) => out("action", envelope),
+            HostEvent::Log(record) => out("log", record),
+            HostEvent::AuthorizationUrl { server_id, url } => out("authorizationUrl", &json!({ "serverId": server_id, "url": url })),
+            HostEvent::ToolsChanged { server_id, reason, tools } => out("toolsChanged", &json!({ "serverId": server_id, "reason": reason, "tools": tools })),
+            HostEvent::ListChanged { server_id, list } => out("listChanged", &json!({ "serverId": server_id, "list": list })),
         };
         let Ok(json) = json else { return };
         self.outbox.pending.lock().unwrap_or_else(PoisonError::into_inner).push(json);
@@ -261,7 +264,7 @@ impl NativeHost {
     /// The tool catalogue as JSON.
     #[napi(catch_unwind)]
     pub fn list_tools(&self) -> String {
-        Value::Array(self.host.list_tools()).to_string()
+        self.host.list_tools_json()
     }
 
     /// `resources/list` (every page) of a server → response JSON.

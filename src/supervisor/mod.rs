@@ -114,7 +114,7 @@ impl HostShared {
             return;
         }
         if self.publish_server_tools {
-            let tools = entries.iter().filter_map(|e| serde_json::from_value(e.to_tool_definition()).ok()).collect();
+            let tools = entries.iter().map(|e| e.definition().clone()).collect();
             let envelope = session.emit(StateAction::SessionServerToolsChanged(SessionServerToolsChangedAction { tools }));
             self.sink.send(HostEvent::Action(envelope));
         }
