@@ -80,6 +80,8 @@ pub struct ServerTools {
     pub tools: Vec<Arc<ServerTool>>,
     /// What was changed or left out.
     pub diagnostics: Vec<ToolDiagnostic>,
+    /// Position in `tools` by original name.
+    index: HashMap<String, usize>,
 }
 
 impl ServerTools {
@@ -182,12 +184,19 @@ impl ServerTools {
             let digest = digest(&name, &definition);
             out.tools.push(Arc::new(ServerTool { tool_name: name, definition, digest, app_only }));
         }
+        out.index = out.tools.iter().enumerate().map(|(i, t)| (t.tool_name.clone(), i)).collect();
         Ok(out)
+    }
+
+    /// A listing that failed as a whole: no tools, one diagnostic saying why.
+    pub fn failed(server_id: &str, reason: String) -> Self {
+        let diagnostic = ToolDiagnostic { server_id: server_id.to_owned(), tool: String::new(), action: DiagnosticAction::Omitted, reason };
+        Self { tools: Vec::new(), diagnostics: vec![diagnostic], index: HashMap::new() }
     }
 
     /// The tool named `tool_name` (original name).
     pub fn get(&self, tool_name: &str) -> Option<&ServerTool> {
-        self.tools.iter().find(|t| t.tool_name == tool_name).map(|t| &**t)
+        self.index.get(tool_name).map(|&i| &*self.tools[i])
     }
 }
 

@@ -488,17 +488,7 @@ async fn open(
         }
         // The first listing failed: the server is usable (resources, prompts,
         // direct calls) but lists no tools; the diagnostic says why.
-        first => report_listing(shared, spec, first).unwrap_or_else(|e| {
-            Arc::new(ServerTools {
-                tools: Vec::new(),
-                diagnostics: vec![crate::catalogue::ToolDiagnostic {
-                    server_id: spec.id.clone(),
-                    tool: String::new(),
-                    action: crate::catalogue::DiagnosticAction::Omitted,
-                    reason: e.message,
-                }],
-            })
-        }),
+        first => report_listing(shared, spec, first).unwrap_or_else(|e| Arc::new(ServerTools::failed(&spec.id, e.message))),
     };
     let (closed_tx, closed) = watch::channel(None);
     live.set(Some(LiveConnection { peer: conn.peer.clone(), closed, redirect_refused: conn.redirect_refused.clone(), progress: conn.progress.clone(), bearer: conn.bearer.clone(), oversize: conn.oversize.clone() }));
