@@ -4,30 +4,14 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
 import { join } from 'node:path'
-import { newHost, waitState, serverState, waitFor, FIXTURES, NODE, everythingEntry, stateHistory } from './helpers/host.mjs'
+import { newHost, waitState, serverState, waitFor, everythingEntry, stateHistory, startHttpFixture } from './helpers/host.mjs'
 
 const CANARY = 'canary-access-token-7f3a9c'
 
-/** Starts the protected fixture server; resolves {url, base, stats(), stop}. */
-async function protectedServer(t, env = {}) {
-  const child = spawn(NODE, [join(FIXTURES, 'protected-server.mjs')], {
-    env: { ...process.env, ACCEPT_TOKEN: CANARY, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  t.after(() => child.kill('SIGTERM'))
-  const port = await new Promise((resolve, reject) => {
-    let out = ''
-    child.stdout.on('data', (d) => {
-      out += d
-      const m = /LISTENING (\d+)/.exec(out)
-      if (m) resolve(Number(m[1]))
-    })
-    child.once('exit', (code) => reject(new Error(`protected server exited with ${code}`)))
-  })
-  const base = `http://127.0.0.1:${port}`
-  return { url: `${base}/mcp`, base, stats: async () => (await fetch(`${base}/__stats`)).json() }
+/** Starts the protected fixture server; resolves {url, base, stats()}. */
+function protectedServer(t, env = {}) {
+  return startHttpFixture(t, 'protected-server.mjs', { ACCEPT_TOKEN: CANARY, ...env })
 }
 
 function assertNoSecret(host, actions, logs, secret) {

@@ -7,7 +7,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
-import { newHost, fixtureEntry, waitState, waitFor, HostError } from './helpers/host.mjs'
+import { newHost, fixtureEntry, waitState, waitFor, HostError, rejectsWith } from './helpers/host.mjs'
 
 const MODEL_SAFE = /^[A-Za-z0-9_-]{1,64}$/
 const NAME_100 = 'abcdefghijklmnopqrstuvwxyz'.repeat(4).slice(0, 100)
@@ -48,17 +48,6 @@ function recordToolsChanged(host) {
   return events
 }
 
-/** Runs `fn`, expecting a HostError with `code`; returns it. */
-async function rejectsWith(fn, code) {
-  let err
-  await assert.rejects(fn, (e) => {
-    err = e
-    return true
-  })
-  assert.ok(err instanceof HostError, `expected a HostError, got ${err}`)
-  assert.equal(err.code, code, `expected code ${code}, got ${err.code}: ${err.message}`)
-  return err
-}
 
 test('odd and colliding names on three servers: model-safe, unique, exact, deterministic, callable', async (t) => {
   const { host } = newHost(t)

@@ -18,7 +18,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, dirname } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { gunzipSync } from 'node:zlib'
-import { newHost, everythingEntry, waitState, waitFor, tmpDir, HostError, EVERYTHING, FIXTURES, NODE } from './helpers/host.mjs'
+import { newHost, everythingEntry, waitState, waitFor, tmpDir, HostError, EVERYTHING, FIXTURES, NODE, rejectsWith } from './helpers/host.mjs'
 
 const DOCS = join(dirname(EVERYTHING), 'docs')
 const DOC_FILES = readdirSync(DOCS).sort()
@@ -30,17 +30,6 @@ async function addEverything(host, name = 'every') {
   return id
 }
 
-/** Runs `fn`, expecting a HostError with `code`; returns it. */
-async function rejectsWith(fn, code) {
-  let err
-  await assert.rejects(fn, (e) => {
-    err = e
-    return true
-  })
-  assert.ok(err instanceof HostError, `expected a HostError, got ${err}`)
-  assert.equal(err.code, code, `expected code ${code}, got ${err.code}: ${err.message}`)
-  return err
-}
 
 test('listResources: every static document of server-everything, unique uris', async (t) => {
   // The source registers one resource per file of dist/docs; seven files in this version.

@@ -6,28 +6,14 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { spawn } from 'node:child_process'
-import { join } from 'node:path'
-import { newHost, waitState, serverState, waitFor, FIXTURES, NODE } from './helpers/host.mjs'
+import { newHost, waitState, serverState, waitFor, startHttpFixture } from './helpers/host.mjs'
 
 const BASE = 'canary-base-token-51c0'
 const ADMIN = 'canary-admin-token-9e2d'
 const CHAT = 'ahp-chat:/stepup'
 
-async function stepupServer(t) {
-  const child = spawn(NODE, [join(FIXTURES, 'stepup-server.mjs')], { env: { ...process.env, BASE_TOKEN: BASE, ADMIN_TOKEN: ADMIN }, stdio: ['ignore', 'pipe', 'inherit'] })
-  t.after(() => child.kill('SIGTERM'))
-  const port = await new Promise((resolve, reject) => {
-    let out = ''
-    child.stdout.on('data', (d) => {
-      out += d
-      const m = /LISTENING (\d+)/.exec(out)
-      if (m) resolve(Number(m[1]))
-    })
-    child.once('exit', (code) => reject(new Error(`stepup server exited with ${code}`)))
-  })
-  const base = `http://127.0.0.1:${port}`
-  return { url: `${base}/mcp`, stats: async () => (await fetch(`${base}/__stats`)).json() }
+function stepupServer(t) {
+  return startHttpFixture(t, 'stepup-server.mjs', { BASE_TOKEN: BASE, ADMIN_TOKEN: ADMIN })
 }
 
 async function signedIn(t) {

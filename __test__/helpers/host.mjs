@@ -9,6 +9,8 @@ import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import net from 'node:net'
 import { randomBytes } from 'node:crypto'
+import { spawn } from 'node:child_process'
+import assert from 'node:assert/strict'
 
 const require = createRequire(import.meta.url)
 const here = dirname(fileURLToPath(import.meta.url))
@@ -272,4 +274,36 @@ export async function killChild(child, signal = 'SIGTERM') {
   const timer = setTimeout(() => child.kill('SIGKILL'), 3_000)
   await exited
   clearTimeout(timer)
+}
+
+/** Runs `fn`, expecting a HostError with `code`; returns it. */
+export async function rejectsWith(fn, code) {
+  let err
+  await assert.rejects(fn, (e) => {
+    err = e
+    return true
+  })
+  assert.ok(err instanceof HostError, `expected a HostError, got ${err}`)
+  assert.equal(err.code, code, `expected code ${code}, got ${err.code}: ${err.message}`)
+  return err
+}
+
+/**
+ * Starts a fixture HTTP server script that prints `LISTENING <port>`, killed
+ * when the test ends; resolves `{url: <base>/mcp, base, stats()}` (stats reads `GET /__stats`).
+ */
+export async function startHttpFixture(t, script, env = {}) {
+  const child = spawn(NODE, [join(FIXTURES, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+  t.after(() => child.kill('SIGTERM'))
+  const port = await new Promise((resolve, reject) => {
+    let out = ''
+    child.stdout.on('data', (d) => {
+      out += d
+      const m = /LISTENING (\d+)/.exec(out)
+      if (m) resolve(Number(m[1]))
+    })
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)))
+  })
+  const base = `http://127.0.0.1:${port}`
+  return { url: `${base}/mcp`, base, stats: async () => (await fetch(`${base}/__stats`)).json() }
 }

@@ -19,6 +19,8 @@
 
 use serde_json::{json, Map, Value};
 
+use crate::config::type_name as kind;
+
 /// Depth and member count of a JSON value, for the bounds of `limits.rs`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Shape {
@@ -191,17 +193,6 @@ fn merge_union(obj: &Map<String, Value>, key: &'static str) -> Result<Map<String
         merged.insert("required".to_owned(), Value::Array(required));
     }
     Ok(merged)
-}
-
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
 }
 
 #[cfg(test)]

@@ -16,4 +16,5 @@ mod vars;
 
 pub use model::*;
 pub use validate::{parse_mcp_json, validate_entry_value};
+pub(crate) use validate::type_name;
 pub use vars::{expand, check_variables, PluginVars};

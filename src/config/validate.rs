@@ -610,7 +610,8 @@ fn wrong_type(field: &str, expected: &str, got: &Value) -> String {
     field_msg(field, format!("must be {expected}, got {}", type_name(got)))
 }
 
-fn type_name(value: &Value) -> &'static str {
+/// The JSON type of `value` as a word for messages (`"object"`, `"array"`, …).
+pub(crate) fn type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "boolean",
