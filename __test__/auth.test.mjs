@@ -4,7 +4,6 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { join } from 'node:path'
 import { newHost, waitState, serverState, waitFor, everythingEntry, stateHistory, startHttpFixture } from './helpers/host.mjs'
 
 const CANARY = 'canary-access-token-7f3a9c'
