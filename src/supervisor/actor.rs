@@ -273,7 +273,7 @@ impl Actor {
                 }
                 continue;
             };
-            let (conn, closed_tx) = match opened {
+            let (conn, closed_tx, catalogue_changed) = match opened {
                 Ok(v) => {
                     self.live.set_challenge(None);
                     self.restore_tried = false;
@@ -296,6 +296,9 @@ impl Actor {
             };
             let ready_at = Instant::now();
             self.set_state(McpServerState::Ready(McpServerReadyState {}));
+            if catalogue_changed {
+                self.shared.publish_tools(&self.spec.id, ToolsChangeReason::Ready);
+            }
             // `authenticate` / `authorize` resolve only once `ready` is in the state.
             self.answer_auth(Ok(()));
             let ended = self.serve(conn, &closed_tx).await;
@@ -473,7 +476,7 @@ async fn open(
     spec: &ServerSpec,
     live: &ServerLive,
     auth: HttpAuth<'_>,
-) -> Result<(Connection, watch::Sender<Option<String>>), OpenFailure> {
+) -> Result<(Connection, watch::Sender<Option<String>>, bool), OpenFailure> {
     let conn = connect::open(shared, &spec.id, &spec.transport, spec.startup_timeout, auth).await?;
     // A server may accept `initialize` unauthenticated and challenge the first real request.
     let listing = tokio::time::timeout(spec.startup_timeout, list_tools(shared, spec, &conn.peer, conn.oversize.as_ref())).await;
@@ -492,8 +495,8 @@ async fn open(
     };
     let (closed_tx, closed) = watch::channel(None);
     live.set(Some(LiveConnection { peer: conn.peer.clone(), closed, redirect_refused: conn.redirect_refused.clone(), progress: conn.progress.clone(), bearer: conn.bearer.clone(), oversize: conn.oversize.clone() }));
-    shared.set_tools(&spec.id, Some(tools), ToolsChangeReason::Ready);
-    Ok((conn, closed_tx))
+    let changed = shared.update_tools(&spec.id, Some(tools));
+    Ok((conn, closed_tx, changed))
 }
 
 /// One `tools/list` walk, checked into [`ServerTools`].

@@ -99,20 +99,30 @@ impl HostShared {
     }
 
     /// Replaces (`Some`) or removes (`None`) server `id`'s tools in the
-    /// catalogue. When the model catalogue changed, emits the JS
-    /// `toolsChanged` event and, with `publish_server_tools`,
+    /// catalogue and, when the model catalogue changed, publishes it (see
+    /// [`HostShared::publish_tools`]).
+    pub fn set_tools(&self, id: &str, tools: Option<Arc<ServerTools>>, reason: ToolsChangeReason) {
+        if self.update_tools(id, tools) {
+            self.publish_tools(id, reason);
+        }
+    }
+
+    /// Replaces or removes server `id`'s tools in the catalogue without
+    /// publishing; returns whether the model catalogue changed. (A server
+    /// becoming ready updates the catalogue before its `ready` state and
+    /// publishes after it.)
+    pub fn update_tools(&self, id: &str, tools: Option<Arc<ServerTools>>) -> bool {
+        self.catalogue.write().unwrap_or_else(PoisonError::into_inner).set_server(id, tools)
+    }
+
+    /// Publishes the current catalogue after a change caused by server `id`:
+    /// the JS `toolsChanged` event and, with `publish_server_tools`,
     /// `session/serverToolsChanged` carrying the whole catalogue (AHP
     /// full-replacement semantics).
-    pub fn set_tools(&self, id: &str, tools: Option<Arc<ServerTools>>, reason: ToolsChangeReason) {
-        // The session lock orders catalogue updates with their envelopes.
+    pub fn publish_tools(&self, id: &str, reason: ToolsChangeReason) {
+        // The session lock orders publications with each other and with their envelopes.
         let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
-        let (changed, entries) = {
-            let mut catalogue = self.catalogue.write().unwrap_or_else(PoisonError::into_inner);
-            (catalogue.set_server(id, tools), catalogue.entries())
-        };
-        if !changed {
-            return;
-        }
+        let entries = self.catalogue.read().unwrap_or_else(PoisonError::into_inner).entries();
         if self.publish_server_tools {
             let tools = entries.iter().map(|e| e.definition().clone()).collect();
             let envelope = session.emit(StateAction::SessionServerToolsChanged(SessionServerToolsChangedAction { tools }));
