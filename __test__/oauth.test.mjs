@@ -11,7 +11,7 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { newHost, waitState, serverState, waitFor, stateHistory, freePort, sleep, tmpDir, findCustomization } from './helpers/host.mjs'
-import { startOAuthWorld, browse, redirectPort } from './fixtures/oauth-world.mjs'
+import { startOAuthWorld, browse, redirectPort, STEP_UP_TOOL, STEP_UP_SCOPE } from './fixtures/oauth-world.mjs'
 import { RemoteHost } from './fixtures/oauth/remote-host.mjs'
 
 /** Short access-token lifetime for the refresh tests (rmcp refreshes once < min(30 s, TTL/2) remain). */
@@ -416,4 +416,34 @@ test('a cross-origin redirect during an MCP request carries no token; the server
   assert.match(state.error.message, /redirect/)
   assert.ok(world.rs.redirected >= 1)
   assert.equal(trapConnections, 0, 'the other origin received a connection')
+})
+
+test('step-up through a host-run sign-in: a paused AHP tool call resumes after authorize() with the union of scopes', async (t) => {
+  const world = await oauthWorld(t)
+  const { host, actions, logs } = newHost(t)
+  const { id } = await addProtected(host, world)
+  await signIn(host, id)
+  await waitState(host, id, 'ready')
+  assert.equal(claimsOf(await whoami(host, id)).scope.includes(STEP_UP_SCOPE), false, 'the first sign-in asked only for the required scope')
+  const chat = 'ahp-chat:/oauth-stepup'
+  const pending = host.callTool({ serverId: id, name: STEP_UP_TOOL, chat, turnId: 'turn-1', toolCallId: 'tc-1' })
+  await waitFor(() => host.getState().inputNeeded?.length === 1, { what: 'the toolAuthentication entry' })
+  const needed = host.getState().inputNeeded[0]
+  assert.deepEqual(needed.toolCall.auth.requiredScopes, [world.requiredScope, STEP_UP_SCOPE])
+  assert.equal(needed.toolCall.auth.reason, 'insufficientScope')
+  assert.equal(world.rs.insufficientScope, 1)
+  // The app signs in again (the challenge's scopes are requested); the call resumes on the new tokens.
+  const { url } = await signIn(host, id)
+  const asked = new URL(url).searchParams.get('scope').split(' ')
+  assert.ok(asked.includes(world.requiredScope) && asked.includes(STEP_UP_SCOPE), `scope=${asked}`)
+  const result = await pending
+  assert.match(result.content[0].text, new RegExp(`written with .*${STEP_UP_SCOPE}`))
+  const chatActions = actions.filter((e) => e.channel === chat).map((e) => e.action.type)
+  assert.deepEqual(chatActions, ['chat/toolCallAuthRequired', 'chat/toolCallAuthResolved', 'chat/toolCallComplete'])
+  assert.equal(actions.filter((e) => e.channel === chat).at(-1).action.result.success, true)
+  assert.equal(host.getState().inputNeeded, undefined)
+  assert.equal(world.rs.insufficientScope, 1, 'the retry was not refused again')
+  const secrets = [...world.issued.accessTokens, ...world.issued.refreshTokens]
+  const everything = JSON.stringify({ actions, logs, state: host.getState() })
+  for (const secret of secrets) assert.equal(everything.includes(secret), false, 'a token leaked')
 })

@@ -732,6 +732,19 @@ impl Host {
         Ok(true)
     }
 
+    /// Resumes every chat tool call of `server_id` paused on a step-up
+    /// challenge: a host-run sign-in (`authorize`, e.g. with the union of
+    /// scopes) reconnected the server with new tokens; each call retries once.
+    fn resume_auth_waits(&self, server_id: &str) {
+        let mut waits = self.auth_waits.lock().unwrap_or_else(PoisonError::into_inner);
+        let keys: Vec<_> = waits.iter().filter(|(_, w)| w.server_id == server_id).map(|(k, _)| k.clone()).collect();
+        for k in keys {
+            if let Some(wait) = waits.remove(&k) {
+                let _ = wait.tx.send(AuthWaitEnd::Token);
+            }
+        }
+    }
+
     /// Host-run sign-in for Streamable HTTP server `server_id` (see
     /// [`crate::auth::flow`]). The app receives the authorization URL as an
     /// `authorizationUrl` event and opens it; the host never opens a browser.
@@ -814,7 +827,11 @@ impl Host {
             Ok(manager) => {
                 let (reply, rx) = tokio::sync::oneshot::channel();
                 handle.send(Command::UseOAuth { manager, reply });
-                rx.await.unwrap_or_else(|_| Err(HostError::new(ErrorCode::NotFound, "the server is gone")))
+                let outcome = rx.await.unwrap_or_else(|_| Err(HostError::new(ErrorCode::NotFound, "the server is gone")));
+                if outcome.is_ok() {
+                    self.resume_auth_waits(server_id);
+                }
+                outcome
             }
             Err(e) => {
                 self.describe_auth_failure(server_id, &e.message);
