@@ -246,6 +246,7 @@ pub struct Host {
     /// (server id, original name): the stale-tool check.
     read_digests: Mutex<ReadCatalogue>,
     /// Chat tool calls paused on a step-up challenge, by (chat, turn, tool call id).
+    /// Lock order: `auth_waits`, then `registry` or the session lock.
     auth_waits: Mutex<HashMap<(String, String, String), AuthWait>>,
 }
 
@@ -647,7 +648,7 @@ impl Host {
         if self.step_up(&args)? {
             return Ok(());
         }
-        let (targets, advertised) = {
+        let (targets, mut advertised) = {
             let session = self.shared.session.lock().unwrap_or_else(PoisonError::into_inner);
             let mut targets = Vec::new();
             let mut advertised = Vec::new();
@@ -659,10 +660,11 @@ impl Host {
                     }
                 }
             }
-            let waits = self.auth_waits.lock().unwrap_or_else(PoisonError::into_inner);
-            advertised.extend(waits.values().map(|w| serde_json::json!({ "resource": w.resource })).filter_map(|v| serde_json::from_value(v).ok()));
             (targets, advertised)
         };
+        // Lock order: `auth_waits` is never taken while the session lock is held.
+        let waiting: Vec<String> = self.auth_waits.lock().unwrap_or_else(PoisonError::into_inner).values().map(|w| w.resource.clone()).collect();
+        advertised.extend(waiting.into_iter().filter_map(|r| serde_json::from_value(serde_json::json!({ "resource": r })).ok()));
         if targets.is_empty() {
             return Err(HostError::new(ErrorCode::InvalidParams, format!("{} is not a protected resource this host is waiting for", args.resource))
                 .with_data(serde_json::json!({ "code": -32602, "resources": advertised })));

@@ -127,10 +127,8 @@ impl Replay {
 }
 
 fn server_ready(host: &Host, id: &str) -> bool {
-    serde_json::to_string(&host.state()).unwrap().contains(&format!("\"id\":\"{id}\"")) && {
-        let servers = ahp_mcp_host::session::mcp_servers(&host.state()).into_iter().find(|s| s.id == id).map(|s| s.state.clone());
-        matches!(servers, Some(McpServerState::Ready(_)))
-    }
+    let state = host.state();
+    matches!(ahp_mcp_host::session::mcp_servers(&state).into_iter().find(|s| s.id == id).map(|s| &s.state), Some(McpServerState::Ready(_)))
 }
 
 async fn wait_ready(host: &Host, id: &str) {
