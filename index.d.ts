@@ -588,9 +588,9 @@ interface CallToolCommon {
   arguments?: Record<string, unknown>
   /** Aborting sends MCP `notifications/cancelled` once and rejects with code `cancelled` (`cause`: `signal.reason`). */
   signal?: AbortSignal
-  /** Inactivity limit (ms), reset by each progress notification; default `limits.callTimeoutMs`. Expiry: code `timeout`, `data.kind: 'inactivity'`. */
+  /** Inactivity limit (ms, clamped to 1 ms … 24 h), reset by each progress notification; default `limits.callTimeoutMs`. Expiry: code `timeout`, `data.kind: 'inactivity'`. */
   timeoutMs?: number
-  /** Absolute limit (ms) that progress never extends; default `limits.callMaxTotalMs`. Expiry: code `timeout`, `data.kind: 'total'`. */
+  /** Absolute limit (ms, clamped to 1 ms … 24 h) that progress never extends; default `limits.callMaxTotalMs`. Expiry: code `timeout`, `data.kind: 'total'`. */
   maxTotalTimeoutMs?: number
   /**
    * The {@link HostTool.digest} the arguments were built against. Default:
@@ -751,7 +751,6 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
   addServer(options: AddServerOptions): Promise<string>
   /** Stops and removes a plugin (with its servers) or a top-level server. Errors: `not_found`. */
   remove(id: string): Promise<null>
-  /** AHP `dispatchAction`: returns the echoed envelope (with `rejectionReason` when refused). */
   /**
    * AHP `dispatchAction`: returns the echoed envelope (with `rejectionReason`
    * when refused). A failed `chat/toolCallComplete` for a call waiting in

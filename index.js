@@ -157,7 +157,10 @@ class McpHost extends EventEmitter {
     return unwrap(await this.#live().getPrompt(String(serverId), String(name), JSON.stringify(args ?? null)))
   }
 
-  async callTool({ signal, ...args }) {
+  async callTool(options) {
+    if (options === null || typeof options !== 'object') throw new HostError('invalid_argument', 'callTool options must be an object')
+    const { signal, ...args } = options
+    if (signal !== undefined && !(signal instanceof AbortSignal)) throw new HostError('invalid_argument', 'signal: must be an AbortSignal')
     const native = this.#live()
     if (signal?.aborted) throw aborted(new HostError('cancelled', 'the call was aborted before it started'), signal)
     const id = nextRequestId++

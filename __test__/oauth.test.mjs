@@ -438,6 +438,7 @@ test('step-up through a host-run sign-in: a paused AHP tool call resumes after a
   assert.ok(asked.includes(world.requiredScope) && asked.includes(STEP_UP_SCOPE), `scope=${asked}`)
   const result = await pending
   assert.match(result.content[0].text, new RegExp(`written with .*${STEP_UP_SCOPE}`))
+  await waitFor(() => actions.some((e) => e.channel === chat && e.action.type === 'chat/toolCallComplete'), { what: 'the completion action' })
   const chatActions = actions.filter((e) => e.channel === chat).map((e) => e.action.type)
   assert.deepEqual(chatActions, ['chat/toolCallAuthRequired', 'chat/toolCallAuthResolved', 'chat/toolCallComplete'])
   assert.equal(actions.filter((e) => e.channel === chat).at(-1).action.result.success, true)

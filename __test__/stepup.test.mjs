@@ -32,6 +32,8 @@ test('a 403 insufficient_scope pauses the AHP tool call; authenticate resumes it
   const [admin] = host.listTools().filter((x) => x.toolName === 'admin')
   const pending = host.callTool({ name: admin.name, chat: CHAT, turnId: 'turn-1', toolCallId: 'tc-1' })
   await waitFor(() => host.getState().inputNeeded?.length === 1, { what: 'inputNeeded entry' })
+  // Events reach JS apart from native state reads: wait for the action too.
+  await waitFor(() => actions.some((e) => e.channel === CHAT && e.action.type === 'chat/toolCallAuthRequired'), { what: 'the auth-required action' })
   const needed = host.getState().inputNeeded[0]
   assert.equal(needed.kind, 'toolAuthentication')
   assert.equal(needed.chat, CHAT)
@@ -45,6 +47,7 @@ test('a 403 insufficient_scope pauses the AHP tool call; authenticate resumes it
   assert.equal(serverState(host, id).kind, 'ready')
   await host.authenticate({ resource, token: ADMIN, scopes: ['mcp:read', 'mcp:admin'] })
   assert.equal((await pending).content[0].text, 'admin-ok')
+  await waitFor(() => actions.some((e) => e.channel === CHAT && e.action.type === 'chat/toolCallComplete'), { what: 'the completion action' })
   const chat = actions.filter((e) => e.channel === CHAT).map((e) => e.action.type)
   assert.deepEqual(chat, ['chat/toolCallAuthRequired', 'chat/toolCallAuthResolved', 'chat/toolCallComplete'])
   assert.equal(host.getState().inputNeeded, undefined)
@@ -70,6 +73,7 @@ test('without a chat, a 403 insufficient_scope rejects with auth_required; a cli
   assert.equal(echo.rejectionReason, undefined)
   await assert.rejects(pending, (e) => e.code === 'cancelled')
   await waitFor(() => host.getState().inputNeeded === undefined, { what: 'inputNeeded removed' })
+  await waitFor(() => actions.filter((e) => e.channel === CHAT && e.action.type === 'chat/toolCallComplete').length >= 2, { what: 'both echoes' })
   const completes = actions.filter((e) => e.channel === CHAT && e.action.type === 'chat/toolCallComplete')
   assert.deepEqual(completes.map((e) => [e.origin?.clientSeq, e.rejectionReason === undefined]), [[1, false], [2, true]],
     'the two client dispatches (the first refused) and no host completion after the client cancelled')

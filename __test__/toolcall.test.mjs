@@ -8,12 +8,20 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { newHost, waitState, waitFor, everythingEntry, fixtureEntry, tmpDir, sleep } from './helpers/host.mjs'
+import { newHost, waitState, waitFor, everythingEntry, fixtureEntry, tmpDir, sleep, rejectsWith } from './helpers/host.mjs'
 
 const CHAT = 'ahp-chat:/test-chat'
 let seq = 0
 const chatCall = (extra = {}) => ({ chat: CHAT, turnId: 'turn-1', toolCallId: `tc-${++seq}`, ...extra })
 const onChat = (actions, toolCallId) => actions.filter((e) => e.channel === CHAT && e.action.toolCallId === toolCallId).map((e) => e.action)
+/**
+ * The chat actions of a finished call, once its `chat/toolCallComplete` has
+ * reached JS (events and the call's result travel separately).
+ */
+async function settled(actions, toolCallId) {
+  await waitFor(() => onChat(actions, toolCallId).some((a) => a.type === 'chat/toolCallComplete'), { what: `completion of ${toolCallId}` })
+  return onChat(actions, toolCallId)
+}
 
 function readLog(path) {
   if (!existsSync(path)) return []
@@ -34,7 +42,7 @@ test('server-everything: progress in order, then a completed AHP tool call', asy
   const call = chatCall()
   const result = await host.callTool({ serverId: id, name: 'trigger-long-running-operation', arguments: { duration: 0.5, steps: 5 }, ...call })
   assert.match(result.content[0].text, /Long running operation completed/)
-  const chat = onChat(actions, call.toolCallId)
+  const chat = (await settled(actions, call.toolCallId))
   assert.deepEqual(chat.map((a) => a.type), [...Array(5).fill('chat/toolCallContentChanged'), 'chat/toolCallComplete'])
   assert.deepEqual(chat.slice(0, 5).map((a) => a.content[0].text), ['1/5', '2/5', '3/5', '4/5', '5/5'])
   assert.deepEqual(chat[0]._meta.progress, { progress: 1, total: 5, message: null })
@@ -51,18 +59,18 @@ test('server-everything: structured content, image and embedded resource results
   await waitState(host, id, 'ready')
   const structured = chatCall()
   const r1 = await host.callTool({ serverId: id, name: 'get-structured-content', arguments: { location: 'Chicago' }, ...structured })
-  const [c1] = onChat(actions, structured.toolCallId)
+  const [c1] = (await settled(actions, structured.toolCallId))
   assert.deepEqual(c1.result.structuredContent, r1.structuredContent)
   assert.equal(typeof c1.result.structuredContent.temperature, 'number')
   const image = chatCall()
   const r2 = await host.callTool({ serverId: id, name: 'get-tiny-image', ...image })
   const img = r2.content.find((b) => b.type === 'image')
-  const [c2] = onChat(actions, image.toolCallId)
+  const [c2] = (await settled(actions, image.toolCallId))
   assert.deepEqual(c2.result.content.find((b) => b.type === 'embeddedResource'), { type: 'embeddedResource', data: img.data, contentType: img.mimeType })
   const resource = chatCall()
   const r3 = await host.callTool({ serverId: id, name: 'get-resource-reference', arguments: { resourceType: 'Text', resourceId: 3 }, ...resource })
   const embedded = r3.content.find((b) => b.type === 'resource')
-  const [c3] = onChat(actions, resource.toolCallId)
+  const [c3] = (await settled(actions, resource.toolCallId))
   const mapped = c3.result.content.find((b) => b.type === 'embeddedResource')
   assert.equal(Buffer.from(mapped.data, 'base64').toString('utf8'), embedded.resource.text)
   assert.equal(mapped.contentType, embedded.resource.mimeType)
@@ -74,13 +82,13 @@ test('isError results and JSON-RPC errors complete the AHP tool call as failed, 
   const fail = chatCall()
   const r = await host.callTool({ serverId: id, name: 'fail', ...fail })
   assert.equal(r.isError, true)
-  const [f] = onChat(actions, fail.toolCallId)
+  const [f] = (await settled(actions, fail.toolCallId))
   assert.deepEqual(f.result.error, { code: 'tool_error', message: 'it broke' })
   assert.equal(f.result.success, false)
   const proto = chatCall()
   await assert.rejects(host.callTool({ serverId: id, name: 'protocol_error', arguments: { code: 42 }, ...proto }),
     (e) => e.code === 'protocol_error' && e.data.code === 42 && e.data.data.detail === 'x' && /boom/.test(e.message))
-  const [p] = onChat(actions, proto.toolCallId)
+  const [p] = (await settled(actions, proto.toolCallId))
   assert.equal(p.result.success, false)
   assert.equal(p.result.error.code, 'protocol_error')
   assert.equal(p.result.error.data.code, 42)
@@ -96,7 +104,7 @@ test('inactivity timeout is reset by progress; the absolute cap is not; each exp
   const capped = chatCall()
   await assert.rejects(host.callTool({ serverId: id, name: 'progress', arguments: { steps: 100, intervalMs: 50 }, timeoutMs: 400, maxTotalTimeoutMs: 500, ...capped }),
     (e) => e.code === 'timeout' && e.data.kind === 'total')
-  const done = onChat(actions, capped.toolCallId).at(-1)
+  const done = (await settled(actions, capped.toolCallId)).at(-1)
   assert.equal(done.type, 'chat/toolCallComplete')
   assert.equal(done.result.error.code, 'timeout')
   // No progress at all: the inactivity limit ends it.
@@ -144,7 +152,7 @@ test('oversized and deep results fail with limit_exceeded; memory stays bounded;
   const call = chatCall()
   await assert.rejects(host.callTool({ serverId: id, name: 'big_result', arguments: { mb: 50 }, ...call }),
     (e) => e.code === 'limit_exceeded' && /stdio message limit/.test(e.message))
-  assert.equal(onChat(actions, call.toolCallId).at(-1).result.error.code, 'limit_exceeded')
+  assert.equal((await settled(actions, call.toolCallId)).at(-1).result.error.code, 'limit_exceeded')
   assert.ok(logs.some((l) => l.target === 'host.stdio' && /discarded the response to request/.test(l.message)))
   // Under the line limit but over maxResultBytes.
   await assert.rejects(host.callTool({ serverId: id, name: 'big_result', arguments: { mb: 2 } }),
@@ -178,8 +186,27 @@ test('aborting a 60 s tool sends one notifications/cancelled with its request id
   assert.equal(cancels.length, 1)
   assert.equal(cancels[0].requestId, req.requestId)
   assert.equal(typeof cancels[0].reason, 'string')
-  const done = onChat(actions, call.toolCallId).at(-1)
+  const done = (await settled(actions, call.toolCallId)).at(-1)
   assert.equal(done.type, 'chat/toolCallComplete')
   assert.deepEqual([done.result.success, done.result.error.code], [false, 'cancelled'])
+  assert.equal((await host.callTool({ serverId: id, name: 'rich' })).content[0].text, 'hello')
+})
+
+test('bad callTool options are refused with invalid_argument naming the field', async (t) => {
+  const { host } = newHost(t)
+  const { id } = await slowServer(t, host)
+  await rejectsWith(() => host.callTool(null), 'invalid_argument')
+  const sig = await rejectsWith(() => host.callTool({ serverId: id, name: 'rich', signal: {} }), 'invalid_argument')
+  assert.match(sig.message, /^signal: /)
+  const neg = await rejectsWith(() => host.callTool({ serverId: id, name: 'rich', timeoutMs: -5 }), 'invalid_argument')
+  assert.match(neg.message, /timeoutMs: invalid value: integer `-5`/)
+  assert.doesNotMatch(neg.message, /line \d+ column/)
+  const args = await rejectsWith(() => host.callTool({ serverId: id, name: 'rich', arguments: [1, 2] }), 'invalid_argument')
+  assert.match(args.message, /arguments: invalid type: sequence/)
+  const partial = await rejectsWith(() => host.callTool({ serverId: id, name: 'rich', chat: CHAT }), 'invalid_argument')
+  assert.match(partial.message, /chat, turnId and toolCallId go together/)
+  await rejectsWith(() => host.callTool({ serverId: id, name: 'rich', chat: '', turnId: 't', toolCallId: 'x' }), 'invalid_argument')
+  const unknown = await rejectsWith(() => host.callTool({ serverId: id, name: 'rich', timeout: 5 }), 'invalid_argument')
+  assert.match(unknown.message, /unknown field `timeout`/)
   assert.equal((await host.callTool({ serverId: id, name: 'rich' })).content[0].text, 'hello')
 })

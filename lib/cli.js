@@ -49,6 +49,8 @@ function describeAction(envelope) {
     }
     case 'session/customizationRemoved':
       return `${seq} removed ${a.id}`
+    case 'session/serverToolsChanged':
+      return `${seq} tool catalogue published: ${a.tools.length} tools`
     default:
       return `${seq} ${a.type} ${JSON.stringify(a)}${origin}${refused}`
   }

@@ -962,6 +962,9 @@ impl Host {
             .cloned()
             .ok_or_else(|| HostError::new(ErrorCode::NotFound, format!("no server {server_id:?}")))?;
         let ctx = match (&args.chat, &args.turn_id, &args.tool_call_id) {
+            (Some(chat), Some(turn_id), Some(tool_call_id)) if chat.is_empty() || turn_id.is_empty() || tool_call_id.is_empty() => {
+                return Err(HostError::new(ErrorCode::InvalidArgument, "chat, turnId and toolCallId must not be empty"));
+            }
             (Some(chat), Some(turn_id), Some(tool_call_id)) => Some(ChatContext {
                 chat: chat.clone(),
                 turn_id: turn_id.clone(),

@@ -161,8 +161,18 @@ fn respond<T: Serialize>(result: HostResult<T>) -> String {
     value.to_string()
 }
 
+/// Parses a JSON argument; the error names the offending field (e.g.
+/// `callTool arguments: timeoutMs: invalid value: integer -5, expected u64`).
 fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> HostResult<T> {
-    serde_json::from_str(text).map_err(|e| HostError::new(ErrorCode::InvalidArgument, format!("{what}: {e}")))
+    let de = &mut serde_json::Deserializer::from_str(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        // serde_json appends " at line L column C" (positions in an internal text): drop it.
+        let inner = inner.rsplit_once(" at line ").map_or(inner.as_str(), |(head, _)| head).to_owned();
+        let field = if path == "." { String::new() } else { format!("{path}: ") };
+        HostError::new(ErrorCode::InvalidArgument, format!("{what}: {field}{inner}"))
+    })
 }
 
 #[napi]
