@@ -905,7 +905,8 @@ impl Host {
     /// when the tool changed or disappeared since the caller read it (the
     /// `digest` given, else the last `listTools()`); data `{reason:
     /// "changed"|"removed", serverId, toolName}`.
-    fn resolve_tool(&self, server_id: Option<&str>, name: &str, digest: Option<&str>) -> HostResult<(String, String)> {
+    /// The third value is the tool's `title`, if the catalogue lists one.
+    fn resolve_tool(&self, server_id: Option<&str>, name: &str, digest: Option<&str>) -> HostResult<(String, String, Option<String>)> {
         let catalogue = self.shared.catalogue.read().unwrap_or_else(PoisonError::into_inner);
         let (server, tool) = match server_id {
             Some(id) => (id.to_owned(), name.to_owned()),
@@ -917,7 +918,10 @@ impl Host {
                 }
             },
         };
-        let now = catalogue.server(&server).and_then(|st| st.get(&tool).map(|t| t.digest.clone()));
+        let listed = catalogue.server(&server);
+        let listed = listed.as_ref().and_then(|st| st.get(&tool));
+        let now = listed.map(|t| t.digest.clone());
+        let title = listed.and_then(|t| t.definition.get("title").and_then(Value::as_str).map(str::to_owned));
         let expected = match digest {
             Some(d) => Some(d.to_owned()),
             None => self.read_digests.lock().unwrap_or_else(PoisonError::into_inner).digest(&server, &tool),
@@ -936,7 +940,7 @@ impl Host {
                 .with_data(serde_json::json!({ "reason": reason, "serverId": server, "toolName": tool })));
             }
         }
-        Ok((server, tool))
+        Ok((server, tool, title))
     }
 
     /// Calls a tool; resolves to the MCP `CallToolResult` JSON (an `isError`
@@ -954,7 +958,7 @@ impl Host {
     /// [`crate::supervisor::call::call_tool`].
     pub async fn call_tool(&self, args: CallToolArgs, cancel: CancellationToken) -> HostResult<Value> {
         self.check_live()?;
-        let (server_id, tool_name) = self.resolve_tool(args.server_id.as_deref(), &args.name, args.digest.as_deref())?;
+        let (server_id, tool_name, title) = self.resolve_tool(args.server_id.as_deref(), &args.name, args.digest.as_deref())?;
         let handle = self
             .registry()
             .servers
@@ -974,11 +978,7 @@ impl Host {
             (None, None, None) => None,
             _ => return Err(HostError::new(ErrorCode::InvalidArgument, "chat, turnId and toolCallId go together: give all three or none")),
         };
-        let display = args.display_name.clone().unwrap_or_else(|| {
-            let catalogue = self.shared.catalogue.read().unwrap_or_else(PoisonError::into_inner);
-            let title = catalogue.server(&server_id).and_then(|st| st.get(&tool_name).and_then(|t| t.definition.get("title").and_then(Value::as_str).map(str::to_owned)));
-            title.unwrap_or_else(|| tool_name.clone())
-        });
+        let display = args.display_name.clone().or(title).unwrap_or_else(|| tool_name.clone());
         let limits = self.shared.limits;
         let ms = |v: Option<u64>, default: u64| Duration::from_millis(v.unwrap_or(default).clamp(1, crate::limits::MAX_TIMEOUT_MS));
         let req = CallRequest {

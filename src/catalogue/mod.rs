@@ -15,6 +15,8 @@
 pub mod names;
 pub mod schema;
 
+use schema::json_len;
+
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -136,16 +138,7 @@ impl ServerTools {
                     format!("server {server_id}: tool schemas add up to more than maxTotalSchemaBytes ({})", limits.max_total_schema_bytes),
                 ));
             }
-            let shape_ok = |v: &Value| {
-                let s = schema::shape(v, limits.max_json_depth, limits.max_json_properties);
-                if s.depth > limits.max_json_depth {
-                    Err(format!("nested deeper than maxJsonDepth ({})", limits.max_json_depth))
-                } else if s.members > limits.max_json_properties {
-                    Err(format!("has more than maxJsonProperties ({}) members", limits.max_json_properties))
-                } else {
-                    Ok(())
-                }
-            };
+            let shape_ok = |v: &Value| schema::check_shape(v, limits.max_json_depth, limits.max_json_properties);
             let input = match normalize(tool.remove("inputSchema"), &shape_ok) {
                 Ok((schema, fixes)) => {
                     for f in fixes {
@@ -211,22 +204,6 @@ fn normalize(input: Option<Value>, shape_ok: &dyn Fn(&Value) -> Result<(), Strin
 fn is_app_only(definition: &Map<String, Value>) -> bool {
     let visibility = definition.get("_meta").and_then(|m| m.get("ui")).and_then(|u| u.get("visibility")).and_then(Value::as_array);
     matches!(visibility, Some(v) if v.len() == 1 && v[0] == "app")
-}
-
-/// Serialized length of `v` in bytes, without building the text.
-pub fn json_len(v: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    serde_json::to_writer(&mut c, v).map(|()| c.0).unwrap_or(usize::MAX)
 }
 
 fn digest(name: &str, definition: &Map<String, Value>) -> String {

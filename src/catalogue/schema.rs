@@ -54,6 +54,35 @@ pub fn shape(value: &Value, max_depth: usize, max_members: usize) -> Shape {
     out
 }
 
+/// Checks `value` against `maxJsonDepth` and `maxJsonProperties`; the error
+/// names the bound (e.g. `is nested deeper than maxJsonDepth (64)`).
+pub fn check_shape(value: &Value, max_depth: usize, max_members: usize) -> Result<(), String> {
+    let s = shape(value, max_depth, max_members);
+    if s.depth > max_depth {
+        Err(format!("is nested deeper than maxJsonDepth ({max_depth})"))
+    } else if s.members > max_members {
+        Err(format!("has more than maxJsonProperties ({max_members}) members"))
+    } else {
+        Ok(())
+    }
+}
+
+/// Serialized length of `v` in bytes, without building the text.
+pub fn json_len(v: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    serde_json::to_writer(&mut c, v).map(|()| c.0).unwrap_or(usize::MAX)
+}
+
 /// A change the host made to make an input schema usable.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fix {

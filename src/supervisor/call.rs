@@ -82,7 +82,6 @@ pub async fn call_tool(
     let mut oversize = conn.oversize.as_ref().map(|o| o.subscribe());
     let handle = conn.peer.send_request_with_option(request, options).await.map_err(|e| service_error(server_id, &req, e))?;
     let request_id = handle.id.clone();
-    let id_json = serde_json::to_value(&request_id).unwrap_or_default();
     let mut progress = conn.progress.subscribe(handle.progress_token.clone()).await;
     let mut closed = conn.closed.clone();
     let mut closed_late = conn.closed.clone();
@@ -101,11 +100,10 @@ pub async fn call_tool(
             reason = closed_reason(&mut closed, Duration::MAX) => {
                 return Err(exited(server_id, &req, &reason.unwrap_or_default()));
             }
-            Some((id, reason)) = discarded(&mut oversize) => if id == id_json {
-                // Frees rmcp's pending entry; the server already finished the request.
-                let _ = conn.peer.notify_cancelled(CancelledNotificationParam::new(Some(request_id), Some("the response could not be delivered".to_owned()))).await;
+            reason = discarded_response(&mut oversize, &request_id) => {
+                abandon(&conn.peer, request_id).await;
                 return Err(HostError::new(ErrorCode::LimitExceeded, format!("tools/call {:?} on {server_id}: the response was discarded: {reason}", req.name)));
-            },
+            }
         }
     };
     // Progress that raced the response is delivered before the result.
@@ -146,19 +144,13 @@ fn check_result(server_id: &str, req: &CallRequest, value: &Value, limits: &Limi
 ///
 /// Errors: `limit_exceeded`, the message naming `context` and the bound.
 pub fn check_value(context: &str, value: &Value, limits: &Limits) -> HostResult<()> {
+    use crate::catalogue::schema::{check_shape, json_len};
     let bound = |what: String| Err(HostError::new(ErrorCode::LimitExceeded, format!("{context}: the result {what}")));
-    let bytes = serde_json::to_vec(value).map(|b| b.len()).unwrap_or(usize::MAX);
+    let bytes = json_len(value);
     if bytes > limits.max_result_bytes {
         return bound(format!("is {bytes} bytes, more than maxResultBytes ({})", limits.max_result_bytes));
     }
-    let shape = crate::catalogue::schema::shape(value, limits.max_json_depth, limits.max_json_properties);
-    if shape.depth > limits.max_json_depth {
-        return bound(format!("is nested deeper than maxJsonDepth ({})", limits.max_json_depth));
-    }
-    if shape.members > limits.max_json_properties {
-        return bound(format!("has more than maxJsonProperties ({}) members", limits.max_json_properties));
-    }
-    Ok(())
+    check_shape(value, limits.max_json_depth, limits.max_json_properties).or_else(bound)
 }
 
 fn auth_challenge_error(server_id: &str, req: &CallRequest, header: &str) -> HostError {
@@ -199,18 +191,27 @@ fn service_error(server_id: &str, req: &CallRequest, e: ServiceError) -> HostErr
     }
 }
 
-/// The next discarded-response id (pending forever without a stdio connection).
-pub(crate) async fn discarded(rx: &mut Option<tokio::sync::broadcast::Receiver<(Value, String)>>) -> Option<(Value, String)> {
-    match rx {
-        Some(rx) => loop {
-            match rx.recv().await {
-                Ok(id) => return Some(id),
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return std::future::pending().await,
-            }
-        },
-        None => std::future::pending().await,
+/// Waits until the stdout reader discards the response to request `id` (too
+/// long or too deep to deliver) and returns the reason. Pending forever
+/// without a stdio connection. The caller then gives the request up with
+/// [`abandon`].
+pub(crate) async fn discarded_response(rx: &mut Option<tokio::sync::broadcast::Receiver<(Value, String)>>, id: &rmcp::model::RequestId) -> String {
+    use tokio::sync::broadcast::error::RecvError;
+    let Some(rx) = rx else { return std::future::pending().await };
+    let wanted = serde_json::to_value(id).unwrap_or_default();
+    loop {
+        match rx.recv().await {
+            Ok((gone, reason)) if gone == wanted => return reason,
+            Ok(_) | Err(RecvError::Lagged(_)) => {}
+            Err(RecvError::Closed) => return std::future::pending().await,
+        }
     }
+}
+
+/// Frees rmcp's pending entry for a request whose response was discarded
+/// (`notifications/cancelled`; the server already answered, so it ignores it).
+pub(crate) async fn abandon(peer: &rmcp::service::Peer<rmcp::service::RoleClient>, id: rmcp::model::RequestId) {
+    let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), Some("the response could not be delivered".to_owned()))).await;
 }
 
 /// Waits (up to `within`) for the connection's end reason.

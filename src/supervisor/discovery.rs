@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use rmcp::model::{CancelledNotificationParam, ClientRequest, CustomRequest};
+use rmcp::model::{ClientRequest, CustomRequest};
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::{json, Value};
 
@@ -42,18 +42,16 @@ pub async fn request_raw(peer: &Peer<RoleClient>, oversize: Option<&OversizeIds>
     options.timeout = timeout;
     let mut discarded = oversize.map(|o| o.subscribe());
     let handle = peer.send_request_with_option(request, options).await.map_err(|e| failure(server_id, method, e))?;
-    let id = serde_json::to_value(&handle.id).unwrap_or_default();
     let request_id = handle.id.clone();
     let response = handle.await_response();
     tokio::pin!(response);
     let result = loop {
         tokio::select! {
             r = &mut response => break r.map_err(|e| failure(server_id, method, e))?,
-            Some((gone, reason)) = super::call::discarded(&mut discarded) => if gone == id {
-                // Frees rmcp's pending entry; the server already answered.
-                let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(request_id), Some("the response could not be delivered".to_owned()))).await;
+            reason = super::call::discarded_response(&mut discarded, &request_id) => {
+                super::call::abandon(peer, request_id).await;
                 return Err(ListFailure::Failed(HostError::new(ErrorCode::LimitExceeded, format!("{method} on {server_id}: the response was discarded: {reason}"))));
-            },
+            }
         }
     };
     serde_json::to_value(result).map_err(|e| ListFailure::Failed(HostError::new(ErrorCode::Internal, format!("{method} on {server_id}: cannot encode result: {e}"))))
