@@ -124,7 +124,11 @@ pub struct HostError {
 impl HostError {
     /// Builds an error with no `data`.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        Self { code, message: message.into(), data: None }
+        Self {
+            code,
+            message: message.into(),
+            data: None,
+        }
     }
 
     /// Attaches structured `data`.

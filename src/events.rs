@@ -40,7 +40,7 @@ pub struct LogRecord {
 #[derive(Debug, Clone, PartialEq)]
 pub enum HostEvent {
     /// An AHP action envelope (session channel), in `serverSeq` order.
-    Action(ActionEnvelope),
+    Action(Box<ActionEnvelope>),
     /// A log record.
     Log(LogRecord),
     /// A host-run sign-in needs the app to open `url` in a browser
@@ -87,6 +87,16 @@ impl EventSink for tokio::sync::mpsc::UnboundedSender<HostEvent> {
 }
 
 /// Builds a log record.
-pub fn log(level: LogLevel, target: &'static str, server_id: Option<&str>, message: impl Into<String>) -> HostEvent {
-    HostEvent::Log(LogRecord { level, target, message: message.into(), server_id: server_id.map(str::to_owned) })
+pub fn log(
+    level: LogLevel,
+    target: &'static str,
+    server_id: Option<&str>,
+    message: impl Into<String>,
+) -> HostEvent {
+    HostEvent::Log(LogRecord {
+        level,
+        target,
+        message: message.into(),
+        server_id: server_id.map(str::to_owned),
+    })
 }

@@ -11,30 +11,40 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use ahp_types::actions::{
-    ActionEnvelope, ActionOrigin, SessionCustomizationRemovedAction, SessionCustomizationUpdatedAction, StateAction,
+    ActionEnvelope, ActionOrigin, SessionCustomizationRemovedAction,
+    SessionCustomizationUpdatedAction, StateAction,
 };
 use ahp_types::state::{
-    Customization, CustomizationDegradedState, CustomizationErrorState, CustomizationLoadState, CustomizationLoadedState,
-    CustomizationLoadingState, McpServerStartingState, McpServerState, SessionState,
+    Customization, CustomizationDegradedState, CustomizationErrorState, CustomizationLoadState,
+    CustomizationLoadedState, CustomizationLoadingState, McpServerStartingState, McpServerState,
+    SessionState,
 };
 use rmcp::model::{ClientConfig, Implementation};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::flow::{client_credentials, enterprise_managed, sign_in, ClientIdentity, SignIn, DEFAULT_SIGN_IN_TIMEOUT};
+use crate::auth::flow::{
+    client_credentials, enterprise_managed, sign_in, ClientIdentity, SignIn,
+    DEFAULT_SIGN_IN_TIMEOUT,
+};
 use crate::auth::store::{MemorySecretStore, SecretStore};
+use crate::catalogue::ToolDiagnostic;
 use crate::config::launch::{ensure_plugin_data_dir, host_base_env, EnvPolicy};
 use crate::config::{parse_mcp_json, validate_entry_value, PluginVars, ServerConfig};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, EventSink, HostEvent, LogLevel};
 use crate::limits::Limits;
 use crate::requests::{client_capabilities, RequestHandler};
-use crate::session::{self, child_server_id, mcp_server_entry, plugin_entry, server_enabled, validate_client_action, ClientRequest, SessionStore};
-use crate::catalogue::ToolDiagnostic;
+use crate::session::{
+    self, child_server_id, mcp_server_entry, plugin_entry, server_enabled, validate_client_action,
+    ClientRequest, SessionStore,
+};
 use crate::supervisor::call::{call_tool, CallRequest, Progress};
+use crate::supervisor::{
+    Command, HostShared, OAuthClientSetting, OAuthGrant, ServerHandle, ServerSpec, TransportSpec,
+};
 use crate::toolcall::{self, ChatContext};
-use crate::supervisor::{Command, HostShared, OAuthClientSetting, OAuthGrant, ServerHandle, ServerSpec, TransportSpec};
 use crate::transport::process::ProcessRegistry;
 
 /// Options of [`Host::new`] (JS: `new McpHost(options)`).
@@ -259,17 +269,26 @@ struct ReadCatalogue {
 
 impl From<Arc<Vec<Arc<crate::catalogue::CatalogueEntry>>>> for ReadCatalogue {
     fn from(entries: Arc<Vec<Arc<crate::catalogue::CatalogueEntry>>>) -> Self {
-        Self { entries, index: std::sync::OnceLock::new() }
+        Self {
+            entries,
+            index: std::sync::OnceLock::new(),
+        }
     }
 }
 
 impl ReadCatalogue {
     /// The digest the caller read for `tool` of `server`, if it read one.
     fn digest(&self, server: &str, tool: &str) -> Option<String> {
-        let index = self
-            .index
-            .get_or_init(|| self.entries.iter().enumerate().map(|(i, e)| ((e.customization_id.clone(), e.tool.tool_name.clone()), i)).collect());
-        index.get(&(server.to_owned(), tool.to_owned())).map(|&i| self.entries[i].tool.digest.clone())
+        let index = self.index.get_or_init(|| {
+            self.entries
+                .iter()
+                .enumerate()
+                .map(|(i, e)| ((e.customization_id.clone(), e.tool.tool_name.clone()), i))
+                .collect()
+        });
+        index
+            .get(&(server.to_owned(), tool.to_owned()))
+            .map(|&i| self.entries[i].tool.digest.clone())
     }
 }
 
@@ -333,13 +352,19 @@ impl Host {
     ) -> Self {
         let info = options.client_info.clone();
         let mut implementation = Implementation::default();
-        implementation.name = info.as_ref().map_or_else(|| "ahp-mcp-host".to_owned(), |i| i.name.clone());
-        implementation.version = info.as_ref().map_or_else(|| env!("CARGO_PKG_VERSION").to_owned(), |i| i.version.clone());
+        implementation.name = info
+            .as_ref()
+            .map_or_else(|| "ahp-mcp-host".to_owned(), |i| i.name.clone());
+        implementation.version = info.as_ref().map_or_else(
+            || env!("CARGO_PKG_VERSION").to_owned(),
+            |i| i.version.clone(),
+        );
         implementation.title = info.and_then(|i| i.title);
         // MCP 2025-11-25: the newest revision with an `initialize` handshake
         // (rmcp's default, 2026-07-28, has none).
-        let client_info = ClientConfig::new(client_capabilities(requests.as_deref()), implementation)
-            .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE);
+        let client_info =
+            ClientConfig::new(client_capabilities(requests.as_deref()), implementation)
+                .with_protocol_version(rmcp::model::ProtocolVersion::LATEST_WITH_INITIALIZE);
         let shared = Arc::new(HostShared {
             session: Mutex::new(SessionStore::new(options.session)),
             sink,
@@ -358,7 +383,9 @@ impl Host {
             catalogue: Default::default(),
             publish_server_tools: options.publish_server_tools,
         });
-        let data_dir = options.data_dir.unwrap_or_else(|| std::env::temp_dir().join("ahp-mcp-host-data"));
+        let data_dir = options
+            .data_dir
+            .unwrap_or_else(|| std::env::temp_dir().join("ahp-mcp-host-data"));
         Self {
             shared,
             registry: Mutex::new(Registry::default()),
@@ -382,15 +409,23 @@ impl Host {
     }
 
     fn startup_timeout(&self, ms: Option<u64>) -> Duration {
-        Duration::from_millis(ms.map_or(self.shared.limits.startup_timeout_ms, |ms| ms.clamp(1, crate::limits::MAX_TIMEOUT_MS)))
+        Duration::from_millis(ms.map_or(self.shared.limits.startup_timeout_ms, |ms| {
+            ms.clamp(1, crate::limits::MAX_TIMEOUT_MS)
+        }))
     }
 
     fn reserve_id(&self, id: &str) -> HostResult<()> {
         if id.is_empty() || id.contains('/') {
-            return Err(HostError::new(ErrorCode::InvalidArgument, format!("name {id:?} must be non-empty and contain no '/'")));
+            return Err(HostError::new(
+                ErrorCode::InvalidArgument,
+                format!("name {id:?} must be non-empty and contain no '/'"),
+            ));
         }
         if !self.registry().names.insert(id.to_owned()) {
-            return Err(HostError::new(ErrorCode::AlreadyExists, format!("a plugin or server named {id:?} already exists")));
+            return Err(HostError::new(
+                ErrorCode::AlreadyExists,
+                format!("a plugin or server named {id:?} already exists"),
+            ));
         }
         Ok(())
     }
@@ -408,20 +443,36 @@ impl Host {
     /// `already_exists`, `disposed`.
     pub async fn add_plugin(&self, opts: AddPlugin) -> HostResult<PluginAdded> {
         self.check_live()?;
-        let root = tokio::fs::canonicalize(&opts.root)
-            .await
-            .map_err(|e| HostError::new(ErrorCode::InvalidArgument, format!("plugin root {}: {e}", opts.root.display())))?;
+        let root = tokio::fs::canonicalize(&opts.root).await.map_err(|e| {
+            HostError::new(
+                ErrorCode::InvalidArgument,
+                format!("plugin root {}: {e}", opts.root.display()),
+            )
+        })?;
         if !root.is_dir() {
-            return Err(HostError::new(ErrorCode::InvalidArgument, format!("plugin root {} is not a directory", root.display())));
+            return Err(HostError::new(
+                ErrorCode::InvalidArgument,
+                format!("plugin root {} is not a directory", root.display()),
+            ));
         }
-        let name = opts.name.clone().unwrap_or_else(|| root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+        let name = opts.name.clone().unwrap_or_else(|| {
+            root.file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        });
         self.reserve_id(&name)?;
         self.registry().plugins.insert(name.clone(), Vec::new());
         let uri = opts.uri.clone().unwrap_or_else(|| file_uri(&root, true));
         let file = root.join("mcp.json");
         let file_uri = file_uri(&file, false);
         let loading = CustomizationLoadState::Loading(CustomizationLoadingState {});
-        self.upsert(Customization::Plugin(plugin_entry(&name, &uri, &name, loading, Vec::new())));
+        self.upsert(Customization::Plugin(plugin_entry(
+            &name,
+            &uri,
+            &name,
+            loading,
+            Vec::new(),
+        )));
 
         let parsed = match tokio::fs::read_to_string(&file).await {
             Ok(text) => parse_mcp_json(&text, &file.display().to_string()),
@@ -430,23 +481,59 @@ impl Host {
         let mcp = match parsed {
             Ok(mcp) => mcp,
             Err(message) => {
-                self.shared.log(log(LogLevel::Error, "host.config", None, format!("plugin {name}: MCP disabled: {message}")));
+                self.shared.log(log(
+                    LogLevel::Error,
+                    "host.config",
+                    None,
+                    format!("plugin {name}: MCP disabled: {message}"),
+                ));
                 let load = CustomizationLoadState::Error(CustomizationErrorState { message });
-                self.upsert(Customization::Plugin(plugin_entry(&name, &uri, &name, load.clone(), Vec::new())));
-                return Ok(PluginAdded { id: name, servers: Vec::new(), load });
+                self.upsert(Customization::Plugin(plugin_entry(
+                    &name,
+                    &uri,
+                    &name,
+                    load.clone(),
+                    Vec::new(),
+                )));
+                return Ok(PluginAdded {
+                    id: name,
+                    servers: Vec::new(),
+                    load,
+                });
             }
         };
         let data = match ensure_plugin_data_dir(&self.data_dir, &name) {
             Ok(data) => data,
             Err(e) => {
-                let message = format!("cannot create PLUGIN_DATA under {}: {e}", self.data_dir.display());
-                self.shared.log(log(LogLevel::Error, "host.config", None, format!("plugin {name}: MCP disabled: {message}")));
+                let message = format!(
+                    "cannot create PLUGIN_DATA under {}: {e}",
+                    self.data_dir.display()
+                );
+                self.shared.log(log(
+                    LogLevel::Error,
+                    "host.config",
+                    None,
+                    format!("plugin {name}: MCP disabled: {message}"),
+                ));
                 let load = CustomizationLoadState::Error(CustomizationErrorState { message });
-                self.upsert(Customization::Plugin(plugin_entry(&name, &uri, &name, load.clone(), Vec::new())));
-                return Ok(PluginAdded { id: name, servers: Vec::new(), load });
+                self.upsert(Customization::Plugin(plugin_entry(
+                    &name,
+                    &uri,
+                    &name,
+                    load.clone(),
+                    Vec::new(),
+                )));
+                return Ok(PluginAdded {
+                    id: name,
+                    servers: Vec::new(),
+                    load,
+                });
             }
         };
-        let vars = PluginVars { plugin_root: root.clone(), plugin_data: data };
+        let vars = PluginVars {
+            plugin_root: root.clone(),
+            plugin_data: data,
+        };
         let mut problems = Vec::new();
         let mut children = Vec::new();
         let mut specs = Vec::new();
@@ -454,14 +541,28 @@ impl Host {
             let config = match entry.config {
                 Ok(c) => c,
                 Err(message) => {
-                    self.shared.log(log(LogLevel::Warn, "host.config", None, format!("plugin {name}: skipped {message}")));
+                    self.shared.log(log(
+                        LogLevel::Warn,
+                        "host.config",
+                        None,
+                        format!("plugin {name}: skipped {message}"),
+                    ));
                     problems.push(message);
                     continue;
                 }
             };
             let id = child_server_id(&name, &entry.name);
-            let overrides = opts.servers.get(&entry.name).and_then(|o| o.startup_timeout_ms);
-            children.push(mcp_server_entry(&id, &file_uri, &entry.name, entry.range, starting()));
+            let overrides = opts
+                .servers
+                .get(&entry.name)
+                .and_then(|o| o.startup_timeout_ms);
+            children.push(mcp_server_entry(
+                &id,
+                &file_uri,
+                &entry.name,
+                entry.range,
+                starting(),
+            ));
             specs.push(ServerSpec {
                 id,
                 transport: transport_spec(config, vars.clone()),
@@ -472,13 +573,25 @@ impl Host {
         let load = if problems.is_empty() {
             CustomizationLoadState::Loaded(CustomizationLoadedState {})
         } else {
-            CustomizationLoadState::Degraded(CustomizationDegradedState { message: problems.join("; ") })
+            CustomizationLoadState::Degraded(CustomizationDegradedState {
+                message: problems.join("; "),
+            })
         };
-        self.upsert(Customization::Plugin(plugin_entry(&name, &uri, &name, load.clone(), children)));
+        self.upsert(Customization::Plugin(plugin_entry(
+            &name,
+            &uri,
+            &name,
+            load.clone(),
+            children,
+        )));
         let ids: Vec<String> = specs.iter().map(|s| s.id.clone()).collect();
         self.spawn_actors(specs);
         self.registry().plugins.insert(name.clone(), ids.clone());
-        Ok(PluginAdded { id: name, servers: ids, load })
+        Ok(PluginAdded {
+            id: name,
+            servers: ids,
+            load,
+        })
     }
 
     /// Adds a top-level server (AHP: host-originated `McpServerCustomization`)
@@ -488,42 +601,79 @@ impl Host {
     /// the field), `invalid_argument`, `already_exists`, `disposed`.
     pub async fn add_server(&self, opts: AddServer) -> HostResult<String> {
         self.check_live()?;
-        let config = validate_entry_value(&opts.name, &opts.config).map_err(|m| HostError::new(ErrorCode::InvalidEntry, m))?;
+        let config = validate_entry_value(&opts.name, &opts.config)
+            .map_err(|m| HostError::new(ErrorCode::InvalidEntry, m))?;
         self.reserve_id(&opts.name)?;
         self.add_reserved_server(opts, config).await
     }
 
     /// Second half of [`Host::add_server`], once the name is reserved; frees
     /// the name again if it fails before anything was published.
-    async fn add_reserved_server(&self, opts: AddServer, config: ServerConfig) -> HostResult<String> {
+    async fn add_reserved_server(
+        &self,
+        opts: AddServer,
+        config: ServerConfig,
+    ) -> HostResult<String> {
         let fail = |e: HostError| {
             self.release_id(&opts.name);
             e
         };
         let root = match &opts.root {
             Some(r) => r.clone(),
-            None => std::env::current_dir().map_err(|e| fail(HostError::new(ErrorCode::Internal, format!("cannot read cwd: {e}"))))?,
+            None => std::env::current_dir().map_err(|e| {
+                fail(HostError::new(
+                    ErrorCode::Internal,
+                    format!("cannot read cwd: {e}"),
+                ))
+            })?,
         };
-        let root = std::fs::canonicalize(&root).map_err(|e| fail(HostError::new(ErrorCode::InvalidArgument, format!("root {}: {e}", root.display()))))?;
+        let root = std::fs::canonicalize(&root).map_err(|e| {
+            fail(HostError::new(
+                ErrorCode::InvalidArgument,
+                format!("root {}: {e}", root.display()),
+            ))
+        })?;
         let uri = opts.uri.clone().unwrap_or_else(|| match &config {
             ServerConfig::StreamableHttp(h) => h.url.to_string(),
             ServerConfig::Stdio(_) => file_uri(&root, true),
         });
-        let data = ensure_plugin_data_dir(&self.data_dir, &opts.name)
-            .map_err(|e| fail(HostError::new(ErrorCode::Internal, format!("cannot create PLUGIN_DATA under {}: {e}", self.data_dir.display()))))?;
+        let data = ensure_plugin_data_dir(&self.data_dir, &opts.name).map_err(|e| {
+            fail(HostError::new(
+                ErrorCode::Internal,
+                format!(
+                    "cannot create PLUGIN_DATA under {}: {e}",
+                    self.data_dir.display()
+                ),
+            ))
+        })?;
         let spec = ServerSpec {
             id: opts.name.clone(),
-            transport: transport_spec(config, PluginVars { plugin_root: root, plugin_data: data }),
+            transport: transport_spec(
+                config,
+                PluginVars {
+                    plugin_root: root,
+                    plugin_data: data,
+                },
+            ),
             startup_timeout: self.startup_timeout(opts.startup_timeout_ms),
             oauth_client: opts.oauth.clone(),
         };
-        self.upsert(Customization::McpServer(Box::new(mcp_server_entry(&opts.name, &uri, &opts.name, None, starting()))));
+        self.upsert(Customization::McpServer(Box::new(mcp_server_entry(
+            &opts.name,
+            &uri,
+            &opts.name,
+            None,
+            starting(),
+        ))));
         self.spawn_actors(vec![spec]);
         Ok(opts.name)
     }
 
     fn upsert(&self, customization: Customization) {
-        self.shared.emit(StateAction::SessionCustomizationUpdated(Box::new(SessionCustomizationUpdatedAction { customization })));
+        self.shared
+            .emit(StateAction::SessionCustomizationUpdated(Box::new(
+                SessionCustomizationUpdatedAction { customization },
+            )));
     }
 
     fn spawn_actors(&self, specs: Vec<ServerSpec>) {
@@ -546,13 +696,20 @@ impl Host {
             let ids = match reg.plugins.remove(id) {
                 Some(ids) => ids,
                 None if reg.servers.contains_key(id) && !id.contains('/') => vec![id.to_owned()],
-                None => return Err(HostError::new(ErrorCode::NotFound, format!("no plugin or top-level server {id:?}"))),
+                None => {
+                    return Err(HostError::new(
+                        ErrorCode::NotFound,
+                        format!("no plugin or top-level server {id:?}"),
+                    ))
+                }
             };
             reg.names.remove(id);
             ids.iter().filter_map(|i| reg.servers.remove(i)).collect()
         };
         futures::future::join_all(handles.iter().map(|h| h.shutdown())).await;
-        self.shared.emit(StateAction::SessionCustomizationRemoved(SessionCustomizationRemovedAction { id: id.to_owned() }));
+        self.shared.emit(StateAction::SessionCustomizationRemoved(
+            SessionCustomizationRemovedAction { id: id.to_owned() },
+        ));
         Ok(())
     }
 
@@ -564,19 +721,26 @@ impl Host {
     /// Errors: `invalid_argument` when `action` is not an AHP action.
     pub fn dispatch(&self, action: Value, origin: ActionOrigin) -> HostResult<ActionEnvelope> {
         self.check_live()?;
-        let action: StateAction = serde_json::from_value(action).map_err(|e| HostError::new(ErrorCode::InvalidArgument, format!("action: {e}")))?;
+        let action: StateAction = serde_json::from_value(action)
+            .map_err(|e| HostError::new(ErrorCode::InvalidArgument, format!("action: {e}")))?;
         if let StateAction::ChatToolCallComplete(complete) = &action {
             return Ok(self.dispatch_tool_call_complete(complete, &action, origin));
         }
         let (envelope, request, state) = {
-            let mut session = self.shared.session.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut session = self
+                .shared
+                .session
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             let verdict = validate_client_action(session.state(), &action);
             let (request, rejection) = match verdict {
                 Ok(r) => (Some(r), None),
                 Err(reason) => (None, Some(reason)),
             };
             let envelope = session.echo_client(action, origin, rejection);
-            self.shared.sink.send(HostEvent::Action(envelope.clone()));
+            self.shared
+                .sink
+                .send(HostEvent::Action(Box::new(envelope.clone())));
             (envelope, request, session.state().clone())
         };
         if let Some(request) = request {
@@ -590,18 +754,36 @@ impl Host {
     /// abandoned and the `inputNeeded` entry removed) and is echoed on the
     /// chat channel; a successful one, or one for a call that is not waiting,
     /// is echoed with a `rejectionReason`.
-    fn dispatch_tool_call_complete(&self, complete: &ahp_types::actions::ChatToolCallCompleteAction, action: &StateAction, origin: ActionOrigin) -> ActionEnvelope {
-        let mut waits = self.auth_waits.lock().unwrap_or_else(PoisonError::into_inner);
-        let key = waits.keys().find(|(_, turn, id)| *turn == complete.turn_id && *id == complete.tool_call_id).cloned();
+    fn dispatch_tool_call_complete(
+        &self,
+        complete: &ahp_types::actions::ChatToolCallCompleteAction,
+        action: &StateAction,
+        origin: ActionOrigin,
+    ) -> ActionEnvelope {
+        let mut waits = self
+            .auth_waits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let key = waits
+            .keys()
+            .find(|(_, turn, id)| *turn == complete.turn_id && *id == complete.tool_call_id)
+            .cloned();
         let (channel, rejection) = match &key {
             None => (self.shared.session.lock().unwrap_or_else(PoisonError::into_inner).channel().to_owned(), Some(format!("tool call {} is not waiting for authentication on this host", complete.tool_call_id))),
             Some((chat, ..)) if complete.result.success => (chat.clone(), Some("a tool call waiting for authentication can only be completed as failed (cancelled)".to_owned())),
             Some((chat, ..)) => (chat.clone(), None),
         };
         let envelope = {
-            let mut session = self.shared.session.lock().unwrap_or_else(PoisonError::into_inner);
-            let envelope = session.envelope_on(&channel, action.clone(), Some(origin), rejection.clone());
-            self.shared.sink.send(HostEvent::Action(envelope.clone()));
+            let mut session = self
+                .shared
+                .session
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let envelope =
+                session.envelope_on(&channel, action.clone(), Some(origin), rejection.clone());
+            self.shared
+                .sink
+                .send(HostEvent::Action(Box::new(envelope.clone())));
             envelope
         };
         if let (None, Some(key)) = (rejection, key) {
@@ -649,7 +831,11 @@ impl Host {
             return Ok(());
         }
         let (targets, mut advertised) = {
-            let session = self.shared.session.lock().unwrap_or_else(PoisonError::into_inner);
+            let session = self
+                .shared
+                .session
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             let mut targets = Vec::new();
             let mut advertised = Vec::new();
             for server in session::mcp_servers(session.state()) {
@@ -663,18 +849,44 @@ impl Host {
             (targets, advertised)
         };
         // Lock order: `auth_waits` is never taken while the session lock is held.
-        let waiting: Vec<String> = self.auth_waits.lock().unwrap_or_else(PoisonError::into_inner).values().map(|w| w.resource.clone()).collect();
-        advertised.extend(waiting.into_iter().filter_map(|r| serde_json::from_value(serde_json::json!({ "resource": r })).ok()));
+        let waiting: Vec<String> = self
+            .auth_waits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .values()
+            .map(|w| w.resource.clone())
+            .collect();
+        advertised.extend(
+            waiting
+                .into_iter()
+                .filter_map(|r| serde_json::from_value(serde_json::json!({ "resource": r })).ok()),
+        );
         if targets.is_empty() {
-            return Err(HostError::new(ErrorCode::InvalidParams, format!("{} is not a protected resource this host is waiting for", args.resource))
-                .with_data(serde_json::json!({ "code": -32602, "resources": advertised })));
+            return Err(HostError::new(
+                ErrorCode::InvalidParams,
+                format!(
+                    "{} is not a protected resource this host is waiting for",
+                    args.resource
+                ),
+            )
+            .with_data(serde_json::json!({ "code": -32602, "resources": advertised })));
         }
         if let Some(granted) = &args.scopes {
             for (_, req) in &targets {
-                let missing: Vec<&String> = req.required_scopes.iter().flatten().filter(|s| !granted.contains(s)).collect();
+                let missing: Vec<&String> = req
+                    .required_scopes
+                    .iter()
+                    .flatten()
+                    .filter(|s| !granted.contains(s))
+                    .collect();
                 if !missing.is_empty() && !args.token.is_empty() {
-                    return Err(HostError::new(ErrorCode::AuthRequired, format!("the token does not grant the required scopes {missing:?}"))
-                        .with_data(serde_json::json!({ "code": -32007, "resources": [req.resource] })));
+                    return Err(HostError::new(
+                        ErrorCode::AuthRequired,
+                        format!("the token does not grant the required scopes {missing:?}"),
+                    )
+                    .with_data(
+                        serde_json::json!({ "code": -32007, "resources": [req.resource] }),
+                    ));
                 }
             }
         }
@@ -685,7 +897,10 @@ impl Host {
                 .filter_map(|(id, _)| reg.servers.get(id).cloned())
                 .map(|handle| {
                     let (reply, rx) = tokio::sync::oneshot::channel();
-                    handle.send(Command::Authenticate { token: args.token.clone(), reply });
+                    handle.send(Command::Authenticate {
+                        token: args.token.clone(),
+                        reply,
+                    });
                     rx
                 })
                 .collect()
@@ -706,14 +921,25 @@ impl Host {
     /// connection to the token (no reconnect: other calls keep running) and
     /// resumes the calls. `Ok(false)` when no call waits for that resource.
     fn step_up(&self, args: &AuthenticateArgs) -> HostResult<bool> {
-        let mut waits = self.auth_waits.lock().unwrap_or_else(PoisonError::into_inner);
-        let keys: Vec<_> = waits.iter().filter(|(_, w)| w.resource == args.resource).map(|(k, _)| k.clone()).collect();
+        let mut waits = self
+            .auth_waits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let keys: Vec<_> = waits
+            .iter()
+            .filter(|(_, w)| w.resource == args.resource)
+            .map(|(k, _)| k.clone())
+            .collect();
         if keys.is_empty() || args.token.is_empty() {
             return Ok(false);
         }
         if let Some(granted) = &args.scopes {
             for k in &keys {
-                let missing: Vec<&String> = waits[k].required_scopes.iter().filter(|s| !granted.contains(s)).collect();
+                let missing: Vec<&String> = waits[k]
+                    .required_scopes
+                    .iter()
+                    .filter(|s| !granted.contains(s))
+                    .collect();
                 if !missing.is_empty() {
                     return Err(HostError::new(ErrorCode::AuthRequired, format!("the token does not grant the required scopes {missing:?}"))
                         .with_data(serde_json::json!({ "code": -32007, "resources": [{ "resource": args.resource }] })));
@@ -722,10 +948,13 @@ impl Host {
         }
         let reg = self.registry();
         for k in keys {
-            let Some(wait) = waits.remove(&k) else { continue };
+            let Some(wait) = waits.remove(&k) else {
+                continue;
+            };
             if let Some(handle) = reg.servers.get(&wait.server_id) {
                 if let Some(cell) = handle.live.connection().and_then(|c| c.bearer) {
-                    *cell.write().unwrap_or_else(PoisonError::into_inner) = Some(args.token.clone());
+                    *cell.write().unwrap_or_else(PoisonError::into_inner) =
+                        Some(args.token.clone());
                 }
                 handle.send(Command::StepUpToken(args.token.clone()));
             }
@@ -738,8 +967,15 @@ impl Host {
     /// challenge: a host-run sign-in (`authorize`, e.g. with the union of
     /// scopes) reconnected the server with new tokens; each call retries once.
     fn resume_auth_waits(&self, server_id: &str) {
-        let mut waits = self.auth_waits.lock().unwrap_or_else(PoisonError::into_inner);
-        let keys: Vec<_> = waits.iter().filter(|(_, w)| w.server_id == server_id).map(|(k, _)| k.clone()).collect();
+        let mut waits = self
+            .auth_waits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let keys: Vec<_> = waits
+            .iter()
+            .filter(|(_, w)| w.server_id == server_id)
+            .map(|(k, _)| k.clone())
+            .collect();
         for k in keys {
             if let Some(wait) = waits.remove(&k) {
                 let _ = wait.tx.send(AuthWaitEnd::Token);
@@ -764,9 +1000,14 @@ impl Host {
             .servers
             .get(server_id)
             .cloned()
-            .ok_or_else(|| HostError::new(ErrorCode::NotFound, format!("no server {server_id:?}")))?;
+            .ok_or_else(|| {
+                HostError::new(ErrorCode::NotFound, format!("no server {server_id:?}"))
+            })?;
         let TransportSpec::StreamableHttp(cfg) = &handle.spec.transport else {
-            return Err(HostError::new(ErrorCode::InvalidArgument, format!("{server_id} is not a Streamable HTTP server")));
+            return Err(HostError::new(
+                ErrorCode::InvalidArgument,
+                format!("{server_id} is not a Streamable HTTP server"),
+            ));
         };
         let client = handle.spec.oauth_client.clone();
         let opts = SignIn {
@@ -780,19 +1021,46 @@ impl Host {
             },
             scopes: args.scopes.unwrap_or_default(),
             redirect_port: self.oauth_redirect_port.unwrap_or(0),
-            timeout: args.timeout_ms.map_or(DEFAULT_SIGN_IN_TIMEOUT, Duration::from_millis),
+            timeout: args
+                .timeout_ms
+                .map_or(DEFAULT_SIGN_IN_TIMEOUT, Duration::from_millis),
         };
         let sink = self.shared.sink.clone();
         let id = server_id.to_owned();
         let setting = handle.spec.oauth_client.clone();
-        if let Some(s) = setting.as_ref().filter(|s| s.grant == OAuthGrant::EnterpriseManaged) {
-            let idp = s.idp.clone().ok_or_else(|| HostError::new(ErrorCode::InvalidArgument, "oauth.idp is required for enterpriseManaged"))?;
-            let id_token = args.id_token.clone().ok_or_else(|| HostError::new(ErrorCode::InvalidArgument, "authorize needs idToken for enterpriseManaged"))?;
+        if let Some(s) = setting
+            .as_ref()
+            .filter(|s| s.grant == OAuthGrant::EnterpriseManaged)
+        {
+            let idp = s.idp.clone().ok_or_else(|| {
+                HostError::new(
+                    ErrorCode::InvalidArgument,
+                    "oauth.idp is required for enterpriseManaged",
+                )
+            })?;
+            let id_token = args.id_token.clone().ok_or_else(|| {
+                HostError::new(
+                    ErrorCode::InvalidArgument,
+                    "authorize needs idToken for enterpriseManaged",
+                )
+            })?;
             let (opts, secret) = (opts.clone(), s.client_secret.clone());
             let runtime = tokio::runtime::Handle::current();
-            let token = tokio::task::spawn_blocking(move || runtime.block_on(enterprise_managed(&opts, &idp, secret.as_deref(), &id_token)))
-                .await
-                .unwrap_or_else(|e| Err(HostError::new(ErrorCode::Internal, format!("enterprise-managed task failed: {e}"))));
+            let token = tokio::task::spawn_blocking(move || {
+                runtime.block_on(enterprise_managed(
+                    &opts,
+                    &idp,
+                    secret.as_deref(),
+                    &id_token,
+                ))
+            })
+            .await
+            .unwrap_or_else(|e| {
+                Err(HostError::new(
+                    ErrorCode::Internal,
+                    format!("enterprise-managed task failed: {e}"),
+                ))
+            });
             let token = match token {
                 Ok(token) => token,
                 Err(e) => {
@@ -802,23 +1070,46 @@ impl Host {
             };
             let (reply, rx) = tokio::sync::oneshot::channel();
             handle.send(Command::Authenticate { token, reply });
-            return rx.await.unwrap_or_else(|_| Err(HostError::new(ErrorCode::NotFound, "the server is gone")));
+            return rx.await.unwrap_or_else(|_| {
+                Err(HostError::new(ErrorCode::NotFound, "the server is gone"))
+            });
         }
         let flow = async {
             match &setting {
                 Some(s) if s.grant == OAuthGrant::ClientCredentials => {
                     // rmcp's private_key_jwt exchange future is not `Send`: run it on a
                     // blocking thread that drives it with the runtime handle.
-                    let (opts, s, secrets, locks) = (opts.clone(), s.clone(), self.shared.secrets.clone(), self.shared.refresh_locks.clone());
+                    let (opts, s, secrets, locks) = (
+                        opts.clone(),
+                        s.clone(),
+                        self.shared.secrets.clone(),
+                        self.shared.refresh_locks.clone(),
+                    );
                     let runtime = tokio::runtime::Handle::current();
                     tokio::task::spawn_blocking(move || {
-                        let key = s.private_key_pem.as_deref().map(|pem| (pem, s.signing_algorithm.as_deref().unwrap_or("ES256")));
+                        let key = s
+                            .private_key_pem
+                            .as_deref()
+                            .map(|pem| (pem, s.signing_algorithm.as_deref().unwrap_or("ES256")));
                         runtime.block_on(client_credentials(&opts, key, &secrets, &locks))
                     })
                     .await
-                    .unwrap_or_else(|e| Err(HostError::new(ErrorCode::Internal, format!("client credentials task failed: {e}"))))
+                    .unwrap_or_else(|e| {
+                        Err(HostError::new(
+                            ErrorCode::Internal,
+                            format!("client credentials task failed: {e}"),
+                        ))
+                    })
                 }
-                _ => sign_in(&opts, &self.shared.secrets, &self.shared.refresh_locks, move |url| sink.send(HostEvent::AuthorizationUrl { server_id: id, url })).await,
+                _ => {
+                    sign_in(
+                        &opts,
+                        &self.shared.secrets,
+                        &self.shared.refresh_locks,
+                        move |url| sink.send(HostEvent::AuthorizationUrl { server_id: id, url }),
+                    )
+                    .await
+                }
             }
         };
         let signed_in = tokio::select! {
@@ -828,8 +1119,13 @@ impl Host {
         match signed_in {
             Ok(manager) => {
                 let (reply, rx) = tokio::sync::oneshot::channel();
-                handle.send(Command::UseOAuth { manager, reply });
-                let outcome = rx.await.unwrap_or_else(|_| Err(HostError::new(ErrorCode::NotFound, "the server is gone")));
+                handle.send(Command::UseOAuth {
+                    manager: Box::new(manager),
+                    reply,
+                });
+                let outcome = rx.await.unwrap_or_else(|_| {
+                    Err(HostError::new(ErrorCode::NotFound, "the server is gone"))
+                });
                 if outcome.is_ok() {
                     self.resume_auth_waits(server_id);
                 }
@@ -845,18 +1141,31 @@ impl Host {
     /// Puts the reason of a failed sign-in into the server's `authRequired` state.
     fn describe_auth_failure(&self, server_id: &str, message: &str) {
         let current = {
-            let session = self.shared.session.lock().unwrap_or_else(PoisonError::into_inner);
-            session::mcp_servers(session.state()).into_iter().find(|s| s.id == server_id).map(|s| s.state.clone())
+            let session = self
+                .shared
+                .session
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            session::mcp_servers(session.state())
+                .into_iter()
+                .find(|s| s.id == server_id)
+                .map(|s| s.state.clone())
         };
         if let Some(McpServerState::AuthRequired(mut req)) = current {
             req.description = Some(message.to_owned());
-            self.shared.set_server_state(server_id, McpServerState::AuthRequired(req));
+            self.shared
+                .set_server_state(server_id, McpServerState::AuthRequired(req));
         }
     }
 
     /// The session state: exactly what the `ahp` reducer made from the emitted envelopes.
     pub fn state(&self) -> SessionState {
-        self.shared.session.lock().unwrap_or_else(PoisonError::into_inner).state().clone()
+        self.shared
+            .session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .state()
+            .clone()
     }
 
     /// The model tool catalogue (see [`crate::catalogue`]): every ready
@@ -872,7 +1181,8 @@ impl Host {
     /// each entry's JSON is built once when the catalogue changes).
     pub fn list_tools_json(&self) -> String {
         let entries = self.read_catalogue();
-        let mut out = String::with_capacity(entries.iter().map(|e| e.json.len() + 1).sum::<usize>() + 2);
+        let mut out =
+            String::with_capacity(entries.iter().map(|e| e.json.len() + 1).sum::<usize>() + 2);
         out.push('[');
         for (i, e) in entries.iter().enumerate() {
             if i > 0 {
@@ -886,15 +1196,27 @@ impl Host {
 
     /// The catalogue now, recorded as what the caller has read.
     fn read_catalogue(&self) -> Arc<Vec<Arc<crate::catalogue::CatalogueEntry>>> {
-        let entries = self.shared.catalogue.read().unwrap_or_else(PoisonError::into_inner).entries();
-        *self.read_digests.lock().unwrap_or_else(PoisonError::into_inner) = ReadCatalogue::from(entries.clone());
+        let entries = self
+            .shared
+            .catalogue
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entries();
+        *self
+            .read_digests
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = ReadCatalogue::from(entries.clone());
         entries
     }
 
     /// What the host normalized, dropped or left out of the catalogue, for
     /// every listed server.
     pub fn tool_diagnostics(&self) -> Vec<ToolDiagnostic> {
-        self.shared.catalogue.read().unwrap_or_else(PoisonError::into_inner).diagnostics()
+        self.shared
+            .catalogue
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .diagnostics()
     }
 
     /// Resolves a call target: `(server id, original tool name, digest now)`.
@@ -906,8 +1228,17 @@ impl Host {
     /// `digest` given, else the last `listTools()`); data `{reason:
     /// "changed"|"removed", serverId, toolName}`.
     /// The third value is the tool's `title`, if the catalogue lists one.
-    fn resolve_tool(&self, server_id: Option<&str>, name: &str, digest: Option<&str>) -> HostResult<(String, String, Option<String>)> {
-        let catalogue = self.shared.catalogue.read().unwrap_or_else(PoisonError::into_inner);
+    fn resolve_tool(
+        &self,
+        server_id: Option<&str>,
+        name: &str,
+        digest: Option<&str>,
+    ) -> HostResult<(String, String, Option<String>)> {
+        let catalogue = self
+            .shared
+            .catalogue
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
         let (server, tool) = match server_id {
             Some(id) => (id.to_owned(), name.to_owned()),
             None => match catalogue.by_model_name(name) {
@@ -921,10 +1252,19 @@ impl Host {
         let listed = catalogue.server(&server);
         let listed = listed.as_ref().and_then(|st| st.get(&tool));
         let now = listed.map(|t| t.digest.clone());
-        let title = listed.and_then(|t| t.definition.get("title").and_then(Value::as_str).map(str::to_owned));
+        let title = listed.and_then(|t| {
+            t.definition
+                .get("title")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        });
         let expected = match digest {
             Some(d) => Some(d.to_owned()),
-            None => self.read_digests.lock().unwrap_or_else(PoisonError::into_inner).digest(&server, &tool),
+            None => self
+                .read_digests
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .digest(&server, &tool),
         };
         if let Some(expected) = expected {
             let reason = match &now {
@@ -956,18 +1296,33 @@ impl Host {
     /// Errors: `invalid_argument` (only some of chat/turnId/toolCallId),
     /// `not_found`, `stale_tool`, `disposed`, and those of
     /// [`crate::supervisor::call::call_tool`].
-    pub async fn call_tool(&self, args: CallToolArgs, cancel: CancellationToken) -> HostResult<Value> {
+    pub async fn call_tool(
+        &self,
+        args: CallToolArgs,
+        cancel: CancellationToken,
+    ) -> HostResult<Value> {
         self.check_live()?;
-        let (server_id, tool_name, title) = self.resolve_tool(args.server_id.as_deref(), &args.name, args.digest.as_deref())?;
+        let (server_id, tool_name, title) = self.resolve_tool(
+            args.server_id.as_deref(),
+            &args.name,
+            args.digest.as_deref(),
+        )?;
         let handle = self
             .registry()
             .servers
             .get(&server_id)
             .cloned()
-            .ok_or_else(|| HostError::new(ErrorCode::NotFound, format!("no server {server_id:?}")))?;
+            .ok_or_else(|| {
+                HostError::new(ErrorCode::NotFound, format!("no server {server_id:?}"))
+            })?;
         let ctx = match (&args.chat, &args.turn_id, &args.tool_call_id) {
-            (Some(chat), Some(turn_id), Some(tool_call_id)) if chat.is_empty() || turn_id.is_empty() || tool_call_id.is_empty() => {
-                return Err(HostError::new(ErrorCode::InvalidArgument, "chat, turnId and toolCallId must not be empty"));
+            (Some(chat), Some(turn_id), Some(tool_call_id))
+                if chat.is_empty() || turn_id.is_empty() || tool_call_id.is_empty() =>
+            {
+                return Err(HostError::new(
+                    ErrorCode::InvalidArgument,
+                    "chat, turnId and toolCallId must not be empty",
+                ));
             }
             (Some(chat), Some(turn_id), Some(tool_call_id)) => Some(ChatContext {
                 chat: chat.clone(),
@@ -976,11 +1331,22 @@ impl Host {
                 customization_id: server_id.clone(),
             }),
             (None, None, None) => None,
-            _ => return Err(HostError::new(ErrorCode::InvalidArgument, "chat, turnId and toolCallId go together: give all three or none")),
+            _ => {
+                return Err(HostError::new(
+                    ErrorCode::InvalidArgument,
+                    "chat, turnId and toolCallId go together: give all three or none",
+                ))
+            }
         };
-        let display = args.display_name.clone().or(title).unwrap_or_else(|| tool_name.clone());
+        let display = args
+            .display_name
+            .clone()
+            .or(title)
+            .unwrap_or_else(|| tool_name.clone());
         let limits = self.shared.limits;
-        let ms = |v: Option<u64>, default: u64| Duration::from_millis(v.unwrap_or(default).clamp(1, crate::limits::MAX_TIMEOUT_MS));
+        let ms = |v: Option<u64>, default: u64| {
+            Duration::from_millis(v.unwrap_or(default).clamp(1, crate::limits::MAX_TIMEOUT_MS))
+        };
         let req = CallRequest {
             name: tool_name,
             arguments: args.arguments,
@@ -993,16 +1359,27 @@ impl Host {
         };
         if let Some(ctx) = &ctx {
             if !client_completed {
-                self.shared.emit_on(&ctx.chat, toolcall::complete_action(ctx, &display, &result));
+                self.shared
+                    .emit_on(&ctx.chat, toolcall::complete_action(ctx, &display, &result));
             }
         }
         if let Err(e) = &result {
             // A refused refresh (401) or a refused redirect makes the session
             // unusable: the server leaves `ready` (step-up 403s do not).
-            let step_up = e.data.as_ref().and_then(|d| d.get("insufficientScope")).and_then(Value::as_bool).unwrap_or(false);
+            let step_up = e
+                .data
+                .as_ref()
+                .and_then(|d| d.get("insufficientScope"))
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
             match e.code {
-                ErrorCode::AuthRequired if !step_up => handle.send(Command::ConnectionFailed(e.clone(), handle.live.challenge())),
-                ErrorCode::RedirectRefused => handle.send(Command::ConnectionFailed(e.clone(), None)),
+                ErrorCode::AuthRequired if !step_up => handle.send(Command::ConnectionFailed(
+                    e.clone(),
+                    handle.live.challenge(),
+                )),
+                ErrorCode::RedirectRefused => {
+                    handle.send(Command::ConnectionFailed(e.clone(), None))
+                }
                 _ => {}
             }
         }
@@ -1012,23 +1389,44 @@ impl Host {
     /// Runs the MCP request, pausing once for a step-up token when the call
     /// runs in a chat. The flag is true when the client completed the AHP
     /// tool call itself (a failed `chat/toolCallComplete` while auth-required).
-    async fn run_call(&self, handle: &ServerHandle, req: CallRequest, cancel: &CancellationToken, ctx: Option<&ChatContext>, display: &str) -> (HostResult<Value>, bool) {
+    async fn run_call(
+        &self,
+        handle: &ServerHandle,
+        req: CallRequest,
+        cancel: &CancellationToken,
+        ctx: Option<&ChatContext>,
+        display: &str,
+    ) -> (HostResult<Value>, bool) {
         let mut stepped_up = false;
         loop {
             let shared = &self.shared;
             let mut on_progress = |p: Progress| {
                 if let Some(ctx) = ctx {
-                    shared.emit_on(&ctx.chat, toolcall::progress_action(ctx, p.progress, p.total, p.message.as_deref()));
+                    shared.emit_on(
+                        &ctx.chat,
+                        toolcall::progress_action(ctx, p.progress, p.total, p.message.as_deref()),
+                    );
                 }
             };
-            let result = call_tool(&handle.live, &handle.id, req.clone(), &self.shared.limits, cancel.clone(), &mut on_progress).await;
+            let result = call_tool(
+                &handle.live,
+                &handle.id,
+                req.clone(),
+                &self.shared.limits,
+                cancel.clone(),
+                &mut on_progress,
+            )
+            .await;
             let step_up = matches!(&result, Err(e) if e.code == ErrorCode::AuthRequired
                 && e.data.as_ref().and_then(|d| d.get("insufficientScope")).and_then(Value::as_bool).unwrap_or(false));
             let Some(ctx) = ctx.filter(|_| step_up && !stepped_up) else {
                 return (result, false);
             };
             stepped_up = true;
-            match self.await_step_up(handle, ctx, &req.name, display, cancel).await {
+            match self
+                .await_step_up(handle, ctx, &req.name, display, cancel)
+                .await
+            {
                 StepUp::Resolved => continue,
                 StepUp::Failed(e) => return (Err(e), false),
                 StepUp::ClientCancelled(e) => return (Err(e), true),
@@ -1039,9 +1437,19 @@ impl Host {
     /// Pauses a chat tool call on a step-up challenge until `authenticate`
     /// supplies a token for the advertised resource, the client completes the
     /// call as failed, the caller cancels, or the absolute limit passes.
-    async fn await_step_up(&self, handle: &ServerHandle, ctx: &ChatContext, tool_name: &str, display: &str, cancel: &CancellationToken) -> StepUp {
+    async fn await_step_up(
+        &self,
+        handle: &ServerHandle,
+        ctx: &ChatContext,
+        tool_name: &str,
+        display: &str,
+        cancel: &CancellationToken,
+    ) -> StepUp {
         let TransportSpec::StreamableHttp(cfg) = &handle.spec.transport else {
-            return StepUp::Failed(HostError::new(ErrorCode::AuthRequired, format!("{} asked for more scopes over stdio", handle.id)));
+            return StepUp::Failed(HostError::new(
+                ErrorCode::AuthRequired,
+                format!("{} asked for more scopes over stdio", handle.id),
+            ));
         };
         let header = handle.live.challenge().unwrap_or_default();
         let challenge = crate::auth::AuthChallenge::from_header(&header, &cfg.url);
@@ -1049,25 +1457,51 @@ impl Host {
             Ok(r) => r,
             Err(e) => return StepUp::Failed(e),
         };
-        let client_id = handle.spec.oauth_client.as_ref().map(|c| c.client_id.as_str());
+        let client_id = handle
+            .spec
+            .oauth_client
+            .as_ref()
+            .map(|c| c.client_id.as_str());
         let requirement = crate::auth::requirement(&challenge, true, resource, client_id);
         let mut auth = serde_json::to_value(&requirement).unwrap_or_default();
         if let Value::Object(m) = &mut auth {
             m.remove("kind");
         }
         let (tx, rx) = tokio::sync::oneshot::channel();
-        let key = (ctx.chat.clone(), ctx.turn_id.clone(), ctx.tool_call_id.clone());
-        self.auth_waits.lock().unwrap_or_else(PoisonError::into_inner).insert(
-            key.clone(),
-            AuthWait { server_id: handle.id.clone(), resource: requirement.resource.resource.clone(), required_scopes: requirement.required_scopes.clone().unwrap_or_default(), tx },
+        let key = (
+            ctx.chat.clone(),
+            ctx.turn_id.clone(),
+            ctx.tool_call_id.clone(),
         );
-        self.shared.emit_on(&ctx.chat, toolcall::auth_required_action(ctx, &auth));
-        self.shared.emit(toolcall::input_needed_set_action(ctx, tool_name, display, &format!("Calling {display}"), &auth));
+        self.auth_waits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(
+                key.clone(),
+                AuthWait {
+                    server_id: handle.id.clone(),
+                    resource: requirement.resource.resource.clone(),
+                    required_scopes: requirement.required_scopes.clone().unwrap_or_default(),
+                    tx,
+                },
+            );
+        self.shared
+            .emit_on(&ctx.chat, toolcall::auth_required_action(ctx, &auth));
+        self.shared.emit(toolcall::input_needed_set_action(
+            ctx,
+            tool_name,
+            display,
+            &format!("Calling {display}"),
+            &auth,
+        ));
         let end = tokio::select! {
             r = rx => r.unwrap_or(AuthWaitEnd::Gone),
             _ = cancel.cancelled() => AuthWaitEnd::Gone,
         };
-        self.auth_waits.lock().unwrap_or_else(PoisonError::into_inner).remove(&key);
+        self.auth_waits
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&key);
         self.shared.emit(toolcall::input_needed_removed_action(ctx));
         match end {
             AuthWaitEnd::Token => {
@@ -1084,8 +1518,20 @@ impl Host {
     /// Errors: `not_found`, `server_not_ready`, `disposed`.
     fn ready_connection(&self, server_id: &str) -> HostResult<crate::supervisor::LiveConnection> {
         self.check_live()?;
-        let handle = self.registry().servers.get(server_id).cloned().ok_or_else(|| HostError::new(ErrorCode::NotFound, format!("no server {server_id:?}")))?;
-        handle.live.connection().ok_or_else(|| HostError::new(ErrorCode::ServerNotReady, format!("server {server_id} is not ready")))
+        let handle = self
+            .registry()
+            .servers
+            .get(server_id)
+            .cloned()
+            .ok_or_else(|| {
+                HostError::new(ErrorCode::NotFound, format!("no server {server_id:?}"))
+            })?;
+        handle.live.connection().ok_or_else(|| {
+            HostError::new(
+                ErrorCode::ServerNotReady,
+                format!("server {server_id} is not ready"),
+            )
+        })
     }
 
     /// Walks every page of `method` on `server_id` and returns the items
@@ -1098,14 +1544,24 @@ impl Host {
     async fn list_items(&self, server_id: &str, method: &str, key: &str) -> HostResult<Vec<Value>> {
         let conn = self.ready_connection(server_id)?;
         let limits = self.shared.limits;
-        let walk = crate::supervisor::discovery::list_all(&conn.peer, conn.oversize.as_ref(), server_id, method, key, &limits, (limits.max_list_items, "maxListItems"));
+        let walk = crate::supervisor::discovery::list_all(
+            &conn.peer,
+            conn.oversize.as_ref(),
+            server_id,
+            method,
+            key,
+            &limits,
+            (limits.max_list_items, "maxListItems"),
+        );
         let items = tokio::select! {
             r = walk => r.map_err(|e| list_failure(server_id, method, e))?,
             _ = self.shared.disposed.cancelled() => return Err(HostError::new(ErrorCode::Disposed, "the host was disposed")),
         };
         let items = Value::Array(items);
         crate::supervisor::call::check_value(&format!("{method} on {server_id}"), &items, &limits)?;
-        let Value::Array(items) = items else { unreachable!() };
+        let Value::Array(items) = items else {
+            unreachable!()
+        };
         Ok(items)
     }
 
@@ -1118,27 +1574,38 @@ impl Host {
             r = crate::supervisor::discovery::request_raw(&conn.peer, conn.oversize.as_ref(), server_id, method, params, timeout) => r.map_err(|e| list_failure(server_id, method, e))?,
             _ = self.shared.disposed.cancelled() => return Err(HostError::new(ErrorCode::Disposed, "the host was disposed")),
         };
-        crate::supervisor::call::check_value(&format!("{method} on {server_id}"), &result, &limits)?;
+        crate::supervisor::call::check_value(
+            &format!("{method} on {server_id}"),
+            &result,
+            &limits,
+        )?;
         Ok(result)
     }
 
     /// MCP `resources/list`, every page: the server's `Resource` objects.
     /// Errors: as [`Host::list_items`].
     pub async fn list_resources(&self, server_id: &str) -> HostResult<Vec<Value>> {
-        self.list_items(server_id, "resources/list", "resources").await
+        self.list_items(server_id, "resources/list", "resources")
+            .await
     }
 
     /// MCP `resources/templates/list`, every page: `ResourceTemplate` objects.
     /// Errors: as [`Host::list_items`].
     pub async fn list_resource_templates(&self, server_id: &str) -> HostResult<Vec<Value>> {
-        self.list_items(server_id, "resources/templates/list", "resourceTemplates").await
+        self.list_items(server_id, "resources/templates/list", "resourceTemplates")
+            .await
     }
 
     /// MCP `resources/read`: the `ReadResourceResult` (`{contents: [...]}`).
     /// Errors: as [`Host::list_items`] (a JSON-RPC error, e.g. -32002
     /// resource not found, is `protocol_error` with `data.code`).
     pub async fn read_resource(&self, server_id: &str, uri: &str) -> HostResult<Value> {
-        self.request(server_id, "resources/read", serde_json::json!({ "uri": uri })).await
+        self.request(
+            server_id,
+            "resources/read",
+            serde_json::json!({ "uri": uri }),
+        )
+        .await
     }
 
     /// MCP `prompts/list`, every page: `Prompt` objects.
@@ -1149,7 +1616,12 @@ impl Host {
 
     /// MCP `prompts/get` with string `arguments`: the `GetPromptResult`.
     /// Errors: as [`Host::read_resource`].
-    pub async fn get_prompt(&self, server_id: &str, name: &str, arguments: Option<Map<String, Value>>) -> HostResult<Value> {
+    pub async fn get_prompt(
+        &self,
+        server_id: &str,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> HostResult<Value> {
         let mut params = serde_json::json!({ "name": name });
         if let Some(a) = arguments {
             params["arguments"] = Value::Object(a);
@@ -1159,7 +1631,9 @@ impl Host {
 
     /// Stops every server gracefully (stdin close, SIGTERM, SIGKILL), then disposes.
     pub async fn shutdown(&self) {
-        let handles: Vec<Arc<ServerHandle>> = std::mem::take(&mut self.registry().servers).into_values().collect();
+        let handles: Vec<Arc<ServerHandle>> = std::mem::take(&mut self.registry().servers)
+            .into_values()
+            .collect();
         futures::future::join_all(handles.iter().map(|h| h.shutdown())).await;
         self.dispose_sync();
     }
@@ -1183,10 +1657,17 @@ impl Drop for Host {
     }
 }
 
-fn list_failure(server_id: &str, method: &str, e: crate::supervisor::discovery::ListFailure) -> HostError {
+fn list_failure(
+    server_id: &str,
+    method: &str,
+    e: crate::supervisor::discovery::ListFailure,
+) -> HostError {
     match e {
         crate::supervisor::discovery::ListFailure::Failed(e) => e,
-        crate::supervisor::discovery::ListFailure::Auth(_) => HostError::new(ErrorCode::AuthRequired, format!("{method} on {server_id} was refused (authorization)")),
+        crate::supervisor::discovery::ListFailure::Auth(_) => HostError::new(
+            ErrorCode::AuthRequired,
+            format!("{method} on {server_id} was refused (authorization)"),
+        ),
     }
 }
 
@@ -1202,8 +1683,13 @@ fn transport_spec(config: ServerConfig, vars: PluginVars) -> TransportSpec {
 }
 
 fn file_uri(path: &Path, dir: bool) -> String {
-    let url = if dir { url::Url::from_directory_path(path) } else { url::Url::from_file_path(path) };
-    url.map(|u| u.to_string()).unwrap_or_else(|_| format!("file://{}", path.display()))
+    let url = if dir {
+        url::Url::from_directory_path(path)
+    } else {
+        url::Url::from_file_path(path)
+    };
+    url.map(|u| u.to_string())
+        .unwrap_or_else(|_| format!("file://{}", path.display()))
 }
 
 /// Re-exported for tests: the session snapshot type.

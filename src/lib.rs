@@ -19,8 +19,8 @@ pub mod host;
 pub mod limits;
 pub mod requests;
 pub mod session;
-pub mod toolcall;
 pub mod supervisor;
+pub mod toolcall;
 pub mod transport;
 
 #[cfg(not(test))]

@@ -131,7 +131,9 @@ impl Limits {
     /// capped at `restart_backoff_max_ms`.
     pub fn restart_delay_ms(&self, attempt: u32) -> u64 {
         let shift = attempt.saturating_sub(1).min(30);
-        self.restart_backoff_ms.saturating_mul(1u64 << shift).min(self.restart_backoff_max_ms)
+        self.restart_backoff_ms
+            .saturating_mul(1u64 << shift)
+            .min(self.restart_backoff_max_ms)
     }
 }
 
@@ -141,13 +143,29 @@ mod tests {
 
     #[test]
     fn backoff_doubles_and_caps() {
-        let l = Limits { restart_backoff_ms: 100, restart_backoff_max_ms: 350, ..Default::default() };
-        assert_eq!([1, 2, 3, 4].map(|a| l.restart_delay_ms(a)), [100, 200, 350, 350]);
+        let l = Limits {
+            restart_backoff_ms: 100,
+            restart_backoff_max_ms: 350,
+            ..Default::default()
+        };
+        assert_eq!(
+            [1, 2, 3, 4].map(|a| l.restart_delay_ms(a)),
+            [100, 200, 350, 350]
+        );
     }
 
     #[test]
     fn clamped_enforces_caps() {
-        let l = Limits { startup_timeout_ms: 0, call_timeout_ms: u64::MAX, max_restarts: 1000, ..Default::default() }.clamped();
-        assert_eq!((l.startup_timeout_ms, l.call_timeout_ms, l.max_restarts), (1, MAX_TIMEOUT_MS, 100));
+        let l = Limits {
+            startup_timeout_ms: 0,
+            call_timeout_ms: u64::MAX,
+            max_restarts: 1000,
+            ..Default::default()
+        }
+        .clamped();
+        assert_eq!(
+            (l.startup_timeout_ms, l.call_timeout_ms, l.max_restarts),
+            (1, MAX_TIMEOUT_MS, 100)
+        );
     }
 }

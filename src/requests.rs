@@ -39,7 +39,12 @@ pub trait RequestHandler: Send + Sync + 'static {
     fn handles(&self, kind: ServerRequestKind) -> bool;
     /// Answers one request from server `server_id`: `params` in, the MCP
     /// result object out, or an error message (sent as JSON-RPC `-32603`).
-    fn request(&self, server_id: String, kind: ServerRequestKind, params: Value) -> BoxFuture<'static, Result<Value, String>>;
+    fn request(
+        &self,
+        server_id: String,
+        kind: ServerRequestKind,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, String>>;
 }
 
 /// Client capabilities for `initialize`: exactly the registered handlers.
@@ -62,10 +67,17 @@ pub fn client_capabilities(handler: Option<&dyn RequestHandler>) -> ClientCapabi
 /// requested schema that has a `default` and is missing from `content` gets
 /// that default. Present values are never changed.
 pub fn apply_elicitation_defaults(requested_schema: &Value, content: &mut Map<String, Value>) {
-    let Some(properties) = requested_schema.get("properties").and_then(Value::as_object) else { return };
+    let Some(properties) = requested_schema
+        .get("properties")
+        .and_then(Value::as_object)
+    else {
+        return;
+    };
     for (name, schema) in properties {
         if let Some(default) = schema.get("default") {
-            content.entry(name.clone()).or_insert_with(|| default.clone());
+            content
+                .entry(name.clone())
+                .or_insert_with(|| default.clone());
         }
     }
 }
@@ -91,7 +103,12 @@ mod tests {
         fn handles(&self, kind: ServerRequestKind) -> bool {
             kind == self.0
         }
-        fn request(&self, _: String, _: ServerRequestKind, _: Value) -> BoxFuture<'static, Result<Value, String>> {
+        fn request(
+            &self,
+            _: String,
+            _: ServerRequestKind,
+            _: Value,
+        ) -> BoxFuture<'static, Result<Value, String>> {
             Box::pin(async { Ok(Value::Null) })
         }
     }
@@ -100,7 +117,10 @@ mod tests {
     fn capabilities_follow_registered_handlers() {
         let none = serde_json::to_value(client_capabilities(None)).unwrap_or_default();
         assert_eq!(none, json!({}));
-        let elicit = serde_json::to_value(client_capabilities(Some(&Only(ServerRequestKind::Elicitation)))).unwrap_or_default();
+        let elicit = serde_json::to_value(client_capabilities(Some(&Only(
+            ServerRequestKind::Elicitation,
+        ))))
+        .unwrap_or_default();
         assert_eq!(elicit, json!({"elicitation": {"form": {}}}));
     }
 }

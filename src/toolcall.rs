@@ -40,7 +40,10 @@ pub struct ChatContext {
 impl ChatContext {
     /// The `session/inputNeeded` entry id of this call's auth wait.
     pub fn input_id(&self) -> String {
-        format!("toolAuthentication:{}:{}:{}", self.chat, self.turn_id, self.tool_call_id)
+        format!(
+            "toolAuthentication:{}:{}:{}",
+            self.chat, self.turn_id, self.tool_call_id
+        )
     }
 }
 
@@ -49,7 +52,12 @@ fn action(value: Value) -> StateAction {
 }
 
 /// `chat/toolCallContentChanged` for one progress notification.
-pub fn progress_action(ctx: &ChatContext, progress: f64, total: Option<f64>, message: Option<&str>) -> StateAction {
+pub fn progress_action(
+    ctx: &ChatContext,
+    progress: f64,
+    total: Option<f64>,
+    message: Option<&str>,
+) -> StateAction {
     let amount = match total {
         Some(t) => format!("{}/{}", num(progress), num(t)),
         None => num(progress),
@@ -78,18 +86,28 @@ fn num(n: f64) -> String {
 /// `chat/toolCallAuthRequired` with `auth` (an AHP `McpAuthRequirement`
 /// object: `{reason, resource, requiredScopes?, description?}`; no token).
 pub fn auth_required_action(ctx: &ChatContext, auth: &Value) -> StateAction {
-    action(json!({ "type": "chat/toolCallAuthRequired", "turnId": ctx.turn_id, "toolCallId": ctx.tool_call_id, "auth": auth }))
+    action(
+        json!({ "type": "chat/toolCallAuthRequired", "turnId": ctx.turn_id, "toolCallId": ctx.tool_call_id, "auth": auth }),
+    )
 }
 
 /// `chat/toolCallAuthResolved`.
 pub fn auth_resolved_action(ctx: &ChatContext) -> StateAction {
-    action(json!({ "type": "chat/toolCallAuthResolved", "turnId": ctx.turn_id, "toolCallId": ctx.tool_call_id }))
+    action(
+        json!({ "type": "chat/toolCallAuthResolved", "turnId": ctx.turn_id, "toolCallId": ctx.tool_call_id }),
+    )
 }
 
 /// `session/inputNeededSet` of kind `toolAuthentication` for the blocked call.
 /// `tool_name` and `display_name` describe the call; `auth` as in
 /// [`auth_required_action`].
-pub fn input_needed_set_action(ctx: &ChatContext, tool_name: &str, display_name: &str, invocation_message: &str, auth: &Value) -> StateAction {
+pub fn input_needed_set_action(
+    ctx: &ChatContext,
+    tool_name: &str,
+    display_name: &str,
+    invocation_message: &str,
+    auth: &Value,
+) -> StateAction {
     action(json!({
         "type": "session/inputNeededSet",
         "request": {
@@ -119,12 +137,18 @@ pub fn input_needed_removed_action(ctx: &ChatContext) -> StateAction {
 /// `chat/toolCallComplete` for an outcome: a `CallToolResult` (mapped by
 /// [`map_result`]) or a host error (failed result with `error: {code,
 /// message, data?}`).
-pub fn complete_action(ctx: &ChatContext, display_name: &str, outcome: &Result<Value, HostError>) -> StateAction {
+pub fn complete_action(
+    ctx: &ChatContext,
+    display_name: &str,
+    outcome: &Result<Value, HostError>,
+) -> StateAction {
     let result = match outcome {
         Ok(r) => map_result(display_name, r),
         Err(e) => failed_result(display_name, e),
     };
-    action(json!({ "type": "chat/toolCallComplete", "turnId": ctx.turn_id, "toolCallId": ctx.tool_call_id, "result": result }))
+    action(
+        json!({ "type": "chat/toolCallComplete", "turnId": ctx.turn_id, "toolCallId": ctx.tool_call_id, "result": result }),
+    )
 }
 
 /// A failed AHP `ToolCallResult` for a host error.
@@ -154,12 +178,23 @@ pub fn failed_result(display_name: &str, e: &HostError) -> Value {
 /// | `structuredContent` (object) | `structuredContent` |
 /// | `isError: true` | `success: false`, `error: {code: "tool_error", message: <text blocks>}` |
 pub fn map_result(display_name: &str, result: &Value) -> Value {
-    let blocks = result.get("content").and_then(Value::as_array).map(Vec::as_slice).unwrap_or(&[]);
+    let blocks = result
+        .get("content")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[]);
     let content: Vec<Value> = blocks.iter().map(map_block).collect();
-    let is_error = result.get("isError").and_then(Value::as_bool).unwrap_or(false);
+    let is_error = result
+        .get("isError")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
     let mut out = Map::new();
     out.insert("success".to_owned(), json!(!is_error));
-    let past = if is_error { format!("Failed: {display_name}") } else { format!("Called {display_name}") };
+    let past = if is_error {
+        format!("Failed: {display_name}")
+    } else {
+        format!("Called {display_name}")
+    };
     out.insert("pastTenseMessage".to_owned(), json!(past));
     if !content.is_empty() {
         out.insert("content".to_owned(), Value::Array(content));
@@ -168,9 +203,19 @@ pub fn map_result(display_name: &str, result: &Value) -> Value {
         out.insert("structuredContent".to_owned(), Value::Object(s.clone()));
     }
     if is_error {
-        let text: Vec<&str> = blocks.iter().filter_map(|b| b.get("text").and_then(Value::as_str)).collect();
-        let message = if text.is_empty() { "the tool reported an error".to_owned() } else { text.join("\n") };
-        out.insert("error".to_owned(), json!({ "code": "tool_error", "message": message }));
+        let text: Vec<&str> = blocks
+            .iter()
+            .filter_map(|b| b.get("text").and_then(Value::as_str))
+            .collect();
+        let message = if text.is_empty() {
+            "the tool reported an error".to_owned()
+        } else {
+            text.join("\n")
+        };
+        out.insert(
+            "error".to_owned(),
+            json!({ "code": "tool_error", "message": message }),
+        );
     }
     Value::Object(out)
 }
@@ -180,12 +225,19 @@ fn map_block(block: &Value) -> Value {
     let s = |k: &str| block.get(k).and_then(Value::as_str);
     match kind {
         "text" => json!({ "type": "text", "text": s("text").unwrap_or("") }),
-        "image" | "audio" => json!({ "type": "embeddedResource", "data": s("data").unwrap_or(""), "contentType": s("mimeType").unwrap_or("application/octet-stream") }),
+        "image" | "audio" => {
+            json!({ "type": "embeddedResource", "data": s("data").unwrap_or(""), "contentType": s("mimeType").unwrap_or("application/octet-stream") })
+        }
         "resource" => {
             let r = block.get("resource").cloned().unwrap_or(Value::Null);
             let mime = r.get("mimeType").and_then(Value::as_str);
-            match (r.get("blob").and_then(Value::as_str), r.get("text").and_then(Value::as_str)) {
-                (Some(blob), _) => json!({ "type": "embeddedResource", "data": blob, "contentType": mime.unwrap_or("application/octet-stream") }),
+            match (
+                r.get("blob").and_then(Value::as_str),
+                r.get("text").and_then(Value::as_str),
+            ) {
+                (Some(blob), _) => {
+                    json!({ "type": "embeddedResource", "data": blob, "contentType": mime.unwrap_or("application/octet-stream") })
+                }
                 (None, Some(text)) => json!({
                     "type": "embeddedResource",
                     "data": base64::engine::general_purpose::STANDARD.encode(text),
@@ -228,9 +280,15 @@ mod tests {
         });
         let m = map_result("echo", &r);
         assert_eq!(m["success"], true);
-        assert_eq!(m["content"][1], json!({"type": "embeddedResource", "data": "AAA=", "contentType": "image/png"}));
+        assert_eq!(
+            m["content"][1],
+            json!({"type": "embeddedResource", "data": "AAA=", "contentType": "image/png"})
+        );
         assert_eq!(m["content"][3]["data"], "YWJj");
-        assert_eq!(m["content"][4], json!({"type": "resource", "uri": "file:///l.txt", "contentType": "text/plain", "sizeHint": 3}));
+        assert_eq!(
+            m["content"][4],
+            json!({"type": "resource", "uri": "file:///l.txt", "contentType": "text/plain", "sizeHint": 3})
+        );
         assert_eq!(m["structuredContent"], json!({"ok": true}));
         // The reducer's types accept it.
         let _: ahp_types::state::ToolCallResult = serde_json::from_value(m).unwrap();
@@ -238,15 +296,27 @@ mod tests {
 
     #[test]
     fn is_error_becomes_failed_result() {
-        let m = map_result("t", &json!({"content": [{"type": "text", "text": "it broke"}], "isError": true}));
+        let m = map_result(
+            "t",
+            &json!({"content": [{"type": "text", "text": "it broke"}], "isError": true}),
+        );
         assert_eq!(m["success"], false);
-        assert_eq!(m["error"], json!({"code": "tool_error", "message": "it broke"}));
+        assert_eq!(
+            m["error"],
+            json!({"code": "tool_error", "message": "it broke"})
+        );
     }
 
     #[test]
     fn progress_text() {
-        let ctx = ChatContext { chat: "c".into(), turn_id: "t".into(), tool_call_id: "x".into(), customization_id: "s".into() };
-        let v = serde_json::to_value(progress_action(&ctx, 2.0, Some(5.0), Some("step 2"))).unwrap();
+        let ctx = ChatContext {
+            chat: "c".into(),
+            turn_id: "t".into(),
+            tool_call_id: "x".into(),
+            customization_id: "s".into(),
+        };
+        let v =
+            serde_json::to_value(progress_action(&ctx, 2.0, Some(5.0), Some("step 2"))).unwrap();
         assert_eq!(v["content"][0]["text"], "2/5 step 2");
     }
 }

@@ -37,7 +37,10 @@ fn fixture_files() -> Vec<PathBuf> {
 fn strip_nulls(v: Value) -> Value {
     match v {
         Value::Object(map) => Value::Object(
-            map.into_iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k, strip_nulls(v))).collect(),
+            map.into_iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k, strip_nulls(v)))
+                .collect(),
         ),
         Value::Array(items) => Value::Array(items.into_iter().map(strip_nulls).collect()),
         other => other,
@@ -56,9 +59,11 @@ fn first_diff(path: &str, a: &Value, b: &Value) -> Option<String> {
                 (l, r) => Some(format!("{path}.{k}: got {l:?}, expected {r:?}")),
             })
         }
-        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
-            x.iter().zip(y).enumerate().find_map(|(i, (l, r))| first_diff(&format!("{path}[{i}]"), l, r))
-        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (l, r))| first_diff(&format!("{path}[{i}]"), l, r)),
         _ if a == b => None,
         _ => Some(format!("{path}: got {a}, expected {b}")),
     }
@@ -71,7 +76,10 @@ fn compare(what: &str, got: Value, expected: &Value) -> Result<(), String> {
     if got == expected {
         Ok(())
     } else {
-        Err(format!("{what}: {}", first_diff("$", &got, &expected).unwrap_or_else(|| "values differ".to_owned())))
+        Err(format!(
+            "{what}: {}",
+            first_diff("$", &got, &expected).unwrap_or_else(|| "values differ".to_owned())
+        ))
     }
 }
 
@@ -83,19 +91,25 @@ where
     F: FnMut(&mut S, &StateAction),
 {
     let initial = fixture.get("initial").ok_or("missing \"initial\"")?;
-    let mut state: S = serde_json::from_value(initial.clone()).map_err(|e| format!("initial: cannot deserialize: {e}"))?;
-    let round_trip = serde_json::to_value(&state).map_err(|e| format!("initial: cannot serialize: {e}"))?;
+    let mut state: S = serde_json::from_value(initial.clone())
+        .map_err(|e| format!("initial: cannot deserialize: {e}"))?;
+    let round_trip =
+        serde_json::to_value(&state).map_err(|e| format!("initial: cannot serialize: {e}"))?;
     compare("initial round trip", round_trip, initial)?;
 
-    let actions = fixture.get("actions").and_then(Value::as_array).ok_or("missing \"actions\" array")?;
+    let actions = fixture
+        .get("actions")
+        .and_then(Value::as_array)
+        .ok_or("missing \"actions\" array")?;
     for (i, raw) in actions.iter().enumerate() {
-        let action: StateAction =
-            serde_json::from_value(raw.clone()).map_err(|e| format!("actions[{i}]: cannot deserialize: {e}"))?;
+        let action: StateAction = serde_json::from_value(raw.clone())
+            .map_err(|e| format!("actions[{i}]: cannot deserialize: {e}"))?;
         reduce(&mut state, &action);
     }
 
     let expected = fixture.get("expected").ok_or("missing \"expected\"")?;
-    let got = serde_json::to_value(&state).map_err(|e| format!("final state: cannot serialize: {e}"))?;
+    let got =
+        serde_json::to_value(&state).map_err(|e| format!("final state: cannot serialize: {e}"))?;
     compare("final state", got, expected)
 }
 
@@ -117,22 +131,42 @@ fn run_fixture(path: &Path) -> Result<(), String> {
 #[test]
 fn fixture_directory_holds_all_60_files() {
     let files = fixture_files();
-    let names: Vec<String> = files.iter().map(|p| p.file_name().unwrap().to_string_lossy().into_owned()).collect();
-    assert_eq!(files.len(), EXPECTED_FIXTURES, "fixture files in {}: {names:#?}", fixtures_dir().display());
-    assert!(fixtures_dir().join("README.md").is_file(), "the fixtures README (provenance, licence) must travel with them");
+    let names: Vec<String> = files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        files.len(),
+        EXPECTED_FIXTURES,
+        "fixture files in {}: {names:#?}",
+        fixtures_dir().display()
+    );
+    assert!(
+        fixtures_dir().join("README.md").is_file(),
+        "the fixtures README (provenance, licence) must travel with them"
+    );
 }
 
 #[test]
 fn every_fixture_passes_through_the_ahp_reducers() {
     let files = fixture_files();
-    assert_eq!(files.len(), EXPECTED_FIXTURES, "expected {EXPECTED_FIXTURES} fixture files in {}", fixtures_dir().display());
+    assert_eq!(
+        files.len(),
+        EXPECTED_FIXTURES,
+        "expected {EXPECTED_FIXTURES} fixture files in {}",
+        fixtures_dir().display()
+    );
     let mut failures = Vec::new();
     let mut by_reducer = std::collections::BTreeMap::<String, usize>::new();
     for path in &files {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         if let Ok(text) = std::fs::read_to_string(path) {
             if let Ok(v) = serde_json::from_str::<Value>(&text) {
-                let r = v.get("reducer").and_then(Value::as_str).unwrap_or("?").to_owned();
+                let r = v
+                    .get("reducer")
+                    .and_then(Value::as_str)
+                    .unwrap_or("?")
+                    .to_owned();
                 *by_reducer.entry(r).or_default() += 1;
             }
         }
@@ -140,13 +174,26 @@ fn every_fixture_passes_through_the_ahp_reducers() {
             failures.push(format!("{name}: {message}"));
         }
     }
-    assert!(failures.is_empty(), "{} of {} fixtures failed:\n{}", failures.len(), files.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} fixtures failed:\n{}",
+        failures.len(),
+        files.len(),
+        failures.join("\n")
+    );
     // Both reducers were exercised (guards against a fixture set that silently shrank to one kind).
-    assert!(by_reducer.get("session").copied().unwrap_or(0) > 0 && by_reducer.get("chat").copied().unwrap_or(0) > 0, "{by_reducer:?}");
+    assert!(
+        by_reducer.get("session").copied().unwrap_or(0) > 0
+            && by_reducer.get("chat").copied().unwrap_or(0) > 0,
+        "{by_reducer:?}"
+    );
 }
 
 #[test]
 fn strip_nulls_keeps_array_nulls_and_drops_object_nulls() {
     let v = serde_json::json!({"a": null, "b": [null, {"c": null, "d": 1}], "e": {"f": null}});
-    assert_eq!(strip_nulls(v), serde_json::json!({"b": [null, {"d": 1}], "e": {}}));
+    assert_eq!(
+        strip_nulls(v),
+        serde_json::json!({"b": [null, {"d": 1}], "e": {}})
+    );
 }

@@ -75,13 +75,34 @@ const INVALID: &[(&str, &str, &[&str])] = &[
 
 fn valid_entries_json() -> Vec<(&'static str, &'static str)> {
     vec![
-        ("ok-stdio", r#"{"type": "stdio", "command": "./bin/server", "args": ["--data", "${PLUGIN_DATA}", "$HOME"], "env": {"ROOT": "${PLUGIN_ROOT}"}, "cwd": "${PLUGIN_DATA}"}"#),
-        ("ok-http", r#"{"type": "streamable-http", "url": "https://tools.example.com/mcp", "headers": {"Authorization": "Bearer s3cr3t", "X-Literal": "${NOT_EXPANDED}"}}"#),
-        ("ok-loopback", r#"{"type": "streamable-http", "url": "http://127.0.0.1:8080/mcp"}"#),
-        ("ok-ipv6-loopback", r#"{"type": "streamable-http", "url": "http://[::1]:8080/mcp"}"#),
-        ("ok-localhost", r#"{"type": "streamable-http", "url": "http://localhost:3000/mcp"}"#),
-        ("ok-bare-spaces", r#"{"type": "stdio", "command": "my server"}"#),
-        ("ok-absolute", r#"{"type": "stdio", "command": "/usr/bin/env", "args": []}"#),
+        (
+            "ok-stdio",
+            r#"{"type": "stdio", "command": "./bin/server", "args": ["--data", "${PLUGIN_DATA}", "$HOME"], "env": {"ROOT": "${PLUGIN_ROOT}"}, "cwd": "${PLUGIN_DATA}"}"#,
+        ),
+        (
+            "ok-http",
+            r#"{"type": "streamable-http", "url": "https://tools.example.com/mcp", "headers": {"Authorization": "Bearer s3cr3t", "X-Literal": "${NOT_EXPANDED}"}}"#,
+        ),
+        (
+            "ok-loopback",
+            r#"{"type": "streamable-http", "url": "http://127.0.0.1:8080/mcp"}"#,
+        ),
+        (
+            "ok-ipv6-loopback",
+            r#"{"type": "streamable-http", "url": "http://[::1]:8080/mcp"}"#,
+        ),
+        (
+            "ok-localhost",
+            r#"{"type": "streamable-http", "url": "http://localhost:3000/mcp"}"#,
+        ),
+        (
+            "ok-bare-spaces",
+            r#"{"type": "stdio", "command": "my server"}"#,
+        ),
+        (
+            "ok-absolute",
+            r#"{"type": "stdio", "command": "/usr/bin/env", "args": []}"#,
+        ),
     ]
 }
 
@@ -110,7 +131,10 @@ fn invalid_entries_fail_alone_and_name_server_and_field() {
 
     for (name, transport) in VALID {
         let entry = cfg.servers.iter().find(|e| e.name == *name).expect(name);
-        let config = entry.config.as_ref().unwrap_or_else(|e| panic!("{name} should be valid: {e}"));
+        let config = entry
+            .config
+            .as_ref()
+            .unwrap_or_else(|e| panic!("{name} should be valid: {e}"));
         assert_eq!(config.transport_name(), *transport, "{name}");
     }
     for (name, _, needles) in INVALID {
@@ -121,7 +145,10 @@ fn invalid_entries_fail_alone_and_name_server_and_field() {
         for needle in *needles {
             assert!(err.contains(needle), "{name}: {err:?} lacks {needle:?}");
         }
-        assert!(!err.contains("s3cr3t"), "{name}: message leaks a secret: {err}");
+        assert!(
+            !err.contains("s3cr3t"),
+            "{name}: message leaks a secret: {err}"
+        );
         assert!(entry.range.is_some(), "{name} has a range");
     }
 }
@@ -130,7 +157,10 @@ fn invalid_entries_fail_alone_and_name_server_and_field() {
 fn entries_keep_file_order() {
     let cfg = parse_mcp_json(&mixed_file(), "f").unwrap();
     let names: Vec<&str> = cfg.servers.iter().map(|e| e.name.as_str()).collect();
-    assert_eq!(&names[..4], &["ok-stdio", "not-object", "ok-http", "missing-type"]);
+    assert_eq!(
+        &names[..4],
+        &["ok-stdio", "not-object", "ok-http", "missing-type"]
+    );
 }
 
 #[test]
@@ -142,19 +172,28 @@ fn validate_entry_value_agrees_with_file_validation() {
             continue; // serde_json keeps only the last duplicate
         }
         let value = &raw["mcpServers"][&entry.name];
-        assert_eq!(validate_entry_value(&entry.name, value), entry.config, "{}", entry.name);
+        assert_eq!(
+            validate_entry_value(&entry.name, value),
+            entry.config,
+            "{}",
+            entry.name
+        );
     }
 }
 
 #[test]
 fn valid_stdio_entry_keeps_variables_unexpanded() {
     let cfg = parse_mcp_json(&mixed_file(), "f").unwrap();
-    let Ok(ServerConfig::Stdio(s)) = &cfg.servers[0].config else { panic!("ok-stdio") };
+    let Ok(ServerConfig::Stdio(s)) = &cfg.servers[0].config else {
+        panic!("ok-stdio")
+    };
     assert_eq!(s.command, "./bin/server");
     assert_eq!(s.args, ["--data", "${PLUGIN_DATA}", "$HOME"]);
     assert_eq!(s.env["ROOT"], "${PLUGIN_ROOT}");
     assert_eq!(s.cwd.as_deref(), Some("${PLUGIN_DATA}"));
-    let Ok(ServerConfig::StreamableHttp(h)) = &cfg.servers[2].config else { panic!("ok-http") };
+    let Ok(ServerConfig::StreamableHttp(h)) = &cfg.servers[2].config else {
+        panic!("ok-http")
+    };
     assert_eq!(h.headers["X-Literal"], "${NOT_EXPANDED}");
 }
 
@@ -164,11 +203,29 @@ fn entry_range_is_zero_based_utf16() {
     let text = "{\"mcpServers\": {\n  \"ü𝄞\": {\"type\": \"x\"}, \"next\": {\"type\": \"stdio\", \"command\": \"a\"}\n}}";
     let cfg = parse_mcp_json(text, "f").unwrap();
     let first = cfg.servers[0].range.clone().unwrap();
-    assert_eq!(first.start, TextPosition { line: 1, character: 2 });
+    assert_eq!(
+        first.start,
+        TextPosition {
+            line: 1,
+            character: 2
+        }
+    );
     // `"ü𝄞"` is 5 units, `: {"type": "x"}` is 15.
-    assert_eq!(first.end, TextPosition { line: 1, character: 22 });
+    assert_eq!(
+        first.end,
+        TextPosition {
+            line: 1,
+            character: 22
+        }
+    );
     let second = cfg.servers[1].range.clone().unwrap();
-    assert_eq!(second.start, TextPosition { line: 1, character: 24 });
+    assert_eq!(
+        second.start,
+        TextPosition {
+            line: 1,
+            character: 24
+        }
+    );
     assert!(cfg.servers[0].config.is_err() && cfg.servers[1].config.is_ok());
 }
 
@@ -198,7 +255,10 @@ fn file_level_failures_name_file_line_and_column() {
     ];
     for (text, prefix, needle) in &cases {
         let err = parse_mcp_json(text, "/p/mcp.json").expect_err(text);
-        assert!(err.starts_with(prefix), "{text:?}: {err:?} should start with {prefix:?}");
+        assert!(
+            err.starts_with(prefix),
+            "{text:?}: {err:?} should start with {prefix:?}"
+        );
         assert!(err.contains(needle), "{text:?}: {err:?} lacks {needle:?}");
     }
 }
@@ -210,13 +270,22 @@ fn file_level_column_counts_utf16() {
     assert!(err.starts_with("f:1:2: unknown top-level field"), "{err}");
     let err = parse_mcp_json("{\"mcpServers\": {\"é𝄞\": 1,}}", "f").unwrap_err();
     // `{"mcpServers": {"é𝄞": 1` is 24 units; the comma is at 0-based 24.
-    assert!(err.starts_with("f:1:25: invalid JSON: Trailing commas"), "{err}");
+    assert!(
+        err.starts_with("f:1:25: invalid JSON: Trailing commas"),
+        "{err}"
+    );
 }
 
 #[test]
 fn minimal_valid_files() {
-    assert_eq!(parse_mcp_json("{\"mcpServers\": {}}", "f").unwrap().servers, vec![]);
-    let with_schema = format!("{{\"$schema\": \"{}\", \"mcpServers\": {{}}}}", SUPPORTED_SCHEMAS[0]);
+    assert_eq!(
+        parse_mcp_json("{\"mcpServers\": {}}", "f").unwrap().servers,
+        vec![]
+    );
+    let with_schema = format!(
+        "{{\"$schema\": \"{}\", \"mcpServers\": {{}}}}",
+        SUPPORTED_SCHEMAS[0]
+    );
     assert!(parse_mcp_json(&with_schema, "f").is_ok());
 }
 
@@ -238,14 +307,25 @@ fn plugin_at(root_name: &str) -> Plugin {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join(root_name);
     let data = tmp.path().join("data");
-    for dir in [root.join("bin"), root.join("work"), data.clone(), tmp.path().join("outside")] {
+    for dir in [
+        root.join("bin"),
+        root.join("work"),
+        data.clone(),
+        tmp.path().join("outside"),
+    ] {
         std::fs::create_dir_all(dir).unwrap();
     }
     for file in [root.join("bin/server"), tmp.path().join("outside/tool")] {
         std::fs::write(&file, "#!/bin/sh\nexit 0\n").unwrap();
         make_executable(&file);
     }
-    Plugin { vars: PluginVars { plugin_root: root, plugin_data: data }, tmp }
+    Plugin {
+        vars: PluginVars {
+            plugin_root: root,
+            plugin_data: data,
+        },
+        tmp,
+    }
 }
 
 #[cfg(unix)]
@@ -258,7 +338,12 @@ fn make_executable(path: &Path) {
 fn make_executable(_: &Path) {}
 
 fn stdio(command: &str) -> StdioConfig {
-    StdioConfig { command: command.into(), args: vec![], env: BTreeMap::new(), cwd: None }
+    StdioConfig {
+        command: command.into(),
+        args: vec![],
+        env: BTreeMap::new(),
+        cwd: None,
+    }
 }
 
 fn resolve(cfg: &StdioConfig, p: &Plugin) -> Result<LaunchSpec, ahp_mcp_host::error::HostError> {
@@ -266,14 +351,23 @@ fn resolve(cfg: &StdioConfig, p: &Plugin) -> Result<LaunchSpec, ahp_mcp_host::er
 }
 
 fn env_value<'a>(spec: &'a LaunchSpec, name: &str) -> Option<&'a OsStr> {
-    spec.env.iter().rev().find(|(k, _)| k == name).map(|(_, v)| v.as_os_str())
+    spec.env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_os_str())
 }
 
 #[test]
 fn dot_command_resolves_inside_root() {
     let p = plugin();
     let spec = resolve(&stdio("./bin/server"), &p).unwrap();
-    let expected = p.vars.plugin_root.join("bin/server").canonicalize().unwrap();
+    let expected = p
+        .vars
+        .plugin_root
+        .join("bin/server")
+        .canonicalize()
+        .unwrap();
     assert_eq!(spec.program, expected);
 }
 
@@ -296,10 +390,18 @@ fn dot_command_escaping_through_symlink_is_refused() {
     let err = resolve(&stdio("./bin/linked"), &p).unwrap_err();
     assert_eq!(err.code, ErrorCode::CommandOutsideRoot);
     // A symlinked directory pointing outside is refused as well.
-    std::os::unix::fs::symlink(p.tmp.path().join("outside"), p.vars.plugin_root.join("ext")).unwrap();
-    assert_eq!(resolve(&stdio("./ext/tool"), &p).unwrap_err().code, ErrorCode::CommandOutsideRoot);
+    std::os::unix::fs::symlink(p.tmp.path().join("outside"), p.vars.plugin_root.join("ext"))
+        .unwrap();
+    assert_eq!(
+        resolve(&stdio("./ext/tool"), &p).unwrap_err().code,
+        ErrorCode::CommandOutsideRoot
+    );
     // A symlink that stays inside the root is fine.
-    std::os::unix::fs::symlink(p.vars.plugin_root.join("bin/server"), p.vars.plugin_root.join("s")).unwrap();
+    std::os::unix::fs::symlink(
+        p.vars.plugin_root.join("bin/server"),
+        p.vars.plugin_root.join("s"),
+    )
+    .unwrap();
     assert!(resolve(&stdio("./s"), &p).is_ok());
 }
 
@@ -316,7 +418,11 @@ fn missing_dot_command_is_not_found() {
 fn bare_command_resolves_through_host_path() {
     let p = plugin();
     let spec = resolve(&stdio("sh"), &p).unwrap();
-    assert!(spec.program.is_absolute() && spec.program.is_file(), "{:?}", spec.program);
+    assert!(
+        spec.program.is_absolute() && spec.program.is_file(),
+        "{:?}",
+        spec.program
+    );
     assert_eq!(spec.program.file_name(), Some(OsStr::new("sh")));
 }
 
@@ -326,7 +432,10 @@ fn configured_path_does_not_affect_bare_resolution() {
     let p = plugin();
     let mut cfg = stdio("server");
     // The plugin points PATH at its own bin/: resolution must ignore it.
-    cfg.env.insert("PATH".into(), p.vars.plugin_root.join("bin").to_string_lossy().into());
+    cfg.env.insert(
+        "PATH".into(),
+        p.vars.plugin_root.join("bin").to_string_lossy().into(),
+    );
     let err = resolve(&cfg, &p).unwrap_err();
     assert_eq!(err.code, ErrorCode::CommandNotFound);
     assert!(err.message.contains("\"server\""), "{}", err.message);
@@ -349,9 +458,17 @@ fn bare_command_not_found() {
 fn absolute_command_must_exist() {
     let p = plugin();
     let abs = p.tmp.path().join("outside/tool");
-    assert_eq!(resolve(&stdio(abs.to_str().unwrap()), &p).unwrap().program, abs);
+    assert_eq!(
+        resolve(&stdio(abs.to_str().unwrap()), &p).unwrap().program,
+        abs
+    );
     let missing = p.tmp.path().join("outside/missing");
-    assert_eq!(resolve(&stdio(missing.to_str().unwrap()), &p).unwrap_err().code, ErrorCode::CommandNotFound);
+    assert_eq!(
+        resolve(&stdio(missing.to_str().unwrap()), &p)
+            .unwrap_err()
+            .code,
+        ErrorCode::CommandNotFound
+    );
 }
 
 #[test]
@@ -363,8 +480,14 @@ fn plugin_variables_cannot_be_spoofed() {
     let base = vec![(OsString::from("PLUGIN_DATA"), OsString::from("/ambient"))];
     for policy in [EnvPolicy::Inherit, EnvPolicy::AllowList] {
         let spec = resolve_stdio(&cfg, &p.vars, &base, policy).unwrap();
-        assert_eq!(env_value(&spec, "PLUGIN_ROOT"), Some(p.vars.plugin_root.as_os_str()));
-        assert_eq!(env_value(&spec, "PLUGIN_DATA"), Some(p.vars.plugin_data.as_os_str()));
+        assert_eq!(
+            env_value(&spec, "PLUGIN_ROOT"),
+            Some(p.vars.plugin_root.as_os_str())
+        );
+        assert_eq!(
+            env_value(&spec, "PLUGIN_DATA"),
+            Some(p.vars.plugin_data.as_os_str())
+        );
         let count = |n: &str| spec.env.iter().filter(|(k, _)| k == n).count();
         assert_eq!((count("PLUGIN_ROOT"), count("PLUGIN_DATA")), (1, 1));
         let last: Vec<&OsString> = spec.env.iter().rev().take(2).map(|(k, _)| k).collect();
@@ -375,10 +498,14 @@ fn plugin_variables_cannot_be_spoofed() {
 #[test]
 fn allow_list_drops_ambient_secrets_inherit_keeps_them() {
     let p = plugin();
-    let base: Vec<(OsString, OsString)> = [("HOME", "/home/u"), ("OPENAI_API_KEY", "sk-x"), ("LC_ALL", "C")]
-        .iter()
-        .map(|(k, v)| (k.into(), v.into()))
-        .collect();
+    let base: Vec<(OsString, OsString)> = [
+        ("HOME", "/home/u"),
+        ("OPENAI_API_KEY", "sk-x"),
+        ("LC_ALL", "C"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.into(), v.into()))
+    .collect();
     let spec = resolve_stdio(&stdio("./bin/server"), &p.vars, &base, EnvPolicy::AllowList).unwrap();
     assert_eq!(env_value(&spec, "OPENAI_API_KEY"), None);
     assert_eq!(env_value(&spec, "HOME"), Some(OsStr::new("/home/u")));
@@ -391,14 +518,28 @@ fn allow_list_drops_ambient_secrets_inherit_keeps_them() {
 fn args_env_cwd_are_expanded_command_is_not() {
     let p = plugin();
     let mut cfg = stdio("./bin/server");
-    cfg.args = vec!["--root=${PLUGIN_ROOT}".into(), "${PLUGIN_DATA}/db".into(), "$HOME".into()];
+    cfg.args = vec![
+        "--root=${PLUGIN_ROOT}".into(),
+        "${PLUGIN_DATA}/db".into(),
+        "$HOME".into(),
+    ];
     cfg.env.insert("DB".into(), "${PLUGIN_DATA}/db".into());
     cfg.cwd = Some("${PLUGIN_ROOT}/work".into());
     let spec = resolve(&cfg, &p).unwrap();
     let root = p.vars.plugin_root.to_str().unwrap();
     let data = p.vars.plugin_data.to_str().unwrap();
-    assert_eq!(spec.args, [format!("--root={root}"), format!("{data}/db"), "$HOME".into()]);
-    assert_eq!(env_value(&spec, "DB"), Some(OsStr::new(&format!("{data}/db"))));
+    assert_eq!(
+        spec.args,
+        [
+            format!("--root={root}"),
+            format!("{data}/db"),
+            "$HOME".into()
+        ]
+    );
+    assert_eq!(
+        env_value(&spec, "DB"),
+        Some(OsStr::new(&format!("{data}/db")))
+    );
     assert_eq!(spec.cwd, PathBuf::from(format!("{root}/work")));
 }
 
@@ -426,7 +567,10 @@ fn relative_cwd_resolves_against_root_and_missing_cwd_fails() {
     let p = plugin();
     let mut cfg = stdio("./bin/server");
     cfg.cwd = Some("work".into());
-    assert_eq!(resolve(&cfg, &p).unwrap().cwd, p.vars.plugin_root.join("work"));
+    assert_eq!(
+        resolve(&cfg, &p).unwrap().cwd,
+        p.vars.plugin_root.join("work")
+    );
     cfg.cwd = Some("${PLUGIN_DATA}/not-created".into());
     let err = resolve(&cfg, &p).unwrap_err();
     assert_eq!(err.code, ErrorCode::SpawnFailed);
@@ -442,13 +586,29 @@ fn plugin_data_dir_is_created_sanitized_and_survives() {
     assert!(dir.is_dir());
     std::fs::write(dir.join("state.db"), "keep").unwrap();
     assert_eq!(ensure_plugin_data_dir(&base, "acme.tools").unwrap(), dir);
-    assert_eq!(std::fs::read_to_string(dir.join("state.db")).unwrap(), "keep");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("state.db")).unwrap(),
+        "keep"
+    );
 
     let slash = ensure_plugin_data_dir(&base, "acme/tools").unwrap();
     let colon = ensure_plugin_data_dir(&base, "acme:tools").unwrap();
-    assert_eq!(slash.parent(), Some(base.as_path()), "no nested directory from '/'");
+    assert_eq!(
+        slash.parent(),
+        Some(base.as_path()),
+        "no nested directory from '/'"
+    );
     assert_ne!(slash, colon);
-    assert!(slash.file_name().unwrap().to_str().unwrap().starts_with("acme_tools-"));
+    assert!(slash
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .starts_with("acme_tools-"));
     let up = ensure_plugin_data_dir(&base, "..").unwrap();
-    assert_eq!(up.parent(), Some(base.as_path()), "'..' stays inside data_dir");
+    assert_eq!(
+        up.parent(),
+        Some(base.as_path()),
+        "'..' stays inside data_dir"
+    );
 }

@@ -34,8 +34,13 @@ const WAIT: Duration = Duration::from_secs(60);
 // ---------------------------------------------------------------------------
 
 fn everything_js() -> PathBuf {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
-    assert!(p.is_file(), "{} is missing: run `npm ci` in the crate root", p.display());
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        p.is_file(),
+        "{} is missing: run `npm ci` in the crate root",
+        p.display()
+    );
     p
 }
 
@@ -54,7 +59,15 @@ fn new_host() -> (Host, Events, tempfile::TempDir) {
     .expect("HostOptions");
     let (tx, rx) = unbounded_channel::<HostEvent>();
     let host = Host::new(options, Arc::new(tx));
-    (host, Events { rx, actions: Vec::new(), logs: Vec::new() }, data)
+    (
+        host,
+        Events {
+            rx,
+            actions: Vec::new(),
+            logs: Vec::new(),
+        },
+        data,
+    )
 }
 
 fn origin(seq: i64) -> ActionOrigin {
@@ -71,10 +84,12 @@ struct Events {
 impl Events {
     fn push(&mut self, event: HostEvent) {
         match event {
-            HostEvent::Action(e) => self.actions.push(e),
+            HostEvent::Action(e) => self.actions.push(*e),
             HostEvent::Log(l) => self.logs.push(l),
             // No OAuth server in these tests.
-            HostEvent::AuthorizationUrl { .. } | HostEvent::ToolsChanged { .. } | HostEvent::ListChanged { .. } => {}
+            HostEvent::AuthorizationUrl { .. }
+            | HostEvent::ToolsChanged { .. }
+            | HostEvent::ListChanged { .. } => {}
         }
     }
 
@@ -86,27 +101,48 @@ impl Events {
     }
 
     /// Waits for the first envelope with `serverSeq > after_seq` matching `pred`.
-    async fn wait_action(&mut self, after_seq: u64, what: &str, pred: impl Fn(&ActionEnvelope) -> bool) -> ActionEnvelope {
+    async fn wait_action(
+        &mut self,
+        after_seq: u64,
+        what: &str,
+        pred: impl Fn(&ActionEnvelope) -> bool,
+    ) -> ActionEnvelope {
         let deadline = tokio::time::Instant::now() + WAIT;
         loop {
             self.drain();
-            if let Some(e) = self.actions.iter().find(|e| e.server_seq > after_seq && pred(e)) {
+            if let Some(e) = self
+                .actions
+                .iter()
+                .find(|e| e.server_seq > after_seq && pred(e))
+            {
                 return e.clone();
             }
             match tokio::time::timeout_at(deadline, self.rx.recv()).await {
                 Ok(Some(event)) => self.push(event),
                 Ok(None) => panic!("sink closed while waiting for {what}"),
-                Err(_) => panic!("timed out waiting for {what}; actions so far:\n{}\nlogs:\n{}", self.dump_actions(), self.dump_logs()),
+                Err(_) => panic!(
+                    "timed out waiting for {what}; actions so far:\n{}\nlogs:\n{}",
+                    self.dump_actions(),
+                    self.dump_logs()
+                ),
             }
         }
     }
 
     fn dump_actions(&self) -> String {
-        self.actions.iter().map(|e| serde_json::to_string(e).unwrap()).collect::<Vec<_>>().join("\n")
+        self.actions
+            .iter()
+            .map(|e| serde_json::to_string(e).unwrap())
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     fn dump_logs(&self) -> String {
-        self.logs.iter().map(|l| serde_json::to_string(l).unwrap()).collect::<Vec<_>>().join("\n")
+        self.logs
+            .iter()
+            .map(|l| serde_json::to_string(l).unwrap())
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 
@@ -127,7 +163,13 @@ fn is_stopped(s: &McpServerState) -> bool {
 }
 
 /// Polls `host.state()` until server `id` satisfies `pred` (fails after [`WAIT`]).
-async fn wait_server(host: &Host, events: &mut Events, id: &str, what: &str, pred: impl Fn(&McpServerState) -> bool) {
+async fn wait_server(
+    host: &Host,
+    events: &mut Events,
+    id: &str,
+    what: &str,
+    pred: impl Fn(&McpServerState) -> bool,
+) {
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
         let state = server_state(&host.state(), id);
@@ -136,7 +178,11 @@ async fn wait_server(host: &Host, events: &mut Events, id: &str, what: &str, pre
         }
         if tokio::time::Instant::now() >= deadline {
             events.drain();
-            panic!("timed out waiting for {id} to be {what}; now {state:?}\nactions:\n{}\nlogs:\n{}", events.dump_actions(), events.dump_logs());
+            panic!(
+                "timed out waiting for {id} to be {what}; now {state:?}\nactions:\n{}\nlogs:\n{}",
+                events.dump_actions(),
+                events.dump_logs()
+            );
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
@@ -151,7 +197,10 @@ fn host_state_change(e: &ActionEnvelope, id: &str, pred: impl Fn(&McpServerState
 
 /// Replays envelopes through the session reducer from an empty session.
 /// With `include_rejected` false (the AHP rule) rejected echoes are skipped.
-fn replay<'a>(envelopes: impl IntoIterator<Item = &'a ActionEnvelope>, include_rejected: bool) -> SessionState {
+fn replay<'a>(
+    envelopes: impl IntoIterator<Item = &'a ActionEnvelope>,
+    include_rejected: bool,
+) -> SessionState {
     let mut state = empty_session_state();
     for e in envelopes {
         if include_rejected || e.rejection_reason.is_none() {
@@ -176,18 +225,37 @@ fn assert_gapless(actions: &[ActionEnvelope]) {
     assert!(!actions.is_empty(), "no envelopes");
     let seqs: Vec<u64> = actions.iter().map(|e| e.server_seq).collect();
     let want: Vec<u64> = (1..=actions.len() as u64).collect();
-    assert_eq!(seqs, want, "serverSeq must be gapless from 1, in emission order");
+    assert_eq!(
+        seqs, want,
+        "serverSeq must be gapless from 1, in emission order"
+    );
     for e in actions {
-        assert_eq!(e.channel, CHANNEL, "envelope {} on the wrong channel", e.server_seq);
+        assert_eq!(
+            e.channel, CHANNEL,
+            "envelope {} on the wrong channel",
+            e.server_seq
+        );
     }
 }
 
-async fn echo(host: &Host, server_id: &str, message: &str) -> Result<String, ahp_mcp_host::error::HostError> {
-    let args: CallToolArgs =
-        serde_json::from_value(json!({"serverId": server_id, "name": "echo", "arguments": {"message": message}})).expect("CallToolArgs");
+async fn echo(
+    host: &Host,
+    server_id: &str,
+    message: &str,
+) -> Result<String, ahp_mcp_host::error::HostError> {
+    let args: CallToolArgs = serde_json::from_value(
+        json!({"serverId": server_id, "name": "echo", "arguments": {"message": message}}),
+    )
+    .expect("CallToolArgs");
     let result = host.call_tool(args, CancellationToken::new()).await?;
-    assert_ne!(result.get("isError"), Some(&Value::Bool(true)), "echo failed: {result}");
-    let text = result["content"][0]["text"].as_str().unwrap_or_else(|| panic!("echo result without text content: {result}"));
+    assert_ne!(
+        result.get("isError"),
+        Some(&Value::Bool(true)),
+        "echo failed: {result}"
+    );
+    let text = result["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("echo result without text content: {result}"));
     Ok(text.to_owned())
 }
 
@@ -212,8 +280,16 @@ fn forged_state_change(id: &str) -> Value {
 /// Checks a dispatch echo: channel, origin, the action itself, and rejection.
 fn assert_echo(e: &ActionEnvelope, sent: &Value, seq: i64, rejected: bool) {
     assert_eq!(e.channel, CHANNEL);
-    assert_eq!(e.origin, Some(origin(seq)), "echo of clientSeq {seq} must carry its origin");
-    assert_eq!(serde_json::to_value(&e.action).unwrap(), *sent, "echo of clientSeq {seq} must carry the dispatched action");
+    assert_eq!(
+        e.origin,
+        Some(origin(seq)),
+        "echo of clientSeq {seq} must carry its origin"
+    );
+    assert_eq!(
+        serde_json::to_value(&e.action).unwrap(),
+        *sent,
+        "echo of clientSeq {seq} must carry the dispatched action"
+    );
     match (&e.rejection_reason, rejected) {
         (None, false) => {}
         (Some(reason), true) => assert!(!reason.is_empty(), "empty rejectionReason"),
@@ -229,23 +305,39 @@ fn assert_final_replay(host: &Host, events: &mut Events, server_ids: &[&str]) {
     events.drain();
     let final_state = host.state();
     assert_gapless(&events.actions);
-    assert_same_state("replay of all non-rejected envelopes vs host.state() after shutdown", &replay(&events.actions, false), &final_state);
+    assert_same_state(
+        "replay of all non-rejected envelopes vs host.state() after shutdown",
+        &replay(&events.actions, false),
+        &final_state,
+    );
     for id in server_ids {
         let s = server_state(&final_state, id);
-        assert!(s.as_ref().is_some_and(is_stopped), "{id} after shutdown: {s:?}");
+        assert!(
+            s.as_ref().is_some_and(is_stopped),
+            "{id} after shutdown: {s:?}"
+        );
         let last = events
             .actions
             .iter()
             .rev()
             .find(|e| matches!(&e.action, StateAction::SessionMcpServerStateChanged(a) if a.id == *id))
             .unwrap_or_else(|| panic!("no state change for {id}"));
-        assert!(host_state_change(last, id, is_stopped), "last state change of {id} must be the host's `stopped`: {last:?}");
+        assert!(
+            host_state_change(last, id, is_stopped),
+            "last state change of {id} must be the host's `stopped`: {last:?}"
+        );
     }
-    assert_eq!(host.process_count(), 0, "process groups left after shutdown");
+    assert_eq!(
+        host.process_count(),
+        0,
+        "process groups left after shutdown"
+    );
 }
 
 async fn add_everything(host: &Host, name: &str) -> String {
-    let opts: AddServer = serde_json::from_value(json!({"name": name, "config": everything_config()})).expect("AddServer");
+    let opts: AddServer =
+        serde_json::from_value(json!({"name": name, "config": everything_config()}))
+            .expect("AddServer");
     host.add_server(opts).await.expect("add_server")
 }
 
@@ -262,59 +354,116 @@ async fn replayed_envelopes_reproduce_host_state_across_client_stop_start_and_re
     assert_eq!(id, "everything");
     wait_server(&host, &mut events, &id, "ready", is_ready).await;
 
-    assert_eq!(echo(&host, &id, "hi").await.expect("echo while ready"), "Echo: hi");
+    assert_eq!(
+        echo(&host, &id, "hi").await.expect("echo while ready"),
+        "Echo: hi"
+    );
 
     // 1: stop. Echo with origin, applied; then the host's authoritative `stopped`.
     let sent1 = stop_action(&id);
-    let e1 = host.dispatch(sent1.clone(), origin(1)).expect("dispatch stop");
+    let e1 = host
+        .dispatch(sent1.clone(), origin(1))
+        .expect("dispatch stop");
     assert_echo(&e1, &sent1, 1, false);
-    let stopped = events.wait_action(e1.server_seq, "host `stopped` after the stop request", |e| host_state_change(e, &id, is_stopped)).await;
+    let stopped = events
+        .wait_action(
+            e1.server_seq,
+            "host `stopped` after the stop request",
+            |e| host_state_change(e, &id, is_stopped),
+        )
+        .await;
     let no_ready_between = events
         .actions
         .iter()
         .filter(|e| e.server_seq > e1.server_seq && e.server_seq < stopped.server_seq)
         .all(|e| !host_state_change(e, &id, is_ready));
-    assert!(no_ready_between, "server reported ready between the stop request and `stopped`:\n{}", events.dump_actions());
-    let err = echo(&host, &id, "while stopped").await.expect_err("a stopped server must not serve calls");
+    assert!(
+        no_ready_between,
+        "server reported ready between the stop request and `stopped`:\n{}",
+        events.dump_actions()
+    );
+    let err = echo(&host, &id, "while stopped")
+        .await
+        .expect_err("a stopped server must not serve calls");
     assert_eq!(err.code, ErrorCode::ServerNotReady, "{}", err.message);
 
     // 2: start. Echo applied (reducer: `starting`), then the host's `ready`, no error on the way.
     let sent2 = start_action(&id);
-    let e2 = host.dispatch(sent2.clone(), origin(2)).expect("dispatch start");
+    let e2 = host
+        .dispatch(sent2.clone(), origin(2))
+        .expect("dispatch start");
     assert_echo(&e2, &sent2, 2, false);
-    let ready = events.wait_action(e2.server_seq, "host `ready` after the start request", |e| host_state_change(e, &id, is_ready)).await;
+    let ready = events
+        .wait_action(e2.server_seq, "host `ready` after the start request", |e| {
+            host_state_change(e, &id, is_ready)
+        })
+        .await;
     let clean_start = events
         .actions
         .iter()
         .filter(|e| e.server_seq > e2.server_seq && e.server_seq < ready.server_seq)
         .all(|e| !matches!(&e.action, StateAction::SessionMcpServerStateChanged(a) if a.id == id && !matches!(a.state, McpServerState::Starting(_))));
-    assert!(clean_start, "only `starting` may precede `ready` after a start request:\n{}", events.dump_actions());
+    assert!(
+        clean_start,
+        "only `starting` may precede `ready` after a start request:\n{}",
+        events.dump_actions()
+    );
     wait_server(&host, &mut events, &id, "ready", is_ready).await;
 
     // 3 and 4: refused while the server is ready and idle: echoed with
     // rejectionReason, state untouched.
     let before = host.state();
     let sent3 = start_action("nope");
-    let e3 = host.dispatch(sent3.clone(), origin(3)).expect("dispatch start nope");
+    let e3 = host
+        .dispatch(sent3.clone(), origin(3))
+        .expect("dispatch start nope");
     assert_echo(&e3, &sent3, 3, true);
-    assert!(e3.rejection_reason.as_deref().unwrap().contains("nope"), "{:?}", e3.rejection_reason);
+    assert!(
+        e3.rejection_reason.as_deref().unwrap().contains("nope"),
+        "{:?}",
+        e3.rejection_reason
+    );
     let sent4 = forged_state_change(&id);
-    let e4 = host.dispatch(sent4.clone(), origin(4)).expect("dispatch host-only action");
+    let e4 = host
+        .dispatch(sent4.clone(), origin(4))
+        .expect("dispatch host-only action");
     assert_echo(&e4, &sent4, 4, true);
-    assert!(e4.rejection_reason.as_deref().unwrap().contains("session/mcpServerStateChanged"), "{:?}", e4.rejection_reason);
+    assert!(
+        e4.rejection_reason
+            .as_deref()
+            .unwrap()
+            .contains("session/mcpServerStateChanged"),
+        "{:?}",
+        e4.rejection_reason
+    );
     let after = host.state();
-    assert_same_state("host.state() across two refused dispatches", &after, &before);
+    assert_same_state(
+        "host.state() across two refused dispatches",
+        &after,
+        &before,
+    );
     assert!(server_state(&after, &id).as_ref().is_some_and(is_ready));
 
     // Still the same, ready server.
     wait_server(&host, &mut events, &id, "ready", is_ready).await;
-    assert_eq!(echo(&host, &id, "again").await.expect("echo after restart"), "Echo: again");
+    assert_eq!(
+        echo(&host, &id, "again").await.expect("echo after restart"),
+        "Echo: again"
+    );
 
     // The prefix up to the refusals replays to the snapshot; had the refused
     // host-only action been applied, the server would read `error`.
     events.drain();
-    let prefix: Vec<&ActionEnvelope> = events.actions.iter().filter(|e| e.server_seq <= e4.server_seq).collect();
-    assert_same_state("replay up to clientSeq 4 vs snapshot", &replay(prefix.iter().copied(), false), &after);
+    let prefix: Vec<&ActionEnvelope> = events
+        .actions
+        .iter()
+        .filter(|e| e.server_seq <= e4.server_seq)
+        .collect();
+    assert_same_state(
+        "replay up to clientSeq 4 vs snapshot",
+        &replay(prefix.iter().copied(), false),
+        &after,
+    );
     let wrongly = replay(prefix.iter().copied(), true);
     assert!(
         matches!(server_state(&wrongly, &id), Some(McpServerState::Error(_))),
@@ -328,10 +477,21 @@ async fn replayed_envelopes_reproduce_host_state_across_client_stop_start_and_re
     let echoed: Vec<(i64, bool)> = events
         .actions
         .iter()
-        .filter_map(|e| e.origin.as_ref().map(|o| (o.client_seq, e.rejection_reason.is_some())))
+        .filter_map(|e| {
+            e.origin
+                .as_ref()
+                .map(|o| (o.client_seq, e.rejection_reason.is_some()))
+        })
         .collect();
     assert_eq!(echoed, vec![(1, false), (2, false), (3, true), (4, true)]);
-    assert!(events.actions.iter().filter(|e| e.origin.is_none()).all(|e| e.rejection_reason.is_none()), "host actions are never rejected");
+    assert!(
+        events
+            .actions
+            .iter()
+            .filter(|e| e.origin.is_none())
+            .all(|e| e.rejection_reason.is_none()),
+        "host actions are never rejected"
+    );
 }
 
 /// The same four dispatches back to back, without waiting in between: the
@@ -344,20 +504,44 @@ async fn back_to_back_client_actions_still_replay_to_host_state() {
     wait_server(&host, &mut events, &id, "ready", is_ready).await;
     assert_eq!(echo(&host, &id, "hi").await.expect("echo"), "Echo: hi");
 
-    let sent = [stop_action(&id), start_action(&id), start_action("nope"), forged_state_change(&id)];
-    let echoes: Vec<ActionEnvelope> =
-        sent.iter().enumerate().map(|(i, a)| host.dispatch(a.clone(), origin(i as i64 + 1)).expect("dispatch")).collect();
+    let sent = [
+        stop_action(&id),
+        start_action(&id),
+        start_action("nope"),
+        forged_state_change(&id),
+    ];
+    let echoes: Vec<ActionEnvelope> = sent
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            host.dispatch(a.clone(), origin(i as i64 + 1))
+                .expect("dispatch")
+        })
+        .collect();
     for (i, (e, a)) in echoes.iter().zip(&sent).enumerate() {
         assert_echo(e, a, i as i64 + 1, i >= 2);
     }
 
-    let stopped = events.wait_action(echoes[0].server_seq, "host `stopped` after the stop request", |e| host_state_change(e, &id, is_stopped)).await;
+    let stopped = events
+        .wait_action(
+            echoes[0].server_seq,
+            "host `stopped` after the stop request",
+            |e| host_state_change(e, &id, is_stopped),
+        )
+        .await;
     let ready = events
-        .wait_action(stopped.server_seq.max(echoes[1].server_seq), "host `ready` after the start request", |e| host_state_change(e, &id, is_ready))
+        .wait_action(
+            stopped.server_seq.max(echoes[1].server_seq),
+            "host `ready` after the start request",
+            |e| host_state_change(e, &id, is_ready),
+        )
         .await;
     assert!(ready.server_seq > echoes[1].server_seq);
     wait_server(&host, &mut events, &id, "ready", is_ready).await;
-    assert_eq!(echo(&host, &id, "again").await.expect("echo after restart"), "Echo: again");
+    assert_eq!(
+        echo(&host, &id, "again").await.expect("echo after restart"),
+        "Echo: again"
+    );
 
     host.shutdown().await;
     assert_final_replay(&host, &mut events, &[id.as_str()]);
@@ -380,19 +564,37 @@ async fn invalid_sibling_degrades_plugin_but_valid_server_reaches_ready() {
             "bad": {"type": "stdio", "command": "node", "args": ["x.js"], "timeout": 5},
         }
     });
-    std::fs::write(plugin.path().join("mcp.json"), serde_json::to_string_pretty(&mcp).unwrap()).unwrap();
+    std::fs::write(
+        plugin.path().join("mcp.json"),
+        serde_json::to_string_pretty(&mcp).unwrap(),
+    )
+    .unwrap();
 
-    let opts: AddPlugin = serde_json::from_value(json!({"root": plugin.path(), "name": "plug"})).expect("AddPlugin");
+    let opts: AddPlugin =
+        serde_json::from_value(json!({"root": plugin.path(), "name": "plug"})).expect("AddPlugin");
     let added = host.add_plugin(opts).await.expect("add_plugin");
     assert_eq!(added.id, "plug");
-    assert_eq!(added.servers, vec!["plug/good".to_owned()], "only the valid entry is started");
+    assert_eq!(
+        added.servers,
+        vec!["plug/good".to_owned()],
+        "only the valid entry is started"
+    );
     let message = match &added.load {
         CustomizationLoadState::Degraded(d) => d.message.clone(),
         other => panic!("plugin load must be degraded, got {other:?}"),
     };
-    assert!(message.contains("server \"bad\""), "degraded message must name the bad server: {message}");
-    assert!(message.contains("\"timeout\""), "degraded message must name the bad field: {message}");
-    assert!(!message.contains("\"good\""), "degraded message must not blame the valid sibling: {message}");
+    assert!(
+        message.contains("server \"bad\""),
+        "degraded message must name the bad server: {message}"
+    );
+    assert!(
+        message.contains("\"timeout\""),
+        "degraded message must name the bad field: {message}"
+    );
+    assert!(
+        !message.contains("\"good\""),
+        "degraded message must not blame the valid sibling: {message}"
+    );
 
     wait_server(&host, &mut events, "plug/good", "ready", is_ready).await;
 
@@ -412,22 +614,40 @@ async fn invalid_sibling_degrades_plugin_but_valid_server_reaches_ready() {
         .children
         .iter()
         .flatten()
-        .map(|c| serde_json::to_value(c).unwrap()["id"].as_str().unwrap_or_default().to_owned())
+        .map(|c| {
+            serde_json::to_value(c).unwrap()["id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
         .collect();
     assert_eq!(child_ids, vec!["plug/good".to_owned()]);
-    assert!(server_state(&state, "plug/bad").is_none(), "an invalid entry must not become a server");
+    assert!(
+        server_state(&state, "plug/bad").is_none(),
+        "an invalid entry must not become a server"
+    );
 
     events.drain();
     assert!(
-        events.logs.iter().any(|l| l.level == LogLevel::Warn && l.message.contains("\"bad\"")),
+        events
+            .logs
+            .iter()
+            .any(|l| l.level == LogLevel::Warn && l.message.contains("\"bad\"")),
         "the skipped entry must be logged as a warning:\n{}",
         events.dump_logs()
     );
 
-    assert_eq!(echo(&host, "plug/good", "sibling").await.expect("echo on the valid sibling"), "Echo: sibling");
+    assert_eq!(
+        echo(&host, "plug/good", "sibling")
+            .await
+            .expect("echo on the valid sibling"),
+        "Echo: sibling"
+    );
     let tools = host.list_tools();
     assert!(
-        tools.iter().any(|t| t["customizationId"] == "plug/good" && t["toolName"] == "echo"),
+        tools
+            .iter()
+            .any(|t| t["customizationId"] == "plug/good" && t["toolName"] == "echo"),
         "echo of plug/good missing from list_tools: {tools:?}"
     );
 
@@ -448,18 +668,38 @@ async fn unwritable_plugin_data_ends_in_load_error_not_loading() {
     let scratch = tempfile::tempdir().expect("tempdir");
     let not_a_dir = scratch.path().join("data-file");
     std::fs::write(&not_a_dir, b"not a directory").unwrap();
-    let options: HostOptions = serde_json::from_value(json!({"session": CHANNEL, "dataDir": not_a_dir})).expect("HostOptions");
+    let options: HostOptions =
+        serde_json::from_value(json!({"session": CHANNEL, "dataDir": not_a_dir}))
+            .expect("HostOptions");
     let (tx, rx) = unbounded_channel::<HostEvent>();
     let host = Host::new(options, Arc::new(tx));
-    let mut events = Events { rx, actions: Vec::new(), logs: Vec::new() };
+    let mut events = Events {
+        rx,
+        actions: Vec::new(),
+        logs: Vec::new(),
+    };
 
     let plugin = tempfile::tempdir().expect("plugin dir");
-    std::fs::write(plugin.path().join("mcp.json"), json!({"mcpServers": {"good": everything_config()}}).to_string()).unwrap();
-    let opts: AddPlugin = serde_json::from_value(json!({"root": plugin.path(), "name": "plug"})).expect("AddPlugin");
-    let added = host.add_plugin(opts).await.expect("a plugin-level failure is reported in its load state");
-    assert!(added.servers.is_empty(), "no server may start without PLUGIN_DATA: {:?}", added.servers);
+    std::fs::write(
+        plugin.path().join("mcp.json"),
+        json!({"mcpServers": {"good": everything_config()}}).to_string(),
+    )
+    .unwrap();
+    let opts: AddPlugin =
+        serde_json::from_value(json!({"root": plugin.path(), "name": "plug"})).expect("AddPlugin");
+    let added = host
+        .add_plugin(opts)
+        .await
+        .expect("a plugin-level failure is reported in its load state");
+    assert!(
+        added.servers.is_empty(),
+        "no server may start without PLUGIN_DATA: {:?}",
+        added.servers
+    );
     match &added.load {
-        CustomizationLoadState::Error(e) => assert!(e.message.contains("PLUGIN_DATA"), "{}", e.message),
+        CustomizationLoadState::Error(e) => {
+            assert!(e.message.contains("PLUGIN_DATA"), "{}", e.message)
+        }
         other => panic!("expected load error, got {other:?}"),
     }
 
@@ -474,8 +714,15 @@ async fn unwritable_plugin_data_ends_in_load_error_not_loading() {
         "the published plugin must show the error, not stay `loading`: {load:?}\nactions:\n{}",
         events.dump_actions()
     );
-    host.remove("plug").await.expect("the plugin can be removed");
-    assert!(host.state().customizations.iter().flatten().all(|c| !matches!(c, Customization::Plugin(p) if p.id == "plug")));
+    host.remove("plug")
+        .await
+        .expect("the plugin can be removed");
+    assert!(host
+        .state()
+        .customizations
+        .iter()
+        .flatten()
+        .all(|c| !matches!(c, Customization::Plugin(p) if p.id == "plug")));
     host.shutdown().await;
 }
 
@@ -490,18 +737,23 @@ async fn unwritable_plugin_data_ends_in_load_error_not_loading() {
 /// reproduction, but a correct host passes every round.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_add_server_with_one_name_admits_only_one() {
-    let cfg = json!({"type": "stdio", "command": "node", "args": ["-e", "setTimeout(() => {}, 1e9)"]});
+    let cfg =
+        json!({"type": "stdio", "command": "node", "args": ["-e", "setTimeout(() => {}, 1e9)"]});
     let mut both = 0;
     for _ in 0..200 {
         let (host, _events, _data) = new_host();
         let host = Arc::new(host);
         let add = |h: Arc<Host>, c: Value| {
             tokio::spawn(async move {
-                let opts: AddServer = serde_json::from_value(json!({"name": "x", "config": c})).expect("AddServer");
+                let opts: AddServer =
+                    serde_json::from_value(json!({"name": "x", "config": c})).expect("AddServer");
                 h.add_server(opts).await.map_err(|e| e.code)
             })
         };
-        let (a, b) = (add(host.clone(), cfg.clone()), add(host.clone(), cfg.clone()));
+        let (a, b) = (
+            add(host.clone(), cfg.clone()),
+            add(host.clone(), cfg.clone()),
+        );
         let (a, b) = (a.await.expect("task"), b.await.expect("task"));
         match (&a, &b) {
             (Ok(_), Err(ErrorCode::AlreadyExists)) | (Err(ErrorCode::AlreadyExists), Ok(_)) => {}
@@ -510,5 +762,8 @@ async fn concurrent_add_server_with_one_name_admits_only_one() {
         }
         host.dispose_sync();
     }
-    assert_eq!(both, 0, "both concurrent add_server calls for one name succeeded in {both} of 200 rounds");
+    assert_eq!(
+        both, 0,
+        "both concurrent add_server calls for one name succeeded in {both} of 200 rounds"
+    );
 }

@@ -32,7 +32,9 @@ const CHAT: &str = "ahp-chat:/c1";
 const WAIT: Duration = Duration::from_secs(60);
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("__test__/fixtures").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("__test__/fixtures")
+        .join(name)
 }
 
 fn new_host() -> (Arc<Host>, UnboundedReceiver<HostEvent>, tempfile::TempDir) {
@@ -64,11 +66,20 @@ fn harness_start(chat: &mut ChatState, tool_call_id: &str, server_id: &str) {
 
 fn tool_call(chat: &ChatState, id: &str) -> Value {
     let v = serde_json::to_value(chat).unwrap();
-    v["activeTurn"]["responseParts"].as_array().unwrap().iter().map(|p| p["toolCall"].clone()).find(|t| t["toolCallId"] == id).unwrap_or(Value::Null)
+    v["activeTurn"]["responseParts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["toolCall"].clone())
+        .find(|t| t["toolCallId"] == id)
+        .unwrap_or(Value::Null)
 }
 
 fn status(chat: &ChatState, id: &str) -> String {
-    tool_call(chat, id)["status"].as_str().unwrap_or("absent").to_owned()
+    tool_call(chat, id)["status"]
+        .as_str()
+        .unwrap_or("absent")
+        .to_owned()
 }
 
 /// Applies every queued host envelope: chat-channel ones to `chat` (recording
@@ -84,13 +95,26 @@ struct Replay {
 
 impl Replay {
     fn new(rx: UnboundedReceiver<HostEvent>) -> Self {
-        Self { rx, chat: chat_with_active_turn(), session: empty_session_state(), statuses: Vec::new(), chat_actions: Vec::new(), last_seq: 0 }
+        Self {
+            rx,
+            chat: chat_with_active_turn(),
+            session: empty_session_state(),
+            statuses: Vec::new(),
+            chat_actions: Vec::new(),
+            last_seq: 0,
+        }
     }
 
     fn drain(&mut self, id: &str) {
         while let Ok(event) = self.rx.try_recv() {
-            let HostEvent::Action(e) = event else { continue };
-            assert_eq!(e.server_seq, self.last_seq + 1, "serverSeq is gapless across channels");
+            let HostEvent::Action(e) = event else {
+                continue;
+            };
+            assert_eq!(
+                e.server_seq,
+                self.last_seq + 1,
+                "serverSeq is gapless across channels"
+            );
             self.last_seq = e.server_seq;
             if e.rejection_reason.is_some() {
                 continue;
@@ -101,7 +125,7 @@ impl Replay {
                 if self.statuses.last() != Some(&s) {
                     self.statuses.push(s);
                 }
-                self.chat_actions.push(e);
+                self.chat_actions.push(*e);
             } else {
                 assert_eq!(e.channel, SESSION);
                 apply_action_to_session(&mut self.session, &e.action);
@@ -116,25 +140,43 @@ impl Replay {
             if pred(self) {
                 return;
             }
-            assert!(tokio::time::Instant::now() < deadline, "timed out waiting for {what}; statuses {:?}", self.statuses);
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "timed out waiting for {what}; statuses {:?}",
+                self.statuses
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 
     fn input_needed(&self) -> Vec<Value> {
-        serde_json::to_value(&self.session.input_needed).unwrap().as_array().cloned().unwrap_or_default()
+        serde_json::to_value(&self.session.input_needed)
+            .unwrap()
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
     }
 }
 
 fn server_ready(host: &Host, id: &str) -> bool {
     let state = host.state();
-    matches!(ahp_mcp_host::session::mcp_servers(&state).into_iter().find(|s| s.id == id).map(|s| &s.state), Some(McpServerState::Ready(_)))
+    matches!(
+        ahp_mcp_host::session::mcp_servers(&state)
+            .into_iter()
+            .find(|s| s.id == id)
+            .map(|s| &s.state),
+        Some(McpServerState::Ready(_))
+    )
 }
 
 async fn wait_ready(host: &Host, id: &str) {
     let deadline = tokio::time::Instant::now() + WAIT;
     while !server_ready(host, id) {
-        assert!(tokio::time::Instant::now() < deadline, "{id} never became ready: {:?}", ahp_mcp_host::session::mcp_servers(&host.state()));
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{id} never became ready: {:?}",
+            ahp_mcp_host::session::mcp_servers(&host.state())
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
 }
@@ -145,7 +187,12 @@ fn chat_call(server: &str, name: &str, arguments: Value, tool_call_id: &str) -> 
 
 async fn add_slow_server(host: &Host, log: &std::path::Path) -> String {
     let config = json!({"type": "stdio", "command": "node", "args": [fixture("slow-server.mjs")], "env": {"CANCEL_LOG": log}});
-    let id = host.add_server(serde_json::from_value::<AddServer>(json!({"name": "slow", "config": config})).unwrap()).await.unwrap();
+    let id = host
+        .add_server(
+            serde_json::from_value::<AddServer>(json!({"name": "slow", "config": config})).unwrap(),
+        )
+        .await
+        .unwrap();
     wait_ready(host, &id).await;
     id
 }
@@ -157,17 +204,44 @@ async fn completed_with_mapped_content() {
     let mut replay = Replay::new(rx);
     replay.drain("tc-rich");
     harness_start(&mut replay.chat, "tc-rich", &id);
-    let result = host.call_tool(chat_call(&id, "rich", json!({}), "tc-rich"), CancellationToken::new()).await.unwrap();
+    let result = host
+        .call_tool(
+            chat_call(&id, "rich", json!({}), "tc-rich"),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
     assert_eq!(result["content"].as_array().unwrap().len(), 5);
-    replay.until("tc-rich", "completion", |r| r.statuses.last().map(String::as_str) == Some("completed")).await;
+    replay
+        .until("tc-rich", "completion", |r| {
+            r.statuses.last().map(String::as_str) == Some("completed")
+        })
+        .await;
     assert_eq!(replay.statuses, ["completed"]);
     let done = tool_call(&replay.chat, "tc-rich");
     assert_eq!(done["success"], true);
-    let kinds: Vec<&str> = done["content"].as_array().unwrap().iter().map(|c| c["type"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["text", "embeddedResource", "embeddedResource", "embeddedResource", "resource"]);
+    let kinds: Vec<&str> = done["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "text",
+            "embeddedResource",
+            "embeddedResource",
+            "embeddedResource",
+            "resource"
+        ]
+    );
     assert_eq!(done["content"][1]["contentType"], "image/png");
     assert_eq!(done["structuredContent"], json!({"ok": true}));
-    assert_eq!(done["contributor"], json!({"kind": "mcp", "customizationId": id}));
+    assert_eq!(
+        done["contributor"],
+        json!({"kind": "mcp", "customizationId": id})
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -181,16 +255,51 @@ async fn progress_then_cancelled_sends_one_cancellation() {
     let cancel = CancellationToken::new();
     let call = {
         let (host, cancel, id) = (host.clone(), cancel.clone(), id.clone());
-        tokio::spawn(async move { host.call_tool(chat_call(&id, "progress", json!({"steps": 3, "intervalMs": 50, "thenWaitMs": 60_000}), "tc-p"), cancel).await })
+        tokio::spawn(async move {
+            host.call_tool(
+                chat_call(
+                    &id,
+                    "progress",
+                    json!({"steps": 3, "intervalMs": 50, "thenWaitMs": 60_000}),
+                    "tc-p",
+                ),
+                cancel,
+            )
+            .await
+        })
     };
-    replay.until("tc-p", "three progress updates", |r| r.chat_actions.len() >= 3).await;
-    let texts: Vec<String> = replay.chat_actions.iter().map(|e| serde_json::to_value(&e.action).unwrap()["content"][0]["text"].as_str().unwrap().to_owned()).collect();
-    assert_eq!(texts, ["1/3 step 1", "2/3 step 2", "3/3 step 3"], "progress arrives in order");
-    assert_eq!(tool_call(&replay.chat, "tc-p")["content"][0]["text"], "3/3 step 3");
+    replay
+        .until("tc-p", "three progress updates", |r| {
+            r.chat_actions.len() >= 3
+        })
+        .await;
+    let texts: Vec<String> = replay
+        .chat_actions
+        .iter()
+        .map(|e| {
+            serde_json::to_value(&e.action).unwrap()["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        texts,
+        ["1/3 step 1", "2/3 step 2", "3/3 step 3"],
+        "progress arrives in order"
+    );
+    assert_eq!(
+        tool_call(&replay.chat, "tc-p")["content"][0]["text"],
+        "3/3 step 3"
+    );
     cancel.cancel();
     let err = call.await.unwrap().unwrap_err();
     assert_eq!(err.code.as_str(), "cancelled");
-    replay.until("tc-p", "completion", |r| r.statuses.last().map(String::as_str) == Some("completed")).await;
+    replay
+        .until("tc-p", "completion", |r| {
+            r.statuses.last().map(String::as_str) == Some("completed")
+        })
+        .await;
     assert_eq!(replay.statuses, ["running", "completed"]);
     let done = tool_call(&replay.chat, "tc-p");
     assert_eq!(done["success"], false);
@@ -199,8 +308,12 @@ async fn progress_then_cancelled_sends_one_cancellation() {
     let deadline = tokio::time::Instant::now() + WAIT;
     let lines = loop {
         let text = std::fs::read_to_string(&log).unwrap_or_default();
-        let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
-        if lines.iter().any(|l| l.get("reason").is_some()) || tokio::time::Instant::now() > deadline {
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if lines.iter().any(|l| l.get("reason").is_some()) || tokio::time::Instant::now() > deadline
+        {
             break lines;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -210,7 +323,13 @@ async fn progress_then_cancelled_sends_one_cancellation() {
     assert_eq!(cancels.len(), 1, "{lines:?}");
     assert_eq!(cancels[0]["requestId"], call_id);
     // The server stays usable.
-    let ok = host.call_tool(serde_json::from_value(json!({"serverId": id, "name": "rich"})).unwrap(), CancellationToken::new()).await.unwrap();
+    let ok = host
+        .call_tool(
+            serde_json::from_value(json!({"serverId": id, "name": "rich"})).unwrap(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
     assert_eq!(ok["content"][0]["text"], "hello");
 }
 
@@ -231,12 +350,19 @@ impl StepUpServer {
             .unwrap();
         let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
         let port = loop {
-            let line = tokio::time::timeout(WAIT, lines.next_line()).await.unwrap().unwrap().expect("stepup-server ended");
+            let line = tokio::time::timeout(WAIT, lines.next_line())
+                .await
+                .unwrap()
+                .unwrap()
+                .expect("stepup-server ended");
             if let Some(p) = line.strip_prefix("LISTENING ") {
                 break p.trim().to_owned();
             }
         };
-        Self { child, url: format!("http://127.0.0.1:{port}/mcp") }
+        Self {
+            child,
+            url: format!("http://127.0.0.1:{port}/mcp"),
+        }
     }
 
     async fn stats(&self) -> Value {
@@ -247,17 +373,38 @@ impl StepUpServer {
 
 /// A server signed in with the read-only token: ready, for step-up tests.
 async fn stepup_ready(host: &Host, server: &StepUpServer) -> (String, String) {
-    let id = host.add_server(serde_json::from_value::<AddServer>(json!({"name": "stepup", "config": {"type": "streamable-http", "url": server.url}})).unwrap()).await.unwrap();
+    let id = host
+        .add_server(
+            serde_json::from_value::<AddServer>(
+                json!({"name": "stepup", "config": {"type": "streamable-http", "url": server.url}}),
+            )
+            .unwrap(),
+        )
+        .await
+        .unwrap();
     let deadline = tokio::time::Instant::now() + WAIT;
     let resource = loop {
-        let s = ahp_mcp_host::session::mcp_servers(&host.state()).into_iter().find(|s| s.id == id).map(|s| s.state.clone());
+        let s = ahp_mcp_host::session::mcp_servers(&host.state())
+            .into_iter()
+            .find(|s| s.id == id)
+            .map(|s| s.state.clone());
         if let Some(McpServerState::AuthRequired(req)) = s {
             break req.resource.resource.clone();
         }
-        assert!(tokio::time::Instant::now() < deadline, "never authRequired: {s:?}");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never authRequired: {s:?}"
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     };
-    host.authenticate(AuthenticateArgs { resource: resource.clone(), token: "base-canary-token".into(), expires_in: None, scopes: None }).await.unwrap();
+    host.authenticate(AuthenticateArgs {
+        resource: resource.clone(),
+        token: "base-canary-token".into(),
+        expires_in: None,
+        scopes: None,
+    })
+    .await
+    .unwrap();
     wait_ready(host, &id).await;
     (id, resource)
 }
@@ -272,9 +419,20 @@ async fn step_up_pauses_resumes_and_completes() {
     harness_start(&mut replay.chat, "tc-a", &id);
     let call = {
         let (host, id) = (host.clone(), id.clone());
-        tokio::spawn(async move { host.call_tool(chat_call(&id, "admin", json!({}), "tc-a"), CancellationToken::new()).await })
+        tokio::spawn(async move {
+            host.call_tool(
+                chat_call(&id, "admin", json!({}), "tc-a"),
+                CancellationToken::new(),
+            )
+            .await
+        })
     };
-    replay.until("tc-a", "auth-required", |r| r.statuses.last().map(String::as_str) == Some("auth-required") && !r.input_needed().is_empty()).await;
+    replay
+        .until("tc-a", "auth-required", |r| {
+            r.statuses.last().map(String::as_str) == Some("auth-required")
+                && !r.input_needed().is_empty()
+        })
+        .await;
     let auth = tool_call(&replay.chat, "tc-a")["auth"].clone();
     assert_eq!(auth["reason"], "insufficientScope");
     assert_eq!(auth["resource"]["resource"], resource);
@@ -285,27 +443,67 @@ async fn step_up_pauses_resumes_and_completes() {
     assert_eq!(needed[0]["toolCall"]["toolCallId"], "tc-a");
     // The server stays ready and other calls keep working meanwhile.
     assert!(server_ready(&host, &id));
-    let read = host.call_tool(serde_json::from_value(json!({"serverId": id, "name": "read"})).unwrap(), CancellationToken::new()).await.unwrap();
+    let read = host
+        .call_tool(
+            serde_json::from_value(json!({"serverId": id, "name": "read"})).unwrap(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
     assert_eq!(read["content"][0]["text"], "read-ok");
     // Scopes that do not cover the requirement are refused without a retry.
-    let short = AuthenticateArgs { resource: resource.clone(), token: "admin-canary-token".into(), expires_in: None, scopes: Some(vec!["mcp:read".into()]) };
-    assert_eq!(host.authenticate(short).await.unwrap_err().code.as_str(), "auth_required");
-    host.authenticate(AuthenticateArgs { resource, token: "admin-canary-token".into(), expires_in: None, scopes: None }).await.unwrap();
+    let short = AuthenticateArgs {
+        resource: resource.clone(),
+        token: "admin-canary-token".into(),
+        expires_in: None,
+        scopes: Some(vec!["mcp:read".into()]),
+    };
+    assert_eq!(
+        host.authenticate(short).await.unwrap_err().code.as_str(),
+        "auth_required"
+    );
+    host.authenticate(AuthenticateArgs {
+        resource,
+        token: "admin-canary-token".into(),
+        expires_in: None,
+        scopes: None,
+    })
+    .await
+    .unwrap();
     let result = call.await.unwrap().unwrap();
     assert_eq!(result["content"][0]["text"], "admin-ok");
-    replay.until("tc-a", "completion", |r| r.statuses.last().map(String::as_str) == Some("completed")).await;
-    assert_eq!(replay.statuses, ["auth-required", "running", "completed"], "running → auth-required → running → completed");
+    replay
+        .until("tc-a", "completion", |r| {
+            r.statuses.last().map(String::as_str) == Some("completed")
+        })
+        .await;
+    assert_eq!(
+        replay.statuses,
+        ["auth-required", "running", "completed"],
+        "running → auth-required → running → completed"
+    );
     assert_eq!(tool_call(&replay.chat, "tc-a")["success"], true);
-    assert!(replay.input_needed().is_empty(), "inputNeeded entry removed");
+    assert!(
+        replay.input_needed().is_empty(),
+        "inputNeeded entry removed"
+    );
     let stats = server.stats().await;
-    assert_eq!((stats["forbidden"].as_u64(), stats["calls"]["admin"].as_u64()), (Some(1), Some(1)));
+    assert_eq!(
+        (
+            stats["forbidden"].as_u64(),
+            stats["calls"]["admin"].as_u64()
+        ),
+        (Some(1), Some(1))
+    );
     assert!(server_ready(&host, &id));
     // No token in any emitted action.
     for e in &replay.chat_actions {
         let text = serde_json::to_string(e).unwrap();
         assert!(!text.contains("canary-token"), "token leaked: {text}");
     }
-    assert!(!serde_json::to_string(&host.state()).unwrap().contains("canary-token"));
+    assert!(!serde_json::to_string(&host.state())
+        .unwrap()
+        .contains("canary-token"));
     drop(server.child);
 }
 
@@ -320,40 +518,95 @@ async fn second_refusal_fails_and_client_cancel_completes_as_cancelled() {
     harness_start(&mut replay.chat, "tc-b", &id);
     let call = {
         let (host, id) = (host.clone(), id.clone());
-        tokio::spawn(async move { host.call_tool(chat_call(&id, "admin", json!({}), "tc-b"), CancellationToken::new()).await })
+        tokio::spawn(async move {
+            host.call_tool(
+                chat_call(&id, "admin", json!({}), "tc-b"),
+                CancellationToken::new(),
+            )
+            .await
+        })
     };
-    replay.until("tc-b", "auth-required", |r| r.statuses.last().map(String::as_str) == Some("auth-required")).await;
-    host.authenticate(AuthenticateArgs { resource: resource.clone(), token: "base-canary-token".into(), expires_in: None, scopes: None }).await.unwrap();
+    replay
+        .until("tc-b", "auth-required", |r| {
+            r.statuses.last().map(String::as_str) == Some("auth-required")
+        })
+        .await;
+    host.authenticate(AuthenticateArgs {
+        resource: resource.clone(),
+        token: "base-canary-token".into(),
+        expires_in: None,
+        scopes: None,
+    })
+    .await
+    .unwrap();
     let err = call.await.unwrap().unwrap_err();
     assert_eq!(err.code.as_str(), "auth_required");
-    replay.until("tc-b", "completion", |r| r.statuses.last().map(String::as_str) == Some("completed")).await;
+    replay
+        .until("tc-b", "completion", |r| {
+            r.statuses.last().map(String::as_str) == Some("completed")
+        })
+        .await;
     assert_eq!(tool_call(&replay.chat, "tc-b")["success"], false);
     assert_eq!(server.stats().await["forbidden"].as_u64(), Some(2));
 
     // 2. The client cancels a call waiting in auth-required: a successful
     // completion is refused, a failed one cancels it.
-    let mut replay2 = Replay { statuses: Vec::new(), chat: chat_with_active_turn(), ..replay };
+    let mut replay2 = Replay {
+        statuses: Vec::new(),
+        chat: chat_with_active_turn(),
+        ..replay
+    };
     harness_start(&mut replay2.chat, "tc-c", &id);
     let call = {
         let (host, id) = (host.clone(), id.clone());
-        tokio::spawn(async move { host.call_tool(chat_call(&id, "admin", json!({}), "tc-c"), CancellationToken::new()).await })
+        tokio::spawn(async move {
+            host.call_tool(
+                chat_call(&id, "admin", json!({}), "tc-c"),
+                CancellationToken::new(),
+            )
+            .await
+        })
     };
-    replay2.until("tc-c", "auth-required", |r| r.statuses.last().map(String::as_str) == Some("auth-required") && !r.input_needed().is_empty()).await;
-    let origin: ActionOrigin = serde_json::from_value(json!({"clientId": "ui", "clientSeq": 1})).unwrap();
+    replay2
+        .until("tc-c", "auth-required", |r| {
+            r.statuses.last().map(String::as_str) == Some("auth-required")
+                && !r.input_needed().is_empty()
+        })
+        .await;
+    let origin: ActionOrigin =
+        serde_json::from_value(json!({"clientId": "ui", "clientSeq": 1})).unwrap();
     let ok = json!({"type": "chat/toolCallComplete", "turnId": "turn-1", "toolCallId": "tc-c", "result": {"success": true, "pastTenseMessage": "done"}});
     let echo = host.dispatch(ok, origin.clone()).unwrap();
-    assert!(echo.rejection_reason.is_some(), "a successful completion of an auth-required call is refused");
+    assert!(
+        echo.rejection_reason.is_some(),
+        "a successful completion of an auth-required call is refused"
+    );
     let cancel = json!({"type": "chat/toolCallComplete", "turnId": "turn-1", "toolCallId": "tc-c",
                         "result": {"success": false, "pastTenseMessage": "Cancelled", "error": {"code": "cancelled", "message": "User declined to authenticate"}}});
     let echo = host.dispatch(cancel, origin).unwrap();
-    assert_eq!((echo.channel.as_str(), echo.rejection_reason.is_none()), (CHAT, true));
+    assert_eq!(
+        (echo.channel.as_str(), echo.rejection_reason.is_none()),
+        (CHAT, true)
+    );
     let err = call.await.unwrap().unwrap_err();
     assert_eq!(err.code.as_str(), "cancelled");
-    replay2.until("tc-c", "completion", |r| r.statuses.last().map(String::as_str) == Some("completed") && r.input_needed().is_empty()).await;
+    replay2
+        .until("tc-c", "completion", |r| {
+            r.statuses.last().map(String::as_str) == Some("completed")
+                && r.input_needed().is_empty()
+        })
+        .await;
     assert_eq!(replay2.statuses, ["auth-required", "completed"]);
-    assert_eq!(tool_call(&replay2.chat, "tc-c")["error"]["code"], "cancelled");
+    assert_eq!(
+        tool_call(&replay2.chat, "tc-c")["error"]["code"],
+        "cancelled"
+    );
     // The host emitted no completion of its own after the client's.
-    let completes = replay2.chat_actions.iter().filter(|e| matches!(e.action, StateAction::ChatToolCallComplete(_)) && e.origin.is_none()).count();
+    let completes = replay2
+        .chat_actions
+        .iter()
+        .filter(|e| matches!(e.action, StateAction::ChatToolCallComplete(_)) && e.origin.is_none())
+        .count();
     assert_eq!(completes, 1, "only the first call's host completion");
     assert!(server_ready(&host, &id));
     drop(server.child);

@@ -27,11 +27,20 @@ impl CallbackListener {
     ///
     /// Errors: `internal` when the port cannot be bound.
     pub async fn bind(port: u16) -> HostResult<Self> {
-        let listener = TcpListener::bind(("127.0.0.1", port))
-            .await
-            .map_err(|e| HostError::new(ErrorCode::Internal, format!("cannot listen on 127.0.0.1:{port} for the OAuth redirect: {e}")))?;
-        let port = listener.local_addr().map_err(|e| HostError::new(ErrorCode::Internal, e.to_string()))?.port();
-        Ok(Self { listener, redirect_uri: format!("http://127.0.0.1:{port}{CALLBACK_PATH}") })
+        let listener = TcpListener::bind(("127.0.0.1", port)).await.map_err(|e| {
+            HostError::new(
+                ErrorCode::Internal,
+                format!("cannot listen on 127.0.0.1:{port} for the OAuth redirect: {e}"),
+            )
+        })?;
+        let port = listener
+            .local_addr()
+            .map_err(|e| HostError::new(ErrorCode::Internal, e.to_string()))?
+            .port();
+        Ok(Self {
+            listener,
+            redirect_uri: format!("http://127.0.0.1:{port}{CALLBACK_PATH}"),
+        })
     }
 
     /// Waits up to `timeout` for the redirect; returns the full callback URL
@@ -75,7 +84,10 @@ async fn read_target(stream: &mut tokio::net::TcpStream) -> Option<String> {
     let mut head = Vec::new();
     let mut buf = [0u8; 2048];
     while !head.windows(4).any(|w| w == b"\r\n\r\n") {
-        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf)).await.ok()?.ok()?;
+        let n = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut buf))
+            .await
+            .ok()?
+            .ok()?;
         if n == 0 || head.len() + n > MAX_REQUEST_BYTES {
             return None;
         }
@@ -94,19 +106,48 @@ mod tests {
 
     #[tokio::test]
     async fn answers_the_redirect_and_frees_the_port() {
-        let listener = CallbackListener::bind(0).await.unwrap_or_else(|e| panic!("{e}"));
+        let listener = CallbackListener::bind(0)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         let redirect = listener.redirect_uri.clone();
-        let port: u16 = redirect.rsplit(':').next().and_then(|p| p.split('/').next()).and_then(|p| p.parse().ok()).unwrap_or(0);
+        let port: u16 = redirect
+            .rsplit(':')
+            .next()
+            .and_then(|p| p.split('/').next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
         let waiter = tokio::spawn(listener.wait(Duration::from_secs(10)));
-        let mut other = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap_or_else(|e| panic!("{e}"));
-        other.write_all(b"GET /favicon.ico HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap_or_else(|e| panic!("{e}"));
-        let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port)).await.unwrap_or_else(|e| panic!("{e}"));
-        s.write_all(b"GET /callback?code=abc&state=xyz HTTP/1.1\r\nHost: x\r\n\r\n").await.unwrap_or_else(|e| panic!("{e}"));
+        let mut other = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        other
+            .write_all(b"GET /favicon.ico HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let mut s = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        s.write_all(b"GET /callback?code=abc&state=xyz HTTP/1.1\r\nHost: x\r\n\r\n")
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         let mut page = String::new();
-        s.read_to_string(&mut page).await.unwrap_or_else(|e| panic!("{e}"));
-        assert!(page.starts_with("HTTP/1.1 200") && page.contains("Signed in"), "{page}");
-        let url = waiter.await.unwrap_or_else(|e| panic!("{e}")).unwrap_or_else(|e| panic!("{e}"));
+        s.read_to_string(&mut page)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert!(
+            page.starts_with("HTTP/1.1 200") && page.contains("Signed in"),
+            "{page}"
+        );
+        let url = waiter
+            .await
+            .unwrap_or_else(|e| panic!("{e}"))
+            .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(url.query(), Some("code=abc&state=xyz"));
-        assert!(tokio::net::TcpListener::bind(("127.0.0.1", port)).await.is_ok(), "port still taken");
+        assert!(
+            tokio::net::TcpListener::bind(("127.0.0.1", port))
+                .await
+                .is_ok(),
+            "port still taken"
+        );
     }
 }

@@ -29,13 +29,25 @@ impl AuthChallenge {
     /// `base` resolves a relative `resource_metadata` URL.
     pub fn from_header(header: &str, base: &url::Url) -> Self {
         let params = WWWAuthenticateParams::parse(header, base);
-        let status = if params.is_insufficient_scope() { ChallengeStatus::InsufficientScope } else { ChallengeStatus::Unauthorized };
-        Self { status, params, header: header.to_owned() }
+        let status = if params.is_insufficient_scope() {
+            ChallengeStatus::InsufficientScope
+        } else {
+            ChallengeStatus::Unauthorized
+        };
+        Self {
+            status,
+            params,
+            header: header.to_owned(),
+        }
     }
 
     /// The challenge's `scope`, split on spaces.
     pub fn scopes(&self) -> Vec<String> {
-        self.params.scope.as_deref().map(|s| s.split_whitespace().map(str::to_owned).collect()).unwrap_or_default()
+        self.params
+            .scope
+            .as_deref()
+            .map(|s| s.split_whitespace().map(str::to_owned).collect())
+            .unwrap_or_default()
     }
 }
 
@@ -45,12 +57,25 @@ mod tests {
 
     #[test]
     fn classifies_and_parses_challenges() {
-        let base = url::Url::parse("https://mcp.example.test/mcp").unwrap_or_else(|e| panic!("{e}"));
-        let c = AuthChallenge::from_header(r#"Bearer resource_metadata="/.well-known/oauth-protected-resource/mcp", scope="a b""#, &base);
+        let base =
+            url::Url::parse("https://mcp.example.test/mcp").unwrap_or_else(|e| panic!("{e}"));
+        let c = AuthChallenge::from_header(
+            r#"Bearer resource_metadata="/.well-known/oauth-protected-resource/mcp", scope="a b""#,
+            &base,
+        );
         assert_eq!(c.status, ChallengeStatus::Unauthorized);
         assert_eq!(c.scopes(), ["a", "b"]);
-        assert_eq!(c.params.resource_metadata_url.as_ref().map(url::Url::as_str), Some("https://mcp.example.test/.well-known/oauth-protected-resource/mcp"));
-        let c = AuthChallenge::from_header(r#"Bearer error="insufficient_scope", scope="files:write", error_description="need write""#, &base);
+        assert_eq!(
+            c.params
+                .resource_metadata_url
+                .as_ref()
+                .map(url::Url::as_str),
+            Some("https://mcp.example.test/.well-known/oauth-protected-resource/mcp")
+        );
+        let c = AuthChallenge::from_header(
+            r#"Bearer error="insufficient_scope", scope="files:write", error_description="need write""#,
+            &base,
+        );
         assert_eq!(c.status, ChallengeStatus::InsufficientScope);
         assert_eq!(c.params.error_description.as_deref(), Some("need write"));
     }

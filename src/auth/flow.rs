@@ -14,7 +14,9 @@
 
 use std::time::Duration;
 
-use rmcp::transport::auth::{AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession};
+use rmcp::transport::auth::{
+    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
+};
 use url::Url;
 
 use std::sync::Arc;
@@ -73,7 +75,8 @@ pub async fn sign_in(
 ) -> HostResult<AuthorizationManager> {
     let manager = prepared_manager(opts, secrets, locks).await?;
     let listener = CallbackListener::bind(opts.redirect_port).await?;
-    let mut request = AuthorizationRequest::new(listener.redirect_uri.clone()).with_client_name(opts.identity.client_name.clone());
+    let mut request = AuthorizationRequest::new(listener.redirect_uri.clone())
+        .with_client_name(opts.identity.client_name.clone());
     if let Some(header) = &opts.challenge {
         request = request.with_challenge(header.clone());
     }
@@ -88,7 +91,11 @@ pub async fn sign_in(
     }
     let mut scopes = opts.scopes.clone();
     if scopes.is_empty() {
-        if let Some(challenge) = opts.challenge.as_deref().map(|h| super::AuthChallenge::from_header(h, &opts.server)) {
+        if let Some(challenge) = opts
+            .challenge
+            .as_deref()
+            .map(|h| super::AuthChallenge::from_header(h, &opts.server))
+        {
             if challenge.status == super::ChallengeStatus::InsufficientScope {
                 // Step-up: the union of what was granted and what is now required.
                 scopes = manager.get_current_scopes().await;
@@ -100,15 +107,35 @@ pub async fn sign_in(
             }
         }
     }
-    request = if scopes.is_empty() { request.with_initial_scope_selection() } else { request.with_scopes(scopes) };
-    let session = AuthorizationSession::new(manager, request).await.map_err(|(_, e)| failed(e))?;
+    request = if scopes.is_empty() {
+        request.with_initial_scope_selection()
+    } else {
+        request.with_scopes(scopes)
+    };
+    let session = AuthorizationSession::new(manager, request)
+        .await
+        .map_err(|(_, e)| failed(e))?;
     open_url(session.get_authorization_url().to_owned());
     let callback = listener.wait(opts.timeout).await?;
-    if let Some(error) = callback.query_pairs().find(|(k, _)| k == "error").map(|(_, v)| v.into_owned()) {
-        let description = callback.query_pairs().find(|(k, _)| k == "error_description").map(|(_, v)| format!(": {v}")).unwrap_or_default();
-        return Err(HostError::new(ErrorCode::AuthDenied, format!("authorization was not granted ({error}{description})")));
+    if let Some(error) = callback
+        .query_pairs()
+        .find(|(k, _)| k == "error")
+        .map(|(_, v)| v.into_owned())
+    {
+        let description = callback
+            .query_pairs()
+            .find(|(k, _)| k == "error_description")
+            .map(|(_, v)| format!(": {v}"))
+            .unwrap_or_default();
+        return Err(HostError::new(
+            ErrorCode::AuthDenied,
+            format!("authorization was not granted ({error}{description})"),
+        ));
     }
-    session.handle_callback_url(callback.as_str()).await.map_err(failed)?;
+    session
+        .handle_callback_url(callback.as_str())
+        .await
+        .map_err(failed)?;
     Ok(session.auth_manager)
 }
 
@@ -124,7 +151,12 @@ pub async fn client_credentials(
     locks: &Arc<RefreshLocks>,
 ) -> HostResult<AuthorizationManager> {
     use rmcp::transport::auth::{ClientCredentialsConfig, JwtSigningAlgorithm};
-    let client_id = opts.identity.client_id.clone().ok_or_else(|| HostError::new(ErrorCode::InvalidArgument, "oauth.clientId is required for clientCredentials"))?;
+    let client_id = opts.identity.client_id.clone().ok_or_else(|| {
+        HostError::new(
+            ErrorCode::InvalidArgument,
+            "oauth.clientId is required for clientCredentials",
+        )
+    })?;
     let mut manager = prepared_manager(opts, secrets, locks).await?;
     let scopes = opts
         .challenge
@@ -147,11 +179,26 @@ pub async fn client_credentials(
             scopes,
             resource,
         },
-        (Some(secret), None) => ClientCredentialsConfig::ClientSecret { client_id, client_secret: secret.clone(), scopes, resource },
-        (None, None) => return Err(HostError::new(ErrorCode::InvalidArgument, "clientCredentials needs oauth.clientSecret or oauth.privateKeyPem")),
+        (Some(secret), None) => ClientCredentialsConfig::ClientSecret {
+            client_id,
+            client_secret: secret.clone(),
+            scopes,
+            resource,
+        },
+        (None, None) => {
+            return Err(HostError::new(
+                ErrorCode::InvalidArgument,
+                "clientCredentials needs oauth.clientSecret or oauth.privateKeyPem",
+            ))
+        }
     };
-    manager.configure_client_credentials(&config).map_err(failed)?;
-    manager.exchange_client_credentials(&config).await.map_err(failed)?;
+    manager
+        .configure_client_credentials(&config)
+        .map_err(failed)?;
+    manager
+        .exchange_client_credentials(&config)
+        .await
+        .map_err(failed)?;
     Ok(manager)
 }
 
@@ -170,35 +217,72 @@ pub async fn enterprise_managed(
 ) -> HostResult<String> {
     use oauth2::ClientSecret;
     use rmcp::transport::auth::default_oauth_http_client;
-    use rmcp::transport::auth::enterprise::{EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest};
-    let client_id = opts.identity.client_id.clone().ok_or_else(|| HostError::new(ErrorCode::InvalidArgument, "oauth.clientId is required for enterpriseManaged"))?;
+    use rmcp::transport::auth::enterprise::{
+        EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
+    };
+    let client_id = opts.identity.client_id.clone().ok_or_else(|| {
+        HostError::new(
+            ErrorCode::InvalidArgument,
+            "oauth.clientId is required for enterpriseManaged",
+        )
+    })?;
     let (_, metadata) = discovered(opts).await?;
     let secret_auth = |s: Option<&str>| match s {
         Some(s) => EmaClientAuthentication::ClientSecretBasic(ClientSecret::new(s.to_owned())),
         None => EmaClientAuthentication::None,
     };
-    let idp_server = EmaAuthorizationServer::new(idp.issuer.clone(), idp.token_endpoint.clone(), idp.client_id.clone())
-        .with_client_authentication(secret_auth(idp.client_secret.as_deref()));
-    let resource_server = EmaAuthorizationServer::new(issuer_of(&metadata), metadata.token_endpoint.clone(), client_id)
-        .with_client_authentication(secret_auth(client_secret));
+    let idp_server = EmaAuthorizationServer::new(
+        idp.issuer.clone(),
+        idp.token_endpoint.clone(),
+        idp.client_id.clone(),
+    )
+    .with_client_authentication(secret_auth(idp.client_secret.as_deref()));
+    let resource_server = EmaAuthorizationServer::new(
+        issuer_of(&metadata),
+        metadata.token_endpoint.clone(),
+        client_id,
+    )
+    .with_client_authentication(secret_auth(client_secret));
     let http = default_oauth_http_client().map_err(failed)?;
-    let scopes = opts.challenge.as_deref().map(|h| super::AuthChallenge::from_header(h, &opts.server).scopes()).unwrap_or_default();
+    let scopes = opts
+        .challenge
+        .as_deref()
+        .map(|h| super::AuthChallenge::from_header(h, &opts.server).scopes())
+        .unwrap_or_default();
     let resource = opts.server.to_string();
-    let token = EmaExchangeRequest::new_with_id_token(idp_server, resource_server, &resource, id_token)
-        .with_scopes(scopes)
-        .exchange(&http, &http)
-        .await
-        .map_err(|e| HostError::new(ErrorCode::AuthFailed, format!("enterprise-managed authorization failed: {e}")))?;
+    let token =
+        EmaExchangeRequest::new_with_id_token(idp_server, resource_server, &resource, id_token)
+            .with_scopes(scopes)
+            .exchange(&http, &http)
+            .await
+            .map_err(|e| {
+                HostError::new(
+                    ErrorCode::AuthFailed,
+                    format!("enterprise-managed authorization failed: {e}"),
+                )
+            })?;
     Ok(token.access_token.secret().clone())
 }
 
 /// A manager for `opts.server` and its authorization server metadata (rmcp
 /// discovery from the challenge, else 2025-03-26 root metadata).
-async fn discovered(opts: &SignIn) -> HostResult<(AuthorizationManager, rmcp::transport::auth::AuthorizationMetadata)> {
-    let manager = AuthorizationManager::new(opts.server.as_str()).await.map_err(failed)?;
-    let metadata = match manager.resolve_metadata_from_challenge(opts.challenge.as_deref()).await {
+async fn discovered(
+    opts: &SignIn,
+) -> HostResult<(
+    AuthorizationManager,
+    rmcp::transport::auth::AuthorizationMetadata,
+)> {
+    let manager = AuthorizationManager::new(opts.server.as_str())
+        .await
+        .map_err(failed)?;
+    let metadata = match manager
+        .resolve_metadata_from_challenge(opts.challenge.as_deref())
+        .await
+    {
         Ok(resolution) => resolution.metadata,
-        Err(e) => super::legacy_metadata(&opts.server).await.ok_or_else(|| failed(e))?,
+        Err(e) => super::legacy_metadata(&opts.server)
+            .await
+            .ok_or_else(|| failed(e))?,
     };
     Ok((manager, metadata))
 }
@@ -206,11 +290,20 @@ async fn discovered(opts: &SignIn) -> HostResult<(AuthorizationManager, rmcp::tr
 /// A manager for `opts.server` with discovered authorization server metadata
 /// (rmcp discovery, else 2025-03-26 root metadata) and the credential store
 /// entry of (issuer, resource).
-async fn prepared_manager(opts: &SignIn, secrets: &Arc<dyn SecretStore>, locks: &Arc<RefreshLocks>) -> HostResult<AuthorizationManager> {
+async fn prepared_manager(
+    opts: &SignIn,
+    secrets: &Arc<dyn SecretStore>,
+    locks: &Arc<RefreshLocks>,
+) -> HostResult<AuthorizationManager> {
     let (mut manager, metadata) = discovered(opts).await?;
     let issuer = issuer_of(&metadata);
     manager.set_metadata(metadata);
-    manager.set_credential_store(BridgedCredentialStore::new(secrets.clone(), locks.clone(), &issuer, opts.server.as_str()));
+    manager.set_credential_store(BridgedCredentialStore::new(
+        secrets.clone(),
+        locks.clone(),
+        &issuer,
+        opts.server.as_str(),
+    ));
     Ok(manager)
 }
 
@@ -218,20 +311,32 @@ async fn prepared_manager(opts: &SignIn, secrets: &Arc<dyn SecretStore>, locks: 
 /// the origin of the authorization endpoint.
 pub fn issuer_of(metadata: &rmcp::transport::auth::AuthorizationMetadata) -> String {
     metadata.issuer.clone().unwrap_or_else(|| {
-        Url::parse(&metadata.authorization_endpoint).map(|u| u.origin().ascii_serialization()).unwrap_or_default()
+        Url::parse(&metadata.authorization_endpoint)
+            .map(|u| u.origin().ascii_serialization())
+            .unwrap_or_default()
     })
 }
 
 /// Rebuilds a manager from stored credentials for `server`, without any
 /// browser. `None` when nothing usable is stored.
-pub async fn restore(server: &Url, issuer: &str, secrets: &Arc<dyn SecretStore>, locks: &Arc<RefreshLocks>) -> Option<AuthorizationManager> {
-    let store = BridgedCredentialStore::new(secrets.clone(), locks.clone(), issuer, server.as_str());
+pub async fn restore(
+    server: &Url,
+    issuer: &str,
+    secrets: &Arc<dyn SecretStore>,
+    locks: &Arc<RefreshLocks>,
+) -> Option<AuthorizationManager> {
+    let store =
+        BridgedCredentialStore::new(secrets.clone(), locks.clone(), issuer, server.as_str());
     if !store.exists().await {
         return None;
     }
     let mut manager = AuthorizationManager::new(server.as_str()).await.ok()?;
     manager.set_credential_store(store);
-    manager.initialize_from_store().await.ok()?.then_some(manager)
+    manager
+        .initialize_from_store()
+        .await
+        .ok()?
+        .then_some(manager)
 }
 
 /// Maps an rmcp auth error. rmcp's messages name URLs and OAuth error codes,

@@ -9,9 +9,13 @@
 
 use std::time::Duration;
 
-use ahp_types::state::{McpAuthRequiredReason, McpOAuthClient, McpServerAuthRequiredState, ProtectedResourceMetadata};
+use ahp_types::state::{
+    McpAuthRequiredReason, McpOAuthClient, McpServerAuthRequiredState, ProtectedResourceMetadata,
+};
 use futures::StreamExt;
-use rmcp::transport::auth::{AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource};
+use rmcp::transport::auth::{
+    AuthorizationManager, AuthorizationMetadata, AuthorizationMetadataSource,
+};
 use url::Url;
 
 use super::challenge::{AuthChallenge, ChallengeStatus};
@@ -22,12 +26,20 @@ use crate::limits::{AUTH_METADATA_TIMEOUT_MS, MAX_AUTH_METADATA_BYTES};
 ///
 /// Errors: `auth_discovery_failed` naming every URL tried (malformed,
 /// oversized or mismatched documents are named with the reason).
-pub async fn discover(server: &Url, challenge: &AuthChallenge) -> HostResult<ProtectedResourceMetadata> {
+pub async fn discover(
+    server: &Url,
+    challenge: &AuthChallenge,
+) -> HostResult<ProtectedResourceMetadata> {
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .timeout(Duration::from_millis(AUTH_METADATA_TIMEOUT_MS))
         .build()
-        .map_err(|e| HostError::new(ErrorCode::Internal, format!("cannot build HTTP client: {e}")))?;
+        .map_err(|e| {
+            HostError::new(
+                ErrorCode::Internal,
+                format!("cannot build HTTP client: {e}"),
+            )
+        })?;
     let mut tried = Vec::new();
     for url in candidates(server, challenge) {
         match fetch(&client, &url).await {
@@ -41,11 +53,18 @@ pub async fn discover(server: &Url, challenge: &AuthChallenge) -> HostResult<Pro
     // No RFC 9728 document: a 2025-03-26 server publishes RFC 8414 metadata at
     // its origin, or uses the default endpoints (/authorize, /token, /register).
     let resolved = match AuthorizationManager::new(server.as_str()).await {
-        Ok(manager) => manager.resolve_metadata().await.map(|r| (r.metadata, r.source)).map_err(|e| e.to_string()),
+        Ok(manager) => manager
+            .resolve_metadata()
+            .await
+            .map(|r| (r.metadata, r.source))
+            .map_err(|e| e.to_string()),
         Err(e) => Err(e.to_string()),
     };
     let resolved = match resolved {
-        Err(e) => legacy_metadata(server).await.map(|m| (m, AuthorizationMetadataSource::AuthorizationServerMetadata)).ok_or(e),
+        Err(e) => legacy_metadata(server)
+            .await
+            .map(|m| (m, AuthorizationMetadataSource::AuthorizationServerMetadata))
+            .ok_or(e),
         ok => ok,
     };
     let well_known = format!("{}/.well-known/oauth-authorization-server", origin(server));
@@ -56,19 +75,32 @@ pub async fn discover(server: &Url, challenge: &AuthChallenge) -> HostResult<Pro
                 return Ok(prm);
             }
         }
-        Ok((metadata, _)) if legacy_endpoint_exists(&client, &metadata.authorization_endpoint).await => {
+        Ok((metadata, _))
+            if legacy_endpoint_exists(&client, &metadata.authorization_endpoint).await =>
+        {
             if let Some(prm) = synthesized(server, origin(server), challenge) {
                 return Ok(prm);
             }
         }
-        Ok((metadata, _)) => tried.push(format!("{well_known} and {} (no authorization server)", metadata.authorization_endpoint)),
+        Ok((metadata, _)) => tried.push(format!(
+            "{well_known} and {} (no authorization server)",
+            metadata.authorization_endpoint
+        )),
         Err(e) => tried.push(format!("{well_known} ({e})")),
     }
-    Err(HostError::new(ErrorCode::AuthDiscoveryFailed, format!("OAuth discovery failed; tried {}", tried.join(", "))))
+    Err(HostError::new(
+        ErrorCode::AuthDiscoveryFailed,
+        format!("OAuth discovery failed; tried {}", tried.join(", ")),
+    ))
 }
 
 /// Builds the AHP `authRequired` state for a challenge (no token, no client secret).
-pub fn requirement(challenge: &AuthChallenge, had_token: bool, resource: ProtectedResourceMetadata, client_id: Option<&str>) -> McpServerAuthRequiredState {
+pub fn requirement(
+    challenge: &AuthChallenge,
+    had_token: bool,
+    resource: ProtectedResourceMetadata,
+    client_id: Option<&str>,
+) -> McpServerAuthRequiredState {
     let reason = match challenge.status {
         ChallengeStatus::InsufficientScope => McpAuthRequiredReason::InsufficientScope,
         ChallengeStatus::Unauthorized if had_token => McpAuthRequiredReason::Expired,
@@ -80,7 +112,10 @@ pub fn requirement(challenge: &AuthChallenge, had_token: bool, resource: Protect
     }
     McpServerAuthRequiredState {
         reason,
-        oauth_client: client_id.map(|id| McpOAuthClient { client_id: id.to_owned(), client_secret: None }),
+        oauth_client: client_id.map(|id| McpOAuthClient {
+            client_id: id.to_owned(),
+            client_secret: None,
+        }),
         resource,
         required_scopes: (!scopes.is_empty()).then_some(scopes),
         description: challenge.params.error_description.clone(),
@@ -98,7 +133,11 @@ pub async fn legacy_metadata(server: &Url) -> Option<AuthorizationMetadata> {
         .timeout(Duration::from_millis(AUTH_METADATA_TIMEOUT_MS))
         .build()
         .ok()?;
-    let url = Url::parse(&format!("{}/.well-known/oauth-authorization-server", origin(server))).ok()?;
+    let url = Url::parse(&format!(
+        "{}/.well-known/oauth-authorization-server",
+        origin(server)
+    ))
+    .ok()?;
     let doc = fetch(&client, &url).await.ok()?;
     let metadata: AuthorizationMetadata = serde_json::from_value(doc).ok()?;
     let issuer = Url::parse(metadata.issuer.as_deref()?).ok()?;
@@ -126,7 +165,9 @@ fn candidates(server: &Url, challenge: &AuthChallenge) -> Vec<Url> {
     let base = origin(server);
     let path = server.path().trim_end_matches('/');
     if !path.is_empty() {
-        if let Ok(u) = Url::parse(&format!("{base}/.well-known/oauth-protected-resource{path}")) {
+        if let Ok(u) = Url::parse(&format!(
+            "{base}/.well-known/oauth-protected-resource{path}"
+        )) {
             out.push(u);
         }
     }
@@ -139,11 +180,19 @@ fn candidates(server: &Url, challenge: &AuthChallenge) -> Vec<Url> {
 
 /// GETs a JSON document of at most [`MAX_AUTH_METADATA_BYTES`].
 async fn fetch(client: &reqwest::Client, url: &Url) -> Result<serde_json::Value, String> {
-    let response = client.get(url.clone()).header("Accept", "application/json").send().await.map_err(|e| format!("request failed: {}", e.without_url()))?;
+    let response = client
+        .get(url.clone())
+        .header("Accept", "application/json")
+        .send()
+        .await
+        .map_err(|e| format!("request failed: {}", e.without_url()))?;
     if !response.status().is_success() {
         return Err(format!("HTTP {}", response.status().as_u16()));
     }
-    if response.content_length().is_some_and(|n| n as usize > MAX_AUTH_METADATA_BYTES) {
+    if response
+        .content_length()
+        .is_some_and(|n| n as usize > MAX_AUTH_METADATA_BYTES)
+    {
         return Err(format!("larger than {MAX_AUTH_METADATA_BYTES} bytes"));
     }
     let mut body = Vec::new();
@@ -163,12 +212,21 @@ fn check(doc: serde_json::Value, server: &Url) -> Result<ProtectedResourceMetada
     if !doc.is_object() {
         return Err("not a JSON object".to_owned());
     }
-    let metadata: ProtectedResourceMetadata = serde_json::from_value(doc).map_err(|e| format!("malformed metadata: {e}"))?;
-    let resource = Url::parse(&metadata.resource).map_err(|_| "\"resource\" is not a URL".to_owned())?;
+    let metadata: ProtectedResourceMetadata =
+        serde_json::from_value(doc).map_err(|e| format!("malformed metadata: {e}"))?;
+    let resource =
+        Url::parse(&metadata.resource).map_err(|_| "\"resource\" is not a URL".to_owned())?;
     if !same_resource(&resource, server) {
-        return Err(format!("\"resource\" {} does not match the server URL", metadata.resource));
+        return Err(format!(
+            "\"resource\" {} does not match the server URL",
+            metadata.resource
+        ));
     }
-    if metadata.authorization_servers.as_ref().is_none_or(Vec::is_empty) {
+    if metadata
+        .authorization_servers
+        .as_ref()
+        .is_none_or(Vec::is_empty)
+    {
         return Err("no \"authorization_servers\"".to_owned());
     }
     Ok(metadata)
@@ -177,13 +235,21 @@ fn check(doc: serde_json::Value, server: &Url) -> Result<ProtectedResourceMetada
 /// `resource` identifies `server` when it has the same origin and its path is
 /// a prefix of the server's path (MCP: the canonical server URI).
 fn same_resource(resource: &Url, server: &Url) -> bool {
-    resource.origin() == server.origin() && server.path().starts_with(resource.path().trim_end_matches('/'))
+    resource.origin() == server.origin()
+        && server
+            .path()
+            .starts_with(resource.path().trim_end_matches('/'))
 }
 
 /// A minimal document for a server without RFC 9728 metadata whose origin
 /// publishes authorization server metadata.
-fn synthesized(server: &Url, issuer: String, challenge: &AuthChallenge) -> Option<ProtectedResourceMetadata> {
-    let mut doc = serde_json::json!({ "resource": server.as_str(), "authorization_servers": [issuer] });
+fn synthesized(
+    server: &Url,
+    issuer: String,
+    challenge: &AuthChallenge,
+) -> Option<ProtectedResourceMetadata> {
+    let mut doc =
+        serde_json::json!({ "resource": server.as_str(), "authorization_servers": [issuer] });
     if let Some(scope) = &challenge.params.scope {
         doc["scopes_supported"] = serde_json::json!(scope.split_whitespace().collect::<Vec<_>>());
     }
@@ -201,13 +267,22 @@ mod tests {
     #[test]
     fn candidates_follow_spec_order() {
         let server = url("https://mcp.example.test/tools/mcp");
-        let c = AuthChallenge::from_header(r#"Bearer resource_metadata="https://mcp.example.test/prm""#, &server);
-        let list: Vec<String> = candidates(&server, &c).into_iter().map(String::from).collect();
-        assert_eq!(list, [
-            "https://mcp.example.test/prm",
-            "https://mcp.example.test/.well-known/oauth-protected-resource/tools/mcp",
-            "https://mcp.example.test/.well-known/oauth-protected-resource",
-        ]);
+        let c = AuthChallenge::from_header(
+            r#"Bearer resource_metadata="https://mcp.example.test/prm""#,
+            &server,
+        );
+        let list: Vec<String> = candidates(&server, &c)
+            .into_iter()
+            .map(String::from)
+            .collect();
+        assert_eq!(
+            list,
+            [
+                "https://mcp.example.test/prm",
+                "https://mcp.example.test/.well-known/oauth-protected-resource/tools/mcp",
+                "https://mcp.example.test/.well-known/oauth-protected-resource",
+            ]
+        );
     }
 
     #[test]
@@ -216,10 +291,18 @@ mod tests {
         let ok = serde_json::json!({"resource": "https://mcp.example.test/mcp", "authorization_servers": ["https://as.example.test"]});
         assert!(check(ok, &server).is_ok());
         let other = serde_json::json!({"resource": "https://evil.example.test/mcp", "authorization_servers": ["https://as.example.test"]});
-        assert!(check(other, &server).unwrap_err().contains("does not match"));
-        assert!(check(serde_json::json!([1]), &server).unwrap_err().contains("not a JSON object"));
-        assert!(check(serde_json::json!({"resource": 3}), &server).unwrap_err().contains("malformed"));
+        assert!(check(other, &server)
+            .unwrap_err()
+            .contains("does not match"));
+        assert!(check(serde_json::json!([1]), &server)
+            .unwrap_err()
+            .contains("not a JSON object"));
+        assert!(check(serde_json::json!({"resource": 3}), &server)
+            .unwrap_err()
+            .contains("malformed"));
         let no_as = serde_json::json!({"resource": "https://mcp.example.test/mcp"});
-        assert!(check(no_as, &server).unwrap_err().contains("authorization_servers"));
+        assert!(check(no_as, &server)
+            .unwrap_err()
+            .contains("authorization_servers"));
     }
 }

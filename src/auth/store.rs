@@ -15,7 +15,9 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use futures::future::BoxFuture;
-use rmcp::transport::auth::{AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials};
+use rmcp::transport::auth::{
+    AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials,
+};
 
 /// An async key/value store for secrets. Implementations must not log values.
 pub trait SecretStore: Send + Sync + 'static {
@@ -35,22 +37,37 @@ pub struct MemorySecretStore {
 
 impl SecretStore for MemorySecretStore {
     fn get(&self, key: String) -> BoxFuture<'static, Result<Option<String>, String>> {
-        let v = self.values.lock().unwrap_or_else(PoisonError::into_inner).get(&key).cloned();
+        let v = self
+            .values
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&key)
+            .cloned();
         Box::pin(async move { Ok(v) })
     }
     fn set(&self, key: String, value: String) -> BoxFuture<'static, Result<(), String>> {
-        self.values.lock().unwrap_or_else(PoisonError::into_inner).insert(key, value);
+        self.values
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key, value);
         Box::pin(async { Ok(()) })
     }
     fn delete(&self, key: String) -> BoxFuture<'static, Result<(), String>> {
-        self.values.lock().unwrap_or_else(PoisonError::into_inner).remove(&key);
+        self.values
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&key);
         Box::pin(async { Ok(()) })
     }
 }
 
 /// The store key for credentials issued by `issuer` for `resource`.
 pub fn credential_key(issuer: &str, resource: &str) -> String {
-    format!("ahp-mcp-host/oauth/v1 {} {}", issuer.trim_end_matches('/'), resource.trim_end_matches('/'))
+    format!(
+        "ahp-mcp-host/oauth/v1 {} {}",
+        issuer.trim_end_matches('/'),
+        resource.trim_end_matches('/')
+    )
 }
 
 /// Serializes refreshes per key inside this process, so rotated refresh
@@ -62,7 +79,12 @@ pub struct RefreshLocks {
 
 impl RefreshLocks {
     fn lock_for(&self, key: &str) -> Arc<tokio::sync::Mutex<()>> {
-        self.locks.lock().unwrap_or_else(PoisonError::into_inner).entry(key.to_owned()).or_default().clone()
+        self.locks
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(key.to_owned())
+            .or_default()
+            .clone()
     }
 }
 
@@ -75,8 +97,17 @@ pub struct BridgedCredentialStore {
 
 impl BridgedCredentialStore {
     /// The credentials of (`issuer`, `resource`) in `store`.
-    pub fn new(store: Arc<dyn SecretStore>, locks: Arc<RefreshLocks>, issuer: &str, resource: &str) -> Self {
-        Self { store, key: credential_key(issuer, resource), locks }
+    pub fn new(
+        store: Arc<dyn SecretStore>,
+        locks: Arc<RefreshLocks>,
+        issuer: &str,
+        resource: &str,
+    ) -> Self {
+        Self {
+            store,
+            key: credential_key(issuer, resource),
+            locks,
+        }
     }
 
     /// Whether an entry exists.
@@ -91,13 +122,20 @@ fn store_error(e: String) -> AuthError {
 
 fn access_token(c: &StoredCredentials) -> Option<String> {
     use oauth2::TokenResponse;
-    c.token_response.as_ref().map(|t| t.access_token().secret().clone())
+    c.token_response
+        .as_ref()
+        .map(|t| t.access_token().secret().clone())
 }
 
 #[async_trait::async_trait]
 impl CredentialStore for BridgedCredentialStore {
     async fn load(&self) -> Result<Option<StoredCredentials>, AuthError> {
-        match self.store.get(self.key.clone()).await.map_err(store_error)? {
+        match self
+            .store
+            .get(self.key.clone())
+            .await
+            .map_err(store_error)?
+        {
             None => Ok(None),
             // An unreadable entry is treated as absent (it will be replaced).
             Some(json) => Ok(serde_json::from_str(&json).ok()),
@@ -106,11 +144,17 @@ impl CredentialStore for BridgedCredentialStore {
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
         let json = serde_json::to_string(&credentials).map_err(|e| store_error(e.to_string()))?;
-        self.store.set(self.key.clone(), json).await.map_err(store_error)
+        self.store
+            .set(self.key.clone(), json)
+            .await
+            .map_err(store_error)
     }
 
     async fn clear(&self) -> Result<(), AuthError> {
-        self.store.delete(self.key.clone()).await.map_err(store_error)
+        self.store
+            .delete(self.key.clone())
+            .await
+            .map_err(store_error)
     }
 
     /// `invalid_grant`: forget the stored token only if it is still the one that failed.
@@ -134,20 +178,41 @@ mod tests {
 
     #[test]
     fn key_names_issuer_and_resource_without_trailing_slashes() {
-        assert_eq!(credential_key("https://as.test/", "https://mcp.test/mcp/"), "ahp-mcp-host/oauth/v1 https://as.test https://mcp.test/mcp");
+        assert_eq!(
+            credential_key("https://as.test/", "https://mcp.test/mcp/"),
+            "ahp-mcp-host/oauth/v1 https://as.test https://mcp.test/mcp"
+        );
     }
 
     #[tokio::test]
     async fn round_trips_and_clears_only_the_failed_token() {
         let store: Arc<dyn SecretStore> = Arc::new(MemorySecretStore::default());
-        let creds = BridgedCredentialStore::new(store.clone(), Arc::default(), "https://as.test", "https://mcp.test/mcp");
+        let creds = BridgedCredentialStore::new(
+            store.clone(),
+            Arc::default(),
+            "https://as.test",
+            "https://mcp.test/mcp",
+        );
         assert!(creds.load().await.unwrap_or_default().is_none());
         let saved = StoredCredentials::new("client-1".into(), None, vec!["a".into()], Some(1));
-        creds.save(saved.clone()).await.unwrap_or_else(|e| panic!("{e}"));
-        let loaded = creds.load().await.unwrap_or_default().unwrap_or_else(|| panic!("missing"));
-        assert_eq!((loaded.client_id.as_str(), loaded.granted_scopes.clone()), ("client-1", vec!["a".to_owned()]));
+        creds
+            .save(saved.clone())
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
+        let loaded = creds
+            .load()
+            .await
+            .unwrap_or_default()
+            .unwrap_or_else(|| panic!("missing"));
+        assert_eq!(
+            (loaded.client_id.as_str(), loaded.granted_scopes.clone()),
+            ("client-1", vec!["a".to_owned()])
+        );
         // Same (absent) token as the failed one → cleared.
-        creds.on_refresh_token_rejected(&saved).await.unwrap_or_else(|e| panic!("{e}"));
+        creds
+            .on_refresh_token_rejected(&saved)
+            .await
+            .unwrap_or_else(|e| panic!("{e}"));
         assert!(!creds.exists().await);
     }
 }

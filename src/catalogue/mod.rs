@@ -98,37 +98,78 @@ impl ServerTools {
         if raw.len() > limits.max_tools_per_server {
             return Err(HostError::new(
                 ErrorCode::LimitExceeded,
-                format!("server {server_id} lists {} tools, more than maxToolsPerServer ({})", raw.len(), limits.max_tools_per_server),
+                format!(
+                    "server {server_id} lists {} tools, more than maxToolsPerServer ({})",
+                    raw.len(),
+                    limits.max_tools_per_server
+                ),
             ));
         }
         let mut out = ServerTools::default();
         let mut seen = HashSet::new();
         let mut total_schema_bytes = 0usize;
         for tool in raw {
-            let diag = |tool: &str, action, reason: String| ToolDiagnostic { server_id: server_id.to_owned(), tool: tool.to_owned(), action, reason };
+            let diag = |tool: &str, action, reason: String| ToolDiagnostic {
+                server_id: server_id.to_owned(),
+                tool: tool.to_owned(),
+                action,
+                reason,
+            };
             let Value::Object(mut tool) = tool else {
-                out.diagnostics.push(diag("", DiagnosticAction::Omitted, "a tools/list entry is not a JSON object".to_owned()));
+                out.diagnostics.push(diag(
+                    "",
+                    DiagnosticAction::Omitted,
+                    "a tools/list entry is not a JSON object".to_owned(),
+                ));
                 continue;
             };
             let name = match tool.get("name") {
                 Some(Value::String(n)) if !n.is_empty() => n.clone(),
                 _ => {
-                    out.diagnostics.push(diag("", DiagnosticAction::Omitted, "a tool has no name".to_owned()));
+                    out.diagnostics.push(diag(
+                        "",
+                        DiagnosticAction::Omitted,
+                        "a tool has no name".to_owned(),
+                    ));
                     continue;
                 }
             };
             if name.len() > limits.max_tool_name_bytes {
                 let shown: String = name.chars().take(64).collect();
-                out.diagnostics.push(diag(&shown, DiagnosticAction::Omitted, format!("tool name is {} bytes, more than maxToolNameBytes ({})", name.len(), limits.max_tool_name_bytes)));
+                out.diagnostics.push(diag(
+                    &shown,
+                    DiagnosticAction::Omitted,
+                    format!(
+                        "tool name is {} bytes, more than maxToolNameBytes ({})",
+                        name.len(),
+                        limits.max_tool_name_bytes
+                    ),
+                ));
                 continue;
             }
             if !seen.insert(name.clone()) {
-                out.diagnostics.push(diag(&name, DiagnosticAction::Duplicate, "the server lists this name more than once; the first definition is kept".to_owned()));
+                out.diagnostics.push(diag(
+                    &name,
+                    DiagnosticAction::Duplicate,
+                    "the server lists this name more than once; the first definition is kept"
+                        .to_owned(),
+                ));
                 continue;
             }
-            let schema_bytes = ["inputSchema", "outputSchema"].iter().filter_map(|k| tool.get(*k)).map(json_len).sum::<usize>();
+            let schema_bytes = ["inputSchema", "outputSchema"]
+                .iter()
+                .filter_map(|k| tool.get(*k))
+                .map(json_len)
+                .sum::<usize>();
             if schema_bytes > limits.max_tool_schema_bytes {
-                out.diagnostics.push(diag(&name, DiagnosticAction::Omitted, format!("schemas are {schema_bytes} bytes, more than maxToolSchemaBytes ({})", limits.max_tool_schema_bytes)));
+                out.diagnostics.push(diag(
+                    &name,
+                    DiagnosticAction::Omitted,
+                    format!(
+                        "schemas are {schema_bytes} bytes, more than maxToolSchemaBytes ({})",
+                        limits.max_tool_schema_bytes
+                    ),
+                ));
                 continue;
             }
             total_schema_bytes += schema_bytes;
@@ -138,16 +179,23 @@ impl ServerTools {
                     format!("server {server_id}: tool schemas add up to more than maxTotalSchemaBytes ({})", limits.max_total_schema_bytes),
                 ));
             }
-            let shape_ok = |v: &Value| schema::check_shape(v, limits.max_json_depth, limits.max_json_properties);
+            let shape_ok = |v: &Value| {
+                schema::check_shape(v, limits.max_json_depth, limits.max_json_properties)
+            };
             let input = match normalize(tool.remove("inputSchema"), &shape_ok) {
                 Ok((schema, fixes)) => {
                     for f in fixes {
-                        out.diagnostics.push(diag(&name, DiagnosticAction::Normalized, f.describe()));
+                        out.diagnostics.push(diag(
+                            &name,
+                            DiagnosticAction::Normalized,
+                            f.describe(),
+                        ));
                     }
                     schema
                 }
                 Err(reason) => {
-                    out.diagnostics.push(diag(&name, DiagnosticAction::Omitted, reason));
+                    out.diagnostics
+                        .push(diag(&name, DiagnosticAction::Omitted, reason));
                     continue;
                 }
             };
@@ -160,31 +208,64 @@ impl ServerTools {
             if let Some(Value::String(d)) = definition.get_mut("description") {
                 if d.len() > limits.max_tool_description_bytes {
                     let keep = floor_char_boundary(d, limits.max_tool_description_bytes);
-                    out.diagnostics.push(diag(&name, DiagnosticAction::Truncated, format!("description is {} bytes, more than maxToolDescriptionBytes ({}); cut", d.len(), limits.max_tool_description_bytes)));
+                    out.diagnostics.push(diag(
+                        &name,
+                        DiagnosticAction::Truncated,
+                        format!(
+                            "description is {} bytes, more than maxToolDescriptionBytes ({}); cut",
+                            d.len(),
+                            limits.max_tool_description_bytes
+                        ),
+                    ));
                     d.truncate(keep);
                 }
             }
             definition.insert("inputSchema".to_owned(), input);
             if let Some(output) = tool.remove("outputSchema").filter(|v| !v.is_null()) {
-                match schema::check_output(&output).and_then(|()| shape_ok(&output).map_err(|r| format!("outputSchema {r}; dropped it"))) {
+                match schema::check_output(&output).and_then(|()| {
+                    shape_ok(&output).map_err(|r| format!("outputSchema {r}; dropped it"))
+                }) {
                     Ok(()) => {
                         definition.insert("outputSchema".to_owned(), output);
                     }
-                    Err(reason) => out.diagnostics.push(diag(&name, DiagnosticAction::OutputSchemaDropped, reason)),
+                    Err(reason) => out.diagnostics.push(diag(
+                        &name,
+                        DiagnosticAction::OutputSchemaDropped,
+                        reason,
+                    )),
                 }
             }
             let app_only = is_app_only(&definition);
             let digest = digest(&name, &definition);
-            out.tools.push(Arc::new(ServerTool { tool_name: name, definition, digest, app_only }));
+            out.tools.push(Arc::new(ServerTool {
+                tool_name: name,
+                definition,
+                digest,
+                app_only,
+            }));
         }
-        out.index = out.tools.iter().enumerate().map(|(i, t)| (t.tool_name.clone(), i)).collect();
+        out.index = out
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.tool_name.clone(), i))
+            .collect();
         Ok(out)
     }
 
     /// A listing that failed as a whole: no tools, one diagnostic saying why.
     pub fn failed(server_id: &str, reason: String) -> Self {
-        let diagnostic = ToolDiagnostic { server_id: server_id.to_owned(), tool: String::new(), action: DiagnosticAction::Omitted, reason };
-        Self { tools: Vec::new(), diagnostics: vec![diagnostic], index: HashMap::new() }
+        let diagnostic = ToolDiagnostic {
+            server_id: server_id.to_owned(),
+            tool: String::new(),
+            action: DiagnosticAction::Omitted,
+            reason,
+        };
+        Self {
+            tools: Vec::new(),
+            diagnostics: vec![diagnostic],
+            index: HashMap::new(),
+        }
     }
 
     /// The tool named `tool_name` (original name).
@@ -193,7 +274,10 @@ impl ServerTools {
     }
 }
 
-fn normalize(input: Option<Value>, shape_ok: &dyn Fn(&Value) -> Result<(), String>) -> Result<(Value, Vec<schema::Fix>), String> {
+fn normalize(
+    input: Option<Value>,
+    shape_ok: &dyn Fn(&Value) -> Result<(), String>,
+) -> Result<(Value, Vec<schema::Fix>), String> {
     if let Some(v) = &input {
         shape_ok(v).map_err(|r| format!("inputSchema {r}"))?;
     }
@@ -202,7 +286,11 @@ fn normalize(input: Option<Value>, shape_ok: &dyn Fn(&Value) -> Result<(), Strin
 
 /// `_meta.ui.visibility` is exactly `["app"]`.
 fn is_app_only(definition: &Map<String, Value>) -> bool {
-    let visibility = definition.get("_meta").and_then(|m| m.get("ui")).and_then(|u| u.get("visibility")).and_then(Value::as_array);
+    let visibility = definition
+        .get("_meta")
+        .and_then(|m| m.get("ui"))
+        .and_then(|u| u.get("visibility"))
+        .and_then(Value::as_array);
     matches!(visibility, Some(v) if v.len() == 1 && v[0] == "app")
 }
 
@@ -211,7 +299,11 @@ fn digest(name: &str, definition: &Map<String, Value>) -> String {
     h.update(name.as_bytes());
     h.update([0u8]);
     let _ = serde_json::to_writer(&mut h, definition);
-    h.finalize().iter().take(8).map(|b| format!("{b:02x}")).collect()
+    h.finalize()
+        .iter()
+        .take(8)
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
@@ -245,7 +337,9 @@ impl CatalogueEntry {
         let body = serde_json::to_string(&tool.definition).unwrap_or_else(|_| "{}".to_owned());
         let inner = &body[1..body.len() - 1];
         let quote = |s: &str| Value::String(s.to_owned()).to_string();
-        let mut json = String::with_capacity(body.len() + name.len() + customization_id.len() + tool.tool_name.len() + 80);
+        let mut json = String::with_capacity(
+            body.len() + name.len() + customization_id.len() + tool.tool_name.len() + 80,
+        );
         json.push_str("{\"name\":");
         json.push_str(&quote(&name));
         if !inner.is_empty() {
@@ -259,7 +353,13 @@ impl CatalogueEntry {
         json.push_str(",\"digest\":");
         json.push_str(&quote(&tool.digest));
         json.push('}');
-        Self { name, customization_id: customization_id.to_owned(), tool, json, definition: std::sync::OnceLock::new() }
+        Self {
+            name,
+            customization_id: customization_id.to_owned(),
+            tool,
+            json,
+            definition: std::sync::OnceLock::new(),
+        }
     }
 
     /// The AHP `ToolDefinition` published in `session/serverToolsChanged`:
@@ -311,23 +411,47 @@ impl Catalogue {
         let listed: Vec<(&str, &Arc<ServerTool>)> = self
             .servers
             .iter()
-            .flat_map(|(id, st)| st.tools.iter().filter(|t| !t.app_only).map(move |t| (id.as_str(), t)))
+            .flat_map(|(id, st)| {
+                st.tools
+                    .iter()
+                    .filter(|t| !t.app_only)
+                    .map(move |t| (id.as_str(), t))
+            })
             .collect();
-        let pairs: Vec<(&str, &str)> = listed.iter().map(|(id, t)| (*id, t.tool_name.as_str())).collect();
+        let pairs: Vec<(&str, &str)> = listed
+            .iter()
+            .map(|(id, t)| (*id, t.tool_name.as_str()))
+            .collect();
         let names = names::assign(&pairs);
         // Entries whose name and tool did not change are reused as they are.
-        let previous: HashMap<&str, &Arc<CatalogueEntry>> = self.entries.iter().map(|e| (e.name.as_str(), e)).collect();
+        let previous: HashMap<&str, &Arc<CatalogueEntry>> =
+            self.entries.iter().map(|e| (e.name.as_str(), e)).collect();
         let entries: Vec<Arc<CatalogueEntry>> = listed
             .iter()
             .zip(names)
             .map(|((id, t), name)| match previous.get(name.as_str()) {
-                Some(e) if e.customization_id == *id && (Arc::ptr_eq(&e.tool, t) || e.tool.digest == t.digest && e.tool.tool_name == t.tool_name) => Arc::clone(e),
+                Some(e)
+                    if e.customization_id == *id
+                        && (Arc::ptr_eq(&e.tool, t)
+                            || e.tool.digest == t.digest && e.tool.tool_name == t.tool_name) =>
+                {
+                    Arc::clone(e)
+                }
                 _ => Arc::new(CatalogueEntry::new(name, id, Arc::clone(t))),
             })
             .collect();
-        let changed = self.entries.len() != entries.len() || self.entries.iter().zip(entries.iter()).any(|(a, b)| !Arc::ptr_eq(a, b));
+        let changed = self.entries.len() != entries.len()
+            || self
+                .entries
+                .iter()
+                .zip(entries.iter())
+                .any(|(a, b)| !Arc::ptr_eq(a, b));
         drop(previous);
-        self.by_name = entries.iter().enumerate().map(|(i, e)| (e.name.clone(), i)).collect();
+        self.by_name = entries
+            .iter()
+            .enumerate()
+            .map(|(i, e)| (e.name.clone(), i))
+            .collect();
         self.entries = Arc::new(entries);
         changed
     }
@@ -349,7 +473,10 @@ impl Catalogue {
 
     /// Every diagnostic of every listed server.
     pub fn diagnostics(&self) -> Vec<ToolDiagnostic> {
-        self.servers.values().flat_map(|s| s.diagnostics.iter().cloned()).collect()
+        self.servers
+            .values()
+            .flat_map(|s| s.diagnostics.iter().cloned())
+            .collect()
     }
 }
 
@@ -365,7 +492,10 @@ mod tests {
 
     #[test]
     fn duplicates_keep_the_first_with_a_diagnostic() {
-        let raw = vec![json!({"name": "d", "description": "first", "inputSchema": {"type": "object"}}), json!({"name": "d", "description": "second", "inputSchema": {"type": "object"}})];
+        let raw = vec![
+            json!({"name": "d", "description": "first", "inputSchema": {"type": "object"}}),
+            json!({"name": "d", "description": "second", "inputSchema": {"type": "object"}}),
+        ];
         let st = ServerTools::build("s", raw, &Limits::default()).unwrap();
         assert_eq!(st.tools.len(), 1);
         assert_eq!(st.tools[0].definition["description"], "first");
@@ -374,29 +504,54 @@ mod tests {
 
     #[test]
     fn bad_tools_cost_only_themselves() {
-        let raw = vec![json!({"name": "bad", "inputSchema": {"type": "string"}}), json!({"name": "out", "inputSchema": {"type": "object"}, "outputSchema": {"type": "array"}}), json!(5), tool("ok")];
+        let raw = vec![
+            json!({"name": "bad", "inputSchema": {"type": "string"}}),
+            json!({"name": "out", "inputSchema": {"type": "object"}, "outputSchema": {"type": "array"}}),
+            json!(5),
+            tool("ok"),
+        ];
         let st = ServerTools::build("s", raw, &Limits::default()).unwrap();
         let names: Vec<&str> = st.tools.iter().map(|t| t.tool_name.as_str()).collect();
         assert_eq!(names, ["out", "ok"]);
         assert!(!st.tools[0].definition.contains_key("outputSchema"));
         let actions: Vec<DiagnosticAction> = st.diagnostics.iter().map(|d| d.action).collect();
-        assert_eq!(actions, [DiagnosticAction::Omitted, DiagnosticAction::OutputSchemaDropped, DiagnosticAction::Omitted]);
+        assert_eq!(
+            actions,
+            [
+                DiagnosticAction::Omitted,
+                DiagnosticAction::OutputSchemaDropped,
+                DiagnosticAction::Omitted
+            ]
+        );
     }
 
     #[test]
     fn aggregate_bounds_fail_the_listing() {
-        let limits = Limits { max_tools_per_server: 2, ..Limits::default() };
-        let e = ServerTools::build("srv", vec![tool("a"), tool("b"), tool("c")], &limits).unwrap_err();
+        let limits = Limits {
+            max_tools_per_server: 2,
+            ..Limits::default()
+        };
+        let e =
+            ServerTools::build("srv", vec![tool("a"), tool("b"), tool("c")], &limits).unwrap_err();
         assert_eq!(e.code, ErrorCode::LimitExceeded);
         assert!(e.message.contains("srv") && e.message.contains("maxToolsPerServer"));
-        let limits = Limits { max_total_schema_bytes: 40, ..Limits::default() };
-        let e = ServerTools::build("srv", vec![tool("a"), tool("b"), tool("c")], &limits).unwrap_err();
+        let limits = Limits {
+            max_total_schema_bytes: 40,
+            ..Limits::default()
+        };
+        let e =
+            ServerTools::build("srv", vec![tool("a"), tool("b"), tool("c")], &limits).unwrap_err();
         assert!(e.message.contains("maxTotalSchemaBytes"));
     }
 
     #[test]
     fn per_tool_bounds_omit_or_truncate() {
-        let limits = Limits { max_tool_name_bytes: 8, max_tool_description_bytes: 5, max_json_depth: 3, ..Limits::default() };
+        let limits = Limits {
+            max_tool_name_bytes: 8,
+            max_tool_description_bytes: 5,
+            max_json_depth: 3,
+            ..Limits::default()
+        };
         let raw = vec![
             tool("a-very-long-name"),
             json!({"name": "desc", "description": "ééééé", "inputSchema": {"type": "object"}}),
@@ -405,8 +560,14 @@ mod tests {
         let st = ServerTools::build("s", raw, &limits).unwrap();
         assert_eq!(st.tools.len(), 1);
         assert_eq!(st.tools[0].definition["description"], "éé");
-        assert!(st.diagnostics.iter().any(|d| d.reason.contains("maxToolNameBytes")));
-        assert!(st.diagnostics.iter().any(|d| d.tool == "deep" && d.reason.contains("maxJsonDepth")));
+        assert!(st
+            .diagnostics
+            .iter()
+            .any(|d| d.reason.contains("maxToolNameBytes")));
+        assert!(st
+            .diagnostics
+            .iter()
+            .any(|d| d.tool == "deep" && d.reason.contains("maxJsonDepth")));
     }
 
     #[test]
@@ -416,7 +577,12 @@ mod tests {
             json!({"name": "both", "inputSchema": {"type": "object"}, "_meta": {"ui": {"visibility": ["model", "app"]}}}),
         ];
         let mut c = Catalogue::default();
-        assert!(c.set_server("s", Some(Arc::new(ServerTools::build("s", raw, &Limits::default()).unwrap()))));
+        assert!(c.set_server(
+            "s",
+            Some(Arc::new(
+                ServerTools::build("s", raw, &Limits::default()).unwrap()
+            ))
+        ));
         let names: Vec<String> = c.entries().iter().map(|e| e.name.clone()).collect();
         assert_eq!(names, ["mcp__s__both"]);
         assert!(c.server("s").unwrap().get("view").is_some());
@@ -425,11 +591,20 @@ mod tests {
     #[test]
     fn catalogue_reports_changes_and_digests_follow_definitions() {
         let mut c = Catalogue::default();
-        let build = |raw| Some(Arc::new(ServerTools::build("s", raw, &Limits::default()).unwrap()));
+        let build = |raw| {
+            Some(Arc::new(
+                ServerTools::build("s", raw, &Limits::default()).unwrap(),
+            ))
+        };
         assert!(c.set_server("s", build(vec![tool("a")])));
         let d1 = c.by_model_name("mcp__s__a").unwrap().tool.digest.clone();
         assert!(!c.set_server("s", build(vec![tool("a")])));
-        assert!(c.set_server("s", build(vec![json!({"name": "a", "inputSchema": {"type": "object", "properties": {"x": {}}}})])));
+        assert!(c.set_server(
+            "s",
+            build(vec![
+                json!({"name": "a", "inputSchema": {"type": "object", "properties": {"x": {}}}})
+            ])
+        ));
         assert_ne!(c.by_model_name("mcp__s__a").unwrap().tool.digest, d1);
         assert!(c.set_server("s", None));
         assert!(c.entries().is_empty());

@@ -26,7 +26,15 @@ const HASH_HEX: usize = 10;
 /// `s` with every byte outside `[A-Za-z0-9_-]` replaced by `_`. Multi-byte
 /// characters become one `_` each.
 pub fn sanitize(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' || c == '-' { c } else { '_' }).collect()
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// The plain model name `mcp__<server>__<tool>` before length and collision handling.
@@ -40,7 +48,12 @@ pub fn hashed_name(server_id: &str, tool: &str) -> String {
     digest.update(server_id.as_bytes());
     digest.update([0u8]);
     digest.update(tool.as_bytes());
-    let hex: String = digest.finalize().iter().take(HASH_HEX / 2).map(|b| format!("{b:02x}")).collect();
+    let hex: String = digest
+        .finalize()
+        .iter()
+        .take(HASH_HEX / 2)
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let mut base = plain_name(server_id, tool);
     base.truncate(MAX_MODEL_NAME_CHARS - HASH_HEX - 1);
     format!("{base}_{hex}")
@@ -58,7 +71,13 @@ pub fn assign(pairs: &[(&str, &str)]) -> Vec<String> {
     let mut names: Vec<String> = pairs
         .iter()
         .zip(&plain)
-        .map(|((s, t), p)| if p.len() > MAX_MODEL_NAME_CHARS || count[p.as_str()] > 1 { hashed_name(s, t) } else { p.clone() })
+        .map(|((s, t), p)| {
+            if p.len() > MAX_MODEL_NAME_CHARS || count[p.as_str()] > 1 {
+                hashed_name(s, t)
+            } else {
+                p.clone()
+            }
+        })
         .collect();
     // A hashed name could, in theory, equal another entry's plain name:
     // such an entry is hashed too, repeatedly, until all names are distinct.
@@ -67,23 +86,38 @@ pub fn assign(pairs: &[(&str, &str)]) -> Vec<String> {
         let mut clash = None;
         for (i, n) in names.iter().enumerate() {
             if let Some(&first) = seen.get(n.as_str()) {
-                clash = Some(if names[first] == plain[first] { first } else { i });
+                clash = Some(if names[first] == plain[first] {
+                    first
+                } else {
+                    i
+                });
                 break;
             }
             seen.insert(n, i);
         }
         match clash {
             None => return names,
-            Some(i) if names[i] != hashed_name(pairs[i].0, pairs[i].1) => names[i] = hashed_name(pairs[i].0, pairs[i].1),
+            Some(i) if names[i] != hashed_name(pairs[i].0, pairs[i].1) => {
+                names[i] = hashed_name(pairs[i].0, pairs[i].1)
+            }
             // Two hashes equal: 40-bit collision; add the index to separate them.
-            Some(i) => names[i] = format!("{}{i}", &names[i][..MAX_MODEL_NAME_CHARS - i.to_string().len()]),
+            Some(i) => {
+                names[i] = format!(
+                    "{}{i}",
+                    &names[i][..MAX_MODEL_NAME_CHARS - i.to_string().len()]
+                )
+            }
         }
     }
 }
 
 /// True when `name` is acceptable to model APIs.
 pub fn is_model_safe(name: &str) -> bool {
-    !name.is_empty() && name.len() <= MAX_MODEL_NAME_CHARS && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    !name.is_empty()
+        && name.len() <= MAX_MODEL_NAME_CHARS
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
 #[cfg(test)]
@@ -97,16 +131,33 @@ mod tests {
 
     #[test]
     fn plugin_server_ids_are_sanitized() {
-        assert_eq!(plain_name("my-plugin/github", "search"), "mcp__my-plugin_github__search");
+        assert_eq!(
+            plain_name("my-plugin/github", "search"),
+            "mcp__my-plugin_github__search"
+        );
     }
 
     #[test]
     fn collisions_after_sanitizing_get_distinct_stable_hashes() {
-        let names = assign(&[("a", "admin.tools.list"), ("a", "admin_tools_list"), ("b", "x")]);
-        assert!(names[0].starts_with("mcp__a__admin_tools_list_") && names[1].starts_with("mcp__a__admin_tools_list_"));
+        let names = assign(&[
+            ("a", "admin.tools.list"),
+            ("a", "admin_tools_list"),
+            ("b", "x"),
+        ]);
+        assert!(
+            names[0].starts_with("mcp__a__admin_tools_list_")
+                && names[1].starts_with("mcp__a__admin_tools_list_")
+        );
         assert_ne!(names[0], names[1]);
         assert_eq!(names[2], "mcp__b__x");
-        assert_eq!(names, assign(&[("a", "admin.tools.list"), ("a", "admin_tools_list"), ("b", "x")]));
+        assert_eq!(
+            names,
+            assign(&[
+                ("a", "admin.tools.list"),
+                ("a", "admin_tools_list"),
+                ("b", "x")
+            ])
+        );
         assert!(names.iter().all(|n| is_model_safe(n)));
     }
 
@@ -125,6 +176,9 @@ mod tests {
         assert_eq!(names[1], "mcp__srv__caf____");
         // Deterministic: the suffix depends only on the pair.
         assert_eq!(names[0], hashed_name("srv", &long));
-        assert_ne!(hashed_name("srv", &long), hashed_name("srv", &"a".repeat(99)));
+        assert_ne!(
+            hashed_name("srv", &long),
+            hashed_name("srv", &"a".repeat(99))
+        );
     }
 }

@@ -61,7 +61,9 @@ pub fn check_shape(value: &Value, max_depth: usize, max_members: usize) -> Resul
     if s.depth > max_depth {
         Err(format!("is nested deeper than maxJsonDepth ({max_depth})"))
     } else if s.members > max_members {
-        Err(format!("has more than maxJsonProperties ({max_members}) members"))
+        Err(format!(
+            "has more than maxJsonProperties ({max_members}) members"
+        ))
     } else {
         Ok(())
     }
@@ -80,7 +82,9 @@ pub fn json_len(v: &Value) -> usize {
         }
     }
     let mut c = Count(0);
-    serde_json::to_writer(&mut c, v).map(|()| c.0).unwrap_or(usize::MAX)
+    serde_json::to_writer(&mut c, v)
+        .map(|()| c.0)
+        .unwrap_or(usize::MAX)
 }
 
 /// A change the host made to make an input schema usable.
@@ -119,15 +123,28 @@ pub type Reject = String;
 pub fn normalize_input(schema: Option<Value>) -> Result<(Value, Vec<Fix>), Reject> {
     let mut fixes = Vec::new();
     let mut obj = match schema {
-        None | Some(Value::Null) => return Ok((json!({"type": "object", "properties": {}}), vec![Fix::AddedEmptySchema])),
+        None | Some(Value::Null) => {
+            return Ok((
+                json!({"type": "object", "properties": {}}),
+                vec![Fix::AddedEmptySchema],
+            ))
+        }
         Some(Value::Object(m)) => m,
-        Some(other) => return Err(format!("inputSchema is a JSON {}, not an object schema", kind(&other))),
+        Some(other) => {
+            return Err(format!(
+                "inputSchema is a JSON {}, not an object schema",
+                kind(&other)
+            ))
+        }
     };
     match obj.get("type") {
         Some(Value::String(t)) if t == "object" => {}
         Some(other) => return Err(format!("inputSchema has type {other}, not \"object\"")),
         None => {
-            if let Some(key) = ["anyOf", "oneOf"].into_iter().find(|k| obj.contains_key(*k)) {
+            if let Some(key) = ["anyOf", "oneOf"]
+                .into_iter()
+                .find(|k| obj.contains_key(*k))
+            {
                 obj = merge_union(&obj, key)?;
                 fixes.push(Fix::MergedUnion(key));
             } else {
@@ -155,7 +172,12 @@ pub fn normalize_input(schema: Option<Value>) -> Result<(Value, Vec<Fix>), Rejec
                 }
             }
         }
-        Some(other) => return Err(format!("inputSchema properties is a JSON {}, not an object", kind(other))),
+        Some(other) => {
+            return Err(format!(
+                "inputSchema properties is a JSON {}, not an object",
+                kind(other)
+            ))
+        }
     }
     if let Some(required) = obj.get("required") {
         let ok = matches!(required, Value::Array(a) if a.iter().all(Value::is_string));
@@ -173,10 +195,15 @@ pub fn check_output(schema: &Value) -> Result<(), Reject> {
     match schema {
         Value::Object(m) => match m.get("type") {
             Some(Value::String(t)) if t == "object" => Ok(()),
-            Some(other) => Err(format!("outputSchema has type {other}, not \"object\"; dropped it")),
+            Some(other) => Err(format!(
+                "outputSchema has type {other}, not \"object\"; dropped it"
+            )),
             None => Err("outputSchema has no type \"object\"; dropped it".to_owned()),
         },
-        other => Err(format!("outputSchema is a JSON {}, not an object schema; dropped it", kind(other))),
+        other => Err(format!(
+            "outputSchema is a JSON {}, not an object schema; dropped it",
+            kind(other)
+        )),
     }
 }
 
@@ -188,15 +215,22 @@ fn merge_union(obj: &Map<String, Value>, key: &'static str) -> Result<Map<String
     let mut required: Option<Vec<Value>> = None;
     for (i, branch) in branches.iter().enumerate() {
         let Value::Object(b) = branch else {
-            return Err(format!("inputSchema is a top-level {key} whose branch {i} is not an object schema"));
+            return Err(format!(
+                "inputSchema is a top-level {key} whose branch {i} is not an object schema"
+            ));
         };
-        let is_object = matches!(b.get("type"), Some(Value::String(t)) if t == "object") || (b.get("type").is_none() && b.contains_key("properties"));
+        let is_object = matches!(b.get("type"), Some(Value::String(t)) if t == "object")
+            || (b.get("type").is_none() && b.contains_key("properties"));
         if !is_object {
-            return Err(format!("inputSchema is a top-level {key} whose branch {i} is not an object schema"));
+            return Err(format!(
+                "inputSchema is a top-level {key} whose branch {i} is not an object schema"
+            ));
         }
         if let Some(Value::Object(p)) = b.get("properties") {
             for (name, schema) in p {
-                properties.entry(name.clone()).or_insert_with(|| schema.clone());
+                properties
+                    .entry(name.clone())
+                    .or_insert_with(|| schema.clone());
             }
         }
         let here: Vec<Value> = match b.get("required") {
@@ -230,7 +264,8 @@ mod tests {
 
     #[test]
     fn valid_schema_is_unchanged() {
-        let s = json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]});
+        let s =
+            json!({"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]});
         assert_eq!(normalize_input(Some(s.clone())).unwrap(), (s, vec![]));
     }
 
@@ -247,22 +282,36 @@ mod tests {
             {"type": "object", "properties": {"a": {"type": "string"}}, "required": ["a"]},
             {"type": "object", "properties": {"b": {"type": "number"}}, "required": ["a", "b"]}]});
         let (out, fixes) = normalize_input(Some(s.clone())).unwrap();
-        assert_eq!(out, json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "number"}}, "required": ["a"]}));
+        assert_eq!(
+            out,
+            json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "number"}}, "required": ["a"]})
+        );
         assert_eq!(fixes, [Fix::MergedUnion("anyOf")]);
     }
 
     #[test]
     fn union_with_scalar_branch_and_non_object_type_are_rejected() {
-        assert!(normalize_input(Some(json!({"anyOf": [{"type": "string"}, {"type": "object"}]}))).unwrap_err().contains("branch 0"));
-        assert!(normalize_input(Some(json!({"type": "string"}))).unwrap_err().contains("\"string\""));
-        assert!(normalize_input(Some(json!([1]))).unwrap_err().contains("array"));
+        assert!(normalize_input(Some(
+            json!({"anyOf": [{"type": "string"}, {"type": "object"}]})
+        ))
+        .unwrap_err()
+        .contains("branch 0"));
+        assert!(normalize_input(Some(json!({"type": "string"})))
+            .unwrap_err()
+            .contains("\"string\""));
+        assert!(normalize_input(Some(json!([1])))
+            .unwrap_err()
+            .contains("array"));
     }
 
     #[test]
     fn nested_required_moves_up_and_missing_type_is_added() {
         let s = json!({"properties": {"x": {"type": "string"}, "required": ["x"]}});
         let (out, fixes) = normalize_input(Some(s.clone())).unwrap();
-        assert_eq!(out, json!({"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]}));
+        assert_eq!(
+            out,
+            json!({"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]})
+        );
         assert_eq!(fixes, [Fix::AddedObjectType, Fix::MovedNestedRequired]);
     }
 
@@ -280,7 +329,19 @@ mod tests {
         }
         assert!(shape(&deep, 64, 10_000).depth > 64);
         let wide = Value::Array(vec![json!(0); 50]);
-        assert_eq!(shape(&wide, 64, 10), Shape { depth: 1, members: 11 });
-        assert_eq!(shape(&json!({"a": [1, 2]}), 64, 100), Shape { depth: 2, members: 3 });
+        assert_eq!(
+            shape(&wide, 64, 10),
+            Shape {
+                depth: 1,
+                members: 11
+            }
+        );
+        assert_eq!(
+            shape(&json!({"a": [1, 2]}), 64, 100),
+            Shape {
+                depth: 2,
+                members: 3
+            }
+        );
     }
 }

@@ -52,8 +52,9 @@ pub enum EnvPolicy {
 }
 
 /// Base variables kept by [`EnvPolicy::AllowList`] on every platform (plus `LC_*`).
-const ALLOWED_VARS: &[&str] =
-    &["PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TMP", "TEMP", "LANG", "TZ", "TERM"];
+const ALLOWED_VARS: &[&str] = &[
+    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TMP", "TEMP", "LANG", "TZ", "TERM",
+];
 /// Additional base variables kept by [`EnvPolicy::AllowList`] on Windows.
 const ALLOWED_WINDOWS_VARS: &[&str] = &[
     "SYSTEMROOT",
@@ -107,7 +108,12 @@ pub fn resolve_stdio(
     let program = resolve_program(&cfg.command, vars, base_env, &cwd)?;
     let args = cfg.args.iter().map(|a| expand(a, vars)).collect();
     let env = build_env(cfg, vars, base_env, policy);
-    Ok(LaunchSpec { program, args, env, cwd })
+    Ok(LaunchSpec {
+        program,
+        args,
+        env,
+        cwd,
+    })
 }
 
 fn resolve_cwd(configured: Option<&str>, vars: &PluginVars) -> Result<PathBuf, HostError> {
@@ -118,7 +124,10 @@ fn resolve_cwd(configured: Option<&str>, vars: &PluginVars) -> Result<PathBuf, H
     if cwd.is_dir() {
         return Ok(cwd);
     }
-    let msg = format!("working directory {} does not exist or is not a directory", cwd.display());
+    let msg = format!(
+        "working directory {} does not exist or is not a directory",
+        cwd.display()
+    );
     Err(HostError::new(ErrorCode::SpawnFailed, msg))
 }
 
@@ -143,7 +152,11 @@ fn resolve_program(
 
 /// A bare command, searched in the host `PATH` (absolute entries only, so a
 /// bare name can never resolve into the plugin's own directory).
-fn search_path(command: &str, base_env: &[(OsString, OsString)], cwd: &Path) -> Result<PathBuf, HostError> {
+fn search_path(
+    command: &str,
+    base_env: &[(OsString, OsString)],
+    cwd: &Path,
+) -> Result<PathBuf, HostError> {
     let path = env_lookup(base_env, OsStr::new("PATH")).map(absolute_path_entries);
     which::which_in(command, path.filter(|p| !p.is_empty()), cwd).map_err(|_| {
         let msg = format!("command {command:?} not found in PATH");
@@ -192,11 +205,14 @@ fn canonical_with_pathext(path: &Path) -> Option<PathBuf> {
 
 /// `path` with each `;`-separated extension of `pathext` appended.
 fn with_extensions<'a>(path: &'a Path, pathext: &'a str) -> impl Iterator<Item = PathBuf> + 'a {
-    pathext.split(';').filter(|e| !e.is_empty()).map(move |ext| {
-        let mut s = path.as_os_str().to_os_string();
-        s.push(ext);
-        PathBuf::from(s)
-    })
+    pathext
+        .split(';')
+        .filter(|e| !e.is_empty())
+        .map(move |ext| {
+            let mut s = path.as_os_str().to_os_string();
+            s.push(ext);
+            PathBuf::from(s)
+        })
 }
 
 fn existing_file(command: &str, path: PathBuf) -> Result<PathBuf, HostError> {
@@ -223,7 +239,10 @@ fn build_env(
     for (name, value) in &cfg.env {
         set_var(&mut env, OsStr::new(name), expand(value, vars).into());
     }
-    for (name, value) in [(PLUGIN_ROOT, &vars.plugin_root), (PLUGIN_DATA, &vars.plugin_data)] {
+    for (name, value) in [
+        (PLUGIN_ROOT, &vars.plugin_root),
+        (PLUGIN_DATA, &vars.plugin_data),
+    ] {
         env.retain(|(n, _)| !same_name(n, OsStr::new(name)));
         env.push((name.into(), value.as_os_str().to_os_string()));
     }
@@ -232,7 +251,9 @@ fn build_env(
 
 /// Whether [`EnvPolicy::AllowList`] keeps the base variable `name`.
 fn is_allowed(name: &OsStr, windows: bool) -> bool {
-    let Some(name) = name.to_str() else { return false };
+    let Some(name) = name.to_str() else {
+        return false;
+    };
     let upper;
     let name = if windows {
         upper = name.to_ascii_uppercase();
@@ -255,13 +276,17 @@ fn set_var(env: &mut Vec<(OsString, OsString)>, name: &OsStr, value: OsString) {
 }
 
 fn env_lookup<'a>(env: &'a [(OsString, OsString)], name: &OsStr) -> Option<&'a OsStr> {
-    env.iter().rev().find(|(n, _)| same_name(n, name)).map(|(_, v)| v.as_os_str())
+    env.iter()
+        .rev()
+        .find(|(n, _)| same_name(n, name))
+        .map(|(_, v)| v.as_os_str())
 }
 
 /// Environment names are case-insensitive on Windows.
 fn same_name(a: &OsStr, b: &OsStr) -> bool {
     if cfg!(windows) {
-        a.to_string_lossy().eq_ignore_ascii_case(&b.to_string_lossy())
+        a.to_string_lossy()
+            .eq_ignore_ascii_case(&b.to_string_lossy())
     } else {
         a == b
     }
@@ -297,7 +322,10 @@ pub fn ensure_plugin_data_dir(data_dir: &Path, plugin_id: &str) -> std::io::Resu
 fn data_dir_name(plugin_id: &str) -> String {
     const MAX_LEN: usize = 64;
     let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
-    let mut name: String = plugin_id.chars().map(|c| if safe(c) { c } else { '_' }).collect();
+    let mut name: String = plugin_id
+        .chars()
+        .map(|c| if safe(c) { c } else { '_' })
+        .collect();
     let mut changed = name != plugin_id;
     if name.len() > MAX_LEN {
         name.truncate(MAX_LEN);
@@ -321,7 +349,9 @@ fn is_special_name(name: &str) -> bool {
 
 /// 64-bit FNV-1a: stable across platforms and Rust versions.
 fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 #[cfg(test)]
@@ -330,11 +360,19 @@ mod tests {
     use std::collections::BTreeMap;
 
     fn stdio(command: &str) -> StdioConfig {
-        StdioConfig { command: command.into(), args: vec![], env: BTreeMap::new(), cwd: None }
+        StdioConfig {
+            command: command.into(),
+            args: vec![],
+            env: BTreeMap::new(),
+            cwd: None,
+        }
     }
 
     fn os_env(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
-        pairs.iter().map(|(k, v)| (OsString::from(k), OsString::from(v))).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
     }
 
     fn get<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a str> {
@@ -354,7 +392,13 @@ mod tests {
         std::fs::create_dir_all(&data).unwrap();
         std::fs::write(root.join("bin/server"), "#!/bin/sh\n").unwrap();
         std::fs::write(tmp.path().join("outside"), "#!/bin/sh\n").unwrap();
-        Fixture { vars: PluginVars { plugin_root: root, plugin_data: data }, _tmp: tmp }
+        Fixture {
+            vars: PluginVars {
+                plugin_root: root,
+                plugin_data: data,
+            },
+            _tmp: tmp,
+        }
     }
 
     #[test]
@@ -362,7 +406,13 @@ mod tests {
         for name in ["PATH", "HOME", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "TMPDIR"] {
             assert!(is_allowed(OsStr::new(name), false), "{name}");
         }
-        for name in ["AWS_SECRET_ACCESS_KEY", "path", "LANGUAGE", "SYSTEMROOT", "GITHUB_TOKEN"] {
+        for name in [
+            "AWS_SECRET_ACCESS_KEY",
+            "path",
+            "LANGUAGE",
+            "SYSTEMROOT",
+            "GITHUB_TOKEN",
+        ] {
             assert!(!is_allowed(OsStr::new(name), false), "{name}");
         }
         assert!(is_allowed(OsStr::new("SystemRoot"), true));
@@ -373,12 +423,18 @@ mod tests {
     #[test]
     fn allow_list_filters_base_env() {
         let f = fixture();
-        let base = os_env(&[("PATH", "/usr/bin:/bin"), ("SECRET_TOKEN", "x"), ("LC_ALL", "C")]);
-        let spec = resolve_stdio(&stdio("./bin/server"), &f.vars, &base, EnvPolicy::AllowList).unwrap();
+        let base = os_env(&[
+            ("PATH", "/usr/bin:/bin"),
+            ("SECRET_TOKEN", "x"),
+            ("LC_ALL", "C"),
+        ]);
+        let spec =
+            resolve_stdio(&stdio("./bin/server"), &f.vars, &base, EnvPolicy::AllowList).unwrap();
         assert_eq!(get(&spec.env, "PATH"), Some("/usr/bin:/bin"));
         assert_eq!(get(&spec.env, "LC_ALL"), Some("C"));
         assert_eq!(get(&spec.env, "SECRET_TOKEN"), None);
-        let spec = resolve_stdio(&stdio("./bin/server"), &f.vars, &base, EnvPolicy::Inherit).unwrap();
+        let spec =
+            resolve_stdio(&stdio("./bin/server"), &f.vars, &base, EnvPolicy::Inherit).unwrap();
         assert_eq!(get(&spec.env, "SECRET_TOKEN"), Some("x"));
     }
 
@@ -397,8 +453,14 @@ mod tests {
         let n = spec.env.len();
         assert_eq!(spec.env[n - 2].0, "PLUGIN_ROOT");
         assert_eq!(spec.env[n - 2].1, f.vars.plugin_root.as_os_str());
-        assert_eq!(spec.env[n - 1], ("PLUGIN_DATA".into(), f.vars.plugin_data.clone().into()));
-        assert_eq!(spec.env.iter().filter(|(k, _)| k == "PLUGIN_ROOT").count(), 1);
+        assert_eq!(
+            spec.env[n - 1],
+            ("PLUGIN_DATA".into(), f.vars.plugin_data.clone().into())
+        );
+        assert_eq!(
+            spec.env.iter().filter(|(k, _)| k == "PLUGIN_ROOT").count(),
+            1
+        );
     }
 
     #[test]
@@ -421,9 +483,21 @@ mod tests {
     fn absolute_command_must_exist() {
         let f = fixture();
         let abs = f.vars.plugin_root.join("bin/server");
-        let spec = resolve_stdio(&stdio(abs.to_str().unwrap()), &f.vars, &[], EnvPolicy::Inherit).unwrap();
+        let spec = resolve_stdio(
+            &stdio(abs.to_str().unwrap()),
+            &f.vars,
+            &[],
+            EnvPolicy::Inherit,
+        )
+        .unwrap();
         assert_eq!(spec.program, abs);
-        let err = resolve_stdio(&stdio("/definitely/not/here"), &f.vars, &[], EnvPolicy::Inherit).unwrap_err();
+        let err = resolve_stdio(
+            &stdio("/definitely/not/here"),
+            &f.vars,
+            &[],
+            EnvPolicy::Inherit,
+        )
+        .unwrap_err();
         assert_eq!(err.code, ErrorCode::CommandNotFound);
         assert!(err.message.contains("/definitely/not/here"));
     }
@@ -434,7 +508,11 @@ mod tests {
         let err = resolve_stdio(&stdio("./bin"), &f.vars, &[], EnvPolicy::Inherit).unwrap_err();
         assert_eq!(err.code, ErrorCode::CommandNotFound);
         let err = resolve_stdio(&stdio("./."), &f.vars, &[], EnvPolicy::Inherit).unwrap_err();
-        assert_eq!(err.code, ErrorCode::CommandOutsideRoot, "the root itself is not inside");
+        assert_eq!(
+            err.code,
+            ErrorCode::CommandOutsideRoot,
+            "the root itself is not inside"
+        );
     }
 
     #[test]
@@ -465,7 +543,13 @@ mod tests {
     #[test]
     fn pathext_candidates() {
         let got: Vec<PathBuf> = with_extensions(Path::new("r/bin/server"), ".EXE;;.CMD").collect();
-        assert_eq!(got, vec![PathBuf::from("r/bin/server.EXE"), PathBuf::from("r/bin/server.CMD")]);
+        assert_eq!(
+            got,
+            vec![
+                PathBuf::from("r/bin/server.EXE"),
+                PathBuf::from("r/bin/server.CMD")
+            ]
+        );
     }
 
     #[test]
@@ -473,12 +557,21 @@ mod tests {
         assert_eq!(data_dir_name("my-plugin_1.0"), "my-plugin_1.0");
         let a = data_dir_name("acme/tools");
         let b = data_dir_name("acme:tools");
-        assert!(a.starts_with("acme_tools-") && a.len() == "acme_tools-".len() + 8, "{a}");
-        assert_ne!(a, b, "ids differing only in replaced chars must not collide");
+        assert!(
+            a.starts_with("acme_tools-") && a.len() == "acme_tools-".len() + 8,
+            "{a}"
+        );
+        assert_ne!(
+            a, b,
+            "ids differing only in replaced chars must not collide"
+        );
         assert_eq!(a, data_dir_name("acme/tools"), "stable");
         for special in ["", ".", "..", "CON", "nul.txt", "com1", "x."] {
             let name = data_dir_name(special);
-            assert!(name.len() >= 9 && name.as_bytes()[name.len() - 9] == b'-', "{special:?} -> {name}");
+            assert!(
+                name.len() >= 9 && name.as_bytes()[name.len() - 9] == b'-',
+                "{special:?} -> {name}"
+            );
         }
         assert!(data_dir_name(&"a".repeat(200)).len() <= 64 + 9);
     }
@@ -496,8 +589,14 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let dir = ensure_plugin_data_dir(&tmp.path().join("nested"), "p").unwrap();
         std::fs::write(dir.join("keep"), "1").unwrap();
-        assert_eq!(ensure_plugin_data_dir(&tmp.path().join("nested"), "p").unwrap(), dir);
+        assert_eq!(
+            ensure_plugin_data_dir(&tmp.path().join("nested"), "p").unwrap(),
+            dir
+        );
         assert!(dir.join("keep").exists());
-        assert_eq!(std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777, 0o700);
+        assert_eq!(
+            std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
+            0o700
+        );
     }
 }

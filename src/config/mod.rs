@@ -15,6 +15,6 @@ mod validate;
 mod vars;
 
 pub use model::*;
-pub use validate::{parse_mcp_json, validate_entry_value};
 pub(crate) use validate::type_name;
-pub use vars::{expand, check_variables, PluginVars};
+pub use validate::{parse_mcp_json, validate_entry_value};
+pub use vars::{check_variables, expand, PluginVars};

@@ -96,7 +96,9 @@ fn parse_strict(text: &str) -> Result<ast::Value<'_>, FileError> {
     };
     let parsed = jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &options)
         .map_err(|e| (e.range().start, format!("invalid JSON: {}", e.kind())))?;
-    let root = parsed.value.ok_or_else(|| (0, "invalid JSON: no value".to_string()))?;
+    let root = parsed
+        .value
+        .ok_or_else(|| (0, "invalid JSON: no value".to_string()))?;
     check_raw_control_chars(text, &root)?;
     Ok(root)
 }
@@ -116,7 +118,10 @@ fn check_raw_control_chars(text: &str, value: &ast::Value<'_>) -> Result<(), Fil
     };
     match value {
         ast::Value::StringLit(s) => check(s.range),
-        ast::Value::Array(a) => a.elements.iter().try_for_each(|v| check_raw_control_chars(text, v)),
+        ast::Value::Array(a) => a
+            .elements
+            .iter()
+            .try_for_each(|v| check_raw_control_chars(text, v)),
         ast::Value::Object(o) => o.properties.iter().try_for_each(|p| {
             check(p.name.range())?;
             check_raw_control_chars(text, &p.value)
@@ -129,20 +134,29 @@ fn check_raw_control_chars(text: &str, value: &ast::Value<'_>) -> Result<(), Fil
 fn top_level_servers<'a, 'b>(root: &'b ast::Value<'a>) -> Result<&'b ast::Object<'a>, FileError> {
     let ast::Value::Object(obj) = root else {
         let got = ast_type_name(root);
-        return Err((root.start(), format!("top-level value must be an object, got {got}")));
+        return Err((
+            root.start(),
+            format!("top-level value must be an object, got {got}"),
+        ));
     };
     let mut servers = None;
     for (i, prop) in obj.properties.iter().enumerate() {
         let name = prop.name.as_str();
         if obj.properties[..i].iter().any(|p| p.name.as_str() == name) {
-            return Err((prop.start(), format!("duplicate top-level field {}", quote(name))));
+            return Err((
+                prop.start(),
+                format!("duplicate top-level field {}", quote(name)),
+            ));
         }
         match name {
             "$schema" => check_schema(&prop.value)?,
             "mcpServers" => servers = Some(servers_object(&prop.value)?),
             other => {
                 let allowed = TOP_LEVEL_FIELDS.join(", ");
-                let msg = format!("unknown top-level field {} (allowed: {allowed})", quote(other));
+                let msg = format!(
+                    "unknown top-level field {} (allowed: {allowed})",
+                    quote(other)
+                );
                 return Err((prop.start(), msg));
             }
         }
@@ -154,13 +168,19 @@ fn top_level_servers<'a, 'b>(root: &'b ast::Value<'a>) -> Result<&'b ast::Object
 fn check_schema(value: &ast::Value<'_>) -> Result<(), FileError> {
     let ast::Value::StringLit(s) = value else {
         let got = ast_type_name(value);
-        return Err((value.start(), format!("\"$schema\" must be a string, got {got}")));
+        return Err((
+            value.start(),
+            format!("\"$schema\" must be a string, got {got}"),
+        ));
     };
     if SUPPORTED_SCHEMAS.contains(&s.value.as_ref()) {
         return Ok(());
     }
     let supported = SUPPORTED_SCHEMAS.join(", ");
-    let msg = format!("unsupported \"$schema\" {} (supported: {supported})", quote(&s.value));
+    let msg = format!(
+        "unsupported \"$schema\" {} (supported: {supported})",
+        quote(&s.value)
+    );
     Err((value.start(), msg))
 }
 
@@ -169,7 +189,10 @@ fn servers_object<'a, 'b>(value: &'b ast::Value<'a>) -> Result<&'b ast::Object<'
         ast::Value::Object(obj) => Ok(obj),
         other => {
             let got = ast_type_name(other);
-            Err((other.start(), format!("\"mcpServers\" must be an object, got {got}")))
+            Err((
+                other.start(),
+                format!("\"mcpServers\" must be an object, got {got}"),
+            ))
         }
     }
 }
@@ -178,7 +201,10 @@ fn servers_object<'a, 'b>(value: &'b ast::Value<'a>) -> Result<&'b ast::Object<'
 fn check_unique_names(servers: &ast::Object<'_>) -> Result<(), FileError> {
     for (i, prop) in servers.properties.iter().enumerate() {
         let name = prop.name.as_str();
-        if servers.properties[..i].iter().any(|p| p.name.as_str() == name) {
+        if servers.properties[..i]
+            .iter()
+            .any(|p| p.name.as_str() == name)
+        {
             let msg = format!("duplicate server name {} in \"mcpServers\"", quote(name));
             return Err((prop.start(), msg));
         }
@@ -193,7 +219,11 @@ fn server_entry(prop: &ast::ObjectProp<'_>, lines: &LineIndex<'_>) -> ServerEntr
         .map_err(|e| format!("server {}: {e}", quote(&name)))
         .and_then(|value| validate_entry_value(&name, &value));
     let range = Some(lines.range(prop.start(), prop.end()));
-    ServerEntry { name, range, config }
+    ServerEntry {
+        name,
+        range,
+        config,
+    }
 }
 
 /// Converts a jsonc AST value to `serde_json::Value`, rejecting duplicate
@@ -220,7 +250,11 @@ fn object_to_json(obj: &ast::Object<'_>, path: &str) -> Result<Map<String, Value
     let mut map = Map::new();
     for prop in &obj.properties {
         let key = prop_name(&prop.name);
-        let child = if path.is_empty() { key.clone() } else { format!("{path}.{key}") };
+        let child = if path.is_empty() {
+            key.clone()
+        } else {
+            format!("{path}.{key}")
+        };
         let value = to_json(&prop.value, &child)?;
         if map.insert(key.clone(), value).is_some() {
             return Err(match path {
@@ -279,11 +313,17 @@ impl<'a> LineIndex<'a> {
         let start = self.starts[line];
         let character: usize = self.text[start..offset].chars().map(char::len_utf16).sum();
         let to_i64 = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
-        TextPosition { line: to_i64(line), character: to_i64(character) }
+        TextPosition {
+            line: to_i64(line),
+            character: to_i64(character),
+        }
     }
 
     fn range(&self, start: usize, end: usize) -> TextRange {
-        TextRange { start: self.position(start), end: self.position(end) }
+        TextRange {
+            start: self.position(start),
+            end: self.position(end),
+        }
     }
 }
 
@@ -347,14 +387,19 @@ fn entry(value: &Value) -> Result<ServerConfig, String> {
         )),
         other => Err(field_msg(
             "type",
-            format!("unknown transport {} (supported: {SUPPORTED_TYPES})", quote(other)),
+            format!(
+                "unknown transport {} (supported: {SUPPORTED_TYPES})",
+                quote(other)
+            ),
         )),
     }
 }
 
 fn transport_type(obj: &Map<String, Value>) -> Result<&str, String> {
     match obj.get("type") {
-        None => Err(format!("field \"type\" is required (supported: {SUPPORTED_TYPES})")),
+        None => Err(format!(
+            "field \"type\" is required (supported: {SUPPORTED_TYPES})"
+        )),
         Some(Value::String(t)) => Ok(t),
         Some(other) => Err(wrong_type("type", "a string", other)),
     }
@@ -365,7 +410,11 @@ fn check_fields(obj: &Map<String, Value>, allowed: &[&str], transport: &str) -> 
         None => Ok(()),
         Some(k) => Err(field_msg(
             k,
-            format!("unknown field for type {} (allowed: {})", quote(transport), allowed.join(", ")),
+            format!(
+                "unknown field for type {} (allowed: {})",
+                quote(transport),
+                allowed.join(", ")
+            ),
         )),
     }
 }
@@ -388,7 +437,12 @@ fn stdio(obj: &Map<String, Value>) -> Result<StdioConfig, String> {
         Some(v) => env(v)?,
     };
     let cwd = obj.get("cwd").map(cwd).transpose()?;
-    Ok(StdioConfig { command, args, env, cwd })
+    Ok(StdioConfig {
+        command,
+        args,
+        env,
+        cwd,
+    })
 }
 
 /// `command`: one executable token (seed 002, *Launch stdio servers*).
@@ -401,7 +455,10 @@ fn check_command(command: &str) -> Result<(), String> {
         return fail("must not contain NUL".into());
     }
     if command.contains("${") {
-        return fail("plugin variables are not expanded in \"command\" (only in args, env values and cwd)".into());
+        return fail(
+            "plugin variables are not expanded in \"command\" (only in args, env values and cwd)"
+                .into(),
+        );
     }
     if command == "." || command == ".." {
         return fail(format!("{} does not name an executable", quote(command)));
@@ -413,7 +470,10 @@ fn check_command(command: &str) -> Result<(), String> {
         return Ok(());
     }
     if command.contains(is_separator) && !Path::new(command).is_absolute() {
-        return fail(format!("relative command must start with ./ (got {})", quote(command)));
+        return fail(format!(
+            "relative command must start with ./ (got {})",
+            quote(command)
+        ));
     }
     Ok(())
 }
@@ -466,7 +526,10 @@ fn check_env_name(name: &str) -> Result<(), String> {
     } else {
         return Ok(());
     };
-    Err(field_msg("env", format!("variable name {} {problem}", quote(name))))
+    Err(field_msg(
+        "env",
+        format!("variable name {} {problem}", quote(name)),
+    ))
 }
 
 fn cwd(value: &Value) -> Result<String, String> {
@@ -518,7 +581,10 @@ fn endpoint_url(text: &str) -> Result<url::Url, String> {
         });
     }
     if !url.username().is_empty() || url.password().is_some() {
-        return Err(field_msg("url", "must not contain credentials (user:password@)"));
+        return Err(field_msg(
+            "url",
+            "must not contain credentials (user:password@)",
+        ));
     }
     Ok(url)
 }
@@ -541,7 +607,10 @@ fn headers(value: &Value) -> Result<BTreeMap<String, String>, String> {
     for (name, v) in map {
         check_header_name(name)?;
         if let Some(prev) = out.keys().find(|k| k.eq_ignore_ascii_case(name)) {
-            let msg = format!("duplicates header {} (names are case-insensitive)", quote(prev));
+            let msg = format!(
+                "duplicates header {} (names are case-insensitive)",
+                quote(prev)
+            );
             return Err(field_msg(&format!("headers.{name}"), msg));
         }
         out.insert(name.clone(), header_value(name, v)?);
@@ -569,9 +638,15 @@ const RESERVED_HEADERS: &[&str] = &[
 fn check_header_name(name: &str) -> Result<(), String> {
     let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
     if name.is_empty() || !name.bytes().all(tchar) {
-        return Err(field_msg("headers", format!("invalid header name {}", quote(name))));
+        return Err(field_msg(
+            "headers",
+            format!("invalid header name {}", quote(name)),
+        ));
     }
-    if RESERVED_HEADERS.iter().any(|r| r.eq_ignore_ascii_case(name)) {
+    if RESERVED_HEADERS
+        .iter()
+        .any(|r| r.eq_ignore_ascii_case(name))
+    {
         return Err(field_msg(
             &format!("headers.{name}"),
             "is set by the MCP transport and cannot be configured",
@@ -650,10 +725,14 @@ mod tests {
         );
         let cfg = parse_mcp_json(&text, "mcp.json").unwrap();
         assert_eq!(cfg.servers.len(), 2);
-        let ServerConfig::Stdio(s) = cfg.servers[0].config.clone().unwrap() else { panic!() };
+        let ServerConfig::Stdio(s) = cfg.servers[0].config.clone().unwrap() else {
+            panic!()
+        };
         assert_eq!(s.command, "./bin/server");
         assert_eq!(s.args, vec!["--data", "${PLUGIN_DATA}"]);
-        let ServerConfig::StreamableHttp(h) = cfg.servers[1].config.clone().unwrap() else { panic!() };
+        let ServerConfig::StreamableHttp(h) = cfg.servers[1].config.clone().unwrap() else {
+            panic!()
+        };
         assert_eq!(h.url.as_str(), "https://tools.example.com/mcp");
     }
 
@@ -664,12 +743,16 @@ mod tests {
             file_err(text),
             "/p/mcp.json:3:3: unknown top-level field \"servers\" (allowed: $schema, mcpServers)"
         );
-        assert_eq!(file_err("{}"), "/p/mcp.json:1:1: \"mcpServers\" is required");
+        assert_eq!(
+            file_err("{}"),
+            "/p/mcp.json:1:1: \"mcpServers\" is required"
+        );
     }
 
     #[test]
     fn strict_json_only() {
-        assert!(file_err("{\"mcpServers\": {},}").starts_with("/p/mcp.json:1:18: invalid JSON: Trailing commas"));
+        assert!(file_err("{\"mcpServers\": {},}")
+            .starts_with("/p/mcp.json:1:18: invalid JSON: Trailing commas"));
         assert!(file_err("// c\n{\"mcpServers\": {}}").contains("Comments are not allowed"));
         assert!(file_err("{mcpServers: {}}").starts_with("/p/mcp.json:1:2: invalid JSON"));
         assert!(file_err("{'mcpServers': {}}").contains("invalid JSON"));
@@ -681,7 +764,10 @@ mod tests {
     #[test]
     fn raw_control_character_in_string_is_invalid_json() {
         let err = file_err("{\"mcpServers\": {\"a\": {\"type\": \"x\ty\"}}}");
-        assert!(err.starts_with("/p/mcp.json:1:33: invalid JSON: unescaped control"), "{err}");
+        assert!(
+            err.starts_with("/p/mcp.json:1:33: invalid JSON: unescaped control"),
+            "{err}"
+        );
     }
 
     #[test]
@@ -691,23 +777,40 @@ mod tests {
 
     #[test]
     fn schema_rules() {
-        assert!(parse_mcp_json(&format!("{{\"$schema\": \"{SCHEMA}\", \"mcpServers\": {{}}}}"), "f").is_ok());
+        assert!(parse_mcp_json(
+            &format!("{{\"$schema\": \"{SCHEMA}\", \"mcpServers\": {{}}}}"),
+            "f"
+        )
+        .is_ok());
         let err = file_err("{\"$schema\": \"https://x/0.9.json\", \"mcpServers\": {}}");
-        assert!(err.starts_with("/p/mcp.json:1:13: unsupported \"$schema\""), "{err}");
+        assert!(
+            err.starts_with("/p/mcp.json:1:13: unsupported \"$schema\""),
+            "{err}"
+        );
         let err = file_err("{\"$schema\": 1, \"mcpServers\": {}}");
-        assert_eq!(err, "/p/mcp.json:1:13: \"$schema\" must be a string, got number");
+        assert_eq!(
+            err,
+            "/p/mcp.json:1:13: \"$schema\" must be a string, got number"
+        );
     }
 
     #[test]
     fn top_level_shape_rules() {
-        assert_eq!(file_err("[]"), "/p/mcp.json:1:1: top-level value must be an object, got array");
+        assert_eq!(
+            file_err("[]"),
+            "/p/mcp.json:1:1: top-level value must be an object, got array"
+        );
         assert_eq!(
             file_err("{\"mcpServers\": []}"),
             "/p/mcp.json:1:16: \"mcpServers\" must be an object, got array"
         );
-        assert!(file_err("{\"mcpServers\": {}, \"mcpServers\": {}}").contains("duplicate top-level field"));
+        assert!(file_err("{\"mcpServers\": {}, \"mcpServers\": {}}")
+            .contains("duplicate top-level field"));
         let err = file_err("{\"mcpServers\": {\"a\": 1, \"a\": 2}}");
-        assert_eq!(err, "/p/mcp.json:1:25: duplicate server name \"a\" in \"mcpServers\"");
+        assert_eq!(
+            err,
+            "/p/mcp.json:1:25: duplicate server name \"a\" in \"mcpServers\""
+        );
     }
 
     #[test]
@@ -717,37 +820,83 @@ mod tests {
         let text = text.replace("\"$schema\": \"\",", &format!("\"$schema\": \"{SCHEMA}\","));
         let cfg = parse_mcp_json(&text, "f").unwrap();
         let r = cfg.servers[0].range.clone().unwrap();
-        assert_eq!(r.start, TextPosition { line: 1, character: 16 });
+        assert_eq!(
+            r.start,
+            TextPosition {
+                line: 1,
+                character: 16
+            }
+        );
         // key "😀é" = 1 + 2 + 1 + 1 = 5 units, then `: {"type": "x"}` = 15.
-        assert_eq!(r.end, TextPosition { line: 1, character: 16 + 5 + 15 });
+        assert_eq!(
+            r.end,
+            TextPosition {
+                line: 1,
+                character: 16 + 5 + 15
+            }
+        );
     }
 
     #[test]
     fn line_index_handles_lone_cr() {
         let idx = LineIndex::new("a\rb\nc\r\nd");
-        assert_eq!(idx.position(2), TextPosition { line: 1, character: 0 });
-        assert_eq!(idx.position(4), TextPosition { line: 2, character: 0 });
-        assert_eq!(idx.position(7), TextPosition { line: 3, character: 0 });
+        assert_eq!(
+            idx.position(2),
+            TextPosition {
+                line: 1,
+                character: 0
+            }
+        );
+        assert_eq!(
+            idx.position(4),
+            TextPosition {
+                line: 2,
+                character: 0
+            }
+        );
+        assert_eq!(
+            idx.position(7),
+            TextPosition {
+                line: 3,
+                character: 0
+            }
+        );
     }
 
     #[test]
     fn duplicate_field_inside_entry_is_entry_level() {
         let text = r#"{"mcpServers": {"a": {"type": "stdio", "command": "x", "command": "y"}, "b": {"type": "stdio", "command": "z", "env": {"K": "1", "K": "2"}}, "c": {"type": "stdio", "command": "ok"}}}"#;
         let cfg = parse_mcp_json(text, "f").unwrap();
-        assert_eq!(cfg.servers[0].config, Err("server \"a\": duplicate field \"command\"".into()));
-        assert_eq!(cfg.servers[1].config, Err("server \"b\": field \"env\": duplicate key \"K\"".into()));
+        assert_eq!(
+            cfg.servers[0].config,
+            Err("server \"a\": duplicate field \"command\"".into())
+        );
+        assert_eq!(
+            cfg.servers[1].config,
+            Err("server \"b\": field \"env\": duplicate key \"K\"".into())
+        );
         assert!(cfg.servers[2].config.is_ok());
     }
 
     #[test]
     fn type_rules() {
-        assert_eq!(one(json!([])), Err("server \"s\": entry must be an object, got array".into()));
+        assert_eq!(
+            one(json!([])),
+            Err("server \"s\": entry must be an object, got array".into())
+        );
         assert_eq!(
             one(json!({})),
-            Err("server \"s\": field \"type\" is required (supported: stdio, streamable-http)".into())
+            Err(
+                "server \"s\": field \"type\" is required (supported: stdio, streamable-http)"
+                    .into()
+            )
         );
-        assert!(one(json!({"type": 1})).unwrap_err().contains("field \"type\": must be a string"));
-        assert!(one(json!({"type": "sse", "url": "https://a"})).unwrap_err().contains("legacy HTTP+SSE"));
+        assert!(one(json!({"type": 1}))
+            .unwrap_err()
+            .contains("field \"type\": must be a string"));
+        assert!(one(json!({"type": "sse", "url": "https://a"}))
+            .unwrap_err()
+            .contains("legacy HTTP+SSE"));
         assert_eq!(
             one(json!({"type": "ws"})),
             Err("server \"s\": field \"type\": unknown transport \"ws\" (supported: stdio, streamable-http)".into())
@@ -757,8 +906,12 @@ mod tests {
     #[test]
     fn unknown_field_is_named() {
         let err = one(json!({"type": "stdio", "command": "x", "url": "https://a"})).unwrap_err();
-        assert!(err.starts_with("server \"s\": field \"url\": unknown field for type \"stdio\""), "{err}");
-        let err = one(json!({"type": "streamable-http", "url": "https://a", "command": "x"})).unwrap_err();
+        assert!(
+            err.starts_with("server \"s\": field \"url\": unknown field for type \"stdio\""),
+            "{err}"
+        );
+        let err = one(json!({"type": "streamable-http", "url": "https://a", "command": "x"}))
+            .unwrap_err();
         assert!(err.contains("field \"command\": unknown field"), "{err}");
     }
 
@@ -769,7 +922,9 @@ mod tests {
             "env": {"A": "${PLUGIN_DATA}"}, "cwd": "${PLUGIN_ROOT}/w"
         }))
         .unwrap();
-        let ServerConfig::Stdio(s) = cfg else { panic!() };
+        let ServerConfig::Stdio(s) = cfg else {
+            panic!()
+        };
         assert_eq!(s.env.get("A").map(String::as_str), Some("${PLUGIN_DATA}"));
         assert_eq!(s.cwd.as_deref(), Some("${PLUGIN_ROOT}/w"));
     }
@@ -781,32 +936,68 @@ mod tests {
         assert!(cmd("my server").is_ok(), "whitespace stays one token");
         assert!(cmd("./bin/server").is_ok());
         assert!(cmd("/usr/bin/env").is_ok());
-        assert!(cmd("").unwrap_err().contains("field \"command\": must not be empty"));
-        assert!(cmd("bin/x").unwrap_err().contains("relative command must start with ./"));
-        assert!(cmd("../x").unwrap_err().contains("relative command must start with ./"));
-        assert!(cmd("${PLUGIN_ROOT}/x").unwrap_err().contains("not expanded in \"command\""));
+        assert!(cmd("")
+            .unwrap_err()
+            .contains("field \"command\": must not be empty"));
+        assert!(cmd("bin/x")
+            .unwrap_err()
+            .contains("relative command must start with ./"));
+        assert!(cmd("../x")
+            .unwrap_err()
+            .contains("relative command must start with ./"));
+        assert!(cmd("${PLUGIN_ROOT}/x")
+            .unwrap_err()
+            .contains("not expanded in \"command\""));
         assert!(cmd("./").unwrap_err().contains("does not name a file"));
-        assert!(cmd("..").unwrap_err().contains("does not name an executable"));
+        assert!(cmd("..")
+            .unwrap_err()
+            .contains("does not name an executable"));
         assert!(cmd("a\0b").unwrap_err().contains("NUL"));
-        assert!(one(json!({"type": "stdio"})).unwrap_err().contains("field \"command\" is required"));
-        assert!(one(json!({"type": "stdio", "command": 3})).unwrap_err().contains("must be a string, got number"));
+        assert!(one(json!({"type": "stdio"}))
+            .unwrap_err()
+            .contains("field \"command\" is required"));
+        assert!(one(json!({"type": "stdio", "command": 3}))
+            .unwrap_err()
+            .contains("must be a string, got number"));
     }
 
     #[test]
     fn args_env_cwd_rules() {
         let with = |k: &str, v: Value| one(json!({"type": "stdio", "command": "x", k: v}));
-        assert!(with("args", json!("a")).unwrap_err().contains("field \"args\": must be an array of strings"));
-        assert!(with("args", json!(["a", 1])).unwrap_err().contains("field \"args[1]\": must be a string"));
-        assert!(with("args", json!(["a", "${HOME}"])).unwrap_err().contains("field \"args[1]\": unknown variable ${HOME}"));
+        assert!(with("args", json!("a"))
+            .unwrap_err()
+            .contains("field \"args\": must be an array of strings"));
+        assert!(with("args", json!(["a", 1]))
+            .unwrap_err()
+            .contains("field \"args[1]\": must be a string"));
+        assert!(with("args", json!(["a", "${HOME}"]))
+            .unwrap_err()
+            .contains("field \"args[1]\": unknown variable ${HOME}"));
         assert!(with("args", json!(["$HOME"])).is_ok());
-        assert!(with("env", json!([])).unwrap_err().contains("field \"env\": must be an object"));
-        assert!(with("env", json!({"A": 1})).unwrap_err().contains("field \"env.A\": must be a string"));
-        assert!(with("env", json!({"": "v"})).unwrap_err().contains("variable name \"\" must not be empty"));
-        assert!(with("env", json!({"A=B": "v"})).unwrap_err().contains("must not contain \"=\""));
-        assert!(with("env", json!({"A": "${X"})).unwrap_err().contains("field \"env.A\": unterminated"));
-        assert!(with("cwd", json!(1)).unwrap_err().contains("field \"cwd\": must be a string"));
-        assert!(with("cwd", json!("")).unwrap_err().contains("field \"cwd\": must not be empty"));
-        assert!(with("cwd", json!("${TMP}")).unwrap_err().contains("field \"cwd\": unknown variable"));
+        assert!(with("env", json!([]))
+            .unwrap_err()
+            .contains("field \"env\": must be an object"));
+        assert!(with("env", json!({"A": 1}))
+            .unwrap_err()
+            .contains("field \"env.A\": must be a string"));
+        assert!(with("env", json!({"": "v"}))
+            .unwrap_err()
+            .contains("variable name \"\" must not be empty"));
+        assert!(with("env", json!({"A=B": "v"}))
+            .unwrap_err()
+            .contains("must not contain \"=\""));
+        assert!(with("env", json!({"A": "${X"}))
+            .unwrap_err()
+            .contains("field \"env.A\": unterminated"));
+        assert!(with("cwd", json!(1))
+            .unwrap_err()
+            .contains("field \"cwd\": must be a string"));
+        assert!(with("cwd", json!(""))
+            .unwrap_err()
+            .contains("field \"cwd\": must not be empty"));
+        assert!(with("cwd", json!("${TMP}"))
+            .unwrap_err()
+            .contains("field \"cwd\": unknown variable"));
     }
 
     #[test]
@@ -818,7 +1009,10 @@ mod tests {
         assert!(url("http://127.0.0.1/mcp").is_ok());
         assert!(url("http://127.9.8.7/mcp").is_ok());
         assert!(url("http://[::1]:8080/mcp").is_ok());
-        assert!(url("https://example.com/${X}").is_ok(), "${{}} is literal in url");
+        assert!(
+            url("https://example.com/${X}").is_ok(),
+            "${{}} is literal in url"
+        );
         let err = url("http://example.com/mcp").unwrap_err();
         assert_eq!(
             err,
@@ -826,33 +1020,64 @@ mod tests {
         );
         assert!(url("http://128.0.0.1/").is_err());
         assert!(url("http://localhost.evil.com/").is_err());
-        assert!(url("ftp://example.com/").unwrap_err().contains("got scheme \"ftp\""));
-        assert!(url("not a url").unwrap_err().contains("field \"url\": invalid URL"));
-        assert!(url("${MCP_URL}").unwrap_err().contains("field \"url\": invalid URL"));
+        assert!(url("ftp://example.com/")
+            .unwrap_err()
+            .contains("got scheme \"ftp\""));
+        assert!(url("not a url")
+            .unwrap_err()
+            .contains("field \"url\": invalid URL"));
+        assert!(url("${MCP_URL}")
+            .unwrap_err()
+            .contains("field \"url\": invalid URL"));
         let err = url("https://user:hunter2@example.com/").unwrap_err();
-        assert!(err.contains("must not contain credentials") && !err.contains("hunter2"), "{err}");
+        assert!(
+            err.contains("must not contain credentials") && !err.contains("hunter2"),
+            "{err}"
+        );
         assert!(url("https://user@example.com/").is_err());
-        assert!(one(json!({"type": "streamable-http"})).unwrap_err().contains("field \"url\" is required"));
+        assert!(one(json!({"type": "streamable-http"}))
+            .unwrap_err()
+            .contains("field \"url\" is required"));
     }
 
     #[test]
     fn header_rules_never_echo_values() {
-        let h = |v: Value| one(json!({"type": "streamable-http", "url": "https://a", "headers": v}));
+        let h =
+            |v: Value| one(json!({"type": "streamable-http", "url": "https://a", "headers": v}));
         let ok = h(json!({"Authorization": "Bearer ${TOKEN}", "X-A": "a\tb"})).unwrap();
-        let ServerConfig::StreamableHttp(cfg) = ok else { panic!() };
+        let ServerConfig::StreamableHttp(cfg) = ok else {
+            panic!()
+        };
         assert_eq!(cfg.headers["Authorization"], "Bearer ${TOKEN}");
         for bad in ["s3cret\r\nX: y", "s3cret\n", "s3cret\0"] {
             let err = h(json!({ "X-Key": bad })).unwrap_err();
-            assert!(err.contains("field \"headers.X-Key\": value must not contain CR, LF, NUL"), "{err}");
+            assert!(
+                err.contains("field \"headers.X-Key\": value must not contain CR, LF, NUL"),
+                "{err}"
+            );
             assert!(!err.contains("s3cret"), "{err}");
         }
-        assert!(h(json!({"Bad Name": "v"})).unwrap_err().contains("invalid header name \"Bad Name\""));
-        assert!(h(json!({"Mcp-Session-Id": "v"})).unwrap_err().contains("set by the MCP transport"));
-        assert!(h(json!({"content-type": "v"})).unwrap_err().contains("field \"headers.content-type\""));
-        assert!(h(json!({"": "v"})).unwrap_err().contains("invalid header name"));
-        assert!(h(json!({"X": 1})).unwrap_err().contains("field \"headers.X\": must be a string"));
-        assert!(h(json!([])).unwrap_err().contains("field \"headers\": must be an object"));
-        assert!(h(json!({"X-A": "1", "x-a": "2"})).unwrap_err().contains("case-insensitive"));
+        assert!(h(json!({"Bad Name": "v"}))
+            .unwrap_err()
+            .contains("invalid header name \"Bad Name\""));
+        assert!(h(json!({"Mcp-Session-Id": "v"}))
+            .unwrap_err()
+            .contains("set by the MCP transport"));
+        assert!(h(json!({"content-type": "v"}))
+            .unwrap_err()
+            .contains("field \"headers.content-type\""));
+        assert!(h(json!({"": "v"}))
+            .unwrap_err()
+            .contains("invalid header name"));
+        assert!(h(json!({"X": 1}))
+            .unwrap_err()
+            .contains("field \"headers.X\": must be a string"));
+        assert!(h(json!([]))
+            .unwrap_err()
+            .contains("field \"headers\": must be an object"));
+        assert!(h(json!({"X-A": "1", "x-a": "2"}))
+            .unwrap_err()
+            .contains("case-insensitive"));
     }
 
     #[test]

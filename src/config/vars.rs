@@ -156,12 +156,18 @@ mod tests {
     use super::*;
 
     fn vars() -> PluginVars {
-        PluginVars { plugin_root: "/opt/p".into(), plugin_data: "/var/d".into() }
+        PluginVars {
+            plugin_root: "/opt/p".into(),
+            plugin_data: "/var/d".into(),
+        }
     }
 
     #[test]
     fn accepts_known_variables_and_plain_text() {
-        assert_eq!(check_variables("args[0]", "--root=${PLUGIN_ROOT}/x:${PLUGIN_DATA}"), Ok(()));
+        assert_eq!(
+            check_variables("args[0]", "--root=${PLUGIN_ROOT}/x:${PLUGIN_DATA}"),
+            Ok(())
+        );
         assert_eq!(check_variables("args[0]", "no vars here"), Ok(()));
         assert_eq!(check_variables("args[0]", ""), Ok(()));
     }
@@ -169,7 +175,10 @@ mod tests {
     #[test]
     fn dollar_without_brace_is_literal() {
         assert_eq!(check_variables("args[0]", "$HOME $ $$ {x} price$5"), Ok(()));
-        assert_eq!(expand("$HOME and $PLUGIN_ROOT", &vars()), "$HOME and $PLUGIN_ROOT");
+        assert_eq!(
+            expand("$HOME and $PLUGIN_ROOT", &vars()),
+            "$HOME and $PLUGIN_ROOT"
+        );
     }
 
     #[test]
@@ -183,8 +192,12 @@ mod tests {
 
     #[test]
     fn rejects_lowercase_and_empty_names() {
-        assert!(check_variables("cwd", "${plugin_root}").unwrap_err().contains("${plugin_root}"));
-        assert!(check_variables("cwd", "${}").unwrap_err().contains("unknown variable ${…}"));
+        assert!(check_variables("cwd", "${plugin_root}")
+            .unwrap_err()
+            .contains("${plugin_root}"));
+        assert!(check_variables("cwd", "${}")
+            .unwrap_err()
+            .contains("unknown variable ${…}"));
     }
 
     #[test]
@@ -207,24 +220,38 @@ mod tests {
 
     #[test]
     fn unknown_after_known_is_still_rejected() {
-        assert!(check_variables("args[2]", "${PLUGIN_DATA}/${X}").unwrap_err().contains("${X}"));
+        assert!(check_variables("args[2]", "${PLUGIN_DATA}/${X}")
+            .unwrap_err()
+            .contains("${X}"));
     }
 
     #[test]
     fn expands_both_names() {
-        assert_eq!(expand("${PLUGIN_ROOT}/bin:${PLUGIN_DATA}", &vars()), "/opt/p/bin:/var/d");
-        assert_eq!(expand("${PLUGIN_ROOT}${PLUGIN_ROOT}", &vars()), "/opt/p/opt/p");
+        assert_eq!(
+            expand("${PLUGIN_ROOT}/bin:${PLUGIN_DATA}", &vars()),
+            "/opt/p/bin:/var/d"
+        );
+        assert_eq!(
+            expand("${PLUGIN_ROOT}${PLUGIN_ROOT}", &vars()),
+            "/opt/p/opt/p"
+        );
     }
 
     #[test]
     fn expansion_is_single_pass() {
-        let v = PluginVars { plugin_root: "/r/${PLUGIN_DATA}".into(), plugin_data: "/d".into() };
+        let v = PluginVars {
+            plugin_root: "/r/${PLUGIN_DATA}".into(),
+            plugin_data: "/d".into(),
+        };
         assert_eq!(expand("${PLUGIN_ROOT}", &v), "/r/${PLUGIN_DATA}");
     }
 
     #[test]
     fn leaves_unknown_and_unterminated_as_text() {
-        assert_eq!(expand("${HOME}/${PLUGIN_DATA", &vars()), "${HOME}/${PLUGIN_DATA");
+        assert_eq!(
+            expand("${HOME}/${PLUGIN_DATA", &vars()),
+            "${HOME}/${PLUGIN_DATA"
+        );
     }
 
     #[test]

@@ -20,10 +20,12 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::store::SecretStore;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{EventSink, HostEvent};
-use crate::host::{AddPlugin, AddServer, AuthenticateArgs, AuthorizeArgs, CallToolArgs, Host, HostOptions};
-use crate::auth::store::SecretStore;
+use crate::host::{
+    AddPlugin, AddServer, AuthenticateArgs, AuthorizeArgs, CallToolArgs, Host, HostOptions,
+};
 use crate::requests::{RequestHandler, ServerRequestKind};
 use futures::future::BoxFuture;
 
@@ -41,11 +43,20 @@ impl RequestHandler for JsRequests {
         self.handled.contains(&kind)
     }
 
-    fn request(&self, server_id: String, kind: ServerRequestKind, params: Value) -> BoxFuture<'static, std::result::Result<Value, String>> {
+    fn request(
+        &self,
+        server_id: String,
+        kind: ServerRequestKind,
+        params: Value,
+    ) -> BoxFuture<'static, std::result::Result<Value, String>> {
         let tsfn = self.tsfn.clone();
-        let payload = json!({ "serverId": server_id, "method": kind.method(), "params": params }).to_string();
+        let payload =
+            json!({ "serverId": server_id, "method": kind.method(), "params": params }).to_string();
         Box::pin(async move {
-            let pending = tsfn.call_async_catch(payload).await.map_err(|e| e.reason.clone())?;
+            let pending = tsfn
+                .call_async_catch(payload)
+                .await
+                .map_err(|e| e.reason.clone())?;
             let answer = pending.await.map_err(|e| e.reason.clone())?;
             serde_json::from_str(&answer).map_err(|e| format!("handler result is not JSON: {e}"))
         })
@@ -61,9 +72,13 @@ impl JsSecrets {
     fn op(&self, payload: Value) -> BoxFuture<'static, std::result::Result<Value, String>> {
         let tsfn = self.tsfn.clone();
         Box::pin(async move {
-            let pending = tsfn.call_async_catch(payload.to_string()).await.map_err(|e| e.reason.clone())?;
+            let pending = tsfn
+                .call_async_catch(payload.to_string())
+                .await
+                .map_err(|e| e.reason.clone())?;
             let answer = pending.await.map_err(|e| e.reason.clone())?;
-            serde_json::from_str(&answer).map_err(|e| format!("credential store answer is not JSON: {e}"))
+            serde_json::from_str(&answer)
+                .map_err(|e| format!("credential store answer is not JSON: {e}"))
         })
     }
 }
@@ -78,7 +93,11 @@ impl SecretStore for JsSecrets {
             }
         })
     }
-    fn set(&self, key: String, value: String) -> BoxFuture<'static, std::result::Result<(), String>> {
+    fn set(
+        &self,
+        key: String,
+        value: String,
+    ) -> BoxFuture<'static, std::result::Result<(), String>> {
         let call = self.op(json!({ "op": "set", "key": key, "value": value }));
         Box::pin(async move { call.await.map(|_| ()) })
     }
@@ -95,7 +114,10 @@ fn handled_kinds(methods: &[String]) -> Result<Vec<ServerRequestKind>> {
             "elicitation" => Ok(ServerRequestKind::Elicitation),
             "sampling" => Ok(ServerRequestKind::Sampling),
             "roots" => Ok(ServerRequestKind::Roots),
-            other => Err(Error::new(Status::InvalidArg, format!("invalid_argument: unknown request handler {other:?}"))),
+            other => Err(Error::new(
+                Status::InvalidArg,
+                format!("invalid_argument: unknown request handler {other:?}"),
+            )),
         })
         .collect()
 }
@@ -110,7 +132,8 @@ struct Outbox {
 impl Outbox {
     fn take_batch(&self) -> String {
         self.scheduled.store(false, Ordering::Release);
-        let batch = std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
+        let batch =
+            std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
         format!("[{}]", batch.join(","))
     }
 }
@@ -134,12 +157,29 @@ impl EventSink for JsSink {
         let json = match &event {
             HostEvent::Action(envelope) => out("action", envelope),
             HostEvent::Log(record) => out("log", record),
-            HostEvent::AuthorizationUrl { server_id, url } => out("authorizationUrl", &json!({ "serverId": server_id, "url": url })),
-            HostEvent::ToolsChanged { server_id, reason, tools } => out("toolsChanged", &json!({ "serverId": server_id, "reason": reason, "tools": tools })),
-            HostEvent::ListChanged { server_id, list } => out("listChanged", &json!({ "serverId": server_id, "list": list })),
+            HostEvent::AuthorizationUrl { server_id, url } => out(
+                "authorizationUrl",
+                &json!({ "serverId": server_id, "url": url }),
+            ),
+            HostEvent::ToolsChanged {
+                server_id,
+                reason,
+                tools,
+            } => out(
+                "toolsChanged",
+                &json!({ "serverId": server_id, "reason": reason, "tools": tools }),
+            ),
+            HostEvent::ListChanged { server_id, list } => out(
+                "listChanged",
+                &json!({ "serverId": server_id, "list": list }),
+            ),
         };
         let Ok(json) = json else { return };
-        self.outbox.pending.lock().unwrap_or_else(PoisonError::into_inner).push(json);
+        self.outbox
+            .pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push(json);
         if !self.outbox.scheduled.swap(true, Ordering::AcqRel) {
             let _ = self.tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
         }
@@ -156,7 +196,9 @@ pub struct NativeHost {
 fn respond<T: Serialize>(result: HostResult<T>) -> String {
     let value = match result {
         Ok(v) => json!({ "ok": true, "value": v }),
-        Err(e) => json!({ "ok": false, "code": e.code.as_str(), "message": e.message, "data": e.data }),
+        Err(e) => {
+            json!({ "ok": false, "code": e.code.as_str(), "message": e.message, "data": e.data })
+        }
     };
     value.to_string()
 }
@@ -169,9 +211,19 @@ fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> HostResult<T
         let path = e.path().to_string();
         let inner = e.into_inner().to_string();
         // serde_json appends " at line L column C" (positions in an internal text): drop it.
-        let inner = inner.rsplit_once(" at line ").map_or(inner.as_str(), |(head, _)| head).to_owned();
-        let field = if path == "." { String::new() } else { format!("{path}: ") };
-        HostError::new(ErrorCode::InvalidArgument, format!("{what}: {field}{inner}"))
+        let inner = inner
+            .rsplit_once(" at line ")
+            .map_or(inner.as_str(), |(head, _)| head)
+            .to_owned();
+        let field = if path == "." {
+            String::new()
+        } else {
+            format!("{path}: ")
+        };
+        HostError::new(
+            ErrorCode::InvalidArgument,
+            format!("{what}: {field}{inner}"),
+        )
     })
 }
 
@@ -195,8 +247,12 @@ impl NativeHost {
         use_credentials: bool,
         on_credentials: Function<String, Promise<String>>,
     ) -> Result<Self> {
-        let options: HostOptions = serde_json::from_str(&options_json)
-            .map_err(|e| Error::new(Status::InvalidArg, format!("invalid_argument: options: {e}")))?;
+        let options: HostOptions = serde_json::from_str(&options_json).map_err(|e| {
+            Error::new(
+                Status::InvalidArg,
+                format!("invalid_argument: options: {e}"),
+            )
+        })?;
         let outbox = Arc::new(Outbox::default());
         let drain = outbox.clone();
         let tsfn: EventsFn = on_events
@@ -209,31 +265,59 @@ impl NativeHost {
         let requests: Option<Arc<dyn RequestHandler>> = if handled.is_empty() {
             None
         } else {
-            let tsfn: RequestFn = on_request.build_threadsafe_function::<String>().callee_handled::<false>().weak::<true>().build()?;
-            Some(Arc::new(JsRequests { tsfn: Arc::new(tsfn), handled }))
+            let tsfn: RequestFn = on_request
+                .build_threadsafe_function::<String>()
+                .callee_handled::<false>()
+                .weak::<true>()
+                .build()?;
+            Some(Arc::new(JsRequests {
+                tsfn: Arc::new(tsfn),
+                handled,
+            }))
         };
         let secrets: Option<Arc<dyn SecretStore>> = if use_credentials {
-            let tsfn: RequestFn = on_credentials.build_threadsafe_function::<String>().callee_handled::<false>().weak::<true>().build()?;
-            Some(Arc::new(JsSecrets { tsfn: Arc::new(tsfn) }))
+            let tsfn: RequestFn = on_credentials
+                .build_threadsafe_function::<String>()
+                .callee_handled::<false>()
+                .weak::<true>()
+                .build()?;
+            Some(Arc::new(JsSecrets {
+                tsfn: Arc::new(tsfn),
+            }))
         } else {
             None
         };
         let host = Host::with_bridges(options, sink, requests, secrets);
-        Ok(Self { host: Arc::new(host), cancels: Arc::default() })
+        Ok(Self {
+            host: Arc::new(host),
+            cancels: Arc::default(),
+        })
     }
 
     /// `addPlugin(optionsJson)` → response JSON with `PluginAdded`.
     #[napi]
     pub async fn add_plugin(&self, options_json: String) -> String {
         let host = self.host.clone();
-        respond(async move { host.add_plugin(parse::<AddPlugin>("addPlugin options", &options_json)?).await }.await)
+        respond(
+            async move {
+                host.add_plugin(parse::<AddPlugin>("addPlugin options", &options_json)?)
+                    .await
+            }
+            .await,
+        )
     }
 
     /// `addServer(optionsJson)` → response JSON with the server id.
     #[napi]
     pub async fn add_server(&self, options_json: String) -> String {
         let host = self.host.clone();
-        respond(async move { host.add_server(parse::<AddServer>("addServer options", &options_json)?).await }.await)
+        respond(
+            async move {
+                host.add_server(parse::<AddServer>("addServer options", &options_json)?)
+                    .await
+            }
+            .await,
+        )
     }
 
     /// `remove(id)` → response JSON with `null`.
@@ -246,8 +330,15 @@ impl NativeHost {
     /// `dispatch(actionJson, clientId, clientSeq)` → response JSON with the echoed envelope.
     #[napi(catch_unwind)]
     pub fn dispatch(&self, action_json: String, client_id: String, client_seq: i64) -> String {
-        let result = parse::<Value>("action", &action_json)
-            .and_then(|action| self.host.dispatch(action, ActionOrigin { client_id, client_seq }));
+        let result = parse::<Value>("action", &action_json).and_then(|action| {
+            self.host.dispatch(
+                action,
+                ActionOrigin {
+                    client_id,
+                    client_seq,
+                },
+            )
+        });
         respond(result)
     }
 
@@ -255,14 +346,32 @@ impl NativeHost {
     #[napi]
     pub async fn authenticate(&self, args_json: String) -> String {
         let host = self.host.clone();
-        respond(async move { host.authenticate(parse::<AuthenticateArgs>("authenticate arguments", &args_json)?).await }.await)
+        respond(
+            async move {
+                host.authenticate(parse::<AuthenticateArgs>(
+                    "authenticate arguments",
+                    &args_json,
+                )?)
+                .await
+            }
+            .await,
+        )
     }
 
     /// `authorize(serverId, argsJson)`: host-run OAuth sign-in → response JSON with `null`.
     #[napi]
     pub async fn authorize(&self, server_id: String, args_json: String) -> String {
         let host = self.host.clone();
-        respond(async move { host.authorize(&server_id, parse::<AuthorizeArgs>("authorize options", &args_json)?).await }.await)
+        respond(
+            async move {
+                host.authorize(
+                    &server_id,
+                    parse::<AuthorizeArgs>("authorize options", &args_json)?,
+                )
+                .await
+            }
+            .await,
+        )
     }
 
     /// The session state snapshot as JSON.
@@ -303,9 +412,22 @@ impl NativeHost {
 
     /// `prompts/get` with `argumentsJson` (an object of strings, or `null`) → response JSON.
     #[napi]
-    pub async fn get_prompt(&self, server_id: String, name: String, arguments_json: String) -> String {
+    pub async fn get_prompt(
+        &self,
+        server_id: String,
+        name: String,
+        arguments_json: String,
+    ) -> String {
         let host = self.host.clone();
-        let result = async { host.get_prompt(&server_id, &name, parse::<Option<Map<String, Value>>>("getPrompt arguments", &arguments_json)?).await }.await;
+        let result = async {
+            host.get_prompt(
+                &server_id,
+                &name,
+                parse::<Option<Map<String, Value>>>("getPrompt arguments", &arguments_json)?,
+            )
+            .await
+        }
+        .await;
         respond(result)
     }
 
@@ -321,16 +443,34 @@ impl NativeHost {
     pub async fn call_tool(&self, request_id: u32, args_json: String) -> String {
         let host = self.host.clone();
         let token = CancellationToken::new();
-        self.cancels.lock().unwrap_or_else(PoisonError::into_inner).insert(request_id, token.clone());
-        let result = async { host.call_tool(parse::<CallToolArgs>("callTool arguments", &args_json)?, token).await }.await;
-        self.cancels.lock().unwrap_or_else(PoisonError::into_inner).remove(&request_id);
+        self.cancels
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(request_id, token.clone());
+        let result = async {
+            host.call_tool(
+                parse::<CallToolArgs>("callTool arguments", &args_json)?,
+                token,
+            )
+            .await
+        }
+        .await;
+        self.cancels
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&request_id);
         respond(result)
     }
 
     /// Cancels the pending call with this request id (no-op when finished).
     #[napi(catch_unwind)]
     pub fn cancel(&self, request_id: u32) {
-        if let Some(token) = self.cancels.lock().unwrap_or_else(PoisonError::into_inner).remove(&request_id) {
+        if let Some(token) = self
+            .cancels
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&request_id)
+        {
             token.cancel();
         }
     }

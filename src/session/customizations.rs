@@ -15,7 +15,13 @@ pub fn child_server_id(plugin: &str, server: &str) -> String {
 }
 
 /// A new `McpServerCustomization` (AHP `type: "mcpServer"`).
-pub fn mcp_server_entry(id: &str, uri: &str, name: &str, range: Option<TextRange>, state: McpServerState) -> McpServerCustomization {
+pub fn mcp_server_entry(
+    id: &str,
+    uri: &str,
+    name: &str,
+    range: Option<TextRange>,
+    state: McpServerState,
+) -> McpServerCustomization {
     McpServerCustomization {
         id: id.to_owned(),
         uri: uri.to_owned(),
@@ -31,7 +37,13 @@ pub fn mcp_server_entry(id: &str, uri: &str, name: &str, range: Option<TextRange
 }
 
 /// A new `PluginCustomization` with the given load state and MCP server children.
-pub fn plugin_entry(id: &str, uri: &str, name: &str, load: CustomizationLoadState, children: Vec<McpServerCustomization>) -> PluginCustomization {
+pub fn plugin_entry(
+    id: &str,
+    uri: &str,
+    name: &str,
+    load: CustomizationLoadState,
+    children: Vec<McpServerCustomization>,
+) -> PluginCustomization {
     PluginCustomization {
         id: id.to_owned(),
         uri: uri.to_owned(),
@@ -41,7 +53,12 @@ pub fn plugin_entry(id: &str, uri: &str, name: &str, load: CustomizationLoadStat
         meta: None,
         client_id: None,
         load: Some(load),
-        children: Some(children.into_iter().map(|c| ChildCustomization::McpServer(Box::new(c))).collect()),
+        children: Some(
+            children
+                .into_iter()
+                .map(|c| ChildCustomization::McpServer(Box::new(c)))
+                .collect(),
+        ),
         enablement: None,
         version: None,
     }
@@ -50,7 +67,12 @@ pub fn plugin_entry(id: &str, uri: &str, name: &str, load: CustomizationLoadStat
 /// `McpServerState::Error` with `errorType` = a stable error code and a message.
 pub fn error_state(error_type: &str, message: impl Into<String>) -> McpServerState {
     McpServerState::Error(McpServerErrorState {
-        error: ErrorInfo { error_type: error_type.to_owned(), message: message.into(), stack: None, meta: None },
+        error: ErrorInfo {
+            error_type: error_type.to_owned(),
+            message: message.into(),
+            stack: None,
+            meta: None,
+        },
     })
 }
 
@@ -92,7 +114,9 @@ pub fn find<'a>(state: &'a SessionState, id: &str) -> Option<Found<'a>> {
         if let Customization::Plugin(p) = c {
             for child in p.children.iter().flatten() {
                 match child {
-                    ChildCustomization::McpServer(s) if s.id == id => return Some(Found::McpServer(s, Some(p))),
+                    ChildCustomization::McpServer(s) if s.id == id => {
+                        return Some(Found::McpServer(s, Some(p)))
+                    }
                     _ => {}
                 }
             }
@@ -119,10 +143,12 @@ pub fn mcp_servers(state: &SessionState) -> Vec<&McpServerCustomization> {
     for c in state.customizations.iter().flatten() {
         match c {
             Customization::McpServer(s) => out.push(s.as_ref()),
-            Customization::Plugin(p) => out.extend(p.children.iter().flatten().filter_map(|child| match child {
-                ChildCustomization::McpServer(s) => Some(s.as_ref()),
-                _ => None,
-            })),
+            Customization::Plugin(p) => {
+                out.extend(p.children.iter().flatten().filter_map(|child| match child {
+                    ChildCustomization::McpServer(s) => Some(s.as_ref()),
+                    _ => None,
+                }))
+            }
             _ => {}
         }
     }

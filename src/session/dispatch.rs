@@ -26,12 +26,17 @@ pub enum ClientRequest {
 
 /// Checks a client action against the current state. `Ok` gives the side
 /// effect to perform after the echo; `Err` gives the `rejectionReason`.
-pub fn validate_client_action(state: &SessionState, action: &StateAction) -> Result<ClientRequest, String> {
+pub fn validate_client_action(
+    state: &SessionState,
+    action: &StateAction,
+) -> Result<ClientRequest, String> {
     match action {
         StateAction::SessionCustomizationToggled(a) => {
             match find(state, &a.id) {
                 Some(Found::Plugin(_)) | Some(Found::McpServer(..)) => {}
-                Some(Found::Other) => return Err(format!("{} is not a customization this host manages", a.id)),
+                Some(Found::Other) => {
+                    return Err(format!("{} is not a customization this host manages", a.id))
+                }
                 None => return Err(format!("{} is not a customization of this session", a.id)),
             }
             check_enablement(&a.enablement)?;
@@ -40,7 +45,10 @@ pub fn validate_client_action(state: &SessionState, action: &StateAction) -> Res
         StateAction::SessionMcpServerStartRequested(a) => {
             require_server(state, &a.id)?;
             if !server_enabled(state, &a.id) {
-                return Err(format!("{} is disabled; enable it with session/customizationToggled first", a.id));
+                return Err(format!(
+                    "{} is disabled; enable it with session/customizationToggled first",
+                    a.id
+                ));
             }
             Ok(ClientRequest::Start(a.id.clone()))
         }
@@ -52,7 +60,10 @@ pub fn validate_client_action(state: &SessionState, action: &StateAction) -> Res
             require_server(state, &a.id)?;
             Ok(ClientRequest::Background(a.id.clone()))
         }
-        other => Err(format!("{} cannot be dispatched by a client to this host", action_type(other))),
+        other => Err(format!(
+            "{} cannot be dispatched by a client to this host",
+            action_type(other)
+        )),
     }
 }
 
@@ -72,7 +83,9 @@ fn check_enablement(list: &[CustomizationEnablement]) -> Result<(), String> {
             CustomizationEnablement::Session { .. } => 1,
             CustomizationEnablement::Workspace { .. } => 2,
             CustomizationEnablement::Global { .. } => 3,
-            CustomizationEnablement::Unknown(_) => return Err("enablement contains an unknown kind".to_owned()),
+            CustomizationEnablement::Unknown(_) => {
+                return Err("enablement contains an unknown kind".to_owned())
+            }
         };
         if rank <= last_rank {
             return Err("enablement must list at most one session, workspace and global entry, in that order".to_owned());

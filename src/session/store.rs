@@ -44,7 +44,11 @@ impl SessionStore {
     /// A store for channel `channel` (e.g. `ahp-session:/3f2c…`), starting from
     /// [`empty_session_state`]. The first envelope gets `serverSeq` 1.
     pub fn new(channel: impl Into<String>) -> Self {
-        Self { channel: channel.into(), state: empty_session_state(), last_seq: 0 }
+        Self {
+            channel: channel.into(),
+            state: empty_session_state(),
+            last_seq: 0,
+        }
     }
 
     /// The channel URI stamped on every envelope.
@@ -68,7 +72,12 @@ impl SessionStore {
     /// (through the reducer) and echoed with its `origin`; with
     /// `Some(reason)` the state is left unchanged and the echo carries
     /// `rejectionReason` so the client rolls back.
-    pub fn echo_client(&mut self, action: StateAction, origin: ActionOrigin, rejection: Option<String>) -> ActionEnvelope {
+    pub fn echo_client(
+        &mut self,
+        action: StateAction,
+        origin: ActionOrigin,
+        rejection: Option<String>,
+    ) -> ActionEnvelope {
         if rejection.is_none() {
             apply_action_to_session(&mut self.state, &action);
         }
@@ -79,13 +88,36 @@ impl SessionStore {
     /// in the next envelope. The host does not own that channel's state, so
     /// nothing is applied here: the chat's owner applies it with `ahp`'s chat
     /// reducer. `serverSeq` is shared by all channels of this host.
-    pub fn envelope_on(&mut self, channel: &str, action: StateAction, origin: Option<ActionOrigin>, rejection_reason: Option<String>) -> ActionEnvelope {
+    pub fn envelope_on(
+        &mut self,
+        channel: &str,
+        action: StateAction,
+        origin: Option<ActionOrigin>,
+        rejection_reason: Option<String>,
+    ) -> ActionEnvelope {
         self.last_seq += 1;
-        ActionEnvelope { channel: channel.to_owned(), action, server_seq: self.last_seq, origin, rejection_reason }
+        ActionEnvelope {
+            channel: channel.to_owned(),
+            action,
+            server_seq: self.last_seq,
+            origin,
+            rejection_reason,
+        }
     }
 
-    fn envelope(&mut self, action: StateAction, origin: Option<ActionOrigin>, rejection_reason: Option<String>) -> ActionEnvelope {
+    fn envelope(
+        &mut self,
+        action: StateAction,
+        origin: Option<ActionOrigin>,
+        rejection_reason: Option<String>,
+    ) -> ActionEnvelope {
         self.last_seq += 1;
-        ActionEnvelope { channel: self.channel.clone(), action, server_seq: self.last_seq, origin, rejection_reason }
+        ActionEnvelope {
+            channel: self.channel.clone(),
+            action,
+            server_seq: self.last_seq,
+            origin,
+            rejection_reason,
+        }
     }
 }

@@ -15,22 +15,25 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ahp_types::state::{McpServerAuthRequiredState, McpServerReadyState, McpServerStartingState, McpServerState, McpServerStoppedState};
+use ahp_types::state::{
+    McpServerAuthRequiredState, McpServerReadyState, McpServerStartingState, McpServerState,
+    McpServerStoppedState,
+};
 use rmcp::service::{Peer, RoleClient};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::client::Notice;
 use super::connect::{self, Connection, HttpAuth, OpenFailure, TransportSpec};
-use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use super::discovery;
 use super::{Command, HostShared, LiveConnection, ServerLive, ServerSpec, ToolsChangeReason};
-use crate::catalogue::ServerTools;
-use crate::transport::noise::OversizeIds;
 use crate::auth::{self, AuthChallenge};
+use crate::catalogue::ServerTools;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel};
 use crate::limits::LIST_CHANGED_DEBOUNCE_MS;
 use crate::session::error_state;
+use crate::transport::noise::OversizeIds;
+use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 
 /// How a ready period ended.
 enum Ended {
@@ -77,19 +80,44 @@ struct Actor {
 
 /// Refuses an `authenticate` that reached a server not waiting for one.
 fn refuse_auth(reply: oneshot::Sender<HostResult<()>>) {
-    let _ = reply.send(Err(HostError::new(ErrorCode::InvalidParams, "the server is not waiting for authentication")
-        .with_data(serde_json::json!({ "code": -32602 }))));
+    let _ = reply.send(Err(HostError::new(
+        ErrorCode::InvalidParams,
+        "the server is not waiting for authentication",
+    )
+    .with_data(serde_json::json!({ "code": -32602 }))));
 }
 
 /// AHP `AuthRequired` (-32007) for a token the server refused.
 fn token_refused(requirement: &McpServerAuthRequiredState) -> HostError {
-    HostError::new(ErrorCode::AuthRequired, format!("the server refused the token for {}", requirement.resource.resource))
-        .with_data(serde_json::json!({ "code": -32007, "resources": [requirement.resource] }))
+    HostError::new(
+        ErrorCode::AuthRequired,
+        format!(
+            "the server refused the token for {}",
+            requirement.resource.resource
+        ),
+    )
+    .with_data(serde_json::json!({ "code": -32007, "resources": [requirement.resource] }))
 }
 
-pub(super) async fn run(shared: Arc<HostShared>, spec: ServerSpec, live: Arc<ServerLive>, commands: mpsc::UnboundedReceiver<Command>, start: bool) {
+pub(super) async fn run(
+    shared: Arc<HostShared>,
+    spec: ServerSpec,
+    live: Arc<ServerLive>,
+    commands: mpsc::UnboundedReceiver<Command>,
+    start: bool,
+) {
     let disposed = shared.disposed.clone();
-    let actor = Actor { shared, spec, live, commands, token: None, auth_reply: None, oauth: None, restore_tried: false, quiet_start: false };
+    let actor = Actor {
+        shared,
+        spec,
+        live,
+        commands,
+        token: None,
+        auth_reply: None,
+        oauth: None,
+        restore_tried: false,
+        quiet_start: false,
+    };
     tokio::select! {
         _ = actor.main(start) => {}
         _ = disposed.cancelled() => {}
@@ -125,7 +153,9 @@ impl Actor {
                     return AuthWait::Retry;
                 }
                 Some(Command::Start) => return AuthWait::Retry,
-                Some(Command::SetEnabled(true)) | Some(Command::ConnectionFailed(..)) | Some(Command::StepUpToken(_)) => {}
+                Some(Command::SetEnabled(true))
+                | Some(Command::ConnectionFailed(..))
+                | Some(Command::StepUpToken(_)) => {}
                 Some(Command::Stop) | Some(Command::SetEnabled(false)) => return AuthWait::Stopped,
                 Some(Command::Shutdown(ack)) => {
                     self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
@@ -139,12 +169,19 @@ impl Actor {
 
     /// Switches to the tokens of a host-run sign-in; `reply` is answered
     /// after the next connect attempt.
-    fn use_oauth(&mut self, manager: AuthorizationManager, reply: oneshot::Sender<HostResult<()>>) {
+    fn use_oauth(
+        &mut self,
+        manager: Box<AuthorizationManager>,
+        reply: oneshot::Sender<HostResult<()>>,
+    ) {
         // The HTTP client inside is replaced per connection (see `HttpAuth::OAuth`).
-        self.oauth = Some(AuthClient::new(reqwest::Client::new(), manager));
+        self.oauth = Some(AuthClient::new(reqwest::Client::new(), *manager));
         self.token = None;
         if let Some(previous) = self.auth_reply.replace(reply) {
-            let _ = previous.send(Err(HostError::new(ErrorCode::Cancelled, "superseded by a newer sign-in")));
+            let _ = previous.send(Err(HostError::new(
+                ErrorCode::Cancelled,
+                "superseded by a newer sign-in",
+            )));
         }
     }
 
@@ -177,15 +214,35 @@ impl Actor {
                 // Credentials from an earlier sign-in (this or a previous host): reconnect without a browser.
                 if !self.restore_tried && self.oauth.is_none() && self.token.is_none() {
                     self.restore_tried = true;
-                    let issuer = resource.authorization_servers.iter().flatten().next().cloned().unwrap_or_default();
-                    if let Some(manager) = auth::flow::restore(&url, &issuer, &self.shared.secrets, &self.shared.refresh_locks).await {
-                        self.log(LogLevel::Info, "signing in with stored credentials".to_owned());
+                    let issuer = resource
+                        .authorization_servers
+                        .iter()
+                        .flatten()
+                        .next()
+                        .cloned()
+                        .unwrap_or_default();
+                    if let Some(manager) = auth::flow::restore(
+                        &url,
+                        &issuer,
+                        &self.shared.secrets,
+                        &self.shared.refresh_locks,
+                    )
+                    .await
+                    {
+                        self.log(
+                            LogLevel::Info,
+                            "signing in with stored credentials".to_owned(),
+                        );
                         self.oauth = Some(AuthClient::new(reqwest::Client::new(), manager));
                         return Some(AuthWait::Retry);
                     }
                 }
                 let had_token = self.token.is_some() || self.oauth.is_some();
-                let client_id = self.spec.oauth_client.as_ref().map(|c| c.client_id.as_str());
+                let client_id = self
+                    .spec
+                    .oauth_client
+                    .as_ref()
+                    .map(|c| c.client_id.as_str());
                 let requirement = auth::requirement(challenge, had_token, resource, client_id);
                 self.live.set_challenge(Some(challenge.header.clone()));
                 self.answer_auth(Err(token_refused(&requirement)));
@@ -202,7 +259,8 @@ impl Actor {
     }
 
     fn log(&self, level: LogLevel, message: String) {
-        self.shared.log(log(level, "host.supervisor", Some(&self.spec.id), message));
+        self.shared
+            .log(log(level, "host.supervisor", Some(&self.spec.id), message));
     }
 
     async fn main(mut self, start: bool) {
@@ -297,13 +355,15 @@ impl Actor {
             let ready_at = Instant::now();
             self.set_state(McpServerState::Ready(McpServerReadyState {}));
             if catalogue_changed {
-                self.shared.publish_tools(&self.spec.id, ToolsChangeReason::Ready);
+                self.shared
+                    .publish_tools(&self.spec.id, ToolsChangeReason::Ready);
             }
             // `authenticate` / `authorize` resolve only once `ready` is in the state.
             self.answer_auth(Ok(()));
             let ended = self.serve(conn, &closed_tx).await;
             self.live.set(None);
-            self.shared.set_tools(&self.spec.id, None, ToolsChangeReason::Stopped);
+            self.shared
+                .set_tools(&self.spec.id, None, ToolsChangeReason::Stopped);
             match ended {
                 Ended::Stopped => {
                     running = false;
@@ -323,7 +383,10 @@ impl Actor {
                     };
                     match (e.code, challenge, base) {
                         (ErrorCode::AuthRequired, Some(header), Some(base)) => {
-                            match self.await_authentication(&AuthChallenge::from_header(&header, &base)).await {
+                            match self
+                                .await_authentication(&AuthChallenge::from_header(&header, &base))
+                                .await
+                            {
                                 Some(keep_running) => running = keep_running,
                                 None => return,
                             }
@@ -344,14 +407,23 @@ impl Actor {
                     let message = format!("server {reason}");
                     self.log(LogLevel::Error, message.clone());
                     if crashes > limits.max_restarts {
-                        let message = format!("{message}; restart limit reached ({} restarts)", limits.max_restarts);
+                        let message = format!(
+                            "{message}; restart limit reached ({} restarts)",
+                            limits.max_restarts
+                        );
                         self.set_state(error_state("server_exited", message));
                         running = false;
                         continue;
                     }
                     self.set_state(error_state("server_exited", message));
                     let delay = limits.restart_delay_ms(crashes);
-                    self.log(LogLevel::Info, format!("restarting in {delay} ms (restart {crashes} of {})", limits.max_restarts));
+                    self.log(
+                        LogLevel::Info,
+                        format!(
+                            "restarting in {delay} ms (restart {crashes} of {})",
+                            limits.max_restarts
+                        ),
+                    );
                     tokio::select! {
                         _ = tokio::time::sleep(Duration::from_millis(delay)) => {}
                         cmd = self.commands.recv() => match cmd {
@@ -407,7 +479,11 @@ impl Actor {
     }
 
     /// Serves a ready connection until it ends.
-    async fn serve(&mut self, mut conn: Connection, closed_tx: &watch::Sender<Option<String>>) -> Ended {
+    async fn serve(
+        &mut self,
+        mut conn: Connection,
+        closed_tx: &watch::Sender<Option<String>>,
+    ) -> Ended {
         let peer = conn.peer.clone();
         let oversize = conn.oversize.clone();
         let mut notices = std::mem::replace(&mut conn.notices, mpsc::unbounded_channel().1);
@@ -477,38 +553,88 @@ async fn open(
     live: &ServerLive,
     auth: HttpAuth<'_>,
 ) -> Result<(Connection, watch::Sender<Option<String>>, bool), OpenFailure> {
-    let conn = connect::open(shared, &spec.id, &spec.transport, spec.startup_timeout, auth).await?;
+    let conn = connect::open(
+        shared,
+        &spec.id,
+        &spec.transport,
+        spec.startup_timeout,
+        auth,
+    )
+    .await?;
     // A server may accept `initialize` unauthenticated and challenge the first real request.
-    let listing = tokio::time::timeout(spec.startup_timeout, list_tools(shared, spec, &conn.peer, conn.oversize.as_ref())).await;
+    let listing = tokio::time::timeout(
+        spec.startup_timeout,
+        list_tools(shared, spec, &conn.peer, conn.oversize.as_ref()),
+    )
+    .await;
     let tools = match listing {
         Ok(Err(discovery::ListFailure::Auth(header))) => {
             conn.close().await;
             let base = match &spec.transport {
                 TransportSpec::StreamableHttp(cfg) => cfg.url.clone(),
-                TransportSpec::Stdio(..) => return Err(HostError::new(ErrorCode::ProtocolError, "tools/list asked a stdio server for authorization").into()),
+                TransportSpec::Stdio(..) => {
+                    return Err(HostError::new(
+                        ErrorCode::ProtocolError,
+                        "tools/list asked a stdio server for authorization",
+                    )
+                    .into())
+                }
             };
-            return Err(OpenFailure::AuthRequired(AuthChallenge::from_header(&header, &base)));
+            return Err(OpenFailure::AuthRequired(AuthChallenge::from_header(
+                &header, &base,
+            )));
         }
         // The first listing failed: the server is usable (resources, prompts,
         // direct calls) but lists no tools; the diagnostic says why.
-        first => report_listing(shared, spec, first).unwrap_or_else(|e| Arc::new(ServerTools::failed(&spec.id, e.message))),
+        first => report_listing(shared, spec, first)
+            .unwrap_or_else(|e| Arc::new(ServerTools::failed(&spec.id, e.message))),
     };
     let (closed_tx, closed) = watch::channel(None);
-    live.set(Some(LiveConnection { peer: conn.peer.clone(), closed, redirect_refused: conn.redirect_refused.clone(), progress: conn.progress.clone(), bearer: conn.bearer.clone(), oversize: conn.oversize.clone() }));
+    live.set(Some(LiveConnection {
+        peer: conn.peer.clone(),
+        closed,
+        redirect_refused: conn.redirect_refused.clone(),
+        progress: conn.progress.clone(),
+        bearer: conn.bearer.clone(),
+        oversize: conn.oversize.clone(),
+    }));
     let changed = shared.update_tools(&spec.id, Some(tools));
     Ok((conn, closed_tx, changed))
 }
 
 /// One `tools/list` walk, checked into [`ServerTools`].
-async fn list_tools(shared: &HostShared, spec: &ServerSpec, peer: &Peer<RoleClient>, oversize: Option<&OversizeIds>) -> Result<ServerTools, discovery::ListFailure> {
+async fn list_tools(
+    shared: &HostShared,
+    spec: &ServerSpec,
+    peer: &Peer<RoleClient>,
+    oversize: Option<&OversizeIds>,
+) -> Result<ServerTools, discovery::ListFailure> {
     let limits = &shared.limits;
-    let raw = discovery::list_all(peer, oversize, &spec.id, "tools/list", "tools", limits, (limits.max_tools_per_server, "maxToolsPerServer")).await?;
+    let raw = discovery::list_all(
+        peer,
+        oversize,
+        &spec.id,
+        "tools/list",
+        "tools",
+        limits,
+        (limits.max_tools_per_server, "maxToolsPerServer"),
+    )
+    .await?;
     ServerTools::build(&spec.id, raw, limits).map_err(discovery::ListFailure::Failed)
 }
 
 /// Re-lists tools; `None` keeps the previous catalogue (a failed refresh is atomic).
-async fn discover(shared: &HostShared, spec: &ServerSpec, peer: &Peer<RoleClient>, oversize: Option<&OversizeIds>) -> Option<Arc<ServerTools>> {
-    let listing = tokio::time::timeout(spec.startup_timeout, list_tools(shared, spec, peer, oversize)).await;
+async fn discover(
+    shared: &HostShared,
+    spec: &ServerSpec,
+    peer: &Peer<RoleClient>,
+    oversize: Option<&OversizeIds>,
+) -> Option<Arc<ServerTools>> {
+    let listing = tokio::time::timeout(
+        spec.startup_timeout,
+        list_tools(shared, spec, peer, oversize),
+    )
+    .await;
     report_listing(shared, spec, listing).ok()
 }
 
@@ -518,7 +644,8 @@ fn report_listing(
     spec: &ServerSpec,
     listing: Result<Result<ServerTools, discovery::ListFailure>, tokio::time::error::Elapsed>,
 ) -> Result<Arc<ServerTools>, HostError> {
-    let warn = |level, message: String| shared.log(log(level, "host.catalogue", Some(&spec.id), message));
+    let warn =
+        |level, message: String| shared.log(log(level, "host.catalogue", Some(&spec.id), message));
     let error = match listing {
         Ok(Ok(found)) => {
             for d in &found.diagnostics {
@@ -527,9 +654,18 @@ fn report_listing(
             return Ok(Arc::new(found));
         }
         Ok(Err(discovery::ListFailure::Failed(e))) => e,
-        Ok(Err(discovery::ListFailure::Auth(_))) => HostError::new(ErrorCode::AuthRequired, format!("tools/list on {} was refused (authorization)", spec.id)),
-        Err(_) => HostError::new(ErrorCode::Timeout, format!("tools/list on {} timed out", spec.id)),
+        Ok(Err(discovery::ListFailure::Auth(_))) => HostError::new(
+            ErrorCode::AuthRequired,
+            format!("tools/list on {} was refused (authorization)", spec.id),
+        ),
+        Err(_) => HostError::new(
+            ErrorCode::Timeout,
+            format!("tools/list on {} timed out", spec.id),
+        ),
     };
-    warn(LogLevel::Error, format!("{}; the previous tool list is kept", error.message));
+    warn(
+        LogLevel::Error,
+        format!("{}; the previous tool list is kept", error.message),
+    );
     Err(error)
 }

@@ -67,9 +67,12 @@ pub async fn call_tool(
     cancel: CancellationToken,
     on_progress: &mut (dyn FnMut(Progress) + Send),
 ) -> HostResult<Value> {
-    let conn = live
-        .connection()
-        .ok_or_else(|| HostError::new(ErrorCode::ServerNotReady, format!("server {server_id} is not ready")))?;
+    let conn = live.connection().ok_or_else(|| {
+        HostError::new(
+            ErrorCode::ServerNotReady,
+            format!("server {server_id} is not ready"),
+        )
+    })?;
     let mut params = json!({ "name": req.name });
     if let Some(arguments) = &req.arguments {
         params["arguments"] = Value::Object(arguments.clone());
@@ -80,7 +83,11 @@ pub async fn call_tool(
     options.max_total_timeout = Some(req.max_total);
     options.reset_timeout_on_progress = true;
     let mut oversize = conn.oversize.as_ref().map(|o| o.subscribe());
-    let handle = conn.peer.send_request_with_option(request, options).await.map_err(|e| service_error(server_id, &req, e))?;
+    let handle = conn
+        .peer
+        .send_request_with_option(request, options)
+        .await
+        .map_err(|e| service_error(server_id, &req, e))?;
     let request_id = handle.id.clone();
     let mut progress = conn.progress.subscribe(handle.progress_token.clone()).await;
     let mut closed = conn.closed.clone();
@@ -108,22 +115,41 @@ pub async fn call_tool(
     };
     // Progress that raced the response is delivered before the result.
     while let Some(Some(p)) = progress.next().now_or_never() {
-        on_progress(Progress { progress: p.progress, total: p.total, message: p.message });
+        on_progress(Progress {
+            progress: p.progress,
+            total: p.total,
+            message: p.message,
+        });
     }
     match outcome {
         Ok(result) => {
-            let value = serde_json::to_value(result).map_err(|e| HostError::new(ErrorCode::Internal, format!("cannot encode result: {e}")))?;
+            let value = serde_json::to_value(result).map_err(|e| {
+                HostError::new(ErrorCode::Internal, format!("cannot encode result: {e}"))
+            })?;
             check_result(server_id, &req, &value, limits)?;
             Ok(value)
         }
         Err(ServiceError::TransportClosed) => {
-            let reason = closed_reason(&mut closed_late, REASON_SETTLE).await.unwrap_or_else(|| "connection closed".to_owned());
+            let reason = closed_reason(&mut closed_late, REASON_SETTLE)
+                .await
+                .unwrap_or_else(|| "connection closed".to_owned());
             Err(exited(server_id, &req, &reason))
         }
-        Err(_) if conn.redirect_refused.as_ref().is_some_and(|f| f.load(std::sync::atomic::Ordering::Acquire)) => Err(HostError::new(
-            ErrorCode::RedirectRefused,
-            format!("tools/call {:?} on {server_id}: {}", req.name, crate::transport::http::CROSS_ORIGIN_REDIRECT),
-        )),
+        Err(_)
+            if conn
+                .redirect_refused
+                .as_ref()
+                .is_some_and(|f| f.load(std::sync::atomic::Ordering::Acquire)) =>
+        {
+            Err(HostError::new(
+                ErrorCode::RedirectRefused,
+                format!(
+                    "tools/call {:?} on {server_id}: {}",
+                    req.name,
+                    crate::transport::http::CROSS_ORIGIN_REDIRECT
+                ),
+            ))
+        }
         Err(e) => match e.auth_challenge() {
             // 401 after a failed refresh, or 403 insufficient_scope (step-up).
             Some(header) => {
@@ -135,8 +161,17 @@ pub async fn call_tool(
     }
 }
 
-fn check_result(server_id: &str, req: &CallRequest, value: &Value, limits: &Limits) -> HostResult<()> {
-    check_value(&format!("tools/call {:?} on {server_id}", req.name), value, limits)
+fn check_result(
+    server_id: &str,
+    req: &CallRequest,
+    value: &Value,
+    limits: &Limits,
+) -> HostResult<()> {
+    check_value(
+        &format!("tools/call {:?} on {server_id}", req.name),
+        value,
+        limits,
+    )
 }
 
 /// Checks a result (tool result, resource read, prompt, list) against
@@ -145,10 +180,18 @@ fn check_result(server_id: &str, req: &CallRequest, value: &Value, limits: &Limi
 /// Errors: `limit_exceeded`, the message naming `context` and the bound.
 pub fn check_value(context: &str, value: &Value, limits: &Limits) -> HostResult<()> {
     use crate::catalogue::schema::{check_shape, json_len};
-    let bound = |what: String| Err(HostError::new(ErrorCode::LimitExceeded, format!("{context}: the result {what}")));
+    let bound = |what: String| {
+        Err(HostError::new(
+            ErrorCode::LimitExceeded,
+            format!("{context}: the result {what}"),
+        ))
+    };
     let bytes = json_len(value);
     if bytes > limits.max_result_bytes {
-        return bound(format!("is {bytes} bytes, more than maxResultBytes ({})", limits.max_result_bytes));
+        return bound(format!(
+            "is {bytes} bytes, more than maxResultBytes ({})",
+            limits.max_result_bytes
+        ));
     }
     check_shape(value, limits.max_json_depth, limits.max_json_properties).or_else(bound)
 }
@@ -158,21 +201,35 @@ fn auth_challenge_error(server_id: &str, req: &CallRequest, header: &str) -> Hos
     let params = url::Url::parse("http://localhost/")
         .map(|base| rmcp::transport::auth::WWWAuthenticateParams::parse(header, &base))
         .unwrap_or_default();
-    let scopes: Vec<&str> = params.scope.as_deref().map(|s| s.split_whitespace().collect()).unwrap_or_default();
-    let what = if params.is_insufficient_scope() { "needs more scopes" } else { "needs a new sign-in" };
+    let scopes: Vec<&str> = params
+        .scope
+        .as_deref()
+        .map(|s| s.split_whitespace().collect())
+        .unwrap_or_default();
+    let what = if params.is_insufficient_scope() {
+        "needs more scopes"
+    } else {
+        "needs a new sign-in"
+    };
     HostError::new(ErrorCode::AuthRequired, format!("tools/call {:?} on {server_id} {what}", req.name))
         .with_data(json!({ "code": -32007, "insufficientScope": params.is_insufficient_scope(), "requiredScopes": scopes }))
 }
 
 fn exited(server_id: &str, req: &CallRequest, reason: &str) -> HostError {
-    HostError::new(ErrorCode::ServerExited, format!("tools/call {:?} on {server_id} failed: {reason}", req.name))
+    HostError::new(
+        ErrorCode::ServerExited,
+        format!("tools/call {:?} on {server_id} failed: {reason}", req.name),
+    )
 }
 
 fn service_error(server_id: &str, req: &CallRequest, e: ServiceError) -> HostError {
     match e {
         ServiceError::McpError(err) => HostError::new(
             ErrorCode::ProtocolError,
-            format!("tools/call {:?} on {server_id} failed: {} (JSON-RPC error {})", req.name, err.message, err.code.0),
+            format!(
+                "tools/call {:?} on {server_id} failed: {} (JSON-RPC error {})",
+                req.name, err.message, err.code.0
+            ),
         )
         .with_data(json!({ "code": err.code.0, "data": err.data })),
         ServiceError::Timeout { timeout } => {
@@ -181,12 +238,23 @@ fn service_error(server_id: &str, req: &CallRequest, e: ServiceError) -> HostErr
             } else {
                 ("inactivity", "without progress")
             };
-            HostError::new(ErrorCode::Timeout, format!("tools/call {:?} on {server_id} timed out after {} ms {what}", req.name, timeout.as_millis()))
-                .with_data(json!({ "kind": kind, "ms": timeout.as_millis() as u64 }))
+            HostError::new(
+                ErrorCode::Timeout,
+                format!(
+                    "tools/call {:?} on {server_id} timed out after {} ms {what}",
+                    req.name,
+                    timeout.as_millis()
+                ),
+            )
+            .with_data(json!({ "kind": kind, "ms": timeout.as_millis() as u64 }))
         }
         other => HostError::new(
             ErrorCode::ProtocolError,
-            format!("tools/call {:?} on {server_id} failed: {}", req.name, super::connect::strip_type_names(&other.to_string())),
+            format!(
+                "tools/call {:?} on {server_id} failed: {}",
+                req.name,
+                super::connect::strip_type_names(&other.to_string())
+            ),
         ),
     }
 }
@@ -195,9 +263,14 @@ fn service_error(server_id: &str, req: &CallRequest, e: ServiceError) -> HostErr
 /// long or too deep to deliver) and returns the reason. Pending forever
 /// without a stdio connection. The caller then gives the request up with
 /// [`abandon`].
-pub(crate) async fn discarded_response(rx: &mut Option<tokio::sync::broadcast::Receiver<(Value, String)>>, id: &rmcp::model::RequestId) -> String {
+pub(crate) async fn discarded_response(
+    rx: &mut Option<tokio::sync::broadcast::Receiver<(Value, String)>>,
+    id: &rmcp::model::RequestId,
+) -> String {
     use tokio::sync::broadcast::error::RecvError;
-    let Some(rx) = rx else { return std::future::pending().await };
+    let Some(rx) = rx else {
+        return std::future::pending().await;
+    };
     let wanted = serde_json::to_value(id).unwrap_or_default();
     loop {
         match rx.recv().await {
@@ -210,14 +283,29 @@ pub(crate) async fn discarded_response(rx: &mut Option<tokio::sync::broadcast::R
 
 /// Frees rmcp's pending entry for a request whose response was discarded
 /// (`notifications/cancelled`; the server already answered, so it ignores it).
-pub(crate) async fn abandon(peer: &rmcp::service::Peer<rmcp::service::RoleClient>, id: rmcp::model::RequestId) {
-    let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), Some("the response could not be delivered".to_owned()))).await;
+pub(crate) async fn abandon(
+    peer: &rmcp::service::Peer<rmcp::service::RoleClient>,
+    id: rmcp::model::RequestId,
+) {
+    let _ = peer
+        .notify_cancelled(CancelledNotificationParam::new(
+            Some(id),
+            Some("the response could not be delivered".to_owned()),
+        ))
+        .await;
 }
 
 /// Waits (up to `within`) for the connection's end reason.
-async fn closed_reason(closed: &mut tokio::sync::watch::Receiver<Option<String>>, within: Duration) -> Option<String> {
+async fn closed_reason(
+    closed: &mut tokio::sync::watch::Receiver<Option<String>>,
+    within: Duration,
+) -> Option<String> {
     let wait = async {
-        let reason = closed.wait_for(Option::is_some).await.ok().and_then(|v| v.clone());
+        let reason = closed
+            .wait_for(Option::is_some)
+            .await
+            .ok()
+            .and_then(|v| v.clone());
         match reason {
             Some(reason) => Some(reason),
             None => std::future::pending().await,

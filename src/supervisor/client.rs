@@ -10,7 +10,10 @@ use rmcp::service::{NotificationContext, RoleClient};
 use tokio::sync::mpsc;
 
 #[allow(deprecated)] // sampling and roots: SEP-2577 deprecates them; servers still send them
-use rmcp::model::{CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorData, ListRootsResult};
+use rmcp::model::{
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult, ErrorData,
+    ListRootsResult,
+};
 use rmcp::service::RequestContext;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -44,13 +47,27 @@ impl HostClient {
     }
 
     /// Forwards a request to the app's handler and decodes its answer.
-    async fn forward<T: DeserializeOwned>(&self, handler: &Arc<dyn RequestHandler>, kind: ServerRequestKind, params: Value) -> Result<T, ErrorData> {
+    async fn forward<T: DeserializeOwned>(
+        &self,
+        handler: &Arc<dyn RequestHandler>,
+        kind: ServerRequestKind,
+        params: Value,
+    ) -> Result<T, ErrorData> {
         let answer = handler
             .request(self.server_id.clone(), kind, params)
             .await
-            .map_err(|message| ErrorData::internal_error(format!("{} handler failed: {message}", kind.method()), None))?;
-        serde_json::from_value(answer)
-            .map_err(|e| ErrorData::internal_error(format!("{} handler returned an invalid result: {e}", kind.method()), None))
+            .map_err(|message| {
+                ErrorData::internal_error(
+                    format!("{} handler failed: {message}", kind.method()),
+                    None,
+                )
+            })?;
+        serde_json::from_value(answer).map_err(|e| {
+            ErrorData::internal_error(
+                format!("{} handler returned an invalid result: {e}", kind.method()),
+                None,
+            )
+        })
     }
 }
 
@@ -59,43 +76,79 @@ impl ClientHandler for HostClient {
         self.info.clone()
     }
 
-    async fn create_elicitation(&self, request: ElicitRequestParams, _context: RequestContext<RoleClient>) -> Result<ElicitResult, ErrorData> {
-        let decline = || serde_json::from_value::<ElicitResult>(serde_json::json!({ "action": "decline" }));
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let decline =
+            || serde_json::from_value::<ElicitResult>(serde_json::json!({ "action": "decline" }));
         let Some(handler) = self.handler(ServerRequestKind::Elicitation) else {
             return decline().map_err(|e| ErrorData::internal_error(e.to_string(), None));
         };
         let schema = match &request {
-            ElicitRequestParams::FormElicitationParams { requested_schema, .. } => serde_json::to_value(requested_schema).unwrap_or(Value::Null),
+            ElicitRequestParams::FormElicitationParams {
+                requested_schema, ..
+            } => serde_json::to_value(requested_schema).unwrap_or(Value::Null),
             // URL mode is not declared; decline it.
             _ => return decline().map_err(|e| ErrorData::internal_error(e.to_string(), None)),
         };
-        let params = serde_json::to_value(&request).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let mut answer: Value = self.forward(handler, ServerRequestKind::Elicitation, params).await?;
+        let params = serde_json::to_value(&request)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        let mut answer: Value = self
+            .forward(handler, ServerRequestKind::Elicitation, params)
+            .await?;
         if answer.get("action").and_then(Value::as_str) == Some("accept") {
-            if let Some(content) = answer.as_object_mut().map(|a| a.entry("content").or_insert_with(|| Value::Object(Default::default()))) {
+            if let Some(content) = answer.as_object_mut().map(|a| {
+                a.entry("content")
+                    .or_insert_with(|| Value::Object(Default::default()))
+            }) {
                 if let Some(content) = content.as_object_mut() {
                     apply_elicitation_defaults(&schema, content);
                 }
             }
         }
-        serde_json::from_value(answer).map_err(|e| ErrorData::internal_error(format!("elicitation/create handler returned an invalid result: {e}"), None))
+        serde_json::from_value(answer).map_err(|e| {
+            ErrorData::internal_error(
+                format!("elicitation/create handler returned an invalid result: {e}"),
+                None,
+            )
+        })
     }
 
     #[allow(deprecated)]
-    async fn create_message(&self, params: CreateMessageRequestParams, _context: RequestContext<RoleClient>) -> Result<CreateMessageResult, ErrorData> {
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
         let Some(handler) = self.handler(ServerRequestKind::Sampling) else {
-            return Err(ErrorData::new(rmcp::model::ErrorCode::METHOD_NOT_FOUND, "sampling/createMessage is not supported by this client", None));
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "sampling/createMessage is not supported by this client",
+                None,
+            ));
         };
-        let params = serde_json::to_value(&params).map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        self.forward(handler, ServerRequestKind::Sampling, params).await
+        let params = serde_json::to_value(&params)
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        self.forward(handler, ServerRequestKind::Sampling, params)
+            .await
     }
 
     #[allow(deprecated)]
-    async fn list_roots(&self, _context: RequestContext<RoleClient>) -> Result<ListRootsResult, ErrorData> {
+    async fn list_roots(
+        &self,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ListRootsResult, ErrorData> {
         let Some(handler) = self.handler(ServerRequestKind::Roots) else {
             return Ok(ListRootsResult::default());
         };
-        self.forward(handler, ServerRequestKind::Roots, Value::Object(Default::default())).await
+        self.forward(
+            handler,
+            ServerRequestKind::Roots,
+            Value::Object(Default::default()),
+        )
+        .await
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -103,19 +156,33 @@ impl ClientHandler for HostClient {
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.sink.send(crate::events::HostEvent::ListChanged { server_id: self.server_id.clone(), list: "resources" });
+        self.sink.send(crate::events::HostEvent::ListChanged {
+            server_id: self.server_id.clone(),
+            list: "resources",
+        });
     }
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.sink.send(crate::events::HostEvent::ListChanged { server_id: self.server_id.clone(), list: "prompts" });
+        self.sink.send(crate::events::HostEvent::ListChanged {
+            server_id: self.server_id.clone(),
+            list: "prompts",
+        });
     }
 
-    async fn on_progress(&self, params: rmcp::model::ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
         self.progress.handle_notification(params).await;
     }
 
     #[allow(deprecated)]
-    async fn on_logging_message(&self, params: LoggingMessageNotificationParam, _context: NotificationContext<RoleClient>) {
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
         let level = match params.level {
             LoggingLevel::Debug => LogLevel::Debug,
             LoggingLevel::Info | LoggingLevel::Notice => LogLevel::Info,
@@ -130,6 +197,7 @@ impl ClientHandler for HostClient {
             Some(logger) => format!("[{logger}] {text}"),
             None => text,
         };
-        self.sink.send(log(level, "server.log", Some(&self.server_id), text));
+        self.sink
+            .send(log(level, "server.log", Some(&self.server_id), text));
     }
 }

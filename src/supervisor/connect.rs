@@ -11,8 +11,8 @@ use tokio::sync::{mpsc, watch};
 
 use super::client::{HostClient, Notice};
 use super::HostShared;
-use crate::config::launch::resolve_stdio;
 use crate::auth::AuthChallenge;
+use crate::config::launch::resolve_stdio;
 use crate::config::{HttpConfig, PluginVars, StdioConfig};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::MAX_STDIO_MESSAGE_BYTES;
@@ -106,8 +106,21 @@ pub async fn open(
         progress: progress.clone(),
     };
     let mut conn = match spec {
-        TransportSpec::Stdio(cfg, vars) => open_stdio(shared, server_id, cfg, vars, handler, notices, startup_timeout).await?,
-        TransportSpec::StreamableHttp(cfg) => open_http(cfg, handler, notices, startup_timeout, auth).await?,
+        TransportSpec::Stdio(cfg, vars) => {
+            open_stdio(
+                shared,
+                server_id,
+                cfg,
+                vars,
+                handler,
+                notices,
+                startup_timeout,
+            )
+            .await?
+        }
+        TransportSpec::StreamableHttp(cfg) => {
+            open_http(cfg, handler, notices, startup_timeout, auth).await?
+        }
     };
     conn.progress = progress;
     Ok(conn)
@@ -125,12 +138,17 @@ async fn open_stdio(
     let launch = resolve_stdio(cfg, vars, &shared.base_env, shared.env_policy)?;
     let mut proc = process::spawn(&launch, &shared.processes)?;
     let Some((stdin, stdout, stderr_pipe)) = proc.stdio.take() else {
-        return Err(HostError::new(ErrorCode::SpawnFailed, "server stdio pipes are unavailable"));
+        return Err(HostError::new(
+            ErrorCode::SpawnFailed,
+            "server stdio pipes are unavailable",
+        ));
     };
     let tail = stderr::drain(stderr_pipe, server_id.to_owned(), shared.sink.clone());
     let (oversize, _) = tokio::sync::broadcast::channel(16);
-    let stdout = noise::NoiseWatch::new(stdout, server_id.to_owned(), shared.sink.clone()).with_oversize(MAX_STDIO_MESSAGE_BYTES, oversize.clone());
-    let transport = AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
+    let stdout = noise::NoiseWatch::new(stdout, server_id.to_owned(), shared.sink.clone())
+        .with_oversize(MAX_STDIO_MESSAGE_BYTES, oversize.clone());
+    let transport =
+        AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
     let mut exit = proc.exit.clone();
     let handshake = tokio::time::timeout(startup_timeout, handler.serve(transport));
     tokio::select! {
@@ -180,13 +198,24 @@ async fn open_http(
             let mut authorized = template.clone();
             authorized.http_client = client;
             let client = authorized;
-            tokio::time::timeout(startup_timeout, handler.serve(StreamableHttpClientTransport::with_client(client, config))).await
+            tokio::time::timeout(
+                startup_timeout,
+                handler.serve(StreamableHttpClientTransport::with_client(client, config)),
+            )
+            .await
         }
         _ => {
             let token: http::BearerCell = Arc::new(std::sync::RwLock::new(bearer));
             cell = Some(token.clone());
-            let client = http::BearerClient { inner: client, token };
-            tokio::time::timeout(startup_timeout, handler.serve(StreamableHttpClientTransport::with_client(client, config))).await
+            let client = http::BearerClient {
+                inner: client,
+                token,
+            };
+            tokio::time::timeout(
+                startup_timeout,
+                handler.serve(StreamableHttpClientTransport::with_client(client, config)),
+            )
+            .await
         }
     };
     match served {
@@ -197,13 +226,26 @@ async fn open_http(
             Ok(conn)
         }
         Ok(Err(_)) if redirect_refused.load(std::sync::atomic::Ordering::Acquire) => {
-            Err(HostError::new(ErrorCode::RedirectRefused, format!("connect failed: {}", http::CROSS_ORIGIN_REDIRECT)).into())
+            Err(HostError::new(
+                ErrorCode::RedirectRefused,
+                format!("connect failed: {}", http::CROSS_ORIGIN_REDIRECT),
+            )
+            .into())
         }
         Ok(Err(e)) => match e.auth_challenge() {
-            Some(header) => Err(OpenFailure::AuthRequired(AuthChallenge::from_header(header, &cfg.url))),
+            Some(header) => Err(OpenFailure::AuthRequired(AuthChallenge::from_header(
+                header, &cfg.url,
+            ))),
             None => Err(http_error(&e).into()),
         },
-        Err(_) => Err(HostError::new(ErrorCode::StartupTimeout, format!("did not answer initialize within {} ms", startup_timeout.as_millis())).into()),
+        Err(_) => Err(HostError::new(
+            ErrorCode::StartupTimeout,
+            format!(
+                "did not answer initialize within {} ms",
+                startup_timeout.as_millis()
+            ),
+        )
+        .into()),
     }
 }
 
@@ -219,7 +261,10 @@ fn http_error(e: &(dyn std::error::Error + 'static)) -> HostError {
         }
         cur = err.source();
     }
-    HostError::new(ErrorCode::ConnectFailed, format!("connect failed: {}", chain.join(": ")))
+    HostError::new(
+        ErrorCode::ConnectFailed,
+        format!("connect failed: {}", chain.join(": ")),
+    )
 }
 
 /// Removes `[path::Type<…>]` segments (Rust type names) from an error text.
@@ -227,7 +272,9 @@ pub(crate) fn strip_type_names(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find('[') {
-        let Some(len) = rest[start..].find(']') else { break };
+        let Some(len) = rest[start..].find(']') else {
+            break;
+        };
         let inner = &rest[start..start + len];
         out.push_str(&rest[..start]);
         if !inner.contains("::") {
@@ -252,11 +299,25 @@ fn finish(
         let _ = service.waiting().await;
         let _ = ended_tx.send(true);
     });
-    Connection { peer, notices, cancel, ended, process, stderr, redirect_refused: None, progress: Default::default(), bearer: None, oversize: None }
+    Connection {
+        peer,
+        notices,
+        cancel,
+        ended,
+        process,
+        stderr,
+        redirect_refused: None,
+        progress: Default::default(),
+        bearer: None,
+        oversize: None,
+    }
 }
 
 async fn settle_exit(proc: &mut ServerProcess) -> Option<std::process::ExitStatus> {
-    tokio::time::timeout(EXIT_SETTLE, proc.wait_exit()).await.ok().flatten()
+    tokio::time::timeout(EXIT_SETTLE, proc.wait_exit())
+        .await
+        .ok()
+        .flatten()
 }
 
 fn with_tail(what: String, tail: &StderrTail) -> String {

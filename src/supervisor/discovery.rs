@@ -36,25 +36,38 @@ pub enum ListFailure {
 ///
 /// With `oversize` (stdio), a response the reader had to discard (too long
 /// or too deep) fails at once with `limit_exceeded` instead of timing out.
-pub async fn request_raw(peer: &Peer<RoleClient>, oversize: Option<&OversizeIds>, server_id: &str, method: &str, params: Value, timeout: Option<Duration>) -> Result<Value, ListFailure> {
+pub async fn request_raw(
+    peer: &Peer<RoleClient>,
+    oversize: Option<&OversizeIds>,
+    server_id: &str,
+    method: &str,
+    params: Value,
+    timeout: Option<Duration>,
+) -> Result<Value, ListFailure> {
     let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
     let mut options = PeerRequestOptions::no_options();
     options.timeout = timeout;
     let mut discarded = oversize.map(|o| o.subscribe());
-    let handle = peer.send_request_with_option(request, options).await.map_err(|e| failure(server_id, method, e))?;
+    let handle = peer
+        .send_request_with_option(request, options)
+        .await
+        .map_err(|e| failure(server_id, method, e))?;
     let request_id = handle.id.clone();
     let response = handle.await_response();
     tokio::pin!(response);
-    let result = loop {
-        tokio::select! {
-            r = &mut response => break r.map_err(|e| failure(server_id, method, e))?,
-            reason = super::call::discarded_response(&mut discarded, &request_id) => {
-                super::call::abandon(peer, request_id).await;
-                return Err(ListFailure::Failed(HostError::new(ErrorCode::LimitExceeded, format!("{method} on {server_id}: the response was discarded: {reason}"))));
-            }
+    let result = tokio::select! {
+        r = &mut response => r.map_err(|e| failure(server_id, method, e))?,
+        reason = super::call::discarded_response(&mut discarded, &request_id) => {
+            super::call::abandon(peer, request_id).await;
+            return Err(ListFailure::Failed(HostError::new(ErrorCode::LimitExceeded, format!("{method} on {server_id}: the response was discarded: {reason}"))));
         }
     };
-    serde_json::to_value(result).map_err(|e| ListFailure::Failed(HostError::new(ErrorCode::Internal, format!("{method} on {server_id}: cannot encode result: {e}"))))
+    serde_json::to_value(result).map_err(|e| {
+        ListFailure::Failed(HostError::new(
+            ErrorCode::Internal,
+            format!("{method} on {server_id}: cannot encode result: {e}"),
+        ))
+    })
 }
 
 fn failure(server_id: &str, method: &str, e: ServiceError) -> ListFailure {
@@ -62,13 +75,25 @@ fn failure(server_id: &str, method: &str, e: ServiceError) -> ListFailure {
         Some(header) => ListFailure::Auth(header.to_owned()),
         None => {
             if let ServiceError::Timeout { timeout } = &e {
-                return ListFailure::Failed(HostError::new(ErrorCode::Timeout, format!("{method} on {server_id} timed out after {} ms", timeout.as_millis())));
+                return ListFailure::Failed(HostError::new(
+                    ErrorCode::Timeout,
+                    format!(
+                        "{method} on {server_id} timed out after {} ms",
+                        timeout.as_millis()
+                    ),
+                ));
             }
             let (message, data) = match &e {
-                ServiceError::McpError(err) => (format!("{} (JSON-RPC error {})", err.message, err.code.0), Some(json!({"code": err.code.0, "data": err.data}))),
+                ServiceError::McpError(err) => (
+                    format!("{} (JSON-RPC error {})", err.message, err.code.0),
+                    Some(json!({"code": err.code.0, "data": err.data})),
+                ),
                 other => (super::connect::strip_type_names(&other.to_string()), None),
             };
-            let err = HostError::new(ErrorCode::ProtocolError, format!("{method} on {server_id} failed: {message}"));
+            let err = HostError::new(
+                ErrorCode::ProtocolError,
+                format!("{method} on {server_id} failed: {message}"),
+            );
             ListFailure::Failed(match data {
                 Some(d) => err.with_data(d),
                 None => err,
@@ -94,7 +119,12 @@ pub async fn list_all(
     limits: &Limits,
     (max_items, bound): (usize, &str),
 ) -> Result<Vec<Value>, ListFailure> {
-    let limit = |what: String| ListFailure::Failed(HostError::new(ErrorCode::LimitExceeded, format!("{method} on {server_id}: {what}")));
+    let limit = |what: String| {
+        ListFailure::Failed(HostError::new(
+            ErrorCode::LimitExceeded,
+            format!("{method} on {server_id}: {what}"),
+        ))
+    };
     let mut items = Vec::new();
     let mut seen = HashSet::new();
     let mut cursor: Option<String> = None;
@@ -103,10 +133,23 @@ pub async fn list_all(
             Some(c) => json!({ "cursor": c }),
             None => json!({}),
         };
-        let mut page = request_raw(peer, oversize, server_id, method, params, Some(Duration::from_millis(limits.call_timeout_ms))).await?;
+        let mut page = request_raw(
+            peer,
+            oversize,
+            server_id,
+            method,
+            params,
+            Some(Duration::from_millis(limits.call_timeout_ms)),
+        )
+        .await?;
         match page.get_mut(key).map(Value::take) {
             Some(Value::Array(found)) => items.extend(found),
-            _ => return Err(ListFailure::Failed(HostError::new(ErrorCode::ProtocolError, format!("{method} on {server_id}: the result has no `{key}` array")))),
+            _ => {
+                return Err(ListFailure::Failed(HostError::new(
+                    ErrorCode::ProtocolError,
+                    format!("{method} on {server_id}: the result has no `{key}` array"),
+                )))
+            }
         }
         if items.len() > max_items {
             return Err(limit(format!("more than {bound} ({max_items}) items")));
@@ -114,12 +157,28 @@ pub async fn list_all(
         match page.get("nextCursor") {
             None | Some(Value::Null) => return Ok(items),
             Some(Value::String(next)) if next.len() > limits.max_cursor_bytes => {
-                return Err(limit(format!("a cursor of {} bytes is longer than maxCursorBytes ({})", next.len(), limits.max_cursor_bytes)));
+                return Err(limit(format!(
+                    "a cursor of {} bytes is longer than maxCursorBytes ({})",
+                    next.len(),
+                    limits.max_cursor_bytes
+                )));
             }
-            Some(Value::String(next)) if !seen.insert(next.clone()) => return Err(limit("the server repeated a cursor (pagination loop)".to_owned())),
+            Some(Value::String(next)) if !seen.insert(next.clone()) => {
+                return Err(limit(
+                    "the server repeated a cursor (pagination loop)".to_owned(),
+                ))
+            }
             Some(Value::String(next)) => cursor = Some(next.clone()),
-            Some(_) => return Err(ListFailure::Failed(HostError::new(ErrorCode::ProtocolError, format!("{method} on {server_id}: nextCursor is not a string")))),
+            Some(_) => {
+                return Err(ListFailure::Failed(HostError::new(
+                    ErrorCode::ProtocolError,
+                    format!("{method} on {server_id}: nextCursor is not a string"),
+                )))
+            }
         }
     }
-    Err(limit(format!("more than maxListPages ({}) pages", limits.max_list_pages)))
+    Err(limit(format!(
+        "more than maxListPages ({}) pages",
+        limits.max_list_pages
+    )))
 }

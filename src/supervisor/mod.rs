@@ -13,7 +13,9 @@ use std::ffi::OsString;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::Duration;
 
-use ahp_types::actions::{SessionMcpServerStateChangedAction, SessionServerToolsChangedAction, StateAction};
+use ahp_types::actions::{
+    SessionMcpServerStateChangedAction, SessionServerToolsChangedAction, StateAction,
+};
 use ahp_types::state::McpServerState;
 use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::model::ClientConfig;
@@ -67,7 +69,7 @@ impl HostShared {
     pub fn emit(&self, action: StateAction) {
         let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
         let envelope = session.emit(action);
-        self.sink.send(HostEvent::Action(envelope));
+        self.sink.send(HostEvent::Action(Box::new(envelope)));
     }
 
     /// Emits `session/mcpServerStateChanged` for `id` (nothing when the
@@ -78,19 +80,26 @@ impl HostShared {
             // `starting` is not repeated (entries are created as `starting`);
             // every other state is emitted, so the end of a client's start or
             // stop request always arrives as an authoritative action.
-            Some(Found::McpServer(s, _)) if !(s.state == state && matches!(state, McpServerState::Starting(_))) => {}
+            Some(Found::McpServer(s, _))
+                if !(s.state == state && matches!(state, McpServerState::Starting(_))) => {}
             _ => return,
         }
-        let action = StateAction::SessionMcpServerStateChanged(Box::new(SessionMcpServerStateChangedAction { id: id.to_owned(), state, channel: None }));
+        let action = StateAction::SessionMcpServerStateChanged(Box::new(
+            SessionMcpServerStateChangedAction {
+                id: id.to_owned(),
+                state,
+                channel: None,
+            },
+        ));
         let envelope = session.emit(action);
-        self.sink.send(HostEvent::Action(envelope));
+        self.sink.send(HostEvent::Action(Box::new(envelope)));
     }
 
     /// Emits an action on chat channel `chat` (not applied to the session).
     pub fn emit_on(&self, chat: &str, action: StateAction) {
         let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
         let envelope = session.envelope_on(chat, action, None, None);
-        self.sink.send(HostEvent::Action(envelope));
+        self.sink.send(HostEvent::Action(Box::new(envelope)));
     }
 
     /// Sends a log record.
@@ -112,7 +121,10 @@ impl HostShared {
     /// becoming ready updates the catalogue before its `ready` state and
     /// publishes after it.)
     pub fn update_tools(&self, id: &str, tools: Option<Arc<ServerTools>>) -> bool {
-        self.catalogue.write().unwrap_or_else(PoisonError::into_inner).set_server(id, tools)
+        self.catalogue
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .set_server(id, tools)
     }
 
     /// Publishes the current catalogue after a change caused by server `id`:
@@ -122,13 +134,23 @@ impl HostShared {
     pub fn publish_tools(&self, id: &str, reason: ToolsChangeReason) {
         // The session lock orders publications with each other and with their envelopes.
         let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
-        let entries = self.catalogue.read().unwrap_or_else(PoisonError::into_inner).entries();
+        let entries = self
+            .catalogue
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entries();
         if self.publish_server_tools {
             let tools = entries.iter().map(|e| e.definition().clone()).collect();
-            let envelope = session.emit(StateAction::SessionServerToolsChanged(SessionServerToolsChangedAction { tools }));
-            self.sink.send(HostEvent::Action(envelope));
+            let envelope = session.emit(StateAction::SessionServerToolsChanged(
+                SessionServerToolsChangedAction { tools },
+            ));
+            self.sink.send(HostEvent::Action(Box::new(envelope)));
         }
-        self.sink.send(HostEvent::ToolsChanged { server_id: id.to_owned(), reason, tools: entries.len() });
+        self.sink.send(HostEvent::ToolsChanged {
+            server_id: id.to_owned(),
+            reason,
+            tools: entries.len(),
+        });
     }
 }
 
@@ -158,8 +180,8 @@ pub enum Command {
     /// A host-run sign-in succeeded: connect through this authorization
     /// manager (it adds and refreshes the bearer token).
     UseOAuth {
-        /// Holds the tokens; shared with every later connection.
-        manager: rmcp::transport::auth::AuthorizationManager,
+        /// Holds the tokens; shared with every later connection (boxed: it is large).
+        manager: Box<rmcp::transport::auth::AuthorizationManager>,
         /// Outcome: `Ok` once `ready`.
         reply: oneshot::Sender<crate::error::HostResult<()>>,
     },
@@ -209,16 +231,25 @@ pub struct ServerLive {
 impl ServerLive {
     /// The current connection, when the server is `ready`.
     pub fn connection(&self) -> Option<LiveConnection> {
-        self.conn.read().unwrap_or_else(PoisonError::into_inner).clone()
+        self.conn
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     /// The `WWW-Authenticate` challenge of the current `authRequired` state.
     pub fn challenge(&self) -> Option<String> {
-        self.challenge.read().unwrap_or_else(PoisonError::into_inner).clone()
+        self.challenge
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 
     pub(crate) fn set_challenge(&self, header: Option<String>) {
-        *self.challenge.write().unwrap_or_else(PoisonError::into_inner) = header;
+        *self
+            .challenge
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = header;
     }
 
     fn set(&self, conn: Option<LiveConnection>) {
@@ -301,7 +332,10 @@ impl std::fmt::Debug for OAuthClientSetting {
             .field("client_id", &self.client_id)
             .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
             .field("grant", &self.grant)
-            .field("private_key_pem", &self.private_key_pem.as_ref().map(|_| "…"))
+            .field(
+                "private_key_pem",
+                &self.private_key_pem.as_ref().map(|_| "…"),
+            )
             .field("signing_algorithm", &self.signing_algorithm)
             .field("idp", &self.idp.as_ref().map(|i| &i.issuer))
             .finish()
@@ -326,7 +360,12 @@ impl ServerHandle {
         let live = Arc::new(ServerLive::default());
         let id = spec.id.clone();
         tokio::spawn(actor::run(shared, spec.clone(), live.clone(), rx, start));
-        Self { id, spec, live, commands }
+        Self {
+            id,
+            spec,
+            live,
+            commands,
+        }
     }
 
     /// Sends a command; ignored when the actor has ended.

@@ -23,7 +23,8 @@ use crate::error::{ErrorCode, HostError, HostResult};
 pub const MAX_REDIRECTS: usize = 10;
 
 /// Text of the error raised when a redirect leaves the configured origin.
-pub const CROSS_ORIGIN_REDIRECT: &str = "redirect to another origin refused (configured headers are never sent to another origin)";
+pub const CROSS_ORIGIN_REDIRECT: &str =
+    "redirect to another origin refused (configured headers are never sent to another origin)";
 
 /// Set by the redirect policy when it refused a redirect to another origin
 /// (rmcp's error chain does not carry the policy's error text through).
@@ -35,29 +36,60 @@ pub type RedirectRefused = Arc<AtomicBool>;
 /// Errors: `invalid_entry` when a header cannot be encoded (validation
 /// normally catches this first), `internal` when the TLS stack cannot start.
 /// `bearer` is sent as `Authorization: Bearer …` (never logged).
-pub fn transport(cfg: &HttpConfig, bearer: Option<&str>) -> HostResult<(StreamableHttpClientTransport<reqwest::Client>, RedirectRefused)> {
+pub fn transport(
+    cfg: &HttpConfig,
+    bearer: Option<&str>,
+) -> HostResult<(
+    StreamableHttpClientTransport<reqwest::Client>,
+    RedirectRefused,
+)> {
     let (client, config, refused) = client_and_config(cfg, bearer)?;
-    Ok((StreamableHttpClientTransport::with_client(client, config), refused))
+    Ok((
+        StreamableHttpClientTransport::with_client(client, config),
+        refused,
+    ))
 }
 
 /// The pooled client (with the redirect policy) and the transport config for
 /// `cfg`, for callers that wrap the client (e.g. in rmcp's `AuthClient`).
-pub fn client_and_config(cfg: &HttpConfig, bearer: Option<&str>) -> HostResult<(reqwest::Client, StreamableHttpClientTransportConfig, RedirectRefused)> {
+pub fn client_and_config(
+    cfg: &HttpConfig,
+    bearer: Option<&str>,
+) -> HostResult<(
+    reqwest::Client,
+    StreamableHttpClientTransportConfig,
+    RedirectRefused,
+)> {
     let refused = RedirectRefused::default();
     let client = reqwest::Client::builder()
         .redirect(redirect_policy(refused.clone()))
         .build()
-        .map_err(|e| HostError::new(ErrorCode::Internal, format!("cannot build HTTP client: {e}")))?;
+        .map_err(|e| {
+            HostError::new(
+                ErrorCode::Internal,
+                format!("cannot build HTTP client: {e}"),
+            )
+        })?;
     let mut headers = HashMap::new();
     for (name, value) in &cfg.headers {
-        let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| HostError::new(ErrorCode::InvalidEntry, format!("header {name:?}: invalid name")))?;
-        let mut value = HeaderValue::from_bytes(value.as_bytes())
-            .map_err(|_| HostError::new(ErrorCode::InvalidEntry, format!("header {name:?}: invalid value")))?;
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            HostError::new(
+                ErrorCode::InvalidEntry,
+                format!("header {name:?}: invalid name"),
+            )
+        })?;
+        let mut value = HeaderValue::from_bytes(value.as_bytes()).map_err(|_| {
+            HostError::new(
+                ErrorCode::InvalidEntry,
+                format!("header {name:?}: invalid value"),
+            )
+        })?;
         value.set_sensitive(true);
         headers.insert(name, value);
     }
-    let mut config = StreamableHttpClientTransportConfig::with_uri(Arc::<str>::from(cfg.url.as_str())).custom_headers(headers);
+    let mut config =
+        StreamableHttpClientTransportConfig::with_uri(Arc::<str>::from(cfg.url.as_str()))
+            .custom_headers(headers);
     if let Some(token) = bearer {
         config = config.auth_header(token);
     }
@@ -66,7 +98,10 @@ pub fn client_and_config(cfg: &HttpConfig, bearer: Option<&str>) -> HostResult<(
 
 fn redirect_policy(refused: RedirectRefused) -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(move |attempt| {
-        let same_origin = attempt.previous().first().is_some_and(|first| first.origin() == attempt.url().origin());
+        let same_origin = attempt
+            .previous()
+            .first()
+            .is_some_and(|first| first.origin() == attempt.url().origin());
         if !same_origin {
             refused.store(true, Ordering::Release);
             attempt.error(CROSS_ORIGIN_REDIRECT)
@@ -95,12 +130,18 @@ pub struct BearerClient {
 
 impl BearerClient {
     fn current(&self) -> Option<String> {
-        self.token.read().unwrap_or_else(std::sync::PoisonError::into_inner).clone()
+        self.token
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 }
 
 type StreamResult = Result<
-    futures::stream::BoxStream<'static, Result<sse_stream::Sse, rmcp::transport::streamable_http_client::SseError>>,
+    futures::stream::BoxStream<
+        'static,
+        Result<sse_stream::Sse, rmcp::transport::streamable_http_client::SseError>,
+    >,
     rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>,
 >;
 type PostResult = Result<
@@ -119,7 +160,9 @@ impl rmcp::transport::streamable_http_client::StreamableHttpClient for BearerCli
         _auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> PostResult {
-        self.inner.post_message(uri, message, session_id, self.current(), custom_headers).await
+        self.inner
+            .post_message(uri, message, session_id, self.current(), custom_headers)
+            .await
     }
 
     async fn post_message_with_response_limits(
@@ -131,7 +174,16 @@ impl rmcp::transport::streamable_http_client::StreamableHttpClient for BearerCli
         custom_headers: HashMap<HeaderName, HeaderValue>,
         limits: rmcp::transport::streamable_http_client::StreamableHttpResponseLimits,
     ) -> PostResult {
-        self.inner.post_message_with_response_limits(uri, message, session_id, self.current(), custom_headers, limits).await
+        self.inner
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                self.current(),
+                custom_headers,
+                limits,
+            )
+            .await
     }
 
     async fn delete_session(
@@ -140,8 +192,11 @@ impl rmcp::transport::streamable_http_client::StreamableHttpClient for BearerCli
         session_id: Arc<str>,
         _auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> Result<(), rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>> {
-        self.inner.delete_session(uri, session_id, self.current(), custom_headers).await
+    ) -> Result<(), rmcp::transport::streamable_http_client::StreamableHttpError<reqwest::Error>>
+    {
+        self.inner
+            .delete_session(uri, session_id, self.current(), custom_headers)
+            .await
     }
 
     async fn get_stream(
@@ -152,7 +207,15 @@ impl rmcp::transport::streamable_http_client::StreamableHttpClient for BearerCli
         _auth_header: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> StreamResult {
-        self.inner.get_stream(uri, session_id, last_event_id, self.current(), custom_headers).await
+        self.inner
+            .get_stream(
+                uri,
+                session_id,
+                last_event_id,
+                self.current(),
+                custom_headers,
+            )
+            .await
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -164,6 +227,15 @@ impl rmcp::transport::streamable_http_client::StreamableHttpClient for BearerCli
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
     ) -> StreamResult {
-        self.inner.get_stream_with_max_sse_event_size(uri, session_id, last_event_id, self.current(), custom_headers, max_sse_event_size).await
+        self.inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                self.current(),
+                custom_headers,
+                max_sse_event_size,
+            )
+            .await
     }
 }

@@ -132,7 +132,9 @@ impl<R> NoiseWatch<R> {
                     if self.state == LineState::Noise {
                         self.report();
                     }
-                    if self.state == LineState::Json && (self.line_len > self.max_line || self.max_depth > MAX_MESSAGE_DEPTH) {
+                    if self.state == LineState::Json
+                        && (self.line_len > self.max_line || self.max_depth > MAX_MESSAGE_DEPTH)
+                    {
                         self.report_oversize();
                     }
                     self.state = LineState::Start;
@@ -172,12 +174,23 @@ impl<R> NoiseWatch<R> {
         }
         self.warned_in_window += 1;
         let text = String::from_utf8_lossy(&self.excerpt);
-        let mut message = format!("skipped a stdout line that is not JSON-RPC: {:?}", text.trim_end());
+        let mut message = format!(
+            "skipped a stdout line that is not JSON-RPC: {:?}",
+            text.trim_end()
+        );
         if self.suppressed > 0 {
-            message.push_str(&format!(" ({} similar lines not reported)", self.suppressed));
+            message.push_str(&format!(
+                " ({} similar lines not reported)",
+                self.suppressed
+            ));
             self.suppressed = 0;
         }
-        self.sink.send(log(LogLevel::Warn, "host.stdio", Some(&self.server_id), message));
+        self.sink.send(log(
+            LogLevel::Warn,
+            "host.stdio",
+            Some(&self.server_id),
+            message,
+        ));
     }
 }
 
@@ -190,11 +203,22 @@ impl<R> NoiseWatch<R> {
             None => "a message".to_owned(),
         };
         let reason = if self.line_len > self.max_line {
-            format!("{} bytes, more than the stdio message limit ({} bytes)", self.line_len, self.max_line)
+            format!(
+                "{} bytes, more than the stdio message limit ({} bytes)",
+                self.line_len, self.max_line
+            )
         } else {
-            format!("nested {} levels deep, more than a message may be ({MAX_MESSAGE_DEPTH})", self.max_depth)
+            format!(
+                "nested {} levels deep, more than a message may be ({MAX_MESSAGE_DEPTH})",
+                self.max_depth
+            )
         };
-        self.sink.send(log(LogLevel::Warn, "host.stdio", Some(&self.server_id), format!("discarded {what}: {reason}")));
+        self.sink.send(log(
+            LogLevel::Warn,
+            "host.stdio",
+            Some(&self.server_id),
+            format!("discarded {what}: {reason}"),
+        ));
         if let (Some(id), Some(ids)) = (id, &self.oversize) {
             let _ = ids.send((id, reason));
         }
@@ -207,12 +231,15 @@ impl<R> NoiseWatch<R> {
 fn message_id(head: &[u8], tail: &[u8]) -> Option<serde_json::Value> {
     fn value_at(text: &str) -> Option<serde_json::Value> {
         let rest = text.trim_start();
-        let end = if rest.starts_with('"') {
-            rest[1..].find('"').map(|i| i + 2)?
+        let end = if let Some(quoted) = rest.strip_prefix('"') {
+            quoted.find('"').map(|i| i + 2)?
         } else {
-            rest.find(|c: char| !(c.is_ascii_digit() || c == '-')).unwrap_or(rest.len())
+            rest.find(|c: char| !(c.is_ascii_digit() || c == '-'))
+                .unwrap_or(rest.len())
         };
-        serde_json::from_str(&rest[..end]).ok().filter(|v: &serde_json::Value| v.is_number() || v.is_string())
+        serde_json::from_str(&rest[..end])
+            .ok()
+            .filter(|v: &serde_json::Value| v.is_number() || v.is_string())
     }
     let tail = String::from_utf8_lossy(tail);
     if let Some(i) = tail.rfind("\"id\":") {
@@ -224,12 +251,18 @@ fn message_id(head: &[u8], tail: &[u8]) -> Option<serde_json::Value> {
         }
     }
     let head = String::from_utf8_lossy(head);
-    let start = head.strip_prefix("{\"jsonrpc\":\"2.0\",\"id\":").or_else(|| head.strip_prefix("{\"id\":"))?;
+    let start = head
+        .strip_prefix("{\"jsonrpc\":\"2.0\",\"id\":")
+        .or_else(|| head.strip_prefix("{\"id\":"))?;
     value_at(start)
 }
 
 impl<R: AsyncRead + Unpin> AsyncRead for NoiseWatch<R> {
-    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<std::io::Result<()>> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
         let this = &mut *self;
         let before = buf.filled().len();
         let poll = Pin::new(&mut this.inner).poll_read(cx, buf);
@@ -253,7 +286,11 @@ mod tests {
         for i in 0..10 {
             input.push_str(&format!("banner {i}\n"));
         }
-        let mut w = NoiseWatch::new(std::io::Cursor::new(input.clone().into_bytes()), "s".into(), Arc::new(tx));
+        let mut w = NoiseWatch::new(
+            std::io::Cursor::new(input.clone().into_bytes()),
+            "s".into(),
+            Arc::new(tx),
+        );
         let mut out = String::new();
         w.read_to_string(&mut out).await.unwrap_or_default();
         assert_eq!(out, input);
@@ -262,7 +299,10 @@ mod tests {
             warnings.push(r.message);
         }
         assert_eq!(warnings.len(), STDOUT_NOISE_WARNINGS_PER_WINDOW as usize);
-        assert!(warnings[0].contains("Server running on stdio"), "{warnings:?}");
+        assert!(
+            warnings[0].contains("Server running on stdio"),
+            "{warnings:?}"
+        );
     }
 
     #[tokio::test]
@@ -273,16 +313,29 @@ mod tests {
         let input = format!(
             "{{\"result\":{{\"t\":\"{big}\"}},\"jsonrpc\":\"2.0\",\"id\":7}}\n{{\"jsonrpc\":\"2.0\",\"id\":\"s-1\",\"result\":\"{big}\"}}\n{{\"ok\":1}}\n{{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":\"{big}\"}}\n"
         );
-        let mut w = NoiseWatch::new(std::io::Cursor::new(input.clone().into_bytes()), "s".into(), Arc::new(tx)).with_oversize(300, ids);
+        let mut w = NoiseWatch::new(
+            std::io::Cursor::new(input.clone().into_bytes()),
+            "s".into(),
+            Arc::new(tx),
+        )
+        .with_oversize(300, ids);
         let mut out = String::new();
         w.read_to_string(&mut out).await.unwrap();
         assert_eq!(out, input);
         assert_eq!(got.try_recv().unwrap().0, serde_json::json!(7));
         assert_eq!(got.try_recv().unwrap().0, serde_json::json!("s-1"));
-        assert!(got.try_recv().is_err(), "the short line and the id-less notification report no id");
+        assert!(
+            got.try_recv().is_err(),
+            "the short line and the id-less notification report no id"
+        );
         let mut warnings = 0;
         while let Ok(HostEvent::Log(r)) = rx.try_recv() {
-            assert!(r.message.contains("more than the stdio message limit (300 bytes)"), "{}", r.message);
+            assert!(
+                r.message
+                    .contains("more than the stdio message limit (300 bytes)"),
+                "{}",
+                r.message
+            );
             warnings += 1;
         }
         assert_eq!(warnings, 3);
@@ -295,12 +348,20 @@ mod tests {
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         let strings = format!("\"{}\"", "[\\\"".repeat(300));
         let input = format!("{{\"result\":{deep},\"jsonrpc\":\"2.0\",\"id\":3}}\n{{\"result\":{strings},\"jsonrpc\":\"2.0\",\"id\":4}}\n");
-        let mut w = NoiseWatch::new(std::io::Cursor::new(input.into_bytes()), "s".into(), Arc::new(tx)).with_oversize(1 << 20, ids);
+        let mut w = NoiseWatch::new(
+            std::io::Cursor::new(input.into_bytes()),
+            "s".into(),
+            Arc::new(tx),
+        )
+        .with_oversize(1 << 20, ids);
         let mut out = String::new();
         w.read_to_string(&mut out).await.unwrap();
         let (id, reason) = got.try_recv().unwrap();
         assert_eq!(id, serde_json::json!(3));
         assert!(reason.contains("201 levels"), "{reason}");
-        assert!(got.try_recv().is_err(), "brackets inside strings do not count");
+        assert!(
+            got.try_recv().is_err(),
+            "brackets inside strings do not count"
+        );
     }
 }

@@ -35,18 +35,29 @@ pub struct ProcessRegistry {
 
 impl ProcessRegistry {
     fn insert(&self, pgid: i32, watchdog_pipe: Option<std::process::ChildStdin>) {
-        self.groups.lock().unwrap_or_else(PoisonError::into_inner).insert(pgid, watchdog_pipe);
+        self.groups
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(pgid, watchdog_pipe);
     }
 
     /// Forgets a group once it is gone; closing its watchdog pipe lets the watchdog exit.
     pub fn remove(&self, pgid: i32) {
-        self.groups.lock().unwrap_or_else(PoisonError::into_inner).remove(&pgid);
+        self.groups
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&pgid);
     }
 
     /// SIGKILLs every registered process group and forgets them. Synchronous,
     /// idempotent, safe on any thread and after the runtime is gone.
     pub fn kill_all(&self) {
-        let groups: Vec<_> = self.groups.lock().unwrap_or_else(PoisonError::into_inner).drain().collect();
+        let groups: Vec<_> = self
+            .groups
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain()
+            .collect();
         for (pgid, _watchdog_pipe) in groups {
             kill_group(pgid, libc::SIGKILL);
         }
@@ -54,7 +65,10 @@ impl ProcessRegistry {
 
     /// Number of process groups currently registered.
     pub fn len(&self) -> usize {
-        self.groups.lock().unwrap_or_else(PoisonError::into_inner).len()
+        self.groups
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .len()
     }
 
     /// Whether no process group is registered.
@@ -78,7 +92,9 @@ pub struct ServerProcess {
 
 impl std::fmt::Debug for ServerProcess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ServerProcess").field("pgid", &self.pgid).finish_non_exhaustive()
+        f.debug_struct("ServerProcess")
+            .field("pgid", &self.pgid)
+            .finish_non_exhaustive()
     }
 }
 
@@ -106,9 +122,12 @@ pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<S
         }
     });
     wrap.wrap(ProcessGroup::leader());
-    let mut child = wrap
-        .spawn()
-        .map_err(|e| HostError::new(ErrorCode::SpawnFailed, format!("cannot start {}: {e}", spec.program.display())))?;
+    let mut child = wrap.spawn().map_err(|e| {
+        HostError::new(
+            ErrorCode::SpawnFailed,
+            format!("cannot start {}: {e}", spec.program.display()),
+        )
+    })?;
     let pgid = child.id().map(|p| p as i32).unwrap_or(0);
     let stdin = child.stdin().take();
     let stdout = child.stdout().take();
@@ -121,7 +140,13 @@ pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<S
         (Some(i), Some(o), Some(e)) => Some((i, o, e)),
         _ => None,
     };
-    Ok(ServerProcess { pgid, stdio, exit: exit_rx, registry: registry.clone(), gone: false })
+    Ok(ServerProcess {
+        pgid,
+        stdio,
+        exit: exit_rx,
+        registry: registry.clone(),
+        gone: false,
+    })
 }
 
 async fn reap(mut child: Box<dyn ChildWrapper>, exit_tx: watch::Sender<Option<ExitStatus>>) {
@@ -148,7 +173,10 @@ fn spawn_watchdog(pgid: i32) -> Option<std::process::ChildStdin> {
         .ok()?;
     let pipe = child.stdin.take();
     // Reap the watchdog whenever it exits, without holding a runtime thread.
-    std::thread::Builder::new().name("ahp-watchdog-reaper".into()).spawn(move || child.wait()).ok()?;
+    std::thread::Builder::new()
+        .name("ahp-watchdog-reaper".into())
+        .spawn(move || child.wait())
+        .ok()?;
     pipe
 }
 
@@ -196,11 +224,18 @@ impl ServerProcess {
     /// the MCP transport down); this waits for a clean exit, then escalates to
     /// SIGTERM and SIGKILL on the whole group. Returns the leader's status.
     pub async fn stop(mut self) -> Option<ExitStatus> {
-        if !self.wait_gone(Duration::from_millis(STOP_STDIN_GRACE_MS)).await {
+        if !self
+            .wait_gone(Duration::from_millis(STOP_STDIN_GRACE_MS))
+            .await
+        {
             kill_group(self.pgid, libc::SIGTERM);
-            if !self.wait_gone(Duration::from_millis(STOP_TERM_GRACE_MS)).await {
+            if !self
+                .wait_gone(Duration::from_millis(STOP_TERM_GRACE_MS))
+                .await
+            {
                 kill_group(self.pgid, libc::SIGKILL);
-                self.wait_gone(Duration::from_millis(STOP_TERM_GRACE_MS)).await;
+                self.wait_gone(Duration::from_millis(STOP_TERM_GRACE_MS))
+                    .await;
             }
         }
         self.exited()
@@ -210,7 +245,8 @@ impl ServerProcess {
     /// in its group so no grandchild outlives it.
     pub async fn sweep(mut self) {
         kill_group(self.pgid, libc::SIGKILL);
-        self.wait_gone(Duration::from_millis(STOP_TERM_GRACE_MS)).await;
+        self.wait_gone(Duration::from_millis(STOP_TERM_GRACE_MS))
+            .await;
     }
 }
 

@@ -53,12 +53,20 @@ where
     R: AsyncRead + Unpin + Send + 'static,
 {
     let (eof, _) = watch::channel(false);
-    let tail = Arc::new(StderrTail { tail: Mutex::new(VecDeque::new()), eof });
+    let tail = Arc::new(StderrTail {
+        tail: Mutex::new(VecDeque::new()),
+        eof,
+    });
     tokio::spawn(drain_loop(stderr, server_id, sink, tail.clone()));
     tail
 }
 
-async fn drain_loop<R: AsyncRead + Unpin>(mut stderr: R, server_id: String, sink: Arc<dyn EventSink>, tail: Arc<StderrTail>) {
+async fn drain_loop<R: AsyncRead + Unpin>(
+    mut stderr: R,
+    server_id: String,
+    sink: Arc<dyn EventSink>,
+    tail: Arc<StderrTail>,
+) {
     let mut chunk = vec![0u8; 16 * 1024];
     let mut line: Vec<u8> = Vec::new();
     let emit = |line: &[u8]| {
@@ -116,8 +124,16 @@ mod tests {
         }
         assert_eq!(lines[0], "first");
         assert_eq!(lines[1], "second");
-        assert!(lines[2..lines.len() - 1].iter().all(|l| l.len() <= STDERR_LINE_BYTES && l.chars().all(|c| c == 'x')));
-        assert_eq!(lines[2..lines.len() - 1].iter().map(String::len).sum::<usize>(), STDERR_LINE_BYTES * 2 + 10);
+        assert!(lines[2..lines.len() - 1]
+            .iter()
+            .all(|l| l.len() <= STDERR_LINE_BYTES && l.chars().all(|c| c == 'x')));
+        assert_eq!(
+            lines[2..lines.len() - 1]
+                .iter()
+                .map(String::len)
+                .sum::<usize>(),
+            STDERR_LINE_BYTES * 2 + 10
+        );
         assert_eq!(lines.last().map(String::as_str), Some("last line"));
         let t = tail.text();
         assert!(t.len() <= STDERR_TAIL_BYTES && t.ends_with("last line"));
