@@ -17,7 +17,7 @@ use std::time::Duration;
 use ahp::reducers::apply_action_to_session;
 use ahp_mcp_host::error::ErrorCode;
 use ahp_mcp_host::events::{HostEvent, LogLevel, LogRecord};
-use ahp_mcp_host::host::{AddPlugin, AddServer, CallToolArgs, Host, HostOptions};
+use ahp_mcp_host::host::{AddPlugin, AddServer, CallTool, Host, HostOptions};
 use ahp_mcp_host::session::{empty_session_state, find, Found};
 use ahp_types::actions::{ActionEnvelope, ActionOrigin, StateAction};
 use ahp_types::state::{Customization, CustomizationLoadState, McpServerState, SessionState};
@@ -243,10 +243,10 @@ async fn echo(
     server_id: &str,
     message: &str,
 ) -> Result<String, ahp_mcp_host::error::HostError> {
-    let args: CallToolArgs = serde_json::from_value(
+    let args: CallTool = serde_json::from_value(
         json!({"serverId": server_id, "name": "echo", "arguments": {"message": message}}),
     )
-    .expect("CallToolArgs");
+    .expect("CallTool");
     let result = host.call_tool(args, CancellationToken::new()).await?;
     assert_ne!(
         result.get("isError"),

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use ahp::reducers::{apply_action_to_chat, apply_action_to_session};
 use ahp_mcp_host::events::HostEvent;
-use ahp_mcp_host::host::{AddServer, AuthenticateArgs, CallToolArgs, Host, HostOptions};
+use ahp_mcp_host::host::{AddServer, AuthenticateArgs, CallTool, Host, HostOptions};
 use ahp_mcp_host::session::empty_session_state;
 use ahp_types::actions::{ActionEnvelope, ActionOrigin, StateAction};
 use ahp_types::state::{ChatState, McpServerState, SessionState};
@@ -181,7 +181,7 @@ async fn wait_ready(host: &Host, id: &str) {
     }
 }
 
-fn chat_call(server: &str, name: &str, arguments: Value, tool_call_id: &str) -> CallToolArgs {
+fn chat_call(server: &str, name: &str, arguments: Value, tool_call_id: &str) -> CallTool {
     serde_json::from_value(json!({"serverId": server, "name": name, "arguments": arguments, "chat": CHAT, "turnId": "turn-1", "toolCallId": tool_call_id})).unwrap()
 }
 

@@ -10,7 +10,9 @@
 pub mod callback;
 mod challenge;
 pub mod flow;
+pub mod grant;
 mod resource_metadata;
+pub mod step_up;
 pub mod store;
 
 pub use challenge::{AuthChallenge, ChallengeStatus};

@@ -13,6 +13,7 @@
 //! model catalogue.
 
 pub mod names;
+pub mod read_view;
 pub mod schema;
 
 use schema::json_len;

@@ -24,10 +24,12 @@ use crate::auth::store::SecretStore;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{EventSink, HostEvent};
 use crate::host::{
-    AddPlugin, AddServer, AuthenticateArgs, AuthorizeArgs, CallToolArgs, Host, HostOptions,
+    AddPlugin, AddServer, AuthenticateArgs, AuthorizeArgs, CallTool, CallToolArgs, Host, HostDeps,
+    HostOptions,
 };
 use crate::requests::{RequestHandler, ServerRequestKind};
 use futures::future::BoxFuture;
+use std::future::Future;
 
 type EventsFn = ThreadsafeFunction<(), (), String, Status, false, true, 0>;
 type RequestFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true, 0>;
@@ -193,6 +195,8 @@ pub struct NativeHost {
     cancels: Arc<Mutex<HashMap<u32, CancellationToken>>>,
 }
 
+/// The response envelope of a command: `{"ok":true,"value":…}` or
+/// `{"ok":false,"code":…,"message":…,"data":…}`.
 fn respond<T: Serialize>(result: HostResult<T>) -> String {
     let value = match result {
         Ok(v) => json!({ "ok": true, "value": v }),
@@ -201,6 +205,13 @@ fn respond<T: Serialize>(result: HostResult<T>) -> String {
         }
     };
     value.to_string()
+}
+
+/// Runs one async command to its response envelope (see [`respond`]): every
+/// async method of [`NativeHost`] is `run(async move { … }).await`, with
+/// argument parsing inside so its errors answer the same way.
+async fn run<T: Serialize>(command: impl Future<Output = HostResult<T>>) -> String {
+    respond(command.await)
 }
 
 /// Parses a JSON argument; the error names the offending field (e.g.
@@ -225,6 +236,13 @@ fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> HostResult<T
             format!("{what}: {field}{inner}"),
         )
     })
+}
+
+impl NativeHost {
+    /// The `callTool` cancellation tokens by request id.
+    fn cancels(&self) -> std::sync::MutexGuard<'_, HashMap<u32, CancellationToken>> {
+        self.cancels.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 #[napi]
@@ -287,7 +305,7 @@ impl NativeHost {
         } else {
             None
         };
-        let host = Host::with_bridges(options, sink, requests, secrets);
+        let host = Host::with_handlers(options, sink, HostDeps { requests, secrets });
         Ok(Self {
             host: Arc::new(host),
             cancels: Arc::default(),
@@ -298,33 +316,29 @@ impl NativeHost {
     #[napi]
     pub async fn add_plugin(&self, options_json: String) -> String {
         let host = self.host.clone();
-        respond(
-            async move {
-                host.add_plugin(parse::<AddPlugin>("addPlugin options", &options_json)?)
-                    .await
-            }
-            .await,
-        )
+        run(async move {
+            let opts = parse::<AddPlugin>("addPlugin options", &options_json)?;
+            host.add_plugin(opts).await
+        })
+        .await
     }
 
     /// `addServer(optionsJson)` → response JSON with the server id.
     #[napi]
     pub async fn add_server(&self, options_json: String) -> String {
         let host = self.host.clone();
-        respond(
-            async move {
-                host.add_server(parse::<AddServer>("addServer options", &options_json)?)
-                    .await
-            }
-            .await,
-        )
+        run(async move {
+            let opts = parse::<AddServer>("addServer options", &options_json)?;
+            host.add_server(opts).await
+        })
+        .await
     }
 
     /// `remove(id)` → response JSON with `null`.
     #[napi]
     pub async fn remove(&self, id: String) -> String {
         let host = self.host.clone();
-        respond(host.remove(&id).await)
+        run(async move { host.remove(&id).await }).await
     }
 
     /// `dispatch(actionJson, clientId, clientSeq)` → response JSON with the echoed envelope.
@@ -346,32 +360,22 @@ impl NativeHost {
     #[napi]
     pub async fn authenticate(&self, args_json: String) -> String {
         let host = self.host.clone();
-        respond(
-            async move {
-                host.authenticate(parse::<AuthenticateArgs>(
-                    "authenticate arguments",
-                    &args_json,
-                )?)
-                .await
-            }
-            .await,
-        )
+        run(async move {
+            let args = parse::<AuthenticateArgs>("authenticate arguments", &args_json)?;
+            host.authenticate(args).await
+        })
+        .await
     }
 
     /// `authorize(serverId, argsJson)`: host-run OAuth sign-in → response JSON with `null`.
     #[napi]
     pub async fn authorize(&self, server_id: String, args_json: String) -> String {
         let host = self.host.clone();
-        respond(
-            async move {
-                host.authorize(
-                    &server_id,
-                    parse::<AuthorizeArgs>("authorize options", &args_json)?,
-                )
-                .await
-            }
-            .await,
-        )
+        run(async move {
+            let args = parse::<AuthorizeArgs>("authorize options", &args_json)?;
+            host.authorize(&server_id, args.into()).await
+        })
+        .await
     }
 
     /// The session state snapshot as JSON.
@@ -389,25 +393,29 @@ impl NativeHost {
     /// `resources/list` (every page) of a server → response JSON.
     #[napi]
     pub async fn list_resources(&self, server_id: String) -> String {
-        respond(self.host.clone().list_resources(&server_id).await)
+        let host = self.host.clone();
+        run(async move { host.list_resources(&server_id).await }).await
     }
 
     /// `resources/templates/list` (every page) of a server → response JSON.
     #[napi]
     pub async fn list_resource_templates(&self, server_id: String) -> String {
-        respond(self.host.clone().list_resource_templates(&server_id).await)
+        let host = self.host.clone();
+        run(async move { host.list_resource_templates(&server_id).await }).await
     }
 
     /// `resources/read` → response JSON.
     #[napi]
     pub async fn read_resource(&self, server_id: String, uri: String) -> String {
-        respond(self.host.clone().read_resource(&server_id, &uri).await)
+        let host = self.host.clone();
+        run(async move { host.read_resource(&server_id, &uri).await }).await
     }
 
     /// `prompts/list` (every page) of a server → response JSON.
     #[napi]
     pub async fn list_prompts(&self, server_id: String) -> String {
-        respond(self.host.clone().list_prompts(&server_id).await)
+        let host = self.host.clone();
+        run(async move { host.list_prompts(&server_id).await }).await
     }
 
     /// `prompts/get` with `argumentsJson` (an object of strings, or `null`) → response JSON.
@@ -419,16 +427,12 @@ impl NativeHost {
         arguments_json: String,
     ) -> String {
         let host = self.host.clone();
-        let result = async {
-            host.get_prompt(
-                &server_id,
-                &name,
-                parse::<Option<Map<String, Value>>>("getPrompt arguments", &arguments_json)?,
-            )
-            .await
-        }
-        .await;
-        respond(result)
+        run(async move {
+            let arguments =
+                parse::<Option<Map<String, Value>>>("getPrompt arguments", &arguments_json)?;
+            host.get_prompt(&server_id, &name, arguments).await
+        })
+        .await
     }
 
     /// What the catalogue normalized or left out, as JSON (`ToolDiagnostic[]`).
@@ -443,34 +447,20 @@ impl NativeHost {
     pub async fn call_tool(&self, request_id: u32, args_json: String) -> String {
         let host = self.host.clone();
         let token = CancellationToken::new();
-        self.cancels
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(request_id, token.clone());
-        let result = async {
-            host.call_tool(
-                parse::<CallToolArgs>("callTool arguments", &args_json)?,
-                token,
-            )
-            .await
-        }
+        self.cancels().insert(request_id, token.clone());
+        let response = run(async move {
+            let args = parse::<CallToolArgs>("callTool arguments", &args_json)?;
+            host.call_tool(CallTool::try_from(args)?, token).await
+        })
         .await;
-        self.cancels
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&request_id);
-        respond(result)
+        self.cancels().remove(&request_id);
+        response
     }
 
     /// Cancels the pending call with this request id (no-op when finished).
     #[napi(catch_unwind)]
     pub fn cancel(&self, request_id: u32) {
-        if let Some(token) = self
-            .cancels
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&request_id)
-        {
+        if let Some(token) = self.cancels().remove(&request_id) {
             token.cancel();
         }
     }

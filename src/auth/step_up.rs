@@ -1,0 +1,423 @@
+//! Chat tool calls paused on a step-up challenge (AHP 1.0 "Tool-call-level
+//! authentication"; MCP 2025-11-25 "Authorization › Scope challenge
+//! handling": a 403 `insufficient_scope` mid-call).
+//!
+//! A paused call registers a wait keyed by its AHP tool call
+//! ([`CallKey`]: chat, turn, tool call id) and sleeps until one of:
+//!
+//! - `authenticate` hands over a token for the advertised resource
+//!   ([`StepUpWaits::resolve_for_resource`]) → [`AuthWaitEnd::Token`];
+//! - a host-run sign-in reconnected the server with new tokens
+//!   ([`StepUpWaits::resume_server`]) → [`AuthWaitEnd::Token`];
+//! - the client completes the tool call as failed
+//!   ([`StepUpWaits::cancel_call`]) → [`AuthWaitEnd::ClientCancelled`];
+//! - the caller cancels → [`AuthWaitEnd::Gone`].
+//!
+//! ## Lock
+//!
+//! [`StepUpWaits`] owns one `Mutex`. It is the outermost lock of the crate
+//! (see the `## Lock order` section of [`crate::host`]): while it is held,
+//! the callbacks given to [`StepUpWaits::resolve_for_resource`] and
+//! [`StepUpWaits::cancel_call`] may take the server registry (then a live
+//! connection and its bearer cell) or the session lock. Never call a method
+//! of this type while holding one of those.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use ahp_types::state::ProtectedResourceMetadata;
+use serde_json::json;
+use tokio::sync::oneshot;
+use tokio_util::sync::CancellationToken;
+
+use crate::error::{ErrorCode, HostError, HostResult};
+
+/// Identifies one AHP tool call: chat channel URI, turn id, tool call id.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct CallKey {
+    /// Chat channel URI.
+    pub chat: String,
+    /// The chat's turn.
+    pub turn_id: String,
+    /// The AHP tool call id.
+    pub tool_call_id: String,
+}
+
+/// A chat tool call waiting for a step-up token.
+struct AuthWait {
+    /// Customization id of the server that sent the challenge.
+    server_id: String,
+    /// The protected resource the call's challenge advertised (RFC 9728).
+    resource: ProtectedResourceMetadata,
+    /// Scopes the challenge asked for.
+    required_scopes: Vec<String>,
+    tx: oneshot::Sender<AuthWaitEnd>,
+}
+
+/// How a step-up wait ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuthWaitEnd {
+    /// A token was installed (or the server signed in again): retry the request.
+    Token,
+    /// The client completed the tool call as failed (`chat/toolCallComplete`).
+    ClientCancelled,
+    /// The caller cancelled, or the wait was dropped.
+    Gone,
+}
+
+/// What a client's `chat/toolCallComplete` means for the calls paused here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallCompletion {
+    /// No call waits under that (turn, tool call id): the action is rejected
+    /// (echo it on the session channel).
+    NotWaiting {
+        /// The `rejectionReason`.
+        rejection: String,
+    },
+    /// The call waits on `chat`, but a successful completion cannot end a
+    /// call that never ran: the action is rejected.
+    Refused {
+        /// The call's chat channel URI.
+        chat: String,
+        /// The `rejectionReason`.
+        rejection: String,
+    },
+    /// The call waits on `chat` and is completed as failed: the action is
+    /// applied and the call ends with [`AuthWaitEnd::ClientCancelled`].
+    Cancelled {
+        /// The call's chat channel URI.
+        chat: String,
+    },
+}
+
+/// Every chat tool call of one host paused on a step-up challenge.
+#[derive(Default)]
+pub struct StepUpWaits {
+    waits: Mutex<HashMap<CallKey, AuthWait>>,
+}
+
+/// A registered wait; [`StepUpWait::wait`] sleeps until it ends. Dropping it
+/// (or the end of `wait`) removes the registration.
+pub struct StepUpWait<'a> {
+    waits: &'a StepUpWaits,
+    key: CallKey,
+    rx: Option<oneshot::Receiver<AuthWaitEnd>>,
+}
+
+impl StepUpWait<'_> {
+    /// Sleeps until the wait ends or `cancel` fires ([`AuthWaitEnd::Gone`]).
+    pub async fn wait(mut self, cancel: &CancellationToken) -> AuthWaitEnd {
+        let Some(rx) = self.rx.take() else {
+            return AuthWaitEnd::Gone;
+        };
+        tokio::select! {
+            r = rx => r.unwrap_or(AuthWaitEnd::Gone),
+            _ = cancel.cancelled() => AuthWaitEnd::Gone,
+        }
+    }
+}
+
+impl Drop for StepUpWait<'_> {
+    fn drop(&mut self) {
+        self.waits.lock().remove(&self.key);
+    }
+}
+
+impl StepUpWaits {
+    fn lock(&self) -> MutexGuard<'_, HashMap<CallKey, AuthWait>> {
+        self.waits.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Registers tool call `key` of server `server_id` as paused until a
+    /// token for `resource` covering `required_scopes` arrives. A second
+    /// registration under the same key replaces the first.
+    pub fn register(
+        &self,
+        key: CallKey,
+        server_id: &str,
+        resource: ProtectedResourceMetadata,
+        required_scopes: Vec<String>,
+    ) -> StepUpWait<'_> {
+        let (tx, rx) = oneshot::channel();
+        let wait = AuthWait {
+            server_id: server_id.to_owned(),
+            resource,
+            required_scopes,
+            tx,
+        };
+        self.lock().insert(key.clone(), wait);
+        StepUpWait {
+            waits: self,
+            key,
+            rx: Some(rx),
+        }
+    }
+
+    /// AHP `authenticate` for the calls paused on `resource` (the RFC 9728
+    /// `resource` identifier): checks that `scopes` (when given) cover every
+    /// waiting call's required scopes, then, for each call, runs
+    /// `install(server_id)` (the caller hands the token to that server) and
+    /// wakes the call with [`AuthWaitEnd::Token`].
+    ///
+    /// `Ok(false)` (nothing done) when no call waits for `resource` or
+    /// `token` is empty (a revocation is for the server, not for the calls).
+    ///
+    /// # Errors
+    /// `auth_required` with data `{code: -32007, resources: [resource]}`
+    /// when `scopes` miss a required scope (see [`require_scopes`]); no call
+    /// is woken then.
+    pub fn resolve_for_resource(
+        &self,
+        resource: &str,
+        token: &str,
+        scopes: Option<&[String]>,
+        mut install: impl FnMut(&str),
+    ) -> HostResult<bool> {
+        let mut waits = self.lock();
+        let keys: Vec<CallKey> = waits
+            .iter()
+            .filter(|(_, w)| w.resource.resource == resource)
+            .map(|(k, _)| k.clone())
+            .collect();
+        if keys.is_empty() || token.is_empty() {
+            return Ok(false);
+        }
+        if let Some(granted) = scopes {
+            for k in &keys {
+                let wait = &waits[k];
+                require_scopes(&wait.resource, &wait.required_scopes, granted)?;
+            }
+        }
+        for k in keys {
+            if let Some(wait) = waits.remove(&k) {
+                install(&wait.server_id);
+                let _ = wait.tx.send(AuthWaitEnd::Token);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Wakes every call paused on server `server_id` with
+    /// [`AuthWaitEnd::Token`] (a host-run sign-in reconnected it with new
+    /// tokens; each call retries once). Calls of other servers keep waiting.
+    pub fn resume_server(&self, server_id: &str) {
+        let mut waits = self.lock();
+        let keys: Vec<CallKey> = waits
+            .iter()
+            .filter(|(_, w)| w.server_id == server_id)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in keys {
+            if let Some(wait) = waits.remove(&k) {
+                let _ = wait.tx.send(AuthWaitEnd::Token);
+            }
+        }
+    }
+
+    /// A client's `chat/toolCallComplete` for tool call `tool_call_id` of
+    /// turn `turn_id`: decides what it means ([`CallCompletion`]), runs
+    /// `echo` with that decision (the caller emits the echoed envelope), and
+    /// when it is [`CallCompletion::Cancelled`] ends the call with
+    /// [`AuthWaitEnd::ClientCancelled`] — in that order, atomically with
+    /// respect to the other methods (the echo precedes anything the woken
+    /// call emits).
+    pub fn cancel_call<R>(
+        &self,
+        turn_id: &str,
+        tool_call_id: &str,
+        success: bool,
+        echo: impl FnOnce(&CallCompletion) -> R,
+    ) -> R {
+        let mut waits = self.lock();
+        let key = waits
+            .keys()
+            .find(|k| k.turn_id == turn_id && k.tool_call_id == tool_call_id)
+            .cloned();
+        let completion = match &key {
+            None => CallCompletion::NotWaiting {
+                rejection: format!(
+                    "tool call {tool_call_id} is not waiting for authentication on this host"
+                ),
+            },
+            Some(k) if success => CallCompletion::Refused {
+                chat: k.chat.clone(),
+                rejection: "a tool call waiting for authentication can only be completed as \
+                            failed (cancelled)"
+                    .to_owned(),
+            },
+            Some(k) => CallCompletion::Cancelled {
+                chat: k.chat.clone(),
+            },
+        };
+        let out = echo(&completion);
+        if let (CallCompletion::Cancelled { .. }, Some(key)) = (&completion, key) {
+            if let Some(wait) = waits.remove(&key) {
+                let _ = wait.tx.send(AuthWaitEnd::ClientCancelled);
+            }
+        }
+        out
+    }
+
+    /// The protected resources paused calls wait for, as `{resource}`
+    /// objects (one per waiting call, in no particular order): listed in the
+    /// `invalid_params` error of `authenticate`.
+    pub fn advertised_resources(&self) -> Vec<ProtectedResourceMetadata> {
+        let resources: Vec<String> = self
+            .lock()
+            .values()
+            .map(|w| w.resource.resource.clone())
+            .collect();
+        resources
+            .into_iter()
+            .filter_map(|r| serde_json::from_value(json!({ "resource": r })).ok())
+            .collect()
+    }
+}
+
+/// The scope-coverage check of AHP `authenticate` (AHP 1.0
+/// "Authentication"): `Ok` when `granted` contains every scope of `required`.
+///
+/// # Errors
+/// `auth_required`, message `the token does not grant the required scopes
+/// [..]`, data `{code: -32007, resources: [resource]}` (the full RFC 9728
+/// metadata object of the resource).
+pub fn require_scopes(
+    resource: &ProtectedResourceMetadata,
+    required: &[String],
+    granted: &[String],
+) -> HostResult<()> {
+    let missing: Vec<&String> = required.iter().filter(|s| !granted.contains(s)).collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    Err(HostError::new(
+        ErrorCode::AuthRequired,
+        format!("the token does not grant the required scopes {missing:?}"),
+    )
+    .with_data(json!({ "code": -32007, "resources": [resource] })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(id: &str) -> CallKey {
+        CallKey {
+            chat: "ahp-chat:/c".into(),
+            turn_id: "turn-1".into(),
+            tool_call_id: id.into(),
+        }
+    }
+
+    fn resource(url: &str) -> ProtectedResourceMetadata {
+        serde_json::from_value(json!({
+            "resource": url,
+            "authorization_servers": ["https://as.example"],
+        }))
+        .unwrap()
+    }
+
+    fn scopes(s: &[&str]) -> Vec<String> {
+        s.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    const R: &str = "https://mcp.example/mcp";
+
+    #[tokio::test]
+    async fn register_then_resolve_wakes_the_waiter_with_token() {
+        let waits = StepUpWaits::default();
+        let wait = waits.register(key("a"), "srv", resource(R), scopes(&["admin"]));
+        let mut installed = Vec::new();
+        let granted = scopes(&["read", "admin"]);
+        let done = waits
+            .resolve_for_resource(R, "tok", Some(&granted), |id| installed.push(id.to_owned()));
+        assert!(done.unwrap());
+        assert_eq!(installed, ["srv"]);
+        let end = wait.wait(&CancellationToken::new()).await;
+        assert_eq!(end, AuthWaitEnd::Token);
+        assert!(waits.lock().is_empty());
+    }
+
+    #[tokio::test]
+    async fn missing_scopes_are_auth_required_and_wake_nobody() {
+        let waits = StepUpWaits::default();
+        let _wait = waits.register(key("a"), "srv", resource(R), scopes(&["read", "admin"]));
+        let granted = scopes(&["read"]);
+        let err = waits
+            .resolve_for_resource(R, "tok", Some(&granted), |_| panic!("installed"))
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::AuthRequired);
+        assert!(err.message.contains("\"admin\""), "{}", err.message);
+        let data = err.data.unwrap();
+        assert_eq!(data["code"], -32007);
+        assert_eq!(data["resources"][0]["resource"], R);
+        assert_eq!(
+            data["resources"][0]["authorization_servers"],
+            json!(["https://as.example"])
+        );
+        assert_eq!(waits.lock().len(), 1, "the call keeps waiting");
+    }
+
+    #[tokio::test]
+    async fn an_unknown_resource_or_an_empty_token_does_nothing() {
+        let waits = StepUpWaits::default();
+        let _wait = waits.register(key("a"), "srv", resource(R), Vec::new());
+        let unknown =
+            waits.resolve_for_resource("https://other/mcp", "tok", None, |_| panic!("installed"));
+        assert!(!unknown.unwrap());
+        let revoke = waits.resolve_for_resource(R, "", None, |_| panic!("installed"));
+        assert!(!revoke.unwrap());
+        assert_eq!(waits.lock().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn cancel_call_ends_a_failed_completion_and_refuses_the_rest() {
+        let waits = StepUpWaits::default();
+        let wait = waits.register(key("a"), "srv", resource(R), Vec::new());
+        let refused = waits.cancel_call("turn-1", "a", true, Clone::clone);
+        assert!(
+            matches!(&refused, CallCompletion::Refused { chat, .. } if chat == "ahp-chat:/c"),
+            "{refused:?}"
+        );
+        let other = waits.cancel_call("turn-1", "zz", false, Clone::clone);
+        assert!(
+            matches!(other, CallCompletion::NotWaiting { .. }),
+            "{other:?}"
+        );
+        assert_eq!(waits.lock().len(), 1, "still waiting after two refusals");
+        let echoed = waits.cancel_call("turn-1", "a", false, Clone::clone);
+        assert_eq!(
+            echoed,
+            CallCompletion::Cancelled {
+                chat: "ahp-chat:/c".into()
+            }
+        );
+        let end = wait.wait(&CancellationToken::new()).await;
+        assert_eq!(end, AuthWaitEnd::ClientCancelled);
+    }
+
+    #[tokio::test]
+    async fn resume_server_touches_only_that_server() {
+        let waits = StepUpWaits::default();
+        let a = waits.register(key("a"), "one", resource(R), Vec::new());
+        let b = waits.register(key("b"), "two", resource(R), Vec::new());
+        waits.resume_server("one");
+        assert_eq!(a.wait(&CancellationToken::new()).await, AuthWaitEnd::Token);
+        let keys: Vec<CallKey> = waits.lock().keys().cloned().collect();
+        assert_eq!(keys, [key("b")]);
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        assert_eq!(b.wait(&cancel).await, AuthWaitEnd::Gone);
+        assert!(waits.lock().is_empty(), "an ended wait is unregistered");
+    }
+
+    #[test]
+    fn advertised_resources_lists_each_waiting_resource() {
+        let waits = StepUpWaits::default();
+        let _a = waits.register(key("a"), "one", resource(R), Vec::new());
+        let listed = waits.advertised_resources();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].resource, R);
+        assert_eq!(listed[0].authorization_servers, None, "only `resource`");
+    }
+}

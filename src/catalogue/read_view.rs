@@ -1,0 +1,288 @@
+//! The catalogue as the caller last read it (`listTools`), for the
+//! stale-tool check of later calls: a call names a tool the model saw, and
+//! if that tool changed or disappeared since, the call fails with
+//! `stale_tool` instead of running with arguments built for another schema.
+//!
+//! ## Lock
+//!
+//! [`ReadCatalogue`] owns one `Mutex` (the last read snapshot). It is taken
+//! while the catalogue's read lock is held ([`ReadCatalogue::resolve`]), never
+//! the other way round, and nothing is locked while it is held (see the
+//! `## Lock order` section of [`crate::host`]).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
+
+use serde_json::{json, Value};
+
+use super::{Catalogue, CatalogueEntry};
+use crate::error::{ErrorCode, HostError, HostResult};
+
+/// How a call names its tool.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolRef {
+    /// A model-safe catalogue name (the `name` of a `listTools` entry).
+    Catalogue(String),
+    /// A server's customization id plus the server's original tool name
+    /// (callable even when the tool is not in the model catalogue, e.g.
+    /// app-only tools).
+    Original {
+        /// Customization id of the server.
+        server_id: String,
+        /// The tool's name as the server lists it.
+        tool_name: String,
+    },
+}
+
+/// A call target after [`ReadCatalogue::resolve`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResolvedTool {
+    /// Customization id of the server.
+    pub server_id: String,
+    /// The server's original tool name.
+    pub tool_name: String,
+    /// The tool's `title`, if the catalogue lists one.
+    pub title: Option<String>,
+}
+
+/// One read snapshot, indexed by (server id, original name) on first use.
+#[derive(Default)]
+struct Snapshot {
+    entries: Arc<Vec<Arc<CatalogueEntry>>>,
+    index: OnceLock<HashMap<(String, String), usize>>,
+}
+
+impl Snapshot {
+    /// The digest the caller read for `tool` of `server`, if it read one.
+    fn digest(&self, server: &str, tool: &str) -> Option<String> {
+        let index = self.index.get_or_init(|| {
+            self.entries
+                .iter()
+                .enumerate()
+                .map(|(i, e)| ((e.customization_id.clone(), e.tool.tool_name.clone()), i))
+                .collect()
+        });
+        index
+            .get(&(server.to_owned(), tool.to_owned()))
+            .map(|&i| self.entries[i].tool.digest.clone())
+    }
+}
+
+/// The catalogue as of the caller's last [`ReadCatalogue::read`].
+#[derive(Default)]
+pub struct ReadCatalogue {
+    last: Mutex<Snapshot>,
+}
+
+impl ReadCatalogue {
+    fn last(&self) -> MutexGuard<'_, Snapshot> {
+        self.last.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The model catalogue now (one `Arc` clone, no copy), recorded as what
+    /// the caller has read.
+    pub fn read(&self, catalogue: &RwLock<Catalogue>) -> Arc<Vec<Arc<CatalogueEntry>>> {
+        let entries = catalogue
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entries();
+        *self.last() = Snapshot {
+            entries: entries.clone(),
+            index: OnceLock::new(),
+        };
+        entries
+    }
+
+    /// Resolves a call target against the catalogue now and checks it is
+    /// fresh (see [`ReadCatalogue::check_fresh`]).
+    ///
+    /// # Errors
+    /// `not_found` (data `{reason: "removed"}`) when a catalogue name is not
+    /// in the catalogue; `stale_tool` as [`ReadCatalogue::check_fresh`].
+    pub fn resolve(
+        &self,
+        catalogue: &RwLock<Catalogue>,
+        target: &ToolRef,
+        digest: Option<&str>,
+    ) -> HostResult<ResolvedTool> {
+        let catalogue = catalogue.read().unwrap_or_else(PoisonError::into_inner);
+        let (server_id, tool_name) = match target {
+            ToolRef::Original {
+                server_id,
+                tool_name,
+            } => (server_id.clone(), tool_name.clone()),
+            ToolRef::Catalogue(name) => match catalogue.by_model_name(name) {
+                Some(e) => (e.customization_id.clone(), e.tool.tool_name.clone()),
+                None => {
+                    return Err(HostError::new(
+                        ErrorCode::NotFound,
+                        format!(
+                            "no tool {name:?} in the catalogue (pass serverId to call a tool by \
+                             its original name)"
+                        ),
+                    )
+                    .with_data(json!({ "reason": "removed" })))
+                }
+            },
+        };
+        let title = self.check_fresh(&catalogue, &server_id, &tool_name, digest)?;
+        Ok(ResolvedTool {
+            server_id,
+            tool_name,
+            title,
+        })
+    }
+
+    /// Checks that tool `tool` of server `server` is what the caller
+    /// validated its arguments against: the `digest` given, else the digest
+    /// as of the last [`ReadCatalogue::read`]. A tool the caller never read
+    /// (and no `digest`) is fresh. Returns the tool's `title`, if listed.
+    ///
+    /// # Errors
+    /// `stale_tool` when the tool changed or disappeared since; data
+    /// `{reason: "changed" | "removed", serverId, toolName}`.
+    pub fn check_fresh(
+        &self,
+        catalogue: &Catalogue,
+        server: &str,
+        tool: &str,
+        digest: Option<&str>,
+    ) -> HostResult<Option<String>> {
+        let listed = catalogue.server(server);
+        let listed = listed.as_ref().and_then(|st| st.get(tool));
+        let now = listed.map(|t| t.digest.clone());
+        let title = listed.and_then(|t| {
+            t.definition
+                .get("title")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        });
+        let expected = match digest {
+            Some(d) => Some(d.to_owned()),
+            None => self.last().digest(server, tool),
+        };
+        let Some(expected) = expected else {
+            return Ok(title);
+        };
+        let reason = match &now {
+            None => "removed",
+            Some(d) if *d != expected => "changed",
+            Some(_) => return Ok(title),
+        };
+        Err(HostError::new(
+            ErrorCode::StaleTool,
+            format!(
+                "tool {tool:?} on {server} was {reason} since the catalogue was read; read it \
+                 again (listTools) before calling"
+            ),
+        )
+        .with_data(json!({ "reason": reason, "serverId": server, "toolName": tool })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::ServerTools;
+    use crate::limits::Limits;
+
+    /// A catalogue with server `srv` listing `tools` (name, description).
+    fn catalogue(tools: &[(&str, &str)]) -> RwLock<Catalogue> {
+        let mut c = Catalogue::default();
+        set(&mut c, tools);
+        RwLock::new(c)
+    }
+
+    fn set(c: &mut Catalogue, tools: &[(&str, &str)]) {
+        let raw = tools
+            .iter()
+            .map(|(name, description)| {
+                json!({
+                    "name": name,
+                    "title": format!("{name} title"),
+                    "description": description,
+                    "inputSchema": {"type": "object"},
+                })
+            })
+            .collect();
+        let tools = ServerTools::build("srv", raw, &Limits::default()).unwrap();
+        c.set_server("srv", Some(Arc::new(tools)));
+    }
+
+    fn original(tool: &str) -> ToolRef {
+        ToolRef::Original {
+            server_id: "srv".into(),
+            tool_name: tool.into(),
+        }
+    }
+
+    fn stale_reason(e: &HostError) -> &str {
+        assert_eq!(e.code, ErrorCode::StaleTool, "{e}");
+        e.data.as_ref().unwrap()["reason"].as_str().unwrap()
+    }
+
+    #[test]
+    fn never_read_is_fresh_and_resolves_catalogue_names() {
+        let c = catalogue(&[("echo", "v1")]);
+        let view = ReadCatalogue::default();
+        let name = c.read().unwrap().entries()[0].name.clone();
+        let resolved = view.resolve(&c, &ToolRef::Catalogue(name), None).unwrap();
+        assert_eq!(
+            resolved,
+            ResolvedTool {
+                server_id: "srv".into(),
+                tool_name: "echo".into(),
+                title: Some("echo title".into()),
+            }
+        );
+        let missing = view.resolve(&c, &ToolRef::Catalogue("nope".into()), None);
+        let e = missing.unwrap_err();
+        assert_eq!(e.code, ErrorCode::NotFound);
+        assert_eq!(e.data.unwrap()["reason"], "removed");
+    }
+
+    #[test]
+    fn a_changed_digest_is_stale_changed() {
+        let c = catalogue(&[("echo", "v1")]);
+        let view = ReadCatalogue::default();
+        view.read(&c);
+        assert!(view.resolve(&c, &original("echo"), None).is_ok());
+        set(&mut c.write().unwrap(), &[("echo", "v2")]);
+        let e = view.resolve(&c, &original("echo"), None).unwrap_err();
+        assert_eq!(stale_reason(&e), "changed");
+        let data = e.data.unwrap();
+        assert_eq!(
+            (&data["serverId"], &data["toolName"]),
+            (&json!("srv"), &json!("echo"))
+        );
+        view.read(&c);
+        assert!(
+            view.resolve(&c, &original("echo"), None).is_ok(),
+            "read again"
+        );
+    }
+
+    #[test]
+    fn a_removed_tool_is_stale_removed() {
+        let c = catalogue(&[("echo", "v1"), ("gone", "v1")]);
+        let view = ReadCatalogue::default();
+        view.read(&c);
+        set(&mut c.write().unwrap(), &[("echo", "v1")]);
+        let e = view.resolve(&c, &original("gone"), None).unwrap_err();
+        assert_eq!(stale_reason(&e), "removed");
+    }
+
+    #[test]
+    fn an_explicit_digest_wins_over_the_last_read() {
+        let c = catalogue(&[("echo", "v1")]);
+        let view = ReadCatalogue::default();
+        view.read(&c);
+        let read = c.read().unwrap().entries()[0].tool.digest.clone();
+        set(&mut c.write().unwrap(), &[("echo", "v2")]);
+        let now = c.read().unwrap().entries()[0].tool.digest.clone();
+        let fresh = view.check_fresh(&c.read().unwrap(), "srv", "echo", Some(&now));
+        assert_eq!(fresh.unwrap(), Some("echo title".into()));
+        let old = view.check_fresh(&c.read().unwrap(), "srv", "echo", Some(&read));
+        assert_eq!(stale_reason(&old.unwrap_err()), "changed");
+    }
+}

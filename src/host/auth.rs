@@ -1,0 +1,262 @@
+//! AHP `authenticate` (a client hands over a token) and host-run `authorize`
+//! (the host signs in itself), MCP 2025-11-25 "Authorization" and AHP 1.0
+//! "Authentication".
+
+use std::sync::PoisonError;
+use std::time::Duration;
+
+use ahp_types::state::{McpServerAuthRequiredState, McpServerState, ProtectedResourceMetadata};
+use serde_json::json;
+
+use super::Host;
+use crate::auth::flow::{ClientIdentity, SignIn};
+use crate::auth::grant::{run_grant, Grant, Granted};
+use crate::auth::step_up::require_scopes;
+use crate::error::{ErrorCode, HostError, HostResult};
+use crate::events::HostEvent;
+use crate::session;
+use crate::supervisor::{Command, OAuthClientSetting, OAuthGrant, ServerHandle, TransportSpec};
+
+use super::options::AuthenticateArgs;
+
+/// One host-run sign-in (built from the JS `AuthorizeArgs` by `From`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Authorize {
+    /// Scopes to request; empty: the challenge's, else `scopes_supported`, else none.
+    pub scopes: Vec<String>,
+    /// Time allowed for the user to finish (1 ms ..= 24 h; default 5 min).
+    pub timeout: Duration,
+    /// Enterprise ID token for `grant: "enterpriseManaged"` (a secret).
+    pub id_token: Option<String>,
+}
+
+/// Servers in `authRequired` for one resource: (server id, that state).
+type AuthTargets = Vec<(String, McpServerAuthRequiredState)>;
+
+/// The error of a server that went away while it was being authenticated.
+fn server_gone() -> HostError {
+    HostError::new(ErrorCode::NotFound, "the server is gone")
+}
+
+impl Host {
+    /// AHP `authenticate`: hands a token to every chat tool call paused on a
+    /// step-up challenge for `resource`, or else to every server whose live
+    /// `authRequired` state advertises `resource`; resolves once one of
+    /// those servers is `ready` with it.
+    ///
+    /// # Errors
+    /// `invalid_params` (data `{code: -32602, resources}`) when nothing
+    /// waits for `resource`; `auth_required` (data `{code: -32007,
+    /// resources: [resource]}`) when `scopes` do not cover the required
+    /// scopes (nothing is retried) or the server still refuses the token;
+    /// `disposed`.
+    pub async fn authenticate(&self, args: AuthenticateArgs) -> HostResult<()> {
+        self.check_live()?;
+        let resolved = self.step_up.resolve_for_resource(
+            &args.resource,
+            &args.token,
+            args.scopes.as_deref(),
+            |server_id| self.install_step_up_token(server_id, &args.token),
+        )?;
+        if resolved {
+            return Ok(());
+        }
+        let (targets, mut advertised) = self.auth_required_for(&args.resource);
+        // Lock order: the step-up waits are never taken under the session lock.
+        advertised.extend(self.step_up.advertised_resources());
+        if targets.is_empty() {
+            return Err(HostError::new(
+                ErrorCode::InvalidParams,
+                format!(
+                    "{} is not a protected resource this host is waiting for",
+                    args.resource
+                ),
+            )
+            .with_data(json!({ "code": -32602, "resources": advertised })));
+        }
+        if let Some(granted) = args.scopes.as_deref().filter(|_| !args.token.is_empty()) {
+            for (_, req) in &targets {
+                let required = req.required_scopes.as_deref().unwrap_or_default();
+                require_scopes(&req.resource, required, granted)?;
+            }
+        }
+        let replies: Vec<_> = {
+            let reg = self.registry();
+            targets
+                .iter()
+                .filter_map(|(id, _)| reg.servers.get(id).cloned())
+                .map(|handle| {
+                    let (reply, rx) = tokio::sync::oneshot::channel();
+                    let token = args.token.clone();
+                    handle.send(Command::Authenticate { token, reply });
+                    rx
+                })
+                .collect()
+        };
+        let mut last = Err(server_gone());
+        for outcome in futures::future::join_all(replies).await {
+            match outcome {
+                Ok(Ok(())) => return Ok(()),
+                Ok(Err(e)) => last = Err(e),
+                Err(_) => {}
+            }
+        }
+        last
+    }
+
+    /// The servers whose live `authRequired` state advertises `resource`
+    /// (id and that state), and every advertised resource.
+    fn auth_required_for(&self, resource: &str) -> (AuthTargets, Vec<ProtectedResourceMetadata>) {
+        let session = self.session();
+        let mut targets = Vec::new();
+        let mut advertised = Vec::new();
+        for server in session::mcp_servers(session.state()) {
+            if let McpServerState::AuthRequired(req) = &server.state {
+                advertised.push(req.resource.clone());
+                if req.resource.resource == resource {
+                    targets.push((server.id.clone(), (**req).clone()));
+                }
+            }
+        }
+        (targets, advertised)
+    }
+
+    /// Switches server `server_id`'s live connection to a step-up `token`
+    /// (no reconnect: other calls keep running) and tells its actor to reuse
+    /// the token on reconnect.
+    fn install_step_up_token(&self, server_id: &str, token: &str) {
+        // moved to the actor after merge: the actor becomes the only writer
+        // of the bearer cell (review §2.2); only the command stays here.
+        let Some(handle) = self.registry().servers.get(server_id).cloned() else {
+            return;
+        };
+        if let Some(cell) = handle.live.connection().and_then(|c| c.bearer) {
+            *cell.write().unwrap_or_else(PoisonError::into_inner) = Some(token.to_owned());
+        }
+        handle.send(Command::StepUpToken(token.to_owned()));
+    }
+
+    /// Host-run sign-in for Streamable HTTP server `server_id` (see
+    /// [`crate::auth::flow`]) with the grant of its `oauth` setting (see
+    /// [`crate::auth::grant`]). The app receives the authorization URL as an
+    /// `authorizationUrl` event and opens it; the host never opens a browser.
+    /// Resolves once the server is `ready` with the new tokens; chat tool
+    /// calls paused on that server then retry once.
+    ///
+    /// A denied consent, a wrong `state`, a failed exchange or a timeout ends
+    /// the attempt: the server stays `authRequired` with the reason as its
+    /// `description`, the redirect port is freed, and nothing is retried.
+    ///
+    /// # Errors
+    /// `not_found`, `invalid_argument` (not an HTTP server; an
+    /// enterprise-managed grant without `oauth.idp` or `idToken`),
+    /// `auth_failed`, `auth_denied`, `timeout`, `disposed`.
+    pub async fn authorize(&self, server_id: &str, args: Authorize) -> HostResult<()> {
+        self.check_live()?;
+        let handle = self.server(server_id)?;
+        let TransportSpec::StreamableHttp(cfg) = &handle.spec.transport else {
+            return Err(HostError::new(
+                ErrorCode::InvalidArgument,
+                format!("{server_id} is not a Streamable HTTP server"),
+            ));
+        };
+        let client = handle.spec.oauth_client.clone();
+        let opts = SignIn {
+            server: cfg.url.clone(),
+            challenge: handle.live.challenge(),
+            identity: ClientIdentity {
+                client_id: client.as_ref().map(|c| c.client_id.clone()),
+                client_secret: client.as_ref().and_then(|c| c.client_secret.clone()),
+                client_metadata_url: self.oauth.client_metadata_url.clone(),
+                client_name: self.shared.client_info.client_info.name.clone(),
+            },
+            scopes: args.scopes,
+            redirect_port: self.oauth.redirect_port.unwrap_or(0),
+            timeout: args.timeout,
+        };
+        let grant = grant_of(client.as_ref(), args.id_token)?;
+        let (sink, id) = (self.shared.sink.clone(), server_id.to_owned());
+        let open_url = move |url| sink.send(HostEvent::AuthorizationUrl { server_id: id, url });
+        let (secrets, locks) = (&self.shared.secrets, &self.shared.refresh_locks);
+        let granted = self
+            .until_disposed(run_grant(grant, &opts, secrets, locks, open_url))
+            .await;
+        match granted {
+            Ok(Granted::AccessToken(token)) => {
+                let (reply, rx) = tokio::sync::oneshot::channel();
+                handle.send(Command::Authenticate { token, reply });
+                rx.await.unwrap_or_else(|_| Err(server_gone()))
+            }
+            Ok(Granted::Manager(manager)) => self.use_oauth(&handle, manager).await,
+            Err(e) => {
+                self.describe_auth_failure(server_id, &e.message);
+                Err(e)
+            }
+        }
+    }
+
+    /// Hands a signed-in manager to the server's actor; once the server is
+    /// `ready` with it, resumes the chat tool calls paused on it.
+    async fn use_oauth(
+        &self,
+        handle: &ServerHandle,
+        manager: Box<rmcp::transport::auth::AuthorizationManager>,
+    ) -> HostResult<()> {
+        let (reply, rx) = tokio::sync::oneshot::channel();
+        handle.send(Command::UseOAuth { manager, reply });
+        let outcome = rx.await.unwrap_or_else(|_| Err(server_gone()));
+        if outcome.is_ok() {
+            self.step_up.resume_server(&handle.id);
+        }
+        outcome
+    }
+
+    /// Puts the reason of a failed sign-in into the server's `authRequired` state.
+    fn describe_auth_failure(&self, server_id: &str, message: &str) {
+        let current = {
+            let session = self.session();
+            session::mcp_servers(session.state())
+                .into_iter()
+                .find(|s| s.id == server_id)
+                .map(|s| s.state.clone())
+        };
+        if let Some(McpServerState::AuthRequired(mut req)) = current {
+            req.description = Some(message.to_owned());
+            self.shared
+                .set_server_state(server_id, McpServerState::AuthRequired(req));
+        }
+    }
+}
+
+/// The grant a server's `oauth` setting asks for.
+///
+/// # Errors
+/// `invalid_argument` when an enterprise-managed grant has no `oauth.idp`,
+/// or `authorize` got no `idToken` for it.
+fn grant_of(setting: Option<&OAuthClientSetting>, id_token: Option<String>) -> HostResult<Grant> {
+    let Some(s) = setting else {
+        return Ok(Grant::AuthorizationCode);
+    };
+    Ok(match s.grant {
+        OAuthGrant::AuthorizationCode => Grant::AuthorizationCode,
+        OAuthGrant::ClientCredentials => Grant::ClientCredentials {
+            private_key_pem: s.private_key_pem.clone(),
+            signing_algorithm: s.signing_algorithm.clone(),
+        },
+        OAuthGrant::EnterpriseManaged => Grant::EnterpriseManaged {
+            idp: s.idp.clone().ok_or_else(|| {
+                HostError::new(
+                    ErrorCode::InvalidArgument,
+                    "oauth.idp is required for enterpriseManaged",
+                )
+            })?,
+            client_secret: s.client_secret.clone(),
+            id_token: id_token.ok_or_else(|| {
+                HostError::new(
+                    ErrorCode::InvalidArgument,
+                    "authorize needs idToken for enterpriseManaged",
+                )
+            })?,
+        },
+    })
+}

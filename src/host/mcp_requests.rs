@@ -1,0 +1,139 @@
+//! MCP requests passed through to one ready server: resources and prompts
+//! (MCP 2025-11-25 "Server Features › Resources", "› Prompts"), with every
+//! page of a list walked and every result bounded by the limits.
+
+use std::time::Duration;
+
+use serde_json::{json, Map, Value};
+
+use super::Host;
+use crate::error::{ErrorCode, HostError, HostResult};
+use crate::supervisor::call::check_value;
+use crate::supervisor::discovery::{list_all, request_raw, ListFailure};
+use crate::supervisor::LiveConnection;
+
+/// Maps a list walk's or request's failure to the host's error.
+fn list_failure(server_id: &str, method: &str, e: ListFailure) -> HostError {
+    match e {
+        ListFailure::Failed(e) => e,
+        ListFailure::Auth(_) => HostError::new(
+            ErrorCode::AuthRequired,
+            format!("{method} on {server_id} was refused (authorization)"),
+        ),
+    }
+}
+
+impl Host {
+    /// The live connection of ready server `server_id`.
+    ///
+    /// # Errors
+    /// `not_found`, `server_not_ready`, `disposed`.
+    fn ready_connection(&self, server_id: &str) -> HostResult<LiveConnection> {
+        self.check_live()?;
+        let handle = self.server(server_id)?;
+        handle.live.connection().ok_or_else(|| {
+            HostError::new(
+                ErrorCode::ServerNotReady,
+                format!("server {server_id} is not ready"),
+            )
+        })
+    }
+
+    /// Walks every page of `method` on `server_id` and returns the items
+    /// under `key` (MCP 2025-11-25 "Utilities › Pagination").
+    ///
+    /// # Errors
+    /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`
+    /// (a page took longer than `callTimeoutMs`), `auth_required`,
+    /// `limit_exceeded` (pages, cursor, `maxListItems`, or `maxResultBytes`
+    /// for all items together), `disposed`.
+    async fn list_items(&self, server_id: &str, method: &str, key: &str) -> HostResult<Vec<Value>> {
+        let conn = self.ready_connection(server_id)?;
+        let limits = self.shared.limits;
+        let walk = async {
+            let bound = (limits.max_list_items, "maxListItems");
+            let oversize = conn.oversize.as_ref();
+            list_all(&conn.peer, oversize, server_id, method, key, &limits, bound)
+                .await
+                .map_err(|e| list_failure(server_id, method, e))
+        };
+        let items = Value::Array(self.until_disposed(walk).await?);
+        check_value(&format!("{method} on {server_id}"), &items, &limits)?;
+        let Value::Array(items) = items else {
+            unreachable!()
+        };
+        Ok(items)
+    }
+
+    /// Sends one request and bounds its result.
+    ///
+    /// # Errors
+    /// As [`Host::list_items`].
+    async fn request(&self, server_id: &str, method: &str, params: Value) -> HostResult<Value> {
+        let conn = self.ready_connection(server_id)?;
+        let limits = self.shared.limits;
+        let timeout = Some(Duration::from_millis(limits.call_timeout_ms));
+        let send = async {
+            let oversize = conn.oversize.as_ref();
+            request_raw(&conn.peer, oversize, server_id, method, params, timeout)
+                .await
+                .map_err(|e| list_failure(server_id, method, e))
+        };
+        let result = self.until_disposed(send).await?;
+        check_value(&format!("{method} on {server_id}"), &result, &limits)?;
+        Ok(result)
+    }
+
+    /// MCP `resources/list`, every page: the server's `Resource` objects.
+    ///
+    /// # Errors
+    /// As [`Host::list_items`].
+    pub async fn list_resources(&self, server_id: &str) -> HostResult<Vec<Value>> {
+        self.list_items(server_id, "resources/list", "resources")
+            .await
+    }
+
+    /// MCP `resources/templates/list`, every page: `ResourceTemplate` objects.
+    ///
+    /// # Errors
+    /// As [`Host::list_items`].
+    pub async fn list_resource_templates(&self, server_id: &str) -> HostResult<Vec<Value>> {
+        self.list_items(server_id, "resources/templates/list", "resourceTemplates")
+            .await
+    }
+
+    /// MCP `resources/read`: the `ReadResourceResult` (`{contents: [...]}`).
+    ///
+    /// # Errors
+    /// As [`Host::list_items`] (a JSON-RPC error, e.g. -32002 resource not
+    /// found, is `protocol_error` with `data.code`).
+    pub async fn read_resource(&self, server_id: &str, uri: &str) -> HostResult<Value> {
+        self.request(server_id, "resources/read", json!({ "uri": uri }))
+            .await
+    }
+
+    /// MCP `prompts/list`, every page: `Prompt` objects.
+    ///
+    /// # Errors
+    /// As [`Host::list_items`].
+    pub async fn list_prompts(&self, server_id: &str) -> HostResult<Vec<Value>> {
+        self.list_items(server_id, "prompts/list", "prompts").await
+    }
+
+    /// MCP `prompts/get` with string `arguments`: the `GetPromptResult`.
+    ///
+    /// # Errors
+    /// As [`Host::read_resource`].
+    pub async fn get_prompt(
+        &self,
+        server_id: &str,
+        name: &str,
+        arguments: Option<Map<String, Value>>,
+    ) -> HostResult<Value> {
+        let mut params = json!({ "name": name });
+        if let Some(a) = arguments {
+            params["arguments"] = Value::Object(a);
+        }
+        self.request(server_id, "prompts/get", params).await
+    }
+}

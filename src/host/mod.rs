@@ -1,0 +1,402 @@
+//! The host as plain Rust: what the JS `McpHost` class wraps one to one.
+//!
+//! [`Host`] is a façade over owned subsystems; each JS method group has its
+//! own file:
+//!
+//! - `plugins.rs`: `addPlugin` / `addServer` (built around the pure
+//!   `plan.rs`), which surface customizations and start one actor per valid
+//!   server;
+//! - `tools.rs`: `listTools`, `toolDiagnostics`, `callTool` (with the
+//!   step-up pause of a chat tool call);
+//! - `auth.rs`: AHP `authenticate` and host-run `authorize`;
+//! - `mcp_requests.rs`: resources and prompts;
+//! - `options.rs`: the JS-shaped option types and their conversion into the
+//!   typed parameters of the core;
+//! - this file: construction, `dispatch` of client actions, `state`,
+//!   `remove`, `shutdown` (graceful) and `dispose_sync` (kills everything
+//!   without needing the async runtime).
+//!
+//! The state lives in owned parts: the server registry (here), the paused
+//! chat tool calls ([`StepUpWaits`]), what the caller last read of the
+//! catalogue ([`ReadCatalogue`]), and what every server actor shares
+//! ([`HostShared`]: session, catalogue, sink, limits).
+//!
+//! ## Lock order
+//!
+//! This is the one place the crate's lock order is written down. A lock on
+//! the right of an arrow may be taken while the one on its left is held,
+//! never the other way round; locks not related by an arrow are never held
+//! together.
+//!
+//! ```text
+//! step-up waits → session                                  (dispatch: chat/toolCallComplete)
+//! step-up waits → registry → ServerLive.conn → BearerCell  (authenticate: a paused call's token)
+//! session → catalogue (read)                               (supervisor: publishing the tools)
+//! session → Outbox.pending                                 (the JS sink runs under the session lock)
+//! catalogue (read) → read view                             (callTool: the stale-tool check)
+//! ```
+//!
+//! - step-up waits: [`StepUpWaits`] (`auth::step_up`);
+//! - session: `HostShared::session`; every emit holds it while the sink
+//!   runs, so envelopes leave in `serverSeq` order;
+//! - registry: `Host::registry` (this file);
+//! - `ServerLive.conn` and `BearerCell`: a ready server's connection and
+//!   its replaceable bearer token (`supervisor`, `transport::http`);
+//! - catalogue: `HostShared::catalogue` (`RwLock`);
+//! - read view: [`ReadCatalogue`] (`catalogue::read_view`);
+//! - `Outbox.pending`: the JS binding's event queue (`napi`).
+//!
+//! No `std` lock is held across an `.await` (these futures must be `Send`).
+//! The one async lock held across awaits, the per-credential refresh lock
+//! of [`crate::auth::store`], is taken with none of the above held.
+
+mod auth;
+mod mcp_requests;
+mod options;
+mod plan;
+mod plugins;
+mod tools;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use ahp_types::actions::{
+    ActionEnvelope, ActionOrigin, ChatToolCallCompleteAction, SessionCustomizationRemovedAction,
+    StateAction,
+};
+use ahp_types::state::SessionState;
+use rmcp::model::{ClientConfig, Implementation, ProtocolVersion};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::auth::step_up::{CallCompletion, StepUpWaits};
+use crate::auth::store::{MemorySecretStore, SecretStore};
+use crate::catalogue::read_view::ReadCatalogue;
+use crate::config::launch::{host_base_env, EnvPolicy};
+use crate::error::{ErrorCode, HostError, HostResult};
+use crate::events::{EventSink, HostEvent};
+use crate::limits::Limits;
+use crate::requests::{client_capabilities, RequestHandler};
+use crate::session::{server_enabled, validate_client_action, ClientRequest, SessionStore};
+use crate::supervisor::{Command, HostShared, ServerHandle};
+use crate::transport::process::ProcessRegistry;
+
+pub use auth::Authorize;
+pub use options::{
+    AddPlugin, AddServer, AuthenticateArgs, AuthorizeArgs, CallToolArgs, ClientInfoOption,
+    EnvOption, HostOptions, PluginAdded, ServerOverrides,
+};
+pub use tools::{CallTool, ChatCall, ToolRef};
+
+/// Re-exported for tests: the session snapshot type.
+pub use crate::session::empty_session_state;
+
+/// A host's settings, with every default resolved and every bound clamped
+/// (built from the JS [`HostOptions`] by `From`).
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    /// Session channel URI stamped on every envelope.
+    pub session: String,
+    /// `clientInfo` sent in `initialize` (MCP `Implementation`).
+    pub client_info: Implementation,
+    /// Directory under which one `PLUGIN_DATA` directory per plugin is created.
+    pub data_dir: PathBuf,
+    /// Timeouts, sizes and restart policy, inside their hard caps.
+    pub limits: Limits,
+    /// Host-wide OAuth settings of host-run sign-ins.
+    pub oauth: OAuthHostOptions,
+    /// How stdio servers' base environment is filtered.
+    pub env_policy: EnvPolicy,
+    /// Emit `session/serverToolsChanged` whenever the model catalogue changes.
+    pub publish_server_tools: bool,
+}
+
+/// Host-wide settings of host-run OAuth sign-ins (`authorize`).
+#[derive(Debug, Clone, Default)]
+pub struct OAuthHostOptions {
+    /// HTTPS URL of this app's OAuth Client ID Metadata Document.
+    pub client_metadata_url: Option<String>,
+    /// Port of the loopback redirect listener; `None`: random.
+    pub redirect_port: Option<u16>,
+}
+
+/// What a host hands to the app besides events: handlers of
+/// server-initiated requests and the credential store.
+#[derive(Default)]
+pub struct HostDeps {
+    /// Handles `elicitation/create`, `sampling/createMessage`, `roots/list`;
+    /// only the kinds it handles are declared as client capabilities.
+    pub requests: Option<Arc<dyn RequestHandler>>,
+    /// Where OAuth credentials are kept; default: memory (see
+    /// [`crate::auth::store`] for the key format).
+    pub secrets: Option<Arc<dyn SecretStore>>,
+}
+
+/// Which top-level ids are taken and which actors run.
+#[derive(Default)]
+struct Registry {
+    /// Top-level ids (plugins and top-level servers) taken, including ones
+    /// still being added: reserving is atomic with the check.
+    names: BTreeSet<String>,
+    servers: BTreeMap<String, Arc<ServerHandle>>,
+    /// Plugin id → its server ids.
+    plugins: BTreeMap<String, Vec<String>>,
+}
+
+/// One AHP session's MCP host.
+pub struct Host {
+    shared: Arc<HostShared>,
+    registry: Mutex<Registry>,
+    /// Chat tool calls paused on a step-up challenge.
+    step_up: StepUpWaits,
+    /// The catalogue as of the caller's last `listTools`.
+    read_view: ReadCatalogue,
+    data_dir: PathBuf,
+    oauth: OAuthHostOptions,
+}
+
+/// The `disposed` error every method of a disposed host returns.
+fn disposed() -> HostError {
+    HostError::new(ErrorCode::Disposed, "the host was disposed")
+}
+
+impl Host {
+    /// Creates a host that reports to `sink`, with no handlers for
+    /// server-initiated requests and credentials kept in memory.
+    pub fn new(config: impl Into<HostConfig>, sink: Arc<dyn EventSink>) -> Self {
+        Self::with_handlers(config, sink, HostDeps::default())
+    }
+
+    /// Creates a host whose server-initiated requests go to `deps.requests`
+    /// (only the kinds it handles are declared as client capabilities) and
+    /// whose OAuth credentials go to `deps.secrets`.
+    pub fn with_handlers(
+        config: impl Into<HostConfig>,
+        sink: Arc<dyn EventSink>,
+        deps: HostDeps,
+    ) -> Self {
+        let config = config.into();
+        let HostDeps { requests, secrets } = deps;
+        // MCP 2025-11-25: the newest revision with an `initialize` handshake
+        // (rmcp's default, 2026-07-28, has none).
+        let client_info =
+            ClientConfig::new(client_capabilities(requests.as_deref()), config.client_info)
+                .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        let shared = Arc::new(HostShared {
+            session: Mutex::new(SessionStore::new(config.session)),
+            sink,
+            processes: Arc::new(ProcessRegistry::default()),
+            client_info,
+            limits: config.limits,
+            base_env: host_base_env(),
+            env_policy: config.env_policy,
+            disposed: CancellationToken::new(),
+            requests,
+            secrets: secrets.unwrap_or_else(|| Arc::new(MemorySecretStore::default())),
+            refresh_locks: Arc::default(),
+            catalogue: Default::default(),
+            publish_server_tools: config.publish_server_tools,
+        });
+        Self {
+            shared,
+            registry: Mutex::new(Registry::default()),
+            step_up: StepUpWaits::default(),
+            read_view: ReadCatalogue::default(),
+            data_dir: config.data_dir,
+            oauth: config.oauth,
+        }
+    }
+
+    fn registry(&self) -> MutexGuard<'_, Registry> {
+        self.registry.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The handle of server `server_id`.
+    ///
+    /// # Errors
+    /// `not_found`.
+    fn server(&self, server_id: &str) -> HostResult<Arc<ServerHandle>> {
+        self.registry()
+            .servers
+            .get(server_id)
+            .cloned()
+            .ok_or_else(|| HostError::new(ErrorCode::NotFound, format!("no server {server_id:?}")))
+    }
+
+    /// # Errors
+    /// `disposed` once [`Host::dispose_sync`] ran.
+    fn check_live(&self) -> HostResult<()> {
+        if self.shared.disposed.is_cancelled() {
+            return Err(disposed());
+        }
+        Ok(())
+    }
+
+    /// Runs `fut` until it ends or the host is disposed (then `disposed`;
+    /// `fut` is dropped).
+    async fn until_disposed<T>(&self, fut: impl Future<Output = HostResult<T>>) -> HostResult<T> {
+        tokio::select! {
+            r = fut => r,
+            _ = self.shared.disposed.cancelled() => Err(disposed()),
+        }
+    }
+
+    /// Stops and removes a plugin (with all its servers) or a top-level server;
+    /// emits `session/customizationRemoved` once the processes are gone.
+    ///
+    /// # Errors
+    /// `not_found` (also for a plugin's child: remove the plugin), `disposed`.
+    pub async fn remove(&self, id: &str) -> HostResult<()> {
+        self.check_live()?;
+        let handles: Vec<Arc<ServerHandle>> = {
+            let mut reg = self.registry();
+            let ids = match reg.plugins.remove(id) {
+                Some(ids) => ids,
+                None if reg.servers.contains_key(id) && !id.contains('/') => vec![id.to_owned()],
+                None => {
+                    return Err(HostError::new(
+                        ErrorCode::NotFound,
+                        format!("no plugin or top-level server {id:?}"),
+                    ))
+                }
+            };
+            reg.names.remove(id);
+            ids.iter().filter_map(|i| reg.servers.remove(i)).collect()
+        };
+        futures::future::join_all(handles.iter().map(|h| h.shutdown())).await;
+        self.shared.emit(StateAction::SessionCustomizationRemoved(
+            SessionCustomizationRemovedAction { id: id.to_owned() },
+        ));
+        Ok(())
+    }
+
+    /// Handles a client-dispatched action (AHP `dispatchAction`): validates it,
+    /// echoes it with `origin` (applied) or with `rejectionReason` (not
+    /// applied), then starts/stops servers; the authoritative
+    /// `session/mcpServerStateChanged` follows from the server's actor.
+    ///
+    /// # Errors
+    /// `invalid_argument` when `action` is not an AHP action; `disposed`.
+    pub fn dispatch(&self, action: Value, origin: ActionOrigin) -> HostResult<ActionEnvelope> {
+        self.check_live()?;
+        let action: StateAction = serde_json::from_value(action)
+            .map_err(|e| HostError::new(ErrorCode::InvalidArgument, format!("action: {e}")))?;
+        if let StateAction::ChatToolCallComplete(complete) = &action {
+            return Ok(self.dispatch_tool_call_complete(complete, &action, origin));
+        }
+        let (envelope, request, state) = {
+            let mut session = self.session();
+            let (request, rejection) = match validate_client_action(session.state(), &action) {
+                Ok(r) => (Some(r), None),
+                Err(reason) => (None, Some(reason)),
+            };
+            let envelope = session.echo_client(action, origin, rejection);
+            self.shared
+                .sink
+                .send(HostEvent::Action(Box::new(envelope.clone())));
+            (envelope, request, session.state().clone())
+        };
+        if let Some(request) = request {
+            self.act(request, &state);
+        }
+        Ok(envelope)
+    }
+
+    fn session(&self) -> MutexGuard<'_, SessionStore> {
+        self.shared
+            .session
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A client's `chat/toolCallComplete` for a call paused in
+    /// `auth-required`: a failed result cancels the call (the MCP request is
+    /// abandoned and the `inputNeeded` entry removed) and is echoed on the
+    /// chat channel; a successful one, or one for a call that is not waiting,
+    /// is echoed with a `rejectionReason` (see [`StepUpWaits::cancel_call`]).
+    fn dispatch_tool_call_complete(
+        &self,
+        complete: &ChatToolCallCompleteAction,
+        action: &StateAction,
+        origin: ActionOrigin,
+    ) -> ActionEnvelope {
+        let (turn, call) = (&complete.turn_id, &complete.tool_call_id);
+        // Lock order: step-up waits, then the session.
+        self.step_up
+            .cancel_call(turn, call, complete.result.success, |completion| {
+                let mut session = self.session();
+                let (channel, rejection) = match completion {
+                    CallCompletion::NotWaiting { rejection } => {
+                        (session.channel().to_owned(), Some(rejection.clone()))
+                    }
+                    CallCompletion::Refused { chat, rejection } => {
+                        (chat.clone(), Some(rejection.clone()))
+                    }
+                    CallCompletion::Cancelled { chat } => (chat.clone(), None),
+                };
+                let envelope =
+                    session.envelope_on(&channel, action.clone(), Some(origin), rejection);
+                self.shared
+                    .sink
+                    .send(HostEvent::Action(Box::new(envelope.clone())));
+                envelope
+            })
+    }
+
+    fn act(&self, request: ClientRequest, state: &SessionState) {
+        let reg = self.registry();
+        let send = |id: &str, command: Command| {
+            if let Some(h) = reg.servers.get(id) {
+                h.send(command);
+            }
+        };
+        match request {
+            ClientRequest::Start(id) => send(&id, Command::Start),
+            ClientRequest::Stop(id) => send(&id, Command::Stop),
+            ClientRequest::Background(_) => {}
+            ClientRequest::Toggled(id) => {
+                let ids = match reg.plugins.get(&id) {
+                    Some(children) => children.clone(),
+                    None => vec![id],
+                };
+                for id in ids {
+                    send(&id, Command::SetEnabled(server_enabled(state, &id)));
+                }
+            }
+        }
+    }
+
+    /// The session state: exactly what the `ahp` reducer made from the emitted envelopes.
+    pub fn state(&self) -> SessionState {
+        self.session().state().clone()
+    }
+
+    /// Stops every server gracefully (stdin close, SIGTERM, SIGKILL), then disposes.
+    pub async fn shutdown(&self) {
+        let handles: Vec<Arc<ServerHandle>> = std::mem::take(&mut self.registry().servers)
+            .into_values()
+            .collect();
+        futures::future::join_all(handles.iter().map(|h| h.shutdown())).await;
+        self.dispose_sync();
+    }
+
+    /// Kills every process group at once and ends all actors and pending
+    /// calls (`disposed`). Synchronous, idempotent, needs no runtime.
+    pub fn dispose_sync(&self) {
+        self.shared.disposed.cancel();
+        self.shared.processes.kill_all();
+    }
+
+    /// Process groups currently alive under this host.
+    pub fn process_count(&self) -> usize {
+        self.shared.processes.len()
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        self.dispose_sync();
+    }
+}

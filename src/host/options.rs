@@ -1,0 +1,414 @@
+//! The JS-shaped option and argument types of `McpHost` (camelCase,
+//! `deny_unknown_fields`; each field is documented as JS sees it), and
+//! their conversion into the typed parameters of the core.
+//!
+//! The binding (`napi`) parses these from JSON and converts them; the core
+//! never sees an illegal combination: `callTool`'s "all three of `chat`,
+//! `turnId`, `toolCallId` or none" and every timeout's clamping are checked
+//! once, here.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use ahp_types::state::CustomizationLoadState;
+use rmcp::model::Implementation;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::auth::Authorize;
+use super::tools::{CallTool, ChatCall, ToolRef};
+use super::{HostConfig, OAuthHostOptions};
+use crate::auth::flow::DEFAULT_SIGN_IN_TIMEOUT;
+use crate::config::launch::EnvPolicy;
+use crate::error::{ErrorCode, HostError};
+use crate::limits::{Limits, MAX_TIMEOUT_MS};
+use crate::supervisor::OAuthClientSetting;
+
+/// A timeout option in ms, clamped to 1 ms ..= 24 h ([`MAX_TIMEOUT_MS`]),
+/// like every configurable timeout.
+pub fn clamped_timeout(ms: u64) -> Duration {
+    Duration::from_millis(ms.clamp(1, MAX_TIMEOUT_MS))
+}
+
+/// Options of `new McpHost(options)`; converts into [`HostConfig`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HostOptions {
+    /// Session channel URI stamped on every envelope. Default `ahp-session:/mcp-host`.
+    #[serde(default = "default_session")]
+    pub session: String,
+    /// `clientInfo` sent in `initialize`. Default `{name: "ahp-mcp-host", version: <crate version>}`.
+    #[serde(default)]
+    pub client_info: Option<ClientInfoOption>,
+    /// Directory under which one `PLUGIN_DATA` directory per plugin is created.
+    /// Default: `<os temp dir>/ahp-mcp-host-data`.
+    #[serde(default)]
+    pub data_dir: Option<PathBuf>,
+    /// Timeouts and restart policy overrides (clamped to hard caps).
+    #[serde(default)]
+    pub limits: Limits,
+    /// HTTPS URL of this app's OAuth Client ID Metadata Document, used as
+    /// `client_id` when an authorization server supports CIMD.
+    #[serde(default)]
+    pub client_metadata_url: Option<String>,
+    /// Port of the loopback OAuth redirect listener; default: random.
+    #[serde(default)]
+    pub oauth_redirect_port: Option<u16>,
+    /// `"inherit"` (default): servers get the host's environment; `"allowList"`:
+    /// only PATH, HOME, locale and similar basics (see `EnvPolicy`).
+    #[serde(default)]
+    pub env: EnvOption,
+    /// Emit `session/serverToolsChanged` with the model tool catalogue
+    /// whenever it changes (default `true`). A harness that merges MCP tools
+    /// with its own publishes the merged list itself and sets this to `false`.
+    #[serde(default = "yes")]
+    pub publish_server_tools: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_session() -> String {
+    "ahp-session:/mcp-host".to_owned()
+}
+
+impl From<HostOptions> for HostConfig {
+    /// Resolves the defaults (client info, data directory) and clamps the limits.
+    fn from(options: HostOptions) -> Self {
+        let info = options.client_info;
+        let mut client_info = Implementation::default();
+        client_info.name = info
+            .as_ref()
+            .map_or_else(|| "ahp-mcp-host".to_owned(), |i| i.name.clone());
+        client_info.version = info.as_ref().map_or_else(
+            || env!("CARGO_PKG_VERSION").to_owned(),
+            |i| i.version.clone(),
+        );
+        client_info.title = info.and_then(|i| i.title);
+        Self {
+            session: options.session,
+            client_info,
+            data_dir: options
+                .data_dir
+                .unwrap_or_else(|| std::env::temp_dir().join("ahp-mcp-host-data")),
+            limits: options.limits.clamped(),
+            oauth: OAuthHostOptions {
+                client_metadata_url: options.client_metadata_url,
+                redirect_port: options.oauth_redirect_port,
+            },
+            env_policy: options.env.into(),
+            publish_server_tools: options.publish_server_tools,
+        }
+    }
+}
+
+/// `clientInfo` of `initialize` (MCP `Implementation`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ClientInfoOption {
+    /// Client name, e.g. `"my-extension"`.
+    pub name: String,
+    /// Client version, e.g. `"1.2.0"`.
+    pub version: String,
+    /// Optional display title.
+    #[serde(default)]
+    pub title: Option<String>,
+}
+
+/// Base environment policy option (JS `env`; default `"inherit"`, while
+/// [`EnvPolicy`]'s Rust default is the allow-list).
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum EnvOption {
+    /// Inherit the host process environment.
+    #[default]
+    Inherit,
+    /// Only an allow-list of basic variables.
+    AllowList,
+}
+
+impl From<EnvOption> for EnvPolicy {
+    fn from(option: EnvOption) -> Self {
+        match option {
+            EnvOption::Inherit => EnvPolicy::Inherit,
+            EnvOption::AllowList => EnvPolicy::AllowList,
+        }
+    }
+}
+
+/// `addPlugin` options.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AddPlugin {
+    /// Plugin root directory; `<root>/mcp.json` is read.
+    pub root: PathBuf,
+    /// Customization `uri`; default: the root's `file://` URI.
+    #[serde(default)]
+    pub uri: Option<String>,
+    /// Display name and customization id; default: the root's folder name.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Startup timeout (ms) for every server of this plugin.
+    #[serde(default)]
+    pub startup_timeout_ms: Option<u64>,
+    /// Per-server overrides, keyed by the server's name in `mcpServers`.
+    #[serde(default)]
+    pub servers: HashMap<String, ServerOverrides>,
+}
+
+/// Per-server host-side settings (not part of `mcp.json`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServerOverrides {
+    /// Startup timeout (ms): spawn/connect plus `initialize`. Default `limits.startupTimeoutMs`.
+    #[serde(default)]
+    pub startup_timeout_ms: Option<u64>,
+    /// Pre-registered OAuth client for this server.
+    #[serde(default)]
+    pub oauth: Option<OAuthClientSetting>,
+}
+
+/// `addServer` options: a top-level server outside any plugin.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AddServer {
+    /// Name and customization id.
+    pub name: String,
+    /// One `mcp.json` server entry (`{type: "stdio", command, …}` or `{type: "streamable-http", url, …}`).
+    pub config: Value,
+    /// Root for `./` commands, `${PLUGIN_ROOT}` and the default `cwd`; default: the host's cwd.
+    #[serde(default)]
+    pub root: Option<PathBuf>,
+    /// Customization `uri`; default: the URL (HTTP) or the root's `file://` URI (stdio).
+    #[serde(default)]
+    pub uri: Option<String>,
+    /// Startup timeout (ms).
+    #[serde(default)]
+    pub startup_timeout_ms: Option<u64>,
+    /// Pre-registered OAuth client for this server.
+    #[serde(default)]
+    pub oauth: Option<OAuthClientSetting>,
+}
+
+/// What `addPlugin` reports.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PluginAdded {
+    /// The plugin's customization id.
+    pub id: String,
+    /// Ids of the servers being started (valid entries only).
+    pub servers: Vec<String>,
+    /// The plugin's load state: `loaded`, `degraded` (some entries invalid) or `error`.
+    pub load: CustomizationLoadState,
+}
+
+/// `callTool` arguments; converts into [`CallTool`].
+///
+/// The tool is named either by its model-safe catalogue `name` (no
+/// `serverId`), or by `serverId` plus the server's original tool name.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CallToolArgs {
+    /// Customization id of the server; when given, `name` is the original tool name.
+    #[serde(default)]
+    pub server_id: Option<String>,
+    /// Catalogue name, or (with `server_id`) the tool's original name.
+    pub name: String,
+    /// Arguments object.
+    #[serde(default)]
+    pub arguments: Option<Map<String, Value>>,
+    /// Inactivity limit (ms), reset by each progress notification; default `limits.callTimeoutMs`.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Absolute limit (ms) that progress never extends; default `limits.callMaxTotalMs`.
+    #[serde(default)]
+    pub max_total_timeout_ms: Option<u64>,
+    /// The `digest` of the catalogue entry the caller validated the arguments
+    /// against; default: the digest as of the last `listTools()`.
+    #[serde(default)]
+    pub digest: Option<String>,
+    /// Chat channel URI of the AHP tool call (with `turnId` and `toolCallId`).
+    #[serde(default)]
+    pub chat: Option<String>,
+    /// The chat's active turn.
+    #[serde(default)]
+    pub turn_id: Option<String>,
+    /// The AHP tool call id.
+    #[serde(default)]
+    pub tool_call_id: Option<String>,
+    /// Display name for AHP messages; default the tool's `title`, else its name.
+    #[serde(default)]
+    pub display_name: Option<String>,
+}
+
+impl TryFrom<CallToolArgs> for CallTool {
+    type Error = HostError;
+
+    /// # Errors
+    /// `invalid_argument` when only some of `chat`/`turnId`/`toolCallId` are
+    /// given, or one of them is empty.
+    fn try_from(args: CallToolArgs) -> Result<Self, HostError> {
+        let chat = match (args.chat, args.turn_id, args.tool_call_id) {
+            (Some(chat), Some(turn_id), Some(tool_call_id)) => {
+                Some(ChatCall::new(chat, turn_id, tool_call_id)?)
+            }
+            (None, None, None) => None,
+            _ => {
+                return Err(HostError::new(
+                    ErrorCode::InvalidArgument,
+                    "chat, turnId and toolCallId go together: give all three or none",
+                ))
+            }
+        };
+        let target = match args.server_id {
+            Some(server_id) => ToolRef::Original {
+                server_id,
+                tool_name: args.name,
+            },
+            None => ToolRef::Catalogue(args.name),
+        };
+        Ok(Self {
+            target,
+            arguments: args.arguments,
+            timeout: args.timeout_ms.map(clamped_timeout),
+            max_total: args.max_total_timeout_ms.map(clamped_timeout),
+            digest: args.digest,
+            chat,
+            display_name: args.display_name,
+        })
+    }
+}
+
+/// AHP `authenticate` command parameters (AHP 1.0 "Authentication").
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AuthenticateArgs {
+    /// The protected resource identifier (`resource` of the advertised RFC 9728 metadata).
+    pub resource: String,
+    /// Bearer access token; empty revokes. A secret: never logged or emitted.
+    pub token: String,
+    /// Seconds until the token expires, as the client computed it.
+    #[serde(default)]
+    pub expires_in: Option<u64>,
+    /// Scopes the token grants; when given they must cover `requiredScopes`.
+    #[serde(default)]
+    pub scopes: Option<Vec<String>>,
+}
+
+/// `authorize` options; converts into [`Authorize`].
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AuthorizeArgs {
+    /// Scopes to request; default: the challenge's, else `scopes_supported`, else none.
+    #[serde(default)]
+    pub scopes: Option<Vec<String>>,
+    /// Time allowed for the user to finish (ms); default 300 000, clamped to
+    /// 1 ..= 86 400 000 like every timeout.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// Enterprise ID token for `grant: "enterpriseManaged"` (a secret).
+    #[serde(default)]
+    pub id_token: Option<String>,
+}
+
+impl From<AuthorizeArgs> for Authorize {
+    fn from(args: AuthorizeArgs) -> Self {
+        Self {
+            scopes: args.scopes.unwrap_or_default(),
+            timeout: args
+                .timeout_ms
+                .map_or(DEFAULT_SIGN_IN_TIMEOUT, clamped_timeout),
+            id_token: args.id_token,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(v: Value) -> Result<CallTool, HostError> {
+        CallTool::try_from(serde_json::from_value::<CallToolArgs>(v).unwrap())
+    }
+
+    #[test]
+    fn chat_turn_and_tool_call_go_together() {
+        let partial = call(json!({"name": "t", "chat": "c", "turnId": "t"})).unwrap_err();
+        assert_eq!(partial.code, ErrorCode::InvalidArgument);
+        assert_eq!(
+            partial.message,
+            "chat, turnId and toolCallId go together: give all three or none"
+        );
+        let empty = call(json!({"name": "t", "chat": "", "turnId": "t", "toolCallId": "x"}));
+        let empty = empty.unwrap_err();
+        assert_eq!(empty.code, ErrorCode::InvalidArgument);
+        assert_eq!(
+            empty.message,
+            "chat, turnId and toolCallId must not be empty"
+        );
+        let all = call(json!({"name": "t", "chat": "c", "turnId": "t", "toolCallId": "x"}));
+        let chat = all.unwrap().chat.unwrap();
+        assert_eq!(
+            (chat.chat(), chat.turn_id(), chat.tool_call_id()),
+            ("c", "t", "x")
+        );
+        assert_eq!(call(json!({"name": "t"})).unwrap().chat, None);
+    }
+
+    #[test]
+    fn the_target_is_a_catalogue_name_or_server_and_original_name() {
+        let by_name = call(json!({"name": "srv__echo"})).unwrap();
+        assert_eq!(by_name.target, ToolRef::Catalogue("srv__echo".into()));
+        let original = call(json!({"serverId": "srv", "name": "echo"})).unwrap();
+        assert_eq!(
+            original.target,
+            ToolRef::Original {
+                server_id: "srv".into(),
+                tool_name: "echo".into()
+            }
+        );
+    }
+
+    #[test]
+    fn call_timeouts_are_clamped_and_default_to_the_limits() {
+        let c = call(json!({"name": "t", "timeoutMs": 0, "maxTotalTimeoutMs": u64::MAX})).unwrap();
+        assert_eq!(c.timeout, Some(Duration::from_millis(1)));
+        assert_eq!(c.max_total, Some(Duration::from_millis(MAX_TIMEOUT_MS)));
+        let d = call(json!({"name": "t"})).unwrap();
+        assert_eq!((d.timeout, d.max_total), (None, None));
+    }
+
+    #[test]
+    fn authorize_timeout_is_clamped_with_the_sign_in_default() {
+        let none = Authorize::from(AuthorizeArgs::default());
+        assert_eq!(none.timeout, DEFAULT_SIGN_IN_TIMEOUT);
+        assert!(none.scopes.is_empty());
+        for (ms, want) in [(0, 1), (5_000, 5_000), (u64::MAX, MAX_TIMEOUT_MS)] {
+            let args = AuthorizeArgs {
+                timeout_ms: Some(ms),
+                ..Default::default()
+            };
+            assert_eq!(Authorize::from(args).timeout, Duration::from_millis(want));
+        }
+    }
+
+    #[test]
+    fn host_options_resolve_defaults_and_clamp_limits() {
+        let options: HostOptions = serde_json::from_value(json!({
+            "limits": {"callTimeoutMs": 0},
+            "env": "allowList",
+        }))
+        .unwrap();
+        let config = HostConfig::from(options);
+        assert_eq!(config.session, "ahp-session:/mcp-host");
+        assert_eq!(config.client_info.name, "ahp-mcp-host");
+        assert_eq!(config.limits.call_timeout_ms, 1);
+        assert_eq!(config.env_policy, EnvPolicy::AllowList);
+        assert!(config.publish_server_tools);
+        let inherit: HostOptions = serde_json::from_value(json!({})).unwrap();
+        assert_eq!(HostConfig::from(inherit).env_policy, EnvPolicy::Inherit);
+    }
+}

@@ -1,0 +1,315 @@
+//! What adding a plugin means, as a pure function: from the parsed
+//! `mcp.json` (Agent Plugins "Validate in two stages": stage 1 is the
+//! file, stage 2 each entry), the plugin's variables, its `addPlugin`
+//! overrides and the limits, [`plan_plugin`] builds the plugin
+//! customization, one server spec per valid entry and the log records to
+//! send. No I/O: `add_plugin` reads the file and creates `PLUGIN_DATA`
+//! before, and publishes and starts actors after.
+
+use std::time::Duration;
+
+use ahp_types::state::{
+    Customization, CustomizationDegradedState, CustomizationErrorState, CustomizationLoadState,
+    CustomizationLoadedState, McpServerStartingState, McpServerState,
+};
+
+use super::options::{clamped_timeout, AddPlugin};
+use crate::config::{McpJson, PluginVars, ServerConfig};
+use crate::events::{log, HostEvent, LogLevel};
+use crate::limits::Limits;
+use crate::session::{child_server_id, mcp_server_entry, plugin_entry};
+use crate::supervisor::{ServerSpec, TransportSpec};
+
+/// Where a plugin comes from and what the caller asked for.
+pub(super) struct PluginSource<'a> {
+    /// The plugin's customization id and display name.
+    pub name: &'a str,
+    /// The plugin customization's `uri`.
+    pub uri: &'a str,
+    /// `file://` URI of its `mcp.json` (the children's `uri`).
+    pub file_uri: &'a str,
+    /// The `addPlugin` options (startup timeouts, per-server overrides).
+    pub opts: &'a AddPlugin,
+    /// The host's (clamped) limits: the default startup timeout.
+    pub limits: &'a Limits,
+}
+
+/// Everything `add_plugin` does after reading the file, decided up front.
+#[derive(Debug)]
+pub(super) struct PluginPlan {
+    /// The plugin customization to publish: final load state and one
+    /// `starting` child per valid entry.
+    pub customization: Customization,
+    /// One spec per valid entry, in file order.
+    pub specs: Vec<ServerSpec>,
+    /// `loaded`, `degraded` (some entries invalid; message joins theirs with
+    /// `"; "`) or `error` (the file is unusable; no specs).
+    pub load: CustomizationLoadState,
+    /// Log records to send before publishing, in order.
+    pub logs: Vec<HostEvent>,
+}
+
+/// `starting`, the state every new server customization is created in.
+pub(super) fn starting() -> McpServerState {
+    McpServerState::Starting(McpServerStartingState::default())
+}
+
+/// `ms` clamped to 1 ms ..= 24 h, or the `startupTimeoutMs` limit.
+pub(super) fn startup_timeout(ms: Option<u64>, limits: &Limits) -> Duration {
+    ms.map_or(
+        Duration::from_millis(limits.startup_timeout_ms),
+        clamped_timeout,
+    )
+}
+
+/// What an actor runs for `config`.
+pub(super) fn transport_spec(config: ServerConfig, vars: PluginVars) -> TransportSpec {
+    match config {
+        ServerConfig::Stdio(c) => TransportSpec::Stdio(c, vars),
+        ServerConfig::StreamableHttp(h) => TransportSpec::StreamableHttp(h),
+    }
+}
+
+/// Plans plugin `source` from its loaded `mcp.json` and variables, or the
+/// message saying why it could not be loaded (unreadable or broken file,
+/// no `PLUGIN_DATA`): then the plugin is in `error` with that message.
+///
+/// Invalid entries are skipped with a `warn` record and make the plugin
+/// `degraded`; valid ones become child `<plugin>/<server>` with a spec
+/// whose startup timeout is the server's override, else the plugin's,
+/// else the limit, clamped to 1 ms ..= 24 h.
+pub(super) fn plan_plugin(
+    source: &PluginSource<'_>,
+    loaded: Result<(McpJson, PluginVars), String>,
+) -> PluginPlan {
+    let name = source.name;
+    let entry = |load: &CustomizationLoadState, children| {
+        Customization::Plugin(plugin_entry(name, source.uri, name, load.clone(), children))
+    };
+    let (mcp, vars) = match loaded {
+        Ok(loaded) => loaded,
+        Err(message) => {
+            let text = format!("plugin {name}: MCP disabled: {message}");
+            let load = CustomizationLoadState::Error(CustomizationErrorState { message });
+            return PluginPlan {
+                customization: entry(&load, Vec::new()),
+                specs: Vec::new(),
+                load,
+                logs: vec![log(LogLevel::Error, "host.config", None, text)],
+            };
+        }
+    };
+    let (mut problems, mut logs, mut children, mut specs) = (vec![], vec![], vec![], vec![]);
+    for server in mcp.servers {
+        let config = match server.config {
+            Ok(c) => c,
+            Err(message) => {
+                let text = format!("plugin {name}: skipped {message}");
+                logs.push(log(LogLevel::Warn, "host.config", None, text));
+                problems.push(message);
+                continue;
+            }
+        };
+        let id = child_server_id(name, &server.name);
+        let overrides = source.opts.servers.get(&server.name);
+        let ms = overrides.and_then(|o| o.startup_timeout_ms);
+        let ms = ms.or(source.opts.startup_timeout_ms);
+        children.push(mcp_server_entry(
+            &id,
+            source.file_uri,
+            &server.name,
+            server.range,
+            starting(),
+        ));
+        specs.push(ServerSpec {
+            id,
+            transport: transport_spec(config, vars.clone()),
+            startup_timeout: startup_timeout(ms, source.limits),
+            oauth_client: overrides.and_then(|o| o.oauth.clone()),
+        });
+    }
+    let load = if problems.is_empty() {
+        CustomizationLoadState::Loaded(CustomizationLoadedState {})
+    } else {
+        CustomizationLoadState::Degraded(CustomizationDegradedState {
+            message: problems.join("; "),
+        })
+    };
+    PluginPlan {
+        customization: entry(&load, children),
+        specs,
+        load,
+        logs,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use ahp_types::state::ChildCustomization;
+    use serde_json::json;
+
+    use super::*;
+    use crate::config::parse_mcp_json;
+    use crate::limits::MAX_TIMEOUT_MS;
+
+    fn vars() -> PluginVars {
+        PluginVars {
+            plugin_root: PathBuf::from("/plugins/p"),
+            plugin_data: PathBuf::from("/data/p"),
+        }
+    }
+
+    fn opts(v: serde_json::Value) -> AddPlugin {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn plan(file: &str, opts: &AddPlugin, limits: &Limits) -> PluginPlan {
+        let source = PluginSource {
+            name: "p",
+            uri: "file:///plugins/p/",
+            file_uri: "file:///plugins/p/mcp.json",
+            opts,
+            limits,
+        };
+        let loaded = parse_mcp_json(file, "/plugins/p/mcp.json").map(|m| (m, vars()));
+        plan_plugin(&source, loaded)
+    }
+
+    /// (id, startup timeout ms, oauth client id) of every spec.
+    fn specs(plan: &PluginPlan) -> Vec<(String, u128, Option<String>)> {
+        let client = |s: &ServerSpec| s.oauth_client.as_ref().map(|o| o.client_id.clone());
+        let row = |s: &ServerSpec| (s.id.clone(), s.startup_timeout.as_millis(), client(s));
+        plan.specs.iter().map(row).collect()
+    }
+
+    /// (id, uri, name) of every child of the planned plugin customization.
+    fn children(plan: &PluginPlan) -> Vec<(String, String, String)> {
+        let Customization::Plugin(p) = &plan.customization else {
+            panic!("not a plugin: {:?}", plan.customization);
+        };
+        assert_eq!((p.id.as_str(), p.uri.as_str()), ("p", "file:///plugins/p/"));
+        assert_eq!(p.load.as_ref(), Some(&plan.load));
+        let child = |c: &ChildCustomization| match c {
+            ChildCustomization::McpServer(s) => {
+                assert_eq!(s.state, starting());
+                (s.id.clone(), s.uri.clone(), s.name.clone())
+            }
+            other => panic!("unexpected child {other:?}"),
+        };
+        p.children.iter().flatten().map(child).collect()
+    }
+
+    const TWO: &str = r#"{"mcpServers": {
+        "a": {"type": "stdio", "command": "node", "args": ["a.js"]},
+        "b": {"type": "streamable-http", "url": "https://mcp.example/b"}
+    }}"#;
+
+    #[test]
+    fn valid_entries_are_loaded_with_one_child_and_spec_each() {
+        let limits = Limits {
+            startup_timeout_ms: 7_000,
+            ..Limits::default()
+        };
+        let cases = [
+            (json!({"root": "/plugins/p"}), [7_000, 7_000], None),
+            (
+                json!({"root": "/plugins/p", "startupTimeoutMs": 5_000}),
+                [5_000, 5_000],
+                None,
+            ),
+            (
+                json!({"root": "/plugins/p", "startupTimeoutMs": 5_000,
+                       "servers": {"b": {"startupTimeoutMs": 0, "oauth": {"clientId": "cid"}}}}),
+                [5_000, 1],
+                Some("cid"),
+            ),
+            (
+                json!({"root": "/plugins/p", "startupTimeoutMs": u64::MAX}),
+                [MAX_TIMEOUT_MS, MAX_TIMEOUT_MS],
+                None,
+            ),
+        ];
+        for (options, [a_ms, b_ms], b_client) in cases {
+            let plan = plan(TWO, &opts(options.clone()), &limits);
+            assert_eq!(
+                plan.load,
+                CustomizationLoadState::Loaded(CustomizationLoadedState {})
+            );
+            assert!(plan.logs.is_empty(), "{options}: {:?}", plan.logs);
+            let b_client = b_client.map(str::to_owned);
+            assert_eq!(
+                specs(&plan),
+                [
+                    ("p/a".into(), a_ms.into(), None),
+                    ("p/b".into(), b_ms.into(), b_client)
+                ],
+                "{options}"
+            );
+            let file = "file:///plugins/p/mcp.json".to_owned();
+            assert_eq!(
+                children(&plan),
+                [
+                    ("p/a".into(), file.clone(), "a".into()),
+                    ("p/b".into(), file, "b".into())
+                ]
+            );
+        }
+        let plan = plan(TWO, &opts(json!({"root": "/p"})), &limits);
+        assert!(matches!(&plan.specs[0].transport, TransportSpec::Stdio(_, v) if v == &vars()));
+        assert!(matches!(
+            &plan.specs[1].transport,
+            TransportSpec::StreamableHttp(_)
+        ));
+    }
+
+    #[test]
+    fn an_invalid_entry_degrades_the_plugin_and_keeps_its_siblings() {
+        let file = r#"{"mcpServers": {
+            "good": {"type": "stdio", "command": "node"},
+            "bad": {"type": "streamable-http", "url": "http://example.com/mcp"},
+            "also": {"type": "stdio", "command": "python3"}
+        }}"#;
+        let plan = plan(file, &opts(json!({"root": "/p"})), &Limits::default());
+        let CustomizationLoadState::Degraded(d) = &plan.load else {
+            panic!("not degraded: {:?}", plan.load);
+        };
+        assert!(d.message.starts_with("server \"bad\": "), "{}", d.message);
+        let ids: Vec<String> = specs(&plan).into_iter().map(|s| s.0).collect();
+        assert_eq!(ids, ["p/good", "p/also"]);
+        assert_eq!(children(&plan).len(), 2);
+        let [HostEvent::Log(record)] = &plan.logs[..] else {
+            panic!("one log record expected: {:?}", plan.logs);
+        };
+        assert_eq!(record.level, LogLevel::Warn);
+        assert_eq!(record.message, format!("plugin p: skipped {}", d.message));
+    }
+
+    #[test]
+    fn a_broken_file_is_an_error_state_without_specs() {
+        let plan = plan(
+            r#"{"mcpServers": {"#,
+            &opts(json!({"root": "/p"})),
+            &Limits::default(),
+        );
+        let CustomizationLoadState::Error(e) = &plan.load else {
+            panic!("not an error: {:?}", plan.load);
+        };
+        assert!(
+            e.message.starts_with("/plugins/p/mcp.json:1:"),
+            "{}",
+            e.message
+        );
+        assert!(plan.specs.is_empty());
+        assert!(children(&plan).is_empty());
+        let [HostEvent::Log(record)] = &plan.logs[..] else {
+            panic!("one log record expected: {:?}", plan.logs);
+        };
+        assert_eq!(record.level, LogLevel::Error);
+        assert_eq!(
+            record.message,
+            format!("plugin p: MCP disabled: {}", e.message)
+        );
+    }
+}
