@@ -1,6 +1,15 @@
 //! MCP requests passed through to one ready server: resources and prompts
 //! (MCP 2025-11-25 "Server Features › Resources", "› Prompts"), with every
 //! page of a list walked and every result bounded by the limits.
+//!
+//! ## Errors
+//!
+//! Every method here fails with `not_found` (no such server),
+//! `server_not_ready`, `protocol_error` (a JSON-RPC error, e.g. -32002
+//! resource not found, carries its code in `data.code`), `timeout` (one
+//! request or page took longer than `callTimeoutMs`), `auth_required`,
+//! `limit_exceeded` (pages, cursor, `maxListItems`, or `maxResultBytes` for
+//! the result or for all items of a list together) or `disposed`.
 
 use std::time::Duration;
 
@@ -43,10 +52,7 @@ impl Host {
     /// under `key` (MCP 2025-11-25 "Utilities › Pagination").
     ///
     /// # Errors
-    /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`
-    /// (a page took longer than `callTimeoutMs`), `auth_required`,
-    /// `limit_exceeded` (pages, cursor, `maxListItems`, or `maxResultBytes`
-    /// for all items together), `disposed`.
+    /// See the module doc.
     async fn list_items(&self, server_id: &str, method: &str, key: &str) -> HostResult<Vec<Value>> {
         let conn = self.ready_connection(server_id)?;
         let limits = self.shared.limits;
@@ -68,7 +74,7 @@ impl Host {
     /// Sends one request and bounds its result.
     ///
     /// # Errors
-    /// As [`Host::list_items`].
+    /// See the module doc.
     async fn request(&self, server_id: &str, method: &str, params: Value) -> HostResult<Value> {
         let conn = self.ready_connection(server_id)?;
         let limits = self.shared.limits;
@@ -87,7 +93,8 @@ impl Host {
     /// MCP `resources/list`, every page: the server's `Resource` objects.
     ///
     /// # Errors
-    /// As [`Host::list_items`].
+    /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,
+    /// `auth_required`, `limit_exceeded`, `disposed` (see the module doc).
     pub async fn list_resources(&self, server_id: &str) -> HostResult<Vec<Value>> {
         self.list_items(server_id, "resources/list", "resources")
             .await
@@ -96,7 +103,8 @@ impl Host {
     /// MCP `resources/templates/list`, every page: `ResourceTemplate` objects.
     ///
     /// # Errors
-    /// As [`Host::list_items`].
+    /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,
+    /// `auth_required`, `limit_exceeded`, `disposed` (see the module doc).
     pub async fn list_resource_templates(&self, server_id: &str) -> HostResult<Vec<Value>> {
         self.list_items(server_id, "resources/templates/list", "resourceTemplates")
             .await
@@ -105,8 +113,10 @@ impl Host {
     /// MCP `resources/read`: the `ReadResourceResult` (`{contents: [...]}`).
     ///
     /// # Errors
-    /// As [`Host::list_items`] (a JSON-RPC error, e.g. -32002 resource not
-    /// found, is `protocol_error` with `data.code`).
+    /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,
+    /// `auth_required`, `limit_exceeded`, `disposed` (see the module doc).
+    /// A JSON-RPC error (e.g. -32002 resource not found) is `protocol_error`
+    /// with `data.code`.
     pub async fn read_resource(&self, server_id: &str, uri: &str) -> HostResult<Value> {
         self.request(server_id, "resources/read", json!({ "uri": uri }))
             .await
@@ -115,7 +125,8 @@ impl Host {
     /// MCP `prompts/list`, every page: `Prompt` objects.
     ///
     /// # Errors
-    /// As [`Host::list_items`].
+    /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,
+    /// `auth_required`, `limit_exceeded`, `disposed` (see the module doc).
     pub async fn list_prompts(&self, server_id: &str) -> HostResult<Vec<Value>> {
         self.list_items(server_id, "prompts/list", "prompts").await
     }
@@ -123,7 +134,8 @@ impl Host {
     /// MCP `prompts/get` with string `arguments`: the `GetPromptResult`.
     ///
     /// # Errors
-    /// As [`Host::read_resource`].
+    /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,
+    /// `auth_required`, `limit_exceeded`, `disposed` (see the module doc).
     pub async fn get_prompt(
         &self,
         server_id: &str,

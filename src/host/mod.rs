@@ -189,7 +189,8 @@ impl Host {
             sink,
             processes: Arc::new(ProcessRegistry::default()),
             client_info,
-            limits: config.limits,
+            // Idempotent; keeps a `HostConfig` built in Rust inside the caps too.
+            limits: config.limits.clamped(),
             base_env: host_base_env(),
             env_policy: config.env_policy,
             disposed: CancellationToken::new(),
