@@ -640,7 +640,11 @@ export interface LogRecord {
   serverId?: string
 }
 
-/** Stable error codes (`err.code`). */
+/**
+ * Stable error codes (`err.code`, always a string; `tests/error_codes.rs`
+ * checks this list against the Rust `ErrorCode`). An id, name or URI argument
+ * that is not a non-empty string is refused with `invalid_argument` naming it.
+ */
 export type HostErrorCode =
   | 'invalid_argument'
   | 'invalid_config'
@@ -719,10 +723,23 @@ export interface AuthenticateParams {
   scopes?: string[]
 }
 
-/** Error thrown by every command. `data` carries e.g. a JSON-RPC error's `{code, data}`. */
+/**
+ * Error thrown by every command. `code` is always one of the stable strings
+ * of {@link HostErrorCode}. `data` carries structured detail, e.g. an MCP
+ * server's JSON-RPC error `{code, data}` for `protocol_error`.
+ */
 export declare class HostError extends Error {
-  /** A stable string code, or an AHP JSON-RPC code (-32007, -32602) from {@link McpHost.authenticate}. */
-  readonly code: HostErrorCode | -32007 | -32602
+  constructor(code: HostErrorCode, message: string, data?: unknown, rpcCode?: number)
+  readonly name: 'HostError'
+  /** The stable string code; never a number. */
+  readonly code: HostErrorCode
+  /**
+   * The AHP JSON-RPC error number (AHP 1.0 "Errors"), present only on AHP
+   * errors: `-32007` (AuthRequired) with `code: 'auth_required'`, `-32602`
+   * (InvalidParams) with `code: 'invalid_params'`. An MCP server's own
+   * JSON-RPC code is not here but in `data.code` (`protocol_error`).
+   */
+  readonly rpcCode?: number
   readonly data?: { resources?: ProtectedResourceMetadata[]; [key: string]: unknown } | unknown
 }
 
@@ -762,10 +779,11 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * AHP `authenticate`: pushes a bearer token for a protected resource this
    * host advertised in a live `authRequired` state (`state.resource.resource`).
    * Resolves `{}` once the server is `ready` with it. An empty token revokes.
-   * Rejects with a {@link HostError} whose `code` is the AHP JSON-RPC code:
-   * `-32602` (InvalidParams; unknown resource; `data.resources` lists the
-   * advertised ones) or `-32007` (AuthRequired; the server refused the token, or
-   * `scopes` do not cover `requiredScopes`; `data.resources`).
+   * Rejects with a {@link HostError}: `code: 'invalid_params'`, `rpcCode:
+   * -32602` (InvalidParams; unknown resource; `data.resources` lists the
+   * advertised ones) or `code: 'auth_required'`, `rpcCode: -32007`
+   * (AuthRequired; the server refused the token, or `scopes` do not cover
+   * `requiredScopes`; `data.resources`).
    */
   authenticate(params: AuthenticateParams): Promise<Record<string, never>>
   /**

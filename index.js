@@ -5,14 +5,37 @@
 const { EventEmitter } = require('node:events')
 const { NativeHost } = require('./binding.js')
 
-/** Error with a stable `code` (see index.d.ts `HostErrorCode`). */
+/**
+ * Error with a stable string `code` (see index.d.ts `HostErrorCode`) and, for
+ * AHP errors, the JSON-RPC number as `rpcCode` (-32007 AuthRequired, -32602
+ * InvalidParams).
+ */
 class HostError extends Error {
-  constructor(code, message, data) {
+  constructor(code, message, data, rpcCode) {
     super(message)
     this.name = 'HostError'
     this.code = code
     if (data !== undefined && data !== null) this.data = data
+    if (rpcCode !== undefined) this.rpcCode = rpcCode
   }
+}
+
+// Codes of AHP errors (AHP 1.0 "Errors"): the native side puts their JSON-RPC
+// number (-32007 AuthRequired, -32602 InvalidParams) in `data.code`.
+const AHP_RPC_ERRORS = new Set(['auth_required', 'invalid_params'])
+
+// The HostError of a native `{ok: false, code, message, data}` answer.
+function hostError(r) {
+  const rpcCode = AHP_RPC_ERRORS.has(r.code) && typeof r.data?.code === 'number' ? r.data.code : undefined
+  return new HostError(r.code, r.message, r.data, rpcCode)
+}
+
+// An id, name or URI argument: a non-empty string, else `invalid_argument`.
+function nonEmptyString(value, name) {
+  if (typeof value !== 'string' || value === '') {
+    throw new HostError('invalid_argument', `${name}: must be a non-empty string`)
+  }
+  return value
 }
 
 // Hosts still alive, so a normal `process.exit()` kills their servers too.
@@ -29,7 +52,7 @@ function installExitHook() {
 function unwrap(text) {
   const r = JSON.parse(text)
   if (r.ok) return r.value
-  throw new HostError(r.code, r.message, r.data)
+  throw hostError(r)
 }
 
 let nextRequestId = 1
@@ -42,13 +65,12 @@ function aborted(err, signal) {
   return err
 }
 
-// Server-initiated requests the app can answer (MCP "Client Features").
+// Server-initiated requests the app can answer (MCP "Client Features"). A
+// handler's name is the first segment of its method (`elicitation/create`,
+// `sampling/createMessage`, `roots/list`), as `ServerRequestKind::name` in
+// src/requests.rs defines it (tests/js_contract.rs checks this list).
 const REQUEST_KINDS = new Set(['elicitation', 'sampling', 'roots'])
-const METHOD_TO_KIND = {
-  'elicitation/create': 'elicitation',
-  'sampling/createMessage': 'sampling',
-  'roots/list': 'roots',
-}
+const kindOf = (method) => method.split('/', 1)[0]
 
 // A host that is garbage-collected without dispose() releases its keep-alive
 // timer (its native half kills its servers when collected).
@@ -71,7 +93,7 @@ class McpHost extends EventEmitter {
     // The native side holds these callbacks strongly; they must not hold `this`.
     const onRequest = async (json) => {
       const { serverId, method, params } = JSON.parse(json)
-      const result = await handlers[METHOD_TO_KIND[method]](params, { serverId })
+      const result = await handlers[kindOf(method)](params, { serverId })
       return JSON.stringify(result ?? {})
     }
     // The app's credential store ({get, set, delete}, async), e.g. VS Code SecretStorage.
@@ -84,7 +106,7 @@ class McpHost extends EventEmitter {
     }
     this.#native = new NativeHost(
       JSON.stringify(nativeOptions),
-      (batch) => self.deref()?._deliver(batch),
+      (batch) => self.deref()?.#deliver(batch),
       handled,
       onRequest,
       Boolean(credentials),
@@ -99,8 +121,7 @@ class McpHost extends EventEmitter {
     collected.register(this, this.#keepAlive, this)
   }
 
-  /** @internal */
-  _deliver(batch) {
+  #deliver(batch) {
     for (const item of JSON.parse(batch)) this.emit(item.event, item.payload)
   }
 
@@ -114,31 +135,36 @@ class McpHost extends EventEmitter {
 
   async addPlugin(options) { return unwrap(await this.#live().addPlugin(JSON.stringify(options))) }
   async addServer(options) { return unwrap(await this.#live().addServer(JSON.stringify(options))) }
-  async remove(id) { return unwrap(await this.#live().remove(String(id))) }
+  async remove(id) {
+    nonEmptyString(id, 'id')
+    return unwrap(await this.#live().remove(id))
+  }
 
   dispatch(action, origin = {}) {
-    const clientId = origin.clientId ?? 'local'
+    const clientId = nonEmptyString(origin.clientId ?? 'local', 'origin.clientId')
     const clientSeq = origin.clientSeq ?? 0
-    return unwrap(this.#live().dispatch(JSON.stringify(action), String(clientId), Number(clientSeq)))
+    return unwrap(this.#live().dispatch(JSON.stringify(action), clientId, Number(clientSeq)))
   }
 
   async authenticate(args) {
     const r = JSON.parse(await this.#live().authenticate(JSON.stringify(args)))
     if (r.ok) return {}
-    // AHP errors keep their JSON-RPC code (-32007 AuthRequired, -32602 InvalidParams) and data.
-    if (typeof r.data?.code === 'number') {
+    const err = hostError(r)
+    // The AHP JSON-RPC number is `rpcCode` only; `data` keeps the rest (`resources`).
+    if (err.rpcCode !== undefined) {
       const { code, ...data } = r.data
-      throw new HostError(code, r.message, data)
+      err.data = data
     }
-    throw new HostError(r.code, r.message, r.data)
+    throw err
   }
 
   async authorize(serverId, { openUrl, ...options } = {}) {
+    nonEmptyString(serverId, 'serverId')
     const native = this.#live()
     const onUrl = openUrl && ((event) => { if (event.serverId === serverId) openUrl(event.url) })
     if (onUrl) this.on('authorizationUrl', onUrl)
     try {
-      unwrap(await native.authorize(String(serverId), JSON.stringify(options)))
+      unwrap(await native.authorize(serverId, JSON.stringify(options)))
     } finally {
       if (onUrl) this.off('authorizationUrl', onUrl)
     }
@@ -149,12 +175,27 @@ class McpHost extends EventEmitter {
 
   toolDiagnostics() { return JSON.parse(this.#live().toolDiagnostics()) }
 
-  async listResources(serverId) { return unwrap(await this.#live().listResources(String(serverId))) }
-  async listResourceTemplates(serverId) { return unwrap(await this.#live().listResourceTemplates(String(serverId))) }
-  async readResource(serverId, uri) { return unwrap(await this.#live().readResource(String(serverId), String(uri))) }
-  async listPrompts(serverId) { return unwrap(await this.#live().listPrompts(String(serverId))) }
+  async listResources(serverId) {
+    nonEmptyString(serverId, 'serverId')
+    return unwrap(await this.#live().listResources(serverId))
+  }
+  async listResourceTemplates(serverId) {
+    nonEmptyString(serverId, 'serverId')
+    return unwrap(await this.#live().listResourceTemplates(serverId))
+  }
+  async readResource(serverId, uri) {
+    nonEmptyString(serverId, 'serverId')
+    nonEmptyString(uri, 'uri')
+    return unwrap(await this.#live().readResource(serverId, uri))
+  }
+  async listPrompts(serverId) {
+    nonEmptyString(serverId, 'serverId')
+    return unwrap(await this.#live().listPrompts(serverId))
+  }
   async getPrompt(serverId, name, args) {
-    return unwrap(await this.#live().getPrompt(String(serverId), String(name), JSON.stringify(args ?? null)))
+    nonEmptyString(serverId, 'serverId')
+    nonEmptyString(name, 'name')
+    return unwrap(await this.#live().getPrompt(serverId, name, JSON.stringify(args ?? null)))
   }
 
   async callTool(options) {

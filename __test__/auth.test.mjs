@@ -1,6 +1,7 @@
 // OAuth: a Streamable HTTP server answering 401 moves to `authRequired` with
 // RFC 9728 metadata; the AHP `authenticate` command brings it to `ready`;
-// refusals use AHP's JSON-RPC codes; secrets never leak.
+// refusals carry a stable `code` and AHP's JSON-RPC number as `rpcCode`;
+// secrets never leak.
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -31,7 +32,10 @@ test('401 → authRequired with protected resource metadata; authenticate → re
 
   // An unknown resource is InvalidParams (-32602) and lists what was advertised.
   await assert.rejects(host.authenticate({ resource: 'http://127.0.0.1:1/elsewhere', token: CANARY }), (err) => {
-    assert.equal(err.code, -32602)
+    assert.equal(err.name, 'HostError')
+    assert.equal(err.code, 'invalid_params')
+    assert.equal(err.rpcCode, -32602)
+    assert.equal(err.data.code, undefined)
     assert.deepEqual(err.data.resources.map((r) => r.resource), [server.url])
     return true
   })
@@ -39,14 +43,15 @@ test('401 → authRequired with protected resource metadata; authenticate → re
   // Declared scopes that do not cover requiredScopes: rejected, nothing sent.
   const before = await server.stats()
   await assert.rejects(host.authenticate({ resource: server.url, token: CANARY, scopes: ['mcp:write'] }), (err) => {
-    assert.equal(err.code, -32007)
+    assert.equal(err.code, 'auth_required')
+    assert.equal(err.rpcCode, -32007)
     assert.equal(err.data.resources[0].resource, server.url)
     return true
   })
   assert.equal((await server.stats()).tokenRequests, before.tokenRequests, 'a token was sent despite insufficient scopes')
 
   // A token the server refuses: -32007, state stays authRequired (never ready).
-  await assert.rejects(host.authenticate({ resource: server.url, token: 'wrong-token' }), (err) => err.code === -32007)
+  await assert.rejects(host.authenticate({ resource: server.url, token: 'wrong-token' }), (err) => err.code === 'auth_required' && err.rpcCode === -32007)
   assert.equal(serverState(host, id).kind, 'authRequired')
   assert.equal(serverState(host, id).reason, 'expired')
 
@@ -86,6 +91,6 @@ test('a stopped authRequired server refuses authenticate', async (t) => {
   await waitState(host, id, 'authRequired')
   host.dispatch({ type: 'session/mcpServerStopRequested', id }, { clientId: 'c', clientSeq: 1 })
   await waitState(host, id, 'stopped')
-  await assert.rejects(host.authenticate({ resource: server.url, token: CANARY }), (err) => err.code === -32602)
+  await assert.rejects(host.authenticate({ resource: server.url, token: CANARY }), (err) => err.code === 'invalid_params' && err.rpcCode === -32602)
   await waitFor(async () => (await server.stats()).tokenRequests === 0, { what: 'no token sent' })
 })

@@ -92,6 +92,8 @@ test('readResource of an unknown uri rejects with protocol_error and the JSON-RP
   assert.equal(typeof err.data.code, 'number')
   // The SDK's McpServer answers an unmatched uri with InvalidParams.
   assert.equal(err.data.code, -32602)
+  // The MCP server's JSON-RPC code stays in data; rpcCode is only for AHP errors.
+  assert.equal(err.rpcCode, undefined)
   assert.match(err.message, /demo:\/\/resource\/no\/such\/thing/)
   // The server is still fine.
   assert.equal((await host.listResources(id)).length, DOC_FILES.length)

@@ -63,7 +63,7 @@ test('a 403 insufficient_scope pauses the AHP tool call; authenticate resumes it
 
 test('without a chat, a 403 insufficient_scope rejects with auth_required; a client can cancel a paused call', async (t) => {
   const { host, actions, id } = await signedIn(t)
-  await assert.rejects(host.callTool({ serverId: id, name: 'admin' }), (e) => e.code === 'auth_required' && e.data.insufficientScope === true)
+  await assert.rejects(host.callTool({ serverId: id, name: 'admin' }), (e) => e.code === 'auth_required' && e.rpcCode === -32007 && e.data.insufficientScope === true)
   const pending = host.callTool({ serverId: id, name: 'admin', chat: CHAT, turnId: 'turn-1', toolCallId: 'tc-2' })
   await waitFor(() => host.getState().inputNeeded?.length === 1, { what: 'inputNeeded entry' })
   const refused = host.dispatch({ type: 'chat/toolCallComplete', turnId: 'turn-1', toolCallId: 'tc-2', result: { success: true, pastTenseMessage: 'done' } }, { clientId: 'ui', clientSeq: 1 })

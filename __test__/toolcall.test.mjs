@@ -87,7 +87,7 @@ test('isError results and JSON-RPC errors complete the AHP tool call as failed, 
   assert.equal(f.result.success, false)
   const proto = chatCall()
   await assert.rejects(host.callTool({ serverId: id, name: 'protocol_error', arguments: { code: 42 }, ...proto }),
-    (e) => e.code === 'protocol_error' && e.data.code === 42 && e.data.data.detail === 'x' && /boom/.test(e.message))
+    (e) => e.code === 'protocol_error' && e.rpcCode === undefined && e.data.code === 42 && e.data.data.detail === 'x' && /boom/.test(e.message))
   const [p] = (await settled(actions, proto.toolCallId))
   assert.equal(p.result.success, false)
   assert.equal(p.result.error.code, 'protocol_error')

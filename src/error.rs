@@ -70,6 +70,38 @@ pub enum ErrorCode {
 }
 
 impl ErrorCode {
+    /// Every code, in declaration order (`tests/error_codes.rs` checks it
+    /// against the variants, [`ErrorCode::as_str`] and the `HostErrorCode`
+    /// union in `index.d.ts`).
+    pub const ALL: [Self; 26] = [
+        Self::InvalidArgument,
+        Self::InvalidConfig,
+        Self::InvalidEntry,
+        Self::NotFound,
+        Self::AlreadyExists,
+        Self::ServerNotReady,
+        Self::ServerExited,
+        Self::StartupTimeout,
+        Self::SpawnFailed,
+        Self::CommandNotFound,
+        Self::CommandOutsideRoot,
+        Self::ConnectFailed,
+        Self::RedirectRefused,
+        Self::AuthDiscoveryFailed,
+        Self::AuthFailed,
+        Self::AuthDenied,
+        Self::AuthRequired,
+        Self::InvalidParams,
+        Self::ProtocolError,
+        Self::Cancelled,
+        Self::Timeout,
+        Self::LimitExceeded,
+        Self::StaleTool,
+        Self::Rejected,
+        Self::Disposed,
+        Self::Internal,
+    ];
+
     /// The stable wire string of this code.
     pub fn as_str(self) -> &'static str {
         match self {

@@ -23,6 +23,9 @@ pub enum ServerRequestKind {
 }
 
 impl ServerRequestKind {
+    /// Every kind, in the order the JS `handlers` option documents them.
+    pub const ALL: [Self; 3] = [Self::Elicitation, Self::Sampling, Self::Roots];
+
     /// The MCP method name.
     pub fn method(self) -> &'static str {
         match self {
@@ -30,6 +33,23 @@ impl ServerRequestKind {
             Self::Sampling => "sampling/createMessage",
             Self::Roots => "roots/list",
         }
+    }
+
+    /// The handler name the app registers in JS (`handlers: {elicitation,
+    /// sampling, roots}`): always the first segment of [`Self::method`], which
+    /// is how `index.js` routes a request's `method` to its handler.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Elicitation => "elicitation",
+            Self::Sampling => "sampling",
+            Self::Roots => "roots",
+        }
+    }
+
+    /// The kind of handler name `name` (see [`Self::name`]); `None` for any
+    /// other string.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
     }
 }
 
@@ -111,6 +131,16 @@ mod tests {
         ) -> BoxFuture<'static, Result<Value, String>> {
             Box::pin(async { Ok(Value::Null) })
         }
+    }
+
+    #[test]
+    fn handler_names_are_the_first_method_segment() {
+        for kind in ServerRequestKind::ALL {
+            assert_eq!(kind.method().split('/').next(), Some(kind.name()));
+            assert_eq!(ServerRequestKind::from_name(kind.name()), Some(kind));
+        }
+        assert_eq!(ServerRequestKind::from_name("elicitation/create"), None);
+        assert_eq!(ServerRequestKind::from_name(""), None);
     }
 
     #[test]

@@ -90,6 +90,19 @@ async function main(): Promise<void> {
   // @ts-expect-error unknown error codes do not type-check
   const bad: HostError['code'] = 'no_such_code'
   void bad
+  // @ts-expect-error err.code is never a number (the AHP JSON-RPC number is rpcCode)
+  const numeric: HostError['code'] = -32007
+  void numeric
+  try {
+    await host.authenticate({ resource: 'https://example.test/mcp', token: 't' })
+  } catch (err) {
+    if (err instanceof HostError && err.code === 'auth_required') {
+      const rpc: number | undefined = err.rpcCode
+      console.log(rpc === -32007)
+    }
+  }
+  const made = new HostError('invalid_params', 'unknown resource', { resources: [] }, -32602)
+  void made
   await host.dispose()
 }
 

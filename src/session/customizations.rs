@@ -9,6 +9,8 @@ use ahp_types::state::{
     TextRange,
 };
 
+use crate::error::ErrorCode;
+
 /// Id of server `server` inside plugin `plugin`.
 pub fn child_server_id(plugin: &str, server: &str) -> String {
     format!("{plugin}/{server}")
@@ -64,7 +66,14 @@ pub fn plugin_entry(
     }
 }
 
-/// `McpServerState::Error` with `errorType` = a stable error code and a message.
+/// `McpServerState::Error` (AHP `McpServerErrorState`) with `errorType` =
+/// the stable string of `code` (e.g. `"server_exited"`) and `message`.
+pub fn server_error_state(code: ErrorCode, message: impl Into<String>) -> McpServerState {
+    error_state(code.as_str(), message)
+}
+
+/// `McpServerState::Error` with `errorType` = a stable error code string and
+/// a message. Prefer [`server_error_state`], which takes the [`ErrorCode`].
 pub fn error_state(error_type: &str, message: impl Into<String>) -> McpServerState {
     McpServerState::Error(McpServerErrorState {
         error: ErrorInfo {
@@ -155,18 +164,21 @@ pub fn mcp_servers(state: &SessionState) -> Vec<&McpServerCustomization> {
     out
 }
 
-/// Ids of every MCP server child of plugin `plugin_id`.
-pub fn plugin_server_ids(state: &SessionState, plugin_id: &str) -> Vec<String> {
-    match find(state, plugin_id) {
-        Some(Found::Plugin(p)) => p
-            .children
-            .iter()
-            .flatten()
-            .filter_map(|c| match c {
-                ChildCustomization::McpServer(s) => Some(s.id.clone()),
-                _ => None,
-            })
-            .collect(),
-        _ => Vec::new(),
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn server_error_state_carries_the_stable_code() {
+        let McpServerState::Error(e) = server_error_state(ErrorCode::ServerExited, "exited 1")
+        else {
+            panic!("not an error state");
+        };
+        assert_eq!(e.error.error_type, "server_exited");
+        assert_eq!(e.error.message, "exited 1");
+        assert_eq!(
+            server_error_state(ErrorCode::SpawnFailed, "m"),
+            error_state("spawn_failed", "m")
+        );
     }
 }

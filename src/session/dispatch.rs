@@ -11,9 +11,10 @@ use ahp_types::state::{CustomizationEnablement, SessionState};
 
 use super::customizations::{find, server_enabled, Found};
 
-/// The side effect an accepted client action asks of the host.
+/// The side effect an accepted client action asks of the host (what the
+/// client intends; not an MCP or JSON-RPC request).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ClientRequest {
+pub enum ClientIntent {
     /// Start (or restart) the MCP server with this id.
     Start(String),
     /// Stop the MCP server with this id.
@@ -24,12 +25,15 @@ pub enum ClientRequest {
     Background(String),
 }
 
+/// Old name of [`ClientIntent`], kept for callers not yet renamed.
+pub type ClientRequest = ClientIntent;
+
 /// Checks a client action against the current state. `Ok` gives the side
 /// effect to perform after the echo; `Err` gives the `rejectionReason`.
 pub fn validate_client_action(
     state: &SessionState,
     action: &StateAction,
-) -> Result<ClientRequest, String> {
+) -> Result<ClientIntent, String> {
     match action {
         StateAction::SessionCustomizationToggled(a) => {
             match find(state, &a.id) {
@@ -40,7 +44,7 @@ pub fn validate_client_action(
                 None => return Err(format!("{} is not a customization of this session", a.id)),
             }
             check_enablement(&a.enablement)?;
-            Ok(ClientRequest::Toggled(a.id.clone()))
+            Ok(ClientIntent::Toggled(a.id.clone()))
         }
         StateAction::SessionMcpServerStartRequested(a) => {
             require_server(state, &a.id)?;
@@ -50,15 +54,15 @@ pub fn validate_client_action(
                     a.id
                 ));
             }
-            Ok(ClientRequest::Start(a.id.clone()))
+            Ok(ClientIntent::Start(a.id.clone()))
         }
         StateAction::SessionMcpServerStopRequested(a) => {
             require_server(state, &a.id)?;
-            Ok(ClientRequest::Stop(a.id.clone()))
+            Ok(ClientIntent::Stop(a.id.clone()))
         }
         StateAction::SessionMcpServerBackgroundRequested(a) => {
             require_server(state, &a.id)?;
-            Ok(ClientRequest::Background(a.id.clone()))
+            Ok(ClientIntent::Background(a.id.clone()))
         }
         other => Err(format!(
             "{} cannot be dispatched by a client to this host",
@@ -101,4 +105,45 @@ pub fn action_type(action: &StateAction) -> String {
         .ok()
         .and_then(|v| v.get("type").and_then(|t| t.as_str()).map(str::to_owned))
         .unwrap_or_else(|| "unknown action".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use ahp_types::actions::SessionMcpServerStopRequestedAction;
+    use ahp_types::state::{Customization, McpServerState, McpServerStoppedState};
+
+    use super::super::customizations::mcp_server_entry;
+    use super::super::store::empty_session_state;
+    use super::*;
+
+    fn with_server(id: &str) -> SessionState {
+        let mut state = empty_session_state();
+        let entry = mcp_server_entry(
+            id,
+            "file:///mcp.json",
+            id,
+            None,
+            McpServerState::Stopped(McpServerStoppedState {}),
+        );
+        state.customizations = Some(vec![Customization::McpServer(Box::new(entry))]);
+        state
+    }
+
+    #[test]
+    fn a_stop_request_for_a_known_server_is_a_stop_intent() {
+        let state = with_server("s1");
+        let stop = |id: &str| {
+            StateAction::SessionMcpServerStopRequested(SessionMcpServerStopRequestedAction {
+                id: id.to_owned(),
+            })
+        };
+        assert_eq!(
+            validate_client_action(&state, &stop("s1")),
+            Ok(ClientIntent::Stop("s1".into()))
+        );
+        assert_eq!(
+            validate_client_action(&state, &stop("nope")),
+            Err("nope is not a server this host runs".to_owned())
+        );
+    }
 }

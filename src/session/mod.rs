@@ -11,5 +11,5 @@ mod dispatch;
 mod store;
 
 pub use customizations::*;
-pub use dispatch::{validate_client_action, ClientRequest};
+pub use dispatch::{validate_client_action, ClientIntent, ClientRequest};
 pub use store::{empty_session_state, SessionStore};

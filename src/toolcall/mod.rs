@@ -1,0 +1,282 @@
+//! AHP execution-phase actions of an MCP tool call (AHP 1.0 "Chat channel ›
+//! Tool calls", "Tool-call-level authentication"), built from what the MCP
+//! call did.
+//!
+//! The agent harness owns the chat and dispatches `chat/toolCallStart` /
+//! `chat/toolCallReady` (with contributor `{kind: "mcp", customizationId}`).
+//! When a call is made with `chat`, `turnId` and `toolCallId`, the host emits
+//! on that chat channel:
+//!
+//! - `chat/toolCallContentChanged` for each `notifications/progress`
+//!   (content: one text block `"<progress>/<total> <message>"`; the raw
+//!   numbers in `_meta.progress`);
+//! - `chat/toolCallAuthRequired` (plus `session/inputNeededSet` of kind
+//!   `toolAuthentication` on the session) when the server answers 403
+//!   `insufficient_scope` mid-call, and `chat/toolCallAuthResolved` (plus
+//!   `session/inputNeededRemoved`) once `authenticate` supplied a token;
+//! - `chat/toolCallComplete` with the MCP result mapped by [`map_result`],
+//!   or a failed result for a protocol error, timeout or cancellation.
+
+//!
+//! Every action is built from the `ahp-types` structs (`ahp_types::actions`,
+//! `ahp_types::state`), so building one cannot fail.
+
+mod result;
+#[cfg(test)]
+mod tests;
+
+use ahp_types::actions::{
+    ChatToolCallAuthRequiredAction, ChatToolCallAuthResolvedAction, ChatToolCallCompleteAction,
+    ChatToolCallContentChangedAction, SessionInputNeededRemovedAction, SessionInputNeededSetAction,
+    StateAction,
+};
+use ahp_types::common::StringOrMarkdown;
+use ahp_types::state::{
+    McpAuthRequiredReason, McpAuthRequirement, McpServerAuthRequiredState,
+    ProtectedResourceMetadata, SessionInputRequest, SessionToolAuthenticationRequest,
+    ToolCallAuthRequiredState, ToolCallConfirmationReason, ToolCallContributor,
+    ToolCallMcpContributor, ToolCallStatus, ToolResultContent, ToolResultTextContent,
+};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::error::HostError;
+
+pub use result::{failed_result, map_result};
+
+/// Where a tool call runs: its chat, turn and id, and the MCP server that
+/// contributes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChatContext {
+    /// Chat channel URI (envelopes of this call are stamped with it).
+    pub chat: String,
+    /// The chat's active turn.
+    pub turn_id: String,
+    /// The tool call's id in that turn.
+    pub tool_call_id: String,
+    /// The MCP server's customization id (`ToolCallContributor.customizationId`).
+    pub customization_id: String,
+}
+
+impl ChatContext {
+    /// The `session/inputNeeded` entry id of this call's auth wait:
+    /// `toolAuthentication:<chat>:<turnId>:<toolCallId>`.
+    pub fn input_id(&self) -> String {
+        format!(
+            "toolAuthentication:{}:{}:{}",
+            self.chat, self.turn_id, self.tool_call_id
+        )
+    }
+}
+
+/// The tool call a step-up challenge paused, as `session/inputNeededSet`
+/// describes it (AHP `ToolCallAuthRequiredState`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PausedToolCall<'a> {
+    /// The MCP tool name (`toolName`).
+    pub tool_name: &'a str,
+    /// The name shown to the user (`displayName`).
+    pub display_name: &'a str,
+    /// What the call does, e.g. `"Calling <displayName>"` (`invocationMessage`).
+    pub invocation_message: &'a str,
+}
+
+/// `chat/toolCallContentChanged` for one `notifications/progress` (MCP
+/// 2025-11-25 "Utilities › Progress"): content is one text block
+/// `"<progress>/<total> <message>"` (integral numbers without a fraction;
+/// `/<total>` and ` <message>` only when present and non-empty), and
+/// `_meta.progress` carries `{progress, total, message}` as received
+/// (`null` when absent).
+pub fn progress_action(
+    ctx: &ChatContext,
+    progress: f64,
+    total: Option<f64>,
+    message: Option<&str>,
+) -> StateAction {
+    let amount = match total {
+        Some(t) => format!("{}/{}", num(progress), num(t)),
+        None => num(progress),
+    };
+    let text = match message {
+        Some(m) if !m.is_empty() => format!("{amount} {m}"),
+        _ => amount,
+    };
+    let raw = object([
+        ("progress", Value::from(progress)),
+        ("total", Value::from(total)),
+        ("message", Value::from(message)),
+    ]);
+    StateAction::ChatToolCallContentChanged(ChatToolCallContentChangedAction {
+        turn_id: ctx.turn_id.clone(),
+        tool_call_id: ctx.tool_call_id.clone(),
+        meta: Some(object([("progress", Value::Object(raw))])),
+        content: vec![ToolResultContent::Text(ToolResultTextContent { text })],
+    })
+}
+
+fn num(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{}", n as i64)
+    } else {
+        format!("{n}")
+    }
+}
+
+fn object<const N: usize>(members: [(&str, Value); N]) -> Map<String, Value> {
+    members
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect()
+}
+
+/// The AHP `McpAuthRequirement` (no token) of a server's `authRequired`
+/// state: the same `reason`, `oauthClient`, `resource` (RFC 9728 metadata),
+/// `requiredScopes` and `description`.
+pub fn auth_requirement(state: &McpServerAuthRequiredState) -> McpAuthRequirement {
+    McpAuthRequirement {
+        reason: state.reason.clone(),
+        oauth_client: state.oauth_client.clone(),
+        resource: state.resource.clone(),
+        required_scopes: state.required_scopes.clone(),
+        description: state.description.clone(),
+    }
+}
+
+/// `chat/toolCallAuthRequired` (AHP 1.0 "Tool-call-level authentication"):
+/// the running call pauses on `auth`.
+pub fn auth_required(ctx: &ChatContext, auth: &McpAuthRequirement) -> StateAction {
+    StateAction::ChatToolCallAuthRequired(ChatToolCallAuthRequiredAction {
+        turn_id: ctx.turn_id.clone(),
+        tool_call_id: ctx.tool_call_id.clone(),
+        meta: None,
+        auth: auth.clone(),
+    })
+}
+
+/// `chat/toolCallAuthResolved`: the paused call runs again.
+pub fn auth_resolved_action(ctx: &ChatContext) -> StateAction {
+    StateAction::ChatToolCallAuthResolved(ChatToolCallAuthResolvedAction {
+        turn_id: ctx.turn_id.clone(),
+        tool_call_id: ctx.tool_call_id.clone(),
+        meta: None,
+    })
+}
+
+/// `session/inputNeededSet` of kind `toolAuthentication` (id
+/// [`ChatContext::input_id`]) for the paused call: status `auth-required`,
+/// contributor `{kind: "mcp", customizationId}`, confirmed `not-needed`.
+pub fn input_needed_set(
+    ctx: &ChatContext,
+    call: &PausedToolCall<'_>,
+    auth: &McpAuthRequirement,
+) -> StateAction {
+    let tool_call = ToolCallAuthRequiredState {
+        tool_call_id: ctx.tool_call_id.clone(),
+        tool_name: call.tool_name.to_owned(),
+        display_name: call.display_name.to_owned(),
+        intention: None,
+        contributor: Some(ToolCallContributor::Mcp(ToolCallMcpContributor {
+            customization_id: ctx.customization_id.clone(),
+        })),
+        meta: None,
+        invocation_message: StringOrMarkdown::Plain(call.invocation_message.to_owned()),
+        tool_input: None,
+        confirmed: ToolCallConfirmationReason::NotNeeded,
+        selected_option: None,
+        status: ToolCallStatus::AuthRequired,
+        auth: auth.clone(),
+        content: None,
+    };
+    let request = SessionToolAuthenticationRequest {
+        id: ctx.input_id(),
+        chat: ctx.chat.clone(),
+        turn_id: ctx.turn_id.clone(),
+        tool_call,
+    };
+    StateAction::SessionInputNeededSet(Box::new(SessionInputNeededSetAction {
+        request: SessionInputRequest::ToolAuthentication(Box::new(request)),
+    }))
+}
+
+/// `session/inputNeededRemoved` for the call's auth wait (id
+/// [`ChatContext::input_id`]).
+pub fn input_needed_removed_action(ctx: &ChatContext) -> StateAction {
+    StateAction::SessionInputNeededRemoved(SessionInputNeededRemovedAction { id: ctx.input_id() })
+}
+
+/// `chat/toolCallComplete` for an outcome: a `CallToolResult` (mapped by
+/// [`map_result`]) or a host error (a failed result by [`failed_result`],
+/// `error: {code, message, data?}`).
+pub fn complete_action(
+    ctx: &ChatContext,
+    display_name: &str,
+    outcome: &Result<Value, HostError>,
+) -> StateAction {
+    let result = match outcome {
+        Ok(r) => map_result(display_name, r),
+        Err(e) => failed_result(display_name, e),
+    };
+    StateAction::ChatToolCallComplete(ChatToolCallCompleteAction {
+        turn_id: ctx.turn_id.clone(),
+        tool_call_id: ctx.tool_call_id.clone(),
+        meta: None,
+        result,
+        requires_result_confirmation: None,
+    })
+}
+
+/// Shim for callers that hold the requirement as JSON (an AHP
+/// `McpAuthRequirement` object `{reason, resource, requiredScopes?,
+/// description?, oauthClient?}`, e.g. a serialized `McpServerAuthRequiredState`):
+/// [`auth_required`] of [`requirement_from_json`]. Prefer [`auth_required`]
+/// with [`auth_requirement`].
+pub fn auth_required_action(ctx: &ChatContext, auth: &Value) -> StateAction {
+    auth_required(ctx, &requirement_from_json(auth))
+}
+
+/// Shim for callers that hold the requirement as JSON: [`input_needed_set`]
+/// with `auth` read by [`requirement_from_json`].
+pub fn input_needed_set_action(
+    ctx: &ChatContext,
+    tool_name: &str,
+    display_name: &str,
+    invocation_message: &str,
+    auth: &Value,
+) -> StateAction {
+    let call = PausedToolCall {
+        tool_name,
+        display_name,
+        invocation_message,
+    };
+    input_needed_set(ctx, &call, &requirement_from_json(auth))
+}
+
+/// Reads an AHP `McpAuthRequirement` from JSON. JSON that is not one (which
+/// a serialized `McpServerAuthRequiredState` always is) gives a requirement
+/// of reason `required` for the `resource.resource` it names (or `""`),
+/// whose `description` says it could not be described.
+pub fn requirement_from_json(auth: &Value) -> McpAuthRequirement {
+    McpAuthRequirement::deserialize(auth).unwrap_or_else(|_| McpAuthRequirement {
+        reason: McpAuthRequiredReason::Required,
+        oauth_client: None,
+        resource: ProtectedResourceMetadata {
+            resource: auth
+                .pointer("/resource/resource")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            resource_name: None,
+            authorization_servers: None,
+            jwks_uri: None,
+            scopes_supported: None,
+            bearer_methods_supported: None,
+            resource_signing_alg_values_supported: None,
+            resource_documentation: None,
+            resource_policy_uri: None,
+            resource_tos_uri: None,
+            required: None,
+        },
+        required_scopes: None,
+        description: Some("the host could not describe this authentication requirement".to_owned()),
+    })
+}
