@@ -227,7 +227,7 @@ mod tests {
     fn json_len_is_the_serialized_length() {
         let v = json!({"a": [1, "é\n", null], "b": {"c": 2.5}});
         assert_eq!(json_len(&v), serde_json::to_string(&v).unwrap().len());
-        let items = vec![json!(1), json!("x")];
+        let items = [json!(1), json!("x")];
         assert_eq!(json_len(&items[..]), "[1,\"x\"]".len());
         assert_eq!(json_len(&Vec::<Value>::new()), 2);
     }

@@ -325,93 +325,64 @@ mod tests {
         );
     }
 
+    /// Every field of `l` as `u64`, in declaration order (see [`FIELDS`]).
+    fn values(l: &Limits) -> [u64; 18] {
+        let n = |v: usize| v as u64;
+        [
+            l.startup_timeout_ms,
+            l.call_timeout_ms,
+            l.max_restarts.into(),
+            l.restart_backoff_ms,
+            l.restart_backoff_max_ms,
+            l.restart_reset_after_ms,
+            l.call_max_total_ms,
+            n(l.max_list_pages),
+            n(l.max_cursor_bytes),
+            n(l.max_tools_per_server),
+            n(l.max_list_items),
+            n(l.max_tool_name_bytes),
+            n(l.max_tool_description_bytes),
+            n(l.max_tool_schema_bytes),
+            n(l.max_total_schema_bytes),
+            n(l.max_result_bytes),
+            n(l.max_json_depth),
+            n(l.max_json_properties),
+        ]
+    }
+
+    /// The JS names of the fields, in the order of [`values`].
+    const FIELDS: [&str; 18] = [
+        "startupTimeoutMs",
+        "callTimeoutMs",
+        "maxRestarts",
+        "restartBackoffMs",
+        "restartBackoffMaxMs",
+        "restartResetAfterMs",
+        "callMaxTotalMs",
+        "maxListPages",
+        "maxCursorBytes",
+        "maxToolsPerServer",
+        "maxListItems",
+        "maxToolNameBytes",
+        "maxToolDescriptionBytes",
+        "maxToolSchemaBytes",
+        "maxTotalSchemaBytes",
+        "maxResultBytes",
+        "maxJsonDepth",
+        "maxJsonProperties",
+    ];
+
     #[test]
     fn every_hard_cap_is_at_least_its_default() {
-        let (d, c) = (Limits::default(), caps());
-        let pairs: [(&str, u64, u64); 18] = [
-            (
-                "startupTimeoutMs",
-                d.startup_timeout_ms,
-                c.startup_timeout_ms,
-            ),
-            ("callTimeoutMs", d.call_timeout_ms, c.call_timeout_ms),
-            ("maxRestarts", d.max_restarts.into(), c.max_restarts.into()),
-            (
-                "restartBackoffMs",
-                d.restart_backoff_ms,
-                c.restart_backoff_ms,
-            ),
-            (
-                "restartBackoffMaxMs",
-                d.restart_backoff_max_ms,
-                c.restart_backoff_max_ms,
-            ),
-            (
-                "restartResetAfterMs",
-                d.restart_reset_after_ms,
-                c.restart_reset_after_ms,
-            ),
-            ("callMaxTotalMs", d.call_max_total_ms, c.call_max_total_ms),
-            (
-                "maxListPages",
-                d.max_list_pages as u64,
-                c.max_list_pages as u64,
-            ),
-            (
-                "maxCursorBytes",
-                d.max_cursor_bytes as u64,
-                c.max_cursor_bytes as u64,
-            ),
-            (
-                "maxToolsPerServer",
-                d.max_tools_per_server as u64,
-                c.max_tools_per_server as u64,
-            ),
-            (
-                "maxListItems",
-                d.max_list_items as u64,
-                c.max_list_items as u64,
-            ),
-            (
-                "maxToolNameBytes",
-                d.max_tool_name_bytes as u64,
-                c.max_tool_name_bytes as u64,
-            ),
-            (
-                "maxToolDescriptionBytes",
-                d.max_tool_description_bytes as u64,
-                c.max_tool_description_bytes as u64,
-            ),
-            (
-                "maxToolSchemaBytes",
-                d.max_tool_schema_bytes as u64,
-                c.max_tool_schema_bytes as u64,
-            ),
-            (
-                "maxTotalSchemaBytes",
-                d.max_total_schema_bytes as u64,
-                c.max_total_schema_bytes as u64,
-            ),
-            (
-                "maxResultBytes",
-                d.max_result_bytes as u64,
-                c.max_result_bytes as u64,
-            ),
-            (
-                "maxJsonDepth",
-                d.max_json_depth as u64,
-                c.max_json_depth as u64,
-            ),
-            (
-                "maxJsonProperties",
-                d.max_json_properties as u64,
-                c.max_json_properties as u64,
-            ),
-        ];
-        for (name, default, cap) in pairs {
+        let (defaults, caps) = (values(&Limits::default()), values(&caps()));
+        for ((name, default), cap) in FIELDS.iter().zip(defaults).zip(caps) {
             assert!(default >= 1, "{name}: default {default} is below 1");
             assert!(cap >= default, "{name}: hard cap {cap} < default {default}");
         }
-        assert_eq!(d.clamped(), d, "clamping the defaults changes nothing");
+        assert_eq!(
+            Limits::default().clamped(),
+            Limits::default(),
+            "clamping the defaults changes nothing"
+        );
     }
 }
