@@ -11,8 +11,8 @@
 //!   [`OversizeIds`], so the waiting call fails with `limit_exceeded` at once
 //!   instead of at its timeout.
 //!
-//! [`LineScanner`] follows the bytes; [`Reporter`] turns finished lines into
-//! events.
+//! Inside, a `LineScanner` follows the bytes and a `Reporter` turns
+//! finished lines into events.
 
 use std::collections::VecDeque;
 use std::pin::Pin;
