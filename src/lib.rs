@@ -16,6 +16,7 @@ pub mod config;
 pub mod error;
 pub mod events;
 pub mod host;
+pub mod json;
 pub mod limits;
 pub mod requests;
 pub mod session;

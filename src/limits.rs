@@ -1,34 +1,102 @@
-//! Every bound the host enforces, in one place: defaults and hard caps.
+//! Every bound the host enforces, in one place: defaults, hard caps and the
+//! fixed sizes and intervals of the transports.
 //!
-//! Times are milliseconds, sizes are bytes. A host option may lower or raise
-//! a default, but [`Limits::clamped`] keeps it within the hard caps.
+//! Times are milliseconds, sizes are bytes, unless a name says otherwise. A
+//! host option may lower or raise a default of [`Limits`], but
+//! [`Limits::clamped`] keeps it within the hard caps (the `HARD_MAX_*`
+//! constants, and [`MAX_TIMEOUT_MS`] for every timeout).
 
 use serde::Deserialize;
+
+// ---------------------------------------------------------------------------
+// Fixed bounds (not configurable)
+// ---------------------------------------------------------------------------
 
 /// Longest stdio line (one JSON-RPC message) accepted from a server: 16 MiB.
 /// Longer lines are discarded without being buffered; a response discarded
 /// this way fails its request with `limit_exceeded`.
 pub const MAX_STDIO_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
-/// Bytes of stderr kept per server for error messages (the tail).
+/// Deepest nesting (levels of `{`/`[`) a stdio message may have: 128, the
+/// recursion limit of the JSON parser. Deeper messages cannot be parsed and
+/// are dropped by rmcp's codec; a response dropped this way fails its
+/// request with `limit_exceeded`.
+pub const MAX_MESSAGE_DEPTH: usize = 128;
+/// Bytes kept from the start and from the end of each stdout JSON line
+/// (96 each), to find the `id` of a message too long or too deep to deliver.
+pub const OVERSIZE_ID_WINDOW_BYTES: usize = 96;
+/// Bytes of stderr kept per server for error messages (the tail): 4 KiB.
 pub const STDERR_TAIL_BYTES: usize = 4 * 1024;
-/// Longest stderr line forwarded as one `log` event; longer lines are split.
+/// Longest stderr line forwarded as one `log` event (bytes, 8 KiB); longer
+/// lines are split.
 pub const STDERR_LINE_BYTES: usize = 8 * 1024;
-/// At most this many "non-JSON stdout line" warnings per server per window.
+/// Bytes read from a server's stderr pipe at once: 16 KiB.
+pub const STDERR_READ_CHUNK_BYTES: usize = 16 * 1024;
+/// At most this many "non-JSON stdout line" warnings (a count) per server per window.
 pub const STDOUT_NOISE_WARNINGS_PER_WINDOW: u32 = 3;
-/// Length of the window for [`STDOUT_NOISE_WARNINGS_PER_WINDOW`].
+/// Length of the window for [`STDOUT_NOISE_WARNINGS_PER_WINDOW`] (ms).
 pub const STDOUT_NOISE_WINDOW_MS: u64 = 10_000;
-/// Debounce applied to `notifications/tools/list_changed` before re-listing.
+/// Longest excerpt of a non-JSON stdout line quoted in its warning (bytes).
+pub const STDOUT_NOISE_EXCERPT_BYTES: usize = 120;
+/// Debounce applied to `notifications/tools/list_changed` before re-listing (ms).
 pub const LIST_CHANGED_DEBOUNCE_MS: u64 = 100;
-/// Grace after closing stdin before SIGTERM is sent to the process group.
+/// Grace after closing stdin before SIGTERM is sent to the process group (ms).
 pub const STOP_STDIN_GRACE_MS: u64 = 2_000;
-/// Grace after SIGTERM before SIGKILL is sent to the process group.
+/// Grace after SIGTERM before SIGKILL is sent to the process group (ms).
 pub const STOP_TERM_GRACE_MS: u64 = 2_000;
+/// Interval at which a stopping server's process group is polled for "gone"
+/// (leader reaped, group empty) (ms).
+pub const PROCESS_GONE_POLL_MS: u64 = 20;
+/// Redirect hops followed for one Streamable HTTP request (a count; same
+/// origin only, cross-origin redirects are refused).
+pub const MAX_HTTP_REDIRECTS: usize = 10;
 /// Largest OAuth metadata document (RFC 9728 / RFC 8414) accepted: 64 KiB.
 pub const MAX_AUTH_METADATA_BYTES: usize = 64 * 1024;
-/// Time allowed for each OAuth metadata request.
+/// Time allowed for each OAuth metadata request (ms).
 pub const AUTH_METADATA_TIMEOUT_MS: u64 = 10_000;
-/// Hard cap for any configurable timeout: 24 h.
+/// Longest model-safe tool name (characters; all ASCII, so also bytes): 64,
+/// what model APIs accept (`^[A-Za-z0-9_-]{1,64}$`).
+pub const MAX_MODEL_TOOL_NAME_CHARS: usize = 64;
+/// Characters of an over-long tool name shown in its diagnostic.
+pub const DIAGNOSTIC_TOOL_NAME_CHARS: usize = 64;
+/// Longest sanitized plugin id kept in a `PLUGIN_DATA` directory name
+/// (bytes, all ASCII), before the hash suffix.
+pub const MAX_DATA_DIR_NAME_BYTES: usize = 64;
+/// Longest `${NAME}` echoed in a validation message (bytes of `NAME`);
+/// longer or odd names are shown as `${…}`.
+pub const MAX_ECHOED_VARIABLE_NAME_BYTES: usize = 64;
+
+// ---------------------------------------------------------------------------
+// Hard caps of the tunable limits
+// ---------------------------------------------------------------------------
+
+/// Hard cap for any configurable timeout (ms): 24 h. Timeouts are also at least 1 ms.
 pub const MAX_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
+/// Hard cap of [`Limits::max_restarts`] (a count): 100.
+pub const HARD_MAX_RESTARTS: u32 = 100;
+/// Hard cap of [`Limits::max_list_pages`] (pages): 1 000.
+pub const HARD_MAX_LIST_PAGES: usize = 1_000;
+/// Hard cap of [`Limits::max_cursor_bytes`] (bytes): 16 KiB.
+pub const HARD_MAX_CURSOR_BYTES: usize = 16 * 1024;
+/// Hard cap of [`Limits::max_tools_per_server`] (tools): 50 000.
+pub const HARD_MAX_TOOLS_PER_SERVER: usize = 50_000;
+/// Hard cap of [`Limits::max_list_items`] (items): 100 000.
+pub const HARD_MAX_LIST_ITEMS: usize = 100_000;
+/// Hard cap of [`Limits::max_tool_name_bytes`] (bytes): 1 KiB.
+pub const HARD_MAX_TOOL_NAME_BYTES: usize = 1024;
+/// Hard cap of [`Limits::max_tool_description_bytes`] (bytes): 64 KiB.
+pub const HARD_MAX_TOOL_DESCRIPTION_BYTES: usize = 64 * 1024;
+/// Hard cap of [`Limits::max_tool_schema_bytes`] (bytes): 1 MiB.
+pub const HARD_MAX_TOOL_SCHEMA_BYTES: usize = 1024 * 1024;
+/// Hard cap of [`Limits::max_total_schema_bytes`] (bytes): 64 MiB.
+pub const HARD_MAX_TOTAL_SCHEMA_BYTES: usize = 64 * 1024 * 1024;
+/// Hard cap of [`Limits::max_result_bytes`] (bytes): 16 MiB, the stdio
+/// message limit [`MAX_STDIO_MESSAGE_BYTES`].
+pub const HARD_MAX_RESULT_BYTES: usize = MAX_STDIO_MESSAGE_BYTES;
+/// Hard cap of [`Limits::max_json_depth`] (levels): 128, the parser's
+/// recursion limit [`MAX_MESSAGE_DEPTH`].
+pub const HARD_MAX_JSON_DEPTH: usize = MAX_MESSAGE_DEPTH;
+/// Hard cap of [`Limits::max_json_properties`] (members): 1 000 000.
+pub const HARD_MAX_JSON_PROPERTIES: usize = 1_000_000;
 
 /// Tunable limits (host option `limits`). Every field is optional in JS;
 /// missing fields take the defaults of [`Limits::default`].
@@ -39,7 +107,8 @@ pub struct Limits {
     pub startup_timeout_ms: u64,
     /// Default per-call timeout for `tools/call` (ms). Default 60 000.
     pub call_timeout_ms: u64,
-    /// Automatic restarts after a crash before the server stays in `error`. Default 3.
+    /// Automatic restarts after a crash before the server stays in `error`.
+    /// Default 3, hard cap [`HARD_MAX_RESTARTS`].
     pub max_restarts: u32,
     /// First restart delay (ms); doubles on each consecutive crash. Default 1 000.
     pub restart_backoff_ms: u64,
@@ -49,28 +118,35 @@ pub struct Limits {
     pub restart_reset_after_ms: u64,
     /// Absolute cap on one `tools/call` (ms); progress never extends it. Default 600 000.
     pub call_max_total_ms: u64,
-    /// Pages followed by one list walk (`tools/list`, `resources/list`, …). Default 100, hard cap 1 000.
+    /// Pages followed by one list walk (`tools/list`, `resources/list`, …).
+    /// Default 100, hard cap [`HARD_MAX_LIST_PAGES`].
     pub max_list_pages: usize,
-    /// Longest pagination cursor (bytes). Default 4 KiB, hard cap 16 KiB.
+    /// Longest pagination cursor (bytes). Default 4 KiB, hard cap [`HARD_MAX_CURSOR_BYTES`].
     pub max_cursor_bytes: usize,
-    /// Tools per server; more fails the listing. Default 5 000, hard cap 50 000.
+    /// Tools per server; more fails the listing. Default 5 000, hard cap
+    /// [`HARD_MAX_TOOLS_PER_SERVER`].
     pub max_tools_per_server: usize,
-    /// Items per resource/prompt list walk. Default 10 000, hard cap 100 000.
+    /// Items per resource/prompt list walk. Default 10 000, hard cap [`HARD_MAX_LIST_ITEMS`].
     pub max_list_items: usize,
-    /// Longest tool name kept (bytes). Default 256, hard cap 1 KiB.
+    /// Longest tool name kept (bytes). Default 256, hard cap [`HARD_MAX_TOOL_NAME_BYTES`].
     pub max_tool_name_bytes: usize,
-    /// Longest tool description kept; longer ones are cut (bytes). Default 16 KiB, hard cap 64 KiB.
+    /// Longest tool description kept; longer ones are cut (bytes). Default
+    /// 16 KiB, hard cap [`HARD_MAX_TOOL_DESCRIPTION_BYTES`].
     pub max_tool_description_bytes: usize,
-    /// Input plus output schema of one tool (bytes, serialized). Default 256 KiB, hard cap 1 MiB.
+    /// Input plus output schema of one tool (bytes, serialized). Default
+    /// 256 KiB, hard cap [`HARD_MAX_TOOL_SCHEMA_BYTES`].
     pub max_tool_schema_bytes: usize,
-    /// All schemas of one server's listing (bytes). Default 16 MiB, hard cap 64 MiB.
+    /// All schemas of one server's listing (bytes). Default 16 MiB, hard cap
+    /// [`HARD_MAX_TOTAL_SCHEMA_BYTES`].
     pub max_total_schema_bytes: usize,
     /// A tool result, resource read or prompt: all content together (bytes,
-    /// serialized). Default 10 000 000, hard cap 16 MiB.
+    /// serialized). Default 10 000 000, hard cap [`HARD_MAX_RESULT_BYTES`].
     pub max_result_bytes: usize,
-    /// Nesting depth of schemas and results. Default 64, hard cap 128.
+    /// Nesting depth of schemas and results (levels). Default 64, hard cap
+    /// [`HARD_MAX_JSON_DEPTH`].
     pub max_json_depth: usize,
-    /// Object members plus array elements of one schema or result. Default 100 000, hard cap 1 000 000.
+    /// Object members plus array elements of one schema or result. Default
+    /// 100 000, hard cap [`HARD_MAX_JSON_PROPERTIES`].
     pub max_json_properties: usize,
 }
 
@@ -100,30 +176,40 @@ impl Default for Limits {
 }
 
 impl Limits {
-    /// Returns a copy with every value inside its hard cap (timeouts 1 ms ..= 24 h,
-    /// at most 100 restarts, sizes and counts at least 1 and at most the hard
-    /// cap named on each field).
+    /// Returns a copy with every value inside its hard cap: timeouts
+    /// 1 ms ..= [`MAX_TIMEOUT_MS`], restarts at most [`HARD_MAX_RESTARTS`],
+    /// sizes and counts at least 1 and at most the `HARD_MAX_*` constant
+    /// named on each field; `restart_backoff_max_ms` at least
+    /// `restart_backoff_ms`.
     pub fn clamped(self) -> Self {
         let t = |v: u64| v.clamp(1, MAX_TIMEOUT_MS);
         Self {
             startup_timeout_ms: t(self.startup_timeout_ms),
             call_timeout_ms: t(self.call_timeout_ms),
-            max_restarts: self.max_restarts.min(100),
+            max_restarts: self.max_restarts.min(HARD_MAX_RESTARTS),
             restart_backoff_ms: t(self.restart_backoff_ms),
             restart_backoff_max_ms: t(self.restart_backoff_max_ms).max(t(self.restart_backoff_ms)),
             restart_reset_after_ms: t(self.restart_reset_after_ms),
             call_max_total_ms: t(self.call_max_total_ms),
-            max_list_pages: self.max_list_pages.clamp(1, 1_000),
-            max_cursor_bytes: self.max_cursor_bytes.clamp(1, 16 * 1024),
-            max_tools_per_server: self.max_tools_per_server.clamp(1, 50_000),
-            max_list_items: self.max_list_items.clamp(1, 100_000),
-            max_tool_name_bytes: self.max_tool_name_bytes.clamp(1, 1024),
-            max_tool_description_bytes: self.max_tool_description_bytes.clamp(1, 64 * 1024),
-            max_tool_schema_bytes: self.max_tool_schema_bytes.clamp(1, 1024 * 1024),
-            max_total_schema_bytes: self.max_total_schema_bytes.clamp(1, 64 * 1024 * 1024),
-            max_result_bytes: self.max_result_bytes.clamp(1, MAX_STDIO_MESSAGE_BYTES),
-            max_json_depth: self.max_json_depth.clamp(1, 128),
-            max_json_properties: self.max_json_properties.clamp(1, 1_000_000),
+            max_list_pages: self.max_list_pages.clamp(1, HARD_MAX_LIST_PAGES),
+            max_cursor_bytes: self.max_cursor_bytes.clamp(1, HARD_MAX_CURSOR_BYTES),
+            max_tools_per_server: self
+                .max_tools_per_server
+                .clamp(1, HARD_MAX_TOOLS_PER_SERVER),
+            max_list_items: self.max_list_items.clamp(1, HARD_MAX_LIST_ITEMS),
+            max_tool_name_bytes: self.max_tool_name_bytes.clamp(1, HARD_MAX_TOOL_NAME_BYTES),
+            max_tool_description_bytes: self
+                .max_tool_description_bytes
+                .clamp(1, HARD_MAX_TOOL_DESCRIPTION_BYTES),
+            max_tool_schema_bytes: self
+                .max_tool_schema_bytes
+                .clamp(1, HARD_MAX_TOOL_SCHEMA_BYTES),
+            max_total_schema_bytes: self
+                .max_total_schema_bytes
+                .clamp(1, HARD_MAX_TOTAL_SCHEMA_BYTES),
+            max_result_bytes: self.max_result_bytes.clamp(1, HARD_MAX_RESULT_BYTES),
+            max_json_depth: self.max_json_depth.clamp(1, HARD_MAX_JSON_DEPTH),
+            max_json_properties: self.max_json_properties.clamp(1, HARD_MAX_JSON_PROPERTIES),
         }
     }
 
@@ -166,6 +252,137 @@ mod tests {
         assert_eq!(
             (l.startup_timeout_ms, l.call_timeout_ms, l.max_restarts),
             (1, MAX_TIMEOUT_MS, 100)
+        );
+    }
+
+    /// Every field at its largest value, clamped: exactly the hard caps.
+    fn caps() -> Limits {
+        Limits {
+            startup_timeout_ms: u64::MAX,
+            call_timeout_ms: u64::MAX,
+            max_restarts: u32::MAX,
+            restart_backoff_ms: u64::MAX,
+            restart_backoff_max_ms: u64::MAX,
+            restart_reset_after_ms: u64::MAX,
+            call_max_total_ms: u64::MAX,
+            max_list_pages: usize::MAX,
+            max_cursor_bytes: usize::MAX,
+            max_tools_per_server: usize::MAX,
+            max_list_items: usize::MAX,
+            max_tool_name_bytes: usize::MAX,
+            max_tool_description_bytes: usize::MAX,
+            max_tool_schema_bytes: usize::MAX,
+            max_total_schema_bytes: usize::MAX,
+            max_result_bytes: usize::MAX,
+            max_json_depth: usize::MAX,
+            max_json_properties: usize::MAX,
+        }
+        .clamped()
+    }
+
+    #[test]
+    fn clamped_caps_are_the_named_constants() {
+        let c = caps();
+        assert_eq!(
+            [
+                c.startup_timeout_ms,
+                c.call_timeout_ms,
+                c.restart_backoff_ms,
+                c.restart_backoff_max_ms,
+                c.restart_reset_after_ms,
+                c.call_max_total_ms
+            ],
+            [MAX_TIMEOUT_MS; 6]
+        );
+        assert_eq!(c.max_restarts, HARD_MAX_RESTARTS);
+        assert_eq!(
+            [
+                c.max_list_pages,
+                c.max_cursor_bytes,
+                c.max_tools_per_server,
+                c.max_list_items,
+                c.max_tool_name_bytes,
+                c.max_tool_description_bytes,
+                c.max_tool_schema_bytes,
+                c.max_total_schema_bytes,
+                c.max_result_bytes,
+                c.max_json_depth,
+                c.max_json_properties
+            ],
+            [
+                HARD_MAX_LIST_PAGES,
+                HARD_MAX_CURSOR_BYTES,
+                HARD_MAX_TOOLS_PER_SERVER,
+                HARD_MAX_LIST_ITEMS,
+                HARD_MAX_TOOL_NAME_BYTES,
+                HARD_MAX_TOOL_DESCRIPTION_BYTES,
+                HARD_MAX_TOOL_SCHEMA_BYTES,
+                HARD_MAX_TOTAL_SCHEMA_BYTES,
+                HARD_MAX_RESULT_BYTES,
+                HARD_MAX_JSON_DEPTH,
+                HARD_MAX_JSON_PROPERTIES
+            ]
+        );
+    }
+
+    /// Every field of `l` as `u64`, in declaration order (see [`FIELDS`]).
+    fn values(l: &Limits) -> [u64; 18] {
+        let n = |v: usize| v as u64;
+        [
+            l.startup_timeout_ms,
+            l.call_timeout_ms,
+            l.max_restarts.into(),
+            l.restart_backoff_ms,
+            l.restart_backoff_max_ms,
+            l.restart_reset_after_ms,
+            l.call_max_total_ms,
+            n(l.max_list_pages),
+            n(l.max_cursor_bytes),
+            n(l.max_tools_per_server),
+            n(l.max_list_items),
+            n(l.max_tool_name_bytes),
+            n(l.max_tool_description_bytes),
+            n(l.max_tool_schema_bytes),
+            n(l.max_total_schema_bytes),
+            n(l.max_result_bytes),
+            n(l.max_json_depth),
+            n(l.max_json_properties),
+        ]
+    }
+
+    /// The JS names of the fields, in the order of [`values`].
+    const FIELDS: [&str; 18] = [
+        "startupTimeoutMs",
+        "callTimeoutMs",
+        "maxRestarts",
+        "restartBackoffMs",
+        "restartBackoffMaxMs",
+        "restartResetAfterMs",
+        "callMaxTotalMs",
+        "maxListPages",
+        "maxCursorBytes",
+        "maxToolsPerServer",
+        "maxListItems",
+        "maxToolNameBytes",
+        "maxToolDescriptionBytes",
+        "maxToolSchemaBytes",
+        "maxTotalSchemaBytes",
+        "maxResultBytes",
+        "maxJsonDepth",
+        "maxJsonProperties",
+    ];
+
+    #[test]
+    fn every_hard_cap_is_at_least_its_default() {
+        let (defaults, caps) = (values(&Limits::default()), values(&caps()));
+        for ((name, default), cap) in FIELDS.iter().zip(defaults).zip(caps) {
+            assert!(default >= 1, "{name}: default {default} is below 1");
+            assert!(cap >= default, "{name}: hard cap {cap} < default {default}");
+        }
+        assert_eq!(
+            Limits::default().clamped(),
+            Limits::default(),
+            "clamping the defaults changes nothing"
         );
     }
 }

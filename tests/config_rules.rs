@@ -73,6 +73,14 @@ const INVALID: &[(&str, &str, &[&str])] = &[
     ("header-value-not-string", r#"{"type": "streamable-http", "url": "https://a", "headers": {"X-Retries": 3}}"#, &["field \"headers.X-Retries\": must be a string, got number"]),
 ];
 
+/// The entry's `type`, from the validated variant.
+fn transport_name(config: &ServerConfig) -> &'static str {
+    match config {
+        ServerConfig::Stdio(_) => "stdio",
+        ServerConfig::StreamableHttp(_) => "streamable-http",
+    }
+}
+
 fn valid_entries_json() -> Vec<(&'static str, &'static str)> {
     vec![
         (
@@ -135,7 +143,7 @@ fn invalid_entries_fail_alone_and_name_server_and_field() {
             .config
             .as_ref()
             .unwrap_or_else(|e| panic!("{name} should be valid: {e}"));
-        assert_eq!(config.transport_name(), *transport, "{name}");
+        assert_eq!(transport_name(config), *transport, "{name}");
     }
     for (name, _, needles) in INVALID {
         let entry = cfg.servers.iter().find(|e| e.name == *name).expect(name);

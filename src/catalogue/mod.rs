@@ -15,303 +15,29 @@
 pub mod names;
 pub mod read_view;
 pub mod schema;
+mod server_tools;
 
-use schema::json_len;
+pub use server_tools::{DiagnosticAction, ServerTool, ServerTools, ToolDiagnostic};
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
-use serde::Serialize;
+use ahp_types::state::ToolDefinition;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::error::{ErrorCode, HostError};
-use ahp_types::state::ToolDefinition;
-
-use crate::limits::Limits;
-
-/// What the host did about one tool (JS `ToolDiagnostic`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ToolDiagnostic {
-    /// Customization id of the server.
-    pub server_id: String,
-    /// The tool's name as the server sent it (`""` when it had none).
-    pub tool: String,
-    /// `normalized` (schema fixed), `omitted` (left out of the catalogue),
-    /// `outputSchemaDropped`, `truncated` (description cut) or `duplicate`.
-    pub action: DiagnosticAction,
-    /// What was wrong, naming the field or bound.
-    pub reason: String,
-}
-
-/// [`ToolDiagnostic::action`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum DiagnosticAction {
-    /// The input schema was repaired by a rule of [`schema`].
-    Normalized,
-    /// The tool is not in the catalogue.
-    Omitted,
-    /// Only the output schema was dropped.
-    OutputSchemaDropped,
-    /// The description was cut to `maxToolDescriptionBytes`.
-    Truncated,
-    /// A second tool with the same name on the same server; the first is kept.
-    Duplicate,
-}
-
-/// One checked tool of one server.
-#[derive(Debug, Clone)]
-pub struct ServerTool {
-    /// The server's original tool name, byte for byte.
-    pub tool_name: String,
-    /// AHP `ToolDefinition` fields except `name`: `title`, `description`,
-    /// `inputSchema` (normalized), `outputSchema`, `annotations`, `_meta`.
-    pub definition: Map<String, Value>,
-    /// First 64 bits of SHA-256 over the definition, hex: changes whenever
-    /// the definition does (for stale-tool checks).
-    pub digest: String,
-    /// `_meta.ui.visibility` is `["app"]`: callable, not in the model catalogue.
-    pub app_only: bool,
-}
-
-/// One server's tools after checks.
-#[derive(Debug, Clone, Default)]
-pub struct ServerTools {
-    /// Usable tools, in server order (app-only ones included).
-    pub tools: Vec<Arc<ServerTool>>,
-    /// What was changed or left out.
-    pub diagnostics: Vec<ToolDiagnostic>,
-    /// Position in `tools` by original name.
-    index: HashMap<String, usize>,
-}
-
-impl ServerTools {
-    /// Checks the raw `tools` of one `tools/list` walk of `server_id`.
-    ///
-    /// Per-tool problems (name, schema, description, duplicate) cost only
-    /// that tool or field, with a diagnostic. Errors (`limit_exceeded`,
-    /// naming the server and the bound): more than `maxToolsPerServer` tools,
-    /// or schemas adding up to more than `maxTotalSchemaBytes`; the caller
-    /// then keeps the previous catalogue.
-    pub fn build(server_id: &str, raw: Vec<Value>, limits: &Limits) -> Result<Self, HostError> {
-        if raw.len() > limits.max_tools_per_server {
-            return Err(HostError::new(
-                ErrorCode::LimitExceeded,
-                format!(
-                    "server {server_id} lists {} tools, more than maxToolsPerServer ({})",
-                    raw.len(),
-                    limits.max_tools_per_server
-                ),
-            ));
-        }
-        let mut out = ServerTools::default();
-        let mut seen = HashSet::new();
-        let mut total_schema_bytes = 0usize;
-        for tool in raw {
-            let diag = |tool: &str, action, reason: String| ToolDiagnostic {
-                server_id: server_id.to_owned(),
-                tool: tool.to_owned(),
-                action,
-                reason,
-            };
-            let Value::Object(mut tool) = tool else {
-                out.diagnostics.push(diag(
-                    "",
-                    DiagnosticAction::Omitted,
-                    "a tools/list entry is not a JSON object".to_owned(),
-                ));
-                continue;
-            };
-            let name = match tool.get("name") {
-                Some(Value::String(n)) if !n.is_empty() => n.clone(),
-                _ => {
-                    out.diagnostics.push(diag(
-                        "",
-                        DiagnosticAction::Omitted,
-                        "a tool has no name".to_owned(),
-                    ));
-                    continue;
-                }
-            };
-            if name.len() > limits.max_tool_name_bytes {
-                let shown: String = name.chars().take(64).collect();
-                out.diagnostics.push(diag(
-                    &shown,
-                    DiagnosticAction::Omitted,
-                    format!(
-                        "tool name is {} bytes, more than maxToolNameBytes ({})",
-                        name.len(),
-                        limits.max_tool_name_bytes
-                    ),
-                ));
-                continue;
-            }
-            if !seen.insert(name.clone()) {
-                out.diagnostics.push(diag(
-                    &name,
-                    DiagnosticAction::Duplicate,
-                    "the server lists this name more than once; the first definition is kept"
-                        .to_owned(),
-                ));
-                continue;
-            }
-            let schema_bytes = ["inputSchema", "outputSchema"]
-                .iter()
-                .filter_map(|k| tool.get(*k))
-                .map(json_len)
-                .sum::<usize>();
-            if schema_bytes > limits.max_tool_schema_bytes {
-                out.diagnostics.push(diag(
-                    &name,
-                    DiagnosticAction::Omitted,
-                    format!(
-                        "schemas are {schema_bytes} bytes, more than maxToolSchemaBytes ({})",
-                        limits.max_tool_schema_bytes
-                    ),
-                ));
-                continue;
-            }
-            total_schema_bytes += schema_bytes;
-            if total_schema_bytes > limits.max_total_schema_bytes {
-                return Err(HostError::new(
-                    ErrorCode::LimitExceeded,
-                    format!("server {server_id}: tool schemas add up to more than maxTotalSchemaBytes ({})", limits.max_total_schema_bytes),
-                ));
-            }
-            let shape_ok = |v: &Value| {
-                schema::check_shape(v, limits.max_json_depth, limits.max_json_properties)
-            };
-            let input = match normalize(tool.remove("inputSchema"), &shape_ok) {
-                Ok((schema, fixes)) => {
-                    for f in fixes {
-                        out.diagnostics.push(diag(
-                            &name,
-                            DiagnosticAction::Normalized,
-                            f.describe(),
-                        ));
-                    }
-                    schema
-                }
-                Err(reason) => {
-                    out.diagnostics
-                        .push(diag(&name, DiagnosticAction::Omitted, reason));
-                    continue;
-                }
-            };
-            let mut definition = Map::new();
-            for key in ["title", "description", "annotations", "_meta"] {
-                if let Some(v) = tool.remove(key).filter(|v| !v.is_null()) {
-                    definition.insert(key.to_owned(), v);
-                }
-            }
-            if let Some(Value::String(d)) = definition.get_mut("description") {
-                if d.len() > limits.max_tool_description_bytes {
-                    let keep = floor_char_boundary(d, limits.max_tool_description_bytes);
-                    out.diagnostics.push(diag(
-                        &name,
-                        DiagnosticAction::Truncated,
-                        format!(
-                            "description is {} bytes, more than maxToolDescriptionBytes ({}); cut",
-                            d.len(),
-                            limits.max_tool_description_bytes
-                        ),
-                    ));
-                    d.truncate(keep);
-                }
-            }
-            definition.insert("inputSchema".to_owned(), input);
-            if let Some(output) = tool.remove("outputSchema").filter(|v| !v.is_null()) {
-                match schema::check_output(&output).and_then(|()| {
-                    shape_ok(&output).map_err(|r| format!("outputSchema {r}; dropped it"))
-                }) {
-                    Ok(()) => {
-                        definition.insert("outputSchema".to_owned(), output);
-                    }
-                    Err(reason) => out.diagnostics.push(diag(
-                        &name,
-                        DiagnosticAction::OutputSchemaDropped,
-                        reason,
-                    )),
-                }
-            }
-            let app_only = is_app_only(&definition);
-            let digest = digest(&name, &definition);
-            out.tools.push(Arc::new(ServerTool {
-                tool_name: name,
-                definition,
-                digest,
-                app_only,
-            }));
-        }
-        out.index = out
-            .tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.tool_name.clone(), i))
-            .collect();
-        Ok(out)
-    }
-
-    /// A listing that failed as a whole: no tools, one diagnostic saying why.
-    pub fn failed(server_id: &str, reason: String) -> Self {
-        let diagnostic = ToolDiagnostic {
-            server_id: server_id.to_owned(),
-            tool: String::new(),
-            action: DiagnosticAction::Omitted,
-            reason,
-        };
-        Self {
-            tools: Vec::new(),
-            diagnostics: vec![diagnostic],
-            index: HashMap::new(),
-        }
-    }
-
-    /// The tool named `tool_name` (original name).
-    pub fn get(&self, tool_name: &str) -> Option<&ServerTool> {
-        self.index.get(tool_name).map(|&i| &*self.tools[i])
-    }
-}
-
-fn normalize(
-    input: Option<Value>,
-    shape_ok: &dyn Fn(&Value) -> Result<(), String>,
-) -> Result<(Value, Vec<schema::Fix>), String> {
-    if let Some(v) = &input {
-        shape_ok(v).map_err(|r| format!("inputSchema {r}"))?;
-    }
-    schema::normalize_input(input)
-}
-
-/// `_meta.ui.visibility` is exactly `["app"]`.
-fn is_app_only(definition: &Map<String, Value>) -> bool {
-    let visibility = definition
-        .get("_meta")
-        .and_then(|m| m.get("ui"))
-        .and_then(|u| u.get("visibility"))
-        .and_then(Value::as_array);
-    matches!(visibility, Some(v) if v.len() == 1 && v[0] == "app")
-}
-
-fn digest(name: &str, definition: &Map<String, Value>) -> String {
+/// The first `hex_digits / 2` bytes of the SHA-256 of what `feed` writes,
+/// as lowercase hex: the one "stable short id" of the catalogue (model-name
+/// suffixes in [`names`], [`ServerTool::digest`]). Stable across restarts,
+/// platforms and Rust versions.
+pub(crate) fn short_sha256(hex_digits: usize, feed: impl FnOnce(&mut Sha256)) -> String {
     let mut h = Sha256::new();
-    h.update(name.as_bytes());
-    h.update([0u8]);
-    let _ = serde_json::to_writer(&mut h, definition);
+    feed(&mut h);
     h.finalize()
         .iter()
-        .take(8)
+        .take(hex_digits / 2)
         .map(|b| format!("{b:02x}"))
         .collect()
-}
-
-fn floor_char_boundary(s: &str, mut i: usize) -> usize {
-    while i > 0 && !s.is_char_boundary(i) {
-        i -= 1;
-    }
-    i
 }
 
 /// One model catalogue entry (JS `HostTool`): AHP `ToolDefinition` plus
@@ -486,89 +212,10 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::limits::Limits;
 
     fn tool(name: &str) -> Value {
         json!({"name": name, "inputSchema": {"type": "object"}})
-    }
-
-    #[test]
-    fn duplicates_keep_the_first_with_a_diagnostic() {
-        let raw = vec![
-            json!({"name": "d", "description": "first", "inputSchema": {"type": "object"}}),
-            json!({"name": "d", "description": "second", "inputSchema": {"type": "object"}}),
-        ];
-        let st = ServerTools::build("s", raw, &Limits::default()).unwrap();
-        assert_eq!(st.tools.len(), 1);
-        assert_eq!(st.tools[0].definition["description"], "first");
-        assert_eq!(st.diagnostics[0].action, DiagnosticAction::Duplicate);
-    }
-
-    #[test]
-    fn bad_tools_cost_only_themselves() {
-        let raw = vec![
-            json!({"name": "bad", "inputSchema": {"type": "string"}}),
-            json!({"name": "out", "inputSchema": {"type": "object"}, "outputSchema": {"type": "array"}}),
-            json!(5),
-            tool("ok"),
-        ];
-        let st = ServerTools::build("s", raw, &Limits::default()).unwrap();
-        let names: Vec<&str> = st.tools.iter().map(|t| t.tool_name.as_str()).collect();
-        assert_eq!(names, ["out", "ok"]);
-        assert!(!st.tools[0].definition.contains_key("outputSchema"));
-        let actions: Vec<DiagnosticAction> = st.diagnostics.iter().map(|d| d.action).collect();
-        assert_eq!(
-            actions,
-            [
-                DiagnosticAction::Omitted,
-                DiagnosticAction::OutputSchemaDropped,
-                DiagnosticAction::Omitted
-            ]
-        );
-    }
-
-    #[test]
-    fn aggregate_bounds_fail_the_listing() {
-        let limits = Limits {
-            max_tools_per_server: 2,
-            ..Limits::default()
-        };
-        let e =
-            ServerTools::build("srv", vec![tool("a"), tool("b"), tool("c")], &limits).unwrap_err();
-        assert_eq!(e.code, ErrorCode::LimitExceeded);
-        assert!(e.message.contains("srv") && e.message.contains("maxToolsPerServer"));
-        let limits = Limits {
-            max_total_schema_bytes: 40,
-            ..Limits::default()
-        };
-        let e =
-            ServerTools::build("srv", vec![tool("a"), tool("b"), tool("c")], &limits).unwrap_err();
-        assert!(e.message.contains("maxTotalSchemaBytes"));
-    }
-
-    #[test]
-    fn per_tool_bounds_omit_or_truncate() {
-        let limits = Limits {
-            max_tool_name_bytes: 8,
-            max_tool_description_bytes: 5,
-            max_json_depth: 3,
-            ..Limits::default()
-        };
-        let raw = vec![
-            tool("a-very-long-name"),
-            json!({"name": "desc", "description": "ééééé", "inputSchema": {"type": "object"}}),
-            json!({"name": "deep", "inputSchema": {"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {}}}}}}),
-        ];
-        let st = ServerTools::build("s", raw, &limits).unwrap();
-        assert_eq!(st.tools.len(), 1);
-        assert_eq!(st.tools[0].definition["description"], "éé");
-        assert!(st
-            .diagnostics
-            .iter()
-            .any(|d| d.reason.contains("maxToolNameBytes")));
-        assert!(st
-            .diagnostics
-            .iter()
-            .any(|d| d.tool == "deep" && d.reason.contains("maxJsonDepth")));
     }
 
     #[test]

@@ -16,10 +16,10 @@
 
 use std::collections::HashMap;
 
-use sha2::{Digest, Sha256};
+use sha2::Digest;
 
-/// Longest model-safe name (characters; all ASCII, so also bytes).
-pub const MAX_MODEL_NAME_CHARS: usize = 64;
+use super::short_sha256;
+use crate::limits::MAX_MODEL_TOOL_NAME_CHARS;
 /// Length of the hex hash suffix, without its `_` separator.
 const HASH_HEX: usize = 10;
 
@@ -44,18 +44,13 @@ pub fn plain_name(server_id: &str, tool: &str) -> String {
 
 /// The hashed form: [`plain_name`] cut so that `_<hash>` fits in 64 characters.
 pub fn hashed_name(server_id: &str, tool: &str) -> String {
-    let mut digest = Sha256::new();
-    digest.update(server_id.as_bytes());
-    digest.update([0u8]);
-    digest.update(tool.as_bytes());
-    let hex: String = digest
-        .finalize()
-        .iter()
-        .take(HASH_HEX / 2)
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hex = short_sha256(HASH_HEX, |h| {
+        h.update(server_id.as_bytes());
+        h.update([0u8]);
+        h.update(tool.as_bytes());
+    });
     let mut base = plain_name(server_id, tool);
-    base.truncate(MAX_MODEL_NAME_CHARS - HASH_HEX - 1);
+    base.truncate(MAX_MODEL_TOOL_NAME_CHARS - HASH_HEX - 1);
     format!("{base}_{hex}")
 }
 
@@ -72,7 +67,7 @@ pub fn assign(pairs: &[(&str, &str)]) -> Vec<String> {
         .iter()
         .zip(&plain)
         .map(|((s, t), p)| {
-            if p.len() > MAX_MODEL_NAME_CHARS || count[p.as_str()] > 1 {
+            if p.len() > MAX_MODEL_TOOL_NAME_CHARS || count[p.as_str()] > 1 {
                 hashed_name(s, t)
             } else {
                 p.clone()
@@ -104,7 +99,7 @@ pub fn assign(pairs: &[(&str, &str)]) -> Vec<String> {
             Some(i) => {
                 names[i] = format!(
                     "{}{i}",
-                    &names[i][..MAX_MODEL_NAME_CHARS - i.to_string().len()]
+                    &names[i][..MAX_MODEL_TOOL_NAME_CHARS - i.to_string().len()]
                 )
             }
         }
@@ -114,7 +109,7 @@ pub fn assign(pairs: &[(&str, &str)]) -> Vec<String> {
 /// True when `name` is acceptable to model APIs.
 pub fn is_model_safe(name: &str) -> bool {
     !name.is_empty()
-        && name.len() <= MAX_MODEL_NAME_CHARS
+        && name.len() <= MAX_MODEL_TOOL_NAME_CHARS
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
@@ -179,6 +174,18 @@ mod tests {
         assert_ne!(
             hashed_name("srv", &long),
             hashed_name("srv", &"a".repeat(99))
+        );
+    }
+
+    #[test]
+    fn hash_suffix_is_sha256_of_server_nul_tool() {
+        // First 40 bits of SHA-256("srv\0" + "a" * 100): fixed forever, since
+        // model names must not change between releases.
+        let long = "a".repeat(100);
+        assert!(
+            hashed_name("srv", &long).ends_with("_ac2f96a1c4"),
+            "{}",
+            hashed_name("srv", &long)
         );
     }
 }

@@ -19,73 +19,10 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::config::type_name as kind;
-
-/// Depth and member count of a JSON value, for the bounds of `limits.rs`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Shape {
-    /// Nesting depth (a scalar is 0, `{}` or `[]` is 1).
-    pub depth: usize,
-    /// Object members plus array elements, all levels.
-    pub members: usize,
-}
-
-/// Measures `value`, stopping early (and returning at least `max_depth + 1`
-/// or `max_members + 1`) once either bound is passed, so a hostile value
-/// costs no more than the bounds allow.
-pub fn shape(value: &Value, max_depth: usize, max_members: usize) -> Shape {
-    let mut out = Shape::default();
-    let mut stack: Vec<(&Value, usize)> = vec![(value, 0)];
-    while let Some((v, level)) = stack.pop() {
-        let children: Box<dyn Iterator<Item = &Value>> = match v {
-            Value::Object(m) => Box::new(m.values()),
-            Value::Array(a) => Box::new(a.iter()),
-            _ => continue,
-        };
-        out.depth = out.depth.max(level + 1);
-        for child in children {
-            out.members += 1;
-            if out.members > max_members || level + 1 > max_depth {
-                return out;
-            }
-            stack.push((child, level + 1));
-        }
-    }
-    out
-}
-
-/// Checks `value` against `maxJsonDepth` and `maxJsonProperties`; the error
-/// names the bound (e.g. `is nested deeper than maxJsonDepth (64)`).
-pub fn check_shape(value: &Value, max_depth: usize, max_members: usize) -> Result<(), String> {
-    let s = shape(value, max_depth, max_members);
-    if s.depth > max_depth {
-        Err(format!("is nested deeper than maxJsonDepth ({max_depth})"))
-    } else if s.members > max_members {
-        Err(format!(
-            "has more than maxJsonProperties ({max_members}) members"
-        ))
-    } else {
-        Ok(())
-    }
-}
-
-/// Serialized length of `v` in bytes, without building the text.
-pub fn json_len(v: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            self.0 += buf.len();
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut c = Count(0);
-    serde_json::to_writer(&mut c, v)
-        .map(|()| c.0)
-        .unwrap_or(usize::MAX)
-}
+use crate::json::type_name as kind;
+// Old paths (`crate::catalogue::schema::{check_shape, json_len}`), kept for
+// `supervisor/call.rs` until it uses `crate::json::check_bounds`.
+pub use crate::json::{check_shape, json_len};
 
 /// A change the host made to make an input schema usable.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -319,29 +256,5 @@ mod tests {
     fn output_schema_must_be_object() {
         assert!(check_output(&json!({"type": "object"})).is_ok());
         assert!(check_output(&json!({"type": "array"})).is_err());
-    }
-
-    #[test]
-    fn shape_stops_at_bounds() {
-        let mut deep = json!(1);
-        for _ in 0..500 {
-            deep = json!({ "n": deep });
-        }
-        assert!(shape(&deep, 64, 10_000).depth > 64);
-        let wide = Value::Array(vec![json!(0); 50]);
-        assert_eq!(
-            shape(&wide, 64, 10),
-            Shape {
-                depth: 1,
-                members: 11
-            }
-        );
-        assert_eq!(
-            shape(&json!({"a": [1, 2]}), 64, 100),
-            Shape {
-                depth: 2,
-                members: 3
-            }
-        );
     }
 }

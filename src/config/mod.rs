@@ -9,12 +9,13 @@
 //! source [`TextRange`]) → for stdio, [`launch::resolve_stdio`] at each start
 //! turns a [`StdioConfig`] into a [`launch::LaunchSpec`].
 
+mod command;
 pub mod launch;
+mod line_index;
 mod model;
 mod validate;
 mod vars;
 
 pub use model::*;
-pub(crate) use validate::type_name;
 pub use validate::{parse_mcp_json, validate_entry_value};
 pub use vars::{check_variables, expand, PluginVars};

@@ -64,13 +64,3 @@ pub struct HttpConfig {
     /// Values are secrets: never log or emit them.
     pub headers: BTreeMap<String, String>,
 }
-
-impl ServerConfig {
-    /// `"stdio"` or `"streamable-http"`.
-    pub fn transport_name(&self) -> &'static str {
-        match self {
-            Self::Stdio(_) => "stdio",
-            Self::StreamableHttp(_) => "streamable-http",
-        }
-    }
-}

@@ -8,6 +8,8 @@
 
 use std::path::PathBuf;
 
+use crate::limits::MAX_ECHOED_VARIABLE_NAME_BYTES;
+
 /// Name of the variable holding the plugin's installation directory.
 pub const PLUGIN_ROOT: &str = "PLUGIN_ROOT";
 /// Name of the variable holding the plugin's dedicated writable data directory.
@@ -74,10 +76,11 @@ fn tokens(s: &str) -> impl Iterator<Item = Token<'_>> {
 /// An unknown name or a `${` without `}` gives a message of the form
 /// `field "args[1]": unknown variable ${HOME} (only ${PLUGIN_ROOT} and ${PLUGIN_DATA} are expanded)`
 /// or `field "cwd": unterminated variable reference ("${" without a closing "}")`.
-/// The variable name is echoed only when it looks like one (`[A-Za-z0-9_]{1,64}`),
-/// otherwise `${…}` is shown: the rest of the string is never echoed, since
-/// `env` values may hold secrets. Callers prefix the message with the server
-/// name. Spec: seed 002, *Launch stdio servers*.
+/// The variable name is echoed only when it looks like one (`[A-Za-z0-9_]{1,64}`,
+/// see [`MAX_ECHOED_VARIABLE_NAME_BYTES`]), otherwise `${…}` is shown: the
+/// rest of the string is never echoed, since `env` values may hold secrets.
+/// Callers prefix the message with the server name. Spec: seed 002, *Launch
+/// stdio servers*.
 pub fn check_variables(field: &str, s: &str) -> Result<(), String> {
     for token in tokens(s) {
         match token {
@@ -133,7 +136,7 @@ pub fn expand(s: &str, vars: &PluginVars) -> String {
 /// arbitrary text between braces (possibly part of a secret) is never echoed.
 fn display_reference(name: &str) -> String {
     let plausible = !name.is_empty()
-        && name.len() <= 64
+        && name.len() <= MAX_ECHOED_VARIABLE_NAME_BYTES
         && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
     if plausible {
         format!("${{{name}}}")

@@ -5,7 +5,8 @@
 //!   connection per POST).
 //! - Configured headers go only to the configured origin: a redirect to
 //!   another origin is refused with an error (`redirect_refused`), never
-//!   followed; same-origin 307/308 redirects are followed up to 10 hops.
+//!   followed; same-origin 307/308 redirects are followed up to
+//!   [`MAX_HTTP_REDIRECTS`] hops.
 //! - Header values are marked sensitive so they never appear in `Debug` output.
 
 use std::collections::HashMap;
@@ -14,13 +15,10 @@ use std::sync::Arc;
 
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
-use rmcp::transport::StreamableHttpClientTransport;
 
 use crate::config::HttpConfig;
 use crate::error::{ErrorCode, HostError, HostResult};
-
-/// Redirect hops followed for one request (same origin only).
-pub const MAX_REDIRECTS: usize = 10;
+use crate::limits::MAX_HTTP_REDIRECTS;
 
 /// Text of the error raised when a redirect leaves the configured origin.
 pub const CROSS_ORIGIN_REDIRECT: &str =
@@ -30,31 +28,18 @@ pub const CROSS_ORIGIN_REDIRECT: &str =
 /// (rmcp's error chain does not carry the policy's error text through).
 pub type RedirectRefused = Arc<AtomicBool>;
 
-/// Builds the rmcp Streamable HTTP transport for `cfg`, and the flag that
-/// tells whether a cross-origin redirect was refused.
+/// The pooled client (with the redirect policy), the transport config for
+/// `cfg` (endpoint and configured headers, values marked sensitive) and the
+/// flag that tells whether a cross-origin redirect was refused. Callers wrap
+/// the client (in [`BearerClient`] or rmcp's `AuthClient`) for credentials.
 ///
-/// Errors: `invalid_entry` when a header cannot be encoded (validation
-/// normally catches this first), `internal` when the TLS stack cannot start.
-/// `bearer` is sent as `Authorization: Bearer …` (never logged).
-pub fn transport(
+/// # Errors
+/// `internal` when the TLS stack cannot start; `invalid_entry` when a header
+/// cannot be encoded, which validated config never has (stage 2 checks names
+/// with the same `HeaderName` parser and forbids control characters in
+/// values).
+pub fn client_for(
     cfg: &HttpConfig,
-    bearer: Option<&str>,
-) -> HostResult<(
-    StreamableHttpClientTransport<reqwest::Client>,
-    RedirectRefused,
-)> {
-    let (client, config, refused) = client_and_config(cfg, bearer)?;
-    Ok((
-        StreamableHttpClientTransport::with_client(client, config),
-        refused,
-    ))
-}
-
-/// The pooled client (with the redirect policy) and the transport config for
-/// `cfg`, for callers that wrap the client (e.g. in rmcp's `AuthClient`).
-pub fn client_and_config(
-    cfg: &HttpConfig,
-    bearer: Option<&str>,
 ) -> HostResult<(
     reqwest::Client,
     StreamableHttpClientTransportConfig,
@@ -87,12 +72,30 @@ pub fn client_and_config(
         value.set_sensitive(true);
         headers.insert(name, value);
     }
-    let mut config =
-        StreamableHttpClientTransportConfig::with_uri(Arc::<str>::from(cfg.url.as_str()))
-            .custom_headers(headers);
-    if let Some(token) = bearer {
-        config = config.auth_header(token);
-    }
+    let config = StreamableHttpClientTransportConfig::with_uri(Arc::<str>::from(cfg.url.as_str()))
+        .custom_headers(headers);
+    Ok((client, config, refused))
+}
+
+/// Old form of [`client_for`], kept until `supervisor/connect.rs` calls
+/// [`client_for`]; remove after the merge. Its only caller passes `None`;
+/// `Some(token)` would be sent as `Authorization: Bearer …` (never logged).
+///
+/// # Errors
+/// As [`client_for`].
+pub fn client_and_config(
+    cfg: &HttpConfig,
+    bearer: Option<&str>,
+) -> HostResult<(
+    reqwest::Client,
+    StreamableHttpClientTransportConfig,
+    RedirectRefused,
+)> {
+    let (client, config, refused) = client_for(cfg)?;
+    let config = match bearer {
+        Some(token) => config.auth_header(token),
+        None => config,
+    };
     Ok((client, config, refused))
 }
 
@@ -105,8 +108,8 @@ fn redirect_policy(refused: RedirectRefused) -> reqwest::redirect::Policy {
         if !same_origin {
             refused.store(true, Ordering::Release);
             attempt.error(CROSS_ORIGIN_REDIRECT)
-        } else if attempt.previous().len() > MAX_REDIRECTS {
-            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else if attempt.previous().len() > MAX_HTTP_REDIRECTS {
+            attempt.error(format!("more than {MAX_HTTP_REDIRECTS} redirects"))
         } else {
             attempt.follow()
         }
@@ -237,5 +240,53 @@ impl rmcp::transport::streamable_http_client::StreamableHttpClient for BearerCli
                 max_sse_event_size,
             )
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::*;
+
+    fn cfg(headers: &[(&str, &str)]) -> HttpConfig {
+        HttpConfig {
+            url: url::Url::parse("https://tools.example.com/mcp").unwrap(),
+            headers: headers
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect::<BTreeMap<_, _>>(),
+        }
+    }
+
+    #[tokio::test]
+    async fn configured_headers_are_sent_as_sensitive_values_and_no_bearer() {
+        let (_client, config, refused) =
+            client_for(&cfg(&[("X-Api-Key", "s3cr3t"), ("X-B", "b")])).unwrap();
+        assert_eq!(&*config.uri, "https://tools.example.com/mcp");
+        assert_eq!(config.auth_header, None);
+        let key = &config.custom_headers[&HeaderName::from_static("x-api-key")];
+        assert_eq!(key.as_bytes(), b"s3cr3t");
+        assert!(key.is_sensitive());
+        assert!(!format!("{:?}", config.custom_headers).contains("s3cr3t"));
+        assert_eq!(config.custom_headers.len(), 2);
+        assert!(!refused.load(Ordering::Acquire));
+    }
+
+    #[tokio::test]
+    async fn the_old_form_still_adds_a_bearer() {
+        let (_, config, _) = client_and_config(&cfg(&[]), Some("tok")).unwrap();
+        assert_eq!(config.auth_header.as_deref(), Some("tok"));
+        let (_, config, _) = client_and_config(&cfg(&[]), None).unwrap();
+        assert_eq!(config.auth_header, None);
+    }
+
+    #[tokio::test]
+    async fn a_header_the_http_stack_rejects_is_invalid_entry() {
+        let err = client_for(&cfg(&[("Bad Name", "v")])).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidEntry);
+        let err = client_for(&cfg(&[("X-A", "a\nb")])).unwrap_err();
+        assert_eq!(err.code, ErrorCode::InvalidEntry);
+        assert!(!err.message.contains("a\nb"), "{}", err.message);
     }
 }

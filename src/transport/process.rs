@@ -12,6 +12,9 @@
 //! the host holds. When the host exits for any reason, even SIGKILL, the pipe
 //! closes and the watchdog SIGKILLs the server's whole process group, which
 //! also catches grandchildren that ignore SIGTERM.
+//!
+//! Unix only (process groups, `kill(2)`, `/bin/sh`): the module is compiled
+//! under `#[cfg(unix)]`.
 
 use std::collections::HashMap;
 use std::process::{ExitStatus, Stdio};
@@ -24,7 +27,7 @@ use tokio::sync::watch;
 
 use crate::config::launch::LaunchSpec;
 use crate::error::{ErrorCode, HostError, HostResult};
-use crate::limits::{STOP_STDIN_GRACE_MS, STOP_TERM_GRACE_MS};
+use crate::limits::{PROCESS_GONE_POLL_MS, STOP_STDIN_GRACE_MS, STOP_TERM_GRACE_MS};
 
 /// Process groups the host currently owns, for a synchronous kill from
 /// `dispose()`, `Drop` or an exit hook (no async runtime needed).
@@ -101,7 +104,8 @@ impl std::fmt::Debug for ServerProcess {
 /// Spawns `spec` as the leader of a new process group, with piped stdio, a
 /// cleared environment replaced by `spec.env`, and no shell.
 ///
-/// Errors: `spawn_failed` naming the program and the OS error.
+/// # Errors
+/// `spawn_failed` naming the program and the OS error.
 pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<ServerProcess> {
     let mut wrap = CommandWrap::with_new(&spec.program, |cmd| {
         cmd.args(&spec.args)
@@ -201,6 +205,10 @@ impl ServerProcess {
     }
 
     /// Waits until the leader exits; returns its status.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: it only waits on the exit watch; dropping the future
+    /// changes nothing, and a later call sees the same status.
     pub async fn wait_exit(&mut self) -> Option<ExitStatus> {
         let _ = self.exit.wait_for(Option::is_some).await;
         self.exited()
@@ -216,13 +224,18 @@ impl ServerProcess {
             if tokio::time::Instant::now() >= deadline {
                 return false;
             }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+            tokio::time::sleep(Duration::from_millis(PROCESS_GONE_POLL_MS)).await;
         }
     }
 
     /// Stops the process group. The caller closes stdin first (by shutting
     /// the MCP transport down); this waits for a clean exit, then escalates to
     /// SIGTERM and SIGKILL on the whole group. Returns the leader's status.
+    ///
+    /// # Cancel safety
+    /// Not resumable: the future owns the process, so dropping it drops the
+    /// [`ServerProcess`], whose `Drop` SIGKILLs the group at once (the
+    /// remaining grace is skipped, nothing is left behind).
     pub async fn stop(mut self) -> Option<ExitStatus> {
         if !self
             .wait_gone(Duration::from_millis(STOP_STDIN_GRACE_MS))
@@ -243,6 +256,10 @@ impl ServerProcess {
 
     /// After the leader exited on its own (a crash): SIGKILL whatever is left
     /// in its group so no grandchild outlives it.
+    ///
+    /// # Cancel safety
+    /// The SIGKILL is sent before the first await; dropping the future only
+    /// skips waiting for the group to be gone.
     pub async fn sweep(mut self) {
         kill_group(self.pgid, libc::SIGKILL);
         self.wait_gone(Duration::from_millis(STOP_TERM_GRACE_MS))

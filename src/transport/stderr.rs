@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::sync::watch;
 
 use crate::events::{log, EventSink, LogLevel};
-use crate::limits::{STDERR_LINE_BYTES, STDERR_TAIL_BYTES};
+use crate::limits::{STDERR_LINE_BYTES, STDERR_READ_CHUNK_BYTES, STDERR_TAIL_BYTES};
 
 /// The bounded tail of a server's stderr, shared with the supervisor.
 #[derive(Debug)]
@@ -33,6 +33,9 @@ impl StderrTail {
 
     /// Waits up to `within` for stderr to reach end-of-file, so a tail read
     /// right after an exit includes the last lines.
+    ///
+    /// # Cancel safety
+    /// Cancel-safe: it only waits on the end-of-file watch.
     pub async fn wait_eof(&self, within: Duration) {
         let mut rx = self.eof.subscribe();
         let _ = tokio::time::timeout(within, rx.wait_for(|eof| *eof)).await;
@@ -67,7 +70,7 @@ async fn drain_loop<R: AsyncRead + Unpin>(
     sink: Arc<dyn EventSink>,
     tail: Arc<StderrTail>,
 ) {
-    let mut chunk = vec![0u8; 16 * 1024];
+    let mut chunk = vec![0u8; STDERR_READ_CHUNK_BYTES];
     let mut line: Vec<u8> = Vec::new();
     let emit = |line: &[u8]| {
         let text = String::from_utf8_lossy(line);

@@ -11,10 +11,17 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
+mod data_dir;
+mod env;
+
+pub use data_dir::ensure_plugin_data_dir;
+pub use env::{host_base_env, EnvPolicy};
+
+use super::command::{dot_relative, is_separator};
 use super::model::StdioConfig;
-use super::validate::{dot_relative, is_separator};
-use super::vars::{expand, PluginVars, PLUGIN_DATA, PLUGIN_ROOT};
+use super::vars::{expand, PluginVars};
 use crate::error::{ErrorCode, HostError};
+use env::{build_env, env_lookup};
 
 /// Everything needed to spawn a stdio server process (no shell involved).
 #[derive(Debug, Clone, PartialEq)]
@@ -29,51 +36,6 @@ pub struct LaunchSpec {
     pub env: Vec<(OsString, OsString)>,
     /// Existing working directory of the child.
     pub cwd: PathBuf,
-}
-
-/// Which variables of the base environment a server inherits.
-///
-/// In both cases the configured `env` is overlaid afterwards and
-/// `PLUGIN_ROOT` / `PLUGIN_DATA` are set last, so a plugin can neither remove
-/// nor spoof them. The seed allows a client to "inherit, omit, or sanitize
-/// ambient environment variables".
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum EnvPolicy {
-    /// Pass the whole base environment through.
-    Inherit,
-    /// Pass only `PATH`, `HOME`, `USER`, `LOGNAME`, `SHELL`, `TMPDIR`, `TMP`,
-    /// `TEMP`, `LANG`, `LC_*`, `TZ` and `TERM`, plus on Windows `SYSTEMROOT`,
-    /// `SYSTEMDRIVE`, `WINDIR`, `COMSPEC`, `PATHEXT`, `APPDATA`,
-    /// `LOCALAPPDATA`, `USERPROFILE`, `PROGRAMFILES` and `PROGRAMDATA`
-    /// (names compared case-insensitively on Windows, exactly elsewhere).
-    /// Keeps host secrets (API keys, tokens) out of plugin processes.
-    #[default]
-    AllowList,
-}
-
-/// Base variables kept by [`EnvPolicy::AllowList`] on every platform (plus `LC_*`).
-const ALLOWED_VARS: &[&str] = &[
-    "PATH", "HOME", "USER", "LOGNAME", "SHELL", "TMPDIR", "TMP", "TEMP", "LANG", "TZ", "TERM",
-];
-/// Additional base variables kept by [`EnvPolicy::AllowList`] on Windows.
-const ALLOWED_WINDOWS_VARS: &[&str] = &[
-    "SYSTEMROOT",
-    "SYSTEMDRIVE",
-    "WINDIR",
-    "COMSPEC",
-    "PATHEXT",
-    "APPDATA",
-    "LOCALAPPDATA",
-    "USERPROFILE",
-    "PROGRAMFILES",
-    "PROGRAMDATA",
-];
-
-/// The host process's own environment (`std::env::vars_os()`), the usual
-/// `base_env` for [`resolve_stdio`].
-#[must_use]
-pub fn host_base_env() -> Vec<(OsString, OsString)> {
-    std::env::vars_os().collect()
 }
 
 /// Resolves a validated stdio entry into a [`LaunchSpec`], at each start.
@@ -223,137 +185,6 @@ fn existing_file(command: &str, path: PathBuf) -> Result<PathBuf, HostError> {
     Err(HostError::new(ErrorCode::CommandNotFound, msg))
 }
 
-// --- environment -------------------------------------------------------------
-
-fn build_env(
-    cfg: &StdioConfig,
-    vars: &PluginVars,
-    base_env: &[(OsString, OsString)],
-    policy: EnvPolicy,
-) -> Vec<(OsString, OsString)> {
-    let mut env: Vec<(OsString, OsString)> = base_env
-        .iter()
-        .filter(|(name, _)| policy == EnvPolicy::Inherit || is_allowed(name, cfg!(windows)))
-        .cloned()
-        .collect();
-    for (name, value) in &cfg.env {
-        set_var(&mut env, OsStr::new(name), expand(value, vars).into());
-    }
-    for (name, value) in [
-        (PLUGIN_ROOT, &vars.plugin_root),
-        (PLUGIN_DATA, &vars.plugin_data),
-    ] {
-        env.retain(|(n, _)| !same_name(n, OsStr::new(name)));
-        env.push((name.into(), value.as_os_str().to_os_string()));
-    }
-    env
-}
-
-/// Whether [`EnvPolicy::AllowList`] keeps the base variable `name`.
-fn is_allowed(name: &OsStr, windows: bool) -> bool {
-    let Some(name) = name.to_str() else {
-        return false;
-    };
-    let upper;
-    let name = if windows {
-        upper = name.to_ascii_uppercase();
-        upper.as_str()
-    } else {
-        name
-    };
-    ALLOWED_VARS.contains(&name)
-        || name.starts_with("LC_")
-        || (windows && ALLOWED_WINDOWS_VARS.contains(&name))
-}
-
-/// Replaces the value of `name` (keeping its position) or appends it.
-fn set_var(env: &mut Vec<(OsString, OsString)>, name: &OsStr, value: OsString) {
-    env.retain(|(n, _)| !same_name(n, name) || n == name);
-    match env.iter_mut().find(|(n, _)| n == name) {
-        Some(entry) => entry.1 = value,
-        None => env.push((name.to_os_string(), value)),
-    }
-}
-
-fn env_lookup<'a>(env: &'a [(OsString, OsString)], name: &OsStr) -> Option<&'a OsStr> {
-    env.iter()
-        .rev()
-        .find(|(n, _)| same_name(n, name))
-        .map(|(_, v)| v.as_os_str())
-}
-
-/// Environment names are case-insensitive on Windows.
-fn same_name(a: &OsStr, b: &OsStr) -> bool {
-    if cfg!(windows) {
-        a.to_string_lossy()
-            .eq_ignore_ascii_case(&b.to_string_lossy())
-    } else {
-        a == b
-    }
-}
-
-// --- PLUGIN_DATA -------------------------------------------------------------
-
-/// Creates (if needed) and returns the plugin's data directory
-/// `<data_dir>/<sanitized plugin_id>`.
-///
-/// The id is reduced to `[A-Za-z0-9._-]` (other characters become `_`, at
-/// most 64 of them kept); if anything was changed, or the result would be a
-/// special name (`""`, `.`, `..`, a trailing `.`, a Windows device name such
-/// as `CON`), `-<8 hex digits>` of a stable FNV-1a hash of the original id is
-/// appended so that distinct ids do not share a directory. Uses
-/// `create_dir_all` (mode `0700` for created directories on Unix); an existing
-/// directory and its contents are left untouched, so data survives restarts
-/// and plugin updates (seed 002, *Launch stdio servers*).
-///
-/// # Errors
-/// Any I/O error from creating the directories.
-pub fn ensure_plugin_data_dir(data_dir: &Path, plugin_id: &str) -> std::io::Result<PathBuf> {
-    let dir = data_dir.join(data_dir_name(plugin_id));
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-    builder.create(&dir)?;
-    Ok(dir)
-}
-
-/// Directory name for `plugin_id` (see [`ensure_plugin_data_dir`]).
-fn data_dir_name(plugin_id: &str) -> String {
-    const MAX_LEN: usize = 64;
-    let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
-    let mut name: String = plugin_id
-        .chars()
-        .map(|c| if safe(c) { c } else { '_' })
-        .collect();
-    let mut changed = name != plugin_id;
-    if name.len() > MAX_LEN {
-        name.truncate(MAX_LEN);
-        changed = true;
-    }
-    if changed || is_special_name(&name) {
-        let hash = fnv1a(plugin_id.as_bytes()) & 0xffff_ffff;
-        name = format!("{name}-{hash:08x}");
-    }
-    name
-}
-
-fn is_special_name(name: &str) -> bool {
-    const DEVICES: &[&str] = &["CON", "PRN", "AUX", "NUL"];
-    let stem = name.split('.').next().unwrap_or("").to_ascii_uppercase();
-    let numbered = (stem.starts_with("COM") || stem.starts_with("LPT"))
-        && stem.len() == 4
-        && stem.as_bytes()[3].is_ascii_digit();
-    name.is_empty() || name.ends_with('.') || DEVICES.contains(&stem.as_str()) || numbered
-}
-
-/// 64-bit FNV-1a: stable across platforms and Rust versions.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -399,25 +230,6 @@ mod tests {
             },
             _tmp: tmp,
         }
-    }
-
-    #[test]
-    fn allow_list_names() {
-        for name in ["PATH", "HOME", "LC_ALL", "LC_CTYPE", "TERM", "TZ", "TMPDIR"] {
-            assert!(is_allowed(OsStr::new(name), false), "{name}");
-        }
-        for name in [
-            "AWS_SECRET_ACCESS_KEY",
-            "path",
-            "LANGUAGE",
-            "SYSTEMROOT",
-            "GITHUB_TOKEN",
-        ] {
-            assert!(!is_allowed(OsStr::new(name), false), "{name}");
-        }
-        assert!(is_allowed(OsStr::new("SystemRoot"), true));
-        assert!(is_allowed(OsStr::new("Path"), true));
-        assert!(!is_allowed(OsStr::new("OPENAI_API_KEY"), true));
     }
 
     #[test]
@@ -549,54 +361,6 @@ mod tests {
                 PathBuf::from("r/bin/server.EXE"),
                 PathBuf::from("r/bin/server.CMD")
             ]
-        );
-    }
-
-    #[test]
-    fn data_dir_names() {
-        assert_eq!(data_dir_name("my-plugin_1.0"), "my-plugin_1.0");
-        let a = data_dir_name("acme/tools");
-        let b = data_dir_name("acme:tools");
-        assert!(
-            a.starts_with("acme_tools-") && a.len() == "acme_tools-".len() + 8,
-            "{a}"
-        );
-        assert_ne!(
-            a, b,
-            "ids differing only in replaced chars must not collide"
-        );
-        assert_eq!(a, data_dir_name("acme/tools"), "stable");
-        for special in ["", ".", "..", "CON", "nul.txt", "com1", "x."] {
-            let name = data_dir_name(special);
-            assert!(
-                name.len() >= 9 && name.as_bytes()[name.len() - 9] == b'-',
-                "{special:?} -> {name}"
-            );
-        }
-        assert!(data_dir_name(&"a".repeat(200)).len() <= 64 + 9);
-    }
-
-    #[test]
-    fn fnv_is_the_reference_function() {
-        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
-    }
-
-    #[cfg(unix)]
-    #[test]
-    fn data_dir_is_private_and_survives() {
-        use std::os::unix::fs::PermissionsExt;
-        let tmp = tempfile::tempdir().unwrap();
-        let dir = ensure_plugin_data_dir(&tmp.path().join("nested"), "p").unwrap();
-        std::fs::write(dir.join("keep"), "1").unwrap();
-        assert_eq!(
-            ensure_plugin_data_dir(&tmp.path().join("nested"), "p").unwrap(),
-            dir
-        );
-        assert!(dir.join("keep").exists());
-        assert_eq!(
-            std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777,
-            0o700
         );
     }
 }

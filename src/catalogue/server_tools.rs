@@ -1,0 +1,469 @@
+//! One server's `tools/list` result, checked tool by tool (MCP 2025-11-25
+//! "Tools › Listing Tools"): names, bounds of `limits.rs`, schema
+//! normalization ([`super::schema`]) and a [`ToolDiagnostic`] for everything
+//! changed or left out.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use sha2::Digest;
+
+use super::schema;
+use super::short_sha256;
+use crate::error::{ErrorCode, HostError};
+use crate::json::{check_shape, floor_char_boundary, json_len};
+use crate::limits::{Limits, DIAGNOSTIC_TOOL_NAME_CHARS};
+
+/// What the host did about one tool (JS `ToolDiagnostic`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolDiagnostic {
+    /// Customization id of the server.
+    pub server_id: String,
+    /// The tool's name as the server sent it (`""` when it had none).
+    pub tool: String,
+    /// `normalized` (schema fixed), `omitted` (left out of the catalogue),
+    /// `outputSchemaDropped`, `truncated` (description cut) or `duplicate`.
+    pub action: DiagnosticAction,
+    /// What was wrong, naming the field or bound.
+    pub reason: String,
+}
+
+/// [`ToolDiagnostic::action`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DiagnosticAction {
+    /// The input schema was repaired by a rule of [`schema`].
+    Normalized,
+    /// The tool is not in the catalogue.
+    Omitted,
+    /// Only the output schema was dropped.
+    OutputSchemaDropped,
+    /// The description was cut to `maxToolDescriptionBytes`.
+    Truncated,
+    /// A second tool with the same name on the same server; the first is kept.
+    Duplicate,
+}
+
+/// One checked tool of one server.
+#[derive(Debug, Clone)]
+pub struct ServerTool {
+    /// The server's original tool name, byte for byte.
+    pub tool_name: String,
+    /// AHP `ToolDefinition` fields except `name`: `title`, `description`,
+    /// `inputSchema` (normalized), `outputSchema`, `annotations`, `_meta`.
+    pub definition: Map<String, Value>,
+    /// First 64 bits of SHA-256 over the definition, hex: changes whenever
+    /// the definition does (for stale-tool checks).
+    pub digest: String,
+    /// `_meta.ui.visibility` is `["app"]`: callable, not in the model catalogue.
+    pub app_only: bool,
+}
+
+/// One server's tools after checks.
+#[derive(Debug, Clone, Default)]
+pub struct ServerTools {
+    /// Usable tools, in server order (app-only ones included).
+    pub tools: Vec<Arc<ServerTool>>,
+    /// What was changed or left out.
+    pub diagnostics: Vec<ToolDiagnostic>,
+    /// Position in `tools` by original name.
+    index: HashMap<String, usize>,
+}
+
+impl ServerTools {
+    /// Checks the raw `tools` of one `tools/list` walk of `server_id`.
+    ///
+    /// Per-tool problems (name, schema, description, duplicate) cost only
+    /// that tool or field, with a diagnostic, in server order.
+    ///
+    /// # Errors
+    /// `limit_exceeded`, naming the server and the bound: more than
+    /// `maxToolsPerServer` tools, or schemas adding up to more than
+    /// `maxTotalSchemaBytes`. The caller then keeps the previous catalogue.
+    pub fn build(server_id: &str, raw: Vec<Value>, limits: &Limits) -> Result<Self, HostError> {
+        if raw.len() > limits.max_tools_per_server {
+            return Err(HostError::new(
+                ErrorCode::LimitExceeded,
+                format!(
+                    "server {server_id} lists {} tools, more than maxToolsPerServer ({})",
+                    raw.len(),
+                    limits.max_tools_per_server
+                ),
+            ));
+        }
+        let mut listing = Listing::new(server_id, limits);
+        let mut tools = Vec::new();
+        for tool in raw {
+            if let Some(tool) = listing.check_tool(tool)? {
+                tools.push(Arc::new(tool));
+            }
+        }
+        let index = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.tool_name.clone(), i))
+            .collect();
+        Ok(Self {
+            tools,
+            diagnostics: listing.diagnostics,
+            index,
+        })
+    }
+
+    /// A listing that failed as a whole: no tools, one diagnostic saying why.
+    pub fn failed(server_id: &str, reason: String) -> Self {
+        let diagnostic = ToolDiagnostic {
+            server_id: server_id.to_owned(),
+            tool: String::new(),
+            action: DiagnosticAction::Omitted,
+            reason,
+        };
+        Self {
+            tools: Vec::new(),
+            diagnostics: vec![diagnostic],
+            index: HashMap::new(),
+        }
+    }
+
+    /// The tool named `tool_name` (original name).
+    pub fn get(&self, tool_name: &str) -> Option<&ServerTool> {
+        self.index.get(tool_name).map(|&i| &*self.tools[i])
+    }
+}
+
+/// The running state of one [`ServerTools::build`]: names seen so far, the
+/// schema bytes so far and the diagnostics.
+struct Listing<'a> {
+    server_id: &'a str,
+    limits: &'a Limits,
+    seen: HashSet<String>,
+    total_schema_bytes: usize,
+    diagnostics: Vec<ToolDiagnostic>,
+}
+
+impl<'a> Listing<'a> {
+    fn new(server_id: &'a str, limits: &'a Limits) -> Self {
+        Self {
+            server_id,
+            limits,
+            seen: HashSet::new(),
+            total_schema_bytes: 0,
+            diagnostics: Vec::new(),
+        }
+    }
+
+    fn diag(&self, tool: &str, action: DiagnosticAction, reason: String) -> ToolDiagnostic {
+        ToolDiagnostic {
+            server_id: self.server_id.to_owned(),
+            tool: tool.to_owned(),
+            action,
+            reason,
+        }
+    }
+
+    /// Checks one raw `tools/list` entry. `Ok(None)`: the tool is left out
+    /// (with a diagnostic); `Ok(Some)`: usable, maybe with diagnostics.
+    ///
+    /// # Errors
+    /// `limit_exceeded` when the schemas so far pass `maxTotalSchemaBytes`.
+    fn check_tool(&mut self, raw: Value) -> Result<Option<ServerTool>, HostError> {
+        let (name, mut tool) = match self.identify(raw) {
+            Ok(found) => found,
+            Err(d) => {
+                self.diagnostics.push(d);
+                return Ok(None);
+            }
+        };
+        if !self.count_schema_bytes(&name, &tool)? {
+            return Ok(None);
+        }
+        let input = match self.input_schema(&name, tool.remove("inputSchema")) {
+            Ok(input) => input,
+            Err(d) => {
+                self.diagnostics.push(d);
+                return Ok(None);
+            }
+        };
+        let mut definition = Map::new();
+        for key in ["title", "description", "annotations", "_meta"] {
+            if let Some(v) = tool.remove(key).filter(|v| !v.is_null()) {
+                definition.insert(key.to_owned(), v);
+            }
+        }
+        self.cut_description(&name, &mut definition);
+        definition.insert("inputSchema".to_owned(), input);
+        if let Some(output) = tool.remove("outputSchema").filter(|v| !v.is_null()) {
+            match self.output_schema(&output) {
+                Ok(()) => {
+                    definition.insert("outputSchema".to_owned(), output);
+                }
+                Err(reason) => self.diagnostics.push(self.diag(
+                    &name,
+                    DiagnosticAction::OutputSchemaDropped,
+                    reason,
+                )),
+            }
+        }
+        Ok(Some(ServerTool::new(name, definition)))
+    }
+
+    /// The entry as an object with a usable, first-seen name.
+    fn identify(&mut self, raw: Value) -> Result<(String, Map<String, Value>), ToolDiagnostic> {
+        let omitted = |listing: &Self, tool: &str, reason: String| {
+            listing.diag(tool, DiagnosticAction::Omitted, reason)
+        };
+        let Value::Object(tool) = raw else {
+            let reason = "a tools/list entry is not a JSON object".to_owned();
+            return Err(omitted(self, "", reason));
+        };
+        let name = match tool.get("name") {
+            Some(Value::String(n)) if !n.is_empty() => n.clone(),
+            _ => return Err(omitted(self, "", "a tool has no name".to_owned())),
+        };
+        let max = self.limits.max_tool_name_bytes;
+        if name.len() > max {
+            let shown: String = name.chars().take(DIAGNOSTIC_TOOL_NAME_CHARS).collect();
+            let reason = format!(
+                "tool name is {} bytes, more than maxToolNameBytes ({max})",
+                name.len()
+            );
+            return Err(omitted(self, &shown, reason));
+        }
+        if !self.seen.insert(name.clone()) {
+            return Err(self.diag(
+                &name,
+                DiagnosticAction::Duplicate,
+                "the server lists this name more than once; the first definition is kept"
+                    .to_owned(),
+            ));
+        }
+        Ok((name, tool))
+    }
+
+    /// Adds the tool's schema bytes to the listing's total. `Ok(false)`: the
+    /// tool alone passes `maxToolSchemaBytes` and is left out.
+    ///
+    /// # Errors
+    /// `limit_exceeded` when the total passes `maxTotalSchemaBytes`.
+    fn count_schema_bytes(
+        &mut self,
+        name: &str,
+        tool: &Map<String, Value>,
+    ) -> Result<bool, HostError> {
+        let schema_bytes = ["inputSchema", "outputSchema"]
+            .iter()
+            .filter_map(|k| tool.get(*k))
+            .map(json_len)
+            .sum::<usize>();
+        if schema_bytes > self.limits.max_tool_schema_bytes {
+            let reason = format!(
+                "schemas are {schema_bytes} bytes, more than maxToolSchemaBytes ({})",
+                self.limits.max_tool_schema_bytes
+            );
+            let d = self.diag(name, DiagnosticAction::Omitted, reason);
+            self.diagnostics.push(d);
+            return Ok(false);
+        }
+        self.total_schema_bytes += schema_bytes;
+        if self.total_schema_bytes > self.limits.max_total_schema_bytes {
+            return Err(HostError::new(
+                ErrorCode::LimitExceeded,
+                format!(
+                    "server {}: tool schemas add up to more than maxTotalSchemaBytes ({})",
+                    self.server_id, self.limits.max_total_schema_bytes
+                ),
+            ));
+        }
+        Ok(true)
+    }
+
+    /// The bounded, normalized input schema; each fix adds a `normalized`
+    /// diagnostic. `Err`: the `omitted` diagnostic.
+    fn input_schema(&mut self, name: &str, input: Option<Value>) -> Result<Value, ToolDiagnostic> {
+        let normalized = match &input {
+            Some(v) => self.shape_ok(v).map_err(|r| format!("inputSchema {r}")),
+            None => Ok(()),
+        }
+        .and_then(|()| schema::normalize_input(input));
+        match normalized {
+            Ok((schema, fixes)) => {
+                for f in fixes {
+                    let d = self.diag(name, DiagnosticAction::Normalized, f.describe());
+                    self.diagnostics.push(d);
+                }
+                Ok(schema)
+            }
+            Err(reason) => Err(self.diag(name, DiagnosticAction::Omitted, reason)),
+        }
+    }
+
+    /// Cuts a description longer than `maxToolDescriptionBytes`, with a
+    /// `truncated` diagnostic.
+    fn cut_description(&mut self, name: &str, definition: &mut Map<String, Value>) {
+        let max = self.limits.max_tool_description_bytes;
+        let Some(Value::String(d)) = definition.get_mut("description") else {
+            return;
+        };
+        if d.len() <= max {
+            return;
+        }
+        let reason = format!(
+            "description is {} bytes, more than maxToolDescriptionBytes ({max}); cut",
+            d.len()
+        );
+        d.truncate(floor_char_boundary(d, max));
+        let diag = self.diag(name, DiagnosticAction::Truncated, reason);
+        self.diagnostics.push(diag);
+    }
+
+    /// `Ok(())` when the output schema is kept, else why it is dropped.
+    fn output_schema(&self, output: &Value) -> Result<(), String> {
+        schema::check_output(output).and_then(|()| {
+            self.shape_ok(output)
+                .map_err(|r| format!("outputSchema {r}; dropped it"))
+        })
+    }
+
+    /// `maxJsonDepth` and `maxJsonProperties` for one schema.
+    fn shape_ok(&self, v: &Value) -> Result<(), String> {
+        check_shape(
+            v,
+            self.limits.max_json_depth,
+            self.limits.max_json_properties,
+        )
+    }
+}
+
+impl ServerTool {
+    fn new(tool_name: String, definition: Map<String, Value>) -> Self {
+        let app_only = is_app_only(&definition);
+        let digest = digest(&tool_name, &definition);
+        Self {
+            tool_name,
+            definition,
+            digest,
+            app_only,
+        }
+    }
+}
+
+/// `_meta.ui.visibility` is exactly `["app"]`.
+fn is_app_only(definition: &Map<String, Value>) -> bool {
+    let visibility = definition
+        .get("_meta")
+        .and_then(|m| m.get("ui"))
+        .and_then(|u| u.get("visibility"))
+        .and_then(Value::as_array);
+    matches!(visibility, Some(v) if v.len() == 1 && v[0] == "app")
+}
+
+/// [`ServerTool::digest`]: SHA-256 over `name \0 definition-JSON`, first 16 hex digits.
+fn digest(name: &str, definition: &Map<String, Value>) -> String {
+    short_sha256(16, |h| {
+        h.update(name.as_bytes());
+        h.update([0u8]);
+        let _ = serde_json::to_writer(h, definition);
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn tool(name: &str) -> Value {
+        json!({"name": name, "inputSchema": {"type": "object"}})
+    }
+
+    #[test]
+    fn duplicates_keep_the_first_with_a_diagnostic() {
+        let raw = vec![
+            json!({"name": "d", "description": "first", "inputSchema": {"type": "object"}}),
+            json!({"name": "d", "description": "second", "inputSchema": {"type": "object"}}),
+        ];
+        let st = ServerTools::build("s", raw, &Limits::default()).unwrap();
+        assert_eq!(st.tools.len(), 1);
+        assert_eq!(st.tools[0].definition["description"], "first");
+        assert_eq!(st.diagnostics[0].action, DiagnosticAction::Duplicate);
+    }
+
+    #[test]
+    fn bad_tools_cost_only_themselves() {
+        let raw = vec![
+            json!({"name": "bad", "inputSchema": {"type": "string"}}),
+            json!({"name": "out", "inputSchema": {"type": "object"}, "outputSchema": {"type": "array"}}),
+            json!(5),
+            tool("ok"),
+        ];
+        let st = ServerTools::build("s", raw, &Limits::default()).unwrap();
+        let names: Vec<&str> = st.tools.iter().map(|t| t.tool_name.as_str()).collect();
+        assert_eq!(names, ["out", "ok"]);
+        assert!(!st.tools[0].definition.contains_key("outputSchema"));
+        let actions: Vec<DiagnosticAction> = st.diagnostics.iter().map(|d| d.action).collect();
+        assert_eq!(
+            actions,
+            [
+                DiagnosticAction::Omitted,
+                DiagnosticAction::OutputSchemaDropped,
+                DiagnosticAction::Omitted
+            ]
+        );
+    }
+
+    #[test]
+    fn aggregate_bounds_fail_the_listing() {
+        let limits = Limits {
+            max_tools_per_server: 2,
+            ..Limits::default()
+        };
+        let e =
+            ServerTools::build("srv", vec![tool("a"), tool("b"), tool("c")], &limits).unwrap_err();
+        assert_eq!(e.code, ErrorCode::LimitExceeded);
+        assert!(e.message.contains("srv") && e.message.contains("maxToolsPerServer"));
+        let limits = Limits {
+            max_total_schema_bytes: 40,
+            ..Limits::default()
+        };
+        let e =
+            ServerTools::build("srv", vec![tool("a"), tool("b"), tool("c")], &limits).unwrap_err();
+        assert!(e.message.contains("maxTotalSchemaBytes"));
+    }
+
+    #[test]
+    fn per_tool_bounds_omit_or_truncate() {
+        let limits = Limits {
+            max_tool_name_bytes: 8,
+            max_tool_description_bytes: 5,
+            max_json_depth: 3,
+            ..Limits::default()
+        };
+        let raw = vec![
+            tool("a-very-long-name"),
+            json!({"name": "desc", "description": "ééééé", "inputSchema": {"type": "object"}}),
+            json!({"name": "deep", "inputSchema": {"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {}}}}}}),
+        ];
+        let st = ServerTools::build("s", raw, &limits).unwrap();
+        assert_eq!(st.tools.len(), 1);
+        assert_eq!(st.tools[0].definition["description"], "éé");
+        assert!(st
+            .diagnostics
+            .iter()
+            .any(|d| d.reason.contains("maxToolNameBytes")));
+        assert!(st
+            .diagnostics
+            .iter()
+            .any(|d| d.tool == "deep" && d.reason.contains("maxJsonDepth")));
+    }
+
+    #[test]
+    fn digest_is_sha256_of_name_nul_definition() {
+        // First 64 bits of SHA-256("a\0" + definition JSON): digests are in
+        // published state, so the function must not change.
+        let st = ServerTools::build("s", vec![tool("a")], &Limits::default()).unwrap();
+        assert_eq!(st.tools[0].digest, "6cd082cc8e9d581b");
+    }
+}

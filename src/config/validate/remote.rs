@@ -1,0 +1,134 @@
+//! Stage 2 rules of a `type: "streamable-http"` entry (seed 002, *Connect
+//! remote servers*; MCP 2025-11-25 "Transports › Streamable HTTP"). Messages
+//! never echo the URL or a header value: either may carry a secret.
+
+use std::collections::BTreeMap;
+
+use reqwest::header::HeaderName;
+use serde_json::{Map, Value};
+
+use super::entry::check_fields;
+use super::{field_msg, string_field, wrong_type};
+use crate::config::model::HttpConfig;
+use crate::config::vars::quote;
+
+/// Fields allowed in a `streamable-http` entry.
+const HTTP_FIELDS: &[&str] = &["type", "url", "headers"];
+
+/// The fields of a `streamable-http` entry (see [`super::validate_entry_value`]).
+pub(super) fn http(obj: &Map<String, Value>) -> Result<HttpConfig, String> {
+    check_fields(obj, HTTP_FIELDS, "streamable-http")?;
+    let url = match obj.get("url") {
+        None => return Err("field \"url\" is required for type \"streamable-http\"".to_string()),
+        Some(v) => endpoint_url(&string_field("url", v)?)?,
+    };
+    let headers = match obj.get("headers") {
+        None => BTreeMap::new(),
+        Some(v) => headers(v)?,
+    };
+    Ok(HttpConfig { url, headers })
+}
+
+/// Parses and checks the endpoint URL. Never echoes the URL (it may carry a token).
+fn endpoint_url(text: &str) -> Result<url::Url, String> {
+    let url = url::Url::parse(text).map_err(|e| field_msg("url", format!("invalid URL: {e}")))?;
+    let secure = match url.scheme() {
+        "https" => true,
+        "http" => is_loopback(&url),
+        _ => false,
+    };
+    if !secure {
+        let msg = "must use https (http is allowed only for loopback hosts)";
+        return Err(match url.scheme() {
+            "http" | "https" => field_msg("url", msg),
+            other => field_msg("url", format!("{msg}, got scheme {}", quote(other))),
+        });
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(field_msg(
+            "url",
+            "must not contain credentials (user:password@)",
+        ));
+    }
+    Ok(url)
+}
+
+/// `localhost`, `127.0.0.0/8` or `::1`.
+fn is_loopback(url: &url::Url) -> bool {
+    match url.host() {
+        Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    }
+}
+
+fn headers(value: &Value) -> Result<BTreeMap<String, String>, String> {
+    let Value::Object(map) = value else {
+        return Err(wrong_type("headers", "an object of strings", value));
+    };
+    let mut out: BTreeMap<String, String> = BTreeMap::new();
+    for (name, v) in map {
+        check_header_name(name)?;
+        if let Some(prev) = out.keys().find(|k| k.eq_ignore_ascii_case(name)) {
+            let msg = format!(
+                "duplicates header {} (names are case-insensitive)",
+                quote(prev)
+            );
+            return Err(field_msg(&format!("headers.{name}"), msg));
+        }
+        out.insert(name.clone(), header_value(name, v)?);
+    }
+    Ok(out)
+}
+
+/// Headers the Streamable HTTP transport sets itself (MCP 2025-11-25
+/// "Transports › Streamable HTTP" and HTTP framing); a configured value would
+/// conflict with the protocol, so the entry is invalid.
+const RESERVED_HEADERS: &[&str] = &[
+    "accept",
+    "content-type",
+    "content-length",
+    "host",
+    "connection",
+    "transfer-encoding",
+    "mcp-session-id",
+    "mcp-protocol-version",
+    "last-event-id",
+];
+
+/// RFC 9110 `token` (letters, digits and ``!#$%&'*+-.^_`|~``, at most
+/// 64 KiB): exactly what the HTTP stack accepts as a header name
+/// (`http::HeaderName`), so a valid entry never fails at connect time; and
+/// not a header the transport manages ([`RESERVED_HEADERS`]).
+fn check_header_name(name: &str) -> Result<(), String> {
+    if HeaderName::from_bytes(name.as_bytes()).is_err() {
+        return Err(field_msg(
+            "headers",
+            format!("invalid header name {}", quote(name)),
+        ));
+    }
+    if RESERVED_HEADERS
+        .iter()
+        .any(|r| r.eq_ignore_ascii_case(name))
+    {
+        return Err(field_msg(
+            &format!("headers.{name}"),
+            "is set by the MCP transport and cannot be configured",
+        ));
+    }
+    Ok(())
+}
+
+/// Header values are secrets: the message names the header only.
+fn header_value(name: &str, value: &Value) -> Result<String, String> {
+    let field = format!("headers.{name}");
+    let s = string_field(&field, value)?;
+    if s.chars().any(|c| c.is_control() && c != '\t') {
+        return Err(field_msg(
+            &field,
+            "value must not contain CR, LF, NUL or other control characters",
+        ));
+    }
+    Ok(s)
+}
