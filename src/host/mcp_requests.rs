@@ -17,7 +17,7 @@ use serde_json::{json, Map, Value};
 
 use super::Host;
 use crate::error::{ErrorCode, HostError, HostResult};
-use crate::supervisor::call::check_value;
+use crate::json::{check_bounds, check_list_bounds};
 use crate::supervisor::discovery::{list_all, request_raw, ListFailure};
 use crate::supervisor::LiveConnection;
 
@@ -63,11 +63,8 @@ impl Host {
                 .await
                 .map_err(|e| list_failure(server_id, method, e))
         };
-        let items = Value::Array(self.until_disposed(walk).await?);
-        check_value(&format!("{method} on {server_id}"), &items, &limits)?;
-        let Value::Array(items) = items else {
-            unreachable!()
-        };
+        let items = self.until_disposed(walk).await?;
+        check_list_bounds(&format!("{method} on {server_id}"), &items, &limits)?;
         Ok(items)
     }
 
@@ -86,7 +83,7 @@ impl Host {
                 .map_err(|e| list_failure(server_id, method, e))
         };
         let result = self.until_disposed(send).await?;
-        check_value(&format!("{method} on {server_id}"), &result, &limits)?;
+        check_bounds(&format!("{method} on {server_id}"), &result, &limits)?;
         Ok(result)
     }
 

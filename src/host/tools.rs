@@ -293,10 +293,7 @@ impl Host {
             .map(|c| c.client_id.as_str());
         let requirement =
             crate::auth::requirement(&challenge, /* had_token */ true, resource, client_id);
-        let mut auth = serde_json::to_value(&requirement).unwrap_or_default();
-        if let Value::Object(m) = &mut auth {
-            m.remove("kind");
-        }
+        let auth = toolcall::auth_requirement(&requirement);
         let key = CallKey {
             chat: ctx.chat.clone(),
             turn_id: ctx.turn_id.clone(),
@@ -307,9 +304,14 @@ impl Host {
             .step_up
             .register(key, &handle.id, requirement.resource, required_scopes);
         self.shared
-            .emit_on(&ctx.chat, toolcall::auth_required_action(ctx, &auth));
+            .emit_on(&ctx.chat, toolcall::auth_required(ctx, &auth));
         let message = format!("Calling {display}");
-        let needed = toolcall::input_needed_set_action(ctx, tool_name, display, &message, &auth);
+        let call = toolcall::PausedToolCall {
+            tool_name,
+            display_name: display,
+            invocation_message: &message,
+        };
+        let needed = toolcall::input_needed_set(ctx, &call, &auth);
         self.shared.emit(needed);
         let end = wait.wait(cancel).await;
         self.shared.emit(toolcall::input_needed_removed_action(ctx));

@@ -32,12 +32,11 @@ use ahp_types::actions::{
 };
 use ahp_types::common::StringOrMarkdown;
 use ahp_types::state::{
-    McpAuthRequiredReason, McpAuthRequirement, McpServerAuthRequiredState,
-    ProtectedResourceMetadata, SessionInputRequest, SessionToolAuthenticationRequest,
-    ToolCallAuthRequiredState, ToolCallConfirmationReason, ToolCallContributor,
-    ToolCallMcpContributor, ToolCallStatus, ToolResultContent, ToolResultTextContent,
+    McpAuthRequirement, McpServerAuthRequiredState, SessionInputRequest,
+    SessionToolAuthenticationRequest, ToolCallAuthRequiredState, ToolCallConfirmationReason,
+    ToolCallContributor, ToolCallMcpContributor, ToolCallStatus, ToolResultContent,
+    ToolResultTextContent,
 };
-use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::error::HostError;
@@ -222,61 +221,5 @@ pub fn complete_action(
         meta: None,
         result,
         requires_result_confirmation: None,
-    })
-}
-
-/// Shim for callers that hold the requirement as JSON (an AHP
-/// `McpAuthRequirement` object `{reason, resource, requiredScopes?,
-/// description?, oauthClient?}`, e.g. a serialized `McpServerAuthRequiredState`):
-/// [`auth_required`] of [`requirement_from_json`]. Prefer [`auth_required`]
-/// with [`auth_requirement`].
-pub fn auth_required_action(ctx: &ChatContext, auth: &Value) -> StateAction {
-    auth_required(ctx, &requirement_from_json(auth))
-}
-
-/// Shim for callers that hold the requirement as JSON: [`input_needed_set`]
-/// with `auth` read by [`requirement_from_json`].
-pub fn input_needed_set_action(
-    ctx: &ChatContext,
-    tool_name: &str,
-    display_name: &str,
-    invocation_message: &str,
-    auth: &Value,
-) -> StateAction {
-    let call = PausedToolCall {
-        tool_name,
-        display_name,
-        invocation_message,
-    };
-    input_needed_set(ctx, &call, &requirement_from_json(auth))
-}
-
-/// Reads an AHP `McpAuthRequirement` from JSON. JSON that is not one (which
-/// a serialized `McpServerAuthRequiredState` always is) gives a requirement
-/// of reason `required` for the `resource.resource` it names (or `""`),
-/// whose `description` says it could not be described.
-pub fn requirement_from_json(auth: &Value) -> McpAuthRequirement {
-    McpAuthRequirement::deserialize(auth).unwrap_or_else(|_| McpAuthRequirement {
-        reason: McpAuthRequiredReason::Required,
-        oauth_client: None,
-        resource: ProtectedResourceMetadata {
-            resource: auth
-                .pointer("/resource/resource")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            resource_name: None,
-            authorization_servers: None,
-            jwks_uri: None,
-            scopes_supported: None,
-            bearer_methods_supported: None,
-            resource_signing_alg_values_supported: None,
-            resource_documentation: None,
-            resource_policy_uri: None,
-            resource_tos_uri: None,
-            required: None,
-        },
-        required_scopes: None,
-        description: Some("the host could not describe this authentication requirement".to_owned()),
     })
 }
