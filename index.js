@@ -20,14 +20,11 @@ class HostError extends Error {
   }
 }
 
-// Codes of AHP errors (AHP 1.0 "Errors"): the native side puts their JSON-RPC
-// number (-32007 AuthRequired, -32602 InvalidParams) in `data.code`.
-const AHP_RPC_ERRORS = new Set(['auth_required', 'invalid_params'])
-
-// The HostError of a native `{ok: false, code, message, data}` answer.
+// The HostError of a native `{ok: false, code, message, data, rpcCode}`
+// answer: `rpcCode` is the AHP JSON-RPC number (AHP 1.0 "Errors": -32007
+// AuthRequired, -32602 InvalidParams) of AHP errors, else null.
 function hostError(r) {
-  const rpcCode = AHP_RPC_ERRORS.has(r.code) && typeof r.data?.code === 'number' ? r.data.code : undefined
-  return new HostError(r.code, r.message, r.data, rpcCode)
+  return new HostError(r.code, r.message, r.data, r.rpcCode ?? undefined)
 }
 
 // An id, name or URI argument: a non-empty string, else `invalid_argument`.

@@ -141,32 +141,174 @@ impl fmt::Display for ErrorCode {
     }
 }
 
-/// An error with a stable [`ErrorCode`], a human-readable message and optional
-/// JSON `data` (for example a JSON-RPC error's `data`).
+/// An error with a stable [`ErrorCode`], a human-readable message and a
+/// typed [`ErrorDetail`]. Only the napi layer turns the detail into the JSON
+/// `data` JS sees (see [`ErrorDetail::data`]); inside the crate, code
+/// branches on the detail's variants, never on JSON keys.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostError {
     /// Stable machine-readable code.
     pub code: ErrorCode,
     /// Message naming the field, server or bound involved. Never contains secrets.
     pub message: String,
-    /// Extra structured detail, e.g. `{ "code": -32602, "data": … }` of a JSON-RPC error.
-    pub data: Option<serde_json::Value>,
+    /// Structured detail (JSON `data` at the JS edge).
+    pub detail: ErrorDetail,
 }
 
 impl HostError {
-    /// Builds an error with no `data`.
+    /// Builds an error with no detail.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),
-            data: None,
+            detail: ErrorDetail::None,
         }
     }
 
-    /// Attaches structured `data`.
-    pub fn with_data(mut self, data: serde_json::Value) -> Self {
-        self.data = Some(data);
+    /// Attaches a structured detail.
+    pub fn with_detail(mut self, detail: ErrorDetail) -> Self {
+        self.detail = detail;
         self
+    }
+
+    /// Whether this is a mid-call step-up challenge (403
+    /// `insufficient_scope`, MCP 2025-11-25 "Authorization › Scope
+    /// challenge handling"): the connection stays usable and a chat tool
+    /// call may pause for a token.
+    pub fn is_step_up(&self) -> bool {
+        self.code == ErrorCode::AuthRequired
+            && matches!(
+                self.detail,
+                ErrorDetail::Challenge {
+                    insufficient_scope: true,
+                    ..
+                }
+            )
+    }
+
+    /// The AHP JSON-RPC error number (AHP 1.0 "Errors"): -32007
+    /// `AuthRequired`, -32602 `InvalidParams`; `None` for other errors. JS
+    /// sees it as `err.rpcCode`.
+    pub fn rpc_code(&self) -> Option<i64> {
+        match &self.detail {
+            ErrorDetail::Ahp { rpc_code, .. } => Some(*rpc_code),
+            ErrorDetail::Challenge { .. } => Some(AHP_AUTH_REQUIRED),
+            _ => None,
+        }
+    }
+}
+
+/// AHP JSON-RPC error number `AuthRequired` (AHP 1.0 "Errors").
+pub const AHP_AUTH_REQUIRED: i64 = -32007;
+/// JSON-RPC error number `InvalidParams` (JSON-RPC 2.0 §5.1).
+pub const JSONRPC_INVALID_PARAMS: i64 = -32602;
+
+/// Which limit a request hit (`timeout` errors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeoutKind {
+    /// No response and no progress for the inactivity limit (`"inactivity"`).
+    Inactivity,
+    /// The absolute limit that progress never extends (`"total"`).
+    Total,
+}
+
+/// Why a tool is stale (`stale_tool` errors).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StaleReason {
+    /// The definition changed since the caller read it (`"changed"`).
+    Changed,
+    /// The tool is gone (`"removed"`).
+    Removed,
+}
+
+/// Typed detail of a [`HostError`]; [`ErrorDetail::data`] gives its JSON
+/// `data` (shapes below are what JS sees in `err.data`).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum ErrorDetail {
+    /// No detail (`data` absent).
+    #[default]
+    None,
+    /// A JSON-RPC error the MCP server answered: `{code, data}` (`data`
+    /// `null` when the server sent none).
+    JsonRpc {
+        /// The server's JSON-RPC error code, e.g. -32602.
+        code: i64,
+        /// The server's error `data`.
+        data: Option<serde_json::Value>,
+    },
+    /// An AHP error of `authenticate` (AHP 1.0 "Authentication"): `{code,
+    /// resources?}` with `code` -32007 or -32602 and the protected
+    /// resources (RFC 9728 metadata) concerned or advertised.
+    Ahp {
+        /// -32007 ([`AHP_AUTH_REQUIRED`]) or -32602 ([`JSONRPC_INVALID_PARAMS`]).
+        rpc_code: i64,
+        /// The resources; `None` leaves `resources` out.
+        resources: Option<Vec<ahp_types::state::ProtectedResourceMetadata>>,
+    },
+    /// A `WWW-Authenticate` challenge on a request (RFC 6750 §3): `{code:
+    /// -32007, insufficientScope, requiredScopes}`.
+    Challenge {
+        /// `error="insufficient_scope"` (403 step-up) rather than a refused token.
+        insufficient_scope: bool,
+        /// The challenge's `scope` parameter, split on spaces.
+        required_scopes: Vec<String>,
+    },
+    /// A request limit passed: `{kind: "inactivity" | "total", ms}`.
+    Timeout {
+        /// Which limit.
+        kind: TimeoutKind,
+        /// The limit in ms.
+        ms: u64,
+    },
+    /// A stale tool: `{reason: "changed" | "removed", serverId?, toolName?}`.
+    Stale {
+        /// Why.
+        reason: StaleReason,
+        /// The tool's server and original name, when known.
+        tool: Option<(String, String)>,
+    },
+}
+
+impl ErrorDetail {
+    /// The JSON `data` of this detail (`None` for [`ErrorDetail::None`]).
+    pub fn data(&self) -> Option<serde_json::Value> {
+        use serde_json::json;
+        Some(match self {
+            Self::None => return None,
+            Self::JsonRpc { code, data } => json!({ "code": code, "data": data }),
+            Self::Ahp {
+                rpc_code,
+                resources: Some(resources),
+            } => json!({ "code": rpc_code, "resources": resources }),
+            Self::Ahp { rpc_code, .. } => json!({ "code": rpc_code }),
+            Self::Challenge {
+                insufficient_scope,
+                required_scopes,
+            } => json!({
+                "code": AHP_AUTH_REQUIRED,
+                "insufficientScope": insufficient_scope,
+                "requiredScopes": required_scopes,
+            }),
+            Self::Timeout { kind, ms } => {
+                let kind = match kind {
+                    TimeoutKind::Inactivity => "inactivity",
+                    TimeoutKind::Total => "total",
+                };
+                json!({ "kind": kind, "ms": ms })
+            }
+            Self::Stale { reason, tool } => {
+                let reason = match reason {
+                    StaleReason::Changed => "changed",
+                    StaleReason::Removed => "removed",
+                };
+                match tool {
+                    Some((server, tool)) => {
+                        json!({ "reason": reason, "serverId": server, "toolName": tool })
+                    }
+                    None => json!({ "reason": reason }),
+                }
+            }
+        })
     }
 }
 
@@ -180,3 +322,107 @@ impl std::error::Error for HostError {}
 
 /// Result alias used across the crate.
 pub type HostResult<T> = Result<T, HostError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn err(detail: ErrorDetail) -> HostError {
+        HostError::new(ErrorCode::AuthRequired, "x").with_detail(detail)
+    }
+
+    #[test]
+    fn every_detail_has_its_documented_json_data() {
+        let resource: ahp_types::state::ProtectedResourceMetadata =
+            serde_json::from_value(json!({ "resource": "https://r.example/mcp" }))
+                .unwrap_or_else(|e| panic!("{e}"));
+        let rows = [
+            (ErrorDetail::None, None),
+            (
+                ErrorDetail::JsonRpc {
+                    code: -32002,
+                    data: None,
+                },
+                Some(json!({ "code": -32002, "data": null })),
+            ),
+            (
+                ErrorDetail::Ahp {
+                    rpc_code: JSONRPC_INVALID_PARAMS,
+                    resources: Some(vec![resource]),
+                },
+                Some(
+                    json!({ "code": -32602, "resources": [{ "resource": "https://r.example/mcp" }] }),
+                ),
+            ),
+            (
+                ErrorDetail::Ahp {
+                    rpc_code: JSONRPC_INVALID_PARAMS,
+                    resources: None,
+                },
+                Some(json!({ "code": -32602 })),
+            ),
+            (
+                ErrorDetail::Challenge {
+                    insufficient_scope: true,
+                    required_scopes: vec!["admin".into()],
+                },
+                Some(
+                    json!({ "code": -32007, "insufficientScope": true, "requiredScopes": ["admin"] }),
+                ),
+            ),
+            (
+                ErrorDetail::Timeout {
+                    kind: TimeoutKind::Total,
+                    ms: 5,
+                },
+                Some(json!({ "kind": "total", "ms": 5 })),
+            ),
+            (
+                ErrorDetail::Stale {
+                    reason: StaleReason::Changed,
+                    tool: Some(("srv".into(), "echo".into())),
+                },
+                Some(json!({ "reason": "changed", "serverId": "srv", "toolName": "echo" })),
+            ),
+            (
+                ErrorDetail::Stale {
+                    reason: StaleReason::Removed,
+                    tool: None,
+                },
+                Some(json!({ "reason": "removed" })),
+            ),
+        ];
+        for (detail, data) in rows {
+            assert_eq!(detail.data(), data, "{detail:?}");
+        }
+    }
+
+    #[test]
+    fn only_ahp_details_carry_an_rpc_code_and_only_insufficient_scope_is_step_up() {
+        let ahp = ErrorDetail::Ahp {
+            rpc_code: AHP_AUTH_REQUIRED,
+            resources: None,
+        };
+        assert_eq!(err(ahp).rpc_code(), Some(-32007));
+        let refused = ErrorDetail::Challenge {
+            insufficient_scope: false,
+            required_scopes: Vec::new(),
+        };
+        let step_up = ErrorDetail::Challenge {
+            insufficient_scope: true,
+            required_scopes: Vec::new(),
+        };
+        assert_eq!(err(refused.clone()).rpc_code(), Some(-32007));
+        assert!(!err(refused).is_step_up());
+        assert!(err(step_up.clone()).is_step_up());
+        let not_auth = HostError::new(ErrorCode::Timeout, "x").with_detail(step_up);
+        assert!(!not_auth.is_step_up());
+        let rpc = ErrorDetail::JsonRpc {
+            code: -32602,
+            data: None,
+        };
+        assert_eq!(err(rpc).rpc_code(), None);
+        assert_eq!(err(ErrorDetail::None).rpc_code(), None);
+    }
+}

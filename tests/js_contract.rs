@@ -1,11 +1,10 @@
 //! The lists `index.js` keeps agree with the Rust ones they mirror (read as
 //! text): the request handler names (`REQUEST_KINDS`) are exactly
-//! `ServerRequestKind::ALL` by `name()`, and the codes that carry an AHP
-//! JSON-RPC number (`AHP_RPC_ERRORS`) are `ErrorCode` strings.
+//! `ServerRequestKind::ALL` by `name()`. (Which errors carry an AHP JSON-RPC
+//! number is decided in Rust: `HostError::rpc_code`, sent as `rpcCode`.)
 
 use std::path::Path;
 
-use ahp_mcp_host::error::ErrorCode;
 use ahp_mcp_host::requests::ServerRequestKind;
 
 fn index_js() -> String {
@@ -41,14 +40,4 @@ fn request_kinds_in_index_js_are_the_rust_handler_names() {
     let js = js_set(&index_js(), "REQUEST_KINDS");
     let rust: Vec<&str> = ServerRequestKind::ALL.iter().map(|k| k.name()).collect();
     assert_eq!(js, rust);
-}
-
-#[test]
-fn ahp_rpc_error_codes_in_index_js_are_error_codes() {
-    let js = js_set(&index_js(), "AHP_RPC_ERRORS");
-    let expected = [
-        ErrorCode::AuthRequired.as_str(),
-        ErrorCode::InvalidParams.as_str(),
-    ];
-    assert_eq!(js, expected);
 }

@@ -26,11 +26,10 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use ahp_types::state::ProtectedResourceMetadata;
-use serde_json::json;
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
-use crate::error::{ErrorCode, HostError, HostResult};
+use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, AHP_AUTH_REQUIRED};
 
 /// Identifies one AHP tool call: chat channel URI, turn id, tool call id.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -258,19 +257,12 @@ impl StepUpWaits {
         out
     }
 
-    /// The protected resources paused calls wait for, as `{resource}`
-    /// objects (one per waiting call, in no particular order): listed in the
+    /// The protected resources paused calls wait for, as their RFC 9728
+    /// metadata (one per waiting call, in no particular order; the same
+    /// shape as the server states' `resource`): listed in the
     /// `invalid_params` error of `authenticate`.
     pub fn advertised_resources(&self) -> Vec<ProtectedResourceMetadata> {
-        let resources: Vec<String> = self
-            .lock()
-            .values()
-            .map(|w| w.resource.resource.clone())
-            .collect();
-        resources
-            .into_iter()
-            .filter_map(|r| serde_json::from_value(json!({ "resource": r })).ok())
-            .collect()
+        self.lock().values().map(|w| w.resource.clone()).collect()
     }
 }
 
@@ -294,12 +286,16 @@ pub fn require_scopes(
         ErrorCode::AuthRequired,
         format!("the token does not grant the required scopes {missing:?}"),
     )
-    .with_data(json!({ "code": -32007, "resources": [resource] })))
+    .with_detail(ErrorDetail::Ahp {
+        rpc_code: AHP_AUTH_REQUIRED,
+        resources: Some(vec![resource.clone()]),
+    }))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn key(id: &str) -> CallKey {
         CallKey {
@@ -348,7 +344,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::AuthRequired);
         assert!(err.message.contains("\"admin\""), "{}", err.message);
-        let data = err.data.unwrap();
+        let data = err.detail.data().unwrap();
         assert_eq!(data["code"], -32007);
         assert_eq!(data["resources"][0]["resource"], R);
         assert_eq!(
@@ -418,6 +414,10 @@ mod tests {
         let listed = waits.advertised_resources();
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].resource, R);
-        assert_eq!(listed[0].authorization_servers, None, "only `resource`");
+        assert_eq!(
+            listed[0],
+            resource(R),
+            "the whole metadata object, as in the server states"
+        );
     }
 }

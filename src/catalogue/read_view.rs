@@ -13,10 +13,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::{Catalogue, CatalogueEntry};
-use crate::error::{ErrorCode, HostError, HostResult};
+use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, StaleReason};
 
 /// How a call names its tool.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,7 +121,10 @@ impl ReadCatalogue {
                              its original name)"
                         ),
                     )
-                    .with_data(json!({ "reason": "removed" })))
+                    .with_detail(ErrorDetail::Stale {
+                        reason: StaleReason::Removed,
+                        tool: None,
+                    }))
                 }
             },
         };
@@ -164,19 +167,22 @@ impl ReadCatalogue {
         let Some(expected) = expected else {
             return Ok(title);
         };
-        let reason = match &now {
-            None => "removed",
-            Some(d) if *d != expected => "changed",
+        let (reason, what) = match &now {
+            None => (StaleReason::Removed, "removed"),
+            Some(d) if *d != expected => (StaleReason::Changed, "changed"),
             Some(_) => return Ok(title),
         };
         Err(HostError::new(
             ErrorCode::StaleTool,
             format!(
-                "tool {tool:?} on {server} was {reason} since the catalogue was read; read it \
+                "tool {tool:?} on {server} was {what} since the catalogue was read; read it \
                  again (listTools) before calling"
             ),
         )
-        .with_data(json!({ "reason": reason, "serverId": server, "toolName": tool })))
+        .with_detail(ErrorDetail::Stale {
+            reason,
+            tool: Some((server.to_owned(), tool.to_owned())),
+        }))
     }
 }
 
@@ -185,6 +191,7 @@ mod tests {
     use super::*;
     use crate::catalogue::ServerTools;
     use crate::limits::Limits;
+    use serde_json::json;
 
     /// A catalogue with server `srv` listing `tools` (name, description).
     fn catalogue(tools: &[(&str, &str)]) -> RwLock<Catalogue> {
@@ -216,9 +223,12 @@ mod tests {
         }
     }
 
-    fn stale_reason(e: &HostError) -> &str {
+    fn stale_reason(e: &HostError) -> String {
         assert_eq!(e.code, ErrorCode::StaleTool, "{e}");
-        e.data.as_ref().unwrap()["reason"].as_str().unwrap()
+        e.detail.data().unwrap()["reason"]
+            .as_str()
+            .unwrap()
+            .to_owned()
     }
 
     #[test]
@@ -238,7 +248,7 @@ mod tests {
         let missing = view.resolve(&c, &ToolRef::Catalogue("nope".into()), None);
         let e = missing.unwrap_err();
         assert_eq!(e.code, ErrorCode::NotFound);
-        assert_eq!(e.data.unwrap()["reason"], "removed");
+        assert_eq!(e.detail.data().unwrap()["reason"], "removed");
     }
 
     #[test]
@@ -250,7 +260,7 @@ mod tests {
         set(&mut c.write().unwrap(), &[("echo", "v2")]);
         let e = view.resolve(&c, &original("echo"), None).unwrap_err();
         assert_eq!(stale_reason(&e), "changed");
-        let data = e.data.unwrap();
+        let data = e.detail.data().unwrap();
         assert_eq!(
             (&data["serverId"], &data["toolName"]),
             (&json!("srv"), &json!("echo"))

@@ -6,13 +6,12 @@ use std::sync::PoisonError;
 use std::time::Duration;
 
 use ahp_types::state::{McpServerAuthRequiredState, McpServerState, ProtectedResourceMetadata};
-use serde_json::json;
 
 use super::Host;
 use crate::auth::flow::{ClientIdentity, SignIn};
 use crate::auth::grant::{run_grant, Grant, Granted};
 use crate::auth::step_up::require_scopes;
-use crate::error::{ErrorCode, HostError, HostResult};
+use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, JSONRPC_INVALID_PARAMS};
 use crate::events::HostEvent;
 use crate::session;
 use crate::supervisor::{Command, OAuthClientSetting, OAuthGrant, ServerHandle, TransportSpec};
@@ -72,7 +71,10 @@ impl Host {
                     args.resource
                 ),
             )
-            .with_data(json!({ "code": -32602, "resources": advertised })));
+            .with_detail(ErrorDetail::Ahp {
+                rpc_code: JSONRPC_INVALID_PARAMS,
+                resources: Some(advertised),
+            }));
         }
         if let Some(granted) = args.scopes.as_deref().filter(|_| !args.token.is_empty()) {
             for (_, req) in &targets {

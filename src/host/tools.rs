@@ -102,17 +102,6 @@ enum StepUp {
     ClientCancelled(HostError),
 }
 
-/// Whether `e` is a mid-call step-up challenge (403 `insufficient_scope`):
-/// the connection stays usable and a chat tool call may pause for a token.
-fn is_step_up(e: &HostError) -> bool {
-    e.code == ErrorCode::AuthRequired
-        && e.data
-            .as_ref()
-            .and_then(|d| d.get("insufficientScope"))
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
-}
-
 impl Host {
     /// The model tool catalogue (see [`crate::catalogue`]): every ready
     /// server's tools as AHP `ToolDefinition` objects with model-safe names,
@@ -204,7 +193,7 @@ impl Host {
             // A refused refresh (401) or a refused redirect makes the session
             // unusable: the server leaves `ready` (step-up 403s do not).
             match e.code {
-                ErrorCode::AuthRequired if !is_step_up(e) => handle.send(
+                ErrorCode::AuthRequired if !e.is_step_up() => handle.send(
                     Command::ConnectionFailed(e.clone(), handle.live.challenge()),
                 ),
                 ErrorCode::RedirectRefused => {
@@ -247,7 +236,7 @@ impl Host {
                 &mut on_progress,
             )
             .await;
-            let step_up = matches!(&result, Err(e) if is_step_up(e));
+            let step_up = matches!(&result, Err(e) if e.is_step_up());
             let Some(ctx) = ctx.filter(|_| step_up && !stepped_up) else {
                 return (result, false);
             };

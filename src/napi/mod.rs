@@ -201,7 +201,13 @@ fn respond<T: Serialize>(result: HostResult<T>) -> String {
     let value = match result {
         Ok(v) => json!({ "ok": true, "value": v }),
         Err(e) => {
-            json!({ "ok": false, "code": e.code.as_str(), "message": e.message, "data": e.data })
+            json!({
+                "ok": false,
+                "code": e.code.as_str(),
+                "message": e.message,
+                "data": e.detail.data(),
+                "rpcCode": e.rpc_code(),
+            })
         }
     };
     value.to_string()

@@ -28,7 +28,9 @@ use super::discovery;
 use super::{Command, HostShared, LiveConnection, ServerLive, ServerSpec, ToolsChangeReason};
 use crate::auth::{self, AuthChallenge};
 use crate::catalogue::ServerTools;
-use crate::error::{ErrorCode, HostError, HostResult};
+use crate::error::{
+    ErrorCode, ErrorDetail, HostError, HostResult, AHP_AUTH_REQUIRED, JSONRPC_INVALID_PARAMS,
+};
 use crate::events::{log, LogLevel};
 use crate::limits::LIST_CHANGED_DEBOUNCE_MS;
 use crate::session::error_state;
@@ -84,7 +86,10 @@ fn refuse_auth(reply: oneshot::Sender<HostResult<()>>) {
         ErrorCode::InvalidParams,
         "the server is not waiting for authentication",
     )
-    .with_data(serde_json::json!({ "code": -32602 }))));
+    .with_detail(ErrorDetail::Ahp {
+        rpc_code: JSONRPC_INVALID_PARAMS,
+        resources: None,
+    })));
 }
 
 /// AHP `AuthRequired` (-32007) for a token the server refused.
@@ -96,7 +101,10 @@ fn token_refused(requirement: &McpServerAuthRequiredState) -> HostError {
             requirement.resource.resource
         ),
     )
-    .with_data(serde_json::json!({ "code": -32007, "resources": [requirement.resource] }))
+    .with_detail(ErrorDetail::Ahp {
+        rpc_code: AHP_AUTH_REQUIRED,
+        resources: Some(vec![requirement.resource.clone()]),
+    })
 }
 
 pub(super) async fn run(

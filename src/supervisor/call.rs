@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::ServerLive;
-use crate::error::{ErrorCode, HostError, HostResult};
+use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, TimeoutKind};
 use crate::limits::Limits;
 
 /// How long a call that saw the transport close waits for the crash reason.
@@ -201,18 +201,24 @@ fn auth_challenge_error(server_id: &str, req: &CallRequest, header: &str) -> Hos
     let params = url::Url::parse("http://localhost/")
         .map(|base| rmcp::transport::auth::WWWAuthenticateParams::parse(header, &base))
         .unwrap_or_default();
-    let scopes: Vec<&str> = params
+    let required_scopes: Vec<String> = params
         .scope
         .as_deref()
-        .map(|s| s.split_whitespace().collect())
+        .map(|s| s.split_whitespace().map(str::to_owned).collect())
         .unwrap_or_default();
     let what = if params.is_insufficient_scope() {
         "needs more scopes"
     } else {
         "needs a new sign-in"
     };
-    HostError::new(ErrorCode::AuthRequired, format!("tools/call {:?} on {server_id} {what}", req.name))
-        .with_data(json!({ "code": -32007, "insufficientScope": params.is_insufficient_scope(), "requiredScopes": scopes }))
+    HostError::new(
+        ErrorCode::AuthRequired,
+        format!("tools/call {:?} on {server_id} {what}", req.name),
+    )
+    .with_detail(ErrorDetail::Challenge {
+        insufficient_scope: params.is_insufficient_scope(),
+        required_scopes,
+    })
 }
 
 fn exited(server_id: &str, req: &CallRequest, reason: &str) -> HostError {
@@ -231,12 +237,15 @@ fn service_error(server_id: &str, req: &CallRequest, e: ServiceError) -> HostErr
                 req.name, err.message, err.code.0
             ),
         )
-        .with_data(json!({ "code": err.code.0, "data": err.data })),
+        .with_detail(ErrorDetail::JsonRpc {
+            code: err.code.0.into(),
+            data: err.data,
+        }),
         ServiceError::Timeout { timeout } => {
             let (kind, what) = if timeout == req.max_total && timeout != req.timeout {
-                ("total", "in total")
+                (TimeoutKind::Total, "in total")
             } else {
-                ("inactivity", "without progress")
+                (TimeoutKind::Inactivity, "without progress")
             };
             HostError::new(
                 ErrorCode::Timeout,
@@ -246,7 +255,10 @@ fn service_error(server_id: &str, req: &CallRequest, e: ServiceError) -> HostErr
                     timeout.as_millis()
                 ),
             )
-            .with_data(json!({ "kind": kind, "ms": timeout.as_millis() as u64 }))
+            .with_detail(ErrorDetail::Timeout {
+                kind,
+                ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+            })
         }
         other => HostError::new(
             ErrorCode::ProtocolError,

@@ -13,7 +13,7 @@ use rmcp::model::{ClientRequest, CustomRequest};
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::{json, Value};
 
-use crate::error::{ErrorCode, HostError};
+use crate::error::{ErrorCode, ErrorDetail, HostError};
 use crate::limits::Limits;
 use crate::transport::noise::OversizeIds;
 
@@ -86,18 +86,21 @@ fn failure(server_id: &str, method: &str, e: ServiceError) -> ListFailure {
             let (message, data) = match &e {
                 ServiceError::McpError(err) => (
                     format!("{} (JSON-RPC error {})", err.message, err.code.0),
-                    Some(json!({"code": err.code.0, "data": err.data})),
+                    ErrorDetail::JsonRpc {
+                        code: err.code.0.into(),
+                        data: err.data.clone(),
+                    },
                 ),
-                other => (super::connect::strip_type_names(&other.to_string()), None),
+                other => (
+                    super::connect::strip_type_names(&other.to_string()),
+                    ErrorDetail::None,
+                ),
             };
             let err = HostError::new(
                 ErrorCode::ProtocolError,
                 format!("{method} on {server_id} failed: {message}"),
             );
-            ListFailure::Failed(match data {
-                Some(d) => err.with_data(d),
-                None => err,
-            })
+            ListFailure::Failed(err.with_detail(data))
         }
     }
 }

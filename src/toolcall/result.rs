@@ -32,8 +32,8 @@ pub fn failed_result(display_name: &str, e: &HostError) -> ToolCallResult {
     let mut error = Map::new();
     error.insert("code".to_owned(), Value::from(e.code.as_str()));
     error.insert("message".to_owned(), Value::from(e.message.clone()));
-    if let Some(data) = &e.data {
-        error.insert("data".to_owned(), data.clone());
+    if let Some(data) = e.detail.data() {
+        error.insert("data".to_owned(), data);
     }
     ToolCallResult {
         success: false,

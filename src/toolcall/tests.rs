@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::error::{ErrorCode, HostError};
+use crate::error::{ErrorCode, ErrorDetail, HostError};
 
 const OLD_PROGRESS_WITH_TOTAL: &str = r#"{"type":"chat/toolCallContentChanged","turnId":"turn-1","toolCallId":"call-1","_meta":{"progress":{"message":"step 2","progress":2.0,"total":5.0}},"content":[{"type":"text","text":"2/5 step 2"}]}"#;
 const OLD_PROGRESS_BARE: &str = r#"{"type":"chat/toolCallContentChanged","turnId":"turn-1","toolCallId":"call-1","_meta":{"progress":{"message":null,"progress":0.5,"total":null}},"content":[{"type":"text","text":"0.5"}]}"#;
@@ -24,7 +24,7 @@ const OLD_COMPLETE_CONTENT: &str = r#"{"type":"chat/toolCallComplete","turnId":"
 const OLD_COMPLETE_IS_ERROR: &str = r#"{"type":"chat/toolCallComplete","turnId":"turn-1","toolCallId":"call-1","result":{"success":false,"pastTenseMessage":"Failed: Echo","content":[{"type":"text","text":"it broke"},{"type":"text","text":"badly"}],"error":{"code":"tool_error","message":"it broke\nbadly"}}}"#;
 const OLD_COMPLETE_IS_ERROR_EMPTY: &str = r#"{"type":"chat/toolCallComplete","turnId":"turn-1","toolCallId":"call-1","result":{"success":false,"pastTenseMessage":"Failed: Echo","error":{"code":"tool_error","message":"the tool reported an error"}}}"#;
 const OLD_COMPLETE_EMPTY: &str = r#"{"type":"chat/toolCallComplete","turnId":"turn-1","toolCallId":"call-1","result":{"success":true,"pastTenseMessage":"Called Echo"}}"#;
-const OLD_COMPLETE_HOST_ERROR: &str = r#"{"type":"chat/toolCallComplete","turnId":"turn-1","toolCallId":"call-1","result":{"success":false,"pastTenseMessage":"Failed: Echo","error":{"code":"auth_required","data":{"insufficientScope":true,"resources":["https://mcp.example/mcp"]},"message":"refused"}}}"#;
+const OLD_COMPLETE_HOST_ERROR: &str = r#"{"type":"chat/toolCallComplete","turnId":"turn-1","toolCallId":"call-1","result":{"success":false,"pastTenseMessage":"Failed: Echo","error":{"code":"auth_required","data":{"code":-32007,"insufficientScope":true,"requiredScopes":["admin"]},"message":"refused"}}}"#;
 const OLD_COMPLETE_CANCELLED: &str = r#"{"type":"chat/toolCallComplete","turnId":"turn-1","toolCallId":"call-1","result":{"success":false,"pastTenseMessage":"Cancelled Echo","error":{"code":"cancelled","message":"aborted"}}}"#;
 const OLD_COMPLETE_TIMEOUT: &str = r#"{"type":"chat/toolCallComplete","turnId":"turn-1","toolCallId":"call-1","result":{"success":false,"pastTenseMessage":"Timed out: Echo","error":{"code":"timeout","message":"too slow"}}}"#;
 /// The unparseable embedded resource (neither `blob` nor `text`) block, as
@@ -169,8 +169,11 @@ fn complete_actions_for_results_match_the_old_json() {
 #[test]
 fn complete_actions_for_host_errors_match_the_old_json() {
     let c = ctx();
-    let refused = HostError::new(ErrorCode::AuthRequired, "refused")
-        .with_data(json!({"resources": ["https://mcp.example/mcp"], "insufficientScope": true}));
+    let refused =
+        HostError::new(ErrorCode::AuthRequired, "refused").with_detail(ErrorDetail::Challenge {
+            insufficient_scope: true,
+            required_scopes: vec!["admin".to_owned()],
+        });
     assert_eq!(
         wire(&complete_action(&c, "Echo", &Err(refused))),
         OLD_COMPLETE_HOST_ERROR
