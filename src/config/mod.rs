@@ -9,11 +9,13 @@
 //! source [`TextRange`]) → for stdio, [`launch::resolve_stdio`] at each start
 //! turns a [`StdioConfig`] into a [`launch::LaunchSpec`].
 
+mod host_settings;
 pub mod launch;
 mod model;
 mod validate;
 mod vars;
 
+pub use host_settings::{IdpSetting, OAuthClientSetting, OAuthGrant};
 pub use model::*;
 pub(crate) use validate::type_name;
 pub use validate::{parse_mcp_json, validate_entry_value};

@@ -25,6 +25,10 @@ use tokio_util::sync::CancellationToken;
 
 pub use connect::TransportSpec;
 
+// Re-exported for the host until it imports them from their homes.
+pub use crate::config::{IdpSetting, OAuthClientSetting, OAuthGrant};
+pub use crate::events::ToolsChangeReason;
+
 use crate::catalogue::{Catalogue, ServerTools};
 use crate::config::launch::EnvPolicy;
 use crate::events::{EventSink, HostEvent};
@@ -154,18 +158,6 @@ impl HostShared {
     }
 }
 
-/// Why a server's part of the catalogue changed (JS `toolsChanged.reason`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ToolsChangeReason {
-    /// The server became `ready` and was listed.
-    Ready,
-    /// The server sent `notifications/tools/list_changed` and was re-listed.
-    ListChanged,
-    /// The server left `ready` (stopped, crashed, removed).
-    Stopped,
-}
-
 /// Commands an actor accepts.
 pub enum Command {
     /// Start, or restart when running; resets the crash counter.
@@ -268,78 +260,6 @@ pub struct ServerSpec {
     pub startup_timeout: Duration,
     /// Pre-registered OAuth client for this server (host-side setting).
     pub oauth_client: Option<OAuthClientSetting>,
-}
-
-/// A pre-registered OAuth client (`oauth: {clientId, clientSecret?}` of
-/// `addServer` / plugin server overrides). The secret never enters state.
-#[derive(Clone, serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct OAuthClientSetting {
-    /// The client id registered with the authorization server.
-    pub client_id: String,
-    /// Its secret, for confidential clients.
-    #[serde(default)]
-    pub client_secret: Option<String>,
-    /// `authorizationCode` (default: a user signs in in a browser) or
-    /// `clientCredentials` (OAuth 2.1 client credentials grant, SEP-1046: no
-    /// user; `clientSecret` or `privateKeyPem` authenticates the client).
-    #[serde(default)]
-    pub grant: OAuthGrant,
-    /// PEM private key for `private_key_jwt` client authentication (RFC 7523).
-    #[serde(default)]
-    pub private_key_pem: Option<String>,
-    /// JWS algorithm of `privateKeyPem`: `ES256` (default), `ES384`, `RS256`, `RS384`, `RS512`.
-    #[serde(default)]
-    pub signing_algorithm: Option<String>,
-    /// The enterprise identity provider of `grant: "enterpriseManaged"`.
-    #[serde(default)]
-    pub idp: Option<IdpSetting>,
-}
-
-/// An enterprise IdP for enterprise-managed authorization (SEP-990 cross-app access).
-#[derive(Clone, serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct IdpSetting {
-    /// The IdP's issuer.
-    pub issuer: String,
-    /// Its token endpoint (RFC 8693 token exchange).
-    pub token_endpoint: String,
-    /// This app's client id at the IdP.
-    pub client_id: String,
-    /// Its secret at the IdP, if confidential (a secret).
-    #[serde(default)]
-    pub client_secret: Option<String>,
-}
-
-/// OAuth grant a pre-registered client uses.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum OAuthGrant {
-    /// Authorization code with PKCE: a user signs in.
-    #[default]
-    AuthorizationCode,
-    /// Client credentials: machine-to-machine, no user.
-    ClientCredentials,
-    /// Enterprise-managed (SEP-990 cross-app access): an enterprise ID token
-    /// (given to `authorize`) is exchanged at the IdP for an ID-JAG (RFC 8693),
-    /// which the MCP authorization server redeems (RFC 7523 JWT bearer).
-    EnterpriseManaged,
-}
-
-impl std::fmt::Debug for OAuthClientSetting {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OAuthClientSetting")
-            .field("client_id", &self.client_id)
-            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
-            .field("grant", &self.grant)
-            .field(
-                "private_key_pem",
-                &self.private_key_pem.as_ref().map(|_| "…"),
-            )
-            .field("signing_algorithm", &self.signing_algorithm)
-            .field("idp", &self.idp.as_ref().map(|i| &i.issuer))
-            .finish()
-    }
 }
 
 /// The host's handle on one server actor.
