@@ -16,7 +16,9 @@
 //! after `ready` restarts automatically, after
 //! [`Limits::restart_delay_ms`]`(n)` (`restart_backoff_ms * 2^(n-1)`,
 //! capped), at most `max_restarts` times in a row; the counter resets once
-//! the server stayed up `restart_reset_after_ms`, and on every start request.
+//! the server stayed up `restart_reset_after_ms`, and on a start request or
+//! a sign-in while ready, backing off, stopped or failed (not while a start
+//! is in flight or `authRequired` waits).
 //! A failed start (bad command, handshake failure, timeout) stays in `error`
 //! until a start request. A server the user stopped is never restarted.
 //!
@@ -64,8 +66,7 @@ pub enum Phase {
     /// with [`Input::Start`].
     #[default]
     Stopped,
-    /// Not running after a failure; the state is `error` (or, for a start
-    /// that failed, whatever the failure left).
+    /// Not running after a failure; the state is `error`.
     Failed,
     /// A connection attempt is in flight: spawn or connect, `initialize`,
     /// the first `tools/list`.
