@@ -36,6 +36,18 @@ pub struct LogRecord {
     pub server_id: Option<String>,
 }
 
+/// Why a server's part of the catalogue changed (JS `toolsChanged.reason`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ToolsChangeReason {
+    /// The server became `ready` and was listed.
+    Ready,
+    /// The server sent `notifications/tools/list_changed` and was re-listed.
+    ListChanged,
+    /// The server left `ready` (stopped, crashed, removed).
+    Stopped,
+}
+
 /// Everything the host emits.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HostEvent {
@@ -57,7 +69,7 @@ pub enum HostEvent {
         /// The server whose tools changed.
         server_id: String,
         /// What happened to it.
-        reason: crate::supervisor::ToolsChangeReason,
+        reason: ToolsChangeReason,
         /// Entries in the whole catalogue now.
         tools: usize,
     },

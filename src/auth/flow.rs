@@ -211,7 +211,7 @@ pub async fn client_credentials(
 /// Errors: `auth_failed`; `invalid_argument` (missing client id or IdP).
 pub async fn enterprise_managed(
     opts: &SignIn,
-    idp: &crate::supervisor::IdpSetting,
+    idp: &crate::config::IdpSetting,
     client_secret: Option<&str>,
     id_token: &str,
 ) -> HostResult<String> {

@@ -10,12 +10,14 @@
 //! turns a [`StdioConfig`] into a [`launch::LaunchSpec`].
 
 mod command;
+mod host_settings;
 pub mod launch;
 mod line_index;
 mod model;
 mod validate;
 mod vars;
 
+pub use host_settings::{IdpSetting, OAuthClientSetting, OAuthGrant};
 pub use model::*;
 pub use validate::{parse_mcp_json, validate_entry_value};
 pub use vars::{check_variables, expand, PluginVars};

@@ -10,8 +10,8 @@ use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::sync::{mpsc, watch};
 
 use super::client::{HostClient, Notice};
-use super::HostShared;
-use crate::auth::AuthChallenge;
+use super::request::RequestFailure;
+use super::{HostShared, ServerTasks};
 use crate::config::launch::resolve_stdio;
 use crate::config::{HttpConfig, PluginVars, StdioConfig};
 use crate::error::{ErrorCode, HostError, HostResult};
@@ -21,10 +21,17 @@ use crate::transport::stderr::StderrTail;
 use crate::transport::{http, noise, process, stderr};
 use rmcp::transport::StreamableHttpClientTransport;
 
-/// How long to wait for the last stderr bytes after an exit.
+/// How long to wait for the last stderr bytes after an exit. (A settle time
+/// of this module's own, not a user-tunable limit: it stays here.)
 const STDERR_SETTLE: Duration = Duration::from_millis(250);
-/// How long to wait for a process exit status once its stdout closed.
+/// How long to wait for a process exit status once its stdout closed. (A
+/// settle time of this module's own, not a user-tunable limit: it stays here.)
 const EXIT_SETTLE: Duration = Duration::from_millis(500);
+/// How long [`Connection::close`] waits for the MCP session to end after
+/// closing stdin, before [`ServerProcess::stop`] begins its own
+/// `STOP_STDIN_GRACE_MS` wait (so a server that ignores stdin gets up to
+/// both before SIGTERM). Kept as it was; not a user-tunable limit.
+const CLOSE_SESSION_WAIT: Duration = Duration::from_secs(2);
 
 /// Where a server lives.
 #[derive(Debug, Clone)]
@@ -47,21 +54,6 @@ pub enum HttpAuth<'a> {
     OAuth(&'a rmcp::transport::auth::AuthClient<reqwest::Client>),
 }
 
-/// Why a connection could not be opened.
-#[derive(Debug)]
-pub enum OpenFailure {
-    /// Any failure except an authorization challenge.
-    Failed(HostError),
-    /// The server answered 401/403 with a `WWW-Authenticate` challenge.
-    AuthRequired(AuthChallenge),
-}
-
-impl From<HostError> for OpenFailure {
-    fn from(e: HostError) -> Self {
-        Self::Failed(e)
-    }
-}
-
 /// A live, initialized connection.
 pub struct Connection {
     /// Handle for requests to the server.
@@ -80,21 +72,29 @@ pub struct Connection {
     pub bearer: Option<http::BearerCell>,
     /// Ids of responses discarded for exceeding the stdio message limit (stdio only).
     pub oversize: Option<noise::OversizeIds>,
+    /// The Streamable HTTP endpoint (HTTP only).
+    pub endpoint: Option<url::Url>,
 }
 
-/// Opens and initializes a connection for server `server_id`.
+/// Opens and initializes a connection for server `server_id`; its service
+/// task runs on `tasks` and ends with the server's token at the latest.
 ///
-/// Errors: `command_not_found`, `command_outside_root`, `spawn_failed` (launch),
-/// `server_exited` (exited before answering `initialize`, with exit status and
-/// stderr tail), `startup_timeout`, `connect_failed`, `redirect_refused`.
 /// `auth` gives the credentials for a Streamable HTTP server.
+///
+/// # Errors
+///
+/// `command_not_found`, `command_outside_root`, `spawn_failed` (launch),
+/// `server_exited` (exited before answering `initialize`, with exit status and
+/// stderr tail), `startup_timeout`, `connect_failed`, `redirect_refused`;
+/// [`RequestFailure::Auth`] when the server answers 401/403 with a challenge.
 pub async fn open(
     shared: &Arc<HostShared>,
     server_id: &str,
     spec: &TransportSpec,
     startup_timeout: Duration,
     auth: HttpAuth<'_>,
-) -> Result<Connection, OpenFailure> {
+    tasks: &ServerTasks,
+) -> Result<Connection, RequestFailure> {
     let (notice_tx, notices) = mpsc::unbounded_channel();
     let progress = rmcp::handler::client::progress::ProgressDispatcher::new();
     let handler = HostClient {
@@ -107,34 +107,41 @@ pub async fn open(
     };
     let mut conn = match spec {
         TransportSpec::Stdio(cfg, vars) => {
-            open_stdio(
-                shared,
-                server_id,
+            let stdio = Stdio {
                 cfg,
                 vars,
-                handler,
-                notices,
                 startup_timeout,
-            )
-            .await?
+            };
+            open_stdio(shared, server_id, stdio, handler, notices, tasks).await?
         }
         TransportSpec::StreamableHttp(cfg) => {
-            open_http(cfg, handler, notices, startup_timeout, auth).await?
+            open_http(cfg, handler, notices, (startup_timeout, auth), tasks).await?
         }
     };
     conn.progress = progress;
     Ok(conn)
 }
 
+/// What a stdio start needs from the server's spec.
+struct Stdio<'a> {
+    cfg: &'a StdioConfig,
+    vars: &'a PluginVars,
+    startup_timeout: Duration,
+}
+
 async fn open_stdio(
     shared: &Arc<HostShared>,
     server_id: &str,
-    cfg: &StdioConfig,
-    vars: &PluginVars,
+    stdio: Stdio<'_>,
     handler: HostClient,
     notices: mpsc::UnboundedReceiver<Notice>,
-    startup_timeout: Duration,
+    tasks: &ServerTasks,
 ) -> HostResult<Connection> {
+    let Stdio {
+        cfg,
+        vars,
+        startup_timeout,
+    } = stdio;
     let launch = resolve_stdio(cfg, vars, &shared.base_env, shared.env_policy)?;
     let mut proc = process::spawn(&launch, &shared.processes)?;
     let Some((stdin, stdout, stderr_pipe)) = proc.stdio.take() else {
@@ -154,7 +161,7 @@ async fn open_stdio(
     tokio::select! {
         result = handshake => match result {
             Ok(Ok(service)) => {
-                let mut conn = finish(service, notices, Some(proc), Some(tail));
+                let mut conn = finish(service, notices, (Some(proc), Some(tail)), tasks);
                 conn.oversize = Some(oversize);
                 Ok(conn)
             }
@@ -184,9 +191,9 @@ async fn open_http(
     cfg: &HttpConfig,
     handler: HostClient,
     notices: mpsc::UnboundedReceiver<Notice>,
-    startup_timeout: Duration,
-    auth: HttpAuth<'_>,
-) -> Result<Connection, OpenFailure> {
+    (startup_timeout, auth): (Duration, HttpAuth<'_>),
+    tasks: &ServerTasks,
+) -> Result<Connection, RequestFailure> {
     let bearer = match auth {
         HttpAuth::Bearer(token) => Some(token.to_owned()),
         _ => None,
@@ -220,9 +227,10 @@ async fn open_http(
     };
     match served {
         Ok(Ok(service)) => {
-            let mut conn = finish(service, notices, None, None);
+            let mut conn = finish(service, notices, (None, None), tasks);
             conn.redirect_refused = Some(redirect_refused);
             conn.bearer = cell;
+            conn.endpoint = Some(cfg.url.clone());
             Ok(conn)
         }
         Ok(Err(_)) if redirect_refused.load(std::sync::atomic::Ordering::Acquire) => {
@@ -233,9 +241,7 @@ async fn open_http(
             .into())
         }
         Ok(Err(e)) => match e.auth_challenge() {
-            Some(header) => Err(OpenFailure::AuthRequired(AuthChallenge::from_header(
-                header, &cfg.url,
-            ))),
+            Some(header) => Err(RequestFailure::Auth(header.to_owned())),
             None => Err(http_error(&e).into()),
         },
         Err(_) => Err(HostError::new(
@@ -286,17 +292,24 @@ pub(crate) fn strip_type_names(text: &str) -> String {
     out.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Wraps an initialized service; its waiter task (which flags the end of
+/// the session) runs on `tasks` until the service ends or the server's
+/// token is cancelled (dropping the service then cancels it).
 fn finish(
     service: rmcp::service::RunningService<RoleClient, HostClient>,
     notices: mpsc::UnboundedReceiver<Notice>,
-    process: Option<ServerProcess>,
-    stderr: Option<Arc<StderrTail>>,
+    (process, stderr): (Option<ServerProcess>, Option<Arc<StderrTail>>),
+    tasks: &ServerTasks,
 ) -> Connection {
     let peer = service.peer().clone();
     let cancel = Some(service.cancellation_token());
     let (ended_tx, ended) = watch::channel(false);
-    tokio::spawn(async move {
-        let _ = service.waiting().await;
+    let disposed = tasks.cancel.clone();
+    tasks.tracker.spawn(async move {
+        tokio::select! {
+            _ = service.waiting() => {}
+            _ = disposed.cancelled() => {}
+        }
         let _ = ended_tx.send(true);
     });
     Connection {
@@ -310,6 +323,7 @@ fn finish(
         progress: Default::default(),
         bearer: None,
         oversize: None,
+        endpoint: None,
     }
 }
 
@@ -330,33 +344,39 @@ fn with_tail(what: String, tail: &StderrTail) -> String {
 }
 
 impl Connection {
-    /// Resolves when the connection is gone on its own (process exit or
-    /// transport closed) with a message giving the exit status and stderr tail.
-    pub async fn ended(&mut self) -> String {
+    /// A future that resolves when the connection is gone on its own
+    /// (process exit or transport closed) with a message giving the exit
+    /// status and stderr tail. It owns what it watches, so it can be kept
+    /// while the connection is used.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only watches; a new one starts over (including the
+    /// settle waits once the end was seen).
+    pub fn ended(&self) -> impl std::future::Future<Output = String> + Send + 'static {
         let mut ended = self.ended.clone();
-        match self.process.as_mut() {
-            Some(proc) => {
-                let mut exit = proc.exit.clone();
-                tokio::select! {
-                    _ = changed(&mut exit) => {}
-                    _ = until_true(&mut ended) => {}
-                }
-                let status = settle_exit(proc).await;
-                let what = match status {
-                    Some(_) => describe_exit(status),
-                    None => "closed its stdout".to_owned(),
-                };
-                match &self.stderr {
-                    Some(tail) => {
-                        tail.wait_eof(STDERR_SETTLE).await;
-                        with_tail(what, tail)
-                    }
-                    None => what,
-                }
-            }
-            None => {
+        let exit = self.process.as_ref().map(|p| p.exit.clone());
+        let stderr = self.stderr.clone();
+        async move {
+            let Some(mut exit) = exit else {
                 until_true(&mut ended).await;
-                "connection closed".to_owned()
+                return "connection closed".to_owned();
+            };
+            tokio::select! {
+                _ = changed(&mut exit) => {}
+                _ = until_true(&mut ended) => {}
+            }
+            let status = settle_status(&mut exit).await;
+            let what = match status {
+                Some(_) => describe_exit(status),
+                None => "closed its stdout".to_owned(),
+            };
+            match &stderr {
+                Some(tail) => {
+                    tail.wait_eof(STDERR_SETTLE).await;
+                    with_tail(what, tail)
+                }
+                None => what,
             }
         }
     }
@@ -367,7 +387,7 @@ impl Connection {
         if let Some(cancel) = self.cancel.take() {
             cancel.cancel();
         }
-        let _ = tokio::time::timeout(Duration::from_secs(2), until_true(&mut self.ended)).await;
+        let _ = tokio::time::timeout(CLOSE_SESSION_WAIT, until_true(&mut self.ended)).await;
         if let Some(proc) = self.process.take() {
             proc.stop().await;
         }
@@ -384,12 +404,31 @@ impl Connection {
     }
 }
 
+/// Like `settle_exit`, on a watch of the exit status.
+async fn settle_status(
+    exit: &mut watch::Receiver<Option<std::process::ExitStatus>>,
+) -> Option<std::process::ExitStatus> {
+    let wait = async {
+        let _ = exit.wait_for(Option::is_some).await;
+        *exit.borrow()
+    };
+    tokio::time::timeout(EXIT_SETTLE, wait).await.ok().flatten()
+}
+
 /// Resolves once the exit watch holds a status (or its sender is gone).
+///
+/// # Cancel safety
+///
+/// Cancel safe: it only watches.
 async fn changed(exit: &mut watch::Receiver<Option<std::process::ExitStatus>>) {
     let _ = exit.wait_for(Option::is_some).await;
 }
 
 /// Resolves once the flag is `true` (or its sender is gone).
+///
+/// # Cancel safety
+///
+/// Cancel safe: it only watches.
 async fn until_true(flag: &mut watch::Receiver<bool>) {
     let _ = flag.wait_for(|v| *v).await;
 }

@@ -2,258 +2,75 @@
 //! discovery, `list_changed` refresh, crash detection and restart with
 //! backoff, stop. Actors never block each other: servers start concurrently
 //! and a slow or failing one delays nobody.
+//!
+//! Layout: [`phase`] is the state machine (pure, table-tested); `actor.rs`
+//! its loop; `connector.rs` the seam to processes and the network
+//! (`connect.rs`, rmcp); [`request`] and [`tool_call`] the requests callers
+//! send on a ready server's [`LiveConnection`]; [`HostShared`] the session
+//! and catalogue every actor writes through.
 
 mod actor;
-pub mod call;
 mod client;
+mod command;
 mod connect;
-pub mod discovery;
+mod connector;
+mod live;
+pub mod phase;
+pub mod request;
+mod shared;
+pub mod tool_call;
 
-use std::ffi::OsString;
-use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 
-use ahp_types::actions::{
-    SessionMcpServerStateChangedAction, SessionServerToolsChangedAction, StateAction,
-};
-use ahp_types::state::McpServerState;
-use rmcp::handler::client::progress::ProgressDispatcher;
-use rmcp::model::ClientConfig;
-use rmcp::service::{Peer, RoleClient};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
+pub use command::Command;
 pub use connect::TransportSpec;
+pub use live::{LiveConnection, ServerLive};
+pub use shared::HostShared;
 
-use crate::catalogue::{Catalogue, ServerTools};
-use crate::config::launch::EnvPolicy;
-use crate::events::{EventSink, HostEvent};
-use crate::limits::Limits;
-use crate::session::{find, Found, SessionStore};
-use crate::transport::process::ProcessRegistry;
+// Re-exported for the host until it imports them from their homes.
+pub use crate::config::{IdpSetting, OAuthClientSetting, OAuthGrant};
 
-/// What every actor shares: the session (single writer, gapless
-/// `serverSeq`), the event sink, the process registry and host options.
-pub struct HostShared {
-    /// Session state and envelope sequence; emit only through [`HostShared::emit`].
-    pub session: Mutex<SessionStore>,
-    /// Where actions and logs go.
-    pub sink: Arc<dyn EventSink>,
-    /// Process groups owned by this host (for synchronous kill).
-    pub processes: Arc<ProcessRegistry>,
-    /// `clientInfo` and capabilities sent in `initialize`.
-    pub client_info: ClientConfig,
-    /// Timeouts and restart policy.
-    pub limits: Limits,
-    /// Base environment for stdio servers (see [`EnvPolicy`]).
-    pub base_env: Vec<(OsString, OsString)>,
-    /// How the base environment is filtered.
-    pub env_policy: EnvPolicy,
-    /// Cancelled by `dispose`: every actor and pending call ends.
-    pub disposed: CancellationToken,
-    /// The app's handlers for server-initiated requests.
-    pub requests: Option<Arc<dyn crate::requests::RequestHandler>>,
-    /// Where OAuth credentials are kept (the app's store, or memory).
-    pub secrets: Arc<dyn crate::auth::store::SecretStore>,
-    /// Per-credential refresh serialization.
-    pub refresh_locks: Arc<crate::auth::store::RefreshLocks>,
-    /// Every ready server's checked tools, named together.
-    pub catalogue: RwLock<Catalogue>,
-    /// Emit `session/serverToolsChanged` with the model catalogue on every change.
-    pub publish_server_tools: bool,
+use connector::{Connector, McpConnector};
+
+/// Shim: the old `supervisor::call` path (now [`tool_call`] and
+/// [`request::check_value`]). Removed once the host imports those.
+pub mod call {
+    pub use super::request::check_value;
+    pub use super::tool_call::{call_tool, CallRequest, Progress};
 }
 
-impl HostShared {
-    /// Applies a host action through the reducer and emits its envelope,
-    /// atomically with respect to other emitters.
-    pub fn emit(&self, action: StateAction) {
-        let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
-        let envelope = session.emit(action);
-        self.sink.send(HostEvent::Action(Box::new(envelope)));
-    }
+/// Shim: the old `supervisor::discovery` path (now [`request`]). Removed
+/// once the host imports from there.
+pub mod discovery {
+    use std::time::Duration;
 
-    /// Emits `session/mcpServerStateChanged` for `id` (nothing when the
-    /// server no longer exists, or is already `starting` and `state` is `starting`).
-    pub fn set_server_state(&self, id: &str, state: McpServerState) {
-        let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
-        match find(session.state(), id) {
-            // `starting` is not repeated (entries are created as `starting`);
-            // every other state is emitted, so the end of a client's start or
-            // stop request always arrives as an authoritative action.
-            Some(Found::McpServer(s, _))
-                if !(s.state == state && matches!(state, McpServerState::Starting(_))) => {}
-            _ => return,
-        }
-        let action = StateAction::SessionMcpServerStateChanged(Box::new(
-            SessionMcpServerStateChangedAction {
-                id: id.to_owned(),
-                state,
-                channel: None,
-            },
-        ));
-        let envelope = session.emit(action);
-        self.sink.send(HostEvent::Action(Box::new(envelope)));
-    }
+    use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
+    use serde_json::Value;
 
-    /// Emits an action on chat channel `chat` (not applied to the session).
-    pub fn emit_on(&self, chat: &str, action: StateAction) {
-        let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
-        let envelope = session.envelope_on(chat, action, None, None);
-        self.sink.send(HostEvent::Action(Box::new(envelope)));
-    }
+    pub use super::request::{list_all, RequestFailure as ListFailure};
+    use crate::transport::noise::OversizeIds;
 
-    /// Sends a log record.
-    pub fn log(&self, event: HostEvent) {
-        self.sink.send(event);
-    }
-
-    /// Replaces (`Some`) or removes (`None`) server `id`'s tools in the
-    /// catalogue and, when the model catalogue changed, publishes it (see
-    /// [`HostShared::publish_tools`]).
-    pub fn set_tools(&self, id: &str, tools: Option<Arc<ServerTools>>, reason: ToolsChangeReason) {
-        if self.update_tools(id, tools) {
-            self.publish_tools(id, reason);
-        }
-    }
-
-    /// Replaces or removes server `id`'s tools in the catalogue without
-    /// publishing; returns whether the model catalogue changed. (A server
-    /// becoming ready updates the catalogue before its `ready` state and
-    /// publishes after it.)
-    pub fn update_tools(&self, id: &str, tools: Option<Arc<ServerTools>>) -> bool {
-        self.catalogue
-            .write()
-            .unwrap_or_else(PoisonError::into_inner)
-            .set_server(id, tools)
-    }
-
-    /// Publishes the current catalogue after a change caused by server `id`:
-    /// the JS `toolsChanged` event and, with `publish_server_tools`,
-    /// `session/serverToolsChanged` carrying the whole catalogue (AHP
-    /// full-replacement semantics).
-    pub fn publish_tools(&self, id: &str, reason: ToolsChangeReason) {
-        // The session lock orders publications with each other and with their envelopes.
-        let mut session = self.session.lock().unwrap_or_else(PoisonError::into_inner);
-        let entries = self
-            .catalogue
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entries();
-        if self.publish_server_tools {
-            let tools = entries.iter().map(|e| e.definition().clone()).collect();
-            let envelope = session.emit(StateAction::SessionServerToolsChanged(
-                SessionServerToolsChangedAction { tools },
-            ));
-            self.sink.send(HostEvent::Action(Box::new(envelope)));
-        }
-        self.sink.send(HostEvent::ToolsChanged {
-            server_id: id.to_owned(),
-            reason,
-            tools: entries.len(),
-        });
-    }
-}
-
-/// Why a server's part of the catalogue changed (JS `toolsChanged.reason`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ToolsChangeReason {
-    /// The server became `ready` and was listed.
-    Ready,
-    /// The server sent `notifications/tools/list_changed` and was re-listed.
-    ListChanged,
-    /// The server left `ready` (stopped, crashed, removed).
-    Stopped,
-}
-
-/// Commands an actor accepts.
-pub enum Command {
-    /// Start, or restart when running; resets the crash counter.
-    Start,
-    /// Stop and stay stopped until [`Command::Start`].
-    Stop,
-    /// Enablement changed: `true` starts the server unless it is already
-    /// starting or running (no restart); `false` stops it.
-    SetEnabled(bool),
-    /// Stop and end the actor; the sender is told when the process is gone.
-    Shutdown(oneshot::Sender<()>),
-    /// A host-run sign-in succeeded: connect through this authorization
-    /// manager (it adds and refreshes the bearer token).
-    UseOAuth {
-        /// Holds the tokens; shared with every later connection (boxed: it is large).
-        manager: Box<rmcp::transport::auth::AuthorizationManager>,
-        /// Outcome: `Ok` once `ready`.
-        reply: oneshot::Sender<crate::error::HostResult<()>>,
-    },
-    /// A request on the live connection showed the session is unusable:
-    /// `auth_required` (401 after a refused refresh; carries the challenge) or
-    /// `redirect_refused`. The actor leaves `ready` accordingly.
-    ConnectionFailed(crate::error::HostError, Option<String>),
-    /// A step-up token for a tool call waiting in `auth-required` (AHP
-    /// `authenticate` while `ready`): used for reconnects from now on (the
-    /// live connection already switched to it).
-    StepUpToken(String),
-    /// AHP `authenticate` for this server's advertised resource: reconnect
-    /// with `token` (empty = revoke). The reply says whether the server
-    /// accepted it.
-    Authenticate {
-        /// Bearer access token; a secret.
-        token: String,
-        /// Outcome: `Ok` once `ready`, `auth_required` if the server still refuses.
-        reply: oneshot::Sender<crate::error::HostResult<()>>,
-    },
-}
-
-/// A ready server's connection as seen by callers.
-#[derive(Clone)]
-pub struct LiveConnection {
-    /// Request handle.
-    pub peer: Peer<RoleClient>,
-    /// Becomes `Some(reason)` when the connection ends (crash, exit, stop).
-    pub closed: watch::Receiver<Option<String>>,
-    /// Set when the HTTP client refused a cross-origin redirect (HTTP only).
-    pub redirect_refused: Option<crate::transport::http::RedirectRefused>,
-    /// Routes `notifications/progress` to the call that owns the token.
-    pub progress: ProgressDispatcher,
-    /// The connection's replaceable bearer token (Streamable HTTP without host-run OAuth).
-    pub bearer: Option<crate::transport::http::BearerCell>,
-    /// Ids of responses discarded for exceeding the stdio message limit (stdio only).
-    pub oversize: Option<crate::transport::noise::OversizeIds>,
-}
-
-/// What callers can read about a server without asking its actor.
-#[derive(Default)]
-pub struct ServerLive {
-    conn: RwLock<Option<LiveConnection>>,
-    challenge: RwLock<Option<String>>,
-}
-
-impl ServerLive {
-    /// The current connection, when the server is `ready`.
-    pub fn connection(&self) -> Option<LiveConnection> {
-        self.conn
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    /// The `WWW-Authenticate` challenge of the current `authRequired` state.
-    pub fn challenge(&self) -> Option<String> {
-        self.challenge
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    pub(crate) fn set_challenge(&self, header: Option<String>) {
-        *self
-            .challenge
-            .write()
-            .unwrap_or_else(PoisonError::into_inner) = header;
-    }
-
-    fn set(&self, conn: Option<LiveConnection>) {
-        *self.conn.write().unwrap_or_else(PoisonError::into_inner) = conn;
+    /// Shim for [`super::request::send_bounded`] with only a timeout.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`super::request::send_bounded`].
+    pub async fn request_raw(
+        peer: &Peer<RoleClient>,
+        oversize: Option<&OversizeIds>,
+        server_id: &str,
+        method: &str,
+        params: Value,
+        timeout: Option<Duration>,
+    ) -> Result<Value, ListFailure> {
+        let mut options = PeerRequestOptions::no_options();
+        options.timeout = timeout;
+        super::request::send_bounded(peer, server_id, method, params, options, oversize).await
     }
 }
 
@@ -270,76 +87,14 @@ pub struct ServerSpec {
     pub oauth_client: Option<OAuthClientSetting>,
 }
 
-/// A pre-registered OAuth client (`oauth: {clientId, clientSecret?}` of
-/// `addServer` / plugin server overrides). The secret never enters state.
-#[derive(Clone, serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct OAuthClientSetting {
-    /// The client id registered with the authorization server.
-    pub client_id: String,
-    /// Its secret, for confidential clients.
-    #[serde(default)]
-    pub client_secret: Option<String>,
-    /// `authorizationCode` (default: a user signs in in a browser) or
-    /// `clientCredentials` (OAuth 2.1 client credentials grant, SEP-1046: no
-    /// user; `clientSecret` or `privateKeyPem` authenticates the client).
-    #[serde(default)]
-    pub grant: OAuthGrant,
-    /// PEM private key for `private_key_jwt` client authentication (RFC 7523).
-    #[serde(default)]
-    pub private_key_pem: Option<String>,
-    /// JWS algorithm of `privateKeyPem`: `ES256` (default), `ES384`, `RS256`, `RS384`, `RS512`.
-    #[serde(default)]
-    pub signing_algorithm: Option<String>,
-    /// The enterprise identity provider of `grant: "enterpriseManaged"`.
-    #[serde(default)]
-    pub idp: Option<IdpSetting>,
-}
-
-/// An enterprise IdP for enterprise-managed authorization (SEP-990 cross-app access).
-#[derive(Clone, serde::Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct IdpSetting {
-    /// The IdP's issuer.
-    pub issuer: String,
-    /// Its token endpoint (RFC 8693 token exchange).
-    pub token_endpoint: String,
-    /// This app's client id at the IdP.
-    pub client_id: String,
-    /// Its secret at the IdP, if confidential (a secret).
-    #[serde(default)]
-    pub client_secret: Option<String>,
-}
-
-/// OAuth grant a pre-registered client uses.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum OAuthGrant {
-    /// Authorization code with PKCE: a user signs in.
-    #[default]
-    AuthorizationCode,
-    /// Client credentials: machine-to-machine, no user.
-    ClientCredentials,
-    /// Enterprise-managed (SEP-990 cross-app access): an enterprise ID token
-    /// (given to `authorize`) is exchanged at the IdP for an ID-JAG (RFC 8693),
-    /// which the MCP authorization server redeems (RFC 7523 JWT bearer).
-    EnterpriseManaged,
-}
-
-impl std::fmt::Debug for OAuthClientSetting {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("OAuthClientSetting")
-            .field("client_id", &self.client_id)
-            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
-            .field("grant", &self.grant)
-            .field(
-                "private_key_pem",
-                &self.private_key_pem.as_ref().map(|_| "…"),
-            )
-            .field("signing_algorithm", &self.signing_algorithm)
-            .field("idp", &self.idp.as_ref().map(|i| &i.issuer))
-            .finish()
-    }
+/// The tasks of one server (its actor, its connections' service waiters)
+/// and its cancellation (a child of the host's `disposed`).
+#[derive(Clone)]
+pub struct ServerTasks {
+    /// Every task spawned for the server.
+    pub tracker: TaskTracker,
+    /// Cancelled when the host is disposed.
+    pub cancel: CancellationToken,
 }
 
 /// The host's handle on one server actor.
@@ -351,20 +106,52 @@ pub struct ServerHandle {
     /// Live view for callers.
     pub live: Arc<ServerLive>,
     commands: mpsc::UnboundedSender<Command>,
+    tasks: ServerTasks,
 }
 
 impl ServerHandle {
-    /// Starts the actor. It starts the server at once when `start` is true.
+    /// Spawns the server's actor, which starts the server at once.
+    pub fn start(shared: Arc<HostShared>, spec: ServerSpec) -> Self {
+        Self::start_with(shared, spec, Arc::new(McpConnector))
+    }
+
+    /// Shim for the old `spawn(shared, spec, start)`: `start` was always
+    /// `true`. Removed once the host calls [`ServerHandle::start`].
     pub fn spawn(shared: Arc<HostShared>, spec: ServerSpec, start: bool) -> Self {
+        debug_assert!(start, "servers are always spawned started");
+        Self::start(shared, spec)
+    }
+
+    /// [`ServerHandle::start`] through `connector`.
+    pub(crate) fn start_with<C: Connector>(
+        shared: Arc<HostShared>,
+        spec: ServerSpec,
+        connector: Arc<C>,
+    ) -> Self {
         let (commands, rx) = mpsc::unbounded_channel();
         let live = Arc::new(ServerLive::default());
-        let id = spec.id.clone();
-        tokio::spawn(actor::run(shared, spec.clone(), live.clone(), rx, start));
+        let tasks = ServerTasks {
+            tracker: TaskTracker::new(),
+            cancel: shared.disposed.child_token(),
+        };
+        let actor = actor::Actor::new(
+            shared,
+            Arc::new(spec.clone()),
+            live.clone(),
+            connector,
+            rx,
+            tasks.clone(),
+        );
+        tasks.tracker.spawn(actor::run(actor));
+        // Closed at once: `wait` resolves when the actor and every task it
+        // spawned have ended.
+        tasks.tracker.close();
         Self {
-            id,
+            id: spec.id.clone(),
             spec,
             live,
             commands,
+            tasks,
         }
     }
 
@@ -379,5 +166,39 @@ impl ServerHandle {
         if self.commands.send(Command::Shutdown(tx)).is_ok() {
             let _ = rx.await;
         }
+    }
+
+    /// Hands a step-up token to the actor ([`Command::StepUpToken`](variant@Command::StepUpToken));
+    /// resolves once the live connection uses it.
+    pub async fn step_up_token(&self, token: String) {
+        let (done, rx) = oneshot::channel();
+        let done = Some(done);
+        if self
+            .commands
+            .send(Command::StepUpToken { token, done })
+            .is_ok()
+        {
+            let _ = rx.await;
+        }
+    }
+
+    /// Describes a failed sign-in on the server's `authRequired` state
+    /// ([`Command::AuthFailed`]); resolves once applied (or found not applicable).
+    pub async fn auth_failed(&self, description: String) {
+        let (done, rx) = oneshot::channel();
+        let done = Some(done);
+        if self
+            .commands
+            .send(Command::AuthFailed { description, done })
+            .is_ok()
+        {
+            let _ = rx.await;
+        }
+    }
+
+    /// Resolves once the actor and every task it spawned have ended (after
+    /// [`ServerHandle::shutdown`], or once the host was disposed).
+    pub async fn tasks_ended(&self) {
+        self.tasks.tracker.wait().await;
     }
 }

@@ -1,0 +1,120 @@
+//! Host-side server settings that are not part of `mcp.json`: the
+//! pre-registered OAuth client of `addServer({oauth})` and of plugin server
+//! overrides (MCP 2025-11-25 "Authorization"; SEP-1046 client credentials;
+//! SEP-990 enterprise-managed authorization).
+//!
+//! Secrets (`clientSecret`, `privateKeyPem`, the IdP's `clientSecret`) never
+//! enter state, logs or error messages: [`OAuthClientSetting`]'s `Debug`
+//! redacts them.
+
+/// A pre-registered OAuth client (`oauth: {clientId, clientSecret?}` of
+/// `addServer` / plugin server overrides). The secret never enters state.
+#[derive(Clone, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OAuthClientSetting {
+    /// The client id registered with the authorization server.
+    pub client_id: String,
+    /// Its secret, for confidential clients.
+    #[serde(default)]
+    pub client_secret: Option<String>,
+    /// `authorizationCode` (default: a user signs in in a browser) or
+    /// `clientCredentials` (OAuth 2.1 client credentials grant, SEP-1046: no
+    /// user; `clientSecret` or `privateKeyPem` authenticates the client).
+    #[serde(default)]
+    pub grant: OAuthGrant,
+    /// PEM private key for `private_key_jwt` client authentication (RFC 7523).
+    #[serde(default)]
+    pub private_key_pem: Option<String>,
+    /// JWS algorithm of `privateKeyPem`: `ES256` (default), `ES384`, `RS256`, `RS384`, `RS512`.
+    #[serde(default)]
+    pub signing_algorithm: Option<String>,
+    /// The enterprise identity provider of `grant: "enterpriseManaged"`.
+    #[serde(default)]
+    pub idp: Option<IdpSetting>,
+}
+
+/// An enterprise IdP for enterprise-managed authorization (SEP-990 cross-app access).
+#[derive(Clone, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IdpSetting {
+    /// The IdP's issuer.
+    pub issuer: String,
+    /// Its token endpoint (RFC 8693 token exchange).
+    pub token_endpoint: String,
+    /// This app's client id at the IdP.
+    pub client_id: String,
+    /// Its secret at the IdP, if confidential (a secret).
+    #[serde(default)]
+    pub client_secret: Option<String>,
+}
+
+/// OAuth grant a pre-registered client uses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum OAuthGrant {
+    /// Authorization code with PKCE: a user signs in.
+    #[default]
+    AuthorizationCode,
+    /// Client credentials: machine-to-machine, no user.
+    ClientCredentials,
+    /// Enterprise-managed (SEP-990 cross-app access): an enterprise ID token
+    /// (given to `authorize`) is exchanged at the IdP for an ID-JAG (RFC 8693),
+    /// which the MCP authorization server redeems (RFC 7523 JWT bearer).
+    EnterpriseManaged,
+}
+
+impl std::fmt::Debug for OAuthClientSetting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OAuthClientSetting")
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret.as_ref().map(|_| "…"))
+            .field("grant", &self.grant)
+            .field(
+                "private_key_pem",
+                &self.private_key_pem.as_ref().map(|_| "…"),
+            )
+            .field("signing_algorithm", &self.signing_algorithm)
+            .field("idp", &self.idp.as_ref().map(|i| &i.issuer))
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_never_shows_secrets() {
+        let setting: OAuthClientSetting = serde_json::from_value(serde_json::json!({
+            "clientId": "app",
+            "clientSecret": "s3cret-client",
+            "grant": "enterpriseManaged",
+            "privateKeyPem": "-----BEGIN PRIVATE KEY-----pem-secret",
+            "idp": {
+                "issuer": "https://idp.example.test",
+                "tokenEndpoint": "https://idp.example.test/token",
+                "clientId": "idp-app",
+                "clientSecret": "idp-s3cret"
+            }
+        }))
+        .unwrap_or_else(|e| panic!("{e}"));
+        let shown = format!("{setting:?}");
+        assert!(shown.contains("app") && shown.contains("EnterpriseManaged"));
+        assert!(shown.contains("https://idp.example.test"));
+        for secret in ["s3cret-client", "pem-secret", "idp-s3cret"] {
+            assert!(!shown.contains(secret), "{secret} leaked: {shown}");
+        }
+    }
+
+    #[test]
+    fn grant_defaults_to_authorization_code_and_unknown_fields_are_refused() {
+        let setting: OAuthClientSetting =
+            serde_json::from_value(serde_json::json!({ "clientId": "app" }))
+                .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(setting.grant, OAuthGrant::AuthorizationCode);
+        assert!(serde_json::from_value::<OAuthClientSetting>(
+            serde_json::json!({ "clientId": "app", "clientSecrets": "x" })
+        )
+        .is_err());
+    }
+}

@@ -1,0 +1,523 @@
+//! The actor driven through a fake [`Connector`]: no processes, no network.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use ahp_types::actions::{SessionCustomizationUpdatedAction, StateAction};
+use ahp_types::state::{Customization, McpServerState};
+use rmcp::model::ClientConfig;
+use serde_json::{json, Value};
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_util::sync::CancellationToken;
+
+use super::super::client::Notice;
+use super::super::connect::{HttpAuth, TransportSpec};
+use super::super::connector::{BoxFuture, Connector, Discovered, ServerConnection};
+use super::super::request::RequestFailure;
+use super::super::{Command, HostShared, LiveConnection, ServerHandle, ServerSpec, ServerTasks};
+use crate::auth::store::MemorySecretStore;
+use crate::auth::AuthChallenge;
+use crate::config::launch::EnvPolicy;
+use crate::config::HttpConfig;
+use crate::error::{ErrorCode, HostError};
+use crate::events::{HostEvent, LogLevel};
+use crate::limits::Limits;
+use crate::session::{mcp_server_entry, SessionStore};
+use crate::transport::http::BearerCell;
+use crate::transport::process::ProcessRegistry;
+
+const ID: &str = "srv";
+
+/// What the next connection attempt does.
+enum Attempt {
+    Ready,
+    Challenge,
+    Fail(HostError),
+    Hang,
+}
+
+/// One fake connection's controls, kept by the test.
+#[derive(Clone)]
+struct Control {
+    crash: watch::Sender<Option<String>>,
+    notices: mpsc::UnboundedSender<Notice>,
+    bearer: BearerCell,
+    closed: Arc<Mutex<Option<&'static str>>>,
+}
+
+/// A scripted connector that records what it was asked.
+#[derive(Default)]
+struct Fake {
+    script: Mutex<VecDeque<Attempt>>,
+    auths: Mutex<Vec<String>>,
+    conns: Mutex<Vec<Control>>,
+    listings: Arc<AtomicUsize>,
+    abandoned: Arc<AtomicUsize>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Fake {
+    fn new(script: impl IntoIterator<Item = Attempt>) -> Arc<Self> {
+        let fake = Self::default();
+        lock(&fake.script).extend(script);
+        Arc::new(fake)
+    }
+
+    fn conn(&self, n: usize) -> Control {
+        lock(&self.conns)[n].clone()
+    }
+
+    fn auths(&self) -> Vec<String> {
+        lock(&self.auths).clone()
+    }
+}
+
+/// Counts an attempt dropped while it hung.
+struct DropCount(Arc<AtomicUsize>);
+
+impl Drop for DropCount {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+struct FakeConnection {
+    control: Control,
+    ended: watch::Receiver<Option<String>>,
+    notices: Option<mpsc::UnboundedReceiver<Notice>>,
+    listings: Arc<AtomicUsize>,
+}
+
+impl Connector for Fake {
+    type Connection = FakeConnection;
+
+    async fn open<'a>(
+        &'a self,
+        _shared: &'a Arc<HostShared>,
+        _spec: &'a ServerSpec,
+        auth: HttpAuth<'a>,
+        _tasks: &'a ServerTasks,
+    ) -> Result<FakeConnection, RequestFailure> {
+        let seen = match auth {
+            HttpAuth::None => "none".to_owned(),
+            HttpAuth::Bearer(token) => format!("bearer {token}"),
+            HttpAuth::OAuth(_) => "oauth".to_owned(),
+        };
+        lock(&self.auths).push(seen);
+        let next = lock(&self.script).pop_front().unwrap_or(Attempt::Hang);
+        match next {
+            Attempt::Ready => Ok(self.connection()),
+            Attempt::Challenge => Err(RequestFailure::Auth(r#"Bearer scope="files:read""#.into())),
+            Attempt::Fail(e) => Err(e.into()),
+            Attempt::Hang => {
+                let _guard = DropCount(self.abandoned.clone());
+                std::future::pending().await
+            }
+        }
+    }
+
+    async fn discover<'a>(
+        &'a self,
+        _shared: &'a Arc<HostShared>,
+        _endpoint: &'a url::Url,
+        _challenge: &'a AuthChallenge,
+        _restore: bool,
+    ) -> Result<Discovered, HostError> {
+        let resource = json!({
+            "resource": "https://mcp.example.test/mcp",
+            "authorization_servers": ["https://as.example.test"],
+        });
+        serde_json::from_value(resource)
+            .map(|r| Discovered::Resource(Box::new(r)))
+            .map_err(|e| HostError::new(ErrorCode::Internal, e.to_string()))
+    }
+}
+
+impl Fake {
+    fn connection(&self) -> FakeConnection {
+        let (crash, ended) = watch::channel(None);
+        let (notices_tx, notices) = mpsc::unbounded_channel();
+        let control = Control {
+            crash,
+            notices: notices_tx,
+            bearer: Arc::default(),
+            closed: Arc::default(),
+        };
+        lock(&self.conns).push(control.clone());
+        FakeConnection {
+            control,
+            ended,
+            notices: Some(notices),
+            listings: self.listings.clone(),
+        }
+    }
+}
+
+impl ServerConnection for FakeConnection {
+    fn live(&self, _closed: watch::Receiver<Option<String>>) -> Option<LiveConnection> {
+        None
+    }
+
+    fn bearer(&self) -> Option<BearerCell> {
+        Some(self.control.bearer.clone())
+    }
+
+    fn take_notices(&mut self) -> mpsc::UnboundedReceiver<Notice> {
+        self.notices
+            .take()
+            .unwrap_or_else(|| mpsc::unbounded_channel().1)
+    }
+
+    fn ended(&self) -> BoxFuture<String> {
+        let mut ended = self.ended.clone();
+        Box::pin(async move {
+            let reason = ended
+                .wait_for(Option::is_some)
+                .await
+                .ok()
+                .and_then(|r| r.clone());
+            match reason {
+                Some(reason) => reason,
+                None => std::future::pending().await,
+            }
+        })
+    }
+
+    async fn list_tools<'a>(
+        &'a self,
+        _server_id: &'a str,
+        _limits: &'a Limits,
+    ) -> Result<Vec<Value>, RequestFailure> {
+        self.listings.fetch_add(1, Ordering::SeqCst);
+        Ok(vec![
+            json!({ "name": "echo", "inputSchema": { "type": "object" } }),
+        ])
+    }
+
+    async fn close(self) {
+        *lock(&self.control.closed) = Some("closed");
+    }
+
+    async fn discard(self) {
+        *lock(&self.control.closed) = Some("discarded");
+    }
+}
+
+/// A host with server `srv` (an HTTP entry in `starting`) and its event stream.
+fn host(limits: Limits) -> (Arc<HostShared>, mpsc::UnboundedReceiver<HostEvent>) {
+    let (sink, events) = mpsc::unbounded_channel();
+    let shared = Arc::new(HostShared {
+        session: Mutex::new(SessionStore::new("ahp-session:/test")),
+        sink: Arc::new(sink),
+        processes: Arc::new(ProcessRegistry::default()),
+        client_info: ClientConfig::default(),
+        limits,
+        base_env: Vec::new(),
+        env_policy: EnvPolicy::AllowList,
+        disposed: CancellationToken::new(),
+        requests: None,
+        secrets: Arc::new(MemorySecretStore::default()),
+        refresh_locks: Arc::default(),
+        catalogue: Default::default(),
+        publish_server_tools: false,
+    });
+    let starting = McpServerState::Starting(Default::default());
+    let entry = mcp_server_entry(ID, "https://mcp.example.test/mcp", ID, None, starting);
+    let customization = Customization::McpServer(Box::new(entry));
+    shared.emit(StateAction::SessionCustomizationUpdated(Box::new(
+        SessionCustomizationUpdatedAction { customization },
+    )));
+    (shared, events)
+}
+
+fn spawn(shared: &Arc<HostShared>, fake: &Arc<Fake>) -> ServerHandle {
+    let transport = TransportSpec::StreamableHttp(HttpConfig {
+        url: url::Url::parse("https://mcp.example.test/mcp").unwrap_or_else(|e| panic!("{e}")),
+        headers: BTreeMap::new(),
+    });
+    let spec = ServerSpec {
+        id: ID.to_owned(),
+        transport,
+        startup_timeout: Duration::from_secs(5),
+        oauth_client: None,
+    };
+    ServerHandle::start_with(shared.clone(), spec, fake.clone())
+}
+
+/// The next `mcpServerStateChanged` state's kind (`ready`, `error`, …),
+/// failing after 10 s; log messages seen on the way are collected.
+async fn next_state(
+    events: &mut mpsc::UnboundedReceiver<HostEvent>,
+    logs: &mut Vec<String>,
+) -> McpServerState {
+    let wait = async {
+        while let Some(event) = events.recv().await {
+            match event {
+                HostEvent::Action(envelope) => {
+                    if let StateAction::SessionMcpServerStateChanged(a) = envelope.action {
+                        return a.state;
+                    }
+                }
+                HostEvent::Log(record) if record.level != LogLevel::Debug => {
+                    logs.push(record.message)
+                }
+                _ => {}
+            }
+        }
+        panic!("the event stream ended")
+    };
+    tokio::time::timeout(Duration::from_secs(10), wait)
+        .await
+        .unwrap_or_else(|_| panic!("no state change within 10 s"))
+}
+
+fn kind(state: &McpServerState) -> &'static str {
+    match state {
+        McpServerState::Starting(_) => "starting",
+        McpServerState::Ready(_) => "ready",
+        McpServerState::AuthRequired(_) => "authRequired",
+        McpServerState::Error(_) => "error",
+        McpServerState::Stopped(_) => "stopped",
+        _ => "other",
+    }
+}
+
+async fn kinds(events: &mut mpsc::UnboundedReceiver<HostEvent>, n: usize) -> Vec<&'static str> {
+    let mut logs = Vec::new();
+    let mut out = Vec::new();
+    for _ in 0..n {
+        out.push(kind(&next_state(events, &mut logs).await));
+    }
+    out
+}
+
+#[tokio::test]
+async fn starts_and_becomes_ready_without_repeating_starting() {
+    let (shared, mut events) = host(Limits::default());
+    let fake = Fake::new([Attempt::Ready]);
+    let handle = spawn(&shared, &fake);
+    assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    assert_eq!(fake.auths(), ["none"]);
+    assert_eq!(fake.listings.load(Ordering::SeqCst), 1);
+    let tools = shared
+        .catalogue
+        .read()
+        .unwrap_or_else(PoisonError::into_inner)
+        .entries()
+        .len();
+    assert_eq!(tools, 1, "the listed tool is in the catalogue");
+    handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_crash_after_ready_is_an_error_then_starting_again_after_the_backoff() {
+    let limits = Limits {
+        restart_backoff_ms: 100,
+        ..Limits::default()
+    };
+    let (shared, mut events) = host(limits);
+    let fake = Fake::new([Attempt::Ready, Attempt::Ready]);
+    let handle = spawn(&shared, &fake);
+    assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    let _ = fake
+        .conn(0)
+        .crash
+        .send(Some("exited with code 1".to_owned()));
+    let mut logs = Vec::new();
+    let McpServerState::Error(error) = next_state(&mut events, &mut logs).await else {
+        panic!("not an error state")
+    };
+    assert_eq!(error.error.error_type, "server_exited");
+    assert_eq!(error.error.message, "server exited with code 1");
+    assert_eq!(*lock(&fake.conn(0).closed), Some("discarded"));
+    let started = tokio::time::Instant::now();
+    assert_eq!(kind(&next_state(&mut events, &mut logs).await), "starting");
+    assert!(
+        started.elapsed() >= Duration::from_millis(100),
+        "restarted before the backoff"
+    );
+    assert!(
+        logs.iter()
+            .any(|l| l == "restarting in 100 ms (restart 1 of 3)"),
+        "{logs:?}"
+    );
+    assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn stop_while_starting_abandons_the_attempt_and_stops() {
+    let (shared, mut events) = host(Limits::default());
+    let fake = Fake::new([Attempt::Hang]);
+    let handle = spawn(&shared, &fake);
+    let attempting = async {
+        while fake.auths().is_empty() {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), attempting)
+        .await
+        .unwrap_or_else(|_| panic!("no attempt"));
+    handle.send(Command::Stop);
+    assert_eq!(kinds(&mut events, 1).await, ["stopped"]);
+    assert_eq!(
+        fake.abandoned.load(Ordering::SeqCst),
+        1,
+        "the attempt is dropped"
+    );
+    handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn shutdown_closes_acks_and_every_task_ends() {
+    let (shared, mut events) = host(Limits::default());
+    let fake = Fake::new([Attempt::Ready]);
+    let handle = spawn(&shared, &fake);
+    assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    handle.shutdown().await;
+    assert_eq!(*lock(&fake.conn(0).closed), Some("closed"));
+    assert_eq!(kinds(&mut events, 1).await, ["stopped"]);
+    tokio::time::timeout(Duration::from_secs(5), handle.tasks_ended())
+        .await
+        .unwrap_or_else(|_| panic!("tasks still running after shutdown"));
+}
+
+#[tokio::test]
+async fn dispose_ends_the_actor_and_its_tasks() {
+    let (shared, mut events) = host(Limits::default());
+    let fake = Fake::new([Attempt::Ready]);
+    let handle = spawn(&shared, &fake);
+    assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    shared.disposed.cancel();
+    tokio::time::timeout(Duration::from_secs(5), handle.tasks_ended())
+        .await
+        .unwrap_or_else(|_| panic!("tasks still running after dispose"));
+    assert_eq!(
+        *lock(&fake.conn(0).closed),
+        None,
+        "dispose does not close gracefully"
+    );
+}
+
+#[tokio::test]
+async fn authenticate_while_not_waiting_is_refused() {
+    let (shared, mut events) = host(Limits::default());
+    let fake = Fake::new([Attempt::Ready]);
+    let handle = spawn(&shared, &fake);
+    assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    let (reply, answer) = oneshot::channel();
+    handle.send(Command::Authenticate {
+        token: "tok".to_owned(),
+        reply,
+    });
+    let refused = answer.await.unwrap_or_else(|e| panic!("{e}")).err();
+    let refused = refused.unwrap_or_else(|| panic!("accepted"));
+    assert_eq!(refused.code, ErrorCode::InvalidParams);
+    assert_eq!(refused.detail.data(), Some(json!({ "code": -32602 })));
+    handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn authenticate_while_waiting_retries_quietly_with_the_token() {
+    let (shared, mut events) = host(Limits::default());
+    let fake = Fake::new([Attempt::Challenge, Attempt::Ready]);
+    let handle = spawn(&shared, &fake);
+    assert_eq!(kinds(&mut events, 1).await, ["authRequired"]);
+    let (reply, answer) = oneshot::channel();
+    handle.send(Command::Authenticate {
+        token: "tok".to_owned(),
+        reply,
+    });
+    assert_eq!(
+        kinds(&mut events, 1).await,
+        ["ready"],
+        "no starting in between"
+    );
+    assert_eq!(answer.await.unwrap_or_else(|e| panic!("{e}")), Ok(()));
+    assert_eq!(fake.auths(), ["none", "bearer tok"]);
+    handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_step_up_token_is_written_by_the_actor() {
+    let (shared, mut events) = host(Limits::default());
+    let fake = Fake::new([Attempt::Ready]);
+    let handle = spawn(&shared, &fake);
+    assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    handle.step_up_token("stepped".to_owned()).await;
+    let cell = fake.conn(0).bearer;
+    assert_eq!(
+        *cell.read().unwrap_or_else(PoisonError::into_inner),
+        Some("stepped".to_owned())
+    );
+    // Reconnects use it: a start reconnects with the step-up token.
+    lock(&fake.script).push_back(Attempt::Ready);
+    handle.send(Command::Start);
+    assert_eq!(kinds(&mut events, 2).await, ["starting", "ready"]);
+    assert_eq!(fake.auths(), ["none", "bearer stepped"]);
+    handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_failed_sign_in_is_described_only_while_auth_required() {
+    let (shared, mut events) = host(Limits::default());
+    let fake = Fake::new([Attempt::Challenge, Attempt::Ready]);
+    let handle = spawn(&shared, &fake);
+    assert_eq!(kinds(&mut events, 1).await, ["authRequired"]);
+    handle.auth_failed("access_denied".to_owned()).await;
+    let Some(McpServerState::AuthRequired(shown)) = shared.server_state(ID) else {
+        panic!("not authRequired")
+    };
+    assert_eq!(shown.description.as_deref(), Some("access_denied"));
+    handle.send(Command::Authenticate {
+        token: "tok".to_owned(),
+        reply: oneshot::channel().0,
+    });
+    assert_eq!(kinds(&mut events, 2).await, ["authRequired", "ready"]);
+    handle.auth_failed("too late".to_owned()).await;
+    assert_eq!(shared.server_state(ID).as_ref().map(kind), Some("ready"));
+    handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_failed_start_stays_in_error_until_started() {
+    let (shared, mut events) = host(Limits::default());
+    let refused = HostError::new(ErrorCode::ConnectFailed, "connect failed: refused");
+    let fake = Fake::new([Attempt::Fail(refused), Attempt::Ready]);
+    let handle = spawn(&shared, &fake);
+    assert_eq!(kinds(&mut events, 1).await, ["error"]);
+    handle.send(Command::Start);
+    assert_eq!(kinds(&mut events, 2).await, ["starting", "ready"]);
+    handle.shutdown().await;
+}
+
+#[tokio::test]
+async fn list_changed_relists_after_the_debounce() {
+    let (shared, mut events) = host(Limits::default());
+    let fake = Fake::new([Attempt::Ready]);
+    let handle = spawn(&shared, &fake);
+    assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    let notices = fake.conn(0).notices;
+    let _ = notices.send(Notice::ToolsChanged);
+    let _ = notices.send(Notice::ToolsChanged);
+    let relisted = async {
+        while fake.listings.load(Ordering::SeqCst) < 2 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(5), relisted)
+        .await
+        .unwrap_or_else(|_| panic!("no relist"));
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        fake.listings.load(Ordering::SeqCst),
+        2,
+        "two notices, one relist"
+    );
+    handle.shutdown().await;
+}

@@ -1,0 +1,82 @@
+//! [`Command`]: everything the host asks of a server's actor. The actor is
+//! the only writer of its server's state, connection and credentials; the
+//! host changes them only by sending commands.
+
+use tokio::sync::oneshot;
+
+use crate::error::{HostError, HostResult};
+
+/// Commands an actor accepts (what each does in each phase:
+/// [`super::phase::transition`]).
+pub enum Command {
+    /// Start, or restart when running; resets the crash counter.
+    Start,
+    /// Stop and stay stopped until [`Command::Start`].
+    Stop,
+    /// Enablement changed: `true` starts the server unless it is already
+    /// starting or running (no restart); `false` stops it.
+    SetEnabled(bool),
+    /// Stop and end the actor; the sender is told when the process is gone.
+    Shutdown(oneshot::Sender<()>),
+    /// A host-run sign-in succeeded: connect through this authorization
+    /// manager (it adds and refreshes the bearer token).
+    UseOAuth {
+        /// Holds the tokens; shared with every later connection (boxed: it is large).
+        manager: Box<rmcp::transport::auth::AuthorizationManager>,
+        /// Outcome: `Ok` once `ready`.
+        reply: oneshot::Sender<HostResult<()>>,
+    },
+    /// A request on the live connection showed the session is unusable:
+    /// `auth_required` (401 after a refused refresh) or `redirect_refused`.
+    /// The actor leaves `ready` accordingly.
+    ConnectionFailed {
+        /// Why (`auth_required` with a challenge re-enters `authRequired`;
+        /// anything else ends in `error`).
+        error: HostError,
+        /// The `WWW-Authenticate` header of the refusal, if any.
+        challenge: Option<String>,
+    },
+    /// A step-up token for a tool call waiting in `auth-required` (AHP
+    /// `authenticate` while `ready`): the actor writes it into the live
+    /// connection's bearer cell and uses it for reconnects from now on.
+    StepUpToken {
+        /// Bearer access token; a secret.
+        token: String,
+        /// Told once the token is in place (so a paused call can retry).
+        done: Option<oneshot::Sender<()>>,
+    },
+    /// AHP `authenticate` for this server's advertised resource: reconnect
+    /// with `token` (empty = revoke). The reply says whether the server
+    /// accepted it.
+    Authenticate {
+        /// Bearer access token; a secret.
+        token: String,
+        /// Outcome: `Ok` once `ready`, `auth_required` if the server still refuses.
+        reply: oneshot::Sender<HostResult<()>>,
+    },
+    /// A host-run sign-in failed: the actor puts `description` into its
+    /// `authRequired` state, only while that state is still shown.
+    AuthFailed {
+        /// Why the sign-in failed (never contains secrets).
+        description: String,
+        /// Told once the description is applied (or was not applicable).
+        done: Option<oneshot::Sender<()>>,
+    },
+}
+
+#[allow(non_snake_case)] // shims for the host's old tuple-variant call sites
+impl Command {
+    /// Shim for the old tuple variant `Command::StepUpToken(token)`: a
+    /// [`Command::StepUpToken`](variant@Command::StepUpToken) nobody waits for. Removed once the host
+    /// sends the named form.
+    pub fn StepUpToken(token: String) -> Self {
+        Self::StepUpToken { token, done: None }
+    }
+
+    /// Shim for the old tuple variant `Command::ConnectionFailed(error,
+    /// challenge)`: a [`Command::ConnectionFailed`](variant@Command::ConnectionFailed) with `challenge` the
+    /// `WWW-Authenticate` header. Removed once the host sends the named form.
+    pub fn ConnectionFailed(error: HostError, challenge: Option<String>) -> Self {
+        Self::ConnectionFailed { error, challenge }
+    }
+}

@@ -1,0 +1,316 @@
+//! The seam between a server's actor and the network or process: a
+//! [`Connector`] opens connections (spawn or connect plus `initialize`) and
+//! runs RFC 9728 discovery; a [`ServerConnection`] is one open connection.
+//! [`McpConnector`] is the real one ([`super::connect`], rmcp); tests drive
+//! the actor with a fake.
+//!
+//! On top of the seam, [`open_listed`] is a whole start (open, first
+//! `tools/list`, publication) and [`relist_tools`] the re-listing after
+//! `notifications/tools/list_changed`.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use rmcp::transport::auth::AuthorizationManager;
+use serde_json::Value;
+use tokio::sync::{mpsc, watch};
+
+use super::client::Notice;
+use super::connect::{self, Connection, HttpAuth, TransportSpec};
+use super::request::{self, RequestFailure};
+use super::{HostShared, LiveConnection, ServerLive, ServerSpec, ServerTasks};
+use crate::auth::{self, AuthChallenge};
+use crate::catalogue::ServerTools;
+use crate::error::{ErrorCode, HostError};
+use crate::events::{log, LogLevel};
+use crate::limits::Limits;
+use crate::transport::http::BearerCell;
+
+/// An owned future, as kept across `select!` rounds.
+pub type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// What discovery found (see [`Connector::discover`]).
+pub enum Discovered {
+    /// Stored credentials of an earlier sign-in, ready to use (boxed: it is large).
+    Restored(Box<AuthorizationManager>),
+    /// The server's protected resource metadata (boxed: it is large too).
+    Resource(Box<ahp_types::state::ProtectedResourceMetadata>),
+}
+
+/// How a server's actor reaches its server.
+pub trait Connector: Send + Sync + 'static {
+    /// One open connection.
+    type Connection: ServerConnection;
+
+    /// Spawns or connects and completes `initialize` (MCP 2025-11-25
+    /// "Lifecycle › Initialization") with `auth` (Streamable HTTP); the
+    /// connection's own tasks run on `tasks`.
+    ///
+    /// # Errors
+    ///
+    /// [`RequestFailure::Auth`] for a 401/403 challenge; otherwise the
+    /// launch or connect error (`spawn_failed`, `server_exited`,
+    /// `startup_timeout`, `connect_failed`, …).
+    fn open<'a>(
+        &'a self,
+        shared: &'a Arc<HostShared>,
+        spec: &'a ServerSpec,
+        auth: HttpAuth<'a>,
+        tasks: &'a ServerTasks,
+    ) -> impl Future<Output = Result<Self::Connection, RequestFailure>> + Send + 'a;
+
+    /// RFC 9728 discovery for `challenge` at `endpoint` (MCP 2025-11-25
+    /// "Authorization › Protected Resource Metadata Discovery"); with
+    /// `restore`, stored credentials of an earlier sign-in win.
+    ///
+    /// # Errors
+    ///
+    /// `auth_discovery_failed` naming every URL tried.
+    fn discover<'a>(
+        &'a self,
+        shared: &'a Arc<HostShared>,
+        endpoint: &'a url::Url,
+        challenge: &'a AuthChallenge,
+        restore: bool,
+    ) -> impl Future<Output = Result<Discovered, HostError>> + Send + 'a;
+}
+
+/// One open connection, as the actor uses it.
+pub trait ServerConnection: Send + Sync + 'static {
+    /// What callers see while it is ready (`closed` tells them when it
+    /// ends); `None` when it has no request handle (test fakes).
+    fn live(&self, closed: watch::Receiver<Option<String>>) -> Option<LiveConnection>;
+
+    /// Its replaceable bearer token (Streamable HTTP without host-run OAuth).
+    fn bearer(&self) -> Option<BearerCell>;
+
+    /// Takes the server notifications the actor acts on.
+    fn take_notices(&mut self) -> mpsc::UnboundedReceiver<Notice>;
+
+    /// Resolves with the reason once the connection is gone on its own
+    /// (exit status and stderr tail); owns what it watches.
+    fn ended(&self) -> BoxFuture<String>;
+
+    /// One `tools/list` walk: the raw items.
+    ///
+    /// # Errors
+    ///
+    /// Those of [`request::list_all`].
+    fn list_tools<'a>(
+        &'a self,
+        server_id: &'a str,
+        limits: &'a Limits,
+    ) -> impl Future<Output = Result<Vec<Value>, RequestFailure>> + Send + 'a;
+
+    /// Closes gracefully (see [`Connection::close`]).
+    fn close(self) -> impl Future<Output = ()> + Send;
+
+    /// After [`ServerConnection::ended`]: kills what is left.
+    fn discard(self) -> impl Future<Output = ()> + Send;
+}
+
+/// The real connector: stdio processes and Streamable HTTP through rmcp.
+pub struct McpConnector;
+
+impl Connector for McpConnector {
+    type Connection = Connection;
+
+    fn open<'a>(
+        &'a self,
+        shared: &'a Arc<HostShared>,
+        spec: &'a ServerSpec,
+        auth: HttpAuth<'a>,
+        tasks: &'a ServerTasks,
+    ) -> impl Future<Output = Result<Connection, RequestFailure>> + Send + 'a {
+        connect::open(
+            shared,
+            &spec.id,
+            &spec.transport,
+            spec.startup_timeout,
+            auth,
+            tasks,
+        )
+    }
+
+    async fn discover<'a>(
+        &'a self,
+        shared: &'a Arc<HostShared>,
+        endpoint: &'a url::Url,
+        challenge: &'a AuthChallenge,
+        restore: bool,
+    ) -> Result<Discovered, HostError> {
+        let resource = auth::discover(endpoint, challenge).await?;
+        if restore {
+            let issuer = resource
+                .authorization_servers
+                .iter()
+                .flatten()
+                .next()
+                .cloned()
+                .unwrap_or_default();
+            let (secrets, locks) = (&shared.secrets, &shared.refresh_locks);
+            if let Some(manager) = auth::flow::restore(endpoint, &issuer, secrets, locks).await {
+                return Ok(Discovered::Restored(Box::new(manager)));
+            }
+        }
+        Ok(Discovered::Resource(Box::new(resource)))
+    }
+}
+
+impl ServerConnection for Connection {
+    fn live(&self, closed: watch::Receiver<Option<String>>) -> Option<LiveConnection> {
+        Some(LiveConnection {
+            peer: self.peer.clone(),
+            closed,
+            redirect_refused: self.redirect_refused.clone(),
+            progress: self.progress.clone(),
+            bearer: self.bearer.clone(),
+            oversize: self.oversize.clone(),
+            endpoint: self.endpoint.clone(),
+        })
+    }
+
+    fn bearer(&self) -> Option<BearerCell> {
+        self.bearer.clone()
+    }
+
+    fn take_notices(&mut self) -> mpsc::UnboundedReceiver<Notice> {
+        std::mem::replace(&mut self.notices, mpsc::unbounded_channel().1)
+    }
+
+    fn ended(&self) -> BoxFuture<String> {
+        Box::pin(Connection::ended(self))
+    }
+
+    fn list_tools<'a>(
+        &'a self,
+        server_id: &'a str,
+        limits: &'a Limits,
+    ) -> impl Future<Output = Result<Vec<Value>, RequestFailure>> + Send + 'a {
+        request::list_all(
+            &self.peer,
+            self.oversize.as_ref(),
+            server_id,
+            "tools/list",
+            "tools",
+            limits,
+            (limits.max_tools_per_server, "maxToolsPerServer"),
+        )
+    }
+
+    fn close(self) -> impl Future<Output = ()> + Send {
+        Connection::close(self)
+    }
+
+    fn discard(self) -> impl Future<Output = ()> + Send {
+        Connection::discard(self)
+    }
+}
+
+/// A started connection: published to callers and in the catalogue.
+pub struct Opened<K> {
+    /// The connection.
+    pub conn: K,
+    /// Tells callers (through [`LiveConnection::closed`]) why it ended.
+    pub closed: watch::Sender<Option<String>>,
+    /// Whether the model catalogue changed (to publish after `ready`).
+    pub tools_changed: bool,
+}
+
+/// A whole start: opens, lists tools (a server may accept `initialize`
+/// unauthenticated and challenge the first real request), then publishes
+/// the connection and its tools. A failed first listing leaves the server
+/// usable with no tools (the diagnostic says why).
+///
+/// # Errors
+///
+/// Those of [`Connector::open`]; [`RequestFailure::Auth`] when the first
+/// `tools/list` is challenged (`protocol_error` for a stdio server).
+pub async fn open_listed<C: Connector>(
+    connector: &C,
+    shared: &Arc<HostShared>,
+    spec: &ServerSpec,
+    (live, tasks): (&ServerLive, &ServerTasks),
+    auth: HttpAuth<'_>,
+) -> Result<Opened<C::Connection>, RequestFailure> {
+    let conn = connector.open(shared, spec, auth, tasks).await?;
+    let listing = tokio::time::timeout(spec.startup_timeout, list_tools(shared, spec, &conn)).await;
+    let tools = match listing {
+        Ok(Err(RequestFailure::Auth(header))) => {
+            conn.close().await;
+            return match &spec.transport {
+                TransportSpec::StreamableHttp(_) => Err(RequestFailure::Auth(header)),
+                TransportSpec::Stdio(..) => Err(HostError::new(
+                    ErrorCode::ProtocolError,
+                    "tools/list asked a stdio server for authorization",
+                )
+                .into()),
+            };
+        }
+        first => report_listing(shared, spec, first)
+            .unwrap_or_else(|e| Arc::new(ServerTools::failed(&spec.id, e.message))),
+    };
+    let (closed, watch) = watch::channel(None);
+    live.set(conn.live(watch));
+    let tools_changed = shared.update_tools(&spec.id, Some(tools));
+    Ok(Opened {
+        conn,
+        closed,
+        tools_changed,
+    })
+}
+
+/// One `tools/list` walk, checked into [`ServerTools`].
+async fn list_tools<K: ServerConnection>(
+    shared: &HostShared,
+    spec: &ServerSpec,
+    conn: &K,
+) -> Result<ServerTools, RequestFailure> {
+    let limits = &shared.limits;
+    let raw = conn.list_tools(&spec.id, limits).await?;
+    ServerTools::build(&spec.id, raw, limits).map_err(RequestFailure::Failed)
+}
+
+/// Re-lists tools (bounded by the startup timeout); `None` keeps the
+/// previous catalogue (a failed refresh is atomic).
+pub async fn relist_tools<K: ServerConnection>(
+    shared: &HostShared,
+    spec: &ServerSpec,
+    conn: &K,
+) -> Option<Arc<ServerTools>> {
+    let listing = tokio::time::timeout(spec.startup_timeout, list_tools(shared, spec, conn)).await;
+    report_listing(shared, spec, listing).ok()
+}
+
+/// Logs every diagnostic of a listing, or why it failed.
+fn report_listing(
+    shared: &HostShared,
+    spec: &ServerSpec,
+    listing: Result<Result<ServerTools, RequestFailure>, tokio::time::error::Elapsed>,
+) -> Result<Arc<ServerTools>, HostError> {
+    let warn =
+        |level, message: String| shared.log(log(level, "host.catalogue", Some(&spec.id), message));
+    let error = match listing {
+        Ok(Ok(found)) => {
+            for d in &found.diagnostics {
+                warn(LogLevel::Warn, format!("tool {:?}: {}", d.tool, d.reason));
+            }
+            return Ok(Arc::new(found));
+        }
+        Ok(Err(RequestFailure::Failed(e))) => e,
+        Ok(Err(RequestFailure::Auth(_))) => HostError::new(
+            ErrorCode::AuthRequired,
+            format!("tools/list on {} was refused (authorization)", spec.id),
+        ),
+        Err(_) => HostError::new(
+            ErrorCode::Timeout,
+            format!("tools/list on {} timed out", spec.id),
+        ),
+    };
+    warn(
+        LogLevel::Error,
+        format!("{}; the previous tool list is kept", error.message),
+    );
+    Err(error)
+}

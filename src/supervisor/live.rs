@@ -1,0 +1,72 @@
+//! What callers read about a server without asking its actor: the live
+//! connection of a `ready` server and the `WWW-Authenticate` challenge of its
+//! `authRequired` state. Only the server's actor replaces the connection
+//! and writes its bearer token.
+
+use std::sync::{PoisonError, RwLock};
+
+use rmcp::handler::client::progress::ProgressDispatcher;
+use rmcp::service::{Peer, RoleClient};
+use tokio::sync::watch;
+
+/// A ready server's connection as seen by callers.
+#[derive(Clone)]
+pub struct LiveConnection {
+    /// Request handle.
+    pub peer: Peer<RoleClient>,
+    /// Becomes `Some(reason)` when the connection ends (crash, exit, stop).
+    pub closed: watch::Receiver<Option<String>>,
+    /// Set when the HTTP client refused a cross-origin redirect (HTTP only).
+    pub redirect_refused: Option<crate::transport::http::RedirectRefused>,
+    /// Routes `notifications/progress` to the call that owns the token.
+    pub progress: ProgressDispatcher,
+    /// The connection's replaceable bearer token (Streamable HTTP without
+    /// host-run OAuth). Written by the server's actor
+    /// ([`Command::StepUpToken`](variant@super::Command::StepUpToken)); read-only to everyone else.
+    pub bearer: Option<crate::transport::http::BearerCell>,
+    /// Ids of responses discarded for exceeding the stdio message limit (stdio only).
+    pub oversize: Option<crate::transport::noise::OversizeIds>,
+    /// The Streamable HTTP endpoint (HTTP only): the base a challenge's
+    /// relative `resource_metadata` resolves against.
+    pub endpoint: Option<url::Url>,
+}
+
+/// What callers can read about a server without asking its actor.
+#[derive(Default)]
+pub struct ServerLive {
+    conn: RwLock<Option<LiveConnection>>,
+    challenge: RwLock<Option<String>>,
+}
+
+impl ServerLive {
+    /// The current connection, when the server is `ready`.
+    pub fn connection(&self) -> Option<LiveConnection> {
+        self.conn
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The `WWW-Authenticate` challenge of the current `authRequired` state,
+    /// or of the last request refused on the live connection.
+    pub fn challenge(&self) -> Option<String> {
+        self.challenge
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Records the challenge: by the actor (entering or leaving
+    /// `authRequired`) and by `tools/call` when the server refuses a call.
+    pub(crate) fn set_challenge(&self, header: Option<String>) {
+        *self
+            .challenge
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = header;
+    }
+
+    /// Publishes (`Some`) or withdraws (`None`) the connection; the actor's alone.
+    pub(super) fn set(&self, conn: Option<LiveConnection>) {
+        *self.conn.write().unwrap_or_else(PoisonError::into_inner) = conn;
+    }
+}

@@ -1,0 +1,371 @@
+//! [`Step`]: [`super::transition`] phase by phase. Each method handles the
+//! inputs that matter in one phase; anything else is ignored there (the
+//! table in `tests.rs` lists the rows).
+
+use std::time::{Duration, Instant};
+
+use ahp_types::state::{
+    McpServerReadyState, McpServerStartingState, McpServerState, McpServerStoppedState,
+};
+
+use super::{
+    not_waiting, token_refused, Closing, Discovery, Effect, Input, Machine, Phase, Rules, Supersede,
+};
+use crate::auth::{requirement, AuthChallenge};
+use crate::error::ErrorCode;
+use crate::events::LogLevel;
+use crate::session::error_state;
+
+/// One transition in progress: the machine being changed and the effects so far.
+pub(super) struct Step<'r> {
+    pub(super) m: Machine,
+    pub(super) fx: Vec<Effect>,
+    pub(super) rules: &'r Rules,
+}
+
+impl Step<'_> {
+    pub(super) fn apply(&mut self, input: Input) {
+        match (self.m.phase.clone(), input) {
+            (Phase::Exited, _) => {}
+            (_, Input::Disposed) => self.m.phase = Phase::Exited,
+            (_, Input::AuthFailed(description)) => self.auth_failed(description),
+            (Phase::Stopped | Phase::Failed, input) => self.idle(input),
+            (Phase::Starting { crashes }, input) => self.starting(crashes, input),
+            (Phase::Ready { crashes, since }, input) => self.ready(crashes, since, input),
+            (Phase::Crashed { .. }, Input::Discarded { at }) => self.discarded(at),
+            (Phase::Challenged { .. }, Input::Discovered(found)) => self.discovered(found),
+            // No commands are read while discarding or discovering.
+            (Phase::Crashed { .. } | Phase::Challenged { .. }, _) => {}
+            (Phase::AuthRequired { crashes }, input) => self.auth_required(crashes, input),
+            (Phase::BackingOff { crashes }, input) => self.backing_off(crashes, input),
+        }
+    }
+
+    /// Stopped or failed.
+    fn idle(&mut self, input: Input) {
+        match input {
+            Input::Start | Input::SetEnabled(true) => self.start(0, true),
+            Input::Authenticate(_) => self.refuse(),
+            Input::UseOAuth => {
+                self.adopt_oauth();
+                self.start(0, true);
+            }
+            Input::StepUpToken(_) => self.fx.push(Effect::Ack),
+            Input::Stop | Input::SetEnabled(false) => self.stopped(),
+            Input::Shutdown => self.shutdown(),
+            Input::CommandsClosed => self.m.phase = Phase::Exited,
+            // ConnectionFailed: no connection; events of other phases.
+            _ => {}
+        }
+    }
+
+    fn starting(&mut self, crashes: u32, input: Input) {
+        match input {
+            Input::Authenticate(_) => self.refuse(),
+            Input::StepUpToken(_) => self.fx.push(Effect::Ack),
+            Input::UseOAuth => {
+                self.fx.push(Effect::CancelOpen);
+                self.adopt_oauth();
+                self.start(crashes, true);
+            }
+            // Restart: drop this attempt.
+            Input::Start => {
+                self.fx.push(Effect::CancelOpen);
+                self.start(crashes, true);
+            }
+            Input::Stop | Input::SetEnabled(false) => {
+                self.fx.push(Effect::CancelOpen);
+                self.stopped();
+            }
+            Input::Shutdown => self.shutdown(),
+            Input::CommandsClosed => self.m.phase = Phase::Exited,
+            Input::Opened { at, tools_changed } => self.opened(crashes, at, tools_changed),
+            Input::OpenFailed(e) => {
+                let message = format!("start failed: {}", e.message);
+                self.fx.push(Effect::Log(LogLevel::Error, message));
+                self.fx.push(Effect::Answer(Err(e.clone())));
+                self.set_state(error_state(e.code.as_str(), e.message));
+                self.m.phase = Phase::Failed;
+            }
+            Input::Challenged(header) => self.challenged(crashes, header),
+            // SetEnabled(true): already starting; ConnectionFailed: no connection yet.
+            _ => {}
+        }
+    }
+
+    fn opened(&mut self, crashes: u32, at: Instant, tools_changed: bool) {
+        self.m.creds.restore_tried = false;
+        self.fx.push(Effect::SetChallenge(None));
+        self.set_state(McpServerState::Ready(McpServerReadyState {}));
+        if tools_changed {
+            self.fx.push(Effect::PublishTools);
+        }
+        // `authenticate` / `authorize` resolve only once `ready` is in the state.
+        self.fx.push(Effect::Answer(Ok(())));
+        self.m.phase = Phase::Ready { crashes, since: at };
+    }
+
+    fn ready(&mut self, crashes: u32, since: Instant, input: Input) {
+        match input {
+            Input::Authenticate(_) => self.refuse(),
+            Input::UseOAuth => {
+                self.adopt_oauth();
+                self.fx.push(Effect::Close(Closing::Stopped));
+                self.start(0, true);
+            }
+            Input::ConnectionFailed { error, challenge } => {
+                self.fx.push(Effect::Close(Closing::Stopped));
+                match challenge {
+                    Some(header)
+                        if error.code == ErrorCode::AuthRequired
+                            && self.rules.endpoint.is_some() =>
+                    {
+                        self.challenged(crashes, header)
+                    }
+                    _ => {
+                        self.fx
+                            .push(Effect::Log(LogLevel::Error, error.message.clone()));
+                        self.set_state(error_state(error.code.as_str(), error.message));
+                        self.m.phase = Phase::Failed;
+                    }
+                }
+            }
+            Input::StepUpToken(token) => {
+                self.m.creds.token = Some(token);
+                self.fx.extend([Effect::WriteBearer, Effect::Ack]);
+            }
+            Input::Stop | Input::SetEnabled(false) => {
+                self.fx.push(Effect::Close(Closing::Stopped));
+                self.stopped();
+            }
+            Input::Start => {
+                self.fx.push(Effect::Close(Closing::Stopped));
+                self.start(0, true);
+            }
+            Input::Shutdown => {
+                self.fx.push(Effect::Close(Closing::Stopped));
+                self.shutdown();
+            }
+            Input::CommandsClosed => {
+                self.fx.push(Effect::Close(Closing::Stopped));
+                self.m.phase = Phase::Exited;
+            }
+            Input::ToolsListChanged => self.fx.push(Effect::ScheduleRelist),
+            Input::RelistDue => self.fx.push(Effect::Relist),
+            Input::Crashed(reason) => {
+                self.fx
+                    .push(Effect::Close(Closing::Crashed(reason.clone())));
+                self.m.phase = Phase::Crashed {
+                    crashes,
+                    since,
+                    reason,
+                };
+            }
+            // SetEnabled(true): already running; events of other phases.
+            _ => {}
+        }
+    }
+
+    /// After a crash's connection is gone: restart after a delay, or give up.
+    fn discarded(&mut self, at: Instant) {
+        let Phase::Crashed {
+            crashes,
+            since,
+            reason,
+        } = self.m.phase.clone()
+        else {
+            return;
+        };
+        let limits = self.rules.limits;
+        let reset = Duration::from_millis(limits.restart_reset_after_ms);
+        let crashes = if at.saturating_duration_since(since) >= reset {
+            1
+        } else {
+            crashes + 1
+        };
+        let message = format!("server {reason}");
+        self.fx.push(Effect::Log(LogLevel::Error, message.clone()));
+        let exited = ErrorCode::ServerExited.as_str();
+        if crashes > limits.max_restarts {
+            let message = format!(
+                "{message}; restart limit reached ({} restarts)",
+                limits.max_restarts
+            );
+            self.set_state(error_state(exited, message));
+            self.m.phase = Phase::Failed;
+            return;
+        }
+        self.set_state(error_state(exited, message));
+        let delay = limits.restart_delay_ms(crashes);
+        let max = limits.max_restarts;
+        let note = format!("restarting in {delay} ms (restart {crashes} of {max})");
+        self.fx.push(Effect::Log(LogLevel::Info, note));
+        self.fx
+            .push(Effect::ScheduleRestart(Duration::from_millis(delay)));
+        self.m.phase = Phase::BackingOff { crashes };
+    }
+
+    /// A 401/403 challenge: discovery next (HTTP only; stdio never gets here).
+    fn challenged(&mut self, crashes: u32, header: String) {
+        if self.rules.endpoint.is_none() {
+            self.m.phase = Phase::Failed;
+            return;
+        }
+        let creds = &self.m.creds;
+        let restore = !creds.restore_tried && !creds.oauth && creds.token.is_none();
+        self.fx.push(Effect::Discover {
+            header: header.clone(),
+            restore,
+        });
+        self.m.phase = Phase::Challenged {
+            crashes,
+            header,
+            restore,
+        };
+    }
+
+    fn discovered(&mut self, found: Discovery) {
+        let Phase::Challenged {
+            crashes,
+            header,
+            restore,
+        } = self.m.phase.clone()
+        else {
+            return;
+        };
+        match found {
+            Discovery::Failed(e) => {
+                self.fx
+                    .push(Effect::Log(LogLevel::Error, e.message.clone()));
+                self.fx.push(Effect::Answer(Err(e.clone())));
+                self.set_state(error_state(e.code.as_str(), e.message));
+                self.m.phase = Phase::Failed;
+            }
+            Discovery::Restored => {
+                self.m.creds.restore_tried = true;
+                self.m.creds.oauth = true;
+                let note = "signing in with stored credentials".to_owned();
+                self.fx.push(Effect::Log(LogLevel::Info, note));
+                self.start(crashes, false);
+            }
+            Discovery::Resource(resource) => {
+                self.m.creds.restore_tried |= restore;
+                let Some(endpoint) = &self.rules.endpoint else {
+                    return;
+                };
+                let challenge = AuthChallenge::from_header(&header, endpoint);
+                let had_token = self.m.creds.token.is_some() || self.m.creds.oauth;
+                let client_id = self.rules.client_id.as_deref();
+                let required = requirement(&challenge, had_token, resource, client_id);
+                self.fx.push(Effect::SetChallenge(Some(header)));
+                self.fx.push(Effect::Answer(Err(token_refused(&required))));
+                self.set_state(McpServerState::AuthRequired(Box::new(required)));
+                self.m.phase = Phase::AuthRequired { crashes };
+            }
+        }
+    }
+
+    fn auth_required(&mut self, crashes: u32, input: Input) {
+        match input {
+            // Revoke: forget the token, keep waiting.
+            Input::Authenticate(token) if token.0.is_empty() => {
+                self.m.creds.token = None;
+                self.fx.push(Effect::Reply(Ok(())));
+            }
+            Input::Authenticate(token) => {
+                self.m.creds.token = Some(token);
+                self.fx.push(Effect::HoldReply(Supersede::Drop));
+                self.start(crashes, false);
+            }
+            Input::UseOAuth => {
+                self.adopt_oauth();
+                self.start(crashes, false);
+            }
+            Input::Start => self.start(crashes, false),
+            Input::StepUpToken(_) => self.fx.push(Effect::Ack),
+            Input::Stop | Input::SetEnabled(false) => self.stopped(),
+            Input::Shutdown => self.shutdown(),
+            Input::CommandsClosed => self.m.phase = Phase::Exited,
+            // SetEnabled(true), ConnectionFailed; events of other phases.
+            _ => {}
+        }
+    }
+
+    fn backing_off(&mut self, crashes: u32, input: Input) {
+        match input {
+            Input::BackoffElapsed => self.start(crashes, true),
+            Input::Start => self.start(0, true),
+            Input::UseOAuth => {
+                self.adopt_oauth();
+                self.start(0, true);
+            }
+            Input::Stop | Input::SetEnabled(false) => self.stopped(),
+            Input::Shutdown => self.shutdown(),
+            Input::CommandsClosed => self.m.phase = Phase::Exited,
+            // Any other command ends the wait early and restarts now (the
+            // wait is one `select!` over the timer and the next command).
+            Input::Authenticate(_) => {
+                self.refuse();
+                self.start(crashes, true);
+            }
+            Input::StepUpToken(_) => {
+                self.fx.push(Effect::Ack);
+                self.start(crashes, true);
+            }
+            Input::SetEnabled(true) | Input::ConnectionFailed { .. } => self.start(crashes, true),
+            _ => {}
+        }
+    }
+
+    /// Starts an attempt; `announce` emits `starting` (a retry after
+    /// `authenticate` or a sign-in keeps the shown state).
+    fn start(&mut self, crashes: u32, announce: bool) {
+        if announce {
+            self.set_state(McpServerState::Starting(McpServerStartingState::default()));
+        }
+        self.fx.push(Effect::Open);
+        self.m.phase = Phase::Starting { crashes };
+    }
+
+    fn stopped(&mut self) {
+        self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
+        self.m.phase = Phase::Stopped;
+    }
+
+    fn shutdown(&mut self) {
+        self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
+        self.fx.push(Effect::Ack);
+        self.m.phase = Phase::Exited;
+    }
+
+    fn refuse(&mut self) {
+        self.fx.push(Effect::Reply(Err(not_waiting())));
+    }
+
+    /// A host-run sign-in's tokens replace any pushed token; its caller is
+    /// answered after the next attempt, a previous one `cancelled`.
+    fn adopt_oauth(&mut self) {
+        self.m.creds.oauth = true;
+        self.m.creds.token = None;
+        self.fx.push(Effect::AdoptOAuth);
+        self.fx.push(Effect::HoldReply(Supersede::Cancel));
+    }
+
+    /// Applies a sign-in failure to the shown `authRequired` state (nothing
+    /// once another state replaced it).
+    fn auth_failed(&mut self, description: String) {
+        if let Some(mut shown) = self.m.shown_auth.clone() {
+            shown.description = Some(description);
+            self.set_state(McpServerState::AuthRequired(shown));
+        }
+        self.fx.push(Effect::Ack);
+    }
+
+    fn set_state(&mut self, state: McpServerState) {
+        self.m.shown_auth = match &state {
+            McpServerState::AuthRequired(shown) => Some(shown.clone()),
+            _ => None,
+        };
+        self.fx.push(Effect::SetState(state));
+    }
+}

@@ -1,0 +1,448 @@
+//! Requests on a live MCP connection: one send path ([`InFlight`], used by
+//! [`send_bounded`] and by `tools/call` in [`super::tool_call`]), one mapping
+//! of rmcp's `ServiceError` ([`map_service_error`]) into [`RequestFailure`],
+//! list walks following every cursor (MCP 2025-11-25 "Utilities ›
+//! Pagination", [`list_all`]) and the result bounds ([`check_value`]).
+//!
+//! Items of list walks are returned as raw JSON: one malformed tool must cost
+//! only that tool (see [`crate::catalogue`]), not the whole typed result.
+
+use std::collections::HashSet;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use rmcp::model::{
+    CancelledNotificationParam, ClientRequest, CustomRequest, ProgressToken, RequestId,
+    ServerResult,
+};
+use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
+use serde_json::{json, Value};
+use tokio::sync::broadcast;
+
+use super::connect::strip_type_names;
+use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, TimeoutKind};
+use crate::limits::Limits;
+use crate::transport::noise::OversizeIds;
+
+/// Why a request failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RequestFailure {
+    /// The server answered 401/403 with this `WWW-Authenticate` header
+    /// (parse it with [`crate::auth::AuthChallenge::from_header`] against the
+    /// server's URL).
+    Auth(String),
+    /// Any other failure, with its stable code (`protocol_error`, `timeout`,
+    /// `limit_exceeded`, `connect_failed`, …) and a message naming the
+    /// server and the method.
+    Failed(HostError),
+}
+
+impl From<HostError> for RequestFailure {
+    fn from(e: HostError) -> Self {
+        Self::Failed(e)
+    }
+}
+
+/// The response of a request in flight.
+pub type Response = Pin<Box<dyn Future<Output = Result<ServerResult, ServiceError>> + Send>>;
+
+/// A request sent to a server and not yet answered.
+pub struct InFlight {
+    /// The request's JSON-RPC id.
+    pub id: RequestId,
+    /// Its `_meta.progressToken`.
+    pub progress_token: ProgressToken,
+    /// Resolves with the response (or rmcp's error: timeout, transport
+    /// closed, JSON-RPC error). Poll it by `&mut`; never again once it resolved.
+    pub response: Response,
+    /// Tells when the stdout reader discarded this request's response.
+    pub discarded: DiscardWatch,
+}
+
+impl InFlight {
+    /// Sends request `method` with `params`. With `oversize` (stdio), the
+    /// discard notices are watched from before the request leaves.
+    ///
+    /// # Errors
+    ///
+    /// rmcp's error when the request cannot be sent (transport closed).
+    pub async fn send(
+        peer: &Peer<RoleClient>,
+        method: &str,
+        params: Value,
+        options: PeerRequestOptions,
+        oversize: Option<&OversizeIds>,
+    ) -> Result<Self, ServiceError> {
+        let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
+        let rx = oversize.map(|o| o.subscribe());
+        let handle = peer.send_request_with_option(request, options).await?;
+        let wanted = serde_json::to_value(&handle.id).unwrap_or_default();
+        Ok(Self {
+            id: handle.id.clone(),
+            progress_token: handle.progress_token.clone(),
+            response: Box::pin(handle.await_response()),
+            discarded: DiscardWatch { rx, wanted },
+        })
+    }
+}
+
+/// Watches the stdout reader's discard notices for one request id.
+pub struct DiscardWatch {
+    rx: Option<broadcast::Receiver<(Value, String)>>,
+    wanted: Value,
+}
+
+impl DiscardWatch {
+    /// Resolves with the reason once the stdout reader discarded the
+    /// response to this request (too long or too deep to deliver); pending
+    /// forever without a stdio connection. The caller then gives the request
+    /// up with [`abandon`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: a notice is consumed only when this resolves.
+    pub async fn reason(&mut self) -> String {
+        use tokio::sync::broadcast::error::RecvError;
+        let Some(rx) = &mut self.rx else {
+            return std::future::pending().await;
+        };
+        loop {
+            match rx.recv().await {
+                Ok((gone, reason)) if gone == self.wanted => return reason,
+                Ok(_) | Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => return std::future::pending().await,
+            }
+        }
+    }
+}
+
+/// Frees rmcp's pending entry for a request whose response was discarded
+/// (`notifications/cancelled`; the server already answered, so it ignores it).
+pub async fn abandon(peer: &Peer<RoleClient>, id: RequestId) {
+    let _ = peer
+        .notify_cancelled(CancelledNotificationParam::new(
+            Some(id),
+            Some("the response could not be delivered".to_owned()),
+        ))
+        .await;
+}
+
+/// The two limits of a `tools/call` (they name a timeout's kind).
+#[derive(Debug, Clone, Copy)]
+pub struct CallTimeouts {
+    /// Inactivity limit, reset by progress.
+    pub inactivity: Duration,
+    /// Absolute limit.
+    pub total: Duration,
+}
+
+/// Maps an rmcp request error for `context` (`"<method> on <server>"` or
+/// `"tools/call \"<tool>\" on <server>"`).
+///
+/// # Errors
+///
+/// The mapping itself: [`RequestFailure::Auth`] for an authorization
+/// challenge; otherwise `protocol_error` (a JSON-RPC error: message with its
+/// code, `data` `{code, data}`; or the transport error without Rust type
+/// names) or `timeout` (with `call`, the message says "without progress" or
+/// "in total" and `data` is `{kind: "inactivity"|"total", ms}`).
+pub fn map_service_error(
+    context: &str,
+    e: ServiceError,
+    call: Option<CallTimeouts>,
+) -> RequestFailure {
+    if let Some(header) = e.auth_challenge() {
+        return RequestFailure::Auth(header.to_owned());
+    }
+    RequestFailure::Failed(match e {
+        ServiceError::McpError(err) => HostError::new(
+            ErrorCode::ProtocolError,
+            format!(
+                "{context} failed: {} (JSON-RPC error {})",
+                err.message, err.code.0
+            ),
+        )
+        .with_detail(ErrorDetail::JsonRpc {
+            code: err.code.0.into(),
+            data: err.data,
+        }),
+        ServiceError::Timeout { timeout } => timeout_error(context, timeout, call),
+        other => HostError::new(
+            ErrorCode::ProtocolError,
+            format!("{context} failed: {}", strip_type_names(&other.to_string())),
+        ),
+    })
+}
+
+fn timeout_error(context: &str, timeout: Duration, call: Option<CallTimeouts>) -> HostError {
+    let ms = timeout.as_millis();
+    let Some(call) = call else {
+        return HostError::new(
+            ErrorCode::Timeout,
+            format!("{context} timed out after {ms} ms"),
+        );
+    };
+    let (kind, what) = if timeout == call.total && timeout != call.inactivity {
+        (TimeoutKind::Total, "in total")
+    } else {
+        (TimeoutKind::Inactivity, "without progress")
+    };
+    HostError::new(
+        ErrorCode::Timeout,
+        format!("{context} timed out after {ms} ms {what}"),
+    )
+    .with_detail(ErrorDetail::Timeout {
+        kind,
+        ms: u64::try_from(ms).unwrap_or(u64::MAX),
+    })
+}
+
+/// Sends one request `method` with `params` to server `server_id` and
+/// returns the raw result object. A response the stdout reader had to
+/// discard (too long or too deep; stdio with `oversize`) fails at once
+/// instead of timing out.
+///
+/// # Errors
+///
+/// [`RequestFailure::Auth`] on an authorization challenge; otherwise
+/// `protocol_error`, `timeout` (`options.timeout` passed; the request is
+/// cancelled with `notifications/cancelled`), `limit_exceeded` (discarded
+/// response) or `internal`, each naming `server_id` and `method`.
+pub async fn send_bounded(
+    peer: &Peer<RoleClient>,
+    server_id: &str,
+    method: &str,
+    params: Value,
+    options: PeerRequestOptions,
+    oversize: Option<&OversizeIds>,
+) -> Result<Value, RequestFailure> {
+    let context = format!("{method} on {server_id}");
+    let mut sent = InFlight::send(peer, method, params, options, oversize)
+        .await
+        .map_err(|e| map_service_error(&context, e, None))?;
+    let result = tokio::select! {
+        r = &mut sent.response => r.map_err(|e| map_service_error(&context, e, None))?,
+        reason = sent.discarded.reason() => {
+            abandon(peer, sent.id).await;
+            return Err(HostError::new(
+                ErrorCode::LimitExceeded,
+                format!("{context}: the response was discarded: {reason}"),
+            )
+            .into());
+        }
+    };
+    serde_json::to_value(result).map_err(|e| {
+        HostError::new(
+            ErrorCode::Internal,
+            format!("{context}: cannot encode result: {e}"),
+        )
+        .into()
+    })
+}
+
+/// Walks every page of list method `method` (items under `key`), following
+/// `nextCursor`.
+///
+/// Each page may take `limits.callTimeoutMs`. `max_items` is `(count, name
+/// of the bound)`, e.g. `(5000, "maxToolsPerServer")`.
+///
+/// # Errors
+///
+/// Those of [`send_bounded`]; `protocol_error` when a page has no `key`
+/// array or a non-string `nextCursor`; `limit_exceeded` when the walk passes
+/// `maxListPages`, a cursor is longer than `maxCursorBytes` or repeats, or
+/// there are more than `max_items` items.
+pub async fn list_all(
+    peer: &Peer<RoleClient>,
+    oversize: Option<&OversizeIds>,
+    server_id: &str,
+    method: &str,
+    key: &str,
+    limits: &Limits,
+    (max_items, bound): (usize, &str),
+) -> Result<Vec<Value>, RequestFailure> {
+    let fail =
+        |code, what: String| HostError::new(code, format!("{method} on {server_id}: {what}"));
+    let mut items = Vec::new();
+    let mut seen = HashSet::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..limits.max_list_pages {
+        let params = match &cursor {
+            Some(c) => json!({ "cursor": c }),
+            None => json!({}),
+        };
+        let mut options = PeerRequestOptions::no_options();
+        options.timeout = Some(Duration::from_millis(limits.call_timeout_ms));
+        let mut page = send_bounded(peer, server_id, method, params, options, oversize).await?;
+        match page.get_mut(key).map(Value::take) {
+            Some(Value::Array(found)) => items.extend(found),
+            _ => {
+                let what = format!("the result has no `{key}` array");
+                return Err(fail(ErrorCode::ProtocolError, what).into());
+            }
+        }
+        if items.len() > max_items {
+            let what = format!("more than {bound} ({max_items}) items");
+            return Err(fail(ErrorCode::LimitExceeded, what).into());
+        }
+        match next_cursor(&page, limits, &mut seen) {
+            Ok(None) => return Ok(items),
+            Ok(Some(next)) => cursor = Some(next),
+            Err((code, what)) => return Err(fail(code, what).into()),
+        }
+    }
+    let what = format!("more than maxListPages ({}) pages", limits.max_list_pages);
+    Err(fail(ErrorCode::LimitExceeded, what).into())
+}
+
+/// The page's `nextCursor`: `None` at the end, or why it is refused.
+fn next_cursor(
+    page: &Value,
+    limits: &Limits,
+    seen: &mut HashSet<String>,
+) -> Result<Option<String>, (ErrorCode, String)> {
+    match page.get("nextCursor") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(next)) if next.len() > limits.max_cursor_bytes => Err((
+            ErrorCode::LimitExceeded,
+            format!(
+                "a cursor of {} bytes is longer than maxCursorBytes ({})",
+                next.len(),
+                limits.max_cursor_bytes
+            ),
+        )),
+        Some(Value::String(next)) if !seen.insert(next.clone()) => Err((
+            ErrorCode::LimitExceeded,
+            "the server repeated a cursor (pagination loop)".to_owned(),
+        )),
+        Some(Value::String(next)) => Ok(Some(next.clone())),
+        Some(_) => Err((
+            ErrorCode::ProtocolError,
+            "nextCursor is not a string".to_owned(),
+        )),
+    }
+}
+
+/// Checks a result (tool result, resource read, prompt, list) against
+/// `maxResultBytes`, `maxJsonDepth` and `maxJsonProperties`.
+///
+/// # Errors
+///
+/// `limit_exceeded`, the message naming `context` and the bound.
+pub fn check_value(context: &str, value: &Value, limits: &Limits) -> HostResult<()> {
+    use crate::catalogue::schema::{check_shape, json_len};
+    let bound = |what: String| {
+        Err(HostError::new(
+            ErrorCode::LimitExceeded,
+            format!("{context}: the result {what}"),
+        ))
+    };
+    let bytes = json_len(value);
+    if bytes > limits.max_result_bytes {
+        return bound(format!(
+            "is {bytes} bytes, more than maxResultBytes ({})",
+            limits.max_result_bytes
+        ));
+    }
+    check_shape(value, limits.max_json_depth, limits.max_json_properties).or_else(bound)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_rpc_errors_keep_code_and_data() {
+        let e = ServiceError::McpError(rmcp::model::ErrorData::new(
+            rmcp::model::ErrorCode(-32002),
+            "resource not found",
+            Some(json!({ "uri": "file:///x" })),
+        ));
+        let RequestFailure::Failed(e) = map_service_error("resources/read on s", e, None) else {
+            panic!("not a failure")
+        };
+        assert_eq!(e.code, ErrorCode::ProtocolError);
+        assert_eq!(
+            e.message,
+            "resources/read on s failed: resource not found (JSON-RPC error -32002)"
+        );
+        assert_eq!(
+            e.detail.data(),
+            Some(json!({ "code": -32002, "data": { "uri": "file:///x" } }))
+        );
+    }
+
+    #[test]
+    fn timeouts_name_their_kind_only_for_calls() {
+        let timeout = |ms| ServiceError::Timeout {
+            timeout: Duration::from_millis(ms),
+        };
+        let call = CallTimeouts {
+            inactivity: Duration::from_millis(100),
+            total: Duration::from_millis(500),
+        };
+        let failed = |f| match f {
+            RequestFailure::Failed(e) => e,
+            RequestFailure::Auth(_) => panic!("not a failure"),
+        };
+        let plain = failed(map_service_error("prompts/get on s", timeout(100), None));
+        assert_eq!(plain.message, "prompts/get on s timed out after 100 ms");
+        assert_eq!(plain.detail.data(), None);
+        let total = failed(map_service_error("c", timeout(500), Some(call)));
+        assert_eq!(total.message, "c timed out after 500 ms in total");
+        assert_eq!(
+            total.detail.data(),
+            Some(json!({ "kind": "total", "ms": 500 }))
+        );
+        let idle = failed(map_service_error("c", timeout(100), Some(call)));
+        assert_eq!(idle.message, "c timed out after 100 ms without progress");
+        assert_eq!(
+            idle.detail.data(),
+            Some(json!({ "kind": "inactivity", "ms": 100 }))
+        );
+    }
+
+    #[test]
+    fn cursors_end_advance_or_are_refused() {
+        let limits = Limits {
+            max_cursor_bytes: 4,
+            ..Limits::default()
+        };
+        let mut seen = HashSet::new();
+        assert_eq!(next_cursor(&json!({}), &limits, &mut seen), Ok(None));
+        assert_eq!(
+            next_cursor(&json!({ "nextCursor": "ab" }), &limits, &mut seen),
+            Ok(Some("ab".to_owned()))
+        );
+        let refused = |page: Value, seen: &mut HashSet<String>| {
+            next_cursor(&page, &limits, seen).map_err(|(code, _)| code)
+        };
+        assert_eq!(
+            refused(json!({ "nextCursor": "ab" }), &mut seen),
+            Err(ErrorCode::LimitExceeded)
+        );
+        assert_eq!(
+            refused(json!({ "nextCursor": "abcde" }), &mut seen),
+            Err(ErrorCode::LimitExceeded)
+        );
+        assert_eq!(
+            refused(json!({ "nextCursor": 7 }), &mut seen),
+            Err(ErrorCode::ProtocolError)
+        );
+    }
+
+    #[test]
+    fn results_over_the_bounds_are_refused() {
+        let limits = Limits {
+            max_result_bytes: 10,
+            ..Limits::default()
+        };
+        assert!(check_value("c", &json!([1, 2]), &limits).is_ok());
+        let e = check_value("c", &json!({ "text": "far too long" }), &limits)
+            .err()
+            .unwrap_or_else(|| panic!("not refused"));
+        assert_eq!(e.code, ErrorCode::LimitExceeded);
+        assert!(e.message.starts_with("c: the result is "), "{}", e.message);
+    }
+}

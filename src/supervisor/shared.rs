@@ -1,0 +1,217 @@
+//! [`HostShared`]: what every server actor shares with the host façade, and
+//! the only ways to write the session (so `serverSeq` stays gapless and every
+//! envelope reaches the sink in order).
+//!
+//! Lock order: the session lock, then `catalogue` (read). Event sinks run
+//! under the session lock (see [`EventSink`]).
+
+use std::ffi::OsString;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+
+use ahp_types::actions::{
+    ActionEnvelope, ActionOrigin, SessionMcpServerStateChangedAction,
+    SessionServerToolsChangedAction, StateAction,
+};
+use ahp_types::state::{McpServerState, SessionState};
+use rmcp::model::ClientConfig;
+use tokio_util::sync::CancellationToken;
+
+use crate::catalogue::{Catalogue, ServerTools};
+use crate::config::launch::EnvPolicy;
+use crate::events::{EventSink, HostEvent, ToolsChangeReason};
+use crate::limits::Limits;
+use crate::session::{find, mcp_servers, Found, SessionStore};
+use crate::transport::process::ProcessRegistry;
+
+/// What every actor shares: the session (single writer, gapless
+/// `serverSeq`), the event sink, the process registry and host options.
+pub struct HostShared {
+    /// Session state and envelope sequence. Write only through
+    /// [`HostShared::emit`], [`HostShared::echo_client`],
+    /// [`HostShared::envelope_on`] and [`HostShared::set_server_state`]; read
+    /// with [`HostShared::read_state`]. (Public until the host uses those.)
+    pub session: Mutex<SessionStore>,
+    /// Where actions and logs go.
+    pub sink: Arc<dyn EventSink>,
+    /// Process groups owned by this host (for synchronous kill).
+    pub processes: Arc<ProcessRegistry>,
+    /// `clientInfo` and capabilities sent in `initialize`.
+    pub client_info: ClientConfig,
+    /// Timeouts and restart policy.
+    pub limits: Limits,
+    /// Base environment for stdio servers (see [`EnvPolicy`]).
+    pub base_env: Vec<(OsString, OsString)>,
+    /// How the base environment is filtered.
+    pub env_policy: EnvPolicy,
+    /// Cancelled by `dispose`: every actor and pending call ends. Each server
+    /// runs under a child token of it.
+    pub disposed: CancellationToken,
+    /// The app's handlers for server-initiated requests.
+    pub requests: Option<Arc<dyn crate::requests::RequestHandler>>,
+    /// Where OAuth credentials are kept (the app's store, or memory).
+    pub secrets: Arc<dyn crate::auth::store::SecretStore>,
+    /// Per-credential refresh serialization.
+    pub refresh_locks: Arc<crate::auth::store::RefreshLocks>,
+    /// Every ready server's checked tools, named together.
+    pub catalogue: RwLock<Catalogue>,
+    /// Emit `session/serverToolsChanged` with the model catalogue on every change.
+    pub publish_server_tools: bool,
+}
+
+impl HostShared {
+    fn lock_session(&self) -> MutexGuard<'_, SessionStore> {
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn send(&self, envelope: ActionEnvelope) {
+        self.sink.send(HostEvent::Action(Box::new(envelope)));
+    }
+
+    /// Applies a host action through the reducer and emits its envelope,
+    /// atomically with respect to other emitters.
+    pub fn emit(&self, action: StateAction) {
+        let mut session = self.lock_session();
+        let envelope = session.emit(action);
+        self.send(envelope);
+    }
+
+    /// AHP `dispatchAction` echo, atomically: `verdict` judges `action`
+    /// against the current state (`Err(reason)` rejects it), then the echo is
+    /// emitted with `origin` — applied, or carrying `rejectionReason`.
+    /// Returns the envelope, the verdict's value when accepted, and the state
+    /// after the echo.
+    pub fn echo_client<T>(
+        &self,
+        action: StateAction,
+        origin: ActionOrigin,
+        verdict: impl FnOnce(&SessionState, &StateAction) -> Result<T, String>,
+    ) -> (ActionEnvelope, Option<T>, SessionState) {
+        let mut session = self.lock_session();
+        let (accepted, rejection) = match verdict(session.state(), &action) {
+            Ok(value) => (Some(value), None),
+            Err(reason) => (None, Some(reason)),
+        };
+        let envelope = session.echo_client(action, origin, rejection);
+        self.send(envelope.clone());
+        (envelope, accepted, session.state().clone())
+    }
+
+    /// Emits an action on channel `channel` (a chat: not applied to the
+    /// session) with an optional `origin` and `rejectionReason`; returns the
+    /// envelope.
+    pub fn envelope_on(
+        &self,
+        channel: &str,
+        action: StateAction,
+        origin: Option<ActionOrigin>,
+        rejection: Option<String>,
+    ) -> ActionEnvelope {
+        let mut session = self.lock_session();
+        let envelope = session.envelope_on(channel, action, origin, rejection);
+        self.send(envelope.clone());
+        envelope
+    }
+
+    /// Emits an action on chat channel `chat` (not applied to the session).
+    pub fn emit_on(&self, chat: &str, action: StateAction) {
+        self.envelope_on(chat, action, None, None);
+    }
+
+    /// Reads the session state under the session lock (keep `read` short:
+    /// every emitter waits for it).
+    pub fn read_state<R>(&self, read: impl FnOnce(&SessionState) -> R) -> R {
+        read(self.lock_session().state())
+    }
+
+    /// The session channel URI stamped on every envelope.
+    pub fn channel(&self) -> String {
+        self.lock_session().channel().to_owned()
+    }
+
+    /// The current state of MCP server `id` (top-level or a plugin's child).
+    pub fn server_state(&self, id: &str) -> Option<McpServerState> {
+        self.read_state(|state| {
+            mcp_servers(state)
+                .into_iter()
+                .find(|s| s.id == id)
+                .map(|s| s.state.clone())
+        })
+    }
+
+    /// Emits `session/mcpServerStateChanged` for `id` (nothing when the
+    /// server no longer exists, or is already `starting` and `state` is `starting`).
+    ///
+    /// Server states are written by the server's actor; the host's direct
+    /// calls are being moved to [`super::Command`]s.
+    pub fn set_server_state(&self, id: &str, state: McpServerState) {
+        let mut session = self.lock_session();
+        match find(session.state(), id) {
+            // `starting` is not repeated (entries are created as `starting`);
+            // every other state is emitted, so the end of a client's start or
+            // stop request always arrives as an authoritative action.
+            Some(Found::McpServer(s, _))
+                if !(s.state == state && matches!(state, McpServerState::Starting(_))) => {}
+            _ => return,
+        }
+        let action = StateAction::SessionMcpServerStateChanged(Box::new(
+            SessionMcpServerStateChangedAction {
+                id: id.to_owned(),
+                state,
+                channel: None,
+            },
+        ));
+        let envelope = session.emit(action);
+        self.send(envelope);
+    }
+
+    /// Sends a host event (a log record, `authorizationUrl`, …) to the sink.
+    pub fn log(&self, event: HostEvent) {
+        self.sink.send(event);
+    }
+
+    /// Replaces (`Some`) or removes (`None`) server `id`'s tools in the
+    /// catalogue and, when the model catalogue changed, publishes it (see
+    /// [`HostShared::publish_tools`]).
+    pub fn set_tools(&self, id: &str, tools: Option<Arc<ServerTools>>, reason: ToolsChangeReason) {
+        if self.update_tools(id, tools) {
+            self.publish_tools(id, reason);
+        }
+    }
+
+    /// Replaces or removes server `id`'s tools in the catalogue without
+    /// publishing; returns whether the model catalogue changed. (A server
+    /// becoming ready updates the catalogue before its `ready` state and
+    /// publishes after it.)
+    pub fn update_tools(&self, id: &str, tools: Option<Arc<ServerTools>>) -> bool {
+        self.catalogue
+            .write()
+            .unwrap_or_else(PoisonError::into_inner)
+            .set_server(id, tools)
+    }
+
+    /// Publishes the current catalogue after a change caused by server `id`:
+    /// the JS `toolsChanged` event and, with `publish_server_tools`,
+    /// `session/serverToolsChanged` carrying the whole catalogue (AHP
+    /// full-replacement semantics).
+    pub fn publish_tools(&self, id: &str, reason: ToolsChangeReason) {
+        // The session lock orders publications with each other and with their envelopes.
+        let mut session = self.lock_session();
+        let entries = self
+            .catalogue
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entries();
+        if self.publish_server_tools {
+            let tools = entries.iter().map(|e| e.definition().clone()).collect();
+            let envelope = session.emit(StateAction::SessionServerToolsChanged(
+                SessionServerToolsChangedAction { tools },
+            ));
+            self.send(envelope);
+        }
+        self.sink.send(HostEvent::ToolsChanged {
+            server_id: id.to_owned(),
+            reason,
+            tools: entries.len(),
+        });
+    }
+}

@@ -1,0 +1,283 @@
+//! MCP `tools/call` on a ready server (MCP 2025-11-25 "Server Features ›
+//! Tools › Calling Tools"), with progress ("Utilities › Progress"), an
+//! inactivity timeout that progress resets and an absolute cap (rmcp's
+//! request options), caller cancellation (`notifications/cancelled`,
+//! "Utilities › Cancellation"), result bounds, and immediate rejection when
+//! the server crashes mid-call. (AHP chat actions for a call are built in
+//! [`crate::toolcall`].)
+
+use std::time::Duration;
+
+use futures::{FutureExt, Stream, StreamExt};
+use rmcp::model::{CancelledNotificationParam, ProgressNotificationParam, ServerResult};
+use rmcp::service::{PeerRequestOptions, ServiceError};
+use serde_json::{json, Map, Value};
+use tokio_util::sync::CancellationToken;
+
+use super::request::{self, CallTimeouts, InFlight, RequestFailure};
+use super::{LiveConnection, ServerLive};
+use crate::auth::{AuthChallenge, ChallengeStatus};
+use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult};
+use crate::limits::Limits;
+
+/// How long a call that saw the transport close waits for the crash reason.
+/// (A settle time of this module's own; not a user-tunable limit.)
+const REASON_SETTLE: Duration = Duration::from_secs(1);
+
+/// One tool call.
+#[derive(Debug, Clone)]
+pub struct CallRequest {
+    /// The tool's name exactly as the server listed it.
+    pub name: String,
+    /// Arguments object (`arguments` of `tools/call`).
+    pub arguments: Option<Map<String, Value>>,
+    /// Inactivity limit: reset by each `notifications/progress` of this call.
+    pub timeout: Duration,
+    /// Absolute limit; progress never extends it.
+    pub max_total: Duration,
+}
+
+/// One `notifications/progress` of a call (MCP 2025-11-25 "Utilities › Progress").
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    /// Progress so far (increases with each notification).
+    pub progress: f64,
+    /// Total, when known.
+    pub total: Option<f64>,
+    /// Human-readable status.
+    pub message: Option<String>,
+}
+
+impl From<ProgressNotificationParam> for Progress {
+    fn from(p: ProgressNotificationParam) -> Self {
+        Self {
+            progress: p.progress,
+            total: p.total,
+            message: p.message,
+        }
+    }
+}
+
+/// Calls a tool and returns the MCP `CallToolResult` as JSON.
+///
+/// Every request carries a unique `_meta.progressToken`; each progress
+/// notification for it is passed to `on_progress` in order and resets the
+/// inactivity timeout. On timeout or cancellation exactly one
+/// `notifications/cancelled` (with the request id and a reason) is sent, and
+/// a response arriving later is dropped. A 401/403 challenge is recorded as
+/// the server's challenge ([`ServerLive::challenge`]).
+///
+/// # Errors
+///
+/// `server_not_ready`; `timeout` (data `{kind: "inactivity"|"total", ms}`);
+/// `cancelled` (the caller's token fired); `server_exited` (the server
+/// crashed or was stopped during the call; message has the exit status and
+/// stderr tail); `protocol_error` (JSON-RPC error: `data` is `{code, data}`);
+/// `limit_exceeded` (the result passed `maxResultBytes`, `maxJsonDepth` or
+/// `maxJsonProperties`, or the stdio reader discarded the response);
+/// `redirect_refused`; `auth_required` (data `{code: -32007,
+/// insufficientScope, requiredScopes}`).
+pub async fn call_tool(
+    live: &ServerLive,
+    server_id: &str,
+    req: CallRequest,
+    limits: &Limits,
+    cancel: CancellationToken,
+    on_progress: &mut (dyn FnMut(Progress) + Send),
+) -> HostResult<Value> {
+    let conn = live.connection().ok_or_else(|| {
+        HostError::new(
+            ErrorCode::ServerNotReady,
+            format!("server {server_id} is not ready"),
+        )
+    })?;
+    let call = Call {
+        context: format!("tools/call {:?} on {server_id}", req.name),
+        timeouts: CallTimeouts {
+            inactivity: req.timeout,
+            total: req.max_total,
+        },
+        live,
+        conn: &conn,
+    };
+    let mut params = json!({ "name": req.name });
+    if let Some(arguments) = &req.arguments {
+        params["arguments"] = Value::Object(arguments.clone());
+    }
+    let mut options = PeerRequestOptions::no_options();
+    options.timeout = Some(req.timeout);
+    options.max_total_timeout = Some(req.max_total);
+    options.reset_timeout_on_progress = true;
+    let mut sent = InFlight::send(
+        &conn.peer,
+        "tools/call",
+        params,
+        options,
+        conn.oversize.as_ref(),
+    )
+    .await
+    .map_err(|e| call.failure(e))?;
+    let mut progress = conn.progress.subscribe(sent.progress_token.clone()).await;
+    let outcome = call
+        .wait(&mut sent, &mut progress, &cancel, on_progress)
+        .await?;
+    // Progress that raced the response is delivered before the result.
+    while let Some(Some(p)) = progress.next().now_or_never() {
+        on_progress(p.into());
+    }
+    call.finish(outcome, limits).await
+}
+
+/// One call's context while it runs.
+struct Call<'a> {
+    /// `tools/call "<tool>" on <server>`, the start of every message.
+    context: String,
+    timeouts: CallTimeouts,
+    live: &'a ServerLive,
+    conn: &'a LiveConnection,
+}
+
+impl Call<'_> {
+    /// Waits for the response while passing progress on; ends early on
+    /// cancellation, a crash, or a discarded response.
+    async fn wait(
+        &self,
+        sent: &mut InFlight,
+        progress: &mut (impl Stream<Item = ProgressNotificationParam> + Unpin),
+        cancel: &CancellationToken,
+        on_progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> HostResult<Result<ServerResult, ServiceError>> {
+        let context = &self.context;
+        let mut closed = self.conn.closed.clone();
+        loop {
+            tokio::select! {
+                biased;
+                r = &mut sent.response => return Ok(r),
+                Some(p) = progress.next() => on_progress(p.into()),
+                _ = cancel.cancelled() => {
+                    // rmcp forgets the request when the notification is sent: a late response is dropped.
+                    let reason = Some("cancelled by the client".to_owned());
+                    let param = CancelledNotificationParam::new(Some(sent.id.clone()), reason);
+                    let _ = self.conn.peer.notify_cancelled(param).await;
+                    return Err(HostError::new(ErrorCode::Cancelled, format!("{context} was cancelled")));
+                }
+                reason = closed_reason(&mut closed, Duration::MAX) => {
+                    return Err(self.exited(&reason.unwrap_or_default()));
+                }
+                reason = sent.discarded.reason() => {
+                    request::abandon(&self.conn.peer, sent.id.clone()).await;
+                    let message = format!("{context}: the response was discarded: {reason}");
+                    return Err(HostError::new(ErrorCode::LimitExceeded, message));
+                }
+            }
+        }
+    }
+
+    /// Turns the response into the result, or the error into a [`HostError`].
+    async fn finish(
+        &self,
+        outcome: Result<ServerResult, ServiceError>,
+        limits: &Limits,
+    ) -> HostResult<Value> {
+        match outcome {
+            Ok(result) => {
+                let value = serde_json::to_value(result).map_err(|e| {
+                    HostError::new(ErrorCode::Internal, format!("cannot encode result: {e}"))
+                })?;
+                request::check_value(&self.context, &value, limits)?;
+                Ok(value)
+            }
+            Err(ServiceError::TransportClosed) => {
+                let mut closed = self.conn.closed.clone();
+                let reason = closed_reason(&mut closed, REASON_SETTLE)
+                    .await
+                    .unwrap_or_else(|| "connection closed".to_owned());
+                Err(self.exited(&reason))
+            }
+            Err(_)
+                if self
+                    .conn
+                    .redirect_refused
+                    .as_ref()
+                    .is_some_and(|f| f.load(std::sync::atomic::Ordering::Acquire)) =>
+            {
+                Err(HostError::new(
+                    ErrorCode::RedirectRefused,
+                    format!(
+                        "{}: {}",
+                        self.context,
+                        crate::transport::http::CROSS_ORIGIN_REDIRECT
+                    ),
+                ))
+            }
+            Err(e) => Err(self.failure(e)),
+        }
+    }
+
+    /// Maps an rmcp error; a challenge (401 after a failed refresh, or 403
+    /// `insufficient_scope` for a step-up) is recorded on the server.
+    fn failure(&self, e: ServiceError) -> HostError {
+        match request::map_service_error(&self.context, e, Some(self.timeouts)) {
+            RequestFailure::Failed(e) => e,
+            RequestFailure::Auth(header) => {
+                self.live.set_challenge(Some(header.clone()));
+                self.auth_required(&header)
+            }
+        }
+    }
+
+    /// `auth_required` (-32007) for a challenge, saying whether it asks for
+    /// more scopes (step-up) or a new sign-in.
+    fn auth_required(&self, header: &str) -> HostError {
+        let challenge = self
+            .conn
+            .endpoint
+            .as_ref()
+            .map(|base| AuthChallenge::from_header(header, base));
+        let step_up = challenge
+            .as_ref()
+            .is_some_and(|c| c.status == ChallengeStatus::InsufficientScope);
+        let scopes = challenge.map(|c| c.scopes()).unwrap_or_default();
+        let what = if step_up {
+            "needs more scopes"
+        } else {
+            "needs a new sign-in"
+        };
+        HostError::new(ErrorCode::AuthRequired, format!("{} {what}", self.context)).with_detail(
+            ErrorDetail::Challenge {
+                insufficient_scope: step_up,
+                required_scopes: scopes,
+            },
+        )
+    }
+
+    fn exited(&self, reason: &str) -> HostError {
+        HostError::new(
+            ErrorCode::ServerExited,
+            format!("{} failed: {reason}", self.context),
+        )
+    }
+}
+
+/// Waits (up to `within`) for the connection's end reason.
+///
+/// # Cancel safety
+///
+/// Cancel safe: it only watches `closed`.
+async fn closed_reason(
+    closed: &mut tokio::sync::watch::Receiver<Option<String>>,
+    within: Duration,
+) -> Option<String> {
+    let wait = async {
+        let reason = closed
+            .wait_for(Option::is_some)
+            .await
+            .ok()
+            .and_then(|v| v.clone());
+        match reason {
+            Some(reason) => Some(reason),
+            None => std::future::pending().await,
+        }
+    };
+    tokio::time::timeout(within, wait).await.ok().flatten()
+}
