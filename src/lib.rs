@@ -6,23 +6,37 @@
 //! discovers and calls tools, supervises every server's lifecycle and reports
 //! all of it as AHP action envelopes.
 //!
-//! Data flows one way: [`config`] → [`supervisor`] actors → [`session`]
-//! (the `ahp` reducer, `serverSeq`) → [`events::EventSink`] → JS. Commands
-//! flow back through [`host::Host`]. Only [`napi`] knows about JavaScript.
+//! Data flows one way: [`config`] → supervisor actors → [`session`] (the
+//! `ahp` reducer, `serverSeq`) → [`events::EventSink`] → JS. Commands flow
+//! back through [`host::Host`]. Only `napi` knows about JavaScript.
+//! `docs/architecture.md` is the map: layers, the data flow of a tool call
+//! and of a state change, the lock order, and where each concept lives.
+//!
+//! ## Public surface
+//!
+//! The modules below are public because embedders (the napi binding, the
+//! integration tests, a Rust host) use them: [`host`] (the façade and its
+//! option types), [`config`] (the `mcp.json` model and its validation),
+//! [`session`] (AHP state helpers), [`events`], [`error`], [`limits`] and
+//! [`requests`] (server-initiated requests). Everything else is private;
+//! the few types of it that appear in the public API are re-exported here.
 
-pub mod auth;
-pub mod catalogue;
+mod auth;
+mod catalogue;
 pub mod config;
 pub mod error;
 pub mod events;
 pub mod host;
-pub mod json;
+mod json;
 pub mod limits;
 pub mod requests;
 pub mod session;
-pub mod supervisor;
-pub mod toolcall;
-pub mod transport;
+mod supervisor;
+mod toolcall;
+mod transport;
 
 #[cfg(not(test))]
 pub mod napi;
+
+pub use auth::store::{MemorySecretStore, SecretStore};
+pub use catalogue::{CatalogueEntry, DiagnosticAction, ToolDiagnostic};

@@ -46,6 +46,9 @@ pub const STOP_TERM_GRACE_MS: u64 = 2_000;
 /// Interval at which a stopping server's process group is polled for "gone"
 /// (leader reaped, group empty) (ms).
 pub const PROCESS_GONE_POLL_MS: u64 = 20;
+/// After a graceful `shutdown` disposed the host, how long it waits for every
+/// server's tasks (actor, connection service) to end, in ms.
+pub const TASKS_END_WAIT_MS: u64 = 2_000;
 /// Redirect hops followed for one Streamable HTTP request (a count; same
 /// origin only, cross-origin redirects are refused).
 pub const MAX_HTTP_REDIRECTS: usize = 10;

@@ -18,8 +18,6 @@ pub struct AuthChallenge {
     pub status: ChallengeStatus,
     /// Parsed parameters (`resource_metadata`, `scope`, `error`, `error_description`).
     pub params: WWWAuthenticateParams,
-    /// The raw header (for rmcp's challenge-driven discovery and scope selection).
-    pub header: String,
 }
 
 impl AuthChallenge {
@@ -34,11 +32,7 @@ impl AuthChallenge {
         } else {
             ChallengeStatus::Unauthorized
         };
-        Self {
-            status,
-            params,
-            header: header.to_owned(),
-        }
+        Self { status, params }
     }
 
     /// The challenge's `scope`, split on spaces.

@@ -13,7 +13,7 @@ use super::flow::{client_credentials, enterprise_managed, sign_in, SignIn};
 use super::store::{RefreshLocks, SecretStore};
 use crate::error::{ErrorCode, HostError, HostResult};
 // Moves with `IdpSetting` (review §2.3: to `config`), like the path in `flow.rs`.
-use crate::supervisor::IdpSetting;
+use crate::config::IdpSetting;
 
 /// The grant a sign-in runs, with the settings only that grant needs.
 #[derive(Clone)]

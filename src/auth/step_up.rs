@@ -6,7 +6,8 @@
 //! ([`CallKey`]: chat, turn, tool call id) and sleeps until one of:
 //!
 //! - `authenticate` hands over a token for the advertised resource
-//!   ([`StepUpWaits::resolve_for_resource`]) → [`AuthWaitEnd::Token`];
+//!   ([`StepUpWaits::take_for_resource`], then [`ResumableCall::resume`])
+//!   → [`AuthWaitEnd::Token`];
 //! - a host-run sign-in reconnected the server with new tokens
 //!   ([`StepUpWaits::resume_server`]) → [`AuthWaitEnd::Token`];
 //! - the client completes the tool call as failed
@@ -17,10 +18,8 @@
 //!
 //! [`StepUpWaits`] owns one `Mutex`. It is the outermost lock of the crate
 //! (see the `## Lock order` section of [`crate::host`]): while it is held,
-//! the callbacks given to [`StepUpWaits::resolve_for_resource`] and
-//! [`StepUpWaits::cancel_call`] may take the server registry (then a live
-//! connection and its bearer cell) or the session lock. Never call a method
-//! of this type while holding one of those.
+//! the callback given to [`StepUpWaits::cancel_call`] may take the session
+//! lock. Never call a method of this type while holding it.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -154,24 +153,23 @@ impl StepUpWaits {
 
     /// AHP `authenticate` for the calls paused on `resource` (the RFC 9728
     /// `resource` identifier): checks that `scopes` (when given) cover every
-    /// waiting call's required scopes, then, for each call, runs
-    /// `install(server_id)` (the caller hands the token to that server) and
-    /// wakes the call with [`AuthWaitEnd::Token`].
+    /// waiting call's required scopes, then takes those calls out of the
+    /// waits. The caller hands the token to each call's server, then
+    /// [`ResumableCall::resume`]s it (it retries with [`AuthWaitEnd::Token`]).
     ///
-    /// `Ok(false)` (nothing done) when no call waits for `resource` or
-    /// `token` is empty (a revocation is for the server, not for the calls).
+    /// Empty (nothing taken) when no call waits for `resource` or `token`
+    /// is empty (a revocation is for the server, not for the calls).
     ///
     /// # Errors
     /// `auth_required` with data `{code: -32007, resources: [resource]}`
     /// when `scopes` miss a required scope (see [`require_scopes`]); no call
-    /// is woken then.
-    pub fn resolve_for_resource(
+    /// is taken then.
+    pub fn take_for_resource(
         &self,
         resource: &str,
         token: &str,
         scopes: Option<&[String]>,
-        mut install: impl FnMut(&str),
-    ) -> HostResult<bool> {
+    ) -> HostResult<Vec<ResumableCall>> {
         let mut waits = self.lock();
         let keys: Vec<CallKey> = waits
             .iter()
@@ -179,7 +177,7 @@ impl StepUpWaits {
             .map(|(k, _)| k.clone())
             .collect();
         if keys.is_empty() || token.is_empty() {
-            return Ok(false);
+            return Ok(Vec::new());
         }
         if let Some(granted) = scopes {
             for k in &keys {
@@ -187,13 +185,14 @@ impl StepUpWaits {
                 require_scopes(&wait.resource, &wait.required_scopes, granted)?;
             }
         }
-        for k in keys {
-            if let Some(wait) = waits.remove(&k) {
-                install(&wait.server_id);
-                let _ = wait.tx.send(AuthWaitEnd::Token);
-            }
-        }
-        Ok(true)
+        Ok(keys
+            .iter()
+            .filter_map(|k| waits.remove(k))
+            .map(|wait| ResumableCall {
+                server_id: wait.server_id,
+                tx: wait.tx,
+            })
+            .collect())
     }
 
     /// Wakes every call paused on server `server_id` with
@@ -266,6 +265,23 @@ impl StepUpWaits {
     }
 }
 
+/// A paused call taken out of the waits by [`StepUpWaits::take_for_resource`]:
+/// its server gets the token first, then [`ResumableCall::resume`] wakes it.
+/// Dropped without `resume`, the call ends as [`AuthWaitEnd::Gone`].
+#[derive(Debug)]
+pub struct ResumableCall {
+    /// The customization id of the call's server.
+    pub server_id: String,
+    tx: oneshot::Sender<AuthWaitEnd>,
+}
+
+impl ResumableCall {
+    /// Wakes the call with [`AuthWaitEnd::Token`]: it retries its request.
+    pub fn resume(self) {
+        let _ = self.tx.send(AuthWaitEnd::Token);
+    }
+}
+
 /// The scope-coverage check of AHP `authenticate` (AHP 1.0
 /// "Authentication"): `Ok` when `granted` contains every scope of `required`.
 ///
@@ -323,12 +339,12 @@ mod tests {
     async fn register_then_resolve_wakes_the_waiter_with_token() {
         let waits = StepUpWaits::default();
         let wait = waits.register(key("a"), "srv", resource(R), scopes(&["admin"]));
-        let mut installed = Vec::new();
         let granted = scopes(&["read", "admin"]);
-        let done = waits
-            .resolve_for_resource(R, "tok", Some(&granted), |id| installed.push(id.to_owned()));
-        assert!(done.unwrap());
+        let done = waits.take_for_resource(R, "tok", Some(&granted)).unwrap();
+        let installed: Vec<&str> = done.iter().map(|c| c.server_id.as_str()).collect();
         assert_eq!(installed, ["srv"]);
+        assert!(waits.lock().is_empty(), "taken out of the waits");
+        done.into_iter().for_each(ResumableCall::resume);
         let end = wait.wait(&CancellationToken::new()).await;
         assert_eq!(end, AuthWaitEnd::Token);
         assert!(waits.lock().is_empty());
@@ -340,7 +356,7 @@ mod tests {
         let _wait = waits.register(key("a"), "srv", resource(R), scopes(&["read", "admin"]));
         let granted = scopes(&["read"]);
         let err = waits
-            .resolve_for_resource(R, "tok", Some(&granted), |_| panic!("installed"))
+            .take_for_resource(R, "tok", Some(&granted))
             .unwrap_err();
         assert_eq!(err.code, ErrorCode::AuthRequired);
         assert!(err.message.contains("\"admin\""), "{}", err.message);
@@ -358,11 +374,10 @@ mod tests {
     async fn an_unknown_resource_or_an_empty_token_does_nothing() {
         let waits = StepUpWaits::default();
         let _wait = waits.register(key("a"), "srv", resource(R), Vec::new());
-        let unknown =
-            waits.resolve_for_resource("https://other/mcp", "tok", None, |_| panic!("installed"));
-        assert!(!unknown.unwrap());
-        let revoke = waits.resolve_for_resource(R, "", None, |_| panic!("installed"));
-        assert!(!revoke.unwrap());
+        let unknown = waits.take_for_resource("https://other/mcp", "tok", None);
+        assert!(unknown.unwrap().is_empty());
+        let revoke = waits.take_for_resource(R, "", None);
+        assert!(revoke.unwrap().is_empty());
         assert_eq!(waits.lock().len(), 1);
     }
 

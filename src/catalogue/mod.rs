@@ -45,7 +45,7 @@ pub(crate) fn short_sha256(hex_digits: usize, feed: impl FnOnce(&mut Sha256)) ->
 /// reused while neither the tool nor its name changes.
 #[derive(Debug)]
 pub struct CatalogueEntry {
-    /// Model-safe name (see [`names`]).
+    /// Model-safe name (see `names`).
     pub name: String,
     /// Owning server's customization id.
     pub customization_id: String,

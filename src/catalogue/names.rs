@@ -107,6 +107,7 @@ pub fn assign(pairs: &[(&str, &str)]) -> Vec<String> {
 }
 
 /// True when `name` is acceptable to model APIs.
+#[cfg(test)]
 pub fn is_model_safe(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_MODEL_TOOL_NAME_CHARS

@@ -20,9 +20,6 @@
 use serde_json::{json, Map, Value};
 
 use crate::json::type_name as kind;
-// Old paths (`crate::catalogue::schema::{check_shape, json_len}`), kept for
-// `supervisor/call.rs` until it uses `crate::json::check_bounds`.
-pub use crate::json::{check_shape, json_len};
 
 /// A change the host made to make an input schema usable.
 #[derive(Debug, Clone, PartialEq, Eq)]

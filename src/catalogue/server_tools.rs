@@ -35,7 +35,7 @@ pub struct ToolDiagnostic {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum DiagnosticAction {
-    /// The input schema was repaired by a rule of [`schema`].
+    /// The input schema was repaired by a rule of `schema`.
     Normalized,
     /// The tool is not in the catalogue.
     Omitted,

@@ -2,7 +2,6 @@
 //! (the host signs in itself), MCP 2025-11-25 "Authorization" and AHP 1.0
 //! "Authentication".
 
-use std::sync::PoisonError;
 use std::time::Duration;
 
 use ahp_types::state::{McpServerAuthRequiredState, McpServerState, ProtectedResourceMetadata};
@@ -11,10 +10,11 @@ use super::Host;
 use crate::auth::flow::{ClientIdentity, SignIn};
 use crate::auth::grant::{run_grant, Grant, Granted};
 use crate::auth::step_up::require_scopes;
+use crate::config::{OAuthClientSetting, OAuthGrant};
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, JSONRPC_INVALID_PARAMS};
 use crate::events::HostEvent;
 use crate::session;
-use crate::supervisor::{Command, OAuthClientSetting, OAuthGrant, ServerHandle, TransportSpec};
+use crate::supervisor::{Command, ServerHandle, TransportSpec};
 
 use super::options::AuthenticateArgs;
 
@@ -51,13 +51,15 @@ impl Host {
     /// `disposed`.
     pub async fn authenticate(&self, args: AuthenticateArgs) -> HostResult<()> {
         self.check_live()?;
-        let resolved = self.step_up.resolve_for_resource(
-            &args.resource,
-            &args.token,
-            args.scopes.as_deref(),
-            |server_id| self.install_step_up_token(server_id, &args.token),
-        )?;
-        if resolved {
+        let paused =
+            self.step_up
+                .take_for_resource(&args.resource, &args.token, args.scopes.as_deref())?;
+        if !paused.is_empty() {
+            for call in paused {
+                self.install_step_up_token(&call.server_id, &args.token)
+                    .await;
+                call.resume();
+            }
             return Ok(());
         }
         let (targets, mut advertised) = self.auth_required_for(&args.resource);
@@ -109,38 +111,35 @@ impl Host {
     /// The servers whose live `authRequired` state advertises `resource`
     /// (id and that state), and every advertised resource.
     fn auth_required_for(&self, resource: &str) -> (AuthTargets, Vec<ProtectedResourceMetadata>) {
-        let session = self.session();
-        let mut targets = Vec::new();
-        let mut advertised = Vec::new();
-        for server in session::mcp_servers(session.state()) {
-            if let McpServerState::AuthRequired(req) = &server.state {
-                advertised.push(req.resource.clone());
-                if req.resource.resource == resource {
-                    targets.push((server.id.clone(), (**req).clone()));
+        self.shared.read_state(|state| {
+            let mut targets = Vec::new();
+            let mut advertised = Vec::new();
+            for server in session::mcp_servers(state) {
+                if let McpServerState::AuthRequired(req) = &server.state {
+                    advertised.push(req.resource.clone());
+                    if req.resource.resource == resource {
+                        targets.push((server.id.clone(), (**req).clone()));
+                    }
                 }
             }
-        }
-        (targets, advertised)
+            (targets, advertised)
+        })
     }
 
-    /// Switches server `server_id`'s live connection to a step-up `token`
-    /// (no reconnect: other calls keep running) and tells its actor to reuse
-    /// the token on reconnect.
-    fn install_step_up_token(&self, server_id: &str, token: &str) {
-        // moved to the actor after merge: the actor becomes the only writer
-        // of the bearer cell (review §2.2); only the command stays here.
-        let Some(handle) = self.registry().servers.get(server_id).cloned() else {
-            return;
-        };
-        if let Some(cell) = handle.live.connection().and_then(|c| c.bearer) {
-            *cell.write().unwrap_or_else(PoisonError::into_inner) = Some(token.to_owned());
+    /// Hands a step-up `token` to server `server_id`'s actor, the only
+    /// writer of its credentials: it switches the live connection to the
+    /// token (no reconnect: other calls keep running) and reuses it on
+    /// reconnect. Resolves once the connection uses it.
+    async fn install_step_up_token(&self, server_id: &str, token: &str) {
+        let handle = self.registry().servers.get(server_id).cloned();
+        if let Some(handle) = handle {
+            handle.step_up_token(token.to_owned()).await;
         }
-        handle.send(Command::StepUpToken(token.to_owned()));
     }
 
     /// Host-run sign-in for Streamable HTTP server `server_id` (see
-    /// [`crate::auth::flow`]) with the grant of its `oauth` setting (see
-    /// [`crate::auth::grant`]). The app receives the authorization URL as an
+    /// `crate::auth::flow`) with the grant of its `oauth` setting (see
+    /// `crate::auth::grant`). The app receives the authorization URL as an
     /// `authorizationUrl` event and opens it; the host never opens a browser.
     /// Resolves once the server is `ready` with the new tokens; chat tool
     /// calls paused on that server then retry once.
@@ -191,7 +190,7 @@ impl Host {
             }
             Ok(Granted::Manager(manager)) => self.use_oauth(&handle, manager).await,
             Err(e) => {
-                self.describe_auth_failure(server_id, &e.message);
+                self.describe_auth_failure(&handle, &e.message).await;
                 Err(e)
             }
         }
@@ -213,20 +212,10 @@ impl Host {
         outcome
     }
 
-    /// Puts the reason of a failed sign-in into the server's `authRequired` state.
-    fn describe_auth_failure(&self, server_id: &str, message: &str) {
-        let current = {
-            let session = self.session();
-            session::mcp_servers(session.state())
-                .into_iter()
-                .find(|s| s.id == server_id)
-                .map(|s| s.state.clone())
-        };
-        if let Some(McpServerState::AuthRequired(mut req)) = current {
-            req.description = Some(message.to_owned());
-            self.shared
-                .set_server_state(server_id, McpServerState::AuthRequired(req));
-        }
+    /// Puts the reason of a failed sign-in into the server's `authRequired`
+    /// state: its actor applies it only while it still shows that state.
+    async fn describe_auth_failure(&self, handle: &ServerHandle, message: &str) {
+        handle.auth_failed(message.to_owned()).await;
     }
 }
 

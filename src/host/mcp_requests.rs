@@ -13,19 +13,20 @@
 
 use std::time::Duration;
 
+use rmcp::service::PeerRequestOptions;
 use serde_json::{json, Map, Value};
 
 use super::Host;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::json::{check_bounds, check_list_bounds};
-use crate::supervisor::discovery::{list_all, request_raw, ListFailure};
+use crate::supervisor::request::{list_all, send_bounded, RequestFailure};
 use crate::supervisor::LiveConnection;
 
 /// Maps a list walk's or request's failure to the host's error.
-fn list_failure(server_id: &str, method: &str, e: ListFailure) -> HostError {
+fn list_failure(server_id: &str, method: &str, e: RequestFailure) -> HostError {
     match e {
-        ListFailure::Failed(e) => e,
-        ListFailure::Auth(_) => HostError::new(
+        RequestFailure::Failed(e) => e,
+        RequestFailure::Auth(_) => HostError::new(
             ErrorCode::AuthRequired,
             format!("{method} on {server_id} was refused (authorization)"),
         ),
@@ -75,10 +76,11 @@ impl Host {
     async fn request(&self, server_id: &str, method: &str, params: Value) -> HostResult<Value> {
         let conn = self.ready_connection(server_id)?;
         let limits = self.shared.limits;
-        let timeout = Some(Duration::from_millis(limits.call_timeout_ms));
+        let mut options = PeerRequestOptions::no_options();
+        options.timeout = Some(Duration::from_millis(limits.call_timeout_ms));
         let send = async {
             let oversize = conn.oversize.as_ref();
-            request_raw(&conn.peer, oversize, server_id, method, params, timeout)
+            send_bounded(&conn.peer, server_id, method, params, options, oversize)
                 .await
                 .map_err(|e| list_failure(server_id, method, e))
         };

@@ -17,9 +17,9 @@
 //!   without needing the async runtime).
 //!
 //! The state lives in owned parts: the server registry (here), the paused
-//! chat tool calls ([`StepUpWaits`]), what the caller last read of the
-//! catalogue ([`ReadCatalogue`]), and what every server actor shares
-//! ([`HostShared`]: session, catalogue, sink, limits).
+//! chat tool calls (`StepUpWaits`), what the caller last read of the
+//! catalogue (`ReadCatalogue`), and what every server actor shares
+//! (`HostShared`: session, catalogue, sink, limits).
 //!
 //! ## Lock order
 //!
@@ -29,26 +29,26 @@
 //! together.
 //!
 //! ```text
-//! step-up waits → session                                  (dispatch: chat/toolCallComplete)
-//! step-up waits → registry → ServerLive.conn → BearerCell  (authenticate: a paused call's token)
-//! session → catalogue (read)                               (supervisor: publishing the tools)
-//! session → Outbox.pending                                 (the JS sink runs under the session lock)
-//! catalogue (read) → read view                             (callTool: the stale-tool check)
+//! step-up waits → session          (dispatch: chat/toolCallComplete echo)
+//! session → catalogue (read)       (supervisor: publishing the tools)
+//! session → Outbox.pending         (the JS sink runs under the session lock)
+//! catalogue (read) → read view     (callTool: the stale-tool check)
 //! ```
 //!
-//! - step-up waits: [`StepUpWaits`] (`auth::step_up`);
+//! - step-up waits: `StepUpWaits` (`auth::step_up`);
 //! - session: `HostShared::session`; every emit holds it while the sink
 //!   runs, so envelopes leave in `serverSeq` order;
 //! - registry: `Host::registry` (this file);
-//! - `ServerLive.conn` and `BearerCell`: a ready server's connection and
-//!   its replaceable bearer token (`supervisor`, `transport::http`);
+//! - leaves, never held while taking another lock: the registry, a
+//!   server's `ServerLive` cells (connection, challenge) and its
+//!   `BearerCell` (written only by the server's actor), the refresh locks;
 //! - catalogue: `HostShared::catalogue` (`RwLock`);
-//! - read view: [`ReadCatalogue`] (`catalogue::read_view`);
+//! - read view: `ReadCatalogue` (`catalogue::read_view`);
 //! - `Outbox.pending`: the JS binding's event queue (`napi`).
 //!
 //! No `std` lock is held across an `.await` (these futures must be `Send`).
 //! The one async lock held across awaits, the per-credential refresh lock
-//! of [`crate::auth::store`], is taken with none of the above held.
+//! of `crate::auth::store`, is taken with none of the above held.
 
 mod auth;
 mod mcp_requests;
@@ -76,11 +76,11 @@ use crate::auth::store::{MemorySecretStore, SecretStore};
 use crate::catalogue::read_view::ReadCatalogue;
 use crate::config::launch::{host_base_env, EnvPolicy};
 use crate::error::{ErrorCode, HostError, HostResult};
-use crate::events::{EventSink, HostEvent};
+use crate::events::EventSink;
 use crate::limits::Limits;
 use crate::requests::{client_capabilities, RequestHandler};
-use crate::session::{server_enabled, validate_client_action, ClientRequest, SessionStore};
-use crate::supervisor::{Command, HostShared, ServerHandle};
+use crate::session::{server_enabled, validate_client_action, ClientIntent, SessionStore};
+use crate::supervisor::{Command, HostShared, ServerHandle, SessionCell};
 use crate::transport::process::ProcessRegistry;
 
 pub use auth::Authorize;
@@ -130,7 +130,7 @@ pub struct HostDeps {
     /// only the kinds it handles are declared as client capabilities.
     pub requests: Option<Arc<dyn RequestHandler>>,
     /// Where OAuth credentials are kept; default: memory (see
-    /// [`crate::auth::store`] for the key format).
+    /// `crate::auth::store` for the key format).
     pub secrets: Option<Arc<dyn SecretStore>>,
 }
 
@@ -185,7 +185,7 @@ impl Host {
             ClientConfig::new(client_capabilities(requests.as_deref()), config.client_info)
                 .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
         let shared = Arc::new(HostShared {
-            session: Mutex::new(SessionStore::new(config.session)),
+            session: SessionCell::new(SessionStore::new(config.session)),
             sink,
             processes: Arc::new(ProcessRegistry::default()),
             client_info,
@@ -287,29 +287,14 @@ impl Host {
         if let StateAction::ChatToolCallComplete(complete) = &action {
             return Ok(self.dispatch_tool_call_complete(complete, &action, origin));
         }
-        let (envelope, request, state) = {
-            let mut session = self.session();
-            let (request, rejection) = match validate_client_action(session.state(), &action) {
-                Ok(r) => (Some(r), None),
-                Err(reason) => (None, Some(reason)),
-            };
-            let envelope = session.echo_client(action, origin, rejection);
-            self.shared
-                .sink
-                .send(HostEvent::Action(Box::new(envelope.clone())));
-            (envelope, request, session.state().clone())
-        };
+        let (envelope, request, state) =
+            self.shared.echo_client(action, origin, |state, action| {
+                validate_client_action(state, action)
+            });
         if let Some(request) = request {
             self.act(request, &state);
         }
         Ok(envelope)
-    }
-
-    fn session(&self) -> MutexGuard<'_, SessionStore> {
-        self.shared
-            .session
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// A client's `chat/toolCallComplete` for a call paused in
@@ -327,26 +312,21 @@ impl Host {
         // Lock order: step-up waits, then the session.
         self.step_up
             .cancel_call(turn, call, complete.result.success, |completion| {
-                let mut session = self.session();
                 let (channel, rejection) = match completion {
                     CallCompletion::NotWaiting { rejection } => {
-                        (session.channel().to_owned(), Some(rejection.clone()))
+                        (self.shared.channel(), Some(rejection.clone()))
                     }
                     CallCompletion::Refused { chat, rejection } => {
                         (chat.clone(), Some(rejection.clone()))
                     }
                     CallCompletion::Cancelled { chat } => (chat.clone(), None),
                 };
-                let envelope =
-                    session.envelope_on(&channel, action.clone(), Some(origin), rejection);
                 self.shared
-                    .sink
-                    .send(HostEvent::Action(Box::new(envelope.clone())));
-                envelope
+                    .envelope_on(&channel, action.clone(), Some(origin), rejection)
             })
     }
 
-    fn act(&self, request: ClientRequest, state: &SessionState) {
+    fn act(&self, request: ClientIntent, state: &SessionState) {
         let reg = self.registry();
         let send = |id: &str, command: Command| {
             if let Some(h) = reg.servers.get(id) {
@@ -354,10 +334,10 @@ impl Host {
             }
         };
         match request {
-            ClientRequest::Start(id) => send(&id, Command::Start),
-            ClientRequest::Stop(id) => send(&id, Command::Stop),
-            ClientRequest::Background(_) => {}
-            ClientRequest::Toggled(id) => {
+            ClientIntent::Start(id) => send(&id, Command::Start),
+            ClientIntent::Stop(id) => send(&id, Command::Stop),
+            ClientIntent::Background(_) => {}
+            ClientIntent::Toggled(id) => {
                 let ids = match reg.plugins.get(&id) {
                     Some(children) => children.clone(),
                     None => vec![id],
@@ -371,16 +351,23 @@ impl Host {
 
     /// The session state: exactly what the `ahp` reducer made from the emitted envelopes.
     pub fn state(&self) -> SessionState {
-        self.session().state().clone()
+        self.shared.read_state(SessionState::clone)
     }
 
-    /// Stops every server gracefully (stdin close, SIGTERM, SIGKILL), then disposes.
+    /// Stops every server gracefully (stdin close, SIGTERM, SIGKILL), then
+    /// disposes and waits (at most `TASKS_END_WAIT_MS`) for every server task
+    /// to end.
     pub async fn shutdown(&self) {
         let handles: Vec<Arc<ServerHandle>> = std::mem::take(&mut self.registry().servers)
             .into_values()
             .collect();
         futures::future::join_all(handles.iter().map(|h| h.shutdown())).await;
         self.dispose_sync();
+        // Every server task was spawned on its tracker: wait (bounded) until
+        // they are all gone, so nothing of this host outlives `shutdown`.
+        let ended = futures::future::join_all(handles.iter().map(|h| h.tasks_ended()));
+        let wait = std::time::Duration::from_millis(crate::limits::TASKS_END_WAIT_MS);
+        let _ = tokio::time::timeout(wait, ended).await;
     }
 
     /// Kills every process group at once and ends all actors and pending

@@ -21,9 +21,9 @@ use super::tools::{CallTool, ChatCall, ToolRef};
 use super::{HostConfig, OAuthHostOptions};
 use crate::auth::flow::DEFAULT_SIGN_IN_TIMEOUT;
 use crate::config::launch::EnvPolicy;
+use crate::config::OAuthClientSetting;
 use crate::error::{ErrorCode, HostError};
 use crate::limits::{Limits, MAX_TIMEOUT_MS};
-use crate::supervisor::OAuthClientSetting;
 
 /// A timeout option in ms, clamped to 1 ms ..= 24 h ([`MAX_TIMEOUT_MS`]),
 /// like every configurable timeout.

@@ -194,7 +194,7 @@ impl Host {
         let mut reg = self.registry();
         for spec in specs {
             let id = spec.id.clone();
-            let handle = ServerHandle::spawn(self.shared.clone(), spec, /* start */ true);
+            let handle = ServerHandle::start(self.shared.clone(), spec);
             reg.servers.insert(id, Arc::new(handle));
         }
     }

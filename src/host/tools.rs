@@ -14,7 +14,7 @@ use super::Host;
 use crate::auth::step_up::{AuthWaitEnd, CallKey};
 use crate::catalogue::{CatalogueEntry, ToolDiagnostic};
 use crate::error::{ErrorCode, HostError, HostResult};
-use crate::supervisor::call::{call_tool, CallRequest, Progress};
+use crate::supervisor::tool_call::{call_tool, CallRequest, Progress};
 use crate::supervisor::{Command, ServerHandle, TransportSpec};
 use crate::toolcall::{self, ChatContext};
 
@@ -103,7 +103,7 @@ enum StepUp {
 }
 
 impl Host {
-    /// The model tool catalogue (see [`crate::catalogue`]): every ready
+    /// The model tool catalogue (see `crate::catalogue`): every ready
     /// server's tools as AHP `ToolDefinition` objects with model-safe names,
     /// plus `customizationId`, `toolName` (the server's original name) and
     /// `digest`. Records what the caller has now read, for stale-tool checks
@@ -148,7 +148,7 @@ impl Host {
     /// JSON (an `isError` result resolves too).
     ///
     /// With [`CallTool::chat`] the call runs as that AHP tool call and the
-    /// host emits its execution-phase actions (see [`crate::toolcall`]):
+    /// host emits its execution-phase actions (see `crate::toolcall`):
     /// progress, a mid-call step-up (403 `insufficient_scope` →
     /// `chat/toolCallAuthRequired` and `session/inputNeededSet`; after
     /// `authenticate` → resolved, retried once), and `chat/toolCallComplete`
@@ -156,8 +156,8 @@ impl Host {
     ///
     /// # Errors
     /// `not_found`, `stale_tool` (see
-    /// [`crate::catalogue::read_view::ReadCatalogue::resolve`]), `cancelled`,
-    /// `disposed`, and those of [`crate::supervisor::call::call_tool`].
+    /// `crate::catalogue::read_view::ReadCatalogue::resolve`), `cancelled`,
+    /// `disposed`, and those of `crate::supervisor::tool_call::call_tool`.
     pub async fn call_tool(&self, call: CallTool, cancel: CancellationToken) -> HostResult<Value> {
         self.check_live()?;
         let tool =
@@ -193,12 +193,16 @@ impl Host {
             // A refused refresh (401) or a refused redirect makes the session
             // unusable: the server leaves `ready` (step-up 403s do not).
             match e.code {
-                ErrorCode::AuthRequired if !e.is_step_up() => handle.send(
-                    Command::ConnectionFailed(e.clone(), handle.live.challenge()),
-                ),
-                ErrorCode::RedirectRefused => {
-                    handle.send(Command::ConnectionFailed(e.clone(), None))
+                ErrorCode::AuthRequired if !e.is_step_up() => {
+                    handle.send(Command::ConnectionFailed {
+                        error: e.clone(),
+                        challenge: handle.live.challenge(),
+                    })
                 }
+                ErrorCode::RedirectRefused => handle.send(Command::ConnectionFailed {
+                    error: e.clone(),
+                    challenge: None,
+                }),
                 _ => {}
             }
         }

@@ -112,14 +112,13 @@ impl SecretStore for JsSecrets {
 fn handled_kinds(methods: &[String]) -> Result<Vec<ServerRequestKind>> {
     methods
         .iter()
-        .map(|m| match m.as_str() {
-            "elicitation" => Ok(ServerRequestKind::Elicitation),
-            "sampling" => Ok(ServerRequestKind::Sampling),
-            "roots" => Ok(ServerRequestKind::Roots),
-            other => Err(Error::new(
-                Status::InvalidArg,
-                format!("invalid_argument: unknown request handler {other:?}"),
-            )),
+        .map(|m| {
+            ServerRequestKind::from_name(m).ok_or_else(|| {
+                Error::new(
+                    Status::InvalidArg,
+                    format!("invalid_argument: unknown request handler {m:?}"),
+                )
+            })
         })
         .collect()
 }

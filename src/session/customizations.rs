@@ -69,15 +69,9 @@ pub fn plugin_entry(
 /// `McpServerState::Error` (AHP `McpServerErrorState`) with `errorType` =
 /// the stable string of `code` (e.g. `"server_exited"`) and `message`.
 pub fn server_error_state(code: ErrorCode, message: impl Into<String>) -> McpServerState {
-    error_state(code.as_str(), message)
-}
-
-/// `McpServerState::Error` with `errorType` = a stable error code string and
-/// a message. Prefer [`server_error_state`], which takes the [`ErrorCode`].
-pub fn error_state(error_type: &str, message: impl Into<String>) -> McpServerState {
     McpServerState::Error(McpServerErrorState {
         error: ErrorInfo {
-            error_type: error_type.to_owned(),
+            error_type: code.as_str().to_owned(),
             message: message.into(),
             stack: None,
             meta: None,
@@ -176,9 +170,9 @@ mod tests {
         };
         assert_eq!(e.error.error_type, "server_exited");
         assert_eq!(e.error.message, "exited 1");
-        assert_eq!(
-            server_error_state(ErrorCode::SpawnFailed, "m"),
-            error_state("spawn_failed", "m")
-        );
+        let McpServerState::Error(e) = server_error_state(ErrorCode::SpawnFailed, "m") else {
+            panic!("not an error state");
+        };
+        assert_eq!(e.error.error_type, "spawn_failed");
     }
 }

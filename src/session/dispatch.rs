@@ -25,9 +25,6 @@ pub enum ClientIntent {
     Background(String),
 }
 
-/// Old name of [`ClientIntent`], kept for callers not yet renamed.
-pub type ClientRequest = ClientIntent;
-
 /// Checks a client action against the current state. `Ok` gives the side
 /// effect to perform after the echo; `Err` gives the `rejectionReason`.
 pub fn validate_client_action(

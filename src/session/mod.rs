@@ -1,5 +1,5 @@
 //! AHP session state held by the host: the `ahp` session reducer is the only
-//! thing that changes it, and every change leaves as an [`ActionEnvelope`]
+//! thing that changes it, and every change leaves as an `ActionEnvelope`
 //! with a gapless `serverSeq`.
 //!
 //! Implements AHP 1.0 "Actions" (envelopes, `origin`, `rejectionReason`) and
@@ -11,5 +11,5 @@ mod dispatch;
 mod store;
 
 pub use customizations::*;
-pub use dispatch::{validate_client_action, ClientIntent, ClientRequest};
+pub use dispatch::{validate_client_action, ClientIntent};
 pub use store::{empty_session_state, SessionStore};

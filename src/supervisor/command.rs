@@ -63,20 +63,3 @@ pub enum Command {
         done: Option<oneshot::Sender<()>>,
     },
 }
-
-#[allow(non_snake_case)] // shims for the host's old tuple-variant call sites
-impl Command {
-    /// Shim for the old tuple variant `Command::StepUpToken(token)`: a
-    /// [`Command::StepUpToken`](variant@Command::StepUpToken) nobody waits for. Removed once the host
-    /// sends the named form.
-    pub fn StepUpToken(token: String) -> Self {
-        Self::StepUpToken { token, done: None }
-    }
-
-    /// Shim for the old tuple variant `Command::ConnectionFailed(error,
-    /// challenge)`: a [`Command::ConnectionFailed`](variant@Command::ConnectionFailed) with `challenge` the
-    /// `WWW-Authenticate` header. Removed once the host sends the named form.
-    pub fn ConnectionFailed(error: HostError, challenge: Option<String>) -> Self {
-        Self::ConnectionFailed { error, challenge }
-    }
-}

@@ -18,7 +18,7 @@ use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::MAX_STDIO_MESSAGE_BYTES;
 use crate::transport::process::{describe_exit, ServerProcess};
 use crate::transport::stderr::StderrTail;
-use crate::transport::{http, noise, process, stderr};
+use crate::transport::{http, process, stderr, stdout_monitor};
 use rmcp::transport::StreamableHttpClientTransport;
 
 /// How long to wait for the last stderr bytes after an exit. (A settle time
@@ -71,7 +71,7 @@ pub struct Connection {
     /// The replaceable bearer token (Streamable HTTP without host-run OAuth).
     pub bearer: Option<http::BearerCell>,
     /// Ids of responses discarded for exceeding the stdio message limit (stdio only).
-    pub oversize: Option<noise::OversizeIds>,
+    pub oversize: Option<stdout_monitor::OversizeIds>,
     /// The Streamable HTTP endpoint (HTTP only).
     pub endpoint: Option<url::Url>,
 }
@@ -152,8 +152,9 @@ async fn open_stdio(
     };
     let tail = stderr::drain(stderr_pipe, server_id.to_owned(), shared.sink.clone());
     let (oversize, _) = tokio::sync::broadcast::channel(16);
-    let stdout = noise::NoiseWatch::new(stdout, server_id.to_owned(), shared.sink.clone())
-        .with_oversize(MAX_STDIO_MESSAGE_BYTES, oversize.clone());
+    let stdout =
+        stdout_monitor::StdoutMonitor::new(stdout, server_id.to_owned(), shared.sink.clone())
+            .with_oversize(MAX_STDIO_MESSAGE_BYTES, oversize.clone());
     let transport =
         AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
     let mut exit = proc.exit.clone();
@@ -198,7 +199,7 @@ async fn open_http(
         HttpAuth::Bearer(token) => Some(token.to_owned()),
         _ => None,
     };
-    let (client, config, redirect_refused) = http::client_and_config(cfg, None)?;
+    let (client, config, redirect_refused) = http::client_for(cfg)?;
     let mut cell = None;
     let served = match auth {
         HttpAuth::OAuth(template) => {

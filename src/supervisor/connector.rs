@@ -165,7 +165,6 @@ impl ServerConnection for Connection {
             closed,
             redirect_refused: self.redirect_refused.clone(),
             progress: self.progress.clone(),
-            bearer: self.bearer.clone(),
             oversize: self.oversize.clone(),
             endpoint: self.endpoint.clone(),
         })

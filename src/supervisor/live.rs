@@ -20,12 +20,8 @@ pub struct LiveConnection {
     pub redirect_refused: Option<crate::transport::http::RedirectRefused>,
     /// Routes `notifications/progress` to the call that owns the token.
     pub progress: ProgressDispatcher,
-    /// The connection's replaceable bearer token (Streamable HTTP without
-    /// host-run OAuth). Written by the server's actor
-    /// ([`Command::StepUpToken`](variant@super::Command::StepUpToken)); read-only to everyone else.
-    pub bearer: Option<crate::transport::http::BearerCell>,
     /// Ids of responses discarded for exceeding the stdio message limit (stdio only).
-    pub oversize: Option<crate::transport::noise::OversizeIds>,
+    pub oversize: Option<crate::transport::stdout_monitor::OversizeIds>,
     /// The Streamable HTTP endpoint (HTTP only): the base a challenge's
     /// relative `resource_metadata` resolves against.
     pub endpoint: Option<url::Url>,

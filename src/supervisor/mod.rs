@@ -30,49 +30,11 @@ use tokio_util::task::TaskTracker;
 pub use command::Command;
 pub use connect::TransportSpec;
 pub use live::{LiveConnection, ServerLive};
-pub use shared::HostShared;
+pub use shared::{HostShared, SessionCell};
 
-// Re-exported for the host until it imports them from their homes.
-pub use crate::config::{IdpSetting, OAuthClientSetting, OAuthGrant};
+use crate::config::OAuthClientSetting;
 
 use connector::{Connector, McpConnector};
-
-/// Shim: the old `supervisor::call` path (now [`tool_call`] and
-/// [`request::check_value`]). Removed once the host imports those.
-pub mod call {
-    pub use super::request::check_value;
-    pub use super::tool_call::{call_tool, CallRequest, Progress};
-}
-
-/// Shim: the old `supervisor::discovery` path (now [`request`]). Removed
-/// once the host imports from there.
-pub mod discovery {
-    use std::time::Duration;
-
-    use rmcp::service::{Peer, PeerRequestOptions, RoleClient};
-    use serde_json::Value;
-
-    pub use super::request::{list_all, RequestFailure as ListFailure};
-    use crate::transport::noise::OversizeIds;
-
-    /// Shim for [`super::request::send_bounded`] with only a timeout.
-    ///
-    /// # Errors
-    ///
-    /// Those of [`super::request::send_bounded`].
-    pub async fn request_raw(
-        peer: &Peer<RoleClient>,
-        oversize: Option<&OversizeIds>,
-        server_id: &str,
-        method: &str,
-        params: Value,
-        timeout: Option<Duration>,
-    ) -> Result<Value, ListFailure> {
-        let mut options = PeerRequestOptions::no_options();
-        options.timeout = timeout;
-        super::request::send_bounded(peer, server_id, method, params, options, oversize).await
-    }
-}
 
 /// Everything an actor needs to know about its server.
 #[derive(Debug, Clone)]
@@ -113,13 +75,6 @@ impl ServerHandle {
     /// Spawns the server's actor, which starts the server at once.
     pub fn start(shared: Arc<HostShared>, spec: ServerSpec) -> Self {
         Self::start_with(shared, spec, Arc::new(McpConnector))
-    }
-
-    /// Shim for the old `spawn(shared, spec, start)`: `start` was always
-    /// `true`. Removed once the host calls [`ServerHandle::start`].
-    pub fn spawn(shared: Arc<HostShared>, spec: ServerSpec, start: bool) -> Self {
-        debug_assert!(start, "servers are always spawned started");
-        Self::start(shared, spec)
     }
 
     /// [`ServerHandle::start`] through `connector`.

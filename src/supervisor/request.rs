@@ -2,7 +2,7 @@
 //! [`send_bounded`] and by `tools/call` in [`super::tool_call`]), one mapping
 //! of rmcp's `ServiceError` ([`map_service_error`]) into [`RequestFailure`],
 //! list walks following every cursor (MCP 2025-11-25 "Utilities ›
-//! Pagination", [`list_all`]) and the result bounds ([`check_value`]).
+//! Pagination", [`list_all`]) and the result bounds ([`crate::json::check_bounds`]).
 //!
 //! Items of list walks are returned as raw JSON: one malformed tool must cost
 //! only that tool (see [`crate::catalogue`]), not the whole typed result.
@@ -21,9 +21,9 @@ use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
 use super::connect::strip_type_names;
-use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, TimeoutKind};
+use crate::error::{ErrorCode, ErrorDetail, HostError, TimeoutKind};
 use crate::limits::Limits;
-use crate::transport::noise::OversizeIds;
+use crate::transport::stdout_monitor::OversizeIds;
 
 /// Why a request failed.
 #[derive(Debug, Clone, PartialEq)]
@@ -324,30 +324,6 @@ fn next_cursor(
     }
 }
 
-/// Checks a result (tool result, resource read, prompt, list) against
-/// `maxResultBytes`, `maxJsonDepth` and `maxJsonProperties`.
-///
-/// # Errors
-///
-/// `limit_exceeded`, the message naming `context` and the bound.
-pub fn check_value(context: &str, value: &Value, limits: &Limits) -> HostResult<()> {
-    use crate::catalogue::schema::{check_shape, json_len};
-    let bound = |what: String| {
-        Err(HostError::new(
-            ErrorCode::LimitExceeded,
-            format!("{context}: the result {what}"),
-        ))
-    };
-    let bytes = json_len(value);
-    if bytes > limits.max_result_bytes {
-        return bound(format!(
-            "is {bytes} bytes, more than maxResultBytes ({})",
-            limits.max_result_bytes
-        ));
-    }
-    check_shape(value, limits.max_json_depth, limits.max_json_properties).or_else(bound)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -438,8 +414,8 @@ mod tests {
             max_result_bytes: 10,
             ..Limits::default()
         };
-        assert!(check_value("c", &json!([1, 2]), &limits).is_ok());
-        let e = check_value("c", &json!({ "text": "far too long" }), &limits)
+        assert!(crate::json::check_bounds("c", &json!([1, 2]), &limits).is_ok());
+        let e = crate::json::check_bounds("c", &json!({ "text": "far too long" }), &limits)
             .err()
             .unwrap_or_else(|| panic!("not refused"));
         assert_eq!(e.code, ErrorCode::LimitExceeded);

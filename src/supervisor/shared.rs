@@ -20,7 +20,7 @@ use crate::catalogue::{Catalogue, ServerTools};
 use crate::config::launch::EnvPolicy;
 use crate::events::{EventSink, HostEvent, ToolsChangeReason};
 use crate::limits::Limits;
-use crate::session::{find, mcp_servers, Found, SessionStore};
+use crate::session::{find, Found, SessionStore};
 use crate::transport::process::ProcessRegistry;
 
 /// What every actor shares: the session (single writer, gapless
@@ -29,8 +29,8 @@ pub struct HostShared {
     /// Session state and envelope sequence. Write only through
     /// [`HostShared::emit`], [`HostShared::echo_client`],
     /// [`HostShared::envelope_on`] and [`HostShared::set_server_state`]; read
-    /// with [`HostShared::read_state`]. (Public until the host uses those.)
-    pub session: Mutex<SessionStore>,
+    /// with [`HostShared::read_state`] (only this module can lock it).
+    pub session: SessionCell,
     /// Where actions and logs go.
     pub sink: Arc<dyn EventSink>,
     /// Process groups owned by this host (for synchronous kill).
@@ -58,9 +58,24 @@ pub struct HostShared {
     pub publish_server_tools: bool,
 }
 
+/// The session store behind the one session lock. Only [`HostShared`]'s
+/// methods lock it, so every envelope is emitted under it, in `serverSeq`
+/// order.
+pub struct SessionCell(Mutex<SessionStore>);
+
+impl SessionCell {
+    /// Wraps a new session store.
+    pub fn new(store: SessionStore) -> Self {
+        Self(Mutex::new(store))
+    }
+}
+
 impl HostShared {
     fn lock_session(&self) -> MutexGuard<'_, SessionStore> {
-        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+        self.session
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     fn send(&self, envelope: ActionEnvelope) {
@@ -128,22 +143,12 @@ impl HostShared {
         self.lock_session().channel().to_owned()
     }
 
-    /// The current state of MCP server `id` (top-level or a plugin's child).
-    pub fn server_state(&self, id: &str) -> Option<McpServerState> {
-        self.read_state(|state| {
-            mcp_servers(state)
-                .into_iter()
-                .find(|s| s.id == id)
-                .map(|s| s.state.clone())
-        })
-    }
-
     /// Emits `session/mcpServerStateChanged` for `id` (nothing when the
     /// server no longer exists, or is already `starting` and `state` is `starting`).
     ///
-    /// Server states are written by the server's actor; the host's direct
-    /// calls are being moved to [`super::Command`]s.
-    pub fn set_server_state(&self, id: &str, state: McpServerState) {
+    /// Server states are written only by the server's actor (the host asks
+    /// through [`super::Command`]s).
+    pub(super) fn set_server_state(&self, id: &str, state: McpServerState) {
         let mut session = self.lock_session();
         match find(session.state(), id) {
             // `starting` is not repeated (entries are created as `starting`);

@@ -184,7 +184,7 @@ impl Call<'_> {
                 let value = serde_json::to_value(result).map_err(|e| {
                     HostError::new(ErrorCode::Internal, format!("cannot encode result: {e}"))
                 })?;
-                request::check_value(&self.context, &value, limits)?;
+                crate::json::check_bounds(&self.context, &value, limits)?;
                 Ok(value)
             }
             Err(ServiceError::TransportClosed) => {

@@ -77,28 +77,6 @@ pub fn client_for(
     Ok((client, config, refused))
 }
 
-/// Old form of [`client_for`], kept until `supervisor/connect.rs` calls
-/// [`client_for`]; remove after the merge. Its only caller passes `None`;
-/// `Some(token)` would be sent as `Authorization: Bearer …` (never logged).
-///
-/// # Errors
-/// As [`client_for`].
-pub fn client_and_config(
-    cfg: &HttpConfig,
-    bearer: Option<&str>,
-) -> HostResult<(
-    reqwest::Client,
-    StreamableHttpClientTransportConfig,
-    RedirectRefused,
-)> {
-    let (client, config, refused) = client_for(cfg)?;
-    let config = match bearer {
-        Some(token) => config.auth_header(token),
-        None => config,
-    };
-    Ok((client, config, refused))
-}
-
 fn redirect_policy(refused: RedirectRefused) -> reqwest::redirect::Policy {
     reqwest::redirect::Policy::custom(move |attempt| {
         let same_origin = attempt
@@ -271,14 +249,6 @@ mod tests {
         assert!(!format!("{:?}", config.custom_headers).contains("s3cr3t"));
         assert_eq!(config.custom_headers.len(), 2);
         assert!(!refused.load(Ordering::Acquire));
-    }
-
-    #[tokio::test]
-    async fn the_old_form_still_adds_a_bearer() {
-        let (_, config, _) = client_and_config(&cfg(&[]), Some("tok")).unwrap();
-        assert_eq!(config.auth_header.as_deref(), Some("tok"));
-        let (_, config, _) = client_and_config(&cfg(&[]), None).unwrap();
-        assert_eq!(config.auth_header, None);
     }
 
     #[tokio::test]

@@ -8,9 +8,3 @@ pub mod http;
 pub mod process;
 pub mod stderr;
 pub mod stdout_monitor;
-
-/// Old path of [`stdout_monitor`] (`noise::NoiseWatch`), kept until
-/// `supervisor` names the new one; remove after the merge.
-pub mod noise {
-    pub use super::stdout_monitor::{OversizeIds, StdoutMonitor as NoiseWatch};
-}

@@ -73,11 +73,6 @@ impl ProcessRegistry {
             .unwrap_or_else(PoisonError::into_inner)
             .len()
     }
-
-    /// Whether no process group is registered.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
 }
 
 /// A running stdio server process.

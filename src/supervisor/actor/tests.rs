@@ -212,7 +212,7 @@ impl ServerConnection for FakeConnection {
 fn host(limits: Limits) -> (Arc<HostShared>, mpsc::UnboundedReceiver<HostEvent>) {
     let (sink, events) = mpsc::unbounded_channel();
     let shared = Arc::new(HostShared {
-        session: Mutex::new(SessionStore::new("ahp-session:/test")),
+        session: crate::supervisor::SessionCell::new(SessionStore::new("ahp-session:/test")),
         sink: Arc::new(sink),
         processes: Arc::new(ProcessRegistry::default()),
         client_info: ClientConfig::default(),
@@ -470,7 +470,7 @@ async fn a_failed_sign_in_is_described_only_while_auth_required() {
     let handle = spawn(&shared, &fake);
     assert_eq!(kinds(&mut events, 1).await, ["authRequired"]);
     handle.auth_failed("access_denied".to_owned()).await;
-    let Some(McpServerState::AuthRequired(shown)) = shared.server_state(ID) else {
+    let Some(McpServerState::AuthRequired(shown)) = server_state(&shared, ID) else {
         panic!("not authRequired")
     };
     assert_eq!(shown.description.as_deref(), Some("access_denied"));
@@ -480,7 +480,7 @@ async fn a_failed_sign_in_is_described_only_while_auth_required() {
     });
     assert_eq!(kinds(&mut events, 2).await, ["authRequired", "ready"]);
     handle.auth_failed("too late".to_owned()).await;
-    assert_eq!(shared.server_state(ID).as_ref().map(kind), Some("ready"));
+    assert_eq!(server_state(&shared, ID).as_ref().map(kind), Some("ready"));
     handle.shutdown().await;
 }
 
@@ -520,4 +520,14 @@ async fn list_changed_relists_after_the_debounce() {
         "two notices, one relist"
     );
     handle.shutdown().await;
+}
+
+/// The current state of MCP server `id` in the session.
+fn server_state(shared: &HostShared, id: &str) -> Option<McpServerState> {
+    shared.read_state(|state| {
+        crate::session::mcp_servers(state)
+            .into_iter()
+            .find(|s| s.id == id)
+            .map(|s| s.state.clone())
+    })
 }

@@ -14,7 +14,7 @@ use super::{
 use crate::auth::{requirement, AuthChallenge};
 use crate::error::ErrorCode;
 use crate::events::LogLevel;
-use crate::session::error_state;
+use crate::session::server_error_state;
 
 /// One transition in progress: the machine being changed and the effects so far.
 pub(super) struct Step<'r> {
@@ -84,7 +84,7 @@ impl Step<'_> {
                 let message = format!("start failed: {}", e.message);
                 self.fx.push(Effect::Log(LogLevel::Error, message));
                 self.fx.push(Effect::Answer(Err(e.clone())));
-                self.set_state(error_state(e.code.as_str(), e.message));
+                self.set_state(server_error_state(e.code, e.message));
                 self.m.phase = Phase::Failed;
             }
             Input::Challenged(header) => self.challenged(crashes, header),
@@ -125,7 +125,7 @@ impl Step<'_> {
                     _ => {
                         self.fx
                             .push(Effect::Log(LogLevel::Error, error.message.clone()));
-                        self.set_state(error_state(error.code.as_str(), error.message));
+                        self.set_state(server_error_state(error.code, error.message));
                         self.m.phase = Phase::Failed;
                     }
                 }
@@ -185,17 +185,17 @@ impl Step<'_> {
         };
         let message = format!("server {reason}");
         self.fx.push(Effect::Log(LogLevel::Error, message.clone()));
-        let exited = ErrorCode::ServerExited.as_str();
+        let exited = ErrorCode::ServerExited;
         if crashes > limits.max_restarts {
             let message = format!(
                 "{message}; restart limit reached ({} restarts)",
                 limits.max_restarts
             );
-            self.set_state(error_state(exited, message));
+            self.set_state(server_error_state(exited, message));
             self.m.phase = Phase::Failed;
             return;
         }
-        self.set_state(error_state(exited, message));
+        self.set_state(server_error_state(exited, message));
         let delay = limits.restart_delay_ms(crashes);
         let max = limits.max_restarts;
         let note = format!("restarting in {delay} ms (restart {crashes} of {max})");
@@ -238,7 +238,7 @@ impl Step<'_> {
                 self.fx
                     .push(Effect::Log(LogLevel::Error, e.message.clone()));
                 self.fx.push(Effect::Answer(Err(e.clone())));
-                self.set_state(error_state(e.code.as_str(), e.message));
+                self.set_state(server_error_state(e.code, e.message));
                 self.m.phase = Phase::Failed;
             }
             Discovery::Restored => {

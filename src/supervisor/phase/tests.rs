@@ -16,7 +16,7 @@ use super::Phase as P;
 use super::*;
 use crate::auth::{requirement, AuthChallenge};
 use crate::error::ErrorCode;
-use crate::session::error_state;
+use crate::session::server_error_state;
 
 const HEADER: &str =
     r#"Bearer resource_metadata="/.well-known/oauth-protected-resource/mcp", scope="files:read""#;
@@ -142,11 +142,11 @@ fn show_ready() -> Effect {
 }
 
 fn show_error(e: &HostError) -> Effect {
-    SetState(error_state(e.code.as_str(), e.message.clone()))
+    SetState(server_error_state(e.code, e.message.clone()))
 }
 
 fn show_exited(message: &str) -> Effect {
-    SetState(error_state(ErrorCode::ServerExited.as_str(), message))
+    SetState(server_error_state(ErrorCode::ServerExited, message))
 }
 
 fn show_auth(required: McpServerAuthRequiredState) -> Effect {

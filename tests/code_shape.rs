@@ -1,0 +1,336 @@
+//! The code-shape rules of `docs/architecture.md`, checked on every
+//! `cargo test` by parsing `src/` with `syn`:
+//!
+//! - no file under `src/` is longer than [`MAX_FILE_LINES`] lines;
+//! - no function or method (tests included) is longer than
+//!   [`MAX_FN_LINES`] lines, from its signature to its closing brace;
+//! - the top-level modules form no dependency cycle: a module's
+//!   `crate::…`/`super::…` paths outside `#[cfg(test)]` items are its edges,
+//!   and the graph must be acyclic (`napi` and `lib.rs` may use anything).
+//!
+//! The failure message lists every offender, so a red run says what to split.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+
+/// Longest allowed source file, in lines.
+const MAX_FILE_LINES: usize = 600;
+/// Longest allowed function, in lines (signature to closing brace).
+const MAX_FN_LINES: usize = 80;
+
+fn src_files() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+            .map(|e| e.expect("dir entry").path())
+            .collect();
+        entries.sort();
+        for path in entries {
+            if path.is_dir() {
+                walk(&path, out);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut out);
+    out
+}
+
+/// `path` relative to the crate root, for messages.
+fn shown(path: &Path) -> String {
+    path.strip_prefix(env!("CARGO_MANIFEST_DIR"))
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+fn parse(path: &Path) -> (String, syn::File) {
+    let text = std::fs::read_to_string(path).expect("read source");
+    let file = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    (text, file)
+}
+
+/// `src/supervisor/actor.rs` → `["supervisor", "actor"]`; `mod.rs` names its folder.
+fn module_path(path: &Path) -> Vec<String> {
+    let rel = path
+        .strip_prefix(Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+        .expect("under src");
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|p| p.to_string_lossy().trim_end_matches(".rs").to_owned())
+        .collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
+        parts.pop();
+    }
+    parts
+}
+
+fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.parse_args::<syn::Meta>()
+                .is_ok_and(|m| m.path().is_ident("test"))
+    })
+}
+
+struct FnLengths {
+    file: String,
+    found: Vec<(usize, String)>,
+}
+
+impl FnLengths {
+    /// Records one function: from its signature (doc comments and attributes
+    /// not counted) to the closing brace of its body.
+    fn record(&mut self, sig: &syn::Signature, body: &syn::Block) {
+        let (start, end) = (sig.span().start().line, body.span().end().line);
+        self.found.push((
+            end - start + 1,
+            format!("{}:{start} {}", self.file, sig.ident),
+        ));
+    }
+}
+
+impl<'ast> Visit<'ast> for FnLengths {
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        self.record(&f.sig, &f.block);
+        syn::visit::visit_item_fn(self, f);
+    }
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        self.record(&f.sig, &f.block);
+        syn::visit::visit_impl_item_fn(self, f);
+    }
+    fn visit_trait_item_fn(&mut self, f: &'ast syn::TraitItemFn) {
+        if let Some(body) = &f.default {
+            self.record(&f.sig, body);
+        }
+        syn::visit::visit_trait_item_fn(self, f);
+    }
+}
+
+/// Collects the top-level modules a file refers to through paths.
+struct ModuleRefs<'a> {
+    here: &'a [String],
+    /// Nesting of inline `mod x { … }` blocks inside the file.
+    inline: Vec<String>,
+    found: BTreeSet<String>,
+}
+
+impl ModuleRefs<'_> {
+    fn resolve(&mut self, segments: &[String]) {
+        let mut base: Vec<String> = self.here.iter().chain(&self.inline).cloned().collect();
+        let mut rest = segments;
+        match rest.first().map(String::as_str) {
+            Some("crate") => {
+                base.clear();
+                rest = &rest[1..];
+            }
+            Some("super") => {
+                while rest.first().map(String::as_str) == Some("super") {
+                    base.pop();
+                    rest = &rest[1..];
+                }
+            }
+            _ => return,
+        }
+        let target = base.first().cloned().or_else(|| rest.first().cloned());
+        if let Some(target) = target {
+            self.found.insert(target);
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for ModuleRefs<'_> {
+    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
+        if is_cfg_test(&m.attrs) {
+            return;
+        }
+        self.inline.push(m.ident.to_string());
+        syn::visit::visit_item_mod(self, m);
+        self.inline.pop();
+    }
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        if !is_cfg_test(&f.attrs) {
+            syn::visit::visit_item_fn(self, f);
+        }
+    }
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        fn flatten(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
+            match tree {
+                syn::UseTree::Path(p) => {
+                    prefix.push(p.ident.to_string());
+                    flatten(&p.tree, prefix, out);
+                    prefix.pop();
+                }
+                syn::UseTree::Name(n) => {
+                    let mut full = prefix.clone();
+                    full.push(n.ident.to_string());
+                    out.push(full);
+                }
+                syn::UseTree::Rename(r) => {
+                    let mut full = prefix.clone();
+                    full.push(r.ident.to_string());
+                    out.push(full);
+                }
+                syn::UseTree::Glob(_) => out.push(prefix.clone()),
+                syn::UseTree::Group(g) => {
+                    for t in &g.items {
+                        flatten(t, prefix, out);
+                    }
+                }
+            }
+        }
+        if is_cfg_test(&u.attrs) {
+            return;
+        }
+        let mut paths = Vec::new();
+        flatten(&u.tree, &mut Vec::new(), &mut paths);
+        for p in paths {
+            self.resolve(&p);
+        }
+    }
+    fn visit_path(&mut self, p: &'ast syn::Path) {
+        let segments: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        self.resolve(&segments);
+        syn::visit::visit_path(self, p);
+    }
+}
+
+#[test]
+fn no_source_file_is_longer_than_the_limit() {
+    let too_long: Vec<String> = src_files()
+        .iter()
+        .filter_map(|p| {
+            let lines = std::fs::read_to_string(p).expect("read").lines().count();
+            (lines > MAX_FILE_LINES).then(|| format!("{} ({lines} lines)", shown(p)))
+        })
+        .collect();
+    assert!(
+        too_long.is_empty(),
+        "files over {MAX_FILE_LINES} lines: {too_long:#?}"
+    );
+}
+
+#[test]
+fn no_function_is_longer_than_the_limit() {
+    let mut all = Vec::new();
+    for path in src_files() {
+        let (_, file) = parse(&path);
+        let mut v = FnLengths {
+            file: shown(&path),
+            found: Vec::new(),
+        };
+        v.visit_file(&file);
+        all.extend(v.found);
+    }
+    assert!(
+        all.len() > 100,
+        "the scan found only {} functions",
+        all.len()
+    );
+    all.sort_by_key(|f| std::cmp::Reverse(f.0));
+    let longest: Vec<String> = all
+        .iter()
+        .take(10)
+        .map(|(n, f)| format!("{n:>4} {f}"))
+        .collect();
+    println!("ten longest functions:\n{}", longest.join("\n"));
+    let too_long: Vec<_> = all.iter().filter(|(n, _)| *n > MAX_FN_LINES).collect();
+    assert!(
+        too_long.is_empty(),
+        "functions over {MAX_FN_LINES} lines: {too_long:#?}"
+    );
+}
+
+/// The module graph, `module → modules it uses`, without self-edges.
+fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for path in src_files() {
+        let here = module_path(&path);
+        let Some(top) = here.first().cloned() else {
+            continue; // lib.rs declares the modules; it may name any of them
+        };
+        let (_, file) = parse(&path);
+        let mut v = ModuleRefs {
+            here: &here,
+            inline: Vec::new(),
+            found: BTreeSet::new(),
+        };
+        v.visit_file(&file);
+        let edges = graph.entry(top.clone()).or_default();
+        edges.extend(v.found.into_iter().filter(|m| *m != top));
+    }
+    graph
+}
+
+/// One cycle of `graph`, if any (depth-first search with colours).
+fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        done: &mut BTreeSet<String>,
+        stack: &mut Vec<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = stack.iter().position(|n| n == node) {
+            let mut cycle = stack[at..].to_vec();
+            cycle.push(node.to_owned());
+            return Some(cycle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        stack.push(node.to_owned());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(c) = visit(next, graph, done, stack) {
+                return Some(c);
+            }
+        }
+        stack.pop();
+        done.insert(node.to_owned());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|n| visit(n, graph, &mut done, &mut Vec::new()))
+}
+
+#[test]
+fn the_cycle_finder_finds_a_cycle() {
+    let g: BTreeMap<String, BTreeSet<String>> = [
+        ("a", vec!["b"]),
+        ("b", vec!["c"]),
+        ("c", vec!["a"]),
+        ("d", vec![]),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_owned(), v.into_iter().map(str::to_owned).collect()))
+    .collect();
+    assert_eq!(
+        find_cycle(&g),
+        Some(vec!["a".into(), "b".into(), "c".into(), "a".into()])
+    );
+}
+
+#[test]
+fn top_level_modules_form_no_dependency_cycle() {
+    let graph = module_graph();
+    assert!(graph.contains_key("host"), "module scan found {graph:?}");
+    assert!(
+        graph.get("host").is_some_and(|e| e.contains("session")),
+        "edge host → session not found: {graph:?}"
+    );
+    for (module, uses) in &graph {
+        println!("{module} → {}", uses.iter().cloned().collect::<Vec<_>>().join(", "));
+    }
+    let cycle = find_cycle(&graph);
+    assert!(
+        cycle.is_none(),
+        "dependency cycle {:?} in module graph {graph:#?}",
+        cycle.unwrap_or_default()
+    );
+}
