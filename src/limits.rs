@@ -52,6 +52,11 @@ pub const TASKS_END_WAIT_MS: u64 = 2_000;
 /// Redirect hops followed for one Streamable HTTP request (a count; same
 /// origin only, cross-origin redirects are refused).
 pub const MAX_HTTP_REDIRECTS: usize = 10;
+/// How long a pooled Streamable HTTP connection may stay idle before it is
+/// dropped (ms). Below Node's default server keep-alive timeout (5 s), as
+/// undici's own 4 s default is: an idle connection is never reused just as
+/// the server closes it (which fails the request with "error sending request").
+pub const HTTP_POOL_IDLE_MS: u64 = 4_000;
 /// Largest OAuth metadata document (RFC 9728 / RFC 8414) accepted: 64 KiB.
 pub const MAX_AUTH_METADATA_BYTES: usize = 64 * 1024;
 /// Time allowed for each OAuth metadata request (ms).

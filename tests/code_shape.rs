@@ -325,7 +325,10 @@ fn top_level_modules_form_no_dependency_cycle() {
         "edge host → session not found: {graph:?}"
     );
     for (module, uses) in &graph {
-        println!("{module} → {}", uses.iter().cloned().collect::<Vec<_>>().join(", "));
+        println!(
+            "{module} → {}",
+            uses.iter().cloned().collect::<Vec<_>>().join(", ")
+        );
     }
     let cycle = find_cycle(&graph);
     assert!(

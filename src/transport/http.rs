@@ -2,7 +2,8 @@
 //! HTTP"; Agent Plugins "Connect remote servers").
 //!
 //! - One pooled `reqwest` client per server (keep-alive: no new TCP
-//!   connection per POST).
+//!   connection per POST; idle connections dropped after
+//!   [`HTTP_POOL_IDLE_MS`], before a typical server closes them).
 //! - Configured headers go only to the configured origin: a redirect to
 //!   another origin is refused with an error (`redirect_refused`), never
 //!   followed; same-origin 307/308 redirects are followed up to
@@ -12,13 +13,14 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
 use crate::config::HttpConfig;
 use crate::error::{ErrorCode, HostError, HostResult};
-use crate::limits::MAX_HTTP_REDIRECTS;
+use crate::limits::{HTTP_POOL_IDLE_MS, MAX_HTTP_REDIRECTS};
 
 /// Text of the error raised when a redirect leaves the configured origin.
 pub const CROSS_ORIGIN_REDIRECT: &str =
@@ -48,6 +50,7 @@ pub fn client_for(
     let refused = RedirectRefused::default();
     let client = reqwest::Client::builder()
         .redirect(redirect_policy(refused.clone()))
+        .pool_idle_timeout(Duration::from_millis(HTTP_POOL_IDLE_MS))
         .build()
         .map_err(|e| {
             HostError::new(
