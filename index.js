@@ -27,6 +27,13 @@ function hostError(r) {
   return new HostError(r.code, r.message, r.data, r.rpcCode ?? undefined)
 }
 
+// An options/action argument as JSON for the native side: a missing one is
+// sent as `null`, which the native parser refuses with `invalid_argument`
+// naming the argument (never a napi type error).
+function jsonArg(value) {
+  return JSON.stringify(value ?? null)
+}
+
 // An id, name or URI argument: a non-empty string, else `invalid_argument`.
 function nonEmptyString(value, name) {
   if (typeof value !== 'string' || value === '') {
@@ -130,21 +137,24 @@ class McpHost extends EventEmitter {
     return this.#native
   }
 
-  async addPlugin(options) { return unwrap(await this.#live().addPlugin(JSON.stringify(options))) }
-  async addServer(options) { return unwrap(await this.#live().addServer(JSON.stringify(options))) }
+  async addPlugin(options) { return unwrap(await this.#live().addPlugin(jsonArg(options))) }
+  async addServer(options) { return unwrap(await this.#live().addServer(jsonArg(options))) }
   async remove(id) {
     nonEmptyString(id, 'id')
     return unwrap(await this.#live().remove(id))
   }
 
   dispatch(action, origin = {}) {
+    if (typeof action !== 'object' || action === null || Array.isArray(action)) {
+      throw new HostError('invalid_argument', 'action: must be an AHP action object')
+    }
     const clientId = nonEmptyString(origin.clientId ?? 'local', 'origin.clientId')
     const clientSeq = origin.clientSeq ?? 0
-    return unwrap(this.#live().dispatch(JSON.stringify(action), clientId, Number(clientSeq)))
+    return unwrap(this.#live().dispatch(jsonArg(action), clientId, Number(clientSeq)))
   }
 
   async authenticate(args) {
-    const r = JSON.parse(await this.#live().authenticate(JSON.stringify(args)))
+    const r = JSON.parse(await this.#live().authenticate(jsonArg(args)))
     if (r.ok) return {}
     const err = hostError(r)
     // The AHP JSON-RPC number is `rpcCode` only; `data` keeps the rest (`resources`).

@@ -35,6 +35,14 @@ test('ids, names and URIs that are not non-empty strings are refused with invali
   await rejectsWith(() => host.listResources('nothing-here'), 'not_found')
 })
 
+test('a missing options or action argument is a HostError invalid_argument, not a napi type error', async (t) => {
+  const { host } = newHost(t)
+  for (const call of [() => host.addPlugin(), () => host.addServer(), () => host.authenticate(), async () => host.dispatch()]) {
+    const err = await rejectsWith(call, 'invalid_argument')
+    assert.ok(!/StringExpected|rust type/.test(err.message), err.message)
+  }
+})
+
 test('dispatch refuses a clientId that is not a non-empty string; the default is local', async (t) => {
   const { host } = newHost(t)
   const action = { type: 'session/mcpServerStopRequested', id: 'nothing-here' }
