@@ -25,6 +25,8 @@ async function failedStart(t, name, config) {
   // Far longer than any wait here: an error state proves the cause was seen, not the timeout.
   const id = await host.addServer({ name, config, startupTimeoutMs: 600_000 })
   const state = await waitState(host, id, 'error', { timeout: 20_000 })
+  // Actions reach JS after getState() shows the change: wait for the replay.
+  await waitFor(() => stateHistory(actions, id).length > 0, { what: `the state actions of ${id}` })
   const history = stateHistory(actions, id)
   assert.deepEqual(history.map((s) => s.kind), ['error'], JSON.stringify(history))
   // The replayed action carries the same error as the state.

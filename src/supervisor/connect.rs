@@ -36,6 +36,9 @@ const EXIT_SETTLE: Duration = Duration::from_millis(500);
 /// `STOP_STDIN_GRACE_MS` wait (so a server that ignores stdin gets up to
 /// both before SIGTERM). Kept as it was; not a user-tunable limit.
 const CLOSE_SESSION_WAIT: Duration = Duration::from_secs(2);
+/// A startup deadline that never comes (a year), for a timeout past what an
+/// `Instant` can hold.
+const NEVER: Duration = Duration::from_secs(365 * 86_400);
 
 /// Where a server lives.
 #[derive(Debug, Clone)]
@@ -176,7 +179,9 @@ async fn open_stdio(
     let transport =
         AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
     let mut exit = proc.exit.clone();
-    match startup::race(handler.serve(transport), &mut exit, startup_timeout).await {
+    let now = tokio::time::Instant::now();
+    let deadline = now.checked_add(startup_timeout).unwrap_or(now + NEVER);
+    match startup::race(handler.serve(transport), &mut exit, deadline).await {
         Ok(service) => {
             let mut conn = finish(service, notices, (Some(proc), Some(tail)), tasks);
             conn.oversize = Some(oversize);

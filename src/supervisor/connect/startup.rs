@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use rmcp::service::ClientInitializeError;
 use tokio::sync::watch;
+use tokio::time::Instant;
 
 use super::{changed, strip_type_names};
 use crate::error::{ErrorCode, ErrorDetail, HostError};
@@ -45,7 +46,8 @@ pub(super) enum StartFailure {
 }
 
 /// Races `handshake` (rmcp's `initialize`) against the process exit watch
-/// and `startup_timeout`; see the module documentation for which wins.
+/// and the startup `deadline` (spawn time plus the startup timeout); see the
+/// module documentation for which wins.
 ///
 /// # Errors
 ///
@@ -53,24 +55,17 @@ pub(super) enum StartFailure {
 pub(super) async fn race<S>(
     handshake: impl Future<Output = Result<S, ClientInitializeError>>,
     exit: &mut watch::Receiver<Option<ExitStatus>>,
-    startup_timeout: Duration,
+    deadline: Instant,
 ) -> Result<S, StartFailure> {
-    enum First<S> {
-        Handshake(Result<S, ClientInitializeError>),
-        Exit,
-        Deadline,
-    }
     tokio::pin!(handshake);
-    let first = tokio::select! {
+    let exit_seen = tokio::select! {
         biased;
-        served = &mut handshake => First::Handshake(served),
-        _ = changed(exit) => First::Exit,
-        _ = tokio::time::sleep(startup_timeout) => First::Deadline,
+        served = &mut handshake => return served.map_err(StartFailure::Refused),
+        _ = changed(exit) => true,
+        _ = tokio::time::sleep_until(deadline) => false,
     };
-    match first {
-        First::Handshake(served) => return served.map_err(StartFailure::Refused),
-        First::Deadline if exit.borrow().is_none() => return Err(StartFailure::TimedOut),
-        First::Exit | First::Deadline => {}
+    if !exit_seen && exit.borrow().is_none() {
+        return Err(StartFailure::TimedOut);
     }
     let answer = tokio::time::timeout(ANSWER_SETTLE, &mut handshake).await;
     Err(StartFailure::Exited(answer.ok().and_then(Result::err)))
@@ -162,15 +157,19 @@ mod tests {
         })
     }
 
+    fn far() -> Instant {
+        Instant::now() + Duration::from_secs(3_600)
+    }
+
+    /// A deadline that has passed before the race starts.
+    fn past() -> Instant {
+        Instant::now() - Duration::from_secs(1)
+    }
+
     #[tokio::test]
     async fn an_answer_first_is_the_cause() {
         let (_tx, mut exit) = watch::channel(None);
-        let failed = race(
-            async { Err::<(), _>(json_rpc_error()) },
-            &mut exit,
-            Duration::MAX,
-        )
-        .await;
+        let failed = race(async { Err::<(), _>(json_rpc_error()) }, &mut exit, far()).await;
         assert!(
             matches!(
                 failed,
@@ -185,7 +184,7 @@ mod tests {
     #[tokio::test]
     async fn the_answer_written_before_an_exit_is_kept() {
         let (_tx, mut exit) = watch::channel(Some(real_exit(4)));
-        let failed = race(answer_on_second_poll(), &mut exit, Duration::MAX).await;
+        let failed = race(answer_on_second_poll(), &mut exit, far()).await;
         assert!(
             matches!(
                 failed,
@@ -200,7 +199,7 @@ mod tests {
     #[tokio::test]
     async fn an_exit_at_the_deadline_is_the_cause_not_the_timeout() {
         let (_tx, mut exit) = watch::channel(Some(real_exit(7)));
-        let failed = race(pending::<Result<(), _>>(), &mut exit, Duration::ZERO).await;
+        let failed = race(pending::<Result<(), _>>(), &mut exit, past()).await;
         assert!(
             matches!(failed, Err(StartFailure::Exited(None))),
             "{failed:?}"
@@ -210,7 +209,7 @@ mod tests {
     #[tokio::test]
     async fn the_deadline_with_the_process_running_is_a_timeout() {
         let (_tx, mut exit) = watch::channel(None);
-        let failed = race(pending::<Result<(), _>>(), &mut exit, Duration::ZERO).await;
+        let failed = race(pending::<Result<(), _>>(), &mut exit, past()).await;
         assert!(matches!(failed, Err(StartFailure::TimedOut)), "{failed:?}");
     }
 
