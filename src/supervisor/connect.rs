@@ -1,6 +1,7 @@
 //! Opening one MCP connection: spawn or connect, then the `initialize`
 //! handshake (MCP 2025-11-25 "Lifecycle › Initialization"), raced against
-//! early process exit and the startup timeout.
+//! early process exit and the startup timeout ([`startup`]: the first real
+//! cause of a failed start is the one reported).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +21,9 @@ use crate::transport::process::{describe_exit, ServerProcess};
 use crate::transport::stderr::StderrTail;
 use crate::transport::{http, process, stderr, stdout_monitor};
 use rmcp::transport::StreamableHttpClientTransport;
+use startup::StartFailure;
+
+mod startup;
 
 /// How long to wait for the last stderr bytes after an exit. (A settle time
 /// of this module's own, not a user-tunable limit: it stays here.)
@@ -32,6 +36,9 @@ const EXIT_SETTLE: Duration = Duration::from_millis(500);
 /// `STOP_STDIN_GRACE_MS` wait (so a server that ignores stdin gets up to
 /// both before SIGTERM). Kept as it was; not a user-tunable limit.
 const CLOSE_SESSION_WAIT: Duration = Duration::from_secs(2);
+/// A startup deadline that never comes (a year), for a timeout past what an
+/// `Instant` can hold.
+const NEVER: Duration = Duration::from_secs(365 * 86_400);
 
 /// Where a server lives.
 #[derive(Debug, Clone)]
@@ -83,10 +90,16 @@ pub struct Connection {
 ///
 /// # Errors
 ///
-/// `command_not_found`, `command_outside_root`, `spawn_failed` (launch),
-/// `server_exited` (exited before answering `initialize`, with exit status and
-/// stderr tail), `startup_timeout`, `connect_failed`, `redirect_refused`;
-/// [`RequestFailure::Auth`] when the server answers 401/403 with a challenge.
+/// The first real cause, never a later symptom (see [`startup`]):
+/// `command_not_found`, `command_outside_root`, `spawn_failed` (launch);
+/// `protocol_error` (the server answered `initialize` with a JSON-RPC error,
+/// named with its code and message, or with something that is not an
+/// `InitializeResult`; stdio and Streamable HTTP alike, whatever the process
+/// does next); `server_exited` (exited before answering `initialize`, with
+/// exit status and stderr tail); `startup_timeout` (no answer within
+/// `startup_timeout`, process still running); `connect_failed`,
+/// `redirect_refused`; [`RequestFailure::Auth`] when the server answers
+/// 401/403 with a challenge.
 pub async fn open(
     shared: &Arc<HostShared>,
     server_id: &str,
@@ -115,7 +128,15 @@ pub async fn open(
             open_stdio(shared, server_id, stdio, handler, notices, tasks).await?
         }
         TransportSpec::StreamableHttp(cfg) => {
-            open_http(cfg, handler, notices, (startup_timeout, auth), tasks).await?
+            open_http(
+                server_id,
+                cfg,
+                handler,
+                notices,
+                (startup_timeout, auth),
+                tasks,
+            )
+            .await?
         }
     };
     conn.progress = progress;
@@ -158,37 +179,62 @@ async fn open_stdio(
     let transport =
         AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
     let mut exit = proc.exit.clone();
-    let handshake = tokio::time::timeout(startup_timeout, handler.serve(transport));
-    tokio::select! {
-        result = handshake => match result {
-            Ok(Ok(service)) => {
-                let mut conn = finish(service, notices, (Some(proc), Some(tail)), tasks);
-                conn.oversize = Some(oversize);
-                Ok(conn)
-            }
-            Ok(Err(e)) => {
-                let status = settle_exit(&mut proc).await;
-                tail.wait_eof(STDERR_SETTLE).await;
-                let what = match status {
-                    Some(_) => format!("{} before completing initialize", describe_exit(status)),
-                    None => format!("initialize failed: {e}"),
-                };
-                Err(HostError::new(ErrorCode::ServerExited, with_tail(what, &tail)))
-            }
-            Err(_) => Err(HostError::new(
-                ErrorCode::StartupTimeout,
-                with_tail(format!("did not answer initialize within {} ms; process group killed", startup_timeout.as_millis()), &tail),
-            )),
-        },
-        _ = changed(&mut exit) => {
-            tail.wait_eof(STDERR_SETTLE).await;
-            let status = proc.exited();
-            Err(HostError::new(ErrorCode::ServerExited, with_tail(format!("{} before completing initialize", describe_exit(status)), &tail)))
+    let now = tokio::time::Instant::now();
+    let deadline = now.checked_add(startup_timeout).unwrap_or(now + NEVER);
+    match startup::race(handler.serve(transport), &mut exit, deadline).await {
+        Ok(service) => {
+            let mut conn = finish(service, notices, (Some(proc), Some(tail)), tasks);
+            conn.oversize = Some(oversize);
+            Ok(conn)
+        }
+        Err(failure) => {
+            let started = (&mut proc, &*tail);
+            Err(stdio_failure(server_id, failure, started, startup_timeout).await)
         }
     }
 }
 
+/// The error of a failed stdio start, from its first cause (see
+/// [`startup`]): `protocol_error` for an answer, `startup_timeout`, or
+/// `server_exited` with the exit status (settled) and stderr tail.
+async fn stdio_failure(
+    server_id: &str,
+    failure: StartFailure,
+    (proc, tail): (&mut ServerProcess, &StderrTail),
+    startup_timeout: Duration,
+) -> HostError {
+    let answer = match failure {
+        StartFailure::TimedOut => {
+            let ms = startup_timeout.as_millis();
+            let what = format!("did not answer initialize within {ms} ms; process group killed");
+            return HostError::new(ErrorCode::StartupTimeout, with_tail(what, tail));
+        }
+        StartFailure::Refused(e) => Some(e),
+        StartFailure::Exited(answer) => answer,
+    };
+    // The same message whether the host read the answer before or after
+    // the exit it was racing (after a refusal the host closes stdin, and
+    // most servers exit then): the exit is not the cause.
+    if let Some(refusal) = answer
+        .as_ref()
+        .and_then(|e| startup::initialize_refusal(server_id, e))
+    {
+        return HostError {
+            message: with_tail(refusal.message.clone(), tail),
+            ..refusal
+        };
+    }
+    let status = settle_exit(proc).await;
+    tail.wait_eof(STDERR_SETTLE).await;
+    let what = match (status, answer) {
+        (None, Some(e)) => format!("initialize failed: {}", strip_type_names(&e.to_string())),
+        _ => format!("{} before completing initialize", describe_exit(status)),
+    };
+    HostError::new(ErrorCode::ServerExited, with_tail(what, tail))
+}
+
 async fn open_http(
+    server_id: &str,
     cfg: &HttpConfig,
     handler: HostClient,
     notices: mpsc::UnboundedReceiver<Notice>,
@@ -241,9 +287,13 @@ async fn open_http(
             )
             .into())
         }
-        Ok(Err(e)) => match e.auth_challenge() {
-            Some(header) => Err(RequestFailure::Auth(header.to_owned())),
-            None => Err(http_error(&e).into()),
+        Ok(Err(e)) => match (
+            startup::initialize_refusal(server_id, &e),
+            e.auth_challenge(),
+        ) {
+            (Some(refusal), _) => Err(refusal.into()),
+            (None, Some(header)) => Err(RequestFailure::Auth(header.to_owned())),
+            (None, None) => Err(http_error(&e).into()),
         },
         Err(_) => Err(HostError::new(
             ErrorCode::StartupTimeout,
