@@ -144,7 +144,8 @@ impl Actions {
 }
 
 /// `addPlugin` and `remove` of one id race on one thread, the removal
-/// starting after 0 .. 200 scheduler turns: whatever the interleaving,
+/// starting 0 .. 200 scheduler turns after the add published its `loading`
+/// entry: whatever the interleaving,
 /// once `remove` resolved nothing about the id follows, the replayed state
 /// has no such customization, nothing runs, and the id can be added again.
 #[tokio::test]
@@ -152,15 +153,25 @@ async fn add_plugin_and_remove_of_one_id_apply_in_call_order() {
     let data = tempfile::tempdir().expect("tempdir");
     let root = tempfile::tempdir().expect("tempdir");
     let mcp = json!({"mcpServers": {"s": {"type": "stdio", "command": "sleep", "args": ["600"]}}});
-    std::fs::write(root.path().join("mcp.json"), mcp.to_string()).expect("mcp.json");
+    // 2 MB of JSON whitespace: reading and parsing the file takes a while.
+    let text = format!("{}{mcp}", " \n".repeat(1 << 20));
+    std::fs::write(root.path().join("mcp.json"), text).expect("mcp.json");
     let options: HostOptions =
         serde_json::from_value(json!({"dataDir": data.path()})).expect("options");
     let sink = Arc::new(Actions::default());
     let host = Host::new(options, sink.clone());
     let opts: AddPlugin =
         serde_json::from_value(json!({"root": root.path(), "name": "racy"})).expect("opts");
-    for turns in [0, 1, 2, 3, 5, 8, 13, 50, 200] {
+    for turns in [0, 1, 2, 3, 5, 8, 13, 50, 200].repeat(3) {
         let remove = async {
+            // From the moment the add has published its `loading` entry.
+            let published = || {
+                let state = serde_json::to_string(&host.state().customizations);
+                state.expect("json").contains("\"id\":\"racy\"")
+            };
+            while !published() {
+                tokio::task::yield_now().await;
+            }
             for _ in 0..turns {
                 tokio::task::yield_now().await;
             }
