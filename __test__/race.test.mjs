@@ -132,11 +132,14 @@ test('an id is held once: a second addPlugin while the first is live, in flight 
   const root = bigPlugin(join(tmpDir(t, 'ahp-held-'), 'p'), marker)
   const { host, actions } = newHost(t)
 
-  // In flight: the first add has taken the name before reading the file.
-  const first = host.addPlugin({ root, name: 'plug' })
-  await sleep(1)
-  await heldTwice(() => host.addPlugin({ root, name: 'plug' }), 'plug')
-  assert.deepEqual((await first).servers, ['plug/real'])
+  // In flight: two adds of one name at once; exactly one takes it.
+  const both = await Promise.all([1, 2].map(() => settle(host.addPlugin({ root, name: 'plug' }))))
+  const won = both.filter((r) => !r.error)
+  assert.equal(won.length, 1, `exactly one add applies: ${both.map((r) => r.error?.code ?? 'ok')}`)
+  const lost = both.find((r) => r.error).error
+  assert.ok(lost instanceof HostError && lost.code === 'already_exists', `${lost}`)
+  assert.ok(lost.message.includes('"plug"'), lost.message)
+  assert.deepEqual(won[0].value.servers, ['plug/real'])
   await waitState(host, 'plug/real', 'ready')
 
   // Live.
@@ -144,6 +147,7 @@ test('an id is held once: a second addPlugin while the first is live, in flight 
   await heldTwice(() => host.addServer({ name: 'plug', config: fixtureEntry('tools-server.mjs') }), 'plug')
 
   // Being removed: the name stays taken until the removal has finished.
+  // 1 ms: the removal has begun; stopping a node server takes far longer.
   const removing = host.remove('plug')
   await sleep(1)
   const during = await settle(host.addPlugin({ root, name: 'plug' }))
