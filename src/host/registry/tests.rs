@@ -112,7 +112,11 @@ fn an_add_that_published_nothing_frees_the_id_and_only_its_own_state_changes() {
     assert!(!reg.go_live("s", None, || panic!("not adding")));
     assert_eq!(stop(reg.begin_remove("s")), [7]);
     reg.release("s");
-    assert!(matches!(reg.reserve("s"), Err(_)));
+    assert_eq!(
+        code(reg.reserve("s")).0,
+        ErrorCode::AlreadyExists,
+        "still removing"
+    );
     reg.end_remove("s");
     assert_eq!(reg.take_servers(), Vec::<u32>::new());
 }
