@@ -762,11 +762,27 @@ export interface McpHostEvents {
  */
 export declare class McpHost extends EventEmitter<McpHostEvents> {
   constructor(options?: McpHostOptions)
-  /** Reads `<root>/mcp.json`, publishes a `PluginCustomization` and starts its valid servers. Errors: `invalid_argument`, `already_exists`, `disposed`. */
+  /**
+   * Reads `<root>/mcp.json`, publishes a `PluginCustomization` and starts its valid servers.
+   * The id is held once: while it is being added, is live or is being removed, another add of it
+   * rejects `already_exists`. A `remove` of the id before this settles stops it (nothing further is
+   * published, no server starts) and it rejects `cancelled`.
+   * Errors: `invalid_argument`, `already_exists`, `cancelled`, `disposed`.
+   */
   addPlugin(options: AddPluginOptions): Promise<PluginAdded>
-  /** Publishes a top-level `McpServerCustomization` and starts it; resolves to its id. Errors: `invalid_entry`, `already_exists`, `disposed`. */
+  /**
+   * Publishes a top-level `McpServerCustomization` and starts it; resolves to its id.
+   * The id is held once, as for {@link McpHost.addPlugin}.
+   * Errors: `invalid_entry`, `already_exists`, `cancelled` (a `remove` of the id came first), `disposed`.
+   */
   addServer(options: AddServerOptions): Promise<string>
-  /** Stops and removes a plugin (with its servers) or a top-level server. Errors: `not_found`. */
+  /**
+   * Stops and removes a plugin (with its servers) or a top-level server; resolves once
+   * `session/customizationRemoved` is emitted, and no action about the id follows. Commands on one id
+   * apply in call order: an add of the id still in flight is stopped (it rejects `cancelled`) and
+   * waited for; the id stays taken until the removal has finished.
+   * Errors: `not_found` (no such id, a plugin's child, or a removal of it already under way), `disposed`.
+   */
   remove(id: string): Promise<null>
   /**
    * AHP `dispatchAction`: returns the echoed envelope (with `rejectionReason`

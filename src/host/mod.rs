@@ -10,13 +10,16 @@
 //!   step-up pause of a chat tool call);
 //! - `auth.rs`: AHP `authenticate` and host-run `authorize`;
 //! - `mcp_requests.rs`: resources and prompts;
+//! - `registry.rs`: which top-level ids are taken and what each is doing
+//!   (adding, live, being removed), so that adds and removals of one id
+//!   apply in call order;
 //! - `options.rs`: the JS-shaped option types and their conversion into the
 //!   typed parameters of the core;
 //! - this file: construction, `dispatch` of client actions, `state`,
 //!   `remove`, `shutdown` (graceful) and `dispose_sync` (kills everything
 //!   without needing the async runtime).
 //!
-//! The state lives in owned parts: the server registry (here), the paused
+//! The state lives in owned parts: the server registry (`registry.rs`), the paused
 //! chat tool calls (`StepUpWaits`), what the caller last read of the
 //! catalogue (`ReadCatalogue`), and what every server actor shares
 //! (`HostShared`: session, catalogue, sink, limits).
@@ -38,7 +41,8 @@
 //! - step-up waits: `StepUpWaits` (`auth::step_up`);
 //! - session: `HostShared::session`; every emit holds it while the sink
 //!   runs, so envelopes leave in `serverSeq` order;
-//! - registry: `Host::registry` (this file);
+//! - registry: `Host::registry` (`registry.rs`: ids, what each is doing,
+//!   server handles);
 //! - leaves, never held while taking another lock: the registry, a
 //!   server's `ServerLive` cells (connection, challenge) and its
 //!   `BearerCell` (written only by the server's actor), the refresh locks;
@@ -55,9 +59,9 @@ mod mcp_requests;
 mod options;
 mod plan;
 mod plugins;
+mod registry;
 mod tools;
 
-use std::collections::{BTreeMap, BTreeSet};
 use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -82,6 +86,7 @@ use crate::requests::{client_capabilities, RequestHandler};
 use crate::session::{server_enabled, validate_client_action, ClientIntent, SessionStore};
 use crate::supervisor::{Command, HostShared, ServerHandle, SessionCell};
 use crate::transport::process::ProcessRegistry;
+use registry::{Registry, Removal};
 
 pub use auth::Authorize;
 pub use options::{
@@ -134,21 +139,11 @@ pub struct HostDeps {
     pub secrets: Option<Arc<dyn SecretStore>>,
 }
 
-/// Which top-level ids are taken and which actors run.
-#[derive(Default)]
-struct Registry {
-    /// Top-level ids (plugins and top-level servers) taken, including ones
-    /// still being added: reserving is atomic with the check.
-    names: BTreeSet<String>,
-    servers: BTreeMap<String, Arc<ServerHandle>>,
-    /// Plugin id → its server ids.
-    plugins: BTreeMap<String, Vec<String>>,
-}
-
 /// One AHP session's MCP host.
 pub struct Host {
     shared: Arc<HostShared>,
-    registry: Mutex<Registry>,
+    /// Top-level ids and server actors (a leaf lock).
+    registry: Mutex<Registry<Arc<ServerHandle>>>,
     /// Chat tool calls paused on a step-up challenge.
     step_up: StepUpWaits,
     /// The catalogue as of the caller's last `listTools`.
@@ -210,7 +205,7 @@ impl Host {
         }
     }
 
-    fn registry(&self) -> MutexGuard<'_, Registry> {
+    fn registry(&self) -> MutexGuard<'_, Registry<Arc<ServerHandle>>> {
         self.registry.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
@@ -245,31 +240,49 @@ impl Host {
     }
 
     /// Stops and removes a plugin (with all its servers) or a top-level server;
-    /// emits `session/customizationRemoved` once the processes are gone.
+    /// emits `session/customizationRemoved` once the processes are gone, then
+    /// frees the id (until then a new add of `id` is `already_exists`).
+    ///
+    /// Commands on one id apply in call order: when an `addPlugin` /
+    /// `addServer` of `id` is still in flight, it is told to stop (it
+    /// publishes nothing further, starts no server and fails `cancelled`,
+    /// unless it had already finished) and this removal waits for it, then
+    /// removes what it published. Once this resolves no action about `id`
+    /// follows.
     ///
     /// # Errors
-    /// `not_found` (also for a plugin's child: remove the plugin), `disposed`.
+    /// `not_found` (no such id, a plugin's child: remove the plugin, or a
+    /// removal of `id` already under way), `disposed`.
     pub async fn remove(&self, id: &str) -> HostResult<()> {
         self.check_live()?;
-        let handles: Vec<Arc<ServerHandle>> = {
-            let mut reg = self.registry();
-            let ids = match reg.plugins.remove(id) {
-                Some(ids) => ids,
-                None if reg.servers.contains_key(id) && !id.contains('/') => vec![id.to_owned()],
-                None => {
+        let mut waited = false;
+        let handles = loop {
+            let step = self.registry().begin_remove(id)?;
+            match step {
+                Removal::Stop(handles) => break handles,
+                Removal::WaitForAdd(ended) => {
+                    waited = true;
+                    let ended = async {
+                        ended.cancelled().await;
+                        Ok(())
+                    };
+                    self.until_disposed(ended).await?;
+                }
+                // The add waited for ended before publishing anything.
+                Removal::Absent if waited => return Ok(()),
+                Removal::Absent => {
                     return Err(HostError::new(
                         ErrorCode::NotFound,
                         format!("no plugin or top-level server {id:?}"),
                     ))
                 }
-            };
-            reg.names.remove(id);
-            ids.iter().filter_map(|i| reg.servers.remove(i)).collect()
+            }
         };
         futures::future::join_all(handles.iter().map(|h| h.shutdown())).await;
         self.shared.emit(StateAction::SessionCustomizationRemoved(
             SessionCustomizationRemovedAction { id: id.to_owned() },
         ));
+        self.registry().end_remove(id);
         Ok(())
     }
 
@@ -358,9 +371,7 @@ impl Host {
     /// disposes and waits (at most `TASKS_END_WAIT_MS`) for every server task
     /// to end.
     pub async fn shutdown(&self) {
-        let handles: Vec<Arc<ServerHandle>> = std::mem::take(&mut self.registry().servers)
-            .into_values()
-            .collect();
+        let handles = self.registry().take_servers();
         futures::future::join_all(handles.iter().map(|h| h.shutdown())).await;
         self.dispose_sync();
         // Every server task was spawned on its tracker: wait (bounded) until

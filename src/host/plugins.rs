@@ -3,7 +3,7 @@
 //! valid server. The plan of a plugin is the pure `plan::plan_plugin`; this
 //! file does the I/O around it.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use ahp_types::actions::{SessionCustomizationUpdatedAction, StateAction};
@@ -11,6 +11,7 @@ use ahp_types::state::{Customization, CustomizationLoadState, CustomizationLoadi
 
 use super::options::{AddPlugin, AddServer, PluginAdded};
 use super::plan::{plan_plugin, starting, startup_timeout, transport_spec, PluginSource};
+use super::registry::InFlight;
 use super::Host;
 use crate::config::launch::ensure_plugin_data_dir;
 use crate::config::{parse_mcp_json, validate_entry_value, PluginVars, ServerConfig};
@@ -18,29 +19,111 @@ use crate::error::{ErrorCode, HostError, HostResult};
 use crate::session::{mcp_server_entry, plugin_entry};
 use crate::supervisor::{ServerHandle, ServerSpec};
 
-impl Host {
-    /// Takes top-level id `id` (plugin or top-level server).
-    ///
+/// `addPlugin`, as named in messages.
+const ADD_PLUGIN: &str = "addPlugin";
+/// `addServer`, as named in messages.
+const ADD_SERVER: &str = "addServer";
+
+/// An add in flight of top-level id `id`: holds its reservation in the
+/// registry. The add calls [`Adding::check`] after each `.await` and
+/// publishes only through [`Adding::publish`] and [`Adding::go_live`].
+///
+/// Dropped without going live (an error, `cancelled`, or the future
+/// dropped), it frees the id, or, once a customization was published,
+/// leaves the id live without servers for `remove` to take away; either
+/// way it then wakes a `remove` waiting for it (`InFlight::ended`).
+struct Adding<'h> {
+    host: &'h Host,
+    id: String,
+    flight: InFlight,
+    /// A plugin (its children are recorded), not a top-level server.
+    plugin: bool,
+    /// A `session/customizationUpdated` for `id` has been emitted.
+    published: bool,
+    /// [`Adding::go_live`] ran.
+    ended: bool,
+}
+
+impl Adding<'_> {
     /// # Errors
-    /// `invalid_argument` (empty, or contains `/`), `already_exists`.
-    fn reserve_id(&self, id: &str) -> HostResult<()> {
-        if id.is_empty() || id.contains('/') {
-            return Err(HostError::new(
-                ErrorCode::InvalidArgument,
-                format!("name {id:?} must be non-empty and contain no '/'"),
-            ));
-        }
-        if !self.registry().names.insert(id.to_owned()) {
-            return Err(HostError::new(
-                ErrorCode::AlreadyExists,
-                format!("a plugin or server named {id:?} already exists"),
-            ));
+    /// `cancelled` once `remove(id)` was called: the add stops here and
+    /// publishes nothing further.
+    fn check(&self, method: &str) -> HostResult<()> {
+        if self.flight.removal.is_cancelled() {
+            return Err(cancelled_by_remove(method, &self.id));
         }
         Ok(())
     }
 
-    fn release_id(&self, id: &str) {
-        self.registry().names.remove(id);
+    /// Emits `session/customizationUpdated` for the id.
+    fn publish(&mut self, customization: Customization) {
+        self.host.upsert(customization);
+        self.published = true;
+    }
+
+    /// Makes the id live and starts one actor per spec (each starts its
+    /// server at once).
+    ///
+    /// # Errors
+    /// `cancelled` when `remove(id)` was called first: no actor is started.
+    fn go_live(mut self, method: &str, specs: Vec<ServerSpec>) -> HostResult<()> {
+        self.ended = true;
+        let shared = &self.host.shared;
+        let children = (self.plugin).then(|| specs.iter().map(|s| s.id.clone()).collect());
+        let start = || {
+            let start = |spec: ServerSpec| {
+                let id = spec.id.clone();
+                (id, Arc::new(ServerHandle::start(shared.clone(), spec)))
+            };
+            specs.into_iter().map(start).collect()
+        };
+        // Lock: the registry alone (starting an actor takes no lock).
+        let started = self.host.registry().go_live(&self.id, children, start);
+        if !started {
+            return Err(cancelled_by_remove(method, &self.id));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Adding<'_> {
+    fn drop(&mut self) {
+        if !self.ended {
+            let mut reg = self.host.registry();
+            if self.published {
+                reg.go_live(&self.id, self.plugin.then(Vec::new), Vec::new);
+            } else {
+                reg.release(&self.id);
+            }
+        }
+        self.flight.ended.cancel();
+    }
+}
+
+/// The `cancelled` error of an add of `id` that a `remove(id)` overtook.
+fn cancelled_by_remove(method: &str, id: &str) -> HostError {
+    HostError::new(
+        ErrorCode::Cancelled,
+        format!("{method} {id:?} was cancelled: remove({id:?}) was called before it finished"),
+    )
+}
+
+impl Host {
+    /// Takes top-level id `id` (plugin or top-level server) for an add.
+    ///
+    /// # Errors
+    /// `invalid_argument` (empty, or contains `/`), `already_exists`
+    /// (being added, live, or being removed).
+    fn reserve_id(&self, id: &str, plugin: bool) -> HostResult<Adding<'_>> {
+        let flight = self.registry().reserve(id)?;
+        Ok(Adding {
+            host: self,
+            id: id.to_owned(),
+            flight,
+            plugin,
+            published: false,
+            ended: false,
+        })
     }
 
     /// Reads `<root>/mcp.json`, publishes the plugin customization and starts
@@ -49,51 +132,46 @@ impl Host {
     /// A broken file is not an error of this call: the plugin is added with
     /// load state `error` (message with file, line:column and rule).
     ///
+    /// The id is taken before the first `.await` when `opts.name` is given
+    /// (else once the root is resolved). A `remove` of the id while this
+    /// runs stops it: nothing further is published, no server starts.
+    ///
     /// # Errors
     /// `invalid_argument` (root is not a directory, bad name),
-    /// `already_exists`, `disposed`.
+    /// `already_exists` (the id is being added, live or being removed),
+    /// `cancelled` (`remove(id)` was called before this finished; the
+    /// message names the id), `disposed`.
     pub async fn add_plugin(&self, opts: AddPlugin) -> HostResult<PluginAdded> {
         self.check_live()?;
-        let root = tokio::fs::canonicalize(&opts.root).await.map_err(|e| {
-            HostError::new(
-                ErrorCode::InvalidArgument,
-                format!("plugin root {}: {e}", opts.root.display()),
-            )
-        })?;
-        if !root.is_dir() {
-            return Err(HostError::new(
-                ErrorCode::InvalidArgument,
-                format!("plugin root {} is not a directory", root.display()),
-            ));
-        }
-        let name = opts.name.clone().unwrap_or_else(|| {
-            root.file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        });
-        self.reserve_id(&name)?;
-        self.registry().plugins.insert(name.clone(), Vec::new());
+        let early = match &opts.name {
+            Some(name) => Some(self.reserve_id(name, /* plugin */ true)?),
+            None => None,
+        };
+        let root = plugin_root(&opts.root).await?;
+        let mut adding = match early {
+            Some(adding) => adding,
+            None => self.reserve_id(&default_name(&root), /* plugin */ true)?,
+        };
+        adding.check(ADD_PLUGIN)?;
+        let name = adding.id.clone();
         let uri = (opts.uri.clone()).unwrap_or_else(|| file_uri(&root, /* dir */ true));
         let file = root.join("mcp.json");
         let loading = CustomizationLoadState::Loading(CustomizationLoadingState {});
-        let entry = plugin_entry(&name, &uri, &name, loading, Vec::new());
-        self.upsert(Customization::Plugin(entry));
+        adding.publish(Customization::Plugin(plugin_entry(
+            &name,
+            &uri,
+            &name,
+            loading,
+            Vec::new(),
+        )));
 
-        let loaded = match tokio::fs::read_to_string(&file).await {
+        let text = tokio::fs::read_to_string(&file).await;
+        adding.check(ADD_PLUGIN)?;
+        let loaded = match text {
             Ok(text) => parse_mcp_json(&text, &file.display().to_string()),
             Err(e) => Err(format!("{}: cannot read: {e}", file.display())),
         };
-        let loaded = loaded.and_then(|mcp| {
-            let data = ensure_plugin_data_dir(&self.data_dir, &name).map_err(|e| {
-                let dir = self.data_dir.display();
-                format!("cannot create PLUGIN_DATA under {dir}: {e}")
-            })?;
-            let vars = PluginVars {
-                plugin_root: root.clone(),
-                plugin_data: data,
-            };
-            Ok((mcp, vars))
-        });
+        let loaded = loaded.and_then(|mcp| Ok((mcp, self.plugin_vars(&name, &root)?)));
         let source = PluginSource {
             name: &name,
             uri: &uri,
@@ -102,17 +180,33 @@ impl Host {
             limits: &self.shared.limits,
         };
         let plan = plan_plugin(&source, loaded);
+        adding.check(ADD_PLUGIN)?;
         for record in plan.logs {
             self.shared.log(record);
         }
-        self.upsert(plan.customization);
+        adding.publish(plan.customization);
         let ids: Vec<String> = plan.specs.iter().map(|s| s.id.clone()).collect();
-        self.spawn_actors(plan.specs);
-        self.registry().plugins.insert(name.clone(), ids.clone());
+        adding.go_live(ADD_PLUGIN, plan.specs)?;
         Ok(PluginAdded {
             id: name,
             servers: ids,
             load: plan.load,
+        })
+    }
+
+    /// `${PLUGIN_ROOT}` and `${PLUGIN_DATA}` of plugin `name` (creates the
+    /// data directory).
+    ///
+    /// # Errors
+    /// The message saying why `PLUGIN_DATA` could not be created.
+    fn plugin_vars(&self, name: &str, root: &Path) -> Result<PluginVars, String> {
+        let data = ensure_plugin_data_dir(&self.data_dir, name).map_err(|e| {
+            let dir = self.data_dir.display();
+            format!("cannot create PLUGIN_DATA under {dir}: {e}")
+        })?;
+        Ok(PluginVars {
+            plugin_root: root.to_path_buf(),
+            plugin_data: data,
         })
     }
 
@@ -121,64 +215,58 @@ impl Host {
     ///
     /// # Errors
     /// `invalid_entry` (the config breaks a stage-2 rule; message names
-    /// the field), `invalid_argument`, `already_exists`, `disposed`.
+    /// the field), `invalid_argument`, `already_exists` (the id is being
+    /// added, live or being removed), `cancelled` (`remove(id)` came
+    /// first), `disposed`.
     pub async fn add_server(&self, opts: AddServer) -> HostResult<String> {
         self.check_live()?;
         let config = validate_entry_value(&opts.name, &opts.config)
             .map_err(|m| HostError::new(ErrorCode::InvalidEntry, m))?;
-        self.reserve_id(&opts.name)?;
-        self.add_reserved_server(opts, config).await
+        let mut adding = self.reserve_id(&opts.name, /* plugin */ false)?;
+        let (spec, uri) = self.server_spec(&opts, config)?;
+        adding.check(ADD_SERVER)?;
+        let entry = mcp_server_entry(&opts.name, &uri, &opts.name, None, starting());
+        adding.publish(Customization::McpServer(Box::new(entry)));
+        adding.go_live(ADD_SERVER, vec![spec])?;
+        Ok(opts.name)
     }
 
-    /// Second half of [`Host::add_server`], once the name is reserved; frees
-    /// the name again if it fails before anything was published.
-    async fn add_reserved_server(
+    /// The spec and customization `uri` of top-level server `opts.name`
+    /// (creates its `PLUGIN_DATA` directory).
+    ///
+    /// # Errors
+    /// `internal` (no cwd, no `PLUGIN_DATA`), `invalid_argument` (bad root).
+    fn server_spec(
         &self,
-        opts: AddServer,
+        opts: &AddServer,
         config: ServerConfig,
-    ) -> HostResult<String> {
-        let fail = |e: HostError| {
-            self.release_id(&opts.name);
-            e
-        };
+    ) -> HostResult<(ServerSpec, String)> {
         let root = match &opts.root {
             Some(r) => r.clone(),
             None => std::env::current_dir().map_err(|e| {
-                fail(HostError::new(
-                    ErrorCode::Internal,
-                    format!("cannot read cwd: {e}"),
-                ))
+                HostError::new(ErrorCode::Internal, format!("cannot read cwd: {e}"))
             })?,
         };
         let root = std::fs::canonicalize(&root).map_err(|e| {
-            fail(HostError::new(
+            HostError::new(
                 ErrorCode::InvalidArgument,
                 format!("root {}: {e}", root.display()),
-            ))
+            )
         })?;
         let uri = opts.uri.clone().unwrap_or_else(|| match &config {
             ServerConfig::StreamableHttp(h) => h.url.to_string(),
             ServerConfig::Stdio(_) => file_uri(&root, /* dir */ true),
         });
-        let data = ensure_plugin_data_dir(&self.data_dir, &opts.name).map_err(|e| {
-            let dir = self.data_dir.display();
-            let message = format!("cannot create PLUGIN_DATA under {dir}: {e}");
-            fail(HostError::new(ErrorCode::Internal, message))
-        })?;
-        let vars = PluginVars {
-            plugin_root: root,
-            plugin_data: data,
-        };
+        let vars = self
+            .plugin_vars(&opts.name, &root)
+            .map_err(|m| HostError::new(ErrorCode::Internal, m))?;
         let spec = ServerSpec {
             id: opts.name.clone(),
             transport: transport_spec(config, vars),
             startup_timeout: startup_timeout(opts.startup_timeout_ms, &self.shared.limits),
             oauth_client: opts.oauth.clone(),
         };
-        let entry = mcp_server_entry(&opts.name, &uri, &opts.name, None, starting());
-        self.upsert(Customization::McpServer(Box::new(entry)));
-        self.spawn_actors(vec![spec]);
-        Ok(opts.name)
+        Ok((spec, uri))
     }
 
     /// Emits `session/customizationUpdated` (add or replace).
@@ -187,16 +275,6 @@ impl Host {
             .emit(StateAction::SessionCustomizationUpdated(Box::new(
                 SessionCustomizationUpdatedAction { customization },
             )));
-    }
-
-    /// Starts one actor per spec (each starts its server at once).
-    fn spawn_actors(&self, specs: Vec<ServerSpec>) {
-        let mut reg = self.registry();
-        for spec in specs {
-            let id = spec.id.clone();
-            let handle = ServerHandle::start(self.shared.clone(), spec);
-            reg.servers.insert(id, Arc::new(handle));
-        }
     }
 }
 
@@ -209,4 +287,31 @@ fn file_uri(path: &Path, dir: bool) -> String {
     };
     url.map(|u| u.to_string())
         .unwrap_or_else(|_| format!("file://{}", path.display()))
+}
+
+/// The canonical directory of a plugin root.
+///
+/// # Errors
+/// `invalid_argument` (missing, or not a directory).
+async fn plugin_root(root: &Path) -> HostResult<PathBuf> {
+    let canonical = tokio::fs::canonicalize(root).await.map_err(|e| {
+        HostError::new(
+            ErrorCode::InvalidArgument,
+            format!("plugin root {}: {e}", root.display()),
+        )
+    })?;
+    if !canonical.is_dir() {
+        return Err(HostError::new(
+            ErrorCode::InvalidArgument,
+            format!("plugin root {} is not a directory", canonical.display()),
+        ));
+    }
+    Ok(canonical)
+}
+
+/// A plugin's default name: its root directory's name.
+fn default_name(root: &Path) -> String {
+    root.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
