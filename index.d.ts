@@ -644,6 +644,10 @@ export interface LogRecord {
  * Stable error codes (`err.code`, always a string; `tests/error_codes.rs`
  * checks this list against the Rust `ErrorCode`). An id, name or URI argument
  * that is not a non-empty string is refused with `invalid_argument` naming it.
+ * A chat tool call paused for authentication whose server leaves `ready`
+ * rejects with `server_stopped` (stop request), `server_disabled` (toggled
+ * off), `server_removed` (`remove`), `server_exited` (crash),
+ * `server_restarted` (start request while running) or `disposed`.
  */
 export type HostErrorCode =
   | 'invalid_argument'
@@ -653,6 +657,10 @@ export type HostErrorCode =
   | 'already_exists'
   | 'server_not_ready'
   | 'server_exited'
+  | 'server_stopped'
+  | 'server_disabled'
+  | 'server_removed'
+  | 'server_restarted'
   | 'startup_timeout'
   | 'spawn_failed'
   | 'command_not_found'

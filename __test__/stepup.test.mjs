@@ -79,3 +79,66 @@ test('without a chat, a 403 insufficient_scope rejects with auth_required; a cli
     'the two client dispatches (the first refused) and no host completion after the client cancelled')
   assert.equal(serverState(host, id).kind, 'ready')
 })
+
+// Issue 9: a server that leaves `ready` while a chat tool call waits for
+// authentication settles it in the same step: the input-needed entry goes,
+// the call completes as failed with a code naming the cause, the promise
+// rejects with that code, and `authenticate` for the resource is refused
+// with -32602 (nobody waits for it any more).
+async function pausedCall(t, toolCallId) {
+  const h = await signedIn(t)
+  const [admin] = h.host.listTools().filter((x) => x.toolName === 'admin')
+  const pending = h.host.callTool({ name: admin.name, chat: CHAT, turnId: 'turn-1', toolCallId })
+  pending.catch(() => {})
+  await waitFor(() => h.host.getState().inputNeeded?.length === 1, { what: 'inputNeeded entry' })
+  await waitFor(() => h.actions.some((e) => e.channel === CHAT && e.action.type === 'chat/toolCallAuthRequired'), { what: 'the auth-required action' })
+  return { ...h, pending, from: h.actions.length }
+}
+
+/** Action types from index `from` on, without the client's own echo. */
+function typesSince(actions, from) {
+  return actions.slice(from).filter((e) => !e.origin).map((e) => e.action.type)
+}
+
+for (const [how, code, leave] of [
+  ['a stop request', 'server_stopped', (host, id) => host.dispatch({ type: 'session/mcpServerStopRequested', id }, { clientId: 'ui', clientSeq: 1 })],
+  ['a toggle off', 'server_disabled', (host, id) => host.dispatch({ type: 'session/customizationToggled', id, enablement: [{ kind: 'session', enabled: false }] }, { clientId: 'ui', clientSeq: 1 })],
+  ['a removal', 'server_removed', (host, id) => host.remove(id)],
+]) {
+  test(`${how} rejects the paused call with ${code}, removes its inputNeeded entry and refuses a later authenticate (-32602)`, async (t) => {
+    const { host, actions, id, resource, pending, from, server } = await pausedCall(t, 'tc-leave')
+    await leave(host, id)
+    await assert.rejects(pending, (e) => e.code === code && e.message.includes(id))
+    await waitFor(() => actions.some((e) => e.channel === CHAT && e.action.type === 'chat/toolCallComplete'), { what: 'the completion' })
+    assert.equal(host.getState().inputNeeded, undefined)
+    const complete = actions.find((e) => e.channel === CHAT && e.action.type === 'chat/toolCallComplete')
+    assert.equal(complete.action.result.success, false)
+    assert.equal(complete.action.result.error.code, code)
+    const types = typesSince(actions, from)
+    assert.deepEqual(types.slice(0, 2), ['session/inputNeededRemoved', 'chat/toolCallComplete'], types.join(', '))
+    await assert.rejects(host.authenticate({ resource, token: ADMIN }), (e) => e.code === 'invalid_params' && e.rpcCode === -32602)
+    assert.equal((await server.stats()).calls.admin, 0)
+  })
+}
+
+test('dispose rejects the paused call with disposed and removes its inputNeeded entry before the final completion', async (t) => {
+  const { host, actions, pending, from } = await pausedCall(t, 'tc-dispose')
+  await host.dispose()
+  await assert.rejects(pending, (e) => e.code === 'disposed')
+  await waitFor(() => actions.some((e) => e.channel === CHAT && e.action.type === 'chat/toolCallComplete'), { what: 'the completion' })
+  const types = typesSince(actions, from)
+  const removed = types.indexOf('session/inputNeededRemoved')
+  assert.ok(removed >= 0 && removed < types.indexOf('chat/toolCallComplete'), types.join(', '))
+  const complete = actions.find((e) => e.channel === CHAT && e.action.type === 'chat/toolCallComplete')
+  assert.equal(complete.action.result.error.code, 'disposed')
+})
+
+test('disposeSync rejects the paused call with disposed and removes its inputNeeded entry before the final completion', async (t) => {
+  const { host, actions, pending, from } = await pausedCall(t, 'tc-dispose-sync')
+  host.disposeSync()
+  await assert.rejects(pending, (e) => e.code === 'disposed')
+  await waitFor(() => actions.some((e) => e.channel === CHAT && e.action.type === 'chat/toolCallComplete'), { what: 'the completion' })
+  const types = typesSince(actions, from)
+  const removed = types.indexOf('session/inputNeededRemoved')
+  assert.ok(removed >= 0 && removed < types.indexOf('chat/toolCallComplete'), types.join(', '))
+})

@@ -25,6 +25,17 @@ pub enum ErrorCode {
     ServerNotReady,
     /// The server process exited or the connection closed (`server_exited`).
     ServerExited,
+    /// A stop request stopped the server while something waited on it, e.g.
+    /// a chat tool call paused for authentication (`server_stopped`).
+    ServerStopped,
+    /// The server was disabled (toggled off) while something waited on it
+    /// (`server_disabled`).
+    ServerDisabled,
+    /// The server was removed while something waited on it (`server_removed`).
+    ServerRemoved,
+    /// A start request restarted the server while something waited on it
+    /// (`server_restarted`).
+    ServerRestarted,
     /// `initialize` did not complete within the startup timeout (`startup_timeout`).
     StartupTimeout,
     /// The process could not be spawned (`spawn_failed`).
@@ -73,7 +84,7 @@ impl ErrorCode {
     /// Every code, in declaration order (`tests/error_codes.rs` checks it
     /// against the variants, [`ErrorCode::as_str`] and the `HostErrorCode`
     /// union in `index.d.ts`).
-    pub const ALL: [Self; 26] = [
+    pub const ALL: [Self; 30] = [
         Self::InvalidArgument,
         Self::InvalidConfig,
         Self::InvalidEntry,
@@ -81,6 +92,10 @@ impl ErrorCode {
         Self::AlreadyExists,
         Self::ServerNotReady,
         Self::ServerExited,
+        Self::ServerStopped,
+        Self::ServerDisabled,
+        Self::ServerRemoved,
+        Self::ServerRestarted,
         Self::StartupTimeout,
         Self::SpawnFailed,
         Self::CommandNotFound,
@@ -112,6 +127,10 @@ impl ErrorCode {
             Self::AlreadyExists => "already_exists",
             Self::ServerNotReady => "server_not_ready",
             Self::ServerExited => "server_exited",
+            Self::ServerStopped => "server_stopped",
+            Self::ServerDisabled => "server_disabled",
+            Self::ServerRemoved => "server_removed",
+            Self::ServerRestarted => "server_restarted",
             Self::StartupTimeout => "startup_timeout",
             Self::SpawnFailed => "spawn_failed",
             Self::CommandNotFound => "command_not_found",

@@ -91,6 +91,8 @@ struct Replay {
     statuses: Vec<String>,
     chat_actions: Vec<ActionEnvelope>,
     last_seq: u64,
+    /// Every applied envelope's action type, in `serverSeq` order.
+    types: Vec<String>,
 }
 
 impl Replay {
@@ -102,6 +104,7 @@ impl Replay {
             statuses: Vec::new(),
             chat_actions: Vec::new(),
             last_seq: 0,
+            types: Vec::new(),
         }
     }
 
@@ -119,6 +122,8 @@ impl Replay {
             if e.rejection_reason.is_some() {
                 continue;
             }
+            let action = serde_json::to_value(&e.action).unwrap();
+            self.types.push(action["type"].as_str().unwrap().to_owned());
             if e.channel == CHAT {
                 apply_action_to_chat(&mut self.chat, &e.action);
                 let s = status(&self.chat, id);
@@ -610,4 +615,121 @@ async fn second_refusal_fails_and_client_cancel_completes_as_cancelled() {
     assert_eq!(completes, 1, "only the first call's host completion");
     assert!(server_ready(&host, &id));
     drop(server.child);
+}
+
+/// How a test makes the paused call's server leave `ready`.
+enum Leave {
+    Stop,
+    ToggleOff,
+    Remove,
+}
+
+/// Issue 9: a chat tool call paused in `auth-required` on the step-up
+/// fixture, then the server leaves `ready` (`how`): in that step the
+/// input-needed entry is removed, the call completes as failed with `code`
+/// (before the server's state changes), `callTool` rejects with `code`, and
+/// a later `authenticate` for the resource is refused with `invalid_params`.
+async fn paused_call_settles_when(how: Leave, code: &str) {
+    let server = StepUpServer::start().await;
+    let (host, rx, _data) = new_host();
+    let (id, resource) = stepup_ready(&host, &server).await;
+    let mut replay = Replay::new(rx);
+    replay.drain("tc-l");
+    harness_start(&mut replay.chat, "tc-l", &id);
+    let call = {
+        let (host, id) = (host.clone(), id.clone());
+        tokio::spawn(async move {
+            host.call_tool(
+                chat_call(&id, "admin", json!({}), "tc-l"),
+                CancellationToken::new(),
+            )
+            .await
+        })
+    };
+    replay
+        .until("tc-l", "auth-required", |r| {
+            r.statuses.last().map(String::as_str) == Some("auth-required")
+                && !r.input_needed().is_empty()
+        })
+        .await;
+    let before = replay.types.len();
+    let origin: ActionOrigin =
+        serde_json::from_value(json!({"clientId": "ui", "clientSeq": 1})).unwrap();
+    match how {
+        Leave::Stop => {
+            let stop = json!({"type": "session/mcpServerStopRequested", "id": id});
+            host.dispatch(stop, origin).unwrap();
+        }
+        Leave::ToggleOff => {
+            let off = json!({"type": "session/customizationToggled", "id": id,
+                             "enablement": [{"kind": "session", "enabled": false}]});
+            host.dispatch(off, origin).unwrap();
+        }
+        Leave::Remove => host.remove(&id).await.unwrap(),
+    }
+    let err = tokio::time::timeout(WAIT, call)
+        .await
+        .expect("the paused call never ended");
+    assert_eq!(err.unwrap().unwrap_err().code.as_str(), code);
+    replay
+        .until("tc-l", "completion and the state change", |r| {
+            r.statuses.last().map(String::as_str) == Some("completed")
+                && r.types[before..].contains(&"session/mcpServerStateChanged".to_owned())
+        })
+        .await;
+    // Settled: no input-needed entry without a live wait, no call left
+    // auth-required on a server that waits for nothing.
+    assert_eq!(replay.statuses, ["auth-required", "completed"]);
+    assert!(
+        replay.input_needed().is_empty(),
+        "{:?}",
+        replay.input_needed()
+    );
+    assert!(host.state().input_needed.is_none_or(|n| n.is_empty()));
+    let done = tool_call(&replay.chat, "tc-l");
+    assert_eq!(
+        (done["success"].as_bool(), done["error"]["code"].as_str()),
+        (Some(false), Some(code))
+    );
+    // In the same step, in this order, before the state change.
+    let after: Vec<&str> = replay.types[before..]
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !t.starts_with("session/customizationToggled") && !t.ends_with("StopRequested"))
+        .collect();
+    assert_eq!(
+        after[..2],
+        ["session/inputNeededRemoved", "chat/toolCallComplete"],
+        "{after:?}"
+    );
+    assert!(
+        after[2..].contains(&"session/mcpServerStateChanged"),
+        "{after:?}"
+    );
+    // Nobody waits for the resource any more.
+    let late = AuthenticateArgs {
+        resource,
+        token: "admin-canary-token".into(),
+        expires_in: None,
+        scopes: None,
+    };
+    let refused = host.authenticate(late).await.unwrap_err();
+    assert_eq!(refused.code.as_str(), "invalid_params");
+    assert_eq!(server.stats().await["calls"]["admin"].as_u64(), Some(0));
+    drop(server.child);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_request_settles_the_paused_call() {
+    paused_call_settles_when(Leave::Stop, "server_stopped").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_toggle_off_settles_the_paused_call() {
+    paused_call_settles_when(Leave::ToggleOff, "server_disabled").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removal_settles_the_paused_call() {
+    paused_call_settles_when(Leave::Remove, "server_removed").await;
 }

@@ -12,7 +12,11 @@
 //!   ([`StepUpWaits::resume_server`]) → [`AuthWaitEnd::Token`];
 //! - the client completes the tool call as failed
 //!   ([`StepUpWaits::cancel_call`]) → [`AuthWaitEnd::ClientCancelled`];
-//! - the caller cancels → [`AuthWaitEnd::Gone`].
+//! - the caller cancels → [`AuthWaitEnd::Gone`];
+//! - its server left the state the wait depended on (stopped, disabled,
+//!   removed, crashed, restarted, failed, shut down: [`Leaving`]); the
+//!   server's actor ends the waits in the same step
+//!   ([`StepUpWaits::end_server`]) → [`AuthWaitEnd::Ended`].
 //!
 //! ## Lock
 //!
@@ -45,6 +49,8 @@ pub struct CallKey {
 struct AuthWait {
     /// Customization id of the server that sent the challenge.
     server_id: String,
+    /// The tool call's display name (for the failed completion).
+    display_name: String,
     /// The protected resource the call's challenge advertised (RFC 9728).
     resource: ProtectedResourceMetadata,
     /// Scopes the challenge asked for.
@@ -61,6 +67,68 @@ pub enum AuthWaitEnd {
     ClientCancelled,
     /// The caller cancelled, or the wait was dropped.
     Gone,
+    /// The server left the state the wait depended on; the tool call was
+    /// already settled (input-needed entry removed, completed as failed with
+    /// [`Leaving::error`]) by [`StepUpWaits::end_server`].
+    Ended(Leaving),
+}
+
+/// Why a server left `ready`, `starting` or `authRequired` in a way that
+/// ends the chat tool calls paused on it (issue 9: "every server transition
+/// settles what depends on it"). A host-run sign-in reconnecting the server,
+/// or a 401 `invalid_token` taking it to `authRequired`, is not a `Leaving`:
+/// paused calls resume after those.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Leaving {
+    /// `session/mcpServerStopRequested` (`server_stopped`).
+    Stopped,
+    /// Toggled off (`server_disabled`).
+    Disabled,
+    /// `remove` (`server_removed`).
+    Removed,
+    /// The connection or process ended on its own (`server_exited`).
+    Crashed,
+    /// A start request restarted a running server (`server_restarted`).
+    Restarted,
+    /// The server went to `error` with this code (e.g. `redirect_refused`,
+    /// a failed retry's `connect_failed`).
+    Failed(ErrorCode),
+    /// The host shut down or was disposed (`disposed`).
+    ShutDown,
+}
+
+impl Leaving {
+    /// The stable code a paused call fails with.
+    pub fn code(self) -> ErrorCode {
+        match self {
+            Self::Stopped => ErrorCode::ServerStopped,
+            Self::Disabled => ErrorCode::ServerDisabled,
+            Self::Removed => ErrorCode::ServerRemoved,
+            Self::Crashed => ErrorCode::ServerExited,
+            Self::Restarted => ErrorCode::ServerRestarted,
+            Self::Failed(code) => code,
+            Self::ShutDown => ErrorCode::Disposed,
+        }
+    }
+
+    /// The error a call paused on server `server_id` fails with: [`Leaving::code`],
+    /// message `"<server_id> <what happened> while the tool call waited for
+    /// authentication"`.
+    pub fn error(self, server_id: &str) -> HostError {
+        let what = match self {
+            Self::Stopped => "was stopped",
+            Self::Disabled => "was disabled",
+            Self::Removed => "was removed",
+            Self::Crashed => "exited",
+            Self::Restarted => "was restarted",
+            Self::Failed(_) => "failed",
+            Self::ShutDown => "was shut down with the host",
+        };
+        HostError::new(
+            self.code(),
+            format!("{server_id} {what} while the tool call waited for authentication"),
+        )
+    }
 }
 
 /// What a client's `chat/toolCallComplete` means for the calls paused here.
@@ -104,13 +172,21 @@ pub struct StepUpWait<'a> {
 
 impl StepUpWait<'_> {
     /// Sleeps until the wait ends or `cancel` fires ([`AuthWaitEnd::Gone`]).
+    /// A wait that was already taken out (its end is decided) when `cancel`
+    /// fires still returns that end, so a call is settled once.
     pub async fn wait(mut self, cancel: &CancellationToken) -> AuthWaitEnd {
-        let Some(rx) = self.rx.take() else {
+        let Some(mut rx) = self.rx.take() else {
             return AuthWaitEnd::Gone;
         };
         tokio::select! {
-            r = rx => r.unwrap_or(AuthWaitEnd::Gone),
-            _ = cancel.cancelled() => AuthWaitEnd::Gone,
+            r = &mut rx => r.unwrap_or(AuthWaitEnd::Gone),
+            _ = cancel.cancelled() => {
+                if self.waits.lock().remove(&self.key).is_some() {
+                    AuthWaitEnd::Gone
+                } else {
+                    rx.await.unwrap_or(AuthWaitEnd::Gone)
+                }
+            }
         }
     }
 }
@@ -126,19 +202,21 @@ impl StepUpWaits {
         self.waits.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Registers tool call `key` of server `server_id` as paused until a
-    /// token for `resource` covering `required_scopes` arrives. A second
-    /// registration under the same key replaces the first.
+    /// Registers tool call `key` (shown as `display_name`) of server
+    /// `server_id` as paused until a token for `resource` covering
+    /// `required_scopes` arrives. A second registration under the same key
+    /// replaces the first.
     pub fn register(
         &self,
         key: CallKey,
-        server_id: &str,
+        (server_id, display_name): (&str, &str),
         resource: ProtectedResourceMetadata,
         required_scopes: Vec<String>,
     ) -> StepUpWait<'_> {
         let (tx, rx) = oneshot::channel();
         let wait = AuthWait {
             server_id: server_id.to_owned(),
+            display_name: display_name.to_owned(),
             resource,
             required_scopes,
             tx,
@@ -210,6 +288,35 @@ impl StepUpWaits {
                 let _ = wait.tx.send(AuthWaitEnd::Token);
             }
         }
+    }
+
+    /// Server `server_id` left the state its paused calls depended on
+    /// (`why`): for each of them, in one step under the lock, runs
+    /// `settle(key, display_name)` (the caller emits
+    /// `session/inputNeededRemoved` and the failed `chat/toolCallComplete`)
+    /// and wakes it with [`AuthWaitEnd::Ended`]. Calls of other servers keep
+    /// waiting; afterwards nothing waits for this server, so `authenticate`
+    /// for its resource is refused (unless the server itself waits).
+    /// Returns how many calls ended.
+    pub fn end_server(
+        &self,
+        server_id: &str,
+        why: Leaving,
+        mut settle: impl FnMut(&CallKey, &str),
+    ) -> usize {
+        let mut waits = self.lock();
+        let keys: Vec<CallKey> = waits
+            .iter()
+            .filter(|(_, w)| w.server_id == server_id)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in &keys {
+            if let Some(wait) = waits.remove(k) {
+                settle(k, &wait.display_name);
+                let _ = wait.tx.send(AuthWaitEnd::Ended(why));
+            }
+        }
+        keys.len()
     }
 
     /// A client's `chat/toolCallComplete` for tool call `tool_call_id` of
@@ -338,7 +445,7 @@ mod tests {
     #[tokio::test]
     async fn register_then_resolve_wakes_the_waiter_with_token() {
         let waits = StepUpWaits::default();
-        let wait = waits.register(key("a"), "srv", resource(R), scopes(&["admin"]));
+        let wait = waits.register(key("a"), ("srv", "A"), resource(R), scopes(&["admin"]));
         let granted = scopes(&["read", "admin"]);
         let done = waits.take_for_resource(R, "tok", Some(&granted)).unwrap();
         let installed: Vec<&str> = done.iter().map(|c| c.server_id.as_str()).collect();
@@ -353,7 +460,12 @@ mod tests {
     #[tokio::test]
     async fn missing_scopes_are_auth_required_and_wake_nobody() {
         let waits = StepUpWaits::default();
-        let _wait = waits.register(key("a"), "srv", resource(R), scopes(&["read", "admin"]));
+        let _wait = waits.register(
+            key("a"),
+            ("srv", "A"),
+            resource(R),
+            scopes(&["read", "admin"]),
+        );
         let granted = scopes(&["read"]);
         let err = waits
             .take_for_resource(R, "tok", Some(&granted))
@@ -373,7 +485,7 @@ mod tests {
     #[tokio::test]
     async fn an_unknown_resource_or_an_empty_token_does_nothing() {
         let waits = StepUpWaits::default();
-        let _wait = waits.register(key("a"), "srv", resource(R), Vec::new());
+        let _wait = waits.register(key("a"), ("srv", "A"), resource(R), Vec::new());
         let unknown = waits.take_for_resource("https://other/mcp", "tok", None);
         assert!(unknown.unwrap().is_empty());
         let revoke = waits.take_for_resource(R, "", None);
@@ -384,7 +496,7 @@ mod tests {
     #[tokio::test]
     async fn cancel_call_ends_a_failed_completion_and_refuses_the_rest() {
         let waits = StepUpWaits::default();
-        let wait = waits.register(key("a"), "srv", resource(R), Vec::new());
+        let wait = waits.register(key("a"), ("srv", "A"), resource(R), Vec::new());
         let refused = waits.cancel_call("turn-1", "a", true, Clone::clone);
         assert!(
             matches!(&refused, CallCompletion::Refused { chat, .. } if chat == "ahp-chat:/c"),
@@ -410,8 +522,8 @@ mod tests {
     #[tokio::test]
     async fn resume_server_touches_only_that_server() {
         let waits = StepUpWaits::default();
-        let a = waits.register(key("a"), "one", resource(R), Vec::new());
-        let b = waits.register(key("b"), "two", resource(R), Vec::new());
+        let a = waits.register(key("a"), ("one", "A"), resource(R), Vec::new());
+        let b = waits.register(key("b"), ("two", "B"), resource(R), Vec::new());
         waits.resume_server("one");
         assert_eq!(a.wait(&CancellationToken::new()).await, AuthWaitEnd::Token);
         let keys: Vec<CallKey> = waits.lock().keys().cloned().collect();
@@ -422,10 +534,33 @@ mod tests {
         assert!(waits.lock().is_empty(), "an ended wait is unregistered");
     }
 
+    #[tokio::test]
+    async fn end_server_settles_that_servers_calls_once_and_wakes_them() {
+        let waits = StepUpWaits::default();
+        let a = waits.register(key("a"), ("one", "A"), resource(R), Vec::new());
+        let b = waits.register(key("b"), ("two", "B"), resource(R), Vec::new());
+        let mut settled = Vec::new();
+        let ended = waits.end_server("one", Leaving::Stopped, |k, display| {
+            settled.push((k.tool_call_id.clone(), display.to_owned()));
+        });
+        assert_eq!(ended, 1);
+        assert_eq!(settled, [("a".to_owned(), "A".to_owned())]);
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        // Already decided: a cancel racing with the end still sees the end.
+        assert_eq!(a.wait(&cancel).await, AuthWaitEnd::Ended(Leaving::Stopped));
+        let taken = waits.take_for_resource(R, "tok", None).unwrap();
+        let servers: Vec<&str> = taken.iter().map(|c| c.server_id.as_str()).collect();
+        assert_eq!(servers, ["two"], "only the other server's call still waits");
+        assert_eq!(waits.end_server("one", Leaving::Stopped, |_, _| {}), 0);
+        drop(taken);
+        assert_eq!(b.wait(&CancellationToken::new()).await, AuthWaitEnd::Gone);
+    }
+
     #[test]
     fn advertised_resources_lists_each_waiting_resource() {
         let waits = StepUpWaits::default();
-        let _a = waits.register(key("a"), "one", resource(R), Vec::new());
+        let _a = waits.register(key("a"), ("one", "A"), resource(R), Vec::new());
         let listed = waits.advertised_resources();
         assert_eq!(listed.len(), 1);
         assert_eq!(listed[0].resource, R);

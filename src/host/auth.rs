@@ -51,9 +51,11 @@ impl Host {
     /// `disposed`.
     pub async fn authenticate(&self, args: AuthenticateArgs) -> HostResult<()> {
         self.check_live()?;
-        let paused =
-            self.step_up
-                .take_for_resource(&args.resource, &args.token, args.scopes.as_deref())?;
+        let paused = self.shared.step_up.take_for_resource(
+            &args.resource,
+            &args.token,
+            args.scopes.as_deref(),
+        )?;
         if !paused.is_empty() {
             for call in paused {
                 self.install_step_up_token(&call.server_id, &args.token)
@@ -64,7 +66,7 @@ impl Host {
         }
         let (targets, mut advertised) = self.auth_required_for(&args.resource);
         // Lock order: the step-up waits are never taken under the session lock.
-        advertised.extend(self.step_up.advertised_resources());
+        advertised.extend(self.shared.step_up.advertised_resources());
         if targets.is_empty() {
             return Err(HostError::new(
                 ErrorCode::InvalidParams,
@@ -207,7 +209,7 @@ impl Host {
         handle.send(Command::UseOAuth { manager, reply });
         let outcome = rx.await.unwrap_or_else(|_| Err(server_gone()));
         if outcome.is_ok() {
-            self.step_up.resume_server(&handle.id);
+            self.shared.step_up.resume_server(&handle.id);
         }
         outcome
     }

@@ -144,8 +144,6 @@ pub struct Host {
     shared: Arc<HostShared>,
     /// Top-level ids and server actors (a leaf lock).
     registry: Mutex<Registry<Arc<ServerHandle>>>,
-    /// Chat tool calls paused on a step-up challenge.
-    step_up: StepUpWaits,
     /// The catalogue as of the caller's last `listTools`.
     read_view: ReadCatalogue,
     data_dir: PathBuf,
@@ -194,11 +192,11 @@ impl Host {
             refresh_locks: Arc::default(),
             catalogue: Default::default(),
             publish_server_tools: config.publish_server_tools,
+            step_up: StepUpWaits::default(),
         });
         Self {
             shared,
             registry: Mutex::new(Registry::default()),
-            step_up: StepUpWaits::default(),
             read_view: ReadCatalogue::default(),
             data_dir: config.data_dir,
             oauth: config.oauth,
@@ -278,7 +276,7 @@ impl Host {
                 }
             }
         };
-        futures::future::join_all(handles.iter().map(|h| h.shutdown())).await;
+        futures::future::join_all(handles.iter().map(|h| h.remove())).await;
         self.shared.emit(StateAction::SessionCustomizationRemoved(
             SessionCustomizationRemovedAction { id: id.to_owned() },
         ));
@@ -323,7 +321,8 @@ impl Host {
     ) -> ActionEnvelope {
         let (turn, call) = (&complete.turn_id, &complete.tool_call_id);
         // Lock order: step-up waits, then the session.
-        self.step_up
+        self.shared
+            .step_up
             .cancel_call(turn, call, complete.result.success, |completion| {
                 let (channel, rejection) = match completion {
                     CallCompletion::NotWaiting { rejection } => {

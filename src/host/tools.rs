@@ -3,6 +3,7 @@
 //! execution-phase actions of a chat tool call (see [`crate::toolcall`])
 //! and its pause on a step-up challenge.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ use crate::auth::step_up::{AuthWaitEnd, CallKey};
 use crate::catalogue::{CatalogueEntry, ToolDiagnostic};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::supervisor::tool_call::{call_tool, CallRequest, Progress};
-use crate::supervisor::{Command, ServerHandle, TransportSpec};
+use crate::supervisor::{Command, HostShared, ServerHandle, TransportSpec};
 use crate::toolcall::{self, ChatContext};
 
 pub use crate::catalogue::read_view::ToolRef;
@@ -97,9 +98,32 @@ impl ChatCall {
 
 /// Outcome of [`Host::await_step_up`].
 enum StepUp {
+    /// Retry the request.
     Resolved,
+    /// The call fails; `callTool` emits its completion.
     Failed(HostError),
-    ClientCancelled(HostError),
+    /// The call fails and was already completed on the chat channel (by the
+    /// client's `chat/toolCallComplete`, or by the server's actor when the
+    /// server left the state the wait depended on).
+    Completed(HostError),
+}
+
+/// The `session/inputNeeded` entry of a paused call while it is shown:
+/// dropped (the wait ended, or `callTool` was dropped by `dispose`), it
+/// emits `session/inputNeededRemoved` unless someone else already did.
+struct InputNeeded<'a> {
+    shared: &'a HostShared,
+    ctx: &'a ChatContext,
+    shown: bool,
+}
+
+impl Drop for InputNeeded<'_> {
+    fn drop(&mut self) {
+        if self.shown {
+            self.shared
+                .emit(toolcall::input_needed_removed_action(self.ctx));
+        }
+    }
 }
 
 impl Host {
@@ -176,16 +200,17 @@ impl Host {
             timeout: (call.timeout).unwrap_or(Duration::from_millis(limits.call_timeout_ms)),
             max_total: (call.max_total).unwrap_or(Duration::from_millis(limits.call_max_total_ms)),
         };
+        // Set once the AHP tool call was completed by someone else (the
+        // client, or the server's actor ending the wait).
+        let completed = AtomicBool::new(false);
         let run = async {
             Ok(self
-                .run_call(&handle, req, &cancel, ctx.as_ref(), &display)
+                .run_call(&handle, req, &cancel, ctx.as_ref(), &display, &completed)
                 .await)
         };
-        let (result, client_completed) = self
-            .until_disposed(run)
-            .await
-            .unwrap_or_else(|e| (Err(e), false));
-        if let Some(ctx) = ctx.as_ref().filter(|_| !client_completed) {
+        let result = self.until_disposed(run).await.unwrap_or_else(Err);
+        let completed = completed.load(Ordering::SeqCst);
+        if let Some(ctx) = ctx.as_ref().filter(|_| !completed) {
             self.shared
                 .emit_on(&ctx.chat, toolcall::complete_action(ctx, &display, &result));
         }
@@ -210,8 +235,10 @@ impl Host {
     }
 
     /// Runs the MCP request, pausing once for a step-up token when the call
-    /// runs in a chat. The flag is true when the client completed the AHP
-    /// tool call itself (a failed `chat/toolCallComplete` while auth-required).
+    /// runs in a chat. Sets `completed` when the AHP tool call was completed
+    /// by someone else while it was paused (the client's failed
+    /// `chat/toolCallComplete`, or the server's actor when the server left
+    /// the state the pause depended on).
     async fn run_call(
         &self,
         handle: &ServerHandle,
@@ -219,7 +246,8 @@ impl Host {
         cancel: &CancellationToken,
         ctx: Option<&ChatContext>,
         display: &str,
-    ) -> (HostResult<Value>, bool) {
+        completed: &AtomicBool,
+    ) -> HostResult<Value> {
         let mut stepped_up = false;
         loop {
             let shared = &self.shared;
@@ -242,7 +270,7 @@ impl Host {
             .await;
             let step_up = matches!(&result, Err(e) if e.is_step_up());
             let Some(ctx) = ctx.filter(|_| step_up && !stepped_up) else {
-                return (result, false);
+                return result;
             };
             stepped_up = true;
             match self
@@ -250,8 +278,11 @@ impl Host {
                 .await
             {
                 StepUp::Resolved => continue,
-                StepUp::Failed(e) => return (Err(e), false),
-                StepUp::ClientCancelled(e) => return (Err(e), true),
+                StepUp::Failed(e) => return Err(e),
+                StepUp::Completed(e) => {
+                    completed.store(true, Ordering::SeqCst);
+                    return Err(e);
+                }
             }
         }
     }
@@ -293,9 +324,12 @@ impl Host {
             tool_call_id: ctx.tool_call_id.clone(),
         };
         let required_scopes = requirement.required_scopes.unwrap_or_default();
-        let wait = self
-            .step_up
-            .register(key, &handle.id, requirement.resource, required_scopes);
+        let wait = self.shared.step_up.register(
+            key,
+            (&handle.id, display),
+            requirement.resource,
+            required_scopes,
+        );
         self.shared
             .emit_on(&ctx.chat, toolcall::auth_required(ctx, &auth));
         let message = format!("Calling {display}");
@@ -306,8 +340,15 @@ impl Host {
         };
         let needed = toolcall::input_needed_set(ctx, &call, &auth);
         self.shared.emit(needed);
+        let mut entry = InputNeeded {
+            shared: &self.shared,
+            ctx,
+            shown: true,
+        };
         let end = wait.wait(cancel).await;
-        self.shared.emit(toolcall::input_needed_removed_action(ctx));
+        // Ended by the server's actor: it removed the entry and completed the call.
+        entry.shown = !matches!(end, AuthWaitEnd::Ended(_));
+        drop(entry);
         let (server, call) = (&handle.id, format!("tools/call {tool_name:?}"));
         match end {
             AuthWaitEnd::Token => {
@@ -315,7 +356,8 @@ impl Host {
                     .emit_on(&ctx.chat, toolcall::auth_resolved_action(ctx));
                 StepUp::Resolved
             }
-            AuthWaitEnd::ClientCancelled => StepUp::ClientCancelled(HostError::new(
+            AuthWaitEnd::Ended(why) => StepUp::Completed(why.error(server)),
+            AuthWaitEnd::ClientCancelled => StepUp::Completed(HostError::new(
                 ErrorCode::Cancelled,
                 format!(
                     "{call} on {server}: the client cancelled it while it waited for \

@@ -50,9 +50,9 @@ fn split(command: Option<Command>) -> (Input, Payload) {
         Some(Command::Start) => Input::Start,
         Some(Command::Stop) => Input::Stop,
         Some(Command::SetEnabled(on)) => Input::SetEnabled(on),
-        Some(Command::Shutdown(done)) => {
+        Some(Command::Shutdown { why, done }) => {
             payload.done = Some(done);
-            Input::Shutdown
+            Input::Shutdown(why)
         }
         Some(Command::UseOAuth { manager, reply }) => {
             payload.manager = Some(manager);
@@ -295,6 +295,7 @@ impl<C: Connector> Actor<C> {
     async fn run(&mut self, effect: Effect, payload: &mut Payload) -> Option<Input> {
         let id = &self.spec.id;
         match effect {
+            Effect::EndToolAuthWaits(why) => self.shared.end_tool_auth_waits(id, why),
             Effect::SetState(state) => self.shared.set_server_state(id, state),
             Effect::Log(level, message) => self.log(level, message),
             Effect::Open => self.waiting = Waiting::Open(self.attempt()),

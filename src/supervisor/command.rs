@@ -4,6 +4,7 @@
 
 use tokio::sync::oneshot;
 
+use crate::auth::step_up::Leaving;
 use crate::error::{HostError, HostResult};
 
 /// Commands an actor accepts (what each does in each phase:
@@ -16,8 +17,15 @@ pub enum Command {
     /// Enablement changed: `true` starts the server unless it is already
     /// starting or running (no restart); `false` stops it.
     SetEnabled(bool),
-    /// Stop and end the actor; the sender is told when the process is gone.
-    Shutdown(oneshot::Sender<()>),
+    /// Stop and end the actor; `done` is told when the process is gone.
+    Shutdown {
+        /// Why: chat tool calls paused on the server fail with
+        /// [`Leaving::code`] (`server_removed` for `remove`, `disposed` for
+        /// the host's shutdown).
+        why: Leaving,
+        /// Told once the process is gone.
+        done: oneshot::Sender<()>,
+    },
     /// A host-run sign-in succeeded: connect through this authorization
     /// manager (it adds and refreshes the bearer token).
     UseOAuth {

@@ -32,6 +32,7 @@ pub use connect::TransportSpec;
 pub use live::{LiveConnection, ServerLive};
 pub use shared::{HostShared, SessionCell};
 
+use crate::auth::step_up::Leaving;
 use crate::config::OAuthClientSetting;
 
 use connector::{Connector, McpConnector};
@@ -115,10 +116,25 @@ impl ServerHandle {
         let _ = self.commands.send(command);
     }
 
-    /// Stops the server and ends the actor; resolves once the process is gone.
+    /// Stops the server and ends the actor as part of the host's shutdown
+    /// (chat tool calls paused on it fail with `disposed`); resolves once
+    /// the process is gone.
     pub async fn shutdown(&self) {
-        let (tx, rx) = oneshot::channel();
-        if self.commands.send(Command::Shutdown(tx)).is_ok() {
+        self.shutdown_for(Leaving::ShutDown).await;
+    }
+
+    /// Stops the server and ends the actor because it is removed (chat tool
+    /// calls paused on it fail with `server_removed`); resolves once the
+    /// process is gone.
+    pub async fn remove(&self) {
+        self.shutdown_for(Leaving::Removed).await;
+    }
+
+    /// Stops the server and ends the actor for `why` (see
+    /// [`Command::Shutdown`]); resolves once the process is gone.
+    pub async fn shutdown_for(&self, why: Leaving) {
+        let (done, rx) = oneshot::channel();
+        if self.commands.send(Command::Shutdown { why, done }).is_ok() {
             let _ = rx.await;
         }
     }

@@ -34,6 +34,7 @@ use std::time::{Duration, Instant};
 
 use ahp_types::state::{McpServerAuthRequiredState, McpServerState, ProtectedResourceMetadata};
 
+pub use crate::auth::step_up::Leaving;
 use crate::error::{
     ErrorCode, ErrorDetail, HostError, HostResult, AHP_AUTH_REQUIRED, JSONRPC_INVALID_PARAMS,
 };
@@ -174,8 +175,9 @@ pub enum Input {
     Stop,
     /// [`super::Command::SetEnabled`].
     SetEnabled(bool),
-    /// [`super::Command::Shutdown`].
-    Shutdown,
+    /// [`super::Command::Shutdown`], and why (`remove`: [`Leaving::Removed`];
+    /// host shutdown: [`Leaving::ShutDown`]).
+    Shutdown(Leaving),
     /// [`super::Command::UseOAuth`] (the manager stays with the actor).
     UseOAuth,
     /// [`Command::ConnectionFailed`](variant@super::Command::ConnectionFailed).
@@ -246,6 +248,13 @@ pub enum Supersede {
 /// What the actor does, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
+    /// The server leaves `ready`, `starting`, `authRequired` (or discovery)
+    /// for `why`: every chat tool call paused on it for authentication ends
+    /// now — `session/inputNeededRemoved`, then `chat/toolCallComplete`
+    /// failed with [`Leaving::error`] — before any other effect of the step.
+    /// Not on a host-run sign-in or a 401 re-entering `authRequired` (those
+    /// calls resume once the server is `ready` again).
+    EndToolAuthWaits(Leaving),
     /// Emit `session/mcpServerStateChanged` (a repeated `starting` is not emitted).
     SetState(McpServerState),
     /// A log record from `host.supervisor`.

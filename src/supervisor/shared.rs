@@ -16,11 +16,13 @@ use ahp_types::state::{McpServerState, SessionState};
 use rmcp::model::ClientConfig;
 use tokio_util::sync::CancellationToken;
 
+use crate::auth::step_up::{Leaving, StepUpWaits};
 use crate::catalogue::{Catalogue, ServerTools};
 use crate::config::launch::EnvPolicy;
 use crate::events::{EventSink, HostEvent, ToolsChangeReason};
 use crate::limits::Limits;
 use crate::session::{find, Found, SessionStore};
+use crate::toolcall::{self, ChatContext};
 use crate::transport::process::ProcessRegistry;
 
 /// What every actor shares: the session (single writer, gapless
@@ -56,6 +58,11 @@ pub struct HostShared {
     pub catalogue: RwLock<Catalogue>,
     /// Emit `session/serverToolsChanged` with the model catalogue on every change.
     pub publish_server_tools: bool,
+    /// Chat tool calls paused for authentication (step-up, expired token).
+    /// Registered by the host's `callTool`; ended by the paused server's
+    /// actor when the server leaves the state they depend on
+    /// ([`HostShared::end_tool_auth_waits`]). Lock order: before the session.
+    pub step_up: StepUpWaits,
 }
 
 /// The session store behind the one session lock. Only [`HostShared`]'s
@@ -167,6 +174,27 @@ impl HostShared {
         ));
         let envelope = session.emit(action);
         self.send(envelope);
+    }
+
+    /// Server `id` leaves the state its paused chat tool calls depend on
+    /// (`why`, see [`super::phase::Effect::EndToolAuthWaits`]): for each,
+    /// emits `session/inputNeededRemoved`, then `chat/toolCallComplete`
+    /// failed with [`Leaving::error`] (code e.g. `server_stopped`), and
+    /// wakes the call (its `callTool` rejects with that error). Lock order:
+    /// step-up waits, then the session.
+    pub(super) fn end_tool_auth_waits(&self, id: &str, why: Leaving) {
+        let error = why.error(id);
+        self.step_up.end_server(id, why, |key, display| {
+            let ctx = ChatContext {
+                chat: key.chat.clone(),
+                turn_id: key.turn_id.clone(),
+                tool_call_id: key.tool_call_id.clone(),
+                customization_id: id.to_owned(),
+            };
+            self.emit(toolcall::input_needed_removed_action(&ctx));
+            let failed = Err(error.clone());
+            self.emit_on(&ctx.chat, toolcall::complete_action(&ctx, display, &failed));
+        });
     }
 
     /// Sends a host event (a log record, `authorizationUrl`, …) to the sink.

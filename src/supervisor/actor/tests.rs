@@ -225,6 +225,7 @@ fn host(limits: Limits) -> (Arc<HostShared>, mpsc::UnboundedReceiver<HostEvent>)
         refresh_locks: Arc::default(),
         catalogue: Default::default(),
         publish_server_tools: false,
+        step_up: Default::default(),
     });
     let starting = McpServerState::Starting(Default::default());
     let entry = mcp_server_entry(ID, "https://mcp.example.test/mcp", ID, None, starting);
@@ -530,4 +531,60 @@ fn server_state(shared: &HostShared, id: &str) -> Option<McpServerState> {
             .find(|s| s.id == id)
             .map(|s| s.state.clone())
     })
+}
+
+/// Issue 9: a crash ends the chat tool calls paused for authentication on
+/// the server in the same step, before the state changes: input-needed
+/// entry removed, call completed as failed (`server_exited`), waiter woken.
+#[tokio::test]
+async fn a_crash_ends_the_paused_tool_calls_before_the_state_changes() {
+    use crate::auth::step_up::{AuthWaitEnd, CallKey, Leaving};
+    let (shared, mut events) = host(Limits::default());
+    let fake = Fake::new([Attempt::Ready]);
+    let handle = spawn(&shared, &fake);
+    assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    let key = CallKey {
+        chat: "ahp-chat:/c".into(),
+        turn_id: "turn-1".into(),
+        tool_call_id: "tc-1".into(),
+    };
+    let resource = serde_json::from_value(json!({"resource": "https://mcp.example.test/mcp"}))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let wait = shared
+        .step_up
+        .register(key, (ID, "Admin"), resource, Vec::new());
+    let _ = fake
+        .conn(0)
+        .crash
+        .send(Some("exited with code 1".to_owned()));
+    let never = CancellationToken::new();
+    let end = tokio::time::timeout(Duration::from_secs(10), wait.wait(&never));
+    assert_eq!(end.await.ok(), Some(AuthWaitEnd::Ended(Leaving::Crashed)));
+    let mut seen = Vec::new();
+    while let Ok(Some(event)) = tokio::time::timeout(Duration::from_secs(10), events.recv()).await {
+        let HostEvent::Action(envelope) = event else {
+            continue;
+        };
+        let action = serde_json::to_value(&envelope.action).unwrap_or_default();
+        let what = match &envelope.action {
+            StateAction::ChatToolCallComplete(_) => {
+                format!("complete {}", action["result"]["error"]["code"])
+            }
+            StateAction::SessionMcpServerStateChanged(a) => kind(&a.state).to_owned(),
+            _ => action["type"].as_str().unwrap_or_default().to_owned(),
+        };
+        seen.push(what);
+        if seen.last().map(String::as_str) == Some("error") {
+            break;
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            "session/inputNeededRemoved",
+            "complete \"server_exited\"",
+            "error"
+        ]
+    );
+    handle.shutdown().await;
 }

@@ -9,7 +9,8 @@ use ahp_types::state::{
 };
 
 use super::{
-    not_waiting, token_refused, Closing, Discovery, Effect, Input, Machine, Phase, Rules, Supersede,
+    not_waiting, token_refused, Closing, Discovery, Effect, Input, Leaving, Machine, Phase, Rules,
+    Supersede,
 };
 use crate::auth::{requirement, AuthChallenge};
 use crate::error::ErrorCode;
@@ -52,7 +53,7 @@ impl Step<'_> {
             }
             Input::StepUpToken(_) => self.fx.push(Effect::Ack),
             Input::Stop | Input::SetEnabled(false) => self.stopped(),
-            Input::Shutdown => self.shutdown(),
+            Input::Shutdown(_) => self.shutdown(),
             Input::CommandsClosed => self.m.phase = Phase::Exited,
             // ConnectionFailed: no connection; events of other phases.
             _ => {}
@@ -70,17 +71,26 @@ impl Step<'_> {
             }
             // Restart: drop this attempt.
             Input::Start => {
+                self.leave(Leaving::Restarted);
                 self.fx.push(Effect::CancelOpen);
                 self.start(crashes, true);
             }
             Input::Stop | Input::SetEnabled(false) => {
+                self.leave(stop_cause(&input));
                 self.fx.push(Effect::CancelOpen);
                 self.stopped();
             }
-            Input::Shutdown => self.shutdown(),
-            Input::CommandsClosed => self.m.phase = Phase::Exited,
+            Input::Shutdown(why) => {
+                self.leave(why);
+                self.shutdown();
+            }
+            Input::CommandsClosed => {
+                self.leave(Leaving::ShutDown);
+                self.m.phase = Phase::Exited;
+            }
             Input::Opened { at, tools_changed } => self.opened(crashes, at, tools_changed),
             Input::OpenFailed(e) => {
+                self.leave(Leaving::Failed(e.code));
                 let message = format!("start failed: {}", e.message);
                 self.fx.push(Effect::Log(LogLevel::Error, message));
                 self.fx.push(Effect::Answer(Err(e.clone())));
@@ -114,15 +124,17 @@ impl Step<'_> {
                 self.start(0, true);
             }
             Input::ConnectionFailed { error, challenge } => {
-                self.fx.push(Effect::Close(Closing::Stopped));
-                match challenge {
-                    Some(header)
-                        if error.code == ErrorCode::AuthRequired
-                            && self.rules.endpoint.is_some() =>
-                    {
+                let reauth = error.code == ErrorCode::AuthRequired && self.rules.endpoint.is_some();
+                match challenge.filter(|_| reauth) {
+                    // A refused token (401): the calls paused on it keep
+                    // waiting in `authRequired` and resume once `ready`.
+                    Some(header) => {
+                        self.fx.push(Effect::Close(Closing::Stopped));
                         self.challenged(crashes, header)
                     }
-                    _ => {
+                    None => {
+                        self.leave(Leaving::Failed(error.code));
+                        self.fx.push(Effect::Close(Closing::Stopped));
                         self.fx
                             .push(Effect::Log(LogLevel::Error, error.message.clone()));
                         self.set_state(server_error_state(error.code, error.message));
@@ -135,24 +147,29 @@ impl Step<'_> {
                 self.fx.extend([Effect::WriteBearer, Effect::Ack]);
             }
             Input::Stop | Input::SetEnabled(false) => {
+                self.leave(stop_cause(&input));
                 self.fx.push(Effect::Close(Closing::Stopped));
                 self.stopped();
             }
             Input::Start => {
+                self.leave(Leaving::Restarted);
                 self.fx.push(Effect::Close(Closing::Stopped));
                 self.start(0, true);
             }
-            Input::Shutdown => {
+            Input::Shutdown(why) => {
+                self.leave(why);
                 self.fx.push(Effect::Close(Closing::Stopped));
                 self.shutdown();
             }
             Input::CommandsClosed => {
+                self.leave(Leaving::ShutDown);
                 self.fx.push(Effect::Close(Closing::Stopped));
                 self.m.phase = Phase::Exited;
             }
             Input::ToolsListChanged => self.fx.push(Effect::ScheduleRelist),
             Input::RelistDue => self.fx.push(Effect::Relist),
             Input::Crashed(reason) => {
+                self.leave(Leaving::Crashed);
                 self.fx
                     .push(Effect::Close(Closing::Crashed(reason.clone())));
                 self.m.phase = Phase::Crashed {
@@ -235,6 +252,7 @@ impl Step<'_> {
         };
         match found {
             Discovery::Failed(e) => {
+                self.leave(Leaving::Failed(e.code));
                 self.fx
                     .push(Effect::Log(LogLevel::Error, e.message.clone()));
                 self.fx.push(Effect::Answer(Err(e.clone())));
@@ -281,11 +299,21 @@ impl Step<'_> {
                 self.adopt_oauth();
                 self.start(crashes, false);
             }
+            // A quiet retry with the same credentials: calls keep waiting.
             Input::Start => self.start(crashes, false),
             Input::StepUpToken(_) => self.fx.push(Effect::Ack),
-            Input::Stop | Input::SetEnabled(false) => self.stopped(),
-            Input::Shutdown => self.shutdown(),
-            Input::CommandsClosed => self.m.phase = Phase::Exited,
+            Input::Stop | Input::SetEnabled(false) => {
+                self.leave(stop_cause(&input));
+                self.stopped();
+            }
+            Input::Shutdown(why) => {
+                self.leave(why);
+                self.shutdown();
+            }
+            Input::CommandsClosed => {
+                self.leave(Leaving::ShutDown);
+                self.m.phase = Phase::Exited;
+            }
             // SetEnabled(true), ConnectionFailed; events of other phases.
             _ => {}
         }
@@ -300,7 +328,7 @@ impl Step<'_> {
                 self.start(0, true);
             }
             Input::Stop | Input::SetEnabled(false) => self.stopped(),
-            Input::Shutdown => self.shutdown(),
+            Input::Shutdown(_) => self.shutdown(),
             Input::CommandsClosed => self.m.phase = Phase::Exited,
             // Any other command ends the wait early and restarts now (the
             // wait is one `select!` over the timer and the next command).
@@ -338,6 +366,11 @@ impl Step<'_> {
         self.m.phase = Phase::Exited;
     }
 
+    /// Ends the tool-auth waits on this server (see [`Effect::EndToolAuthWaits`]).
+    fn leave(&mut self, why: Leaving) {
+        self.fx.push(Effect::EndToolAuthWaits(why));
+    }
+
     fn refuse(&mut self) {
         self.fx.push(Effect::Reply(Err(not_waiting())));
     }
@@ -367,5 +400,13 @@ impl Step<'_> {
             _ => None,
         };
         self.fx.push(Effect::SetState(state));
+    }
+}
+
+/// Why a stop-like input leaves: a stop request or a toggle off.
+fn stop_cause(input: &Input) -> Leaving {
+    match input {
+        Input::SetEnabled(false) => Leaving::Disabled,
+        _ => Leaving::Stopped,
     }
 }

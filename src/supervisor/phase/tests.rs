@@ -153,6 +153,16 @@ fn show_auth(required: McpServerAuthRequiredState) -> Effect {
     SetState(McpServerState::AuthRequired(Box::new(required)))
 }
 
+/// The host's shutdown (`ServerHandle::shutdown`).
+fn shutdown() -> Input {
+    I::Shutdown(Leaving::ShutDown)
+}
+
+/// The paused chat tool calls end because the server leaves for `why`.
+fn end(why: Leaving) -> Effect {
+    EndToolAuthWaits(why)
+}
+
 fn refused() -> Effect {
     Reply(Err(not_waiting()))
 }
@@ -214,7 +224,7 @@ fn stopped_or_failed_rows() {
             [show_stopped()];
         "connection failure is ignored": P::Stopped, failed(e401, None) => P::Stopped, [];
         "step-up token is ignored": P::Stopped, I::StepUpToken(token("t")) => P::Stopped, [Ack];
-        "shutdown acks": P::Failed, I::Shutdown => P::Exited, [show_stopped(), Ack];
+        "shutdown acks": P::Failed, shutdown() => P::Exited, [show_stopped(), Ack];
         "commands closed": P::Stopped, I::CommandsClosed => P::Exited, [];
         "disposed": P::Stopped, I::Disposed => P::Exited, [];
         "exited stays exited": P::Exited, I::Start => P::Exited, [];
@@ -241,17 +251,20 @@ fn starting_rows() {
         "authenticate is refused": starting(1), I::Authenticate(token("t")) => starting(1),
             [refused()];
         "start restarts the attempt, keeps the count": starting(1), I::Start => starting(1),
-            [CancelOpen, show_starting(), Open];
+            [end(Leaving::Restarted), CancelOpen, show_starting(), Open];
         "sign-in restarts the attempt": starting(1), I::UseOAuth => starting(1),
             [CancelOpen, AdoptOAuth, HoldReply(Supersede::Cancel), show_starting(), Open];
-        "stop while starting": starting(1), I::Stop => P::Stopped, [CancelOpen, show_stopped()];
-        "shutdown while starting": starting(1), I::Shutdown => P::Exited, [show_stopped(), Ack];
+        "stop while starting": starting(1), I::Stop => P::Stopped,
+            [end(Leaving::Stopped), CancelOpen, show_stopped()];
+        "shutdown while starting": starting(1), shutdown() => P::Exited,
+            [end(Leaving::ShutDown), show_stopped(), Ack];
         "opened, catalogue changed": starting(1), opened(true) => ready(1),
             [SetChallenge(None), show_ready(), PublishTools, Answer(Ok(()))];
         "opened, catalogue unchanged": starting(1), opened(false) => ready(1),
             [SetChallenge(None), show_ready(), Answer(Ok(()))];
         "open failed": starting(1), I::OpenFailed(spawn.clone()) => P::Failed,
-            [start_failed, Answer(Err(spawn.clone())), show_error(&spawn)];
+            [end(Leaving::Failed(ErrorCode::SpawnFailed)), start_failed, Answer(Err(spawn.clone())),
+             show_error(&spawn)];
         "challenged without credentials: try stored ones":
             starting(1), I::Challenged(HEADER.to_owned()) => challenged(1, true), [discover(true)];
         "challenged with a token": with_token(starting(1)), I::Challenged(HEADER.to_owned())
@@ -286,7 +299,8 @@ fn challenged_rows() {
             I::Discovered(Discovery::Restored) => starting(1),
             [info("signing in with stored credentials"), Open];
         "discovery failed": challenged(1, true), I::Discovered(Discovery::Failed(e.clone()))
-            => P::Failed, [error(&e), Answer(Err(e.clone())), show_error(&e)];
+            => P::Failed, [end(Leaving::Failed(ErrorCode::AuthDiscoveryFailed)), error(&e),
+                Answer(Err(e.clone())), show_error(&e)];
         "no commands while discovering": challenged(1, true), I::Stop => challenged(1, true), [];
     }
     assert_eq!(required(false).reason, McpAuthRequiredReason::Required);
@@ -314,8 +328,9 @@ fn auth_required_rows() {
         "sign-in retries quietly": showing_auth(auth_req(1)), I::UseOAuth => starting(1),
             [AdoptOAuth, HoldReply(Supersede::Cancel), Open];
         "start retries quietly": showing_auth(auth_req(1)), I::Start => starting(1), [Open];
-        "stop": auth_req(1), I::Stop => P::Stopped, [show_stopped()];
-        "shutdown acks": auth_req(1), I::Shutdown => P::Exited, [show_stopped(), Ack];
+        "stop": auth_req(1), I::Stop => P::Stopped, [end(Leaving::Stopped), show_stopped()];
+        "shutdown acks": auth_req(1), shutdown() => P::Exited,
+            [end(Leaving::ShutDown), show_stopped(), Ack];
         "enable is a no-op": auth_req(1), I::SetEnabled(true) => auth_req(1), [];
         "connection failure is ignored": auth_req(1), failed(e401, None) => auth_req(1), [];
         "step-up token is ignored": auth_req(1), I::StepUpToken(token("t")) => auth_req(1), [Ack];
@@ -359,25 +374,31 @@ fn ready_rows() {
         "authenticate is refused": ready(1), I::Authenticate(token("t")) => ready(1), [refused()];
         "a step-up token goes into the bearer cell": ready(1), I::StepUpToken(token("t"))
             => ready(1), [WriteBearer, Ack];
-        "stop": ready(1), I::Stop => P::Stopped, [stop.clone(), show_stopped()];
+        "stop": ready(1), I::Stop => P::Stopped,
+            [end(Leaving::Stopped), stop.clone(), show_stopped()];
         "start restarts, resets the count": ready(1), I::Start => starting(0),
-            [stop.clone(), show_starting(), Open];
+            [end(Leaving::Restarted), stop.clone(), show_starting(), Open];
         "sign-in reconnects": ready(1), I::UseOAuth => starting(0),
             [AdoptOAuth, HoldReply(Supersede::Cancel), stop.clone(), show_starting(), Open];
-        "shutdown closes, acks": ready(1), I::Shutdown => P::Exited,
-            [stop.clone(), show_stopped(), Ack];
-        "commands closed: close": ready(1), I::CommandsClosed => P::Exited, [stop.clone()];
+        "shutdown closes, acks": ready(1), shutdown() => P::Exited,
+            [end(Leaving::ShutDown), stop.clone(), show_stopped(), Ack];
+        "commands closed: close": ready(1), I::CommandsClosed => P::Exited,
+            [end(Leaving::ShutDown), stop.clone()];
         "disposed: no close": ready(1), I::Disposed => P::Exited, [];
         "a refused refresh re-enters discovery": ready(1), failed(e401.clone(), Some(HEADER))
             => challenged(1, true), [stop.clone(), discover(true)];
         "auth failure without a challenge is an error": ready(1), failed(e401.clone(), None)
-            => P::Failed, [stop.clone(), error(&e401), show_error(&e401)];
+            => P::Failed,
+            [end(Leaving::Failed(ErrorCode::AuthRequired)), stop.clone(), error(&e401),
+             show_error(&e401)];
         "a refused redirect is an error": ready(1), failed(redirect.clone(), Some(HEADER))
-            => P::Failed, [stop.clone(), error(&redirect), show_error(&redirect)];
+            => P::Failed,
+            [end(Leaving::Failed(ErrorCode::RedirectRefused)), stop.clone(), error(&redirect),
+             show_error(&redirect)];
         "list changed: debounce": ready(1), I::ToolsListChanged => ready(1), [ScheduleRelist];
         "debounce passed: relist": ready(1), I::RelistDue => ready(1), [Relist];
         "crash: discard first": ready(1), crash => crashed(1),
-            [Close(Closing::Crashed("exited with code 1".to_owned()))];
+            [end(Leaving::Crashed), Close(Closing::Crashed("exited with code 1".to_owned()))];
     }
     let (next, _) = transition(&ready(1).into(), I::StepUpToken(token("t2")), &rules());
     assert_eq!(next.creds.token, Some(token("t2")), "kept for reconnects");
@@ -411,7 +432,7 @@ fn crash_and_backoff_rows() {
         "sign-in resets the count": backing_off(1), I::UseOAuth => starting(0),
             [AdoptOAuth, HoldReply(Supersede::Cancel), show_starting(), Open];
         "stop while backing off": backing_off(1), I::Stop => P::Stopped, [show_stopped()];
-        "shutdown while backing off": backing_off(1), I::Shutdown => P::Exited,
+        "shutdown while backing off": backing_off(1), shutdown() => P::Exited,
             [show_stopped(), Ack];
         "authenticate is refused and ends the wait": backing_off(1), I::Authenticate(token("t"))
             => starting(1), [refused(), show_starting(), Open];
@@ -419,6 +440,83 @@ fn crash_and_backoff_rows() {
             [show_starting(), Open];
         "a step-up token ends the wait": backing_off(1), I::StepUpToken(token("t"))
             => starting(1), [Ack, show_starting(), Open];
+    }
+}
+
+/// Issue 9: every transition that leaves `ready`, `starting` or
+/// `authRequired` ends the tool-auth waits on the server first, with the
+/// cause; a host-run sign-in, a quiet retry or a 401 re-entering
+/// `authRequired` does not (those calls resume once `ready`).
+#[test]
+fn leaving_rows_end_the_tool_auth_waits() {
+    let stop = Close(Closing::Stopped);
+    let crash = I::Crashed("exited with code 1".to_owned());
+    let e401 = failure(ErrorCode::AuthRequired, "401 invalid_token");
+    let removed = I::Shutdown(Leaving::Removed);
+    table! { rules();
+        "ready, stop request": ready(0), I::Stop => P::Stopped,
+            [end(Leaving::Stopped), stop.clone(), show_stopped()];
+        "ready, toggled off": ready(0), I::SetEnabled(false) => P::Stopped,
+            [end(Leaving::Disabled), stop.clone(), show_stopped()];
+        "ready, removed": ready(0), removed.clone() => P::Exited,
+            [end(Leaving::Removed), stop.clone(), show_stopped(), Ack];
+        "ready, host shutdown": ready(0), shutdown() => P::Exited,
+            [end(Leaving::ShutDown), stop.clone(), show_stopped(), Ack];
+        "ready, crash": ready(0), crash.clone() => crashed(0),
+            [end(Leaving::Crashed), Close(Closing::Crashed("exited with code 1".to_owned()))];
+        "ready, start request restarts": ready(0), I::Start => starting(0),
+            [end(Leaving::Restarted), stop.clone(), show_starting(), Open];
+        "ready, sign-in reconnects: NO end (calls resume once ready)": ready(0), I::UseOAuth
+            => starting(0),
+            [AdoptOAuth, HoldReply(Supersede::Cancel), stop.clone(), show_starting(), Open];
+        "ready, 401 invalid_token re-enters discovery: NO end (calls resume once ready)":
+            with_token(ready(0)), failed(e401, Some(HEADER)) => challenged(0, false),
+            [stop.clone(), discover(false)];
+        "authRequired, stop request": auth_req(0), I::Stop => P::Stopped,
+            [end(Leaving::Stopped), show_stopped()];
+        "authRequired, toggled off": auth_req(0), I::SetEnabled(false) => P::Stopped,
+            [end(Leaving::Disabled), show_stopped()];
+        "authRequired, removed": auth_req(0), removed.clone() => P::Exited,
+            [end(Leaving::Removed), show_stopped(), Ack];
+        "authRequired, authenticate retries: NO end": showing_auth(auth_req(0)),
+            I::Authenticate(token("t")) => starting(0), [HoldReply(Supersede::Drop), Open];
+        "authRequired, sign-in retries: NO end": showing_auth(auth_req(0)), I::UseOAuth
+            => starting(0), [AdoptOAuth, HoldReply(Supersede::Cancel), Open];
+        "starting, stop request": starting(0), I::Stop => P::Stopped,
+            [end(Leaving::Stopped), CancelOpen, show_stopped()];
+        "starting, toggled off": starting(0), I::SetEnabled(false) => P::Stopped,
+            [end(Leaving::Disabled), CancelOpen, show_stopped()];
+        "starting, removed": starting(0), removed => P::Exited,
+            [end(Leaving::Removed), show_stopped(), Ack];
+        "starting, start request restarts": starting(0), I::Start => starting(0),
+            [end(Leaving::Restarted), CancelOpen, show_starting(), Open];
+        "starting, sign-in: NO end": starting(0), I::UseOAuth => starting(0),
+            [CancelOpen, AdoptOAuth, HoldReply(Supersede::Cancel), show_starting(), Open];
+        "stopped: nothing can wait, nothing ends": P::Stopped, I::Stop => P::Stopped,
+            [show_stopped()];
+        "backing off: nothing can wait, nothing ends": backing_off(1), I::Stop => P::Stopped,
+            [show_stopped()];
+    }
+}
+
+#[test]
+fn leaving_causes_have_stable_codes() {
+    let codes = [
+        (Leaving::Stopped, "server_stopped"),
+        (Leaving::Disabled, "server_disabled"),
+        (Leaving::Removed, "server_removed"),
+        (Leaving::Crashed, "server_exited"),
+        (Leaving::Restarted, "server_restarted"),
+        (
+            Leaving::Failed(ErrorCode::RedirectRefused),
+            "redirect_refused",
+        ),
+        (Leaving::ShutDown, "disposed"),
+    ];
+    for (why, code) in codes {
+        let e = why.error("srv");
+        assert_eq!(e.code.as_str(), code, "{why:?}");
+        assert!(e.message.starts_with("srv "), "{}", e.message);
     }
 }
 
