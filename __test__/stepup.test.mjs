@@ -12,12 +12,12 @@ const BASE = 'canary-base-token-51c0'
 const ADMIN = 'canary-admin-token-9e2d'
 const CHAT = 'ahp-chat:/stepup'
 
-function stepupServer(t) {
-  return startHttpFixture(t, 'stepup-server.mjs', { BASE_TOKEN: BASE, ADMIN_TOKEN: ADMIN })
+function stepupServer(t, env = {}) {
+  return startHttpFixture(t, 'stepup-server.mjs', { BASE_TOKEN: BASE, ADMIN_TOKEN: ADMIN, ...env })
 }
 
-async function signedIn(t) {
-  const server = await stepupServer(t)
+async function signedIn(t, env = {}) {
+  const server = await stepupServer(t, env)
   const h = newHost(t)
   const id = await h.host.addServer({ name: 'stepup', config: { type: 'streamable-http', url: server.url } })
   await waitState(h.host, id, 'authRequired')
@@ -141,4 +141,59 @@ test('disposeSync rejects the paused call with disposed and removes its inputNee
   const types = typesSince(actions, from)
   const removed = types.indexOf('session/inputNeededRemoved')
   assert.ok(removed >= 0 && removed < types.indexOf('chat/toolCallComplete'), types.join(', '))
+})
+
+// Issue 9: a pushed token that expires mid-turn (EXPIRE_AFTER=1: the token's
+// second tools/call gets 401 invalid_token). The AHP tool call pauses in
+// auth-required (reason expired) with an inputNeeded entry while the server
+// goes authRequired (expired); authenticate with a new token reconnects the
+// server and the call resumes; a stop while paused still settles it.
+async function expiredCall(t, toolCallId) {
+  const h = await signedIn(t, { EXPIRE_AFTER: '1' })
+  assert.equal((await h.host.callTool({ serverId: h.id, name: 'read' })).content[0].text, 'read-ok')
+  const from = h.actions.length
+  const [read] = h.host.listTools().filter((x) => x.toolName === 'read')
+  const pending = h.host.callTool({ name: read.name, chat: CHAT, turnId: 'turn-1', toolCallId })
+  pending.catch(() => {})
+  await waitFor(() => h.host.getState().inputNeeded?.length === 1, { what: 'inputNeeded entry' })
+  await waitFor(() => h.actions.some((e) => e.channel === CHAT && e.action.type === 'chat/toolCallAuthRequired'), { what: 'the auth-required action' })
+  await waitState(h.host, h.id, 'authRequired')
+  return { ...h, pending, from }
+}
+
+test('a token that expires mid-turn pauses the AHP tool call (expired); authenticate with a new token reconnects and resumes it', async (t) => {
+  const { host, actions, logs, server, id, resource, pending, from } = await expiredCall(t, 'tc-exp')
+  const needed = host.getState().inputNeeded[0]
+  assert.equal(needed.kind, 'toolAuthentication')
+  assert.equal(needed.toolCall.auth.reason, 'expired')
+  assert.equal(needed.toolCall.auth.resource.resource, resource)
+  const paused = actions.find((e) => e.channel === CHAT && e.action.type === 'chat/toolCallAuthRequired')
+  assert.equal(paused.action.auth.reason, 'expired')
+  assert.equal(serverState(host, id).reason, 'expired')
+  await host.authenticate({ resource, token: ADMIN })
+  assert.equal(serverState(host, id).kind, 'ready')
+  assert.equal((await pending).content[0].text, 'read-ok')
+  await waitFor(() => actions.some((e) => e.channel === CHAT && e.action.type === 'chat/toolCallComplete'), { what: 'the completion action' })
+  const chat = actions.slice(from).filter((e) => e.channel === CHAT).map((e) => e.action.type)
+  assert.deepEqual(chat, ['chat/toolCallAuthRequired', 'chat/toolCallAuthResolved', 'chat/toolCallComplete'])
+  const complete = actions.find((e) => e.channel === CHAT && e.action.type === 'chat/toolCallComplete')
+  assert.equal(complete.action.result.success, true)
+  assert.equal(host.getState().inputNeeded, undefined)
+  assert.deepEqual(actions.map((e) => e.serverSeq), actions.map((_, i) => i + 1))
+  const stats = await server.stats()
+  assert.deepEqual([stats.calls.read, stats.expired], [2, 1])
+  const everything = JSON.stringify({ actions, logs, state: host.getState() })
+  assert.ok(!everything.includes(BASE) && !everything.includes(ADMIN), 'a token leaked into actions, logs or state')
+})
+
+test('a stop request settles a call paused on an expired token (server_stopped)', async (t) => {
+  const { host, actions, id, resource, pending, from } = await expiredCall(t, 'tc-exp-stop')
+  host.dispatch({ type: 'session/mcpServerStopRequested', id }, { clientId: 'ui', clientSeq: 1 })
+  await assert.rejects(pending, (e) => e.code === 'server_stopped')
+  await waitFor(() => actions.some((e) => e.channel === CHAT && e.action.type === 'chat/toolCallComplete'), { what: 'the completion' })
+  assert.equal(host.getState().inputNeeded, undefined)
+  const types = typesSince(actions, from)
+  const removed = types.indexOf('session/inputNeededRemoved')
+  assert.ok(removed >= 0 && removed < types.indexOf('chat/toolCallComplete'), types.join(', '))
+  await assert.rejects(host.authenticate({ resource, token: ADMIN }), (e) => e.code === 'invalid_params' && e.rpcCode === -32602)
 })

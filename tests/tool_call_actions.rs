@@ -345,10 +345,16 @@ struct StepUpServer {
 
 impl StepUpServer {
     async fn start() -> Self {
+        Self::start_with(&[]).await
+    }
+
+    /// The fixture with extra environment (e.g. `EXPIRE_AFTER`).
+    async fn start_with(env: &[(&str, &str)]) -> Self {
         let mut child = tokio::process::Command::new("node")
             .arg(fixture("stepup-server.mjs"))
             .env("BASE_TOKEN", "base-canary-token")
             .env("ADMIN_TOKEN", "admin-canary-token")
+            .envs(env.iter().copied())
             .stdout(std::process::Stdio::piped())
             .kill_on_drop(true)
             .spawn()
@@ -732,4 +738,161 @@ async fn a_toggle_off_settles_the_paused_call() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_removal_settles_the_paused_call() {
     paused_call_settles_when(Leave::Remove, "server_removed").await;
+}
+
+/// The server state of `id` as the replayed session shows it.
+fn replayed_server(session: &SessionState, id: &str) -> Value {
+    let server = ahp_mcp_host::session::mcp_servers(session)
+        .into_iter()
+        .find(|s| s.id == id)
+        .map(|s| serde_json::to_value(&s.state).unwrap());
+    server.unwrap_or(Value::Null)
+}
+
+/// Issue 9: a chat tool call whose pushed token expires mid-turn (the
+/// fixture's `EXPIRE_AFTER=1`: the token's second `tools/call` gets 401
+/// `invalid_token`) pauses in `auth-required` (reason `expired`) with a
+/// `toolAuthentication` input-needed entry while its server goes
+/// `authRequired` (`expired`); `authenticate` with a new token reconnects
+/// the server and the call completes; a refused token fails the next
+/// paused call with `auth_required`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_token_pauses_the_call_until_authenticate() {
+    let server = StepUpServer::start_with(&[("EXPIRE_AFTER", "1")]).await;
+    let (host, rx, _data) = new_host();
+    let (id, resource) = stepup_ready(&host, &server).await;
+    let read = json!({"serverId": id, "name": "read"});
+    let first = host
+        .call_tool(
+            serde_json::from_value(read).unwrap(),
+            CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        first["content"][0]["text"], "read-ok",
+        "the token works once"
+    );
+    let mut replay = Replay::new(rx);
+    replay.drain("tc-e");
+    harness_start(&mut replay.chat, "tc-e", &id);
+    let call = {
+        let (host, id) = (host.clone(), id.clone());
+        tokio::spawn(async move {
+            host.call_tool(
+                chat_call(&id, "read", json!({}), "tc-e"),
+                CancellationToken::new(),
+            )
+            .await
+        })
+    };
+    replay
+        .until("tc-e", "auth-required and the server authRequired", |r| {
+            r.statuses.last().map(String::as_str) == Some("auth-required")
+                && !r.input_needed().is_empty()
+                && replayed_server(&r.session, &id)["kind"] == "authRequired"
+        })
+        .await;
+    let auth = tool_call(&replay.chat, "tc-e")["auth"].clone();
+    assert_eq!(auth["reason"], "expired");
+    assert_eq!(auth["resource"]["resource"], resource);
+    let needed = replay.input_needed();
+    assert_eq!(needed.len(), 1, "{needed:?}");
+    assert_eq!(needed[0]["kind"], "toolAuthentication");
+    assert_eq!(needed[0]["toolCall"]["toolCallId"], "tc-e");
+    assert_eq!(needed[0]["toolCall"]["auth"]["reason"], "expired");
+    let state = replayed_server(&replay.session, &id);
+    assert_eq!(state["reason"], "expired", "{state}");
+    assert!(!call.is_finished(), "the call is still in flight");
+    host.authenticate(AuthenticateArgs {
+        resource: resource.clone(),
+        token: "admin-canary-token".into(),
+        expires_in: None,
+        scopes: None,
+    })
+    .await
+    .unwrap();
+    assert!(server_ready(&host, &id), "authenticate resolves once ready");
+    let result = call.await.unwrap().unwrap();
+    assert_eq!(result["content"][0]["text"], "read-ok");
+    replay
+        .until("tc-e", "completion", |r| {
+            r.statuses.last().map(String::as_str) == Some("completed")
+        })
+        .await;
+    assert_eq!(replay.statuses, ["auth-required", "running", "completed"]);
+    assert_eq!(tool_call(&replay.chat, "tc-e")["success"], true);
+    assert!(
+        replay.input_needed().is_empty(),
+        "inputNeeded entry removed"
+    );
+    assert_eq!(replayed_server(&replay.session, &id)["kind"], "ready");
+    let stats = server.stats().await;
+    assert_eq!(stats["calls"]["read"].as_u64(), Some(2));
+    assert_eq!(stats["expired"].as_u64(), Some(1));
+
+    // The new token expires too; the expired one is refused on reconnect:
+    // the paused call fails with auth_required and nothing is left waiting.
+    let mut replay2 = Replay {
+        statuses: Vec::new(),
+        chat: chat_with_active_turn(),
+        ..replay
+    };
+    harness_start(&mut replay2.chat, "tc-f", &id);
+    let call = {
+        let (host, id) = (host.clone(), id.clone());
+        tokio::spawn(async move {
+            host.call_tool(
+                chat_call(&id, "read", json!({}), "tc-f"),
+                CancellationToken::new(),
+            )
+            .await
+        })
+    };
+    replay2
+        .until("tc-f", "auth-required", |r| {
+            r.statuses.last().map(String::as_str) == Some("auth-required")
+                && !r.input_needed().is_empty()
+        })
+        .await;
+    let refused = host
+        .authenticate(AuthenticateArgs {
+            resource,
+            token: "base-canary-token".into(),
+            expires_in: None,
+            scopes: None,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code.as_str(), "auth_required");
+    let err = call.await.unwrap().unwrap_err();
+    assert_eq!(err.code.as_str(), "auth_required");
+    replay2
+        .until("tc-f", "completion", |r| {
+            r.statuses.last().map(String::as_str) == Some("completed")
+                && r.input_needed().is_empty()
+        })
+        .await;
+    assert_eq!(replay2.statuses, ["auth-required", "completed"]);
+    let done = tool_call(&replay2.chat, "tc-f");
+    assert_eq!(
+        (done["success"].as_bool(), done["error"]["code"].as_str()),
+        (Some(false), Some("auth_required"))
+    );
+    assert_eq!(
+        replayed_server(&replay2.session, &id)["kind"],
+        "authRequired"
+    );
+    assert!(host.state().input_needed.is_none_or(|n| n.is_empty()));
+    let completes = replay2
+        .chat_actions
+        .iter()
+        .filter(|e| matches!(e.action, StateAction::ChatToolCallComplete(_)))
+        .count();
+    assert_eq!(completes, 2, "one completion per call");
+    for e in &replay2.chat_actions {
+        let text = serde_json::to_string(e).unwrap();
+        assert!(!text.contains("canary-token"), "token leaked: {text}");
+    }
+    drop(server.child);
 }

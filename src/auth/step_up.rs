@@ -13,6 +13,11 @@
 //! - the client completes the tool call as failed
 //!   ([`StepUpWaits::cancel_call`]) → [`AuthWaitEnd::ClientCancelled`];
 //! - the caller cancels → [`AuthWaitEnd::Gone`];
+//! - a call paused on a token its server refused mid-call (401
+//!   `invalid_token`, registered with [`StepUpWaits::register_expired`]):
+//!   `authenticate` reconnects the server with the new token first, then
+//!   resumes it ([`AuthWaitEnd::Token`]) or, when the server refuses that
+//!   token too, fails it ([`ResumableCall::refuse`] → [`AuthWaitEnd::Refused`]);
 //! - its server left the state the wait depended on (stopped, disabled,
 //!   removed, crashed, restarted, failed, shut down: [`Leaving`]); the
 //!   server's actor ends the waits in the same step
@@ -22,8 +27,8 @@
 //!
 //! [`StepUpWaits`] owns one `Mutex`. It is the outermost lock of the crate
 //! (see the `## Lock order` section of [`crate::host`]): while it is held,
-//! the callback given to [`StepUpWaits::cancel_call`] may take the session
-//! lock. Never call a method of this type while holding it.
+//! the callbacks given to [`StepUpWaits::cancel_call`], [`StepUpWaits::end_server`]
+//! and [`StepUpWaits::register_expired`] may take the session lock. Never call a method of this type while holding it.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
@@ -55,11 +60,14 @@ struct AuthWait {
     resource: ProtectedResourceMetadata,
     /// Scopes the challenge asked for.
     required_scopes: Vec<String>,
+    /// The server refused the call's token (401): a new token needs a
+    /// reconnect, not just a new bearer on the live connection.
+    reconnect: bool,
     tx: oneshot::Sender<AuthWaitEnd>,
 }
 
 /// How a step-up wait ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum AuthWaitEnd {
     /// A token was installed (or the server signed in again): retry the request.
     Token,
@@ -67,6 +75,9 @@ pub enum AuthWaitEnd {
     ClientCancelled,
     /// The caller cancelled, or the wait was dropped.
     Gone,
+    /// `authenticate` brought a token the server refused on reconnect (the
+    /// error of that refusal, `auth_required` -32007): the call fails.
+    Refused(HostError),
     /// The server left the state the wait depended on; the tool call was
     /// already settled (input-needed entry removed, completed as failed with
     /// [`Leaving::error`]) by [`StepUpWaits::end_server`].
@@ -209,9 +220,39 @@ impl StepUpWaits {
     pub fn register(
         &self,
         key: CallKey,
-        (server_id, display_name): (&str, &str),
+        server: (&str, &str),
         resource: ProtectedResourceMetadata,
         required_scopes: Vec<String>,
+    ) -> StepUpWait<'_> {
+        self.insert(key, server, (resource, required_scopes), false, || {})
+    }
+
+    /// Like [`StepUpWaits::register`], for a call whose token the server
+    /// refused mid-call (401 `invalid_token`): `authenticate` must reconnect
+    /// the server with the new token ([`ResumableCall::reconnect`]).
+    /// `announce` runs under the lock right after the registration (the
+    /// caller emits the call's `auth-required` actions and tells the
+    /// server's actor its connection failed), so `authenticate` can take the
+    /// call only after the actor got that news. `announce` may take the
+    /// session lock, nothing else of this type.
+    pub fn register_expired(
+        &self,
+        key: CallKey,
+        server: (&str, &str),
+        resource: ProtectedResourceMetadata,
+        required_scopes: Vec<String>,
+        announce: impl FnOnce(),
+    ) -> StepUpWait<'_> {
+        self.insert(key, server, (resource, required_scopes), true, announce)
+    }
+
+    fn insert(
+        &self,
+        key: CallKey,
+        (server_id, display_name): (&str, &str),
+        (resource, required_scopes): (ProtectedResourceMetadata, Vec<String>),
+        reconnect: bool,
+        announce: impl FnOnce(),
     ) -> StepUpWait<'_> {
         let (tx, rx) = oneshot::channel();
         let wait = AuthWait {
@@ -219,9 +260,13 @@ impl StepUpWaits {
             display_name: display_name.to_owned(),
             resource,
             required_scopes,
+            reconnect,
             tx,
         };
-        self.lock().insert(key.clone(), wait);
+        let mut waits = self.lock();
+        waits.insert(key.clone(), wait);
+        announce();
+        drop(waits);
         StepUpWait {
             waits: self,
             key,
@@ -268,6 +313,7 @@ impl StepUpWaits {
             .filter_map(|k| waits.remove(k))
             .map(|wait| ResumableCall {
                 server_id: wait.server_id,
+                reconnect: wait.reconnect,
                 tx: wait.tx,
             })
             .collect())
@@ -379,6 +425,10 @@ impl StepUpWaits {
 pub struct ResumableCall {
     /// The customization id of the call's server.
     pub server_id: String,
+    /// The server refused the call's token (registered with
+    /// [`StepUpWaits::register_expired`]): reconnect it with the new token
+    /// before [`ResumableCall::resume`].
+    pub reconnect: bool,
     tx: oneshot::Sender<AuthWaitEnd>,
 }
 
@@ -386,6 +436,12 @@ impl ResumableCall {
     /// Wakes the call with [`AuthWaitEnd::Token`]: it retries its request.
     pub fn resume(self) {
         let _ = self.tx.send(AuthWaitEnd::Token);
+    }
+
+    /// Wakes the call with [`AuthWaitEnd::Refused`]: it fails with `error`
+    /// (the server refused the new token).
+    pub fn refuse(self, error: HostError) {
+        let _ = self.tx.send(AuthWaitEnd::Refused(error));
     }
 }
 
@@ -416,158 +472,4 @@ pub fn require_scopes(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    fn key(id: &str) -> CallKey {
-        CallKey {
-            chat: "ahp-chat:/c".into(),
-            turn_id: "turn-1".into(),
-            tool_call_id: id.into(),
-        }
-    }
-
-    fn resource(url: &str) -> ProtectedResourceMetadata {
-        serde_json::from_value(json!({
-            "resource": url,
-            "authorization_servers": ["https://as.example"],
-        }))
-        .unwrap()
-    }
-
-    fn scopes(s: &[&str]) -> Vec<String> {
-        s.iter().map(|s| (*s).to_owned()).collect()
-    }
-
-    const R: &str = "https://mcp.example/mcp";
-
-    #[tokio::test]
-    async fn register_then_resolve_wakes_the_waiter_with_token() {
-        let waits = StepUpWaits::default();
-        let wait = waits.register(key("a"), ("srv", "A"), resource(R), scopes(&["admin"]));
-        let granted = scopes(&["read", "admin"]);
-        let done = waits.take_for_resource(R, "tok", Some(&granted)).unwrap();
-        let installed: Vec<&str> = done.iter().map(|c| c.server_id.as_str()).collect();
-        assert_eq!(installed, ["srv"]);
-        assert!(waits.lock().is_empty(), "taken out of the waits");
-        done.into_iter().for_each(ResumableCall::resume);
-        let end = wait.wait(&CancellationToken::new()).await;
-        assert_eq!(end, AuthWaitEnd::Token);
-        assert!(waits.lock().is_empty());
-    }
-
-    #[tokio::test]
-    async fn missing_scopes_are_auth_required_and_wake_nobody() {
-        let waits = StepUpWaits::default();
-        let _wait = waits.register(
-            key("a"),
-            ("srv", "A"),
-            resource(R),
-            scopes(&["read", "admin"]),
-        );
-        let granted = scopes(&["read"]);
-        let err = waits
-            .take_for_resource(R, "tok", Some(&granted))
-            .unwrap_err();
-        assert_eq!(err.code, ErrorCode::AuthRequired);
-        assert!(err.message.contains("\"admin\""), "{}", err.message);
-        let data = err.detail.data().unwrap();
-        assert_eq!(data["code"], -32007);
-        assert_eq!(data["resources"][0]["resource"], R);
-        assert_eq!(
-            data["resources"][0]["authorization_servers"],
-            json!(["https://as.example"])
-        );
-        assert_eq!(waits.lock().len(), 1, "the call keeps waiting");
-    }
-
-    #[tokio::test]
-    async fn an_unknown_resource_or_an_empty_token_does_nothing() {
-        let waits = StepUpWaits::default();
-        let _wait = waits.register(key("a"), ("srv", "A"), resource(R), Vec::new());
-        let unknown = waits.take_for_resource("https://other/mcp", "tok", None);
-        assert!(unknown.unwrap().is_empty());
-        let revoke = waits.take_for_resource(R, "", None);
-        assert!(revoke.unwrap().is_empty());
-        assert_eq!(waits.lock().len(), 1);
-    }
-
-    #[tokio::test]
-    async fn cancel_call_ends_a_failed_completion_and_refuses_the_rest() {
-        let waits = StepUpWaits::default();
-        let wait = waits.register(key("a"), ("srv", "A"), resource(R), Vec::new());
-        let refused = waits.cancel_call("turn-1", "a", true, Clone::clone);
-        assert!(
-            matches!(&refused, CallCompletion::Refused { chat, .. } if chat == "ahp-chat:/c"),
-            "{refused:?}"
-        );
-        let other = waits.cancel_call("turn-1", "zz", false, Clone::clone);
-        assert!(
-            matches!(other, CallCompletion::NotWaiting { .. }),
-            "{other:?}"
-        );
-        assert_eq!(waits.lock().len(), 1, "still waiting after two refusals");
-        let echoed = waits.cancel_call("turn-1", "a", false, Clone::clone);
-        assert_eq!(
-            echoed,
-            CallCompletion::Cancelled {
-                chat: "ahp-chat:/c".into()
-            }
-        );
-        let end = wait.wait(&CancellationToken::new()).await;
-        assert_eq!(end, AuthWaitEnd::ClientCancelled);
-    }
-
-    #[tokio::test]
-    async fn resume_server_touches_only_that_server() {
-        let waits = StepUpWaits::default();
-        let a = waits.register(key("a"), ("one", "A"), resource(R), Vec::new());
-        let b = waits.register(key("b"), ("two", "B"), resource(R), Vec::new());
-        waits.resume_server("one");
-        assert_eq!(a.wait(&CancellationToken::new()).await, AuthWaitEnd::Token);
-        let keys: Vec<CallKey> = waits.lock().keys().cloned().collect();
-        assert_eq!(keys, [key("b")]);
-        let cancel = CancellationToken::new();
-        cancel.cancel();
-        assert_eq!(b.wait(&cancel).await, AuthWaitEnd::Gone);
-        assert!(waits.lock().is_empty(), "an ended wait is unregistered");
-    }
-
-    #[tokio::test]
-    async fn end_server_settles_that_servers_calls_once_and_wakes_them() {
-        let waits = StepUpWaits::default();
-        let a = waits.register(key("a"), ("one", "A"), resource(R), Vec::new());
-        let b = waits.register(key("b"), ("two", "B"), resource(R), Vec::new());
-        let mut settled = Vec::new();
-        let ended = waits.end_server("one", Leaving::Stopped, |k, display| {
-            settled.push((k.tool_call_id.clone(), display.to_owned()));
-        });
-        assert_eq!(ended, 1);
-        assert_eq!(settled, [("a".to_owned(), "A".to_owned())]);
-        let cancel = CancellationToken::new();
-        cancel.cancel();
-        // Already decided: a cancel racing with the end still sees the end.
-        assert_eq!(a.wait(&cancel).await, AuthWaitEnd::Ended(Leaving::Stopped));
-        let taken = waits.take_for_resource(R, "tok", None).unwrap();
-        let servers: Vec<&str> = taken.iter().map(|c| c.server_id.as_str()).collect();
-        assert_eq!(servers, ["two"], "only the other server's call still waits");
-        assert_eq!(waits.end_server("one", Leaving::Stopped, |_, _| {}), 0);
-        drop(taken);
-        assert_eq!(b.wait(&CancellationToken::new()).await, AuthWaitEnd::Gone);
-    }
-
-    #[test]
-    fn advertised_resources_lists_each_waiting_resource() {
-        let waits = StepUpWaits::default();
-        let _a = waits.register(key("a"), ("one", "A"), resource(R), Vec::new());
-        let listed = waits.advertised_resources();
-        assert_eq!(listed.len(), 1);
-        assert_eq!(listed[0].resource, R);
-        assert_eq!(
-            listed[0],
-            resource(R),
-            "the whole metadata object, as in the server states"
-        );
-    }
-}
+mod tests;

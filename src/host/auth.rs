@@ -2,6 +2,7 @@
 //! (the host signs in itself), MCP 2025-11-25 "Authorization" and AHP 1.0
 //! "Authentication".
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use ahp_types::state::{McpServerAuthRequiredState, McpServerState, ProtectedResourceMetadata};
@@ -9,7 +10,7 @@ use ahp_types::state::{McpServerAuthRequiredState, McpServerState, ProtectedReso
 use super::Host;
 use crate::auth::flow::{ClientIdentity, SignIn};
 use crate::auth::grant::{run_grant, Grant, Granted};
-use crate::auth::step_up::require_scopes;
+use crate::auth::step_up::{require_scopes, ResumableCall};
 use crate::config::{OAuthClientSetting, OAuthGrant};
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, JSONRPC_INVALID_PARAMS};
 use crate::events::HostEvent;
@@ -39,7 +40,9 @@ fn server_gone() -> HostError {
 
 impl Host {
     /// AHP `authenticate`: hands a token to every chat tool call paused on a
-    /// step-up challenge for `resource`, or else to every server whose live
+    /// step-up challenge or a refused (expired) token for `resource` (the
+    /// latter's server reconnects with it first, see
+    /// [`Host::call_tool`]), or else to every server whose live
     /// `authRequired` state advertises `resource`; resolves once one of
     /// those servers is `ready` with it.
     ///
@@ -47,8 +50,8 @@ impl Host {
     /// `invalid_params` (data `{code: -32602, resources}`) when nothing
     /// waits for `resource`; `auth_required` (data `{code: -32007,
     /// resources: [resource]}`) when `scopes` do not cover the required
-    /// scopes (nothing is retried) or the server still refuses the token;
-    /// `disposed`.
+    /// scopes (nothing is retried) or the server still refuses the token
+    /// (the calls paused on a refused token then fail with it); `disposed`.
     pub async fn authenticate(&self, args: AuthenticateArgs) -> HostResult<()> {
         self.check_live()?;
         let paused = self.shared.step_up.take_for_resource(
@@ -57,12 +60,7 @@ impl Host {
             args.scopes.as_deref(),
         )?;
         if !paused.is_empty() {
-            for call in paused {
-                self.install_step_up_token(&call.server_id, &args.token)
-                    .await;
-                call.resume();
-            }
-            return Ok(());
+            return self.resume_paused(paused, &args.token).await;
         }
         let (targets, mut advertised) = self.auth_required_for(&args.resource);
         // Lock order: the step-up waits are never taken under the session lock.
@@ -108,6 +106,53 @@ impl Host {
             }
         }
         last
+    }
+
+    /// Hands `token` to the servers of the chat tool calls `paused` for it,
+    /// then resumes the calls. A step-up call's server takes the token on
+    /// its live connection; the server of a call whose token it refused
+    /// (401) reconnects with it (`Command::Authenticate`, like
+    /// `authenticate` for a server in `authRequired`), once per server.
+    ///
+    /// # Errors
+    /// The first refusal of such a reconnect (`auth_required` -32007 when
+    /// the server refuses the token again; `invalid_params` when it is no
+    /// longer waiting): that server's calls fail with it.
+    async fn resume_paused(&self, paused: Vec<ResumableCall>, token: &str) -> HostResult<()> {
+        let (reconnect, step_up): (Vec<_>, Vec<_>) =
+            paused.into_iter().partition(|call| call.reconnect);
+        for call in step_up {
+            self.install_step_up_token(&call.server_id, token).await;
+            call.resume();
+        }
+        let mut servers: Vec<&str> = reconnect.iter().map(|c| c.server_id.as_str()).collect();
+        servers.sort_unstable();
+        servers.dedup();
+        let mut outcomes = HashMap::new();
+        for id in servers {
+            let handle = self.registry().servers.get(id).cloned();
+            let outcome = match handle {
+                Some(handle) => {
+                    let (reply, rx) = tokio::sync::oneshot::channel();
+                    let token = token.to_owned();
+                    handle.send(Command::Authenticate { token, reply });
+                    rx.await.unwrap_or_else(|_| Err(server_gone()))
+                }
+                None => Err(server_gone()),
+            };
+            outcomes.insert(id.to_owned(), outcome);
+        }
+        let mut first = Ok(());
+        for call in reconnect {
+            match outcomes.get(&call.server_id) {
+                Some(Err(e)) => {
+                    call.refuse(e.clone());
+                    first = first.and(Err(e.clone()));
+                }
+                _ => call.resume(),
+            }
+        }
+        first
     }
 
     /// The servers whose live `authRequired` state advertises `resource`

@@ -32,7 +32,7 @@
 //! together.
 //!
 //! ```text
-//! step-up waits → session          (dispatch: chat/toolCallComplete echo)
+//! step-up waits → session          (dispatch: chat/toolCallComplete echo; callTool: a call paused on a refused token announcing itself)
 //! session → catalogue (read)       (supervisor: publishing the tools)
 //! session → Outbox.pending         (the JS sink runs under the session lock)
 //! catalogue (read) → read view     (callTool: the stale-tool check)

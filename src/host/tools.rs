@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
+use ahp_types::state::McpServerAuthRequiredState;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -14,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 use super::Host;
 use crate::auth::step_up::{AuthWaitEnd, CallKey};
 use crate::catalogue::{CatalogueEntry, ToolDiagnostic};
-use crate::error::{ErrorCode, HostError, HostResult};
+use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult};
 use crate::supervisor::tool_call::{call_tool, CallRequest, Progress};
 use crate::supervisor::{Command, HostShared, ServerHandle, TransportSpec};
 use crate::toolcall::{self, ChatContext};
@@ -176,7 +177,11 @@ impl Host {
     /// progress, a mid-call step-up (403 `insufficient_scope` →
     /// `chat/toolCallAuthRequired` and `session/inputNeededSet`; after
     /// `authenticate` → resolved, retried once), and `chat/toolCallComplete`
-    /// (failed for every error below).
+    /// (failed for every error below). A token a Streamable HTTP server
+    /// refuses mid-call (401 `invalid_token`) pauses the call the same way
+    /// (reason `expired`) while the server goes `authRequired`; after
+    /// `authenticate` reconnected the server with a new token the call is
+    /// retried once (issue 9; AHP 1.0 "Tool-call-level authentication").
     ///
     /// # Errors
     /// `not_found`, `stale_tool` (see
@@ -200,55 +205,40 @@ impl Host {
             timeout: (call.timeout).unwrap_or(Duration::from_millis(limits.call_timeout_ms)),
             max_total: (call.max_total).unwrap_or(Duration::from_millis(limits.call_max_total_ms)),
         };
-        // Set once the AHP tool call was completed by someone else (the
-        // client, or the server's actor ending the wait).
-        let completed = AtomicBool::new(false);
+        let end = CallEnd::default();
         let run = async {
             Ok(self
-                .run_call(&handle, req, &cancel, ctx.as_ref(), &display, &completed)
+                .run_call(&handle, req, &cancel, (ctx.as_ref(), &display), &end)
                 .await)
         };
         let result = self.until_disposed(run).await.unwrap_or_else(Err);
-        let completed = completed.load(Ordering::SeqCst);
+        let completed = end.completed.load(Ordering::SeqCst);
         if let Some(ctx) = ctx.as_ref().filter(|_| !completed) {
             self.shared
                 .emit_on(&ctx.chat, toolcall::complete_action(ctx, &display, &result));
         }
-        if let Err(e) = &result {
-            // A refused refresh (401) or a refused redirect makes the session
-            // unusable: the server leaves `ready` (step-up 403s do not).
-            match e.code {
-                ErrorCode::AuthRequired if !e.is_step_up() => {
-                    handle.send(Command::ConnectionFailed {
-                        error: e.clone(),
-                        challenge: handle.live.challenge(),
-                    })
-                }
-                ErrorCode::RedirectRefused => handle.send(Command::ConnectionFailed {
-                    error: e.clone(),
-                    challenge: None,
-                }),
-                _ => {}
-            }
+        match &result {
+            // A refused token paused the call and already told the actor.
+            Err(_) if end.reported.load(Ordering::SeqCst) => {}
+            Err(e) => report_unusable(&handle, e),
+            Ok(_) => {}
         }
         result
     }
 
-    /// Runs the MCP request, pausing once for a step-up token when the call
-    /// runs in a chat. Sets `completed` when the AHP tool call was completed
-    /// by someone else while it was paused (the client's failed
-    /// `chat/toolCallComplete`, or the server's actor when the server left
-    /// the state the pause depended on).
+    /// Runs the MCP request, pausing once for a token when the call runs in
+    /// a chat: on a step-up challenge (403 `insufficient_scope`) or, on a
+    /// Streamable HTTP server, a refused token (401 `invalid_token`: the
+    /// server goes `authRequired` meanwhile). Records in `end` how it ended.
     async fn run_call(
         &self,
         handle: &ServerHandle,
         req: CallRequest,
         cancel: &CancellationToken,
-        ctx: Option<&ChatContext>,
-        display: &str,
-        completed: &AtomicBool,
+        (ctx, display): (Option<&ChatContext>, &str),
+        end: &CallEnd,
     ) -> HostResult<Value> {
-        let mut stepped_up = false;
+        let mut paused = false;
         loop {
             let shared = &self.shared;
             let mut on_progress = |p: Progress| {
@@ -268,55 +258,55 @@ impl Host {
                 &mut on_progress,
             )
             .await;
-            let step_up = matches!(&result, Err(e) if e.is_step_up());
-            let Some(ctx) = ctx.filter(|_| step_up && !stepped_up) else {
+            let pause = match &result {
+                Err(e) if e.is_step_up() => Some(None),
+                Err(e) if is_refused_token(e) => Some(Some(e)),
+                _ => None,
+            };
+            let (Some(ctx), Some(refused)) = (ctx.filter(|_| !paused), pause) else {
                 return result;
             };
-            stepped_up = true;
+            paused = true;
+            let call = toolcall::PausedToolCall {
+                tool_name: &req.name,
+                display_name: display,
+                invocation_message: &format!("Calling {display}"),
+            };
             match self
-                .await_step_up(handle, ctx, &req.name, display, cancel)
+                .await_auth(handle, ctx, &call, refused, cancel, end)
                 .await
             {
-                StepUp::Resolved => continue,
+                StepUp::Resolved => end.reported.store(false, Ordering::SeqCst),
                 StepUp::Failed(e) => return Err(e),
                 StepUp::Completed(e) => {
-                    completed.store(true, Ordering::SeqCst);
+                    end.completed.store(true, Ordering::SeqCst);
                     return Err(e);
                 }
             }
         }
     }
 
-    /// Pauses a chat tool call on a step-up challenge until `authenticate`
-    /// supplies a token for the advertised resource, the client completes the
-    /// call as failed, the caller cancels, or the absolute limit passes.
-    async fn await_step_up(
+    /// Pauses a chat tool call on a step-up challenge (`refused` `None`) or
+    /// a refused token (`refused`: that error) until `authenticate` supplies
+    /// a token for the advertised resource, the client completes the call as
+    /// failed, the caller cancels, or the server leaves the state the wait
+    /// depends on. For a refused token, the server's actor is told the
+    /// connection failed (it goes `authRequired`) right after the call's
+    /// `auth-required` actions, and `end.reported` is set.
+    async fn await_auth(
         &self,
         handle: &ServerHandle,
         ctx: &ChatContext,
-        tool_name: &str,
-        display: &str,
+        call: &toolcall::PausedToolCall<'_>,
+        refused: Option<&HostError>,
         cancel: &CancellationToken,
+        end: &CallEnd,
     ) -> StepUp {
-        let TransportSpec::StreamableHttp(cfg) = &handle.spec.transport else {
-            return StepUp::Failed(HostError::new(
-                ErrorCode::AuthRequired,
-                format!("{} asked for more scopes over stdio", handle.id),
-            ));
-        };
-        let header = handle.live.challenge().unwrap_or_default();
-        let challenge = crate::auth::AuthChallenge::from_header(&header, &cfg.url);
-        let resource = match crate::auth::discover(&cfg.url, &challenge).await {
+        let requirement = match paused_requirement(handle).await {
             Ok(r) => r,
-            Err(e) => return StepUp::Failed(e),
+            // Unannounced: `callTool` reports a refused token as before.
+            Err(e) => return StepUp::Failed(refused.cloned().unwrap_or(e)),
         };
-        let client_id = handle
-            .spec
-            .oauth_client
-            .as_ref()
-            .map(|c| c.client_id.as_str());
-        let requirement =
-            crate::auth::requirement(&challenge, /* had_token */ true, resource, client_id);
         let auth = toolcall::auth_requirement(&requirement);
         let key = CallKey {
             chat: ctx.chat.clone(),
@@ -324,39 +314,59 @@ impl Host {
             tool_call_id: ctx.tool_call_id.clone(),
         };
         let required_scopes = requirement.required_scopes.unwrap_or_default();
-        let wait = self.shared.step_up.register(
-            key,
-            (&handle.id, display),
-            requirement.resource,
-            required_scopes,
-        );
-        self.shared
-            .emit_on(&ctx.chat, toolcall::auth_required(ctx, &auth));
-        let message = format!("Calling {display}");
-        let call = toolcall::PausedToolCall {
-            tool_name,
-            display_name: display,
-            invocation_message: &message,
+        let server = (handle.id.as_str(), call.display_name);
+        let announce = || {
+            self.shared
+                .emit_on(&ctx.chat, toolcall::auth_required(ctx, &auth));
+            self.shared
+                .emit(toolcall::input_needed_set(ctx, call, &auth));
         };
-        let needed = toolcall::input_needed_set(ctx, &call, &auth);
-        self.shared.emit(needed);
+        let waits = &self.shared.step_up;
+        let wait = match refused {
+            None => {
+                let wait = waits.register(key, server, requirement.resource, required_scopes);
+                announce();
+                wait
+            }
+            Some(error) => {
+                let (resource, scopes) = (requirement.resource, required_scopes);
+                waits.register_expired(key, server, resource, scopes, || {
+                    announce();
+                    report_unusable(handle, error);
+                    end.reported.store(true, Ordering::SeqCst);
+                })
+            }
+        };
         let mut entry = InputNeeded {
             shared: &self.shared,
             ctx,
             shown: true,
         };
-        let end = wait.wait(cancel).await;
+        let ended = wait.wait(cancel).await;
         // Ended by the server's actor: it removed the entry and completed the call.
-        entry.shown = !matches!(end, AuthWaitEnd::Ended(_));
+        entry.shown = !matches!(ended, AuthWaitEnd::Ended(_));
         drop(entry);
+        self.wait_outcome(handle, ctx, call.tool_name, ended)
+    }
+
+    /// What a paused call does after its wait ended (`chat/toolCallAuthResolved`
+    /// when it resumes).
+    fn wait_outcome(
+        &self,
+        handle: &ServerHandle,
+        ctx: &ChatContext,
+        tool_name: &str,
+        ended: AuthWaitEnd,
+    ) -> StepUp {
         let (server, call) = (&handle.id, format!("tools/call {tool_name:?}"));
-        match end {
+        match ended {
             AuthWaitEnd::Token => {
                 self.shared
                     .emit_on(&ctx.chat, toolcall::auth_resolved_action(ctx));
                 StepUp::Resolved
             }
             AuthWaitEnd::Ended(why) => StepUp::Completed(why.error(server)),
+            AuthWaitEnd::Refused(e) => StepUp::Failed(e),
             AuthWaitEnd::ClientCancelled => StepUp::Completed(HostError::new(
                 ErrorCode::Cancelled,
                 format!(
@@ -370,4 +380,72 @@ impl Host {
             )),
         }
     }
+}
+
+/// How `run_call` ended, for `call_tool`.
+#[derive(Default)]
+struct CallEnd {
+    /// The AHP tool call was completed by someone else while it was paused
+    /// (the client's failed `chat/toolCallComplete`, or the server's actor
+    /// when the server left the state the pause depended on).
+    completed: AtomicBool,
+    /// The server's actor was already told the connection failed (a refused
+    /// token paused the call), so `call_tool` does not tell it again.
+    reported: AtomicBool,
+}
+
+/// A 401 on a request: the server refused the token (a challenge that is
+/// not a step-up), MCP 2025-11-25 "Authorization" / RFC 6750 §3.1
+/// `invalid_token`.
+fn is_refused_token(e: &HostError) -> bool {
+    e.code == ErrorCode::AuthRequired
+        && matches!(
+            e.detail,
+            ErrorDetail::Challenge {
+                insufficient_scope: false,
+                ..
+            }
+        )
+}
+
+/// Tells the server's actor when a request error makes the session
+/// unusable: a refused token or refresh (401; step-up 403s do not) or a
+/// refused redirect.
+fn report_unusable(handle: &ServerHandle, e: &HostError) {
+    match e.code {
+        ErrorCode::AuthRequired if !e.is_step_up() => handle.send(Command::ConnectionFailed {
+            error: e.clone(),
+            challenge: handle.live.challenge(),
+        }),
+        ErrorCode::RedirectRefused => handle.send(Command::ConnectionFailed {
+            error: e.clone(),
+            challenge: None,
+        }),
+        _ => {}
+    }
+}
+
+/// The requirement a paused call shows (AHP `McpAuthRequirement`): from the
+/// challenge the server's last refusal recorded, after RFC 9728 discovery.
+///
+/// # Errors
+/// `auth_required` on a stdio server; those of `crate::auth::discover`.
+async fn paused_requirement(handle: &ServerHandle) -> HostResult<McpServerAuthRequiredState> {
+    let TransportSpec::StreamableHttp(cfg) = &handle.spec.transport else {
+        return Err(HostError::new(
+            ErrorCode::AuthRequired,
+            format!("{} asked for more scopes over stdio", handle.id),
+        ));
+    };
+    let header = handle.live.challenge().unwrap_or_default();
+    let challenge = crate::auth::AuthChallenge::from_header(&header, &cfg.url);
+    let resource = crate::auth::discover(&cfg.url, &challenge).await?;
+    let client_id = handle
+        .spec
+        .oauth_client
+        .as_ref()
+        .map(|c| c.client_id.as_str());
+    Ok(crate::auth::requirement(
+        &challenge, /* had_token */ true, resource, client_id,
+    ))
 }
