@@ -323,16 +323,8 @@ impl StepUpWaits {
     /// [`AuthWaitEnd::Token`] (a host-run sign-in reconnected it with new
     /// tokens; each call retries once). Calls of other servers keep waiting.
     pub fn resume_server(&self, server_id: &str) {
-        let mut waits = self.lock();
-        let keys: Vec<CallKey> = waits
-            .iter()
-            .filter(|(_, w)| w.server_id == server_id)
-            .map(|(k, _)| k.clone())
-            .collect();
-        for k in keys {
-            if let Some(wait) = waits.remove(&k) {
-                let _ = wait.tx.send(AuthWaitEnd::Token);
-            }
+        for (_, wait) in take_server(&mut self.lock(), server_id) {
+            let _ = wait.tx.send(AuthWaitEnd::Token);
         }
     }
 
@@ -350,19 +342,16 @@ impl StepUpWaits {
         why: Leaving,
         mut settle: impl FnMut(&CallKey, &str),
     ) -> usize {
+        // The lock stays held while the calls are settled (see the module doc).
         let mut waits = self.lock();
-        let keys: Vec<CallKey> = waits
-            .iter()
-            .filter(|(_, w)| w.server_id == server_id)
-            .map(|(k, _)| k.clone())
-            .collect();
-        for k in &keys {
-            if let Some(wait) = waits.remove(k) {
-                settle(k, &wait.display_name);
-                let _ = wait.tx.send(AuthWaitEnd::Ended(why));
-            }
+        let ended = take_server(&mut waits, server_id);
+        let count = ended.len();
+        for (key, wait) in ended {
+            settle(&key, &wait.display_name);
+            let _ = wait.tx.send(AuthWaitEnd::Ended(why));
         }
-        keys.len()
+        drop(waits);
+        count
     }
 
     /// A client's `chat/toolCallComplete` for tool call `tool_call_id` of
@@ -416,6 +405,21 @@ impl StepUpWaits {
     pub fn advertised_resources(&self) -> Vec<ProtectedResourceMetadata> {
         self.lock().values().map(|w| w.resource.clone()).collect()
     }
+}
+
+/// Takes every wait of server `server_id` out of `waits`.
+fn take_server(
+    waits: &mut HashMap<CallKey, AuthWait>,
+    server_id: &str,
+) -> Vec<(CallKey, AuthWait)> {
+    let keys: Vec<CallKey> = waits
+        .iter()
+        .filter(|(_, w)| w.server_id == server_id)
+        .map(|(k, _)| k.clone())
+        .collect();
+    keys.into_iter()
+        .filter_map(|k| waits.remove(&k).map(|w| (k, w)))
+        .collect()
 }
 
 /// A paused call taken out of the waits by [`StepUpWaits::take_for_resource`]:
