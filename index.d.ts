@@ -553,7 +553,68 @@ export interface AddPluginOptions {
   /** Startup timeout (ms) for every server of the plugin. */
   startupTimeoutMs?: number
   /** Per-server overrides keyed by the name in `mcpServers`. */
-  servers?: Record<string, { startupTimeoutMs?: number; oauth?: OAuthClientOption }>
+  servers?: Record<string, { startupTimeoutMs?: number; oauth?: OAuthClientOption; protocol?: ProtocolSetting }>
+}
+
+/**
+ * Which MCP revision the host speaks to a server (MCP 2026-07-28 "Lifecycle"
+ * and its backward-compatibility rules):
+ * - `'auto'` (default): `server/discover` offering 2026-07-28 first; when the
+ *   server answers it with a JSON-RPC error (every 2025-era server does), the
+ *   `initialize` handshake offering 2025-11-25 on the same connection. A
+ *   server that does not answer the probe at all is retried with `initialize`
+ *   after 10 s (within `startupTimeoutMs`); give such a server `'legacy'`.
+ * - `'2026-07-28'`: `server/discover` only (stateless: every request carries
+ *   its protocol version, client info and capabilities in `_meta`); a
+ *   2025-era server fails to start with `protocol_error`.
+ * - `'legacy'`: the `initialize` handshake only.
+ *
+ * A server that settles on a revision the host never offered (e.g. an
+ * `initialize` result naming `1999-01-01`) goes to `error` with
+ * `protocol_error` naming the version. The negotiated revision is in
+ * {@link McpHost.serverInfo} and in a `host.connect` log record.
+ */
+export type ProtocolSetting = 'auto' | '2026-07-28' | 'legacy'
+
+/** One icon a server declared (`serverInfo.icons`, MCP `Icon`), as sent. */
+export interface ServerIcon {
+  /** An `https:` URL or a `data:` URI (at most 16 KiB; longer icons are dropped). */
+  src: string
+  mimeType?: string
+  /** `"48x48"`, `"any"`, … */
+  sizes?: string[]
+  theme?: 'light' | 'dark'
+}
+
+/**
+ * What a server said about itself at its last connection: its `initialize`
+ * result (2025-era) or `server/discover` result (2026-07-28), with the
+ * negotiated protocol version. Also published on the server's
+ * `McpServerCustomization` as `_meta["ahp-mcp-host/serverInfo"]` (and its
+ * `icons` as the customization's `icons`). Text fields are cut to 1 KiB,
+ * `instructions` to 16 KiB, at character boundaries.
+ */
+export interface ServerInfo {
+  /** The negotiated MCP revision, e.g. `"2026-07-28"` or `"2025-11-25"`. */
+  protocolVersion: string
+  /** `'discover'` (2026-07-28, stateless) or `'initialize'` (2025-era). */
+  handshake: 'discover' | 'initialize'
+  /** `serverInfo.name` (`""` when the server sent none). */
+  name: string
+  title?: string
+  version?: string
+  description?: string
+  websiteUrl?: string
+  /** At most 8. */
+  icons: ServerIcon[]
+  /** Guidance for the model about using this server (put it in the system prompt). */
+  instructions?: string
+  /** Whether `instructions` was cut to 16 KiB. */
+  instructionsTruncated: boolean
+  /** The declared server capabilities (`tools`, `resources`, `prompts`, `logging`, `completions`, `extensions`, …) as sent; `null` when larger than 16 KiB. */
+  capabilities: Record<string, unknown> | null
+  /** Whether `capabilities` was left out for its size. */
+  capabilitiesOmitted: boolean
 }
 
 export interface PluginAdded {
@@ -581,6 +642,8 @@ export interface AddServerOptions {
   startupTimeoutMs?: number
   /** Pre-registered OAuth client (else CIMD, else dynamic registration). */
   oauth?: OAuthClientOption
+  /** MCP revision to speak (default `'auto'`). */
+  protocol?: ProtocolSetting
 }
 
 /** Options of {@link McpHost.callTool}: common fields. */
@@ -827,6 +890,14 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
   listTools(): HostTool[]
   /** What the catalogue normalized, cut or left out, per server. */
   toolDiagnostics(): ToolDiagnostic[]
+  /**
+   * What server `serverId` said about itself at its last connection (name,
+   * title, version, icons, `instructions`, declared capabilities, negotiated
+   * protocol version); `null` before its first connection. Replaced on every
+   * reconnect; kept while the server is stopped. Throws `HostError` with
+   * `not_found` (no such server), `invalid_argument`, `disposed`.
+   */
+  serverInfo(serverId: string): ServerInfo | null
   /**
    * Calls a tool (MCP `tools/call`) with a unique progress token. Resolves
    * the `CallToolResult` (also when `isError`). Errors: `invalid_argument`,

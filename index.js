@@ -180,6 +180,11 @@ class McpHost extends EventEmitter {
   getState() { return JSON.parse(this.#live().getState()) }
   listTools() { return JSON.parse(this.#live().listTools()) }
 
+  serverInfo(serverId) {
+    nonEmptyString(serverId, 'serverId')
+    return unwrap(this.#live().serverInfo(serverId))
+  }
+
   toolDiagnostics() { return JSON.parse(this.#live().toolDiagnostics()) }
 
   async listResources(serverId) {

@@ -155,7 +155,9 @@ test('app-only tools are not in the catalogue but are callable by serverId and o
   assert.equal(both.name, 'mcp__apps__model_and_app')
   assert.deepEqual(both._meta, { ui: { visibility: ['model', 'app'] } })
 
-  // Not published to the session either, and no diagnostic for it.
+  // Not published to the session either, and no diagnostic for it. (Actions
+  // reach JS after getState() shows `ready`: wait for the publication.)
+  await waitFor(() => actions.some((e) => e.action.type === 'session/serverToolsChanged'), { what: 'session/serverToolsChanged' })
   const published = actions.filter((e) => e.action.type === 'session/serverToolsChanged').at(-1).action.tools
   assert.ok(!published.some((d) => d._meta?.['ahp-mcp-host/source']?.toolName === 'app_only'))
   assert.ok(!host.toolDiagnostics().some((d) => d.tool === 'app_only'))

@@ -131,7 +131,7 @@ function serverConfig(transport, url) {
 // ─── clients ────────────────────────────────────────────────────────────────
 
 /** Host side: one McpHost per block; each "connection" is an addServer. */
-function hostClient(dataDir) {
+function hostClient(dataDir, protocol = 'auto') {
   // env 'allowList': stdio servers get a short environment, like the SDK's
   // StdioClientTransport default (getDefaultEnvironment), so both clients'
   // servers boot the same way. The host default ('inherit') would pass e.g.
@@ -160,7 +160,7 @@ function hostClient(dataDir) {
       }
       host.on('action', onAction)
     })
-    const id = await host.addServer({ name, config, startupTimeoutMs: 30_000 })
+    const id = await host.addServer({ name, config, startupTimeoutMs: 30_000, protocol })
     await ready
     return id
   }
@@ -249,14 +249,16 @@ function sdkClient() {
 async function runListing(transport, dataDir) {
   const server = transport === 'http' ? await startHttpServer() : undefined
   const config = serverConfig(transport, server?.url)
-  const clients = { host: hostClient(dataDir), sdk: sdkClient() }
-  const runs = { host: [], sdk: [] }
+  // hostLegacy: the same host with protocol 'legacy' (no server/discover
+  // probe), to show what the probe costs against this 2025-era server.
+  const clients = { host: hostClient(dataDir), hostLegacy: hostClient(dataDir, 'legacy'), sdk: sdkClient() }
+  const runs = { host: [], hostLegacy: [], sdk: [] }
   const catalogue = []
   let pages
   try {
     for (const c of Object.values(clients)) await c.connectAndList(config) // warm-up, untimed
     for (let i = 0; i < C.listRuns; i++) {
-      const order = i % 2 === 0 ? ['host', 'sdk'] : ['sdk', 'host']
+      const order = i % 2 === 0 ? ['host', 'hostLegacy', 'sdk'] : ['sdk', 'hostLegacy', 'host']
       for (const key of order) {
         const r = await clients[key].connectAndList(config)
         runs[key].push(r.ms)
@@ -269,7 +271,10 @@ async function runListing(transport, dataDir) {
     await server?.stop()
   }
   const summary = (v) => ({ median: median(v), min: Math.min(...v), max: Math.max(...v) })
-  return { host: { list: summary(runs.host), catalogueMs: median(catalogue) }, sdk: { list: summary(runs.sdk), pages } }
+  return {
+    host: { list: summary(runs.host), legacyList: summary(runs.hostLegacy), catalogueMs: median(catalogue) },
+    sdk: { list: summary(runs.sdk), pages },
+  }
 }
 
 /** Calls: sequential latency, then throughput; a fresh server per block. */
@@ -477,6 +482,12 @@ if (!failed) {
   console.log(`  after one untimed warm-up each; stdio includes spawning and booting the Node server.`)
   console.log(`  Of the host's time, the final host.listTools() call alone (native catalogue → JSON string → JSON.parse of ${EXPECTED_TOOLS}`)
   console.log(`  tools) took a median of ${fmt(results['host:stdio'].catalogueMs, 'ms')} ms (stdio) and ${fmt(results['host:http'].catalogueMs, 'ms')} ms (http).`)
+  for (const transport of ['stdio', 'http']) {
+    const h = results[`host:${transport}`]
+    const range = (r) => `${fmt(r.median, 'ms')} [${fmt(r.min, 'ms')}–${fmt(r.max, 'ms')}]`
+    console.log(`- The server/discover probe (protocol 'auto', the default) against this 2025-era server over ${transport}: connect + list`)
+    console.log(`  ${range(h.list)} ms with 'auto' vs ${range(h.legacyList)} ms with protocol 'legacy' (no probe), same run, interleaved.`)
+  }
   console.log('- CPU = user+system of this whole process over the timed loop; for the host that includes its Rust (tokio) threads.')
   console.log('  Servers are child processes and are not counted.')
   console.log(`- Calls: stdio host, stdio SDK, http host, http SDK, each with a fresh server process; ${C.warmup} warm-up calls before`)

@@ -3,6 +3,9 @@
 // `npm run demo`: runs `ahp-mcp-host run` on the example plugins.
 //
 // - examples/everything-stdio: @modelcontextprotocol/server-everything over stdio
+//   (TypeScript SDK v1: the 2025-era `initialize` handshake)
+// - examples/modern-stdio: a server on the TypeScript SDK v2, spoken to with
+//   MCP 2026-07-28 (stateless, `server/discover`)
 // - examples/everything-http:  the same server in Streamable HTTP mode. This
 //   script starts it on a free 127.0.0.1 port and runs a copy of the plugin
 //   whose mcp.json points at that port (the committed file says 3001).
@@ -57,7 +60,7 @@ async function main() {
     fs.mkdirSync(httpPlugin)
     const config = fs.readFileSync(path.join(__dirname, 'everything-http', 'mcp.json'), 'utf8')
     fs.writeFileSync(path.join(httpPlugin, 'mcp.json'), config.replace('127.0.0.1:3001', `127.0.0.1:${port}`))
-    const dirs = [path.join(__dirname, 'everything-stdio'), httpPlugin, path.join(__dirname, 'broken')]
+    const dirs = [path.join(__dirname, 'everything-stdio'), path.join(__dirname, 'modern-stdio'), httpPlugin, path.join(__dirname, 'broken')]
     code = await run(['run', ...dirs, ...process.argv.slice(2)])
   } finally {
     http.kill('SIGTERM')

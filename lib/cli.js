@@ -127,8 +127,10 @@ async function run(argv, out = process.stdout) {
     const tools = host.listTools()
     for (const server of ready) {
       const own = tools.filter((t) => t.customizationId === server.id)
-      if (opts.json) emit('tools', { serverId: server.id, tools: own.map((t) => t.toolName) })
-      else print(`\n${server.id}: ${own.length} tools\n  ${own.map((t) => t.toolName).join('\n  ')}`)
+      const info = host.serverInfo(server.id)
+      const era = info ? `MCP ${info.protocolVersion} via ${info.handshake === 'discover' ? 'server/discover' : 'initialize'}` : 'MCP ?'
+      if (opts.json) emit('tools', { serverId: server.id, protocolVersion: info?.protocolVersion, handshake: info?.handshake, tools: own.map((t) => t.toolName) })
+      else print(`\n${server.id} (${era}): ${own.length} tools\n  ${own.map((t) => t.toolName).join('\n  ')}`)
       const pick = pickTool(own)
       if (!pick) continue
       try {

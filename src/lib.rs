@@ -40,3 +40,4 @@ pub mod napi;
 
 pub use auth::store::{MemorySecretStore, SecretStore};
 pub use catalogue::{CatalogueEntry, DiagnosticAction, ToolDiagnostic};
+pub use supervisor::identity::{Handshake, ServerIcon, ServerIdentity};

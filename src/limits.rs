@@ -73,6 +73,21 @@ pub const MAX_DATA_DIR_NAME_BYTES: usize = 64;
 /// longer or odd names are shown as `${…}`.
 pub const MAX_ECHOED_VARIABLE_NAME_BYTES: usize = 64;
 
+/// Longest server `instructions` kept in a server's identity (bytes; cut at
+/// a character boundary, with `instructionsTruncated: true`): 16 KiB.
+pub const MAX_SERVER_INSTRUCTIONS_BYTES: usize = 16 * 1024;
+/// Longest `serverInfo` text field kept (`name`, `title`, `version`,
+/// `description`, `websiteUrl`; bytes, cut at a character boundary): 1 KiB.
+pub const MAX_SERVER_INFO_TEXT_BYTES: usize = 1024;
+/// Most `serverInfo.icons` kept: 8.
+pub const MAX_SERVER_ICONS: usize = 8;
+/// Longest icon `src` kept (bytes; a longer one, e.g. a large `data:` URI,
+/// is dropped): 16 KiB.
+pub const MAX_SERVER_ICON_SRC_BYTES: usize = 16 * 1024;
+/// Largest declared-capabilities object kept in a server's identity (bytes
+/// of JSON; a larger one is replaced by `null` with `capabilitiesOmitted`): 16 KiB.
+pub const MAX_SERVER_CAPABILITIES_BYTES: usize = 16 * 1024;
+
 // ---------------------------------------------------------------------------
 // Hard caps of the tunable limits
 // ---------------------------------------------------------------------------

@@ -292,8 +292,8 @@ export async function rejectsWith(fn, code) {
  * Starts a fixture HTTP server script that prints `LISTENING <port>`, killed
  * when the test ends; resolves `{url: <base>/mcp, base, stats()}` (stats reads `GET /__stats`).
  */
-export async function startHttpFixture(t, script, env = {}) {
-  const child = spawn(NODE, [join(FIXTURES, script)], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
+export async function startHttpFixture(t, script, env = {}, args = []) {
+  const child = spawn(NODE, [join(FIXTURES, script), ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] })
   t.after(() => child.kill('SIGTERM'))
   const port = await new Promise((resolve, reject) => {
     let out = ''

@@ -1,6 +1,6 @@
 // Type-checked by `npm test` (tsc --noEmit): the README's usage, compiled
 // against index.d.ts. A wrong or missing type here fails the test run.
-import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult } from '../../index.js'
+import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo } from '../../index.js'
 
 async function main(): Promise<void> {
   const host = new McpHost({
@@ -30,7 +30,13 @@ async function main(): Promise<void> {
   })
   const plugin = await host.addPlugin({ root: '/plugins/docs', servers: { search: { startupTimeoutMs: 10_000 } } })
   if (plugin.load.kind === 'degraded') console.log(plugin.load.message)
-  const id: string = await host.addServer({ name: 'remote', config: { type: 'streamable-http', url: 'https://example.test/mcp' } })
+  const id: string = await host.addServer({ name: 'remote', config: { type: 'streamable-http', url: 'https://example.test/mcp' }, protocol: 'auto' })
+  await host.addPlugin({ root: '/plugins/old', servers: { legacy: { protocol: 'legacy' } } })
+  const info: ServerInfo | null = host.serverInfo(id)
+  if (info) {
+    const era: 'discover' | 'initialize' = info.handshake
+    console.log(era, info.protocolVersion, info.instructions ?? '', info.icons.map((i) => i.src), info.capabilities?.tools)
+  }
   const echo = host.dispatch({ type: 'session/mcpServerStopRequested', id }, { clientId: 'ui', clientSeq: 1 })
   console.log(echo.serverSeq)
   host.dispatch({ type: 'session/customizationToggled', id: plugin.id, enablement: [{ kind: 'session', enabled: false }] })

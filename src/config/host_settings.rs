@@ -1,4 +1,5 @@
-//! Host-side server settings that are not part of `mcp.json`: the
+//! Host-side server settings that are not part of `mcp.json`: the MCP
+//! protocol era a server is spoken to in ([`ProtocolSetting`]), and the
 //! pre-registered OAuth client of `addServer({oauth})` and of plugin server
 //! overrides (MCP 2025-11-25 "Authorization"; SEP-1046 client credentials;
 //! SEP-990 enterprise-managed authorization).
@@ -63,6 +64,31 @@ pub enum OAuthGrant {
     EnterpriseManaged,
 }
 
+/// Which MCP revision a server is spoken to in (`protocol` of `addServer` /
+/// plugin server overrides).
+///
+/// MCP 2026-07-28 "Lifecycle" (stateless: `server/discover`, per-request
+/// `_meta`) and its "Backward Compatibility" section: a client probes with
+/// `server/discover` and falls back to the 2025-era `initialize` handshake
+/// when the server answers with a JSON-RPC error.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize)]
+pub enum ProtocolSetting {
+    /// `"auto"` (default): `server/discover` first; on a JSON-RPC error (or
+    /// no answer within rmcp's probe time, 10 s) the 2025-11-25 `initialize`
+    /// handshake on the same connection.
+    #[default]
+    #[serde(rename = "auto")]
+    Auto,
+    /// `"2026-07-28"`: `server/discover` only; a server that does not speak
+    /// it fails to start (`protocol_error`).
+    #[serde(rename = "2026-07-28")]
+    Stateless,
+    /// `"legacy"`: the `initialize` handshake only (offering 2025-11-25), for
+    /// servers that misbehave on the `server/discover` probe.
+    #[serde(rename = "legacy")]
+    Legacy,
+}
+
 impl std::fmt::Debug for OAuthClientSetting {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("OAuthClientSetting")
@@ -104,6 +130,16 @@ mod tests {
         for secret in ["s3cret-client", "pem-secret", "idp-s3cret"] {
             assert!(!shown.contains(secret), "{secret} leaked: {shown}");
         }
+    }
+
+    #[test]
+    fn protocol_setting_reads_the_three_documented_values_only() {
+        let read = |v: &str| serde_json::from_value::<ProtocolSetting>(serde_json::json!(v));
+        assert_eq!(read("auto").ok(), Some(ProtocolSetting::Auto));
+        assert_eq!(read("2026-07-28").ok(), Some(ProtocolSetting::Stateless));
+        assert_eq!(read("legacy").ok(), Some(ProtocolSetting::Legacy));
+        assert!(read("2025-11-25").is_err() && read("Auto").is_err());
+        assert_eq!(ProtocolSetting::default(), ProtocolSetting::Auto);
     }
 
     #[test]

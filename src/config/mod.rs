@@ -17,7 +17,7 @@ mod model;
 mod validate;
 mod vars;
 
-pub use host_settings::{IdpSetting, OAuthClientSetting, OAuthGrant};
+pub use host_settings::{IdpSetting, OAuthClientSetting, OAuthGrant, ProtocolSetting};
 pub use model::*;
 pub use validate::{parse_mcp_json, validate_entry_value};
 pub use vars::{check_variables, expand, PluginVars};

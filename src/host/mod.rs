@@ -366,6 +366,24 @@ impl Host {
         self.shared.read_state(SessionState::clone)
     }
 
+    /// What server `server_id` said about itself at its last connection
+    /// (name, title, version, icons, `instructions`, declared capabilities,
+    /// negotiated protocol version and handshake: see
+    /// [`crate::ServerIdentity`] for the shape and
+    /// bounds), or `null` before its first connection. Replaced on every
+    /// reconnect.
+    ///
+    /// # Errors
+    /// `not_found` (no such server), `disposed`.
+    pub fn server_info(&self, server_id: &str) -> HostResult<Value> {
+        self.check_live()?;
+        let handle = self.server(server_id)?;
+        Ok(handle
+            .live
+            .identity()
+            .map_or(Value::Null, |identity| identity.to_json()))
+    }
+
     /// Stops every server gracefully (stdin close, SIGTERM, SIGKILL), then
     /// disposes and waits (at most `TASKS_END_WAIT_MS`) for every server task
     /// to end.

@@ -21,7 +21,7 @@ use super::tools::{CallTool, ChatCall, ToolRef};
 use super::{HostConfig, OAuthHostOptions};
 use crate::auth::flow::DEFAULT_SIGN_IN_TIMEOUT;
 use crate::config::launch::EnvPolicy;
-use crate::config::OAuthClientSetting;
+use crate::config::{OAuthClientSetting, ProtocolSetting};
 use crate::error::{ErrorCode, HostError};
 use crate::limits::{Limits, MAX_TIMEOUT_MS};
 
@@ -168,6 +168,9 @@ pub struct ServerOverrides {
     /// Pre-registered OAuth client for this server.
     #[serde(default)]
     pub oauth: Option<OAuthClientSetting>,
+    /// MCP revision to speak: `auto` (default), `2026-07-28` or `legacy`.
+    #[serde(default)]
+    pub protocol: ProtocolSetting,
 }
 
 /// `addServer` options: a top-level server outside any plugin.
@@ -190,6 +193,9 @@ pub struct AddServer {
     /// Pre-registered OAuth client for this server.
     #[serde(default)]
     pub oauth: Option<OAuthClientSetting>,
+    /// MCP revision to speak: `auto` (default), `2026-07-28` or `legacy`.
+    #[serde(default)]
+    pub protocol: ProtocolSetting,
 }
 
 /// What `addPlugin` reports.

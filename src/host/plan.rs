@@ -126,6 +126,7 @@ pub(super) fn plan_plugin(
             transport: transport_spec(config, vars.clone()),
             startup_timeout: startup_timeout(ms, source.limits),
             oauth_client: overrides.and_then(|o| o.oauth.clone()),
+            protocol: overrides.map(|o| o.protocol).unwrap_or_default(),
         });
     }
     let load = if problems.is_empty() {

@@ -265,6 +265,7 @@ impl Host {
             transport: transport_spec(config, vars),
             startup_timeout: startup_timeout(opts.startup_timeout_ms, &self.shared.limits),
             oauth_client: opts.oauth.clone(),
+            protocol: opts.protocol,
         };
         Ok((spec, uri))
     }

@@ -389,6 +389,12 @@ impl NativeHost {
         serde_json::to_string(&self.host.state()).unwrap_or_else(|_| "null".to_owned())
     }
 
+    /// `serverInfo(serverId)` → response JSON with the server's identity or `null`.
+    #[napi(catch_unwind)]
+    pub fn server_info(&self, server_id: String) -> String {
+        respond(self.host.server_info(&server_id))
+    }
+
     /// The tool catalogue as JSON.
     #[napi(catch_unwind)]
     pub fn list_tools(&self) -> String {

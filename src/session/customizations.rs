@@ -158,6 +158,50 @@ pub fn mcp_servers(state: &SessionState) -> Vec<&McpServerCustomization> {
     out
 }
 
+/// `_meta` key under which the host publishes a connected server's identity
+/// (see `supervisor::identity::ServerIdentity`) on its `McpServerCustomization`.
+pub const SERVER_INFO_META_KEY: &str = "ahp-mcp-host/serverInfo";
+
+/// The top-level customization holding MCP server `id`, with that server's
+/// `icons` replaced and `_meta[SERVER_INFO_META_KEY]` set to `info` (other
+/// `_meta` keys kept): what a `session/customizationUpdated` for it carries
+/// (the reducer replaces top-level entries whole). `None` when `id` is not
+/// an MCP server of the session.
+pub fn with_server_info(
+    state: &SessionState,
+    id: &str,
+    icons: Option<Vec<ahp_types::state::Icon>>,
+    info: serde_json::Value,
+) -> Option<Customization> {
+    let update = |s: &mut McpServerCustomization| {
+        s.icons = icons.clone();
+        let meta = s.meta.get_or_insert_with(Default::default);
+        meta.insert(SERVER_INFO_META_KEY.to_owned(), info.clone());
+    };
+    for c in state.customizations.iter().flatten() {
+        match c {
+            Customization::McpServer(s) if s.id == id => {
+                let mut s = s.clone();
+                update(&mut s);
+                return Some(Customization::McpServer(s));
+            }
+            Customization::Plugin(p) => {
+                let mut p = p.clone();
+                let child = p.children.iter_mut().flatten().find_map(|c| match c {
+                    ChildCustomization::McpServer(s) if s.id == id => Some(s),
+                    _ => None,
+                });
+                if let Some(s) = child {
+                    update(s);
+                    return Some(Customization::Plugin(p));
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -174,5 +218,44 @@ mod tests {
             panic!("not an error state");
         };
         assert_eq!(e.error.error_type, "spawn_failed");
+    }
+
+    #[test]
+    fn server_info_updates_a_plugin_child_and_keeps_the_rest() {
+        let child = mcp_server_entry(
+            "p/s",
+            "file:///p",
+            "s",
+            None,
+            McpServerState::Starting(ahp_types::state::McpServerStartingState { blocking: None }),
+        );
+        let other = mcp_server_entry("p/t", "file:///p", "t", None, child.state.clone());
+        let load = CustomizationLoadState::Loaded(ahp_types::state::CustomizationLoadedState {});
+        let plugin = plugin_entry("p", "file:///p", "p", load, vec![child, other]);
+        let mut state = crate::session::empty_session_state();
+        state.customizations = Some(vec![Customization::Plugin(plugin)]);
+        let icon: ahp_types::state::Icon =
+            serde_json::from_value(serde_json::json!({"src": "https://x.test/i.png"}))
+                .unwrap_or_else(|e| panic!("{e}"));
+        let info = serde_json::json!({"name": "srv", "protocolVersion": "2026-07-28"});
+        let Some(Customization::Plugin(p)) =
+            with_server_info(&state, "p/s", Some(vec![icon]), info.clone())
+        else {
+            panic!("the plugin, updated");
+        };
+        let children: Vec<_> = p.children.iter().flatten().collect();
+        let ChildCustomization::McpServer(s) = children[0] else {
+            panic!("a server")
+        };
+        assert_eq!(
+            s.meta.as_ref().and_then(|m| m.get(SERVER_INFO_META_KEY)),
+            Some(&info)
+        );
+        assert_eq!(s.icons.as_ref().map(Vec::len), Some(1));
+        let ChildCustomization::McpServer(t) = children[1] else {
+            panic!("a server")
+        };
+        assert!(t.meta.is_none(), "the sibling is untouched");
+        assert!(with_server_info(&state, "p/missing", None, info).is_none());
     }
 }

@@ -1,29 +1,38 @@
-//! Opening one MCP connection: spawn or connect, then the `initialize`
-//! handshake (MCP 2025-11-25 "Lifecycle › Initialization"), raced against
-//! early process exit and the startup timeout ([`startup`]: the first real
-//! cause of a failed start is the one reported).
+//! Opening one MCP connection: spawn or connect, then the handshake of the
+//! server's era (see [`lifecycle`]): `server/discover` (MCP 2026-07-28
+//! "Lifecycle › Discovery") with fallback to `initialize` (MCP 2025-11-25
+//! "Lifecycle › Initialization"), raced against early process exit and the
+//! startup timeout ([`startup`]: the first real cause of a failed start is
+//! the one reported). The negotiated version must be one the host speaks.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::service::{Peer, RoleClient, RunningServiceCancellationToken, ServiceExt};
+use rmcp::model::ProtocolVersion;
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningServiceCancellationToken,
+};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::sync::{mpsc, watch};
 
 use super::client::{HostClient, Notice};
+use super::identity::{self, ServerIdentity};
 use super::request::RequestFailure;
-use super::{HostShared, ServerTasks};
+use super::{HostShared, ServerSpec, ServerTasks};
 use crate::config::launch::resolve_stdio;
-use crate::config::{HttpConfig, PluginVars, StdioConfig};
+use crate::config::{HttpConfig, PluginVars, ProtocolSetting, StdioConfig};
 use crate::error::{ErrorCode, HostError, HostResult};
+use crate::events::{log, LogLevel};
 use crate::limits::MAX_STDIO_MESSAGE_BYTES;
 use crate::transport::process::{describe_exit, ServerProcess};
 use crate::transport::stderr::StderrTail;
 use crate::transport::{http, process, stderr, stdout_monitor};
-use rmcp::transport::StreamableHttpClientTransport;
 use startup::StartFailure;
 
+mod http_open;
 mod startup;
+
+use http_open::open_http;
 
 /// How long to wait for the last stderr bytes after an exit. (A settle time
 /// of this module's own, not a user-tunable limit: it stays here.)
@@ -81,6 +90,26 @@ pub struct Connection {
     pub oversize: Option<stdout_monitor::OversizeIds>,
     /// The Streamable HTTP endpoint (HTTP only).
     pub endpoint: Option<url::Url>,
+    /// What the server said about itself, with the negotiated version.
+    pub identity: Arc<ServerIdentity>,
+}
+
+/// rmcp's lifecycle for a server's [`ProtocolSetting`]: `auto` probes with
+/// `server/discover` offering 2026-07-28 and falls back to `initialize`
+/// offering 2025-11-25 (on a JSON-RPC error at once; on silence after
+/// rmcp's 10 s probe time, within the startup timeout).
+pub fn lifecycle(setting: ProtocolSetting) -> ClientLifecycleMode {
+    let modern = vec![ProtocolVersion::V_2026_07_28];
+    match setting {
+        ProtocolSetting::Auto => ClientLifecycleMode::Auto {
+            preferred_versions: modern,
+            legacy_version: Some(ProtocolVersion::LATEST_WITH_INITIALIZE),
+        },
+        ProtocolSetting::Stateless => ClientLifecycleMode::Discover {
+            preferred_versions: modern,
+        },
+        ProtocolSetting::Legacy => ClientLifecycleMode::Initialize,
+    }
 }
 
 /// Opens and initializes a connection for server `server_id`; its service
@@ -102,12 +131,65 @@ pub struct Connection {
 /// 401/403 with a challenge.
 pub async fn open(
     shared: &Arc<HostShared>,
-    server_id: &str,
-    spec: &TransportSpec,
-    startup_timeout: Duration,
+    server: &ServerSpec,
     auth: HttpAuth<'_>,
     tasks: &ServerTasks,
 ) -> Result<Connection, RequestFailure> {
+    let first = open_with(shared, server, auth, tasks, lifecycle(server.protocol)).await;
+    match first {
+        Err(Opening::ProbeUnusable(why)) if server.protocol == ProtocolSetting::Auto => {
+            let text = format!(
+                "server/discover answered with {why}; connecting again with initialize \
+                 (give this server protocol: \"legacy\" to skip the probe)"
+            );
+            shared.log(log(LogLevel::Warn, "host.connect", Some(&server.id), text));
+            let legacy = ClientLifecycleMode::Initialize;
+            open_with(shared, server, auth, tasks, legacy)
+                .await
+                .map_err(Opening::into_failure)
+        }
+        other => other.map_err(Opening::into_failure),
+    }
+}
+
+/// Why one connection attempt failed.
+enum Opening {
+    /// The attempt failed for good.
+    Failed(RequestFailure),
+    /// `auto` only: the server answered `server/discover` with something
+    /// that is not a discover result (e.g. `{}` to any method), so rmcp
+    /// could not fall back on that connection; the attempt was cleaned up.
+    ProbeUnusable(String),
+}
+
+impl Opening {
+    fn into_failure(self) -> RequestFailure {
+        match self {
+            Self::Failed(f) => f,
+            Self::ProbeUnusable(why) => RequestFailure::Failed(HostError::new(
+                ErrorCode::ProtocolError,
+                format!("server/discover answered with {why}"),
+            )),
+        }
+    }
+}
+
+impl<E: Into<RequestFailure>> From<E> for Opening {
+    fn from(e: E) -> Self {
+        Self::Failed(e.into())
+    }
+}
+
+/// One connection attempt with `lifecycle`.
+async fn open_with(
+    shared: &Arc<HostShared>,
+    server: &ServerSpec,
+    auth: HttpAuth<'_>,
+    tasks: &ServerTasks,
+    lifecycle: ClientLifecycleMode,
+) -> Result<Connection, Opening> {
+    let (server_id, spec) = (server.id.as_str(), &server.transport);
+    let startup_timeout = server.startup_timeout;
     let (notice_tx, notices) = mpsc::unbounded_channel();
     let progress = rmcp::handler::client::progress::ProgressDispatcher::new();
     let handler = HostClient {
@@ -124,6 +206,7 @@ pub async fn open(
                 cfg,
                 vars,
                 startup_timeout,
+                lifecycle,
             };
             open_stdio(shared, server_id, stdio, handler, notices, tasks).await?
         }
@@ -133,14 +216,35 @@ pub async fn open(
                 cfg,
                 handler,
                 notices,
-                (startup_timeout, auth),
+                (startup_timeout, auth, lifecycle),
                 tasks,
             )
             .await?
         }
     };
     conn.progress = progress;
+    if let Err(e) = check_version(server_id, &conn.identity) {
+        conn.close().await;
+        return Err(e.into());
+    }
     Ok(conn)
+}
+
+/// The `protocol_error` for a server that settled on a revision the host
+/// never offered (e.g. an `initialize` result naming `1999-01-01`).
+fn check_version(server_id: &str, identity: &ServerIdentity) -> HostResult<()> {
+    let version = &identity.protocol_version;
+    if identity::supported(version) {
+        return Ok(());
+    }
+    Err(HostError::new(
+        ErrorCode::ProtocolError,
+        format!(
+            "server {server_id:?} answered with protocol version {version:?}, which this host \
+             does not speak (it speaks {})",
+            identity::supported_list()
+        ),
+    ))
 }
 
 /// What a stdio start needs from the server's spec.
@@ -148,6 +252,7 @@ struct Stdio<'a> {
     cfg: &'a StdioConfig,
     vars: &'a PluginVars,
     startup_timeout: Duration,
+    lifecycle: ClientLifecycleMode,
 }
 
 async fn open_stdio(
@@ -157,19 +262,19 @@ async fn open_stdio(
     handler: HostClient,
     notices: mpsc::UnboundedReceiver<Notice>,
     tasks: &ServerTasks,
-) -> HostResult<Connection> {
+) -> Result<Connection, Opening> {
     let Stdio {
         cfg,
         vars,
         startup_timeout,
+        lifecycle,
     } = stdio;
     let launch = resolve_stdio(cfg, vars, &shared.base_env, shared.env_policy)?;
     let mut proc = process::spawn(&launch, &shared.processes)?;
     let Some((stdin, stdout, stderr_pipe)) = proc.stdio.take() else {
-        return Err(HostError::new(
-            ErrorCode::SpawnFailed,
-            "server stdio pipes are unavailable",
-        ));
+        return Err(
+            HostError::new(ErrorCode::SpawnFailed, "server stdio pipes are unavailable").into(),
+        );
     };
     let tail = stderr::drain(stderr_pipe, server_id.to_owned(), shared.sink.clone());
     let (oversize, _) = tokio::sync::broadcast::channel(16);
@@ -181,15 +286,25 @@ async fn open_stdio(
     let mut exit = proc.exit.clone();
     let now = tokio::time::Instant::now();
     let deadline = now.checked_add(startup_timeout).unwrap_or(now + NEVER);
-    match startup::race(handler.serve(transport), &mut exit, deadline).await {
+    let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
+    let handshake = handler.serve_with_lifecycle(transport, lifecycle);
+    match startup::race(handshake, &mut exit, deadline).await {
         Ok(service) => {
             let mut conn = finish(service, notices, (Some(proc), Some(tail)), tasks);
             conn.oversize = Some(oversize);
             Ok(conn)
         }
+        Err(StartFailure::Refused(e)) if auto && startup::probe_unusable(&e).is_some() => {
+            proc.stop().await;
+            Err(Opening::ProbeUnusable(
+                startup::probe_unusable(&e).unwrap_or_default(),
+            ))
+        }
         Err(failure) => {
             let started = (&mut proc, &*tail);
-            Err(stdio_failure(server_id, failure, started, startup_timeout).await)
+            Err(stdio_failure(server_id, failure, started, startup_timeout)
+                .await
+                .into())
         }
     }
 }
@@ -233,97 +348,6 @@ async fn stdio_failure(
     HostError::new(ErrorCode::ServerExited, with_tail(what, tail))
 }
 
-async fn open_http(
-    server_id: &str,
-    cfg: &HttpConfig,
-    handler: HostClient,
-    notices: mpsc::UnboundedReceiver<Notice>,
-    (startup_timeout, auth): (Duration, HttpAuth<'_>),
-    tasks: &ServerTasks,
-) -> Result<Connection, RequestFailure> {
-    let bearer = match auth {
-        HttpAuth::Bearer(token) => Some(token.to_owned()),
-        _ => None,
-    };
-    let (client, config, redirect_refused) = http::client_for(cfg)?;
-    let mut cell = None;
-    let served = match auth {
-        HttpAuth::OAuth(template) => {
-            let mut authorized = template.clone();
-            authorized.http_client = client;
-            let client = authorized;
-            tokio::time::timeout(
-                startup_timeout,
-                handler.serve(StreamableHttpClientTransport::with_client(client, config)),
-            )
-            .await
-        }
-        _ => {
-            let token: http::BearerCell = Arc::new(std::sync::RwLock::new(bearer));
-            cell = Some(token.clone());
-            let client = http::BearerClient {
-                inner: client,
-                token,
-            };
-            tokio::time::timeout(
-                startup_timeout,
-                handler.serve(StreamableHttpClientTransport::with_client(client, config)),
-            )
-            .await
-        }
-    };
-    match served {
-        Ok(Ok(service)) => {
-            let mut conn = finish(service, notices, (None, None), tasks);
-            conn.redirect_refused = Some(redirect_refused);
-            conn.bearer = cell;
-            conn.endpoint = Some(cfg.url.clone());
-            Ok(conn)
-        }
-        Ok(Err(_)) if redirect_refused.load(std::sync::atomic::Ordering::Acquire) => {
-            Err(HostError::new(
-                ErrorCode::RedirectRefused,
-                format!("connect failed: {}", http::CROSS_ORIGIN_REDIRECT),
-            )
-            .into())
-        }
-        Ok(Err(e)) => match (
-            startup::initialize_refusal(server_id, &e),
-            e.auth_challenge(),
-        ) {
-            (Some(refusal), _) => Err(refusal.into()),
-            (None, Some(header)) => Err(RequestFailure::Auth(header.to_owned())),
-            (None, None) => Err(http_error(&e).into()),
-        },
-        Err(_) => Err(HostError::new(
-            ErrorCode::StartupTimeout,
-            format!(
-                "did not answer initialize within {} ms",
-                startup_timeout.as_millis()
-            ),
-        )
-        .into()),
-    }
-}
-
-/// Maps a connect failure to `connect_failed` with a readable message: the
-/// error chain, minus the Rust type names rmcp puts in brackets.
-fn http_error(e: &(dyn std::error::Error + 'static)) -> HostError {
-    let mut chain: Vec<String> = Vec::new();
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        let text = strip_type_names(&err.to_string());
-        if !chain.iter().any(|c| c.contains(&text)) {
-            chain.push(text);
-        }
-        cur = err.source();
-    }
-    HostError::new(
-        ErrorCode::ConnectFailed,
-        format!("connect failed: {}", chain.join(": ")),
-    )
-}
-
 /// Removes `[path::Type<…>]` segments (Rust type names) from an error text.
 pub(crate) fn strip_type_names(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -353,6 +377,10 @@ fn finish(
     tasks: &ServerTasks,
 ) -> Connection {
     let peer = service.peer().clone();
+    let identity = match peer.peer_info() {
+        Some(info) => ServerIdentity::from_peer(&info),
+        None => ServerIdentity::unknown(),
+    };
     let cancel = Some(service.cancellation_token());
     let (ended_tx, ended) = watch::channel(false);
     let disposed = tasks.cancel.clone();
@@ -375,6 +403,7 @@ fn finish(
         bearer: None,
         oversize: None,
         endpoint: None,
+        identity: Arc::new(identity),
     }
 }
 

@@ -18,6 +18,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::client::Notice;
 use super::connect::{self, Connection, HttpAuth, TransportSpec};
+use super::identity::{Handshake, ServerIdentity};
 use super::request::{self, RequestFailure};
 use super::{HostShared, LiveConnection, ServerLive, ServerSpec, ServerTasks};
 use crate::auth::{self, AuthChallenge};
@@ -82,6 +83,11 @@ pub trait ServerConnection: Send + Sync + 'static {
     /// ends); `None` when it has no request handle (test fakes).
     fn live(&self, closed: watch::Receiver<Option<String>>) -> Option<LiveConnection>;
 
+    /// What the server said about itself (`None` for a connection without one).
+    fn identity(&self) -> Option<Arc<ServerIdentity>> {
+        None
+    }
+
     /// Its replaceable bearer token (Streamable HTTP without host-run OAuth).
     fn bearer(&self) -> Option<BearerCell>;
 
@@ -123,14 +129,7 @@ impl Connector for McpConnector {
         auth: HttpAuth<'a>,
         tasks: &'a ServerTasks,
     ) -> impl Future<Output = Result<Connection, RequestFailure>> + Send + 'a {
-        connect::open(
-            shared,
-            &spec.id,
-            &spec.transport,
-            spec.startup_timeout,
-            auth,
-            tasks,
-        )
+        connect::open(shared, spec, auth, tasks)
     }
 
     async fn discover<'a>(
@@ -172,6 +171,10 @@ impl ServerConnection for Connection {
 
     fn bearer(&self) -> Option<BearerCell> {
         self.bearer.clone()
+    }
+
+    fn identity(&self) -> Option<Arc<ServerIdentity>> {
+        Some(self.identity.clone())
     }
 
     fn take_notices(&mut self) -> mpsc::UnboundedReceiver<Notice> {
@@ -250,6 +253,9 @@ pub async fn open_listed<C: Connector>(
         first => report_listing(shared, spec, first)
             .unwrap_or_else(|e| Arc::new(ServerTools::failed(&spec.id, e.message))),
     };
+    if let Some(identity) = conn.identity() {
+        announce_identity(shared, &spec.id, live, identity);
+    }
     let (closed, watch) = watch::channel(None);
     live.set(conn.live(watch));
     let tools_changed = shared.update_tools(&spec.id, Some(tools));
@@ -258,6 +264,34 @@ pub async fn open_listed<C: Connector>(
         closed,
         tools_changed,
     })
+}
+
+/// Records a new connection's identity, publishes it on the customization
+/// and logs the negotiated revision (`host.connect`, info).
+fn announce_identity(
+    shared: &HostShared,
+    id: &str,
+    live: &ServerLive,
+    identity: Arc<ServerIdentity>,
+) {
+    let how = match identity.handshake {
+        Handshake::Discover => "server/discover",
+        Handshake::Initialize => "initialize",
+    };
+    let text = format!(
+        "connected: MCP {} ({how}), server {:?} {}",
+        identity.protocol_version,
+        identity.name,
+        identity.version.as_deref().unwrap_or("")
+    );
+    shared.log(log(
+        LogLevel::Info,
+        "host.connect",
+        Some(id),
+        text.trim_end().to_owned(),
+    ));
+    shared.publish_identity(id, &identity);
+    live.set_identity(identity);
 }
 
 /// One `tools/list` walk, checked into [`ServerTools`].

@@ -3,7 +3,9 @@
 //! `authRequired` state. Only the server's actor replaces the connection
 //! and writes its bearer token.
 
-use std::sync::{PoisonError, RwLock};
+use std::sync::{Arc, PoisonError, RwLock};
+
+use super::identity::ServerIdentity;
 
 use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::service::{Peer, RoleClient};
@@ -32,6 +34,7 @@ pub struct LiveConnection {
 pub struct ServerLive {
     conn: RwLock<Option<LiveConnection>>,
     challenge: RwLock<Option<String>>,
+    identity: RwLock<Option<Arc<ServerIdentity>>>,
 }
 
 impl ServerLive {
@@ -59,6 +62,24 @@ impl ServerLive {
             .challenge
             .write()
             .unwrap_or_else(PoisonError::into_inner) = header;
+    }
+
+    /// What the server said about itself at its last connection (kept
+    /// after it disconnects; replaced on every reconnect); `None` before
+    /// its first connection.
+    pub fn identity(&self) -> Option<Arc<ServerIdentity>> {
+        self.identity
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Records the identity of a new connection; the actor's alone.
+    pub(super) fn set_identity(&self, identity: Arc<ServerIdentity>) {
+        *self
+            .identity
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(identity);
     }
 
     /// Publishes (`Some`) or withdraws (`None`) the connection; the actor's alone.

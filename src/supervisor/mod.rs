@@ -14,6 +14,7 @@ mod client;
 mod command;
 mod connect;
 mod connector;
+pub mod identity;
 mod live;
 pub mod phase;
 pub mod request;
@@ -33,7 +34,7 @@ pub use live::{LiveConnection, ServerLive};
 pub use shared::{HostShared, SessionCell};
 
 use crate::auth::step_up::Leaving;
-use crate::config::OAuthClientSetting;
+use crate::config::{OAuthClientSetting, ProtocolSetting};
 
 use connector::{Connector, McpConnector};
 
@@ -48,6 +49,8 @@ pub struct ServerSpec {
     pub startup_timeout: Duration,
     /// Pre-registered OAuth client for this server (host-side setting).
     pub oauth_client: Option<OAuthClientSetting>,
+    /// Which MCP revision to speak (host-side setting).
+    pub protocol: ProtocolSetting,
 }
 
 /// The tasks of one server (its actor, its connections' service waiters)

@@ -9,19 +9,20 @@ use std::ffi::OsString;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
 
 use ahp_types::actions::{
-    ActionEnvelope, ActionOrigin, SessionMcpServerStateChangedAction,
-    SessionServerToolsChangedAction, StateAction,
+    ActionEnvelope, ActionOrigin, SessionCustomizationUpdatedAction,
+    SessionMcpServerStateChangedAction, SessionServerToolsChangedAction, StateAction,
 };
 use ahp_types::state::{McpServerState, SessionState};
 use rmcp::model::ClientConfig;
 use tokio_util::sync::CancellationToken;
 
+use super::identity::ServerIdentity;
 use crate::auth::step_up::{Leaving, StepUpWaits};
 use crate::catalogue::{Catalogue, ServerTools};
 use crate::config::launch::EnvPolicy;
 use crate::events::{EventSink, HostEvent, ToolsChangeReason};
 use crate::limits::Limits;
-use crate::session::{find, Found, SessionStore};
+use crate::session::{find, with_server_info, Found, SessionStore};
 use crate::toolcall::{self, ChatContext};
 use crate::transport::process::ProcessRegistry;
 
@@ -195,6 +196,22 @@ impl HostShared {
             let failed = Err(error.clone());
             self.emit_on(&ctx.chat, toolcall::complete_action(&ctx, display, &failed));
         });
+    }
+
+    /// Publishes server `id`'s identity on its customization: AHP `icons`
+    /// and `_meta["ahp-mcp-host/serverInfo"]` (a `session/customizationUpdated`
+    /// of the top-level entry holding it; nothing when `id` is gone).
+    pub(super) fn publish_identity(&self, id: &str, identity: &ServerIdentity) {
+        let mut session = self.lock_session();
+        let info = identity.to_json();
+        let Some(customization) = with_server_info(session.state(), id, identity.ahp_icons(), info)
+        else {
+            return;
+        };
+        let envelope = session.emit(StateAction::SessionCustomizationUpdated(Box::new(
+            SessionCustomizationUpdatedAction { customization },
+        )));
+        self.send(envelope);
     }
 
     /// Sends a host event (a log record, `authorizationUrl`, …) to the sink.

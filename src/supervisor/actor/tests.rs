@@ -246,6 +246,7 @@ fn spawn(shared: &Arc<HostShared>, fake: &Arc<Fake>) -> ServerHandle {
         transport,
         startup_timeout: Duration::from_secs(5),
         oauth_client: None,
+        protocol: Default::default(),
     };
     ServerHandle::start_with(shared.clone(), spec, fake.clone())
 }

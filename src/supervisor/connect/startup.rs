@@ -109,6 +109,26 @@ pub(super) fn initialize_refusal(server_id: &str, e: &ClientInitializeError) -> 
     }
 }
 
+/// With the `auto` lifecycle: `Some(what the server sent)` when the
+/// `server/discover` probe got a success that is not a discover result (a
+/// server answering `{}` to any method), which rmcp cannot fall back from on
+/// the same connection; the caller connects again with `initialize`. A
+/// failed fallback `initialize` arrives wrapped as `LegacyFallbackFailed`
+/// and is not matched.
+pub(super) fn probe_unusable(e: &ClientInitializeError) -> Option<String> {
+    use ClientInitializeError as E;
+    match e {
+        E::ExpectedInitResult(Some(answer)) => Some(excerpt(&format!(
+            "a result that is not a discover result ({})",
+            strip_type_names(&format!("{answer:?}"))
+        ))),
+        E::ExpectedInitResult(None) | E::ExpectedInitResponse(_) => {
+            Some("something that is not a discover result".to_owned())
+        }
+        _ => None,
+    }
+}
+
 /// The first [`MAX_EXCERPT_CHARS`] characters of `text`, with `…` when cut.
 fn excerpt(text: &str) -> String {
     match text.char_indices().nth(MAX_EXCERPT_CHARS) {
@@ -258,6 +278,19 @@ mod tests {
             "{}",
             message.len()
         );
+    }
+
+    #[test]
+    fn only_a_non_discover_success_makes_the_probe_unusable() {
+        let empty =
+            ClientInitializeError::ExpectedInitResult(Some(rmcp::model::ServerResult::empty(())));
+        assert!(probe_unusable(&empty).is_some_and(|w| w.contains("not a discover result")));
+        assert!(probe_unusable(&json_rpc_error()).is_none());
+        let fallback = ClientInitializeError::LegacyFallbackFailed {
+            discover: Box::new(json_rpc_error()),
+            fallback: Box::new(empty),
+        };
+        assert!(probe_unusable(&fallback).is_none());
     }
 
     #[test]

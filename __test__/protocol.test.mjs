@@ -1,0 +1,131 @@
+// MCP eras (issue 10): each server negotiates its revision. `auto` probes
+// with `server/discover` (2026-07-28, stateless) and falls back to the
+// 2025-era `initialize`; `protocol: '2026-07-28' | 'legacy'` pins one. The
+// negotiated revision and what the server said about itself are in
+// `host.serverInfo(id)`, in the customization's `_meta` and `icons`, and in
+// a `host.connect` log record. Real servers: the official TypeScript SDK v2
+// server (stdio and Streamable HTTP), the v1 SDK's server-everything, and
+// raw stdio fixtures for odd answers.
+
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import {
+  newHost, fixtureEntry, everythingEntry, waitState, waitFor, startHttpFixture, callText,
+  findCustomization, rejectsWith,
+} from './helpers/host.mjs'
+
+const MODERN_META_KEY = 'ahp-mcp-host/serverInfo'
+
+function connectLog(logs, id) {
+  return logs.find((l) => l.serverId === id && l.target === 'host.connect')
+}
+
+async function assertModern(t, host, logs, id) {
+  await waitState(host, id, 'ready')
+  const info = host.serverInfo(id)
+  assert.equal(info.protocolVersion, '2026-07-28')
+  assert.equal(info.handshake, 'discover')
+  assert.equal(info.name, 'modern-fixture')
+  assert.equal(info.title, 'Modern Fixture')
+  assert.equal(info.version, '2.4.0-test')
+  assert.equal(info.websiteUrl, 'https://example.test/modern')
+  assert.equal(info.instructions, 'Call echo to repeat text. Keys keep their order.')
+  assert.deepEqual(info.icons, [{ src: 'https://example.test/modern.png', mimeType: 'image/png', sizes: ['48x48'] }])
+  assert.ok(info.capabilities && 'tools' in info.capabilities, JSON.stringify(info.capabilities))
+  // The call carries the per-request _meta of 2026-07-28 (the fixture echoes it).
+  const text = await callText(host, id, 'echo', { text: 'hi' })
+  const [said, envelope] = [text.slice(0, text.indexOf(' ')), JSON.parse(text.slice(text.indexOf(' ') + 1))]
+  assert.equal(said, 'hi')
+  assert.equal(envelope['io.modelcontextprotocol/protocolVersion'], '2026-07-28', `per-request _meta: ${text}`)
+  assert.ok(envelope['io.modelcontextprotocol/clientInfo']?.name, `client info in _meta: ${text}`)
+  // Published on the customization: icons and _meta.
+  const c = findCustomization(host.getState(), id)
+  assert.deepEqual(c._meta[MODERN_META_KEY], info)
+  assert.deepEqual(c.icons, [{ src: 'https://example.test/modern.png', contentType: 'image/png', sizes: ['48x48'] }])
+  await waitFor(() => connectLog(logs, id), { what: 'the host.connect log' })
+  assert.match(connectLog(logs, id).message, /MCP 2026-07-28 \(server\/discover\)/)
+}
+
+test('auto: a 2026-07-28 stdio server (TypeScript SDK v2) is spoken to statelessly, with its identity', async (t) => {
+  const { host, logs } = newHost(t)
+  const id = await host.addServer({ name: 'modern', config: fixtureEntry('modern-server.mjs', ['stdio']) })
+  await assertModern(t, host, logs, id)
+})
+
+test('auto: a 2026-07-28 Streamable HTTP server (TypeScript SDK v2) is spoken to statelessly', async (t) => {
+  const server = await startHttpFixture(t, 'modern-server.mjs', {}, ['http'])
+  const { host, logs } = newHost(t)
+  const id = await host.addServer({ name: 'modern-http', config: { type: 'streamable-http', url: server.url } })
+  await assertModern(t, host, logs, id)
+})
+
+test('auto: a 2025-era server falls back to initialize at once; protocol legacy skips the probe', async (t) => {
+  const { host, logs } = newHost(t)
+  const auto = await host.addServer({ name: 'auto', config: fixtureEntry('version-server.mjs') })
+  const legacy = await host.addServer({ name: 'legacy', config: fixtureEntry('version-server.mjs'), protocol: 'legacy' })
+  for (const id of [auto, legacy]) {
+    await waitState(host, id, 'ready')
+    const info = host.serverInfo(id)
+    assert.equal(info.protocolVersion, '2025-11-25')
+    assert.equal(info.handshake, 'initialize')
+  }
+  assert.equal(await callText(host, auto, 'methods'), 'server/discover,initialize,notifications/initialized')
+  assert.equal(await callText(host, legacy, 'methods'), 'initialize,notifications/initialized')
+  await waitFor(() => connectLog(logs, auto), { what: 'the host.connect log' })
+  assert.match(connectLog(logs, auto).message, /MCP 2025-11-25 \(initialize\)/)
+})
+
+test('auto: a server answering server/discover with {} is connected again with initialize, with a warning', async (t) => {
+  const { host, logs } = newHost(t)
+  const id = await host.addServer({ name: 'empty', config: fixtureEntry('version-server.mjs', ['--discover=empty']) })
+  await waitState(host, id, 'ready')
+  assert.equal(host.serverInfo(id).handshake, 'initialize')
+  // A new process: the first one only saw the probe.
+  assert.equal(await callText(host, id, 'methods'), 'initialize,notifications/initialized')
+  const warn = logs.find((l) => l.serverId === id && l.level === 'warn' && l.target === 'host.connect')
+  assert.ok(warn, JSON.stringify(logs.filter((l) => l.serverId === id)))
+  assert.match(warn.message, /not a discover result/)
+  assert.match(warn.message, /protocol: "legacy"/)
+})
+
+test('auto: server-everything (TypeScript SDK v1) keeps working, and a v2 server pinned to legacy uses initialize', async (t) => {
+  const { host } = newHost(t)
+  const everything = await host.addServer({ name: 'everything', config: everythingEntry() })
+  const pinned = await host.addServer({ name: 'pinned', config: fixtureEntry('modern-server.mjs', ['stdio']), protocol: 'legacy' })
+  await waitState(host, everything, 'ready')
+  await waitState(host, pinned, 'ready')
+  assert.equal(host.serverInfo(everything).handshake, 'initialize')
+  assert.ok((host.serverInfo(everything).instructions ?? '').length > 100, 'server-everything sends instructions')
+  assert.equal(host.serverInfo(pinned).handshake, 'initialize')
+  assert.equal(host.serverInfo(pinned).protocolVersion, '2025-11-25')
+  assert.equal(await callText(host, pinned, 'echo', { text: 'old' }), 'old {}', 'no per-request envelope in the 2025 era')
+})
+
+test('protocol 2026-07-28 against a 2025-era server: protocol_error, siblings unaffected', async (t) => {
+  const { host } = newHost(t)
+  const strict = await host.addServer({ name: 'strict', config: fixtureEntry('version-server.mjs'), protocol: '2026-07-28' })
+  const sibling = await host.addServer({ name: 'sibling', config: fixtureEntry('version-server.mjs') })
+  const state = await waitState(host, strict, 'error')
+  assert.equal(state.error.errorType, 'protocol_error', state.error.message)
+  await waitState(host, sibling, 'ready')
+})
+
+test('an initialize answer naming a revision the host never offered is an error naming it', async (t) => {
+  const { host } = newHost(t)
+  const id = await host.addServer({ name: 'odd', config: fixtureEntry('version-server.mjs', ['--version=1999-01-01']) })
+  const state = await waitState(host, id, 'error')
+  assert.equal(state.error.errorType, 'protocol_error')
+  assert.match(state.error.message, /1999-01-01/)
+  assert.match(state.error.message, /"odd"/)
+  await waitFor(() => host.processCount === 0, { what: 'the process is stopped' })
+})
+
+test('serverInfo: null before the first connection, not_found for an unknown id, typed errors', async (t) => {
+  const { host } = newHost(t)
+  const id = await host.addServer({ name: 'slow', config: fixtureEntry('version-server.mjs', ['--discover=silent']), protocol: 'legacy' })
+  assert.equal(host.serverInfo(id), null)
+  await rejectsWith(async () => host.serverInfo('nope'), 'not_found')
+  await rejectsWith(async () => host.serverInfo(''), 'invalid_argument')
+  await waitState(host, id, 'ready')
+  assert.equal(host.serverInfo(id).name, 'version-server')
+})

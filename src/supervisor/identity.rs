@@ -1,0 +1,273 @@
+//! What a server says about itself, from its `initialize` result (MCP
+//! 2025-11-25 "Lifecycle › Initialization": `serverInfo`, `capabilities`,
+//! `instructions`) or its `server/discover` result (MCP 2026-07-28
+//! "Lifecycle › Discovery"), with the negotiated protocol version, bounded in
+//! size (see the `MAX_SERVER_*` limits).
+
+use rmcp::model::{ProtocolVersion, ServerPeerInfo};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::json::{floor_char_boundary, json_len};
+use crate::limits::{
+    MAX_SERVER_CAPABILITIES_BYTES, MAX_SERVER_ICONS, MAX_SERVER_ICON_SRC_BYTES,
+    MAX_SERVER_INFO_TEXT_BYTES, MAX_SERVER_INSTRUCTIONS_BYTES,
+};
+
+/// How the host reached a server's protocol version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Handshake {
+    /// `server/discover` (MCP 2026-07-28, stateless: every request carries
+    /// its protocol version, client info and capabilities in `_meta`).
+    Discover,
+    /// `initialize` / `notifications/initialized` (2025-era revisions).
+    Initialize,
+}
+
+/// One icon of `serverInfo.icons` (MCP `Icon`), as sent.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerIcon {
+    /// `src`: an `https:` URL or a `data:` URI.
+    pub src: String,
+    /// `mimeType`, when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// `sizes` (`"48x48"`, `"any"`), when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sizes: Option<Vec<String>>,
+    /// `theme` (`"light"` / `"dark"`), when given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub theme: Option<Value>,
+}
+
+/// A connected server's identity (JS `host.serverInfo(id)`; also under the
+/// customization's `_meta["ahp-mcp-host/serverInfo"]`). Text fields are cut
+/// to [`MAX_SERVER_INFO_TEXT_BYTES`], `instructions` to
+/// [`MAX_SERVER_INSTRUCTIONS_BYTES`].
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServerIdentity {
+    /// The negotiated MCP revision, e.g. `"2026-07-28"` or `"2025-11-25"`.
+    pub protocol_version: String,
+    /// How it was negotiated.
+    pub handshake: Handshake,
+    /// `serverInfo.name` (empty when the server sent none).
+    pub name: String,
+    /// `serverInfo.title`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// `serverInfo.version`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
+    /// `serverInfo.description`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// `serverInfo.websiteUrl`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub website_url: Option<String>,
+    /// `serverInfo.icons` (at most [`MAX_SERVER_ICONS`]; icons whose `src`
+    /// is longer than [`MAX_SERVER_ICON_SRC_BYTES`] are dropped).
+    pub icons: Vec<ServerIcon>,
+    /// `instructions`: guidance for the model about this server.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Whether `instructions` was cut.
+    pub instructions_truncated: bool,
+    /// The declared server capabilities object, as sent (`null` when larger
+    /// than [`MAX_SERVER_CAPABILITIES_BYTES`]).
+    pub capabilities: Value,
+    /// Whether `capabilities` was left out for its size.
+    pub capabilities_omitted: bool,
+}
+
+impl ServerIdentity {
+    /// Builds the identity from what rmcp recorded for the connection.
+    pub fn from_peer(info: &ServerPeerInfo) -> Self {
+        let handshake = if info.protocol_version.has_initialize() {
+            Handshake::Initialize
+        } else {
+            Handshake::Discover
+        };
+        let text = |s: &str| cut(s, MAX_SERVER_INFO_TEXT_BYTES).0;
+        let implementation = info.server_info.as_ref();
+        let capabilities = serde_json::to_value(&info.capabilities).unwrap_or(Value::Null);
+        let capabilities_omitted = json_len(&capabilities) > MAX_SERVER_CAPABILITIES_BYTES;
+        let (instructions, instructions_truncated) = match &info.instructions {
+            Some(s) => {
+                let (kept, cut) = cut(s, MAX_SERVER_INSTRUCTIONS_BYTES);
+                (Some(kept), cut)
+            }
+            None => (None, false),
+        };
+        Self {
+            protocol_version: info.protocol_version.to_string(),
+            handshake,
+            name: implementation.map(|i| text(&i.name)).unwrap_or_default(),
+            title: implementation.and_then(|i| i.title.as_deref()).map(text),
+            version: implementation.map(|i| text(&i.version)),
+            description: implementation
+                .and_then(|i| i.description.as_deref())
+                .map(text),
+            website_url: implementation
+                .and_then(|i| i.website_url.as_deref())
+                .map(text),
+            icons: implementation.map(icons_of).unwrap_or_default(),
+            instructions,
+            instructions_truncated,
+            capabilities: if capabilities_omitted {
+                Value::Null
+            } else {
+                capabilities
+            },
+            capabilities_omitted,
+        }
+    }
+
+    /// The identity of a connection rmcp recorded nothing for (not expected
+    /// after a completed handshake): empty, with no protocol version.
+    pub fn unknown() -> Self {
+        Self {
+            protocol_version: String::new(),
+            handshake: Handshake::Initialize,
+            name: String::new(),
+            title: None,
+            version: None,
+            description: None,
+            website_url: None,
+            icons: Vec::new(),
+            instructions: None,
+            instructions_truncated: false,
+            capabilities: Value::Null,
+            capabilities_omitted: false,
+        }
+    }
+
+    /// The identity as a JSON object (for `_meta` and JS).
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The icons as AHP `Icon`s (`mimeType` becomes `contentType`), or
+    /// `None` when the server sent none.
+    pub fn ahp_icons(&self) -> Option<Vec<ahp_types::state::Icon>> {
+        if self.icons.is_empty() {
+            return None;
+        }
+        let icons = self.icons.iter().filter_map(|icon| {
+            let mut ahp = serde_json::json!({ "src": icon.src });
+            if let Some(t) = &icon.mime_type {
+                ahp["contentType"] = Value::String(t.clone());
+            }
+            if let Some(sizes) = &icon.sizes {
+                ahp["sizes"] = serde_json::json!(sizes);
+            }
+            if let Some(theme) = icon.theme.as_ref().filter(|t| t.is_string()) {
+                ahp["theme"] = theme.clone();
+            }
+            serde_json::from_value(ahp).ok()
+        });
+        Some(icons.collect())
+    }
+}
+
+fn icons_of(implementation: &rmcp::model::Implementation) -> Vec<ServerIcon> {
+    let all = implementation.icons.iter().flatten();
+    all.filter(|icon| icon.src.len() <= MAX_SERVER_ICON_SRC_BYTES)
+        .take(MAX_SERVER_ICONS)
+        .map(|icon| ServerIcon {
+            src: icon.src.clone(),
+            mime_type: icon.mime_type.clone(),
+            sizes: icon.sizes.clone(),
+            theme: icon
+                .theme
+                .as_ref()
+                .and_then(|t| serde_json::to_value(t).ok()),
+        })
+        .collect()
+}
+
+/// `s` cut to at most `max` bytes at a character boundary, and whether it was cut.
+fn cut(s: &str, max: usize) -> (String, bool) {
+    if s.len() <= max {
+        return (s.to_owned(), false);
+    }
+    (s[..floor_char_boundary(s, max)].to_owned(), true)
+}
+
+/// Whether the host speaks MCP revision `version`: one rmcp knows
+/// (2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25, 2026-07-28).
+pub fn supported(version: &str) -> bool {
+    ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .any(|v| v.as_str() == version)
+}
+
+/// The revisions [`supported`] accepts, for messages (`"2024-11-05, …"`).
+pub fn supported_list() -> String {
+    let all: Vec<&str> = ProtocolVersion::KNOWN_VERSIONS
+        .iter()
+        .map(ProtocolVersion::as_str)
+        .collect();
+    all.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::model::{Icon, Implementation, ServerCapabilities};
+
+    use super::*;
+
+    fn peer(version: ProtocolVersion) -> ServerPeerInfo {
+        let mut implementation = Implementation::new("everything", "2.1.0");
+        implementation.title = Some("Everything".into());
+        implementation.icons = Some(vec![
+            Icon::new("https://example.test/icon.png"),
+            Icon::new(format!("data:image/png;base64,{}", "A".repeat(20_000))),
+        ]);
+        ServerPeerInfo::new(version, ServerCapabilities::default())
+            .with_server_info(implementation)
+            .with_instructions("é".repeat(10_000))
+    }
+
+    #[test]
+    fn identity_keeps_what_the_server_said_within_bounds() {
+        let id = ServerIdentity::from_peer(&peer(ProtocolVersion::V_2025_11_25));
+        assert_eq!(id.handshake, Handshake::Initialize);
+        assert_eq!(id.protocol_version, "2025-11-25");
+        assert_eq!(
+            (id.name.as_str(), id.title.as_deref()),
+            ("everything", Some("Everything"))
+        );
+        assert_eq!(id.version.as_deref(), Some("2.1.0"));
+        assert_eq!(id.icons.len(), 1, "the 20 KB data: icon is dropped");
+        let ahp = id.ahp_icons().unwrap_or_default();
+        assert_eq!(
+            ahp.first().map(|i| i.src.as_str()),
+            Some("https://example.test/icon.png")
+        );
+        let instructions = id.instructions.unwrap_or_default();
+        assert!(id.instructions_truncated);
+        assert!(instructions.len() <= MAX_SERVER_INSTRUCTIONS_BYTES);
+        assert!(
+            instructions.chars().all(|c| c == 'é'),
+            "cut at a character boundary"
+        );
+        assert!(id.capabilities.is_object() && !id.capabilities_omitted);
+    }
+
+    #[test]
+    fn a_discovered_server_is_stateless() {
+        let id = ServerIdentity::from_peer(&peer(ProtocolVersion::V_2026_07_28));
+        assert_eq!(id.handshake, Handshake::Discover);
+        assert_eq!(id.to_json()["handshake"], "discover");
+    }
+
+    #[test]
+    fn only_known_revisions_are_supported() {
+        assert!(supported("2025-06-18") && supported("2026-07-28"));
+        assert!(!supported("1999-01-01") && !supported(""));
+        assert!(supported_list().contains("2025-11-25, 2026-07-28"));
+    }
+}
