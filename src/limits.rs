@@ -88,6 +88,16 @@ pub const MAX_SERVER_ICON_SRC_BYTES: usize = 16 * 1024;
 /// of JSON; a larger one is replaced by `null` with `capabilitiesOmitted`): 16 KiB.
 pub const MAX_SERVER_CAPABILITIES_BYTES: usize = 16 * 1024;
 
+/// Most `input_required` rounds (MRTR, SEP-2322, MCP 2026-07-28) one request
+/// may take before it fails with `limit_exceeded`: 10 (rmcp's default).
+pub const MAX_INPUT_REQUIRED_ROUNDS: usize = 10;
+/// First pause before retrying an `input_required` result that carries only
+/// `requestState` (no input requests; ms). Doubles per such round up to
+/// [`MAX_STATE_ONLY_ROUND_PAUSE_MS`].
+pub const STATE_ONLY_ROUND_PAUSE_MS: u64 = 50;
+/// Longest pause between two state-only rounds (ms).
+pub const MAX_STATE_ONLY_ROUND_PAUSE_MS: u64 = 250;
+
 // ---------------------------------------------------------------------------
 // Hard caps of the tunable limits
 // ---------------------------------------------------------------------------

@@ -92,6 +92,8 @@ pub struct Connection {
     pub endpoint: Option<url::Url>,
     /// What the server said about itself, with the negotiated version.
     pub identity: Arc<ServerIdentity>,
+    /// The connection's client handler (also answers MRTR input requests).
+    pub handler: HostClient,
 }
 
 /// rmcp's lifecycle for a server's [`ProtocolSetting`]: `auto` probes with
@@ -377,6 +379,7 @@ fn finish(
     tasks: &ServerTasks,
 ) -> Connection {
     let peer = service.peer().clone();
+    let handler = service.service().clone();
     let identity = match peer.peer_info() {
         Some(info) => ServerIdentity::from_peer(&info),
         None => ServerIdentity::unknown(),
@@ -404,6 +407,7 @@ fn finish(
         oversize: None,
         endpoint: None,
         identity: Arc::new(identity),
+        handler,
     }
 }
 

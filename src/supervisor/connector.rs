@@ -166,6 +166,7 @@ impl ServerConnection for Connection {
             progress: self.progress.clone(),
             oversize: self.oversize.clone(),
             endpoint: self.endpoint.clone(),
+            handler: self.handler.clone(),
         })
     }
 

@@ -27,6 +27,9 @@ pub struct LiveConnection {
     /// The Streamable HTTP endpoint (HTTP only): the base a challenge's
     /// relative `resource_metadata` resolves against.
     pub endpoint: Option<url::Url>,
+    /// The connection's client handler: answers MRTR input requests with
+    /// the same handlers as server-initiated requests ([`super::mrtr`]).
+    pub handler: super::client::HostClient,
 }
 
 /// What callers can read about a server without asking its actor.

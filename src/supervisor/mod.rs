@@ -16,6 +16,7 @@ mod connect;
 mod connector;
 pub mod identity;
 mod live;
+pub mod mrtr;
 pub mod phase;
 pub mod request;
 mod shared;

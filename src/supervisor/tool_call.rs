@@ -14,6 +14,7 @@ use rmcp::service::{PeerRequestOptions, ServiceError};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::mrtr;
 use super::request::{self, CallTimeouts, InFlight, RequestFailure};
 use super::{LiveConnection, ServerLive};
 use crate::auth::{AuthChallenge, ChallengeStatus};
@@ -100,32 +101,31 @@ pub async fn call_tool(
         live,
         conn: &conn,
     };
-    let mut params = json!({ "name": req.name });
-    if let Some(arguments) = &req.arguments {
-        params["arguments"] = Value::Object(arguments.clone());
+    let started = tokio::time::Instant::now();
+    let mut rounds = mrtr::Rounds::default();
+    let mut answers = Map::new();
+    loop {
+        let mut params = json!({ "name": req.name });
+        if let Some(arguments) = &req.arguments {
+            params["arguments"] = Value::Object(arguments.clone());
+        }
+        if let Some(params) = params.as_object_mut() {
+            params.append(&mut answers);
+        }
+        let left = req.max_total.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return Err(call.failure(ServiceError::Timeout {
+                timeout: req.max_total,
+            }));
+        }
+        let result = call.round(params, left, &cancel, &mut *on_progress).await?;
+        let result = call.finish(result, limits).await?;
+        if !mrtr::is_input_required(&result) {
+            return Ok(result);
+        }
+        let with = (&conn.handler, &conn.peer);
+        answers = rounds.answer(&call.context, result, with).await?;
     }
-    let mut options = PeerRequestOptions::no_options();
-    options.timeout = Some(req.timeout);
-    options.max_total_timeout = Some(req.max_total);
-    options.reset_timeout_on_progress = true;
-    let mut sent = InFlight::send(
-        &conn.peer,
-        "tools/call",
-        params,
-        options,
-        conn.oversize.as_ref(),
-    )
-    .await
-    .map_err(|e| call.failure(e))?;
-    let mut progress = conn.progress.subscribe(sent.progress_token.clone()).await;
-    let outcome = call
-        .wait(&mut sent, &mut progress, &cancel, on_progress)
-        .await?;
-    // Progress that raced the response is delivered before the result.
-    while let Some(Some(p)) = progress.next().now_or_never() {
-        on_progress(p.into());
-    }
-    call.finish(outcome, limits).await
 }
 
 /// One call's context while it runs.
@@ -138,6 +138,42 @@ struct Call<'a> {
 }
 
 impl Call<'_> {
+    /// Sends one round of the call (`params`, at most `left` of the total
+    /// limit) and waits for its response, passing progress on.
+    async fn round(
+        &self,
+        params: Value,
+        left: Duration,
+        cancel: &CancellationToken,
+        on_progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> HostResult<Result<ServerResult, ServiceError>> {
+        let mut options = PeerRequestOptions::no_options();
+        options.timeout = Some(self.timeouts.inactivity.min(left));
+        options.max_total_timeout = Some(left);
+        options.reset_timeout_on_progress = true;
+        let conn = self.conn;
+        let oversize = conn.oversize.as_ref();
+        let mut sent = InFlight::send(&conn.peer, "tools/call", params, options, oversize)
+            .await
+            .map_err(|e| self.failure(e))?;
+        let mut progress = conn.progress.subscribe(sent.progress_token.clone()).await;
+        let outcome = self
+            .wait(&mut sent, &mut progress, cancel, on_progress)
+            .await?;
+        // A later round's cap is what is left of the total: report it as the total.
+        let outcome = outcome.map_err(|e| match e {
+            ServiceError::Timeout { timeout } if timeout == left => ServiceError::Timeout {
+                timeout: self.timeouts.total,
+            },
+            e => e,
+        });
+        // Progress that raced the response is delivered before the result.
+        while let Some(Some(p)) = progress.next().now_or_never() {
+            on_progress(p.into());
+        }
+        Ok(outcome)
+    }
+
     /// Waits for the response while passing progress on; ends early on
     /// cancellation, a crash, or a discarded response.
     async fn wait(

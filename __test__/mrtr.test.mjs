@@ -1,0 +1,61 @@
+// MRTR (SEP-2322, MCP 2026-07-28): a tool call answered with
+// `input_required` is answered through the app's request handlers
+// (elicitation, roots) and sent again with `inputResponses` and the
+// `requestState` untouched, over as many rounds as the server needs (at
+// most 10). Real server: the official TypeScript SDK v2 (stdio and
+// Streamable HTTP).
+
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { McpHost, fixtureEntry, waitState, startHttpFixture, callText, rejectsWith } from './helpers/host.mjs'
+
+function hostWith(t, handlers) {
+  const host = new McpHost({ handlers })
+  t.after(() => host.dispose())
+  return host
+}
+
+const answers = { name: 'Ada', color: 'teal' }
+
+for (const transport of ['stdio', 'http']) {
+  test(`${transport}: a two-round input_required tool call is answered through the elicitation handler, requestState untouched`, async (t) => {
+    const seen = []
+    const host = hostWith(t, {
+      elicitation: async (params) => {
+        seen.push(params.message)
+        const field = Object.keys(params.requestedSchema.properties)[0]
+        return { action: 'accept', content: { [field]: answers[field] } }
+      },
+    })
+    const config = transport === 'http'
+      ? { type: 'streamable-http', url: (await startHttpFixture(t, 'modern-server.mjs', {}, ['http'])).url }
+      : fixtureEntry('modern-server.mjs', ['stdio'])
+    const id = await host.addServer({ name: `mrtr-${transport}`, config })
+    await waitState(host, id, 'ready')
+    assert.equal(await callText(host, id, 'survey'), 'Ada likes teal')
+    assert.deepEqual(seen, ['Your name?', 'Favourite colour?'])
+  })
+}
+
+test('a declined elicitation goes back to the server as declined', async (t) => {
+  const host = hostWith(t, { elicitation: async () => ({ action: 'decline' }) })
+  const id = await host.addServer({ name: 'mrtr-decline', config: fixtureEntry('modern-server.mjs', ['stdio']) })
+  await waitState(host, id, 'ready')
+  assert.equal(await callText(host, id, 'survey'), 'declined (elicit)')
+})
+
+test('a roots input request is answered by the roots handler', async (t) => {
+  const host = hostWith(t, { roots: async () => ({ roots: [{ uri: 'file:///work/a', name: 'a' }] }) })
+  const id = await host.addServer({ name: 'mrtr-roots', config: fixtureEntry('modern-server.mjs', ['stdio']) })
+  await waitState(host, id, 'ready')
+  assert.equal(await callText(host, id, 'where'), 'file:///work/a')
+})
+
+test('a server that never completes fails with limit_exceeded after 10 rounds', async (t) => {
+  const host = hostWith(t, {})
+  const id = await host.addServer({ name: 'mrtr-forever', config: fixtureEntry('modern-server.mjs', ['stdio']) })
+  await waitState(host, id, 'ready')
+  const err = await rejectsWith(() => host.callTool({ serverId: id, name: 'forever', arguments: {} }), 'limit_exceeded')
+  assert.match(err.message, /more than 10 input_required rounds/)
+  assert.match(err.message, /forever/)
+})
