@@ -87,17 +87,7 @@ pub(super) async fn open_http(
             )
             .into())
         }
-        Ok(Err(e)) => match (
-            startup::initialize_refusal(server_id, &e),
-            e.auth_challenge(),
-        ) {
-            _ if auto && startup::probe_unusable(&e).is_some() => Err(Opening::ProbeUnusable(
-                startup::probe_unusable(&e).unwrap_or_default(),
-            )),
-            (Some(refusal), _) => Err(refusal.into()),
-            (None, Some(header)) => Err(RequestFailure::Auth(header.to_owned()).into()),
-            (None, None) => Err(http_error(&e).into()),
-        },
+        Ok(Err(e)) => Err(handshake_failure(server_id, &e, auto)),
         Err(_) => Err(HostError::new(
             ErrorCode::StartupTimeout,
             format!(
@@ -106,6 +96,26 @@ pub(super) async fn open_http(
             ),
         )
         .into()),
+    }
+}
+
+/// Why the handshake failed: an unusable `server/discover` answer (`auto`
+/// only), a refusal (`protocol_error`), a challenge, or `connect_failed`.
+fn handshake_failure(
+    server_id: &str,
+    e: &rmcp::service::ClientInitializeError,
+    auto: bool,
+) -> Opening {
+    if let Some(why) = startup::probe_unusable(e).filter(|_| auto) {
+        return Opening::ProbeUnusable(why);
+    }
+    match (
+        startup::initialize_refusal(server_id, e),
+        e.auth_challenge(),
+    ) {
+        (Some(refusal), _) => refusal.into(),
+        (None, Some(header)) => RequestFailure::Auth(header.to_owned()).into(),
+        (None, None) => http_error(e).into(),
     }
 }
 
