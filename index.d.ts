@@ -673,7 +673,7 @@ interface CallToolCommon {
   chat?: URI
   turnId?: string
   toolCallId?: string
-  /** Name used in AHP messages; default the tool's `title`, else its name. */
+  /** Name used in AHP messages; default the tool's `title`, else its `annotations.title`, else its name. */
   displayName?: string
 }
 
@@ -711,6 +711,8 @@ export interface LogRecord {
  * rejects with `server_stopped` (stop request), `server_disabled` (toggled
  * off), `server_removed` (`remove`), `server_exited` (crash),
  * `server_restarted` (start request while running) or `disposed`.
+ * `not_supported`: the server did not declare the capability a request needs
+ * (`resources`, `prompts`); the request was not sent.
  */
 export type HostErrorCode =
   | 'invalid_argument'
@@ -719,6 +721,7 @@ export type HostErrorCode =
   | 'not_found'
   | 'already_exists'
   | 'server_not_ready'
+  | 'not_supported'
   | 'server_exited'
   | 'server_stopped'
   | 'server_disabled'
@@ -908,15 +911,24 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * or a stdio message over 16 MiB), `disposed`.
    */
   callTool(options: CallToolOptions): Promise<CallToolResult>
-  /** MCP `resources/list`, every page. Errors: `not_found`, `server_not_ready`, `protocol_error`, `timeout`, `limit_exceeded`, `auth_required`, `disposed`. */
+  /**
+   * MCP `resources/list`, every page; `[]` without a request when the server
+   * did not declare the `resources` capability. Errors: `not_found`,
+   * `server_not_ready`, `protocol_error`, `timeout`, `limit_exceeded`,
+   * `auth_required`, `disposed`.
+   */
   listResources(serverId: string): Promise<Resource[]>
-  /** MCP `resources/templates/list`, every page. Errors as {@link McpHost.listResources}. */
+  /** MCP `resources/templates/list`, every page; `[]` without `resources`. Errors as {@link McpHost.listResources}. */
   listResourceTemplates(serverId: string): Promise<ResourceTemplate[]>
-  /** MCP `resources/read`. Errors as {@link McpHost.listResources}; an unknown resource is `protocol_error` with `data.code` (e.g. -32002). */
+  /**
+   * MCP `resources/read`. Errors as {@link McpHost.listResources}, plus
+   * `not_supported` (not sent) when the server did not declare `resources`;
+   * an unknown resource is `protocol_error` with `data.code` (e.g. -32002).
+   */
   readResource(serverId: string, uri: string): Promise<ReadResourceResult>
-  /** MCP `prompts/list`, every page. Errors as {@link McpHost.listResources}. */
+  /** MCP `prompts/list`, every page; `[]` without a request when the server did not declare `prompts`. Errors as {@link McpHost.listResources}. */
   listPrompts(serverId: string): Promise<Prompt[]>
-  /** MCP `prompts/get`. Errors as {@link McpHost.readResource}. */
+  /** MCP `prompts/get`. Errors as {@link McpHost.readResource} (`not_supported` without `prompts`). */
   getPrompt(serverId: string, name: string, args?: Record<string, string>): Promise<GetPromptResult>
   /** Stops every server (stdin close → SIGTERM → SIGKILL of each process group) and releases the host. Idempotent. */
   dispose(): Promise<void>

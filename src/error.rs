@@ -23,6 +23,11 @@ pub enum ErrorCode {
     AlreadyExists,
     /// The server is not `ready`, so the request cannot be served (`server_not_ready`).
     ServerNotReady,
+    /// The server did not declare the capability the request needs (MCP
+    /// 2025-11-25 "Lifecycle › Capability Negotiation"), e.g. `prompts/get`
+    /// on a server without `prompts`; the request was not sent. The message
+    /// names the server and the capability (`not_supported`).
+    NotSupported,
     /// The server process exited or the connection closed (`server_exited`).
     ServerExited,
     /// A stop request stopped the server while something waited on it, e.g.
@@ -84,13 +89,14 @@ impl ErrorCode {
     /// Every code, in declaration order (`tests/error_codes.rs` checks it
     /// against the variants, [`ErrorCode::as_str`] and the `HostErrorCode`
     /// union in `index.d.ts`).
-    pub const ALL: [Self; 30] = [
+    pub const ALL: [Self; 31] = [
         Self::InvalidArgument,
         Self::InvalidConfig,
         Self::InvalidEntry,
         Self::NotFound,
         Self::AlreadyExists,
         Self::ServerNotReady,
+        Self::NotSupported,
         Self::ServerExited,
         Self::ServerStopped,
         Self::ServerDisabled,
@@ -126,6 +132,7 @@ impl ErrorCode {
             Self::NotFound => "not_found",
             Self::AlreadyExists => "already_exists",
             Self::ServerNotReady => "server_not_ready",
+            Self::NotSupported => "not_supported",
             Self::ServerExited => "server_exited",
             Self::ServerStopped => "server_stopped",
             Self::ServerDisabled => "server_disabled",

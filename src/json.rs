@@ -3,6 +3,13 @@
 //! member count (stopping early at the bounds), the result bound check of
 //! `limits.rs`, and cutting text on a UTF-8 character boundary.
 //!
+//! Key order: `serde_json` is built with `preserve_order` (Cargo.toml), so
+//! a parsed object keeps the order its sender wrote and serializes in that
+//! order (issue 10: schema `properties` are the argument order the model
+//! sees). `Map::remove` is then `swap_remove`, which moves the last member
+//! into the gap: code that takes a member out of an object it passes on
+//! uses `shift_remove`.
+//!
 //! A leaf module: it depends only on [`crate::error`] and [`crate::limits`].
 
 use serde::Serialize;
@@ -220,6 +227,21 @@ mod tests {
         assert_eq!(
             words,
             ["null", "boolean", "number", "string", "array", "object"]
+        );
+    }
+
+    #[test]
+    fn objects_keep_the_sender_key_order() {
+        let text = r#"{"url":1,"thought":{"zeta":1,"b":2},"a":3,"zeta":4,"b":5}"#;
+        let v: Value = serde_json::from_str(text).unwrap();
+        let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
+        assert_eq!(keys, ["url", "thought", "a", "zeta", "b"]);
+        assert_eq!(v.to_string(), text);
+        let mut m = v.as_object().unwrap().clone();
+        m.shift_remove("thought");
+        assert_eq!(
+            Value::Object(m).to_string(),
+            r#"{"url":1,"a":3,"zeta":4,"b":5}"#
         );
     }
 

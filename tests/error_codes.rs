@@ -97,3 +97,10 @@ fn index_d_ts_host_error_code_lists_exactly_the_rust_codes() {
         "index.d.ts HostErrorCode lacks {missing:?} and has unknown {extra:?}"
     );
 }
+
+#[test]
+fn not_supported_is_a_stable_code_in_rust_and_typescript() {
+    assert_eq!(ErrorCode::NotSupported.as_str(), "not_supported");
+    assert!(ErrorCode::ALL.contains(&ErrorCode::NotSupported));
+    assert!(typescript_union().iter().any(|c| c == "not_supported"));
+}

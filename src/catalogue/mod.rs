@@ -237,6 +237,35 @@ mod tests {
     }
 
     #[test]
+    fn entries_keep_the_server_key_order_in_js_and_ahp() {
+        let raw = vec![json!({
+            "name": "t",
+            "inputSchema": {"type": "object", "properties": {"url": {}, "thought": {}, "a": {}, "zeta": {}, "b": {}}},
+            "_meta": {"z/last": 1, "a/first": 2},
+        })];
+        let mut c = Catalogue::default();
+        c.set_server(
+            "s",
+            Some(Arc::new(
+                ServerTools::build("s", raw, &Limits::default()).unwrap(),
+            )),
+        );
+        let entry = c.by_model_name("mcp__s__t").unwrap();
+        let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+        let order = ["url", "thought", "a", "zeta", "b"];
+        assert_eq!(keys(&entry.to_json()["inputSchema"]["properties"]), order);
+        assert!(entry
+            .json
+            .contains(r#""properties":{"url":{},"thought":{},"a":{},"zeta":{},"b":{}}"#));
+        let published = serde_json::to_value(entry.definition()).unwrap();
+        assert_eq!(keys(&published["inputSchema"]["properties"]), order);
+        assert_eq!(
+            keys(&published["_meta"]),
+            ["z/last", "a/first", "ahp-mcp-host/source"]
+        );
+    }
+
+    #[test]
     fn catalogue_reports_changes_and_digests_follow_definitions() {
         let mut c = Catalogue::default();
         let build = |raw| {

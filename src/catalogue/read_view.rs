@@ -13,8 +13,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 
-use serde_json::Value;
-
 use super::{Catalogue, CatalogueEntry};
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, StaleReason};
 
@@ -41,7 +39,8 @@ pub struct ResolvedTool {
     pub server_id: String,
     /// The server's original tool name.
     pub tool_name: String,
-    /// The tool's `title`, if the catalogue lists one.
+    /// The tool's display title, if the catalogue lists one: `title`, else
+    /// `annotations.title` (see `ServerTool::display_title`).
     pub title: Option<String>,
 }
 
@@ -139,7 +138,8 @@ impl ReadCatalogue {
     /// Checks that tool `tool` of server `server` is what the caller
     /// validated its arguments against: the `digest` given, else the digest
     /// as of the last [`ReadCatalogue::read`]. A tool the caller never read
-    /// (and no `digest`) is fresh. Returns the tool's `title`, if listed.
+    /// (and no `digest`) is fresh. Returns the tool's display title
+    /// (`title`, else `annotations.title`), if listed.
     ///
     /// # Errors
     /// `stale_tool` when the tool changed or disappeared since; data
@@ -154,12 +154,7 @@ impl ReadCatalogue {
         let listed = catalogue.server(server);
         let listed = listed.as_ref().and_then(|st| st.get(tool));
         let now = listed.map(|t| t.digest.clone());
-        let title = listed.and_then(|t| {
-            t.definition
-                .get("title")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        });
+        let title = listed.and_then(|t| t.display_title().map(str::to_owned));
         let expected = match digest {
             Some(d) => Some(d.to_owned()),
             None => self.last().digest(server, tool),
@@ -249,6 +244,17 @@ mod tests {
         let e = missing.unwrap_err();
         assert_eq!(e.code, ErrorCode::NotFound);
         assert_eq!(e.detail.data().unwrap()["reason"], "removed");
+    }
+
+    #[test]
+    fn the_resolved_title_falls_back_to_annotations_title() {
+        let mut c = Catalogue::default();
+        let raw = vec![json!({"name": "browser_tabs", "annotations": {"title": "Manage tabs"}})];
+        let tools = ServerTools::build("srv", raw, &Limits::default()).unwrap();
+        c.set_server("srv", Some(Arc::new(tools)));
+        let view = ReadCatalogue::default();
+        let resolved = view.resolve(&RwLock::new(c), &original("browser_tabs"), None);
+        assert_eq!(resolved.unwrap().title.as_deref(), Some("Manage tabs"));
     }
 
     #[test]

@@ -16,6 +16,9 @@
 //! | `properties` not an object | tool left out |
 //! | `required` not an array of strings | `required` dropped |
 //! | `outputSchema` not an object schema | only `outputSchema` dropped |
+//!
+//! Everything else is kept as the server sent it, keys in the server's order
+//! (`properties` order is what the model sees as the argument order).
 
 use serde_json::{json, Map, Value};
 
@@ -93,7 +96,8 @@ pub fn normalize_input(schema: Option<Value>) -> Result<(Value, Vec<Fix>), Rejec
             if let Some(Value::Array(names)) = props.get("required") {
                 if names.iter().all(Value::is_string) {
                     let names = names.clone();
-                    props.remove("required");
+                    // `shift_remove`: the other properties keep their order.
+                    props.shift_remove("required");
                     let top = obj.entry("required").or_insert_with(|| json!([]));
                     if let Value::Array(top) = top {
                         for n in names {
@@ -116,7 +120,7 @@ pub fn normalize_input(schema: Option<Value>) -> Result<(Value, Vec<Fix>), Rejec
     if let Some(required) = obj.get("required") {
         let ok = matches!(required, Value::Array(a) if a.iter().all(Value::is_string));
         if !ok {
-            obj.remove("required");
+            obj.shift_remove("required");
             fixes.push(Fix::DroppedBadRequired);
         }
     }
@@ -247,6 +251,39 @@ mod tests {
             json!({"type": "object", "properties": {"x": {"type": "string"}}, "required": ["x"]})
         );
         assert_eq!(fixes, [Fix::AddedObjectType, Fix::MovedNestedRequired]);
+    }
+
+    #[test]
+    fn key_order_is_the_servers() {
+        let order = |v: &Value| -> Vec<String> {
+            v["properties"]
+                .as_object()
+                .unwrap()
+                .keys()
+                .cloned()
+                .collect()
+        };
+        let want = ["url", "thought", "a", "zeta", "b"];
+        let s = json!({"type": "object", "properties": {"url": {}, "thought": {}, "a": {}, "zeta": {}, "b": {}}});
+        let (out, _) = normalize_input(Some(s)).unwrap();
+        assert_eq!(order(&out), want);
+        // A nested `required` in the middle is moved out without reordering the rest.
+        let s = json!({"properties": {"url": {}, "thought": {}, "required": ["url"], "a": {}, "zeta": {}, "b": {}}, "title": "t"});
+        let (out, _) = normalize_input(Some(s)).unwrap();
+        assert_eq!(order(&out), want);
+        let top: Vec<&str> = out
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(top, ["properties", "title", "type", "required"]);
+        // A merged union keeps the first-seen order of its branches' properties.
+        let s = json!({"oneOf": [
+            {"type": "object", "properties": {"url": {}, "thought": {}, "a": {}}},
+            {"type": "object", "properties": {"zeta": {}, "url": {}, "b": {}}}]});
+        let (out, _) = normalize_input(Some(s)).unwrap();
+        assert_eq!(order(&out), want);
     }
 
     #[test]

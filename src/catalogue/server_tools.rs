@@ -52,8 +52,9 @@ pub enum DiagnosticAction {
 pub struct ServerTool {
     /// The server's original tool name, byte for byte.
     pub tool_name: String,
-    /// AHP `ToolDefinition` fields except `name`: `title`, `description`,
-    /// `inputSchema` (normalized), `outputSchema`, `annotations`, `_meta`.
+    /// AHP `ToolDefinition` fields except `name`, in this order: `title`,
+    /// `description`, `inputSchema` (normalized), `outputSchema`,
+    /// `annotations`, `_meta` (each member's own keys in the server's order).
     pub definition: Map<String, Value>,
     /// First 64 bits of SHA-256 over the definition, hex: changes whenever
     /// the definition does (for stale-tool checks).
@@ -187,11 +188,11 @@ impl<'a> Listing<'a> {
                 return Ok(None);
             }
         };
+        // Members in the order of MCP's `Tool` (and AHP's `ToolDefinition`);
+        // inside each member the server's order is kept.
         let mut definition = Map::new();
-        for key in ["title", "description", "annotations", "_meta"] {
-            if let Some(v) = tool.remove(key).filter(|v| !v.is_null()) {
-                definition.insert(key.to_owned(), v);
-            }
+        for key in ["title", "description"] {
+            move_member(&mut tool, &mut definition, key);
         }
         self.cut_description(&name, &mut definition);
         definition.insert("inputSchema".to_owned(), input);
@@ -206,6 +207,9 @@ impl<'a> Listing<'a> {
                     reason,
                 )),
             }
+        }
+        for key in ["annotations", "_meta"] {
+            move_member(&mut tool, &mut definition, key);
         }
         Ok(Some(ServerTool::new(name, definition)))
     }
@@ -338,6 +342,18 @@ impl<'a> Listing<'a> {
 }
 
 impl ServerTool {
+    /// The name people see for this tool, when the server gave one (MCP
+    /// 2025-11-25 "Tools › Tool": display name precedence): `title`, else
+    /// `annotations.title` (e.g. the Playwright server's "Manage tabs" for
+    /// `browser_tabs`). Empty strings count as absent. Callers fall back to
+    /// [`ServerTool::tool_name`].
+    #[must_use]
+    pub fn display_title(&self) -> Option<&str> {
+        let annotations = self.definition.get("annotations");
+        non_empty(self.definition.get("title"))
+            .or_else(|| non_empty(annotations.and_then(|a| a.get("title"))))
+    }
+
     fn new(tool_name: String, definition: Map<String, Value>) -> Self {
         let app_only = is_app_only(&definition);
         let digest = digest(&tool_name, &definition);
@@ -348,6 +364,18 @@ impl ServerTool {
             app_only,
         }
     }
+}
+
+/// Moves member `key` (unless absent or `null`) from `from` to the end of `to`.
+fn move_member(from: &mut Map<String, Value>, to: &mut Map<String, Value>, key: &str) {
+    if let Some(v) = from.remove(key).filter(|v| !v.is_null()) {
+        to.insert(key.to_owned(), v);
+    }
+}
+
+/// `value` as a string, if it is a non-empty one.
+fn non_empty(value: Option<&Value>) -> Option<&str> {
+    value.and_then(Value::as_str).filter(|s| !s.is_empty())
 }
 
 /// `_meta.ui.visibility` is exactly `["app"]`.
@@ -377,6 +405,41 @@ mod tests {
 
     fn tool(name: &str) -> Value {
         json!({"name": name, "inputSchema": {"type": "object"}})
+    }
+
+    #[test]
+    fn display_title_is_title_then_annotations_title() {
+        let raw = vec![
+            json!({"name": "both", "title": "Title", "annotations": {"title": "Annotation"}, "inputSchema": {"type": "object"}}),
+            json!({"name": "browser_tabs", "annotations": {"title": "Manage tabs"}, "inputSchema": {"type": "object"}}),
+            json!({"name": "empty", "title": "", "annotations": {"title": "Fallback"}, "inputSchema": {"type": "object"}}),
+            json!({"name": "bare", "annotations": {"readOnlyHint": true}, "inputSchema": {"type": "object"}}),
+        ];
+        let st = ServerTools::build("s", raw, &Limits::default()).unwrap();
+        let titles: Vec<Option<&str>> = st.tools.iter().map(|t| t.display_title()).collect();
+        assert_eq!(
+            titles,
+            [Some("Title"), Some("Manage tabs"), Some("Fallback"), None]
+        );
+    }
+
+    #[test]
+    fn definitions_keep_the_server_key_order() {
+        let raw = vec![json!({
+            "name": "t",
+            "inputSchema": {"type": "object", "properties": {"url": {}, "thought": {}, "a": {}, "zeta": {}, "b": {}}},
+            "outputSchema": {"type": "object", "properties": {"zulu": {}, "alpha": {}}},
+            "_meta": {"z/last": 1, "a/first": 2},
+        })];
+        let st = ServerTools::build("s", raw, &Limits::default()).unwrap();
+        let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
+        let d = &st.tools[0].definition;
+        assert_eq!(
+            keys(&d["inputSchema"]["properties"]),
+            ["url", "thought", "a", "zeta", "b"]
+        );
+        assert_eq!(keys(&d["outputSchema"]["properties"]), ["zulu", "alpha"]);
+        assert_eq!(keys(&d["_meta"]), ["z/last", "a/first"]);
     }
 
     #[test]

@@ -4,6 +4,11 @@
 //!
 //! ## Errors
 //!
+//! The host follows the capabilities the server declared (see
+//! [`crate::supervisor::capabilities`]): a list of an undeclared capability
+//! is empty and `resources/read` / `prompts/get` fail with `not_supported`,
+//! both without a request.
+//!
 //! Every method here fails with `not_found` (no such server),
 //! `server_not_ready`, `protocol_error` (a JSON-RPC error, e.g. -32002
 //! resource not found, carries its code in `data.code`), `timeout` (one
@@ -19,6 +24,7 @@ use serde_json::{json, Map, Value};
 use super::Host;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::json::{check_bounds, check_list_bounds};
+use crate::supervisor::capabilities;
 use crate::supervisor::request::{list_all, send_bounded, RequestFailure};
 use crate::supervisor::LiveConnection;
 
@@ -72,9 +78,11 @@ impl Host {
     /// Sends one request and bounds its result.
     ///
     /// # Errors
-    /// See the module doc.
+    /// See the module doc; `not_supported` (not sent) when the server did
+    /// not declare the capability `method` needs.
     async fn request(&self, server_id: &str, method: &str, params: Value) -> HostResult<Value> {
         let conn = self.ready_connection(server_id)?;
+        capabilities::require(&conn.peer, server_id, method)?;
         let limits = self.shared.limits;
         let mut options = PeerRequestOptions::no_options();
         options.timeout = Some(Duration::from_millis(limits.call_timeout_ms));
@@ -89,7 +97,8 @@ impl Host {
         Ok(result)
     }
 
-    /// MCP `resources/list`, every page: the server's `Resource` objects.
+    /// MCP `resources/list`, every page: the server's `Resource` objects
+    /// (none, without a request, when it did not declare `resources`).
     ///
     /// # Errors
     /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,
@@ -99,7 +108,8 @@ impl Host {
             .await
     }
 
-    /// MCP `resources/templates/list`, every page: `ResourceTemplate` objects.
+    /// MCP `resources/templates/list`, every page: `ResourceTemplate`
+    /// objects (none, without a request, when it did not declare `resources`).
     ///
     /// # Errors
     /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,
@@ -113,7 +123,8 @@ impl Host {
     ///
     /// # Errors
     /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,
-    /// `auth_required`, `limit_exceeded`, `disposed` (see the module doc).
+    /// `auth_required`, `limit_exceeded`, `disposed` (see the module doc);
+    /// `not_supported` when the server did not declare `resources`.
     /// A JSON-RPC error (e.g. -32002 resource not found) is `protocol_error`
     /// with `data.code`.
     pub async fn read_resource(&self, server_id: &str, uri: &str) -> HostResult<Value> {
@@ -121,7 +132,8 @@ impl Host {
             .await
     }
 
-    /// MCP `prompts/list`, every page: `Prompt` objects.
+    /// MCP `prompts/list`, every page: `Prompt` objects (none, without a
+    /// request, when it did not declare `prompts`).
     ///
     /// # Errors
     /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,
@@ -134,7 +146,8 @@ impl Host {
     ///
     /// # Errors
     /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,
-    /// `auth_required`, `limit_exceeded`, `disposed` (see the module doc).
+    /// `auth_required`, `limit_exceeded`, `disposed` (see the module doc);
+    /// `not_supported` when the server did not declare `prompts`.
     pub async fn get_prompt(
         &self,
         server_id: &str,

@@ -244,7 +244,7 @@ pub struct CallToolArgs {
     /// The AHP tool call id.
     #[serde(default)]
     pub tool_call_id: Option<String>,
-    /// Display name for AHP messages; default the tool's `title`, else its name.
+    /// Display name for AHP messages; default the tool's `title`, else its `annotations.title`, else its name.
     #[serde(default)]
     pub display_name: Option<String>,
 }

@@ -42,7 +42,8 @@ pub struct CallTool {
     pub digest: Option<String>,
     /// The AHP tool call this call runs as, if any.
     pub chat: Option<ChatCall>,
-    /// Display name for AHP messages; `None`: the tool's `title`, else its name.
+    /// Display name for AHP messages; `None`: the tool's `title`, else its
+    /// `annotations.title`, else its name.
     pub display_name: Option<String>,
 }
 

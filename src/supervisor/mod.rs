@@ -10,6 +10,7 @@
 //! and catalogue every actor writes through.
 
 mod actor;
+pub mod capabilities;
 mod client;
 mod command;
 mod connect;

@@ -2,7 +2,8 @@
 //! [`send_bounded`] and by `tools/call` in [`super::tool_call`]), one mapping
 //! of rmcp's `ServiceError` ([`map_service_error`]) into [`RequestFailure`],
 //! list walks following every cursor (MCP 2025-11-25 "Utilities ›
-//! Pagination", [`list_all`]) and the result bounds ([`crate::json::check_bounds`]).
+//! Pagination", [`list_all`]; a list the server did not declare is empty
+//! without a request) and the result bounds ([`crate::json::check_bounds`]).
 //!
 //! Items of list walks are returned as raw JSON: one malformed tool must cost
 //! only that tool (see [`crate::catalogue`]), not the whole typed result.
@@ -20,6 +21,7 @@ use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
+use super::capabilities;
 use super::connect::strip_type_names;
 use crate::error::{ErrorCode, ErrorDetail, HostError, TimeoutKind};
 use crate::limits::Limits;
@@ -242,7 +244,8 @@ pub async fn send_bounded(
 }
 
 /// Walks every page of list method `method` (items under `key`), following
-/// `nextCursor`.
+/// `nextCursor`. A list of a capability the server did not declare is
+/// empty, without a request (see [`super::capabilities`]).
 ///
 /// Each page may take `limits.callTimeoutMs`. `max_items` is `(count, name
 /// of the bound)`, e.g. `(5000, "maxToolsPerServer")`.
@@ -262,6 +265,9 @@ pub async fn list_all(
     limits: &Limits,
     (max_items, bound): (usize, &str),
 ) -> Result<Vec<Value>, RequestFailure> {
+    if !capabilities::allows(peer, method) {
+        return Ok(Vec::new());
+    }
     let fail =
         |code, what: String| HostError::new(code, format!("{method} on {server_id}: {what}"));
     let mut items = Vec::new();

@@ -100,10 +100,11 @@ pub fn progress_action(
         Some(m) if !m.is_empty() => format!("{amount} {m}"),
         _ => amount,
     };
+    // Members in the order this action has always been published in.
     let raw = object([
+        ("message", Value::from(message)),
         ("progress", Value::from(progress)),
         ("total", Value::from(total)),
-        ("message", Value::from(message)),
     ]);
     StateAction::ChatToolCallContentChanged(ChatToolCallContentChangedAction {
         turn_id: ctx.turn_id.clone(),

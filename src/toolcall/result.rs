@@ -29,12 +29,13 @@ pub fn failed_result(display_name: &str, e: &HostError) -> ToolCallResult {
         ErrorCode::Timeout => "Timed out:",
         _ => "Failed:",
     };
+    // `{code, data?, message}`: the order this result has always been published in.
     let mut error = Map::new();
     error.insert("code".to_owned(), Value::from(e.code.as_str()));
-    error.insert("message".to_owned(), Value::from(e.message.clone()));
     if let Some(data) = e.detail.data() {
         error.insert("data".to_owned(), data);
     }
+    error.insert("message".to_owned(), Value::from(e.message.clone()));
     ToolCallResult {
         success: false,
         past_tense_message: StringOrMarkdown::Plain(format!("{verb} {display_name}")),

@@ -1,7 +1,9 @@
 //! Unit tests of the tool-call actions. The `OLD_*` strings are the JSON
 //! the previous builder (`json!` + `serde_json::from_value::<StateAction>`)
 //! produced for the same inputs, captured before the typed rewrite: the
-//! typed builders must serialize to exactly these bytes.
+//! typed builders must serialize to exactly these bytes, except that what
+//! the server sent (an unknown block, `structuredContent`) keeps the
+//! server's key order (issue 10; the old builder sorted it).
 
 use ahp_types::state::{McpServerAuthRequiredState, ToolCallResult};
 use serde::Deserialize;
@@ -20,7 +22,7 @@ const OLD_AUTH_RESOLVED: &str =
 const OLD_INPUT_NEEDED_SET: &str = r#"{"type":"session/inputNeededSet","request":{"kind":"toolAuthentication","id":"toolAuthentication:ahp-chat:/c1:turn-1:call-1","chat":"ahp-chat:/c1","turnId":"turn-1","toolCall":{"toolCallId":"call-1","toolName":"write_file","displayName":"Write file","contributor":{"kind":"mcp","customizationId":"plug/srv"},"invocationMessage":"Calling Write file","confirmed":"not-needed","status":"auth-required","auth":{"reason":"insufficientScope","oauthClient":{"clientId":"app"},"resource":{"resource":"https://mcp.example/mcp","authorization_servers":["https://as.example"],"scopes_supported":["read","write"]},"requiredScopes":["read","write"],"description":"need write"}}}}"#;
 const OLD_INPUT_NEEDED_REMOVED: &str =
     r#"{"type":"session/inputNeededRemoved","id":"toolAuthentication:ahp-chat:/c1:turn-1:call-1"}"#;
-const OLD_COMPLETE_CONTENT: &str = r#"{"type":"chat/toolCallComplete","turnId":"turn-1","toolCallId":"call-1","result":{"success":true,"pastTenseMessage":"Called Echo","content":[{"type":"text","text":"hi"},{"type":"embeddedResource","data":"AAA=","contentType":"image/png"},{"type":"embeddedResource","data":"BBB=","contentType":"application/octet-stream"},{"type":"embeddedResource","data":"YWJj","contentType":"text/markdown"},{"type":"embeddedResource","data":"AQID","contentType":"application/octet-stream"},{"type":"embeddedResource","data":"eA==","contentType":"text/plain"},{"type":"resource","uri":"file:///l.txt","sizeHint":3,"contentType":"text/plain"},{"type":"resource","uri":"file:///m.txt"},{"payload":{"a":2,"z":1},"type":"widget"}],"structuredContent":{"n":1,"ok":true}}}"#;
+const OLD_COMPLETE_CONTENT: &str = r#"{"type":"chat/toolCallComplete","turnId":"turn-1","toolCallId":"call-1","result":{"success":true,"pastTenseMessage":"Called Echo","content":[{"type":"text","text":"hi"},{"type":"embeddedResource","data":"AAA=","contentType":"image/png"},{"type":"embeddedResource","data":"BBB=","contentType":"application/octet-stream"},{"type":"embeddedResource","data":"YWJj","contentType":"text/markdown"},{"type":"embeddedResource","data":"AQID","contentType":"application/octet-stream"},{"type":"embeddedResource","data":"eA==","contentType":"text/plain"},{"type":"resource","uri":"file:///l.txt","sizeHint":3,"contentType":"text/plain"},{"type":"resource","uri":"file:///m.txt"},{"type":"widget","payload":{"z":1,"a":2}}],"structuredContent":{"ok":true,"n":1}}}"#;
 const OLD_COMPLETE_IS_ERROR: &str = r#"{"type":"chat/toolCallComplete","turnId":"turn-1","toolCallId":"call-1","result":{"success":false,"pastTenseMessage":"Failed: Echo","content":[{"type":"text","text":"it broke"},{"type":"text","text":"badly"}],"error":{"code":"tool_error","message":"it broke\nbadly"}}}"#;
 const OLD_COMPLETE_IS_ERROR_EMPTY: &str = r#"{"type":"chat/toolCallComplete","turnId":"turn-1","toolCallId":"call-1","result":{"success":false,"pastTenseMessage":"Failed: Echo","error":{"code":"tool_error","message":"the tool reported an error"}}}"#;
 const OLD_COMPLETE_EMPTY: &str = r#"{"type":"chat/toolCallComplete","turnId":"turn-1","toolCallId":"call-1","result":{"success":true,"pastTenseMessage":"Called Echo"}}"#;
@@ -28,8 +30,15 @@ const OLD_COMPLETE_HOST_ERROR: &str = r#"{"type":"chat/toolCallComplete","turnId
 const OLD_COMPLETE_CANCELLED: &str = r#"{"type":"chat/toolCallComplete","turnId":"turn-1","toolCallId":"call-1","result":{"success":false,"pastTenseMessage":"Cancelled Echo","error":{"code":"cancelled","message":"aborted"}}}"#;
 const OLD_COMPLETE_TIMEOUT: &str = r#"{"type":"chat/toolCallComplete","turnId":"turn-1","toolCallId":"call-1","result":{"success":false,"pastTenseMessage":"Timed out: Echo","error":{"code":"timeout","message":"too slow"}}}"#;
 /// The unparseable embedded resource (neither `blob` nor `text`) block, as
-/// the old builder emitted it (verbatim, as unknown AHP content).
-const OLD_COMPLETE_BARE_RESOURCE: &str = r#"{"type":"chat/toolCallComplete","turnId":"t","toolCallId":"x","result":{"success":true,"pastTenseMessage":"Called E","content":[{"resource":{"uri":"file:///e"},"type":"resource"}]}}"#;
+/// the old builder emitted it (verbatim, as unknown AHP content), in the
+/// server's key order.
+const OLD_COMPLETE_BARE_RESOURCE: &str = r#"{"type":"chat/toolCallComplete","turnId":"t","toolCallId":"x","result":{"success":true,"pastTenseMessage":"Called E","content":[{"type":"resource","resource":{"uri":"file:///e"}}]}}"#;
+
+/// A call of a tool that has only `annotations.title` (the Playwright
+/// server's `browser_tabs`), shown by that title (issue 10).
+const GOLDEN_COMPLETE_ANNOTATIONS_TITLE: &str = r#"{"type":"chat/toolCallComplete","turnId":"turn-1","toolCallId":"call-1","result":{"success":true,"pastTenseMessage":"Called Manage tabs","content":[{"type":"text","text":"ok"}]}}"#;
+const GOLDEN_FAILED_ANNOTATIONS_TITLE: &str = r#"{"type":"chat/toolCallComplete","turnId":"turn-1","toolCallId":"call-1","result":{"success":false,"pastTenseMessage":"Timed out: Manage tabs","error":{"code":"timeout","message":"slow"}}}"#;
+const GOLDEN_INPUT_NEEDED_ANNOTATIONS_TITLE: &str = r#"{"type":"session/inputNeededSet","request":{"kind":"toolAuthentication","id":"toolAuthentication:ahp-chat:/c1:turn-1:call-1","chat":"ahp-chat:/c1","turnId":"turn-1","toolCall":{"toolCallId":"call-1","toolName":"browser_tabs","displayName":"Manage tabs","contributor":{"kind":"mcp","customizationId":"plug/srv"},"invocationMessage":"Calling Manage tabs","confirmed":"not-needed","status":"auth-required","auth":{"reason":"required","resource":{"resource":"https://mcp.example/mcp"}}}}}"#;
 
 fn ctx() -> ChatContext {
     ChatContext {
@@ -264,4 +273,51 @@ fn progress_text() {
     };
     let v = serde_json::to_value(progress_action(&ctx, 2.0, Some(5.0), Some("step 2"))).unwrap();
     assert_eq!(v["content"][0]["text"], "2/5 step 2");
+}
+
+/// The display name of AHP tool-call messages, as the host resolves it from
+/// the listed tool (`title`, then `annotations.title`, then `name`).
+fn shown_as(raw: Value) -> String {
+    let name = raw["name"].as_str().unwrap_or_default().to_owned();
+    let listed = crate::catalogue::ServerTools::build("plug/srv", vec![raw], &Default::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let tool = listed
+        .get(&name)
+        .unwrap_or_else(|| panic!("{name} not listed"));
+    tool.display_title().unwrap_or(&name).to_owned()
+}
+
+#[test]
+fn tool_call_messages_show_title_then_annotations_title_then_name() {
+    let tabs = json!({"name": "browser_tabs", "annotations": {"title": "Manage tabs", "readOnlyHint": false},
+                      "inputSchema": {"type": "object"}});
+    let display = shown_as(tabs);
+    let c = ctx();
+    let ok = json!({"content": [{"type": "text", "text": "ok"}]});
+    assert_eq!(
+        wire(&complete_action(&c, &display, &Ok(ok))),
+        GOLDEN_COMPLETE_ANNOTATIONS_TITLE
+    );
+    let slow = HostError::new(ErrorCode::Timeout, "slow");
+    assert_eq!(
+        wire(&complete_action(&c, &display, &Err(slow))),
+        GOLDEN_FAILED_ANNOTATIONS_TITLE
+    );
+    let call = PausedToolCall {
+        tool_name: "browser_tabs",
+        display_name: &display,
+        invocation_message: &format!("Calling {display}"),
+    };
+    let required: McpAuthRequirement = serde_json::from_value(
+        json!({"reason": "required", "resource": {"resource": "https://mcp.example/mcp"}}),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        wire(&input_needed_set(&c, &call, &required)),
+        GOLDEN_INPUT_NEEDED_ANNOTATIONS_TITLE
+    );
+    // `title` wins over `annotations.title`; the name is the last resort.
+    let both = json!({"name": "t", "title": "Title", "annotations": {"title": "Annotation"}});
+    assert_eq!(shown_as(both), "Title");
+    assert_eq!(shown_as(json!({"name": "plain"})), "plain");
 }
