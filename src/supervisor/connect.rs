@@ -10,7 +10,7 @@ use rmcp::service::{Peer, RoleClient, RunningServiceCancellationToken, ServiceEx
 use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::sync::{mpsc, watch};
 
-use super::client::{HostClient, Notice};
+use super::client::{HostClient, Notice, ServerRequestWaits};
 use super::request::RequestFailure;
 use super::{HostShared, ServerTasks};
 use crate::config::launch::resolve_stdio;
@@ -75,6 +75,8 @@ pub struct Connection {
     pub redirect_refused: Option<http::RedirectRefused>,
     /// Routes `notifications/progress` to calls (shared with the client handler).
     pub progress: rmcp::handler::client::progress::ProgressDispatcher,
+    /// Server requests waiting on the app (shared with the client handler).
+    pub waits: ServerRequestWaits,
     /// The replaceable bearer token (Streamable HTTP without host-run OAuth).
     pub bearer: Option<http::BearerCell>,
     /// Ids of responses discarded for exceeding the stdio message limit (stdio only).
@@ -110,6 +112,7 @@ pub async fn open(
 ) -> Result<Connection, RequestFailure> {
     let (notice_tx, notices) = mpsc::unbounded_channel();
     let progress = rmcp::handler::client::progress::ProgressDispatcher::new();
+    let waits = ServerRequestWaits::default();
     let handler = HostClient {
         info: shared.client_info.clone(),
         server_id: server_id.to_owned(),
@@ -117,6 +120,7 @@ pub async fn open(
         sink: shared.sink.clone(),
         requests: shared.requests.clone(),
         progress: progress.clone(),
+        waits: waits.clone(),
     };
     let mut conn = match spec {
         TransportSpec::Stdio(cfg, vars) => {
@@ -140,6 +144,7 @@ pub async fn open(
         }
     };
     conn.progress = progress;
+    conn.waits = waits;
     Ok(conn)
 }
 
@@ -372,6 +377,7 @@ fn finish(
         stderr,
         redirect_refused: None,
         progress: Default::default(),
+        waits: Default::default(),
         bearer: None,
         oversize: None,
         endpoint: None,
