@@ -24,6 +24,10 @@ use crate::limits::Limits;
 /// How long a call that saw the transport close waits for the crash reason.
 /// (A settle time of this module's own; not a user-tunable limit.)
 const REASON_SETTLE: Duration = Duration::from_secs(1);
+/// How often a call that has its response yields to the tasks that deliver
+/// its last progress notifications (see [`call_tool`]). (A settle count of
+/// this module's own; not a user-tunable limit.)
+const PROGRESS_SETTLE_YIELDS: usize = 3;
 
 /// One tool call.
 #[derive(Debug, Clone)]
@@ -134,9 +138,14 @@ pub async fn call_tool(
     let outcome = call
         .wait(&mut sent, &mut progress, &cancel, on_progress)
         .await?;
-    // Progress that raced the response is delivered before the result.
-    while let Some(Some(p)) = progress.next().now_or_never() {
-        on_progress(p.into());
+    // Progress that raced the response is delivered before the result. rmcp
+    // hands each notification to a task it spawns before it hands over the
+    // response; those tasks may not have run yet: yield to them first.
+    for _ in 0..PROGRESS_SETTLE_YIELDS {
+        tokio::task::yield_now().await;
+        while let Some(Some(p)) = progress.next().now_or_never() {
+            on_progress(p.into());
+        }
     }
     call.finish(outcome, limits).await
 }
