@@ -516,8 +516,46 @@ export interface McpHostOptions {
    * Features"). A capability is declared in `initialize` only when its handler
    * is given. Without one: elicitation is declined, sampling gets `-32601`,
    * `roots/list` returns no roots. A handler that throws answers `-32603`.
+   * While a handler has not answered, the inactivity timeout (`timeoutMs`)
+   * of that server's tool calls stands still and restarts when the answer is
+   * sent; `maxTotalTimeoutMs` still holds. A request the server cancels
+   * stops counting.
    */
   handlers?: RequestHandlers
+  /**
+   * The host's roots from the start (MCP 2025-11-25 "Client Features ›
+   * Roots"); see {@link McpHost.setRoots} for the rules. Giving it (even
+   * `[]`) declares the `roots` capability with `listChanged: true`, also
+   * without a `roots` handler, and `roots/list` answers these roots (the
+   * `roots` handler is not called). Invalid roots make the constructor throw
+   * a {@link HostError} (`invalid_argument`, `limit_exceeded`).
+   */
+  roots?: RootInput[]
+}
+
+/**
+ * A root the app gives (`roots` option, {@link McpHost.setRoots}). `uri` is a
+ * `file:` URI (`file:///home/me/My Project`; `%XX` already encoded is kept)
+ * or an absolute path (`/home/me/My Project`); servers get it as a
+ * percent-encoded `file://` URI (see {@link Root}). At most 8 KiB; `name` at
+ * most 1 KiB.
+ */
+export interface RootInput {
+  uri: string
+  /** Display name. */
+  name?: string
+  _meta?: Record<string, unknown>
+}
+
+/**
+ * A root as servers receive it in `roots/list`: `uri` is a percent-encoded
+ * `file://` URI (`file:///home/me/My%20Project/%C3%BC`), dot segments
+ * resolved.
+ */
+export interface Root {
+  uri: URI
+  name?: string
+  _meta?: Record<string, unknown>
 }
 
 /** Context of a server-initiated request. */
@@ -539,8 +577,14 @@ export interface RequestHandlers {
   ) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>
   /** `sampling/createMessage`: resolve an MCP `CreateMessageResult`. */
   sampling?: (params: Record<string, unknown>, context: ServerRequestContext) => Promise<Record<string, unknown>>
-  /** `roots/list`: resolve `{roots: [{uri, name?}]}`. */
-  roots?: (params: Record<string, unknown>, context: ServerRequestContext) => Promise<{ roots: { uri: string; name?: string }[] }>
+  /**
+   * `roots/list`: resolve `{roots: [{uri, name?}]}`; each `uri` a `file:`
+   * URI or an absolute path, sent percent-encoded. A root that is not a
+   * `file://` URI is left out with a `warn` log (target `host.roots`). Not
+   * called once the host's own roots are set (`roots` option,
+   * {@link McpHost.setRoots}).
+   */
+  roots?: (params: Record<string, unknown>, context: ServerRequestContext) => Promise<{ roots: RootInput[] }>
 }
 
 export interface AddPluginOptions {
@@ -651,7 +695,13 @@ interface CallToolCommon {
   arguments?: Record<string, unknown>
   /** Aborting sends MCP `notifications/cancelled` once and rejects with code `cancelled` (`cause`: `signal.reason`). */
   signal?: AbortSignal
-  /** Inactivity limit (ms, clamped to 1 ms … 24 h), reset by each progress notification; default `limits.callTimeoutMs`. Expiry: code `timeout`, `data.kind: 'inactivity'`. */
+  /**
+   * Inactivity limit (ms, clamped to 1 ms … 24 h), reset by each progress
+   * notification; default `limits.callTimeoutMs`. It stands still while a
+   * request of the server (elicitation, sampling, roots) waits on the app's
+   * handler, and restarts from the full limit when the answer is sent.
+   * Expiry: code `timeout`, `data.kind: 'inactivity'`.
+   */
   timeoutMs?: number
   /** Absolute limit (ms, clamped to 1 ms … 24 h) that progress never extends; default `limits.callMaxTotalMs`. Expiry: code `timeout`, `data.kind: 'total'`. */
   maxTotalTimeoutMs?: number
@@ -835,7 +885,38 @@ export interface McpHostEvents {
  * Node process running (see {@link McpHost.unref}); call {@link McpHost.dispose}.
  */
 export declare class McpHost extends EventEmitter<McpHostEvents> {
+  /**
+   * Throws a {@link HostError} for refused options: `invalid_argument` (e.g.
+   * an unknown option, or a `roots` entry that is not a `file:` URI or
+   * absolute path), `limit_exceeded` (more than 1 000 roots).
+   */
   constructor(options?: McpHostOptions)
+  /**
+   * Sets the host's roots (MCP 2025-11-25 "Client Features › Roots") and
+   * tells the servers. Each entry's `uri` (a `file:` URI or an absolute
+   * path) is sent as a percent-encoded `file://` URI, dot segments resolved
+   * (see {@link Root}). From now on `roots/list` answers these roots; a
+   * `roots` handler is no longer called.
+   *
+   * When the list differs from the current one, every 2025-era server that
+   * is `ready` or has read roots gets `notifications/roots/list_changed`
+   * (and then asks `roots/list` again); resolves once each notification was
+   * written (each bounded by `limits.callTimeoutMs`). The same list again
+   * sends nothing. MCP 2026-07-28 removed that notification: servers of that
+   * era ask for roots inside each request that needs them (an
+   * `input_required` result with a `roots/list` input request) and get the
+   * current roots then.
+   *
+   * Errors: `invalid_argument` (not an array; an entry that is not
+   * `{uri, name?, _meta?}`; a `uri` that is not a `file:` URI or absolute
+   * path, e.g. `https://…`, or has a query or fragment: the message names
+   * the entry and quotes the value, `roots[1].uri: "https://example.com/repo"
+   * is not a file:// URI (MCP roots must be file:// URIs)`; or a host with
+   * neither the `roots` option nor a `roots` handler, which declared no
+   * roots capability), `limit_exceeded` (more than 1 000 roots), `disposed`.
+   * Nothing changes when it rejects.
+   */
+  setRoots(roots: RootInput[]): Promise<void>
   /**
    * Reads `<root>/mcp.json`, publishes a `PluginCustomization` and starts its valid servers.
    * The id is held once: while it is being added, is live or is being removed, another add of it

@@ -76,6 +76,17 @@ function aborted(err, signal) {
 const REQUEST_KINDS = new Set(['elicitation', 'sampling', 'roots'])
 const kindOf = (method) => method.split('/', 1)[0]
 
+// The native host; a refused option (native message `<code>: <message>`)
+// throws a HostError with that code.
+function nativeHost(...args) {
+  try {
+    return new NativeHost(...args)
+  } catch (err) {
+    const m = /^([a-z_]+): ([\s\S]*)$/.exec(err?.message ?? '')
+    throw m ? new HostError(m[1], m[2]) : err
+  }
+}
+
 // A host that is garbage-collected without dispose() releases its keep-alive
 // timer (its native half kills its servers when collected).
 const collected = new FinalizationRegistry((timer) => clearInterval(timer))
@@ -88,7 +99,7 @@ class McpHost extends EventEmitter {
 
   constructor(options = {}) {
     super()
-    const { handlers = {}, credentials, ...nativeOptions } = options
+    const { handlers = {}, credentials, roots, ...nativeOptions } = options
     const handled = Object.keys(handlers).filter((k) => typeof handlers[k] === 'function')
     for (const k of handled) {
       if (!REQUEST_KINDS.has(k)) throw new HostError('invalid_argument', `unknown request handler ${JSON.stringify(k)} (expected elicitation, sampling or roots)`)
@@ -108,13 +119,14 @@ class McpHost extends EventEmitter {
       else await credentials.delete(key)
       return '{}'
     }
-    this.#native = new NativeHost(
+    this.#native = nativeHost(
       JSON.stringify(nativeOptions),
       (batch) => self.deref()?.#deliver(batch),
       handled,
       onRequest,
       Boolean(credentials),
       onCredentials,
+      roots === undefined ? 'null' : jsonArg(roots),
     )
     this.#nativeRef = new WeakRef(this.#native)
     liveHosts.add(this.#nativeRef)
@@ -176,6 +188,9 @@ class McpHost extends EventEmitter {
       if (onUrl) this.off('authorizationUrl', onUrl)
     }
   }
+
+  // Sets the host's roots; servers are told (see index.d.ts).
+  async setRoots(roots) { unwrap(await this.#live().setRoots(jsonArg(roots))) }
 
   getState() { return JSON.parse(this.#live().getState()) }
   listTools() { return JSON.parse(this.#live().listTools()) }

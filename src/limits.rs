@@ -72,6 +72,17 @@ pub const MAX_DATA_DIR_NAME_BYTES: usize = 64;
 /// Longest `${NAME}` echoed in a validation message (bytes of `NAME`);
 /// longer or odd names are shown as `${…}`.
 pub const MAX_ECHOED_VARIABLE_NAME_BYTES: usize = 64;
+/// Most roots the host hands to servers (a count): 1 000. `setRoots` and the
+/// `roots` option refuse more; a `roots` handler's answer is cut to this many
+/// (a `warn` log says so).
+pub const MAX_ROOTS: usize = 1_000;
+/// Longest root URI or path accepted (bytes, as given): 8 KiB.
+pub const MAX_ROOT_URI_BYTES: usize = 8 * 1024;
+/// Longest root `name` accepted (bytes): 1 KiB.
+pub const MAX_ROOT_NAME_BYTES: usize = 1024;
+/// Longest part of a refused root URI quoted in an error or log message
+/// (bytes); longer values end with `…`.
+pub const MAX_ECHOED_ROOT_BYTES: usize = 200;
 
 /// Longest server `instructions` kept in a server's identity (bytes; cut at
 /// a character boundary, with `instructionsTruncated: true`): 16 KiB.

@@ -3,9 +3,15 @@
 //! by handlers the app registers in JS.
 //!
 //! A capability is declared in `initialize` only when its handler is
-//! registered. Without a handler the host answers the way the spec and rmcp
-//! do for an undeclared capability: elicitation is declined, sampling gets
-//! `-32601` (method not found), roots/list returns an empty list.
+//! registered (for `roots`: a `roots` handler or the host's own roots,
+//! [`host_roots`], declared with `listChanged: true`). Without a handler the
+//! host answers the way the spec and rmcp do for an undeclared capability:
+//! elicitation is declined, sampling gets `-32601` (method not found),
+//! roots/list returns an empty list. Roots are checked and percent-encoded
+//! on the way out ([`roots`]).
+
+pub mod host_roots;
+pub mod roots;
 
 use futures::future::BoxFuture;
 use rmcp::model::ClientCapabilities;
@@ -65,9 +71,18 @@ pub trait RequestHandler: Send + Sync + 'static {
         kind: ServerRequestKind,
         params: Value,
     ) -> BoxFuture<'static, Result<Value, String>>;
+
+    /// The host's own roots, when this handler answers `roots/list` from
+    /// them ([`host_roots::WithHostRoots`]); `None` by default.
+    fn host_roots(&self) -> Option<&host_roots::HostRoots> {
+        None
+    }
 }
 
-/// Client capabilities for `initialize`: exactly the registered handlers.
+/// Client capabilities for `initialize`: exactly the registered handlers;
+/// `roots` with `listChanged: true` (the host sends
+/// `notifications/roots/list_changed` on every change of its roots, MCP
+/// 2025-11-25 "Client Features › Roots › Capabilities").
 pub fn client_capabilities(handler: Option<&dyn RequestHandler>) -> ClientCapabilities {
     let has = |k| handler.is_some_and(|h| h.handles(k));
     let mut caps = Map::new();
@@ -78,7 +93,7 @@ pub fn client_capabilities(handler: Option<&dyn RequestHandler>) -> ClientCapabi
         caps.insert("sampling".into(), json!({}));
     }
     if has(ServerRequestKind::Roots) {
-        caps.insert("roots".into(), json!({ "listChanged": false }));
+        caps.insert("roots".into(), json!({ "listChanged": true }));
     }
     serde_json::from_value(Value::Object(caps)).unwrap_or_default()
 }
@@ -152,5 +167,9 @@ mod tests {
         ))))
         .unwrap_or_default();
         assert_eq!(elicit, json!({"elicitation": {"form": {}}}));
+        let roots =
+            serde_json::to_value(client_capabilities(Some(&Only(ServerRequestKind::Roots))))
+                .unwrap_or_default();
+        assert_eq!(roots, json!({"roots": {"listChanged": true}}));
     }
 }

@@ -1,6 +1,6 @@
 // Type-checked by `npm test` (tsc --noEmit): the README's usage, compiled
 // against index.d.ts. A wrong or missing type here fails the test run.
-import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo } from '../../index.js'
+import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo, type RootInput, type Root } from '../../index.js'
 
 async function main(): Promise<void> {
   const host = new McpHost({
@@ -28,6 +28,20 @@ async function main(): Promise<void> {
   host.on('log', (record) => {
     if (record.target === 'server.stderr') console.log(record.serverId, record.message)
   })
+  // Roots: set (percent-encoded for servers) and notify the servers.
+  const folders: RootInput[] = [{ uri: '/home/me/My Project', name: 'project' }, { uri: 'file:///srv/data' }]
+  const done: void = await host.setRoots(folders)
+  console.log(done)
+  try {
+    await host.setRoots([{ uri: 'https://example.com/repo' }])
+    // @ts-expect-error a root needs its uri
+    await host.setRoots([{ name: 'no uri' }])
+  } catch (err) {
+    if (err instanceof HostError && err.code === 'invalid_argument') console.log(err.message)
+  }
+  const sent: Root = { uri: 'file:///home/me/My%20Project', name: 'project' }
+  const withRoots = new McpHost({ roots: [sent, { uri: '/srv/data', _meta: { source: 'workspace' } }] })
+  await withRoots.dispose()
   const plugin = await host.addPlugin({ root: '/plugins/docs', servers: { search: { startupTimeoutMs: 10_000 } } })
   if (plugin.load.kind === 'degraded') console.log(plugin.load.message)
   const id: string = await host.addServer({ name: 'remote', config: { type: 'streamable-http', url: 'https://example.test/mcp' }, protocol: 'auto' })

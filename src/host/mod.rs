@@ -60,6 +60,7 @@ mod options;
 mod plan;
 mod plugins;
 mod registry;
+mod roots;
 mod tools;
 
 use std::future::Future;
@@ -128,7 +129,7 @@ pub struct OAuthHostOptions {
 }
 
 /// What a host hands to the app besides events: handlers of
-/// server-initiated requests and the credential store.
+/// server-initiated requests, the credential store and the roots.
 #[derive(Default)]
 pub struct HostDeps {
     /// Handles `elicitation/create`, `sampling/createMessage`, `roots/list`;
@@ -137,6 +138,10 @@ pub struct HostDeps {
     /// Where OAuth credentials are kept; default: memory (see
     /// `crate::auth::store` for the key format).
     pub secrets: Option<Arc<dyn SecretStore>>,
+    /// The host's roots from the start (JS option `roots`): `Some` declares
+    /// the `roots` capability even without a `roots` handler (see
+    /// [`Host::set_roots`]).
+    pub roots: Option<Vec<crate::requests::roots::Root>>,
 }
 
 /// One AHP session's MCP host.
@@ -148,6 +153,8 @@ pub struct Host {
     read_view: ReadCatalogue,
     data_dir: PathBuf,
     oauth: OAuthHostOptions,
+    /// The host's own roots (`roots.rs`).
+    roots: Arc<crate::requests::host_roots::HostRoots>,
 }
 
 /// The `disposed` error every method of a disposed host returns.
@@ -171,7 +178,12 @@ impl Host {
         deps: HostDeps,
     ) -> Self {
         let config = config.into();
-        let HostDeps { requests, secrets } = deps;
+        let HostDeps {
+            requests,
+            secrets,
+            roots: initial_roots,
+        } = deps;
+        let (requests, host_roots) = roots::install(requests, initial_roots);
         // MCP 2025-11-25: the newest revision with an `initialize` handshake
         // (rmcp's default, 2026-07-28, has none).
         let client_info =
@@ -200,6 +212,7 @@ impl Host {
             read_view: ReadCatalogue::default(),
             data_dir: config.data_dir,
             oauth: config.oauth,
+            roots: host_roots,
         }
     }
 

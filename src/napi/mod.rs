@@ -27,6 +27,7 @@ use crate::host::{
     AddPlugin, AddServer, AuthenticateArgs, AuthorizeArgs, CallTool, CallToolArgs, Host, HostDeps,
     HostOptions,
 };
+use crate::requests::roots::parse_roots;
 use crate::requests::{RequestHandler, ServerRequestKind};
 use futures::future::BoxFuture;
 use std::future::Future;
@@ -106,6 +107,14 @@ impl SecretStore for JsSecrets {
     fn delete(&self, key: String) -> BoxFuture<'static, std::result::Result<(), String>> {
         let call = self.op(json!({ "op": "delete", "key": key }));
         Box::pin(async move { call.await.map(|_| ()) })
+    }
+}
+
+/// The `roots` option (`null`: not given), checked and encoded.
+fn initial_roots(json: &str) -> HostResult<Option<Vec<crate::requests::roots::Root>>> {
+    match parse::<Value>("roots", json)? {
+        Value::Null => Ok(None),
+        value => parse_roots(&value).map(Some),
     }
 }
 
@@ -257,11 +266,13 @@ impl NativeHost {
     /// `handled` lists the server-initiated requests with a JS handler
     /// (`"elicitation"`, `"sampling"`, `"roots"`); `onRequest` receives
     /// `{serverId, method, params}` as JSON and resolves the result as JSON.
+    /// `rootsJson`: the `roots` option as JSON (`null`: not given).
     #[napi(
         constructor,
         catch_unwind,
-        ts_args_type = "optionsJson: string, onEvents: (batchJson: string) => void, handled: string[], onRequest: (requestJson: string) => Promise<string>, useCredentials: boolean, onCredentials: (opJson: string) => Promise<string>"
+        ts_args_type = "optionsJson: string, onEvents: (batchJson: string) => void, handled: string[], onRequest: (requestJson: string) => Promise<string>, useCredentials: boolean, onCredentials: (opJson: string) => Promise<string>, rootsJson: string"
     )]
+    #[allow(clippy::too_many_arguments)] // one per JS constructor argument
     pub fn new(
         options_json: String,
         on_events: Function<(), ()>,
@@ -269,7 +280,10 @@ impl NativeHost {
         on_request: Function<String, Promise<String>>,
         use_credentials: bool,
         on_credentials: Function<String, Promise<String>>,
+        roots_json: String,
     ) -> Result<Self> {
+        let roots = initial_roots(&roots_json)
+            .map_err(|e| Error::new(Status::InvalidArg, format!("{}: {}", e.code, e.message)))?;
         let options: HostOptions = serde_json::from_str(&options_json).map_err(|e| {
             Error::new(
                 Status::InvalidArg,
@@ -310,7 +324,12 @@ impl NativeHost {
         } else {
             None
         };
-        let host = Host::with_handlers(options, sink, HostDeps { requests, secrets });
+        let deps = HostDeps {
+            requests,
+            secrets,
+            roots,
+        };
+        let host = Host::with_handlers(options, sink, deps);
         Ok(Self {
             host: Arc::new(host),
             cancels: Arc::default(),
@@ -379,6 +398,17 @@ impl NativeHost {
         run(async move {
             let args = parse::<AuthorizeArgs>("authorize options", &args_json)?;
             host.authorize(&server_id, args.into()).await
+        })
+        .await
+    }
+
+    /// `setRoots(rootsJson)` → response JSON with `null` (see [`Host::set_roots`]).
+    #[napi]
+    pub async fn set_roots(&self, roots_json: String) -> String {
+        let host = self.host.clone();
+        run(async move {
+            let value = parse::<Value>("setRoots roots", &roots_json)?;
+            host.set_roots(parse_roots(&value)?).await
         })
         .await
     }

@@ -1,5 +1,7 @@
-//! The rmcp `ClientHandler` of one server connection: our `clientInfo`, and
-//! server notifications routed to the server's actor or to `log` events.
+//! The rmcp `ClientHandler` of one server connection: our `clientInfo`,
+//! server-initiated requests forwarded to the app's handlers (counted in
+//! [`ServerRequestWaits`] while they wait), and server notifications routed
+//! to the server's actor or to `log` events.
 
 use std::sync::Arc;
 
@@ -19,7 +21,38 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::events::{log, EventSink, LogLevel};
+use crate::requests::roots::check_handler_answer;
 use crate::requests::{apply_elicitation_defaults, RequestHandler, ServerRequestKind};
+
+/// How many server-initiated requests (elicitation, sampling, roots) of one
+/// connection are waiting on the app's handler right now. While any is, the
+/// inactivity clocks of that connection's tool calls stand still (see
+/// [`super::tool_call::call_tool`]): time spent waiting on the user is not
+/// the server being inactive.
+#[derive(Clone, Default)]
+pub struct ServerRequestWaits(Arc<tokio::sync::watch::Sender<usize>>);
+
+impl ServerRequestWaits {
+    /// Counts one request as waiting until the returned guard is dropped.
+    fn begin(&self) -> WaitGuard {
+        self.0.send_modify(|n| *n += 1);
+        WaitGuard(self.0.clone())
+    }
+
+    /// Watches the count.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<usize> {
+        self.0.subscribe()
+    }
+}
+
+/// One request waiting on the app (see [`ServerRequestWaits::begin`]).
+struct WaitGuard(Arc<tokio::sync::watch::Sender<usize>>);
+
+impl Drop for WaitGuard {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n = n.saturating_sub(1));
+    }
+}
 
 /// A server notification the actor acts on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +71,8 @@ pub struct HostClient {
     pub(crate) requests: Option<Arc<dyn RequestHandler>>,
     /// Routes `notifications/progress` to the waiting call.
     pub(crate) progress: rmcp::handler::client::progress::ProgressDispatcher,
+    /// The requests now waiting on the app (shared with the live connection).
+    pub(crate) waits: ServerRequestWaits,
 }
 
 impl HostClient {
@@ -52,23 +87,42 @@ impl HostClient {
         handler: &Arc<dyn RequestHandler>,
         kind: ServerRequestKind,
         params: Value,
+        context: &RequestContext<RoleClient>,
     ) -> Result<T, ErrorData> {
-        let answer = handler
-            .request(self.server_id.clone(), kind, params)
-            .await
-            .map_err(|message| {
-                ErrorData::internal_error(
-                    format!("{} handler failed: {message}", kind.method()),
-                    None,
-                )
-            })?;
-        serde_json::from_value(answer).map_err(|e| {
-            ErrorData::internal_error(
-                format!("{} handler returned an invalid result: {e}", kind.method()),
-                None,
-            )
+        let answer = self.ask(handler, kind, params, context).await?;
+        decode(kind, answer)
+    }
+
+    /// The app handler's raw answer. Counted in [`ServerRequestWaits`] while
+    /// it waits; given up when the server cancels its request
+    /// (`notifications/cancelled`, e.g. because the tool call it belongs to
+    /// ended).
+    async fn ask(
+        &self,
+        handler: &Arc<dyn RequestHandler>,
+        kind: ServerRequestKind,
+        params: Value,
+        context: &RequestContext<RoleClient>,
+    ) -> Result<Value, ErrorData> {
+        let _waiting = self.waits.begin();
+        let answer = tokio::select! {
+            answer = handler.request(self.server_id.clone(), kind, params) => answer,
+            _ = context.ct.cancelled() => Err("the server cancelled the request".to_owned()),
+        };
+        answer.map_err(|message| {
+            ErrorData::internal_error(format!("{} handler failed: {message}", kind.method()), None)
         })
     }
+}
+
+/// Decodes an app handler's answer to a `kind` request.
+fn decode<T: DeserializeOwned>(kind: ServerRequestKind, answer: Value) -> Result<T, ErrorData> {
+    serde_json::from_value(answer).map_err(|e| {
+        ErrorData::internal_error(
+            format!("{} handler returned an invalid result: {e}", kind.method()),
+            None,
+        )
+    })
 }
 
 impl ClientHandler for HostClient {
@@ -79,7 +133,7 @@ impl ClientHandler for HostClient {
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let decline =
             || serde_json::from_value::<ElicitResult>(serde_json::json!({ "action": "decline" }));
@@ -95,8 +149,8 @@ impl ClientHandler for HostClient {
         };
         let params = serde_json::to_value(&request)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let mut answer: Value = self
-            .forward(handler, ServerRequestKind::Elicitation, params)
+        let mut answer = self
+            .ask(handler, ServerRequestKind::Elicitation, params, &context)
             .await?;
         if answer.get("action").and_then(Value::as_str) == Some("accept") {
             if let Some(content) = answer.as_object_mut().map(|a| {
@@ -108,19 +162,14 @@ impl ClientHandler for HostClient {
                 }
             }
         }
-        serde_json::from_value(answer).map_err(|e| {
-            ErrorData::internal_error(
-                format!("elicitation/create handler returned an invalid result: {e}"),
-                None,
-            )
-        })
+        decode(ServerRequestKind::Elicitation, answer)
     }
 
     #[allow(deprecated)]
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
         let Some(handler) = self.handler(ServerRequestKind::Sampling) else {
             return Err(ErrorData::new(
@@ -131,24 +180,39 @@ impl ClientHandler for HostClient {
         };
         let params = serde_json::to_value(&params)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        self.forward(handler, ServerRequestKind::Sampling, params)
+        self.forward(handler, ServerRequestKind::Sampling, params, &context)
             .await
     }
 
+    /// `roots/list`: the host's roots once set, else the app's `roots`
+    /// handler, whose answer is percent-encoded with every root that is not
+    /// a `file://` URI dropped (one `warn` log each, target `host.roots`).
     #[allow(deprecated)]
     async fn list_roots(
         &self,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ListRootsResult, ErrorData> {
         let Some(handler) = self.handler(ServerRequestKind::Roots) else {
             return Ok(ListRootsResult::default());
         };
-        self.forward(
-            handler,
-            ServerRequestKind::Roots,
-            Value::Object(Default::default()),
-        )
-        .await
+        if let Some(roots) = handler.host_roots() {
+            roots.record_reader(&self.server_id, context.peer.clone());
+        }
+        let params = Value::Object(Default::default());
+        let answer = self
+            .ask(handler, ServerRequestKind::Roots, params, &context)
+            .await?;
+        let (answer, dropped) = check_handler_answer(answer);
+        for why in dropped {
+            let message = format!("roots/list: left out a root of the roots handler: {why}");
+            self.sink.send(log(
+                LogLevel::Warn,
+                "host.roots",
+                Some(&self.server_id),
+                message,
+            ));
+        }
+        decode(ServerRequestKind::Roots, answer)
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {

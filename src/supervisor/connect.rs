@@ -15,7 +15,7 @@ use rmcp::service::{
 use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::sync::{mpsc, watch};
 
-use super::client::{HostClient, Notice};
+use super::client::{HostClient, Notice, ServerRequestWaits};
 use super::identity::{self, ServerIdentity};
 use super::request::RequestFailure;
 use super::{HostShared, ServerSpec, ServerTasks};
@@ -84,6 +84,8 @@ pub struct Connection {
     pub redirect_refused: Option<http::RedirectRefused>,
     /// Routes `notifications/progress` to calls (shared with the client handler).
     pub progress: rmcp::handler::client::progress::ProgressDispatcher,
+    /// Server requests waiting on the app (shared with the client handler).
+    pub waits: ServerRequestWaits,
     /// The replaceable bearer token (Streamable HTTP without host-run OAuth).
     pub bearer: Option<http::BearerCell>,
     /// Ids of responses discarded for exceeding the stdio message limit (stdio only).
@@ -194,6 +196,7 @@ async fn open_with(
     let startup_timeout = server.startup_timeout;
     let (notice_tx, notices) = mpsc::unbounded_channel();
     let progress = rmcp::handler::client::progress::ProgressDispatcher::new();
+    let waits = ServerRequestWaits::default();
     let handler = HostClient {
         info: shared.client_info.clone(),
         server_id: server_id.to_owned(),
@@ -201,6 +204,7 @@ async fn open_with(
         sink: shared.sink.clone(),
         requests: shared.requests.clone(),
         progress: progress.clone(),
+        waits: waits.clone(),
     };
     let mut conn = match spec {
         TransportSpec::Stdio(cfg, vars) => {
@@ -225,6 +229,7 @@ async fn open_with(
         }
     };
     conn.progress = progress;
+    conn.waits = waits;
     if let Err(e) = check_version(server_id, &conn.identity) {
         conn.close().await;
         return Err(e.into());
@@ -403,6 +408,7 @@ fn finish(
         stderr,
         redirect_refused: None,
         progress: Default::default(),
+        waits: Default::default(),
         bearer: None,
         oversize: None,
         endpoint: None,

@@ -164,6 +164,7 @@ impl ServerConnection for Connection {
             closed,
             redirect_refused: self.redirect_refused.clone(),
             progress: self.progress.clone(),
+            waits: self.waits.clone(),
             oversize: self.oversize.clone(),
             endpoint: self.endpoint.clone(),
             handler: self.handler.clone(),

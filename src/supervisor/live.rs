@@ -22,6 +22,8 @@ pub struct LiveConnection {
     pub redirect_refused: Option<crate::transport::http::RedirectRefused>,
     /// Routes `notifications/progress` to the call that owns the token.
     pub progress: ProgressDispatcher,
+    /// Server requests of this connection waiting on the app's handler.
+    pub waits: super::client::ServerRequestWaits,
     /// Ids of responses discarded for exceeding the stdio message limit (stdio only).
     pub oversize: Option<crate::transport::stdout_monitor::OversizeIds>,
     /// The Streamable HTTP endpoint (HTTP only): the base a challenge's

@@ -178,17 +178,30 @@ pub fn map_service_error(
 }
 
 fn timeout_error(context: &str, timeout: Duration, call: Option<CallTimeouts>) -> HostError {
-    let ms = timeout.as_millis();
     let Some(call) = call else {
+        let ms = timeout.as_millis();
         return HostError::new(
             ErrorCode::Timeout,
             format!("{context} timed out after {ms} ms"),
         );
     };
-    let (kind, what) = if timeout == call.total && timeout != call.inactivity {
-        (TimeoutKind::Total, "in total")
+    let kind = if timeout == call.total && timeout != call.inactivity {
+        TimeoutKind::Total
     } else {
-        (TimeoutKind::Inactivity, "without progress")
+        TimeoutKind::Inactivity
+    };
+    call_timeout(context, kind, timeout)
+}
+
+/// The `timeout` error of a `tools/call` (`context` as in
+/// [`map_service_error`]) that ran into its `kind` limit of `limit`: the
+/// message says "without progress" (inactivity) or "in total"; `data` is
+/// `{kind: "inactivity"|"total", ms}`.
+pub fn call_timeout(context: &str, kind: TimeoutKind, limit: Duration) -> HostError {
+    let ms = limit.as_millis();
+    let what = match kind {
+        TimeoutKind::Total => "in total",
+        TimeoutKind::Inactivity => "without progress",
     };
     HostError::new(
         ErrorCode::Timeout,

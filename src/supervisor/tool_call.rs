@@ -1,7 +1,8 @@
 //! MCP `tools/call` on a ready server (MCP 2025-11-25 "Server Features ›
 //! Tools › Calling Tools"), with progress ("Utilities › Progress"), an
-//! inactivity timeout that progress resets and an absolute cap (rmcp's
-//! request options), caller cancellation (`notifications/cancelled`,
+//! inactivity timeout that progress resets and that stands still while the
+//! server waits on the app (this module's clock), an absolute cap (rmcp's
+//! `max_total_timeout`), caller cancellation (`notifications/cancelled`,
 //! "Utilities › Cancellation"), result bounds, and immediate rejection when
 //! the server crashes mid-call. (AHP chat actions for a call are built in
 //! [`crate::toolcall`].)
@@ -10,7 +11,7 @@ use std::time::Duration;
 
 use futures::{FutureExt, Stream, StreamExt};
 use rmcp::model::{CancelledNotificationParam, ProgressNotificationParam, ServerResult};
-use rmcp::service::{PeerRequestOptions, ServiceError};
+use rmcp::service::{PeerRequestOptions, RequestHandle, RoleClient, ServiceError};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -18,12 +19,16 @@ use super::mrtr;
 use super::request::{self, CallTimeouts, InFlight, RequestFailure};
 use super::{LiveConnection, ServerLive};
 use crate::auth::{AuthChallenge, ChallengeStatus};
-use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult};
+use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, TimeoutKind};
 use crate::limits::Limits;
 
 /// How long a call that saw the transport close waits for the crash reason.
 /// (A settle time of this module's own; not a user-tunable limit.)
 const REASON_SETTLE: Duration = Duration::from_secs(1);
+/// How often a call that has its response yields to the tasks that deliver
+/// its last progress notifications (see [`call_tool`]). (A settle count of
+/// this module's own; not a user-tunable limit.)
+const PROGRESS_SETTLE_YIELDS: usize = 3;
 
 /// One tool call.
 #[derive(Debug, Clone)]
@@ -32,7 +37,9 @@ pub struct CallRequest {
     pub name: String,
     /// Arguments object (`arguments` of `tools/call`).
     pub arguments: Option<Map<String, Value>>,
-    /// Inactivity limit: reset by each `notifications/progress` of this call.
+    /// Inactivity limit: reset by each `notifications/progress` of this
+    /// call; stands still while a request of the server waits on the app
+    /// (see [`call_tool`]).
     pub timeout: Duration,
     /// Absolute limit; progress never extends it.
     pub max_total: Duration,
@@ -67,6 +74,17 @@ impl From<ProgressNotificationParam> for Progress {
 /// `notifications/cancelled` (with the request id and a reason) is sent, and
 /// a response arriving later is dropped. A 401/403 challenge is recorded as
 /// the server's challenge ([`ServerLive::challenge`]).
+///
+/// Waiting on the user: while a request of this server (elicitation,
+/// sampling, roots: MCP 2025-11-25 "Client Features") waits on the app's
+/// handler, the inactivity clock of every call on the connection stands
+/// still, and when the last such request is answered (or withdrawn) it
+/// restarts from the full `timeout`. Restarting rather than resuming: the
+/// answer reaching the server is activity on the call, like a progress
+/// notification, and the server needs time to act on it however long the
+/// user took; resuming would leave it only what was left before the
+/// question. The absolute cap `max_total` runs on regardless, so an
+/// elicitation nobody answers still ends the call (`timeout`, kind `total`).
 ///
 /// # Errors
 ///
@@ -147,10 +165,9 @@ impl Call<'_> {
         cancel: &CancellationToken,
         on_progress: &mut (dyn FnMut(Progress) + Send),
     ) -> HostResult<Result<ServerResult, ServiceError>> {
+        // rmcp keeps the absolute cap; the inactivity clock is `Call::wait`'s.
         let mut options = PeerRequestOptions::no_options();
-        options.timeout = Some(self.timeouts.inactivity.min(left));
         options.max_total_timeout = Some(left);
-        options.reset_timeout_on_progress = true;
         let conn = self.conn;
         let oversize = conn.oversize.as_ref();
         let mut sent = InFlight::send(&conn.peer, "tools/call", params, options, oversize)
@@ -167,15 +184,22 @@ impl Call<'_> {
             },
             e => e,
         });
-        // Progress that raced the response is delivered before the result.
-        while let Some(Some(p)) = progress.next().now_or_never() {
-            on_progress(p.into());
+        // Progress that raced the response is delivered before the result. rmcp
+        // hands each notification to a task it spawns before it hands over the
+        // response; those tasks may not have run yet: yield to them first.
+        for _ in 0..PROGRESS_SETTLE_YIELDS {
+            tokio::task::yield_now().await;
+            while let Some(Some(p)) = progress.next().now_or_never() {
+                on_progress(p.into());
+            }
         }
         Ok(outcome)
     }
 
     /// Waits for the response while passing progress on; ends early on
-    /// cancellation, a crash, or a discarded response.
+    /// cancellation, a crash, a discarded response, or inactivity (no
+    /// response or progress for `timeouts.inactivity` while no request of
+    /// the server waits on the app: see [`call_tool`]).
     async fn wait(
         &self,
         sent: &mut InFlight,
@@ -185,11 +209,34 @@ impl Call<'_> {
     ) -> HostResult<Result<ServerResult, ServiceError>> {
         let context = &self.context;
         let mut closed = self.conn.closed.clone();
+        let limit = self.timeouts.inactivity;
+        let idle = tokio::time::sleep(limit);
+        tokio::pin!(idle);
+        let mut waits = self.conn.waits.subscribe();
+        let mut on_user = *waits.borrow_and_update() > 0;
+        let mut watching = true;
         loop {
             tokio::select! {
                 biased;
                 r = &mut sent.response => return Ok(r),
-                Some(p) = progress.next() => on_progress(p.into()),
+                Some(p) = progress.next() => {
+                    on_progress(p.into());
+                    idle.as_mut().reset(tokio::time::Instant::now() + limit);
+                }
+                changed = waits.changed(), if watching => {
+                    watching = changed.is_ok();
+                    let now_on_user = *waits.borrow_and_update() > 0;
+                    if on_user && !now_on_user {
+                        idle.as_mut().reset(tokio::time::Instant::now() + limit);
+                    }
+                    on_user = now_on_user;
+                }
+                () = &mut idle, if !on_user => {
+                    let reason = RequestHandle::<RoleClient>::REQUEST_TIMEOUT_REASON.to_owned();
+                    let param = CancelledNotificationParam::new(Some(sent.id.clone()), Some(reason));
+                    let _ = self.conn.peer.notify_cancelled(param).await;
+                    return Err(request::call_timeout(context, TimeoutKind::Inactivity, limit));
+                }
                 _ = cancel.cancelled() => {
                     // rmcp forgets the request when the notification is sent: a late response is dropped.
                     let reason = Some("cancelled by the client".to_owned());
@@ -253,6 +300,10 @@ impl Call<'_> {
     /// Maps an rmcp error; a challenge (401 after a failed refresh, or 403
     /// `insufficient_scope` for a step-up) is recorded on the server.
     fn failure(&self, e: ServiceError) -> HostError {
+        // rmcp runs only the absolute cap (the inactivity clock is ours).
+        if let ServiceError::Timeout { timeout } = e {
+            return request::call_timeout(&self.context, TimeoutKind::Total, timeout);
+        }
         match request::map_service_error(&self.context, e, Some(self.timeouts)) {
             RequestFailure::Failed(e) => e,
             RequestFailure::Auth(header) => {
