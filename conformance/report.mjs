@@ -54,7 +54,19 @@ function versionTable(lines, version, rows, notApplicable, expected, requirement
     const reason = expected[version]?.[r.scenario]
     lines.push(`| \`${r.scenario}\` | ${CATEGORY_LABEL[r.category] ?? r.category} | ${resultLabel(r, reason)} | ${r.passed} | ${r.failed} | ${r.warnings} | ${cell(r.notes.join('; '))} |`)
   }
-  if (set) for (const n of notApplicable) lines.push(`| \`${n.scenario}\` | extension | not applicable | | | | ${cell(n.reason)} |`)
+  if (set) for (const n of notApplicable) lines.push(`| \`${n.scenario}\` | extension | not applicable | | | | see [Not applicable](#not-applicable) |`)
+  lines.push('')
+}
+
+function notApplicableSection(lines, notApplicable) {
+  lines.push('## Not applicable')
+  lines.push('')
+  lines.push('Not run at any wire version (`NOT_APPLICABLE` in `conformance/plan.mjs`):')
+  lines.push('')
+  if (notApplicable.length === 0) lines.push('None.')
+  const byReason = new Map()
+  for (const n of notApplicable) byReason.set(n.reason, [...(byReason.get(n.reason) ?? []), n.scenario])
+  for (const [reason, scenarios] of byReason) lines.push(`- ${scenarios.map((s) => `\`${s}\``).join(', ')}: ${reason}.`)
   lines.push('')
 }
 
@@ -153,6 +165,7 @@ export function renderDoc({ suite, node22Version, clientNodeVersion, host, resul
   lines.push(`- All runs: ${results.filter((r) => r.status === 'pass').length} of ${results.length} pass; ${sum('passed')} checks passed, ${sum('failed')} failed, ${sum('warnings')} warnings`)
   lines.push('')
   for (const v of versions) versionTable(lines, v, results.filter((r) => r.version === v), notApplicable, expected, requirements)
+  notApplicableSection(lines, notApplicable)
   expectedSection(lines, expected)
   failedChecksSection(lines, results)
   lines.push(HOW_IT_RUNS)
