@@ -12,7 +12,7 @@
 // HTTP instead of a browser.
 //
 // Exit code: 0 when the scenario's steps completed, 1 otherwise (no
-// connection, failed call, missing OAuth support, deadline).
+// connection, failed call or sign-in, deadline).
 
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
@@ -27,19 +27,23 @@ const SERVER_ID = 'server'
 const DEADLINE_MS = Number(process.env.CONFORMANCE_CLIENT_DEADLINE_MS ?? 25_000)
 /** Sign-ins allowed per run (auth/scope-retry-limit wants at most 3). */
 const MAX_SIGN_INS = 3
-/** Logged when the host has no OAuth sign-in. */
-const NO_OAUTH_MARKER = 'host.authorize is not a function'
 
-const log = (...args) => console.error('[client]', ...args)
+/** Logs to stderr with the time since start (the suite keeps the client's stderr). */
+const T0 = Date.now()
+const log = (...args) => console.error(`[client ${((Date.now() - T0) / 1000).toFixed(3)}s]`, ...args)
 
 class ScenarioError extends Error {}
 
 // ─── Scenario-specific steps ────────────────────────────────────────────────
+// Each reads what the scenario asks of a client in the suite's description
+// (node_modules/@modelcontextprotocol/conformance/dist/index.js) and does it
+// through the public API only. Steps with several calls make them all, even
+// after one fails (each call feeds its own checks), then fail at the end.
 
-/** initialize: the handshake alone is checked (protocolVersion, clientInfo). */
+/** initialize, request-metadata, json-schema-ref-no-deref: connecting (discovery or handshake, then tools/list) is what is checked. */
 async function runInitialize(host) {
   await connect(host)
-  log('tools:', host.listTools().map((t) => t.toolName).join(', ') || '(none)')
+  log('tools:', serverTools(host).map((t) => t.toolName).join(', ') || '(none)')
 }
 
 /** tools_call: the server offers add_numbers(a, b) and checks that it is called. */
@@ -59,7 +63,7 @@ async function runToolsCall(host) {
  * from schema defaults (SEP-1034) is the host's job, and that is what the
  * scenario measures.
  */
-const elicitationHandlers = {
+const elicitationDefaultsHandlers = {
   elicitation: async (params) => {
     log('elicitation/create:', JSON.stringify(params))
     return { action: 'accept', content: {} }
@@ -84,23 +88,146 @@ async function runSseRetry(host) {
 }
 
 /**
+ * request-metadata (SEP-2575): every request must carry the protocol version,
+ * client info and client capabilities in `_meta` (and the version header);
+ * the server refuses the first request with -32022 and the client must retry
+ * with a supported version. The app gives all three request handlers so the
+ * host declares roots, sampling and elicitation, whose shape is checked too.
+ */
+const requestMetadataHandlers = {
+  elicitation: async () => ({ action: 'decline' }),
+  sampling: async () => {
+    throw new Error('this app does not sample')
+  },
+  roots: async () => ({ roots: [] }),
+}
+
+/**
+ * sep-2322-client-request-state (MRTR): test_mrtr_echo_state and
+ * test_mrtr_no_state answer `input_required` with one elicitation; the host
+ * answers it through the app's elicitation handler and retries with the
+ * request state echoed (or none). test_mrtr_unrelated is called between the
+ * rounds of the echo flow (from inside the handler, before it answers) and
+ * must carry none of that flow's state; test_mrtr_no_result_type answers
+ * without resultType, which means complete.
+ */
+let mrtrHost = null
+/** The test_mrtr_unrelated call (started once, from the first elicitation), settled to its error or null. */
+let unrelatedCall = null
+const mrtrHandlers = {
+  elicitation: async (params) => {
+    log('elicitation:', JSON.stringify(params))
+    if (!unrelatedCall && mrtrHost) unrelatedCall = settleStep(callTool(mrtrHost, 'test_mrtr_unrelated', {}))
+    if (unrelatedCall) await unrelatedCall
+    return { action: 'accept', content: { confirmed: true } }
+  },
+}
+async function runRequestState(host) {
+  mrtrHost = host
+  await connect(host)
+  const errors = []
+  for (const name of ['test_mrtr_echo_state', 'test_mrtr_no_state', 'test_mrtr_no_result_type']) {
+    errors.push(await settleStep(callTool(host, name, {})))
+  }
+  // When the host never asked (no MRTR round reached the handler), the unrelated call still happens.
+  errors.push(await (unrelatedCall ?? settleStep(callTool(host, 'test_mrtr_unrelated', {}))))
+  throwIfAny(errors)
+}
+
+/**
+ * http-standard-headers (SEP-2243): Mcp-Method on every POST, Mcp-Name on
+ * tools/call, resources/read and prompts/get. The client exercises each
+ * method: both tools, the resource list and a read, the prompt list and a get.
+ */
+async function runStandardHeaders(host) {
+  await connect(host)
+  const errors = []
+  for (const tool of serverTools(host)) errors.push(await settleStep(callTool(host, tool.toolName, {})))
+  errors.push(
+    await settleStep(
+      (async () => {
+        const resources = await host.listResources(SERVER_ID)
+        log('resources:', resources.map((r) => r.uri).join(', '))
+        if (resources[0]) await host.readResource(SERVER_ID, resources[0].uri)
+      })(),
+    ),
+  )
+  errors.push(
+    await settleStep(
+      (async () => {
+        const prompts = await host.listPrompts(SERVER_ID)
+        log('prompts:', prompts.map((p) => p.name).join(', '))
+        if (prompts[0]) await host.getPrompt(SERVER_ID, prompts[0].name)
+      })(),
+    ),
+  )
+  throwIfAny(errors)
+}
+
+/**
+ * http-custom-headers (SEP-2243): the scenario's context names the tool
+ * calls to make (`toolCalls: [{name, arguments}]`); the host must mirror
+ * each `x-mcp-header` parameter into an encoded Mcp-Param-* header.
+ */
+async function runCustomHeaders(host) {
+  await connect(host)
+  const calls = context.toolCalls ?? []
+  if (calls.length === 0) throw new ScenarioError('MCP_CONFORMANCE_CONTEXT names no toolCalls')
+  const errors = []
+  for (const { name, arguments: args } of calls) errors.push(await settleStep(callTool(host, name, args ?? {})))
+  throwIfAny(errors)
+}
+
+/**
+ * http-invalid-tool-headers (SEP-2243): the server lists valid_tool and
+ * eleven tools with malformed `x-mcp-header` declarations. The app calls
+ * every tool the host's catalogue offers for the server (arguments built
+ * from each schema); the host must leave the malformed ones out and keep
+ * valid_tool.
+ */
+async function runInvalidToolHeaders(host) {
+  await connect(host)
+  const tools = serverTools(host)
+  log('catalogue:', tools.map((t) => t.toolName).join(', ') || '(none)')
+  log('diagnostics:', JSON.stringify(host.toolDiagnostics()))
+  if (tools.length === 0) throw new ScenarioError('the host offers no tool of the server')
+  const errors = []
+  for (const tool of tools) errors.push(await settleStep(callTool(host, tool.toolName, sampleArguments(tool.inputSchema))))
+  throwIfAny(errors)
+}
+
+/**
+ * json-schema-2020-12-preservation (SEP-1613, SEP-2106): list the tools,
+ * then pass json_schema_2020_12_tool's inputSchema, as the host offers it,
+ * verbatim as the `schema` argument of json_schema_echo.
+ */
+async function runSchemaPreservation(host) {
+  await connect(host)
+  const focal = serverTools(host).find((t) => t.toolName === 'json_schema_2020_12_tool')
+  if (!focal) throw new ScenarioError(`json_schema_2020_12_tool is not in the catalogue (diagnostics ${JSON.stringify(host.toolDiagnostics())})`)
+  log('inputSchema as the host offers it:', JSON.stringify(focal.inputSchema))
+  await callTool(host, 'json_schema_echo', { schema: focal.inputSchema })
+}
+
+/**
  * auth/*: connect (signing in when the server asks), then list and call the
- * server's tool (`test-tool`), signing in again on a step-up challenge
- * (auth/scope-step-up wants a 403 insufficient_scope on tools/call to lead
- * to a second authorization request with more scopes).
+ * server's tool (`test-tool`), signing in again when a call is refused
+ * (auth/scope-step-up: a 403 insufficient_scope must lead to a second
+ * authorization request with more scopes; auth/authorization-server-migration:
+ * a 401 after the protected resource metadata moved to a new authorization
+ * server must lead to a sign-in there).
  */
 async function runAuthScenario(host) {
   await connect(host)
-  const tools = host.listTools()
+  const tools = serverTools(host)
   log('tools:', tools.map((t) => t.toolName).join(', ') || '(none)')
-  const tool = tools.find((t) => t.customizationId === SERVER_ID)
-  if (tool) await callToolWithSignIn(host, tool.toolName, {})
+  if (tools[0]) await callToolWithSignIn(host, tools[0].toolName, {})
 }
 
 /** Options for host.authorize: a deadline below the client's own, so a stuck sign-in fails with the host's error. */
 function authorizeOptions(scenario, context) {
-  // Cross-app access: the app hands the enterprise ID token to the host.
-  if (scenario === 'auth/cross-app-access-complete-flow' && context.idp_id_token) return { timeoutMs: 10_000, idToken: context.idp_id_token }
+  // Enterprise-managed authorization: the app hands the enterprise ID token to the host.
+  if (scenario === 'auth/enterprise-managed-authorization' && context.idp_id_token) return { timeoutMs: 10_000, idToken: context.idp_id_token }
   return { timeoutMs: 10_000 }
 }
 
@@ -109,14 +236,16 @@ function authorizeOptions(scenario, context) {
  * hands a pre-registered client ({client_id, client_secret}); the
  * client-credentials scenarios hand a machine client (client secret, or a PEM
  * key for private_key_jwt), which the host uses with the client credentials
- * grant; auth/cross-app-access hands an enterprise IdP and ID token, used
- * with enterprise-managed authorization (SEP-990).
+ * grant; auth/enterprise-managed-authorization hands an enterprise IdP and
+ * ID token (SEP-990). auth/wif-jwt-bearer hands a workload JWT
+ * (`valid_jwt`), but the host's API has no option that takes one (no RFC
+ * 7523 JWT-bearer grant), so the client connects like any other app.
  */
 function serverOptionsFor(scenario, context) {
   if (scenario === 'auth/pre-registration' && context.client_id) {
     return { oauth: { clientId: context.client_id, ...(context.client_secret && { clientSecret: context.client_secret }) } }
   }
-  if (scenario === 'auth/cross-app-access-complete-flow' && context.client_id) {
+  if (scenario === 'auth/enterprise-managed-authorization' && context.client_id) {
     return {
       oauth: {
         clientId: context.client_id,
@@ -153,17 +282,59 @@ function hostOptionsFor(scenario) {
 
 /** Request handlers the host declares as client capabilities, per scenario. */
 function handlersFor(scenario) {
-  return scenario.startsWith('elicitation') ? elicitationHandlers : {}
+  if (scenario.startsWith('elicitation')) return elicitationDefaultsHandlers
+  if (scenario === 'sep-2322-client-request-state') return mrtrHandlers
+  if (scenario === 'request-metadata') return requestMetadataHandlers
+  return {}
+}
+
+const STEPS = {
+  initialize: runInitialize,
+  tools_call: runToolsCall,
+  'elicitation-sep1034-client-defaults': runElicitationDefaults,
+  'sse-retry': runSseRetry,
+  'request-metadata': runInitialize,
+  'sep-2322-client-request-state': runRequestState,
+  'http-standard-headers': runStandardHeaders,
+  'http-custom-headers': runCustomHeaders,
+  'http-invalid-tool-headers': runInvalidToolHeaders,
+  'json-schema-ref-no-deref': runInitialize,
+  'json-schema-2020-12-preservation': runSchemaPreservation,
 }
 
 function stepsFor(scenario) {
-  if (scenario === 'initialize') return runInitialize
-  if (scenario === 'tools_call') return runToolsCall
-  if (scenario === 'elicitation-sep1034-client-defaults') return runElicitationDefaults
-  if (scenario === 'sse-retry') return runSseRetry
+  if (STEPS[scenario]) return STEPS[scenario]
   if (scenario.startsWith('auth/')) return runAuthScenario
   // Unknown (newer) scenario: connect and list tools, like `initialize`.
+  log(`no steps for ${scenario}; connecting and listing tools`)
   return runInitialize
+}
+
+/** A value of each required property's type, so that a schema-checking server accepts the call. */
+function sampleArguments(schema) {
+  const samples = { string: 'us-west1', integer: 1, number: 1.5, boolean: true, object: {}, array: [], null: null }
+  const args = {}
+  for (const name of schema?.required ?? []) {
+    const type = schema.properties?.[name]?.type
+    args[name] = samples[Array.isArray(type) ? type[0] : type] ?? 'x'
+  }
+  return args
+}
+
+/** Awaits one step; resolves with its error (logged) or null. */
+async function settleStep(promise) {
+  try {
+    await promise
+    return null
+  } catch (err) {
+    log(`step failed: ${err.message}`)
+    return err
+  }
+}
+
+function throwIfAny(errors) {
+  const failed = errors.filter(Boolean)
+  if (failed.length > 0) throw new ScenarioError(`${failed.length} step(s) failed: ${failed.map((e) => e.message).join(' | ')}`)
 }
 
 // ─── Generic host driving ───────────────────────────────────────────────────
@@ -174,6 +345,11 @@ let context
 let signIns = 0
 /** Count of session/mcpServerStateChanged actions for the server so far. */
 let stateChanges = 0
+
+/** The catalogue entries of the scenario's server. */
+function serverTools(host) {
+  return host.listTools().filter((t) => t.customizationId === SERVER_ID)
+}
 
 function serverState(host) {
   const c = host.getState().customizations?.find((x) => x.id === SERVER_ID)
@@ -231,10 +407,6 @@ async function settle(host) {
 
 /** Runs host.authorize and follows the authorization URL the host hands out. */
 async function signIn(host, state) {
-  if (typeof host.authorize !== 'function') {
-    log(`${NO_OAUTH_MARKER}: the host has no OAuth sign-in yet (state ${JSON.stringify(state)})`)
-    throw new ScenarioError('cannot sign in')
-  }
   if (signIns >= MAX_SIGN_INS) throw new ScenarioError(`giving up after ${signIns} sign-ins (last state ${JSON.stringify(state)})`)
   signIns++
   log(`sign-in ${signIns} (${state.reason ?? 'required'}, scopes ${JSON.stringify(state.requiredScopes ?? [])})`)
@@ -340,7 +512,7 @@ async function main() {
     log('usage: client.mjs <server URL> (with MCP_CONFORMANCE_SCENARIO set)')
     return 2
   }
-  log(`scenario ${JSON.stringify(scenario)} against ${serverUrl}`)
+  log(`scenario ${JSON.stringify(scenario)} at wire version ${process.env.MCP_CONFORMANCE_PROTOCOL_VERSION ?? '(not given)'} against ${serverUrl}`)
 
   const host = new McpHost(hostOptionsFor(scenario))
   host.on('action', ({ serverSeq, action }) => {
