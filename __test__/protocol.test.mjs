@@ -143,3 +143,22 @@ test('Streamable HTTP session: ready waits for the standalone GET stream, so a s
   assert.equal(text, 'accept:Ada')
   assert.deepEqual(asked, ['Your name?'])
 })
+
+test('2026-07-28 over HTTP: a tool with an invalid x-mcp-header costs only that tool, with a diagnostic (SEP-2243)', async (t) => {
+  const server = await startHttpFixture(t, 'modern-server.mjs', {}, ['http'])
+  const { host, logs } = newHost(t)
+  const id = await host.addServer({ name: 'headers', config: { type: 'streamable-http', url: server.url } })
+  await waitState(host, id, 'ready')
+  const names = host.listTools().filter((x) => x.customizationId === id).map((x) => x.toolName)
+  assert.ok(!names.includes('bad_header'), names.join())
+  assert.ok(names.includes('echo') && names.includes('survey'), names.join())
+  const d = host.toolDiagnostics().find((x) => x.serverId === id && x.tool === 'bad_header')
+  assert.ok(d, JSON.stringify(host.toolDiagnostics()))
+  assert.equal(d.action, 'omitted')
+  assert.match(d.reason, /x-mcp-header/)
+  assert.ok(logs.some((l) => l.serverId === id && l.level === 'warn' && /bad_header/.test(l.message)))
+  // Over stdio there are no headers: the same tool is listed.
+  const stdio = await host.addServer({ name: 'headers-stdio', config: fixtureEntry('modern-server.mjs', ['stdio']) })
+  await waitState(host, stdio, 'ready')
+  assert.ok(host.listTools().some((x) => x.customizationId === stdio && x.toolName === 'bad_header'))
+})

@@ -10,11 +10,20 @@
 //! [`crate::limits::GET_STREAM_WAIT_MS`]; without a session (2026-07-28, or
 //! a stateless 2025 server) rmcp opens none and there is nothing to wait for.
 //! [`Watched`] wraps any rmcp `StreamableHttpClient` and records both facts.
+//!
+//! It also notes the tool names of every `tools/list` result as the server
+//! sent it, before rmcp's transport drops the tools whose `x-mcp-header`
+//! annotations are invalid (SEP-2243, MCP 2026-07-28): the catalogue compares
+//! them with what it received and reports each dropped tool as a diagnostic
+//! ([`StreamWatch::take_listed`]).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::Value;
 
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::model::ClientJsonRpcMessage;
@@ -29,6 +38,7 @@ use tokio::sync::watch;
 pub struct StreamWatch {
     session: AtomicBool,
     answered: watch::Sender<bool>,
+    listed: Mutex<Vec<String>>,
 }
 
 impl StreamWatch {
@@ -37,7 +47,48 @@ impl StreamWatch {
         Arc::new(Self {
             session: AtomicBool::new(false),
             answered: watch::channel(false).0,
+            listed: Mutex::new(Vec::new()),
         })
+    }
+
+    /// The tool names of the `tools/list` results seen since the last call,
+    /// as the server sent them (at most `MAX_LISTED_NAMES`).
+    pub fn take_listed(&self) -> Vec<String> {
+        std::mem::take(&mut *self.listed.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Notes the tool names of `message` when it is a `tools/list` result.
+    fn note(&self, message: &Value) {
+        let Some(tools) = message.pointer("/result/tools").and_then(Value::as_array) else {
+            return;
+        };
+        let mut listed = self.listed.lock().unwrap_or_else(PoisonError::into_inner);
+        let names = tools.iter().filter_map(|t| t.get("name")?.as_str());
+        let room = MAX_LISTED_NAMES.saturating_sub(listed.len());
+        listed.extend(names.take(room).map(str::to_owned));
+    }
+
+    /// Notes a POST answer: its JSON message, or each event of its SSE stream.
+    fn inspect(self: &Arc<Self>, answer: StreamableHttpPostResponse) -> StreamableHttpPostResponse {
+        match answer {
+            StreamableHttpPostResponse::Json(message, session) => {
+                if let Ok(value) = serde_json::to_value(&message) {
+                    self.note(&value);
+                }
+                StreamableHttpPostResponse::Json(message, session)
+            }
+            StreamableHttpPostResponse::Sse(stream, session) => {
+                let watch = self.clone();
+                let stream = stream.inspect(move |event| {
+                    let data = event.as_ref().ok().and_then(|e| e.data.as_deref());
+                    if let Some(value) = data.and_then(|d| serde_json::from_str(d).ok()) {
+                        watch.note(&value);
+                    }
+                });
+                StreamableHttpPostResponse::Sse(stream.boxed(), session)
+            }
+            other => other,
+        }
     }
 
     /// Resolves once the first GET stream request got its answer, at most
@@ -67,6 +118,9 @@ pub struct Watched<C> {
     pub watch: Arc<StreamWatch>,
 }
 
+/// Most tool names kept between two [`StreamWatch::take_listed`] calls.
+const MAX_LISTED_NAMES: usize = crate::limits::HARD_MAX_TOOLS_PER_SERVER;
+
 type Stream = futures::stream::BoxStream<
     'static,
     Result<sse_stream::Sse, rmcp::transport::streamable_http_client::SseError>,
@@ -85,9 +139,10 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<C::Error>> {
         self.watch.saw_session(session_id.as_ref());
         let inner = &self.inner;
-        inner
+        let answer = inner
             .post_message(uri, message, session_id, auth_header, custom_headers)
-            .await
+            .await?;
+        Ok(self.watch.inspect(answer))
     }
 
     async fn post_message_with_response_limits(
@@ -101,7 +156,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<C::Error>> {
         self.watch.saw_session(session_id.as_ref());
         let (inner, headers) = (&self.inner, custom_headers);
-        inner
+        let answer = inner
             .post_message_with_response_limits(
                 uri,
                 message,
@@ -110,7 +165,8 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
                 headers,
                 limits,
             )
-            .await
+            .await?;
+        Ok(self.watch.inspect(answer))
     }
 
     async fn delete_session(
@@ -170,6 +226,19 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tools_list_results_are_noted_and_taken_once() {
+        let watch = StreamWatch::new();
+        watch.note(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+                {"name": "valid_tool"}, {"name": "bad_header"}
+            ]}}),
+        );
+        watch.note(&serde_json::json!({"jsonrpc": "2.0", "id": 2, "result": {"content": []}}));
+        assert_eq!(watch.take_listed(), ["valid_tool", "bad_header"]);
+        assert!(watch.take_listed().is_empty());
+    }
 
     #[tokio::test]
     async fn without_a_session_nothing_is_awaited_and_with_one_the_get_answer_is() {

@@ -77,6 +77,7 @@ pub(super) async fn open_http(
             conn.redirect_refused = Some(redirect_refused);
             conn.bearer = cell;
             conn.endpoint = Some(cfg.url.clone());
+            conn.stream_watch = Some(watch);
             Ok(conn)
         }
         Ok(Err(_)) if redirect_refused.load(std::sync::atomic::Ordering::Acquire) => {
