@@ -9,9 +9,10 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
+import { join } from 'node:path'
 import {
   newHost, fixtureEntry, everythingEntry, waitState, waitFor, startHttpFixture, callText,
-  findCustomization, rejectsWith, McpHost,
+  findCustomization, rejectsWith, McpHost, tmpDir,
 } from './helpers/host.mjs'
 
 const MODERN_META_KEY = 'ahp-mcp-host/serverInfo'
@@ -161,4 +162,15 @@ test('2026-07-28 over HTTP: a tool with an invalid x-mcp-header costs only that 
   const stdio = await host.addServer({ name: 'headers-stdio', config: fixtureEntry('modern-server.mjs', ['stdio']) })
   await waitState(host, stdio, 'ready')
   assert.ok(host.listTools().some((x) => x.customizationId === stdio && x.toolName === 'bad_header'))
+})
+
+test('auto: a 2025-era server slower to start than the probe time (11 s) is connected again with initialize, not failed', async (t) => {
+  const marker = join(tmpDir(t), 'booted')
+  const { host, logs } = newHost(t)
+  const id = await host.addServer({ name: 'slowboot', config: fixtureEntry('version-server.mjs', [`--boot-once=${marker}`]), startupTimeoutMs: 60_000 })
+  await waitState(host, id, 'ready', { timeout: 60_000 })
+  assert.equal(host.serverInfo(id).handshake, 'initialize')
+  const warn = logs.find((l) => l.serverId === id && l.level === 'warn' && l.target === 'host.connect')
+  assert.ok(warn, JSON.stringify(logs.filter((l) => l.serverId === id)))
+  assert.match(warn.message, /slow to start/)
 })

@@ -109,11 +109,16 @@ pub(super) fn initialize_refusal(server_id: &str, e: &ClientInitializeError) -> 
     }
 }
 
-/// With the `auto` lifecycle: `Some(what the server sent)` when the
-/// `server/discover` probe got a success that is not a discover result (a
-/// server answering `{}` to any method), which rmcp cannot fall back from on
-/// the same connection; the caller connects again with `initialize`. A
-/// failed fallback `initialize` arrives wrapped as `LegacyFallbackFailed`
+/// With the `auto` lifecycle: `Some(what went wrong)` when the
+/// `server/discover` probe left the connection unusable, so the caller
+/// connects again with `initialize`:
+/// - the probe got a success that is not a discover result (a server
+///   answering `{}` to any method);
+/// - a server slower to start than rmcp's probe time (10 s; e.g. `npx`
+///   fetching a package) answered the probe late, after rmcp had moved on to
+///   `initialize`: the late answer carries the probe's id.
+///
+/// A failed fallback `initialize` arrives wrapped as `LegacyFallbackFailed`
 /// and is not matched.
 pub(super) fn probe_unusable(e: &ClientInitializeError) -> Option<String> {
     use ClientInitializeError as E;
@@ -125,6 +130,11 @@ pub(super) fn probe_unusable(e: &ClientInitializeError) -> Option<String> {
         E::ExpectedInitResult(None) | E::ExpectedInitResponse(_) => {
             Some("something that is not a discover result".to_owned())
         }
+        E::UncorrelatedErrorResponse { .. } | E::ConflictInitResponseId(..) => Some(
+            "an answer after the probe time (the server was slow to start), while initialize \
+             was waiting"
+                .to_owned(),
+        ),
         _ => None,
     }
 }
@@ -291,6 +301,11 @@ mod tests {
             fallback: Box::new(empty),
         };
         assert!(probe_unusable(&fallback).is_none());
+        let late = ClientInitializeError::UncorrelatedErrorResponse {
+            expected: rmcp::model::NumberOrString::Number(1),
+            received: rmcp::model::NumberOrString::Number(0),
+        };
+        assert!(probe_unusable(&late).is_some_and(|w| w.contains("slow to start")));
     }
 
     #[test]
