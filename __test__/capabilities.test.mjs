@@ -23,7 +23,8 @@ test('a server declaring only resources: no tools/list at start or on list_chang
   const { host, logs, id } = await capsServer(t, 'resources')
   const methods = async () => JSON.parse((await host.readResource(id, 'caps://methods')).contents[0].text)
 
-  assert.deepEqual(await methods(), ['initialize', 'resources/read'])
+  // (`server/discover` first: the host's `auto` probe for the 2026-07-28 era; this server is 2025-era.)
+  assert.deepEqual(await methods(), ['server/discover', 'initialize', 'resources/read'])
   assert.deepEqual(host.listTools(), [])
   assert.deepEqual(host.toolDiagnostics(), [])
   assert.deepEqual(toolListLogs(logs, id), [])
@@ -31,7 +32,7 @@ test('a server declaring only resources: no tools/list at start or on list_chang
   // An undeclared list is empty, without a request.
   assert.deepEqual(await host.listPrompts(id), [])
   assert.equal((await host.listResources(id)).length, 2)
-  assert.deepEqual(await methods(), ['initialize', 'resources/read', 'resources/list', 'resources/read'])
+  assert.deepEqual(await methods(), ['server/discover', 'initialize', 'resources/read', 'resources/list', 'resources/read'])
 
   const err = await rejectsWith(() => host.getPrompt(id, 'any'), 'not_supported')
   assert.match(err.message, new RegExp(`${id}.*prompts`), err.message)
@@ -59,5 +60,5 @@ test('a server declaring only tools: resource and prompt lists are empty without
   assert.match(get.message, new RegExp(`${id}.*prompts`), get.message)
 
   const result = await host.callTool({ serverId: id, name: 'methods', arguments: {} })
-  assert.deepEqual(JSON.parse(result.content[0].text), ['initialize', 'tools/list', 'tools/call'])
+  assert.deepEqual(JSON.parse(result.content[0].text), ['server/discover', 'initialize', 'tools/list', 'tools/call'])
 })

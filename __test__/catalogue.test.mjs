@@ -391,3 +391,17 @@ test('a tools/list too deep to parse fails at once with a diagnostic; the server
   assert.match(diags[0].reason, /levels deep/)
   assert.ok(logs.some((l) => l.serverId === id && l.target === 'host.stdio' && /discarded the response to request/.test(l.message)))
 })
+
+test('JSON Schema 2020-12 input schemas are kept as the server sent them; the documented normalizations still apply with a diagnostic', async (t) => {
+  const { SCHEMA_2020 } = await import('./fixtures/schema-2020.mjs')
+  const { host } = newHost(t)
+  const id = await host.addServer({ name: 'schemas', config: { ...fixtureEntry('catalogue-server.mjs'), env: { MODE: 'schema2020' } } })
+  await waitState(host, id, 'ready')
+  const modern = host.listTools().find((x) => x.toolName === 'modern')
+  // Deep-equal and in the same key order, at every level ($ref not dereferenced).
+  assert.equal(JSON.stringify(modern.inputSchema), JSON.stringify(SCHEMA_2020))
+  assert.ok(!host.toolDiagnostics().some((d) => d.tool === 'modern'), JSON.stringify(host.toolDiagnostics()))
+  const merged = host.listTools().find((x) => x.toolName === 'legacy_anyof')
+  assert.equal(merged.inputSchema.type, 'object')
+  assert.ok(host.toolDiagnostics().some((d) => d.tool === 'legacy_anyof'), 'the anyOf merge is reported')
+})

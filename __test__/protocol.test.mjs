@@ -11,7 +11,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import {
   newHost, fixtureEntry, everythingEntry, waitState, waitFor, startHttpFixture, callText,
-  findCustomization, rejectsWith,
+  findCustomization, rejectsWith, McpHost,
 } from './helpers/host.mjs'
 
 const MODERN_META_KEY = 'ahp-mcp-host/serverInfo'
@@ -128,4 +128,37 @@ test('serverInfo: null before the first connection, not_found for an unknown id,
   await rejectsWith(async () => host.serverInfo(''), 'invalid_argument')
   await waitState(host, id, 'ready')
   assert.equal(host.serverInfo(id).name, 'version-server')
+})
+
+test('Streamable HTTP session: ready waits for the standalone GET stream, so a server request sent on it right away arrives', async (t) => {
+  const server = await startHttpFixture(t, 'late-get-server.mjs', { GET_DELAY_MS: '600' })
+  const asked = []
+  const host = new McpHost({ handlers: { elicitation: async (params) => (asked.push(params.message), { action: 'accept', content: { name: 'Ada' } }) } })
+  t.after(() => host.dispose())
+  const id = await host.addServer({ name: 'late-get', config: { type: 'streamable-http', url: server.url } })
+  await waitState(host, id, 'ready')
+  // Called at once: without the wait, the elicitation goes out before the GET
+  // stream is registered, is dropped, and the call times out.
+  const text = await callText(host, id, 'ask', {}, { timeoutMs: 5_000, maxTotalTimeoutMs: 5_000 })
+  assert.equal(text, 'accept:Ada')
+  assert.deepEqual(asked, ['Your name?'])
+})
+
+test('2026-07-28 over HTTP: a tool with an invalid x-mcp-header costs only that tool, with a diagnostic (SEP-2243)', async (t) => {
+  const server = await startHttpFixture(t, 'modern-server.mjs', {}, ['http'])
+  const { host, logs } = newHost(t)
+  const id = await host.addServer({ name: 'headers', config: { type: 'streamable-http', url: server.url } })
+  await waitState(host, id, 'ready')
+  const names = host.listTools().filter((x) => x.customizationId === id).map((x) => x.toolName)
+  assert.ok(!names.includes('bad_header'), names.join())
+  assert.ok(names.includes('echo') && names.includes('survey'), names.join())
+  const d = host.toolDiagnostics().find((x) => x.serverId === id && x.tool === 'bad_header')
+  assert.ok(d, JSON.stringify(host.toolDiagnostics()))
+  assert.equal(d.action, 'omitted')
+  assert.match(d.reason, /x-mcp-header/)
+  assert.ok(logs.some((l) => l.serverId === id && l.level === 'warn' && /bad_header/.test(l.message)))
+  // Over stdio there are no headers: the same tool is listed.
+  const stdio = await host.addServer({ name: 'headers-stdio', config: fixtureEntry('modern-server.mjs', ['stdio']) })
+  await waitState(host, stdio, 'ready')
+  assert.ok(host.listTools().some((x) => x.customizationId === stdio && x.toolName === 'bad_header'))
 })

@@ -57,6 +57,10 @@ pub const MAX_HTTP_REDIRECTS: usize = 10;
 /// undici's own 4 s default is: an idle connection is never reused just as
 /// the server closes it (which fails the request with "error sending request").
 pub const HTTP_POOL_IDLE_MS: u64 = 4_000;
+/// Longest wait, after a Streamable HTTP handshake that opened a session,
+/// for the answer to the session's standalone GET stream request before the
+/// server is reported `ready` (ms; see `transport::stream_watch`).
+pub const GET_STREAM_WAIT_MS: u64 = 2_000;
 /// Largest OAuth metadata document (RFC 9728 / RFC 8414) accepted: 64 KiB.
 pub const MAX_AUTH_METADATA_BYTES: usize = 64 * 1024;
 /// Time allowed for each OAuth metadata request (ms).

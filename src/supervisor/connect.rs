@@ -93,6 +93,8 @@ pub struct Connection {
     pub oversize: Option<stdout_monitor::OversizeIds>,
     /// The Streamable HTTP endpoint (HTTP only).
     pub endpoint: Option<url::Url>,
+    /// What the HTTP client saw (HTTP only): the GET stream, raw tool lists.
+    pub stream_watch: Option<Arc<crate::transport::stream_watch::StreamWatch>>,
     /// What the server said about itself, with the negotiated version.
     pub identity: Arc<ServerIdentity>,
     /// The connection's client handler (also answers MRTR input requests).
@@ -417,6 +419,7 @@ fn finish(
         bearer: None,
         oversize: None,
         endpoint: None,
+        stream_watch: None,
         identity: Arc::new(identity),
         handler,
         subscriptions,

@@ -22,7 +22,7 @@ use super::identity::{Handshake, ServerIdentity};
 use super::request::{self, RequestFailure};
 use super::{HostShared, LiveConnection, ServerLive, ServerSpec, ServerTasks};
 use crate::auth::{self, AuthChallenge};
-use crate::catalogue::ServerTools;
+use crate::catalogue::{DiagnosticAction, ServerTools, ToolDiagnostic};
 use crate::error::{ErrorCode, HostError};
 use crate::events::{log, LogLevel};
 use crate::limits::Limits;
@@ -82,6 +82,12 @@ pub trait ServerConnection: Send + Sync + 'static {
     /// What callers see while it is ready (`closed` tells them when it
     /// ends); `None` when it has no request handle (test fakes).
     fn live(&self, closed: watch::Receiver<Option<String>>) -> Option<LiveConnection>;
+
+    /// The tool names of the `tools/list` results the transport received
+    /// since the last call, before it dropped any (HTTP; empty otherwise).
+    fn take_listed(&self) -> Vec<String> {
+        Vec::new()
+    }
 
     /// What the server said about itself (`None` for a connection without one).
     fn identity(&self) -> Option<Arc<ServerIdentity>> {
@@ -183,6 +189,13 @@ impl ServerConnection for Connection {
 
     fn identity(&self) -> Option<Arc<ServerIdentity>> {
         Some(self.identity.clone())
+    }
+
+    fn take_listed(&self) -> Vec<String> {
+        self.stream_watch
+            .as_ref()
+            .map(|w| w.take_listed())
+            .unwrap_or_default()
     }
 
     fn take_notices(&mut self) -> mpsc::UnboundedReceiver<Notice> {
@@ -320,8 +333,40 @@ async fn list_tools<K: ServerConnection>(
     conn: &K,
 ) -> Result<ServerTools, RequestFailure> {
     let limits = &shared.limits;
+    conn.take_listed(); // forget what an earlier listing left
     let raw = conn.list_tools(&spec.id, limits).await?;
-    ServerTools::build(&spec.id, raw, limits).map_err(RequestFailure::Failed)
+    let sent = conn.take_listed();
+    let dropped = dropped_by_transport(&spec.id, &sent, &raw);
+    let mut tools = ServerTools::build(&spec.id, raw, limits).map_err(RequestFailure::Failed)?;
+    tools.diagnostics.extend(dropped);
+    Ok(tools)
+}
+
+/// A diagnostic for each tool the server listed (`sent`) that did not
+/// reach the catalogue (`received`): rmcp's Streamable HTTP transport drops
+/// a tool whose `x-mcp-header` annotations are invalid (SEP-2243,
+/// 2026-07-28), and only that tool.
+fn dropped_by_transport(
+    server_id: &str,
+    sent: &[String],
+    received: &[Value],
+) -> Vec<ToolDiagnostic> {
+    let kept: std::collections::HashSet<&str> = received
+        .iter()
+        .filter_map(|t| t.get("name")?.as_str())
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    sent.iter()
+        .filter(|name| !kept.contains(name.as_str()) && seen.insert(name.as_str()))
+        .map(|name| ToolDiagnostic {
+            server_id: server_id.to_owned(),
+            tool: name.clone(),
+            action: DiagnosticAction::Omitted,
+            reason: "invalid x-mcp-header annotations (SEP-2243): the Streamable HTTP \
+                     transport refused this tool"
+                .to_owned(),
+        })
+        .collect()
 }
 
 /// Re-lists tools (bounded by the startup timeout); `None` keeps the

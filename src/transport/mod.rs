@@ -8,3 +8,4 @@ pub mod http;
 pub mod process;
 pub mod stderr;
 pub mod stdout_monitor;
+pub mod stream_watch;

@@ -6,17 +6,19 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+use rmcp::service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::StreamableHttpClientTransport;
 use tokio::sync::mpsc;
 
 use super::{finish, startup, strip_type_names, Connection, HttpAuth, Opening};
 use crate::config::HttpConfig;
 use crate::error::{ErrorCode, HostError};
+use crate::limits::GET_STREAM_WAIT_MS;
 use crate::supervisor::client::{HostClient, Notice};
 use crate::supervisor::request::RequestFailure;
 use crate::supervisor::ServerTasks;
 use crate::transport::http;
+use crate::transport::stream_watch::{StreamWatch, Watched};
 
 /// Connects to `cfg.url` with `auth` and runs the `lifecycle` handshake
 /// within `startup_timeout`.
@@ -35,49 +37,47 @@ pub(super) async fn open_http(
     tasks: &ServerTasks,
 ) -> Result<Connection, Opening> {
     let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
-    let bearer = match auth {
-        HttpAuth::Bearer(token) => Some(token.to_owned()),
-        _ => None,
-    };
     let (client, config, redirect_refused) = http::client_for(cfg)?;
-    let mut cell = None;
-    let served = match auth {
+    let watch = StreamWatch::new();
+    let limits = (config, lifecycle, startup_timeout);
+    let (served, cell) = match auth {
         HttpAuth::OAuth(template) => {
             let mut authorized = template.clone();
             authorized.http_client = client;
-            let client = authorized;
-            tokio::time::timeout(
-                startup_timeout,
-                handler.serve_with_lifecycle(
-                    StreamableHttpClientTransport::with_client(client, config),
-                    lifecycle,
-                ),
-            )
-            .await
-        }
-        _ => {
-            let token: http::BearerCell = Arc::new(std::sync::RwLock::new(bearer));
-            cell = Some(token.clone());
-            let client = http::BearerClient {
-                inner: client,
-                token,
+            let client = Watched {
+                inner: authorized,
+                watch: watch.clone(),
             };
-            tokio::time::timeout(
-                startup_timeout,
-                handler.serve_with_lifecycle(
-                    StreamableHttpClientTransport::with_client(client, config),
-                    lifecycle,
-                ),
-            )
-            .await
+            (serve_within(handler, client, limits).await, None)
+        }
+        HttpAuth::Bearer(_) | HttpAuth::None => {
+            let bearer = match auth {
+                HttpAuth::Bearer(token) => Some(token.to_owned()),
+                _ => None,
+            };
+            let token: http::BearerCell = Arc::new(std::sync::RwLock::new(bearer));
+            let inner = http::BearerClient {
+                inner: client,
+                token: token.clone(),
+            };
+            let client = Watched {
+                inner,
+                watch: watch.clone(),
+            };
+            (serve_within(handler, client, limits).await, Some(token))
         }
     };
     match served {
         Ok(Ok(service)) => {
+            // `ready` only once the session's GET stream can carry server requests.
+            watch
+                .settled(Duration::from_millis(GET_STREAM_WAIT_MS))
+                .await;
             let mut conn = finish(service, notices, (None, None), tasks);
             conn.redirect_refused = Some(redirect_refused);
             conn.bearer = cell;
             conn.endpoint = Some(cfg.url.clone());
+            conn.stream_watch = Some(watch);
             Ok(conn)
         }
         Ok(Err(_)) if redirect_refused.load(std::sync::atomic::Ordering::Acquire) => {
@@ -99,13 +99,29 @@ pub(super) async fn open_http(
     }
 }
 
+/// The handshake over `client`, bounded by the startup timeout.
+async fn serve_within<C>(
+    handler: HostClient,
+    client: C,
+    (config, lifecycle, within): (
+        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig,
+        ClientLifecycleMode,
+        Duration,
+    ),
+) -> Result<Result<Service, ClientInitializeError>, tokio::time::error::Elapsed>
+where
+    C: rmcp::transport::streamable_http_client::StreamableHttpClient + Sync,
+{
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    tokio::time::timeout(within, handler.serve_with_lifecycle(transport, lifecycle)).await
+}
+
+/// A running rmcp client service.
+type Service = rmcp::service::RunningService<rmcp::service::RoleClient, HostClient>;
+
 /// Why the handshake failed: an unusable `server/discover` answer (`auto`
 /// only), a refusal (`protocol_error`), a challenge, or `connect_failed`.
-fn handshake_failure(
-    server_id: &str,
-    e: &rmcp::service::ClientInitializeError,
-    auto: bool,
-) -> Opening {
+fn handshake_failure(server_id: &str, e: &ClientInitializeError, auto: bool) -> Opening {
     if let Some(why) = startup::probe_unusable(e).filter(|_| auto) {
         return Opening::ProbeUnusable(why);
     }

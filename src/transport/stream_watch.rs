@@ -1,0 +1,266 @@
+//! Knowing when a Streamable HTTP session's standalone GET stream is open
+//! (MCP 2025-11-25 "Transports › Streamable HTTP › Listening for Messages
+//! from the Server").
+//!
+//! rmcp opens that stream in a task of its own after the handshake. A
+//! server may send requests (an `elicitation/create` during a tool call)
+//! on it, and some servers drop such a message while no GET stream is
+//! registered. So the host reports a server `ready` only once the first GET
+//! got its answer (the stream, or a refusal such as 405), bounded by
+//! [`crate::limits::GET_STREAM_WAIT_MS`]; without a session (2026-07-28, or
+//! a stateless 2025 server) rmcp opens none and there is nothing to wait for.
+//! [`Watched`] wraps any rmcp `StreamableHttpClient` and records both facts.
+//!
+//! It also notes the tool names of every `tools/list` result as the server
+//! sent it, before rmcp's transport drops the tools whose `x-mcp-header`
+//! annotations are invalid (SEP-2243, MCP 2026-07-28): the catalogue compares
+//! them with what it received and reports each dropped tool as a diagnostic
+//! ([`StreamWatch::take_listed`]).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::Value;
+
+use reqwest::header::{HeaderName, HeaderValue};
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
+    StreamableHttpResponseLimits,
+};
+use tokio::sync::watch;
+
+/// What the [`Watched`] client saw: a session id on a POST, a GET answered.
+#[derive(Debug)]
+pub struct StreamWatch {
+    session: AtomicBool,
+    answered: watch::Sender<bool>,
+    listed: Mutex<Vec<String>>,
+}
+
+impl StreamWatch {
+    /// A new watch (nothing seen yet).
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self {
+            session: AtomicBool::new(false),
+            answered: watch::channel(false).0,
+            listed: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The tool names of the `tools/list` results seen since the last call,
+    /// as the server sent them (at most `MAX_LISTED_NAMES`).
+    pub fn take_listed(&self) -> Vec<String> {
+        std::mem::take(&mut *self.listed.lock().unwrap_or_else(PoisonError::into_inner))
+    }
+
+    /// Notes the tool names of `message` when it is a `tools/list` result.
+    fn note(&self, message: &Value) {
+        let Some(tools) = message.pointer("/result/tools").and_then(Value::as_array) else {
+            return;
+        };
+        let mut listed = self.listed.lock().unwrap_or_else(PoisonError::into_inner);
+        let names = tools.iter().filter_map(|t| t.get("name")?.as_str());
+        let room = MAX_LISTED_NAMES.saturating_sub(listed.len());
+        listed.extend(names.take(room).map(str::to_owned));
+    }
+
+    /// Notes a POST answer: its JSON message, or each event of its SSE stream.
+    fn inspect(self: &Arc<Self>, answer: StreamableHttpPostResponse) -> StreamableHttpPostResponse {
+        match answer {
+            StreamableHttpPostResponse::Json(message, session) => {
+                if let Ok(value) = serde_json::to_value(&message) {
+                    self.note(&value);
+                }
+                StreamableHttpPostResponse::Json(message, session)
+            }
+            StreamableHttpPostResponse::Sse(stream, session) => {
+                let watch = self.clone();
+                let stream = stream.inspect(move |event| {
+                    let data = event.as_ref().ok().and_then(|e| e.data.as_deref());
+                    if let Some(value) = data.and_then(|d| serde_json::from_str(d).ok()) {
+                        watch.note(&value);
+                    }
+                });
+                StreamableHttpPostResponse::Sse(stream.boxed(), session)
+            }
+            other => other,
+        }
+    }
+
+    /// Resolves once the first GET stream request got its answer, at most
+    /// after `within`; at once when no request carried a session id (no
+    /// GET stream will be opened).
+    pub async fn settled(&self, within: Duration) {
+        if !self.session.load(Ordering::Acquire) {
+            return;
+        }
+        let mut answered = self.answered.subscribe();
+        let _ = tokio::time::timeout(within, answered.wait_for(|a| *a)).await;
+    }
+
+    fn saw_session(&self, session_id: Option<&Arc<str>>) {
+        if session_id.is_some() {
+            self.session.store(true, Ordering::Release);
+        }
+    }
+}
+
+/// An rmcp Streamable HTTP client that reports to a [`StreamWatch`].
+#[derive(Clone)]
+pub struct Watched<C> {
+    /// The client doing the work.
+    pub inner: C,
+    /// Where it reports.
+    pub watch: Arc<StreamWatch>,
+}
+
+/// Most tool names kept between two [`StreamWatch::take_listed`] calls.
+const MAX_LISTED_NAMES: usize = crate::limits::HARD_MAX_TOOLS_PER_SERVER;
+
+type Stream = futures::stream::BoxStream<
+    'static,
+    Result<sse_stream::Sse, rmcp::transport::streamable_http_client::SseError>,
+>;
+
+impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
+    type Error = C::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<C::Error>> {
+        self.watch.saw_session(session_id.as_ref());
+        let inner = &self.inner;
+        let answer = inner
+            .post_message(uri, message, session_id, auth_header, custom_headers)
+            .await?;
+        Ok(self.watch.inspect(answer))
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, StreamableHttpError<C::Error>> {
+        self.watch.saw_session(session_id.as_ref());
+        let (inner, headers) = (&self.inner, custom_headers);
+        let answer = inner
+            .post_message_with_response_limits(
+                uri,
+                message,
+                session_id,
+                auth_header,
+                headers,
+                limits,
+            )
+            .await?;
+        Ok(self.watch.inspect(answer))
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<(), StreamableHttpError<C::Error>> {
+        let inner = &self.inner;
+        inner
+            .delete_session(uri, session_id, auth_header, custom_headers)
+            .await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+    ) -> Result<Stream, StreamableHttpError<C::Error>> {
+        let inner = &self.inner;
+        let answer = inner
+            .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
+            .await;
+        self.watch.answered.send_replace(true);
+        answer
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        auth_header: Option<String>,
+        custom_headers: HashMap<HeaderName, HeaderValue>,
+        max_sse_event_size: usize,
+    ) -> Result<Stream, StreamableHttpError<C::Error>> {
+        let (inner, headers, max) = (&self.inner, custom_headers, max_sse_event_size);
+        let answer = inner
+            .get_stream_with_max_sse_event_size(
+                uri,
+                session_id,
+                last_event_id,
+                auth_header,
+                headers,
+                max,
+            )
+            .await;
+        self.watch.answered.send_replace(true);
+        answer
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tools_list_results_are_noted_and_taken_once() {
+        let watch = StreamWatch::new();
+        watch.note(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+                {"name": "valid_tool"}, {"name": "bad_header"}
+            ]}}),
+        );
+        watch.note(&serde_json::json!({"jsonrpc": "2.0", "id": 2, "result": {"content": []}}));
+        assert_eq!(watch.take_listed(), ["valid_tool", "bad_header"]);
+        assert!(watch.take_listed().is_empty());
+    }
+
+    #[tokio::test]
+    async fn without_a_session_nothing_is_awaited_and_with_one_the_get_answer_is() {
+        let watch = StreamWatch::new();
+        // No session: returns at once although no GET was answered.
+        tokio::time::timeout(
+            Duration::from_secs(5),
+            watch.settled(Duration::from_secs(3600)),
+        )
+        .await
+        .unwrap_or_else(|_| panic!("waited without a session"));
+        watch.saw_session(Some(&Arc::from("s-1")));
+        let waiting = {
+            let watch = watch.clone();
+            tokio::spawn(async move { watch.settled(Duration::from_secs(3600)).await })
+        };
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished(), "waits for the GET answer");
+        watch.answered.send_replace(true);
+        tokio::time::timeout(Duration::from_secs(5), waiting)
+            .await
+            .unwrap_or_else(|_| panic!("the GET answer ends the wait"))
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+}
