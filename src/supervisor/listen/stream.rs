@@ -31,7 +31,7 @@ pub(super) struct Stream {
     pub(super) timeout: Duration,
 }
 
-/// Why a listen stream is not opened again.
+/// Whether a listen stream that ended (or failed to open) is opened again.
 enum Outcome {
     /// Opened and ended; open it again.
     Again,
@@ -71,6 +71,7 @@ impl Stream {
                     }
                     outcome
                 }
+                Err(_) if self.cancel.is_cancelled() => return,
                 Err(e) => {
                     // A refusal (or an acknowledgment of nothing) is final;
                     // a silence or a broken stream is tried again.
