@@ -875,8 +875,21 @@ export interface McpHostEvents {
   authorizationUrl: [event: { serverId: string; url: string }]
   /** The model tool catalogue changed because of `serverId`; `tools` is the catalogue's size now. */
   toolsChanged: [event: { serverId: string; reason: 'ready' | 'listChanged' | 'stopped'; tools: number }]
-  /** A server sent `notifications/resources/list_changed` or `notifications/prompts/list_changed`. */
+  /**
+   * A server's resource or prompt list changed: `notifications/resources/list_changed`
+   * or `notifications/prompts/list_changed`, sent free-standing by a 2025-era
+   * server, or on the host's `subscriptions/listen` stream by a 2026-07-28
+   * server that declared `listChanged` (MCP 2026-07-28 "Subscriptions").
+   * Cached list results of that kind are dropped first.
+   */
   listChanged: [event: { serverId: string; list: 'resources' | 'prompts' }]
+  /**
+   * A resource subscribed with {@link McpHost.subscribeResource} changed
+   * (`notifications/resources/updated`, either era); read it again with
+   * {@link McpHost.readResource} (its cached read was dropped). `uri` is as
+   * the server sent it.
+   */
+  resourceUpdated: [event: { serverId: string; uri: string }]
 }
 
 /**
@@ -994,7 +1007,12 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
   callTool(options: CallToolOptions): Promise<CallToolResult>
   /**
    * MCP `resources/list`, every page; `[]` without a request when the server
-   * did not declare the `resources` capability. Errors: `not_found`,
+   * did not declare the `resources` capability. Caching (SEP-2549, all list
+   * methods and `readResource`): a page or read result carrying `ttlMs` is
+   * reused without a request for that many milliseconds (at most 24 h), until
+   * a change notification of its kind (either era) drops it; private
+   * (`cacheScope` not `"public"`) results are also dropped when the
+   * connection's token is replaced. Errors: `not_found`,
    * `server_not_ready`, `protocol_error`, `timeout`, `limit_exceeded`,
    * `auth_required`, `disposed`.
    */
@@ -1007,6 +1025,34 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * an unknown resource is `protocol_error` with `data.code` (e.g. -32002).
    */
   readResource(serverId: string, uri: string): Promise<ReadResourceResult>
+  /**
+   * Follows updates of resource `uri` on `serverId`: each change arrives as
+   * a `resourceUpdated` event. 2025 era: MCP `resources/subscribe` (MCP
+   * 2025-11-25 "Resources › Subscriptions"); 2026-07-28: a
+   * `subscriptions/listen` stream with `resourceSubscriptions: [uri]`,
+   * reopened (bounded backoff) if it ends while the server is ready. The
+   * subscription is kept across reconnects of the server (each new
+   * connection subscribes again) until {@link McpHost.unsubscribeResource}
+   * or the server is removed. Resolves once the server accepted
+   * (acknowledged) it; subscribing again is a no-op.
+   *
+   * Errors: `invalid_argument` (empty `uri`, or longer than 8 KiB),
+   * `not_found`, `server_not_ready`, `not_supported` (the server did not
+   * declare `resources.subscribe`: nothing sent; or a 2026-07-28 server did
+   * not acknowledge `uri`), `limit_exceeded` (more than 256 subscriptions on
+   * one server), `protocol_error`, `timeout` (`limits.callTimeoutMs`),
+   * `auth_required`, `disposed`.
+   */
+  subscribeResource(serverId: string, uri: string): Promise<void>
+  /**
+   * Stops following resource `uri` on `serverId`: no `resourceUpdated` for
+   * it once this resolves. On a ready server, MCP `resources/unsubscribe`
+   * (2025 era) or the stream is cancelled (2026-07-28); a `uri` not
+   * subscribed is a no-op. Errors: `invalid_argument`, `not_found`,
+   * `disposed`; 2025 era: those of `resources/unsubscribe` (`protocol_error`,
+   * `timeout`), the subscription being dropped all the same.
+   */
+  unsubscribeResource(serverId: string, uri: string): Promise<void>
   /** MCP `prompts/list`, every page; `[]` without a request when the server did not declare `prompts`. Errors as {@link McpHost.listResources}. */
   listPrompts(serverId: string): Promise<Prompt[]>
   /** MCP `prompts/get`. Errors as {@link McpHost.readResource} (`not_supported` without `prompts`). */

@@ -215,6 +215,16 @@ class McpHost extends EventEmitter {
     nonEmptyString(uri, 'uri')
     return unwrap(await this.#live().readResource(serverId, uri))
   }
+  async subscribeResource(serverId, uri) {
+    nonEmptyString(serverId, 'serverId')
+    nonEmptyString(uri, 'uri')
+    unwrap(await this.#live().subscribeResource(serverId, uri))
+  }
+  async unsubscribeResource(serverId, uri) {
+    nonEmptyString(serverId, 'serverId')
+    nonEmptyString(uri, 'uri')
+    unwrap(await this.#live().unsubscribeResource(serverId, uri))
+  }
   async listPrompts(serverId) {
     nonEmptyString(serverId, 'serverId')
     return unwrap(await this.#live().listPrompts(serverId))

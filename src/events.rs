@@ -74,12 +74,22 @@ pub enum HostEvent {
         tools: usize,
     },
     /// A server sent `notifications/resources/list_changed` or
-    /// `notifications/prompts/list_changed` (JS event `listChanged` `{serverId, list}`).
+    /// `notifications/prompts/list_changed`, free-standing (2025 era) or on a
+    /// `subscriptions/listen` stream (2026-07-28) (JS event `listChanged`
+    /// `{serverId, list}`).
     ListChanged {
         /// The server.
         server_id: String,
         /// `resources` or `prompts`.
         list: &'static str,
+    },
+    /// A resource the app subscribed to changed: `notifications/resources/updated`
+    /// (JS event `resourceUpdated` `{serverId, uri}`), in either era.
+    ResourceUpdated {
+        /// The server.
+        server_id: String,
+        /// The resource's URI, as the server sent it.
+        uri: String,
     },
 }
 

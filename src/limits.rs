@@ -113,6 +113,32 @@ pub const STATE_ONLY_ROUND_PAUSE_MS: u64 = 50;
 /// Longest pause between two state-only rounds (ms).
 pub const MAX_STATE_ONLY_ROUND_PAUSE_MS: u64 = 250;
 
+/// First pause before a `subscriptions/listen` stream (MCP 2026-07-28) that
+/// ended while its server is ready is opened again (ms). Doubles per
+/// consecutive end up to [`LISTEN_REOPEN_MAX_MS`]; a stream that stayed open
+/// at least that long starts over at this pause.
+pub const LISTEN_REOPEN_MIN_MS: u64 = 250;
+/// Longest pause before a `subscriptions/listen` stream is opened again (ms).
+pub const LISTEN_REOPEN_MAX_MS: u64 = 30_000;
+/// How long closing a connection waits for its listen streams to be
+/// cancelled (`notifications/cancelled` sent, SSE stream closed) before it
+/// closes the transport anyway (ms).
+pub const LISTEN_STOP_WAIT_MS: u64 = 500;
+/// Most resources the app may subscribe to on one server (`subscribeResource`;
+/// a count): 256. One more is refused with `limit_exceeded`.
+pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 256;
+/// Longest resource URI accepted by `subscribeResource` (bytes): 8 KiB.
+pub const MAX_SUBSCRIBED_URI_BYTES: usize = 8 * 1024;
+/// Longest time a result is kept in a connection's response cache, whatever
+/// its `ttlMs` (SEP-2549; ms): 24 h.
+pub const MAX_CACHE_TTL_MS: u64 = 24 * 60 * 60 * 1000;
+/// Most results kept in one connection's response cache (a count; the
+/// oldest goes first): 256.
+pub const MAX_CACHE_ENTRIES: usize = 256;
+/// Most bytes of JSON kept in one connection's response cache (the oldest
+/// entries go first; a larger single result is not kept): 8 MiB.
+pub const MAX_CACHE_BYTES: usize = 8 * 1024 * 1024;
+
 // ---------------------------------------------------------------------------
 // Hard caps of the tunable limits
 // ---------------------------------------------------------------------------

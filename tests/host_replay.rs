@@ -89,7 +89,8 @@ impl Events {
             // No OAuth server in these tests.
             HostEvent::AuthorizationUrl { .. }
             | HostEvent::ToolsChanged { .. }
-            | HostEvent::ListChanged { .. } => {}
+            | HostEvent::ListChanged { .. }
+            | HostEvent::ResourceUpdated { .. } => {}
         }
     }
 

@@ -1,6 +1,12 @@
 //! MCP requests passed through to one ready server: resources and prompts
 //! (MCP 2025-11-25 "Server Features › Resources", "› Prompts"), with every
-//! page of a list walked and every result bounded by the limits.
+//! page of a list walked and every result bounded by the limits, and the
+//! app's resource subscriptions (see [`crate::supervisor::listen`]).
+//!
+//! Lists and reads go through the connection's response cache (SEP-2549,
+//! [`crate::supervisor::cache`]): within a result's `ttlMs`, and until a
+//! change notification makes it stale, the same list page or read is
+//! answered without a request.
 //!
 //! ## Errors
 //!
@@ -24,8 +30,9 @@ use serde_json::{json, Map, Value};
 use super::Host;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::json::{check_bounds, check_list_bounds};
+use crate::limits::MAX_SUBSCRIBED_URI_BYTES;
 use crate::supervisor::capabilities;
-use crate::supervisor::request::{list_all, send_bounded, RequestFailure};
+use crate::supervisor::request::{list_all, send_cached, RequestFailure};
 use crate::supervisor::LiveConnection;
 
 /// Maps a list walk's or request's failure to the host's error.
@@ -65,8 +72,7 @@ impl Host {
         let limits = self.shared.limits;
         let walk = async {
             let bound = (limits.max_list_items, "maxListItems");
-            let oversize = conn.oversize.as_ref();
-            list_all(&conn.peer, oversize, server_id, method, key, &limits, bound)
+            list_all(conn.wire(), server_id, method, key, &limits, bound)
                 .await
                 .map_err(|e| list_failure(server_id, method, e))
         };
@@ -87,8 +93,7 @@ impl Host {
         let mut options = PeerRequestOptions::no_options();
         options.timeout = Some(Duration::from_millis(limits.call_timeout_ms));
         let send = async {
-            let oversize = conn.oversize.as_ref();
-            send_bounded(&conn.peer, server_id, method, params, options, oversize)
+            send_cached(conn.wire(), server_id, method, params, options)
                 .await
                 .map_err(|e| list_failure(server_id, method, e))
         };
@@ -160,4 +165,71 @@ impl Host {
         }
         self.request(server_id, "prompts/get", params).await
     }
+}
+
+impl Host {
+    /// Follows updates of resource `uri` on `server_id` (MCP
+    /// `resources/subscribe` in the 2025 era, a `subscriptions/listen`
+    /// stream for it in 2026-07-28); each update becomes a `resourceUpdated`
+    /// event. The subscription is kept across reconnects of the server
+    /// until [`Host::unsubscribe_resource`]. Subscribing again is a no-op.
+    ///
+    /// # Errors
+    /// `invalid_argument` (empty URI, or longer than
+    /// [`MAX_SUBSCRIBED_URI_BYTES`]), `not_found`, `server_not_ready`,
+    /// `not_supported` (the server did not declare `resources.subscribe`,
+    /// nothing sent; or a 2026-07-28 server did not acknowledge the URI),
+    /// `limit_exceeded` (more than [`crate::limits::MAX_RESOURCE_SUBSCRIPTIONS`]),
+    /// `protocol_error`, `timeout` (`callTimeoutMs`), `auth_required`, `disposed`.
+    pub async fn subscribe_resource(&self, server_id: &str, uri: &str) -> HostResult<()> {
+        check_uri("subscribeResource", uri)?;
+        let conn = self.ready_connection(server_id)?;
+        capabilities::require(&conn.peer, server_id, "resources/subscribe")?;
+        let handle = self.server(server_id)?;
+        handle.live.resources.insert(server_id, uri)?;
+        let timeout = Duration::from_millis(self.shared.limits.call_timeout_ms);
+        let subscribed = self
+            .until_disposed(conn.subscriptions.subscribe(uri, timeout))
+            .await;
+        if subscribed.is_err() {
+            handle.live.resources.remove(uri);
+        }
+        subscribed
+    }
+
+    /// Stops following resource `uri` on `server_id`: no `resourceUpdated`
+    /// for it after this resolves. On a ready server, MCP
+    /// `resources/unsubscribe` (2025 era) or the stream is cancelled
+    /// (2026-07-28); not subscribed: nothing happens.
+    ///
+    /// # Errors
+    /// `invalid_argument`, `not_found`, `disposed`; in the 2025 era those of
+    /// the `resources/unsubscribe` request (`protocol_error`, `timeout`),
+    /// the subscription being dropped all the same.
+    pub async fn unsubscribe_resource(&self, server_id: &str, uri: &str) -> HostResult<()> {
+        check_uri("unsubscribeResource", uri)?;
+        self.check_live()?;
+        let handle = self.server(server_id)?;
+        handle.live.resources.remove(uri);
+        let Some(conn) = handle.live.connection() else {
+            return Ok(());
+        };
+        let timeout = Duration::from_millis(self.shared.limits.call_timeout_ms);
+        self.until_disposed(conn.subscriptions.unsubscribe(uri, timeout))
+            .await
+    }
+}
+
+/// Checks a resource URI argument of `method`.
+///
+/// # Errors
+/// `invalid_argument` when empty or longer than [`MAX_SUBSCRIBED_URI_BYTES`].
+fn check_uri(method: &str, uri: &str) -> HostResult<()> {
+    if uri.is_empty() || uri.len() > MAX_SUBSCRIBED_URI_BYTES {
+        return Err(HostError::new(
+            ErrorCode::InvalidArgument,
+            format!("{method}: uri must be 1 to {MAX_SUBSCRIBED_URI_BYTES} bytes"),
+        ));
+    }
+    Ok(())
 }

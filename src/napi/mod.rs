@@ -183,6 +183,10 @@ impl EventSink for JsSink {
                 "listChanged",
                 &json!({ "serverId": server_id, "list": list }),
             ),
+            HostEvent::ResourceUpdated { server_id, uri } => out(
+                "resourceUpdated",
+                &json!({ "serverId": server_id, "uri": uri }),
+            ),
         };
         let Ok(json) = json else { return };
         self.outbox
@@ -450,6 +454,22 @@ impl NativeHost {
     pub async fn read_resource(&self, server_id: String, uri: String) -> String {
         let host = self.host.clone();
         run(async move { host.read_resource(&server_id, &uri).await }).await
+    }
+
+    /// `subscribeResource(serverId, uri)` → response JSON with `null`
+    /// (see [`Host::subscribe_resource`]).
+    #[napi]
+    pub async fn subscribe_resource(&self, server_id: String, uri: String) -> String {
+        let host = self.host.clone();
+        run(async move { host.subscribe_resource(&server_id, &uri).await }).await
+    }
+
+    /// `unsubscribeResource(serverId, uri)` → response JSON with `null`
+    /// (see [`Host::unsubscribe_resource`]).
+    #[napi]
+    pub async fn unsubscribe_resource(&self, server_id: String, uri: String) -> String {
+        let host = self.host.clone();
+        run(async move { host.unsubscribe_resource(&server_id, &uri).await }).await
     }
 
     /// `prompts/list` (every page) of a server → response JSON.

@@ -399,7 +399,8 @@ impl<C: Connector> Actor<C> {
         })
     }
 
-    /// Re-lists tools after `notifications/tools/list_changed`.
+    /// Re-lists tools after `notifications/tools/list_changed` (free-standing,
+    /// or on a `subscriptions/listen` stream: see [`super::listen`]).
     async fn relist(&mut self) {
         let Waiting::Serve(serving) = &self.waiting else {
             return;
@@ -423,6 +424,10 @@ impl<C: Connector> Actor<C> {
         };
         if let Some(cell) = serving.conn.bearer() {
             *cell.write().unwrap_or_else(PoisonError::into_inner) = Some(token.0.clone());
+        }
+        // Another token, another authorization context (SEP-2549 `cacheScope`).
+        if let Some(live) = self.live.connection() {
+            live.handler.cache.drop_private();
         }
     }
 

@@ -1,7 +1,8 @@
 //! The rmcp `ClientHandler` of one server connection: our `clientInfo`,
 //! server-initiated requests forwarded to the app's handlers (counted in
 //! [`ServerRequestWaits`] while they wait), and server notifications routed
-//! to the server's actor or to `log` events.
+//! to the server's actor or to `log` events (changes through
+//! [`HostClient::changed`], see [`super::listen`]).
 
 use std::sync::Arc;
 
@@ -20,6 +21,7 @@ use rmcp::service::RequestContext;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::listen::Change;
 use crate::events::{log, EventSink, LogLevel};
 use crate::requests::roots::check_handler_answer;
 use crate::requests::{apply_elicitation_defaults, RequestHandler, ServerRequestKind};
@@ -73,6 +75,8 @@ pub struct HostClient {
     pub(crate) progress: rmcp::handler::client::progress::ProgressDispatcher,
     /// The requests now waiting on the app (shared with the live connection).
     pub(crate) waits: ServerRequestWaits,
+    /// The connection's response cache (change notifications invalidate it).
+    pub(crate) cache: super::cache::ResponseCache,
 }
 
 impl HostClient {
@@ -215,22 +219,24 @@ impl ClientHandler for HostClient {
         decode(ServerRequestKind::Roots, answer)
     }
 
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        let _ = self.notices.send(Notice::ToolsChanged);
+    async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
+        self.notified(Change::Tools, &context);
     }
 
-    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.sink.send(crate::events::HostEvent::ListChanged {
-            server_id: self.server_id.clone(),
-            list: "resources",
-        });
+    async fn on_resource_list_changed(&self, context: NotificationContext<RoleClient>) {
+        self.notified(Change::Resources, &context);
     }
 
-    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.sink.send(crate::events::HostEvent::ListChanged {
-            server_id: self.server_id.clone(),
-            list: "prompts",
-        });
+    async fn on_prompt_list_changed(&self, context: NotificationContext<RoleClient>) {
+        self.notified(Change::Prompts, &context);
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: rmcp::model::ResourceUpdatedNotificationParam,
+        context: NotificationContext<RoleClient>,
+    ) {
+        self.notified(Change::Resource(params.uri), &context);
     }
 
     async fn on_progress(

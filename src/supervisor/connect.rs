@@ -17,6 +17,7 @@ use tokio::sync::{mpsc, watch};
 
 use super::client::{HostClient, Notice, ServerRequestWaits};
 use super::identity::{self, ServerIdentity};
+use super::listen::Subscriptions;
 use super::request::RequestFailure;
 use super::{HostShared, ServerSpec, ServerTasks};
 use crate::config::launch::resolve_stdio;
@@ -98,6 +99,8 @@ pub struct Connection {
     pub identity: Arc<ServerIdentity>,
     /// The connection's client handler (also answers MRTR input requests).
     pub handler: HostClient,
+    /// Its change streams and resource subscriptions (see [`super::listen`]).
+    pub subscriptions: Subscriptions,
 }
 
 /// rmcp's lifecycle for a server's [`ProtocolSetting`]: `auto` probes with
@@ -207,6 +210,7 @@ async fn open_with(
         requests: shared.requests.clone(),
         progress: progress.clone(),
         waits: waits.clone(),
+        cache: Default::default(),
     };
     let mut conn = match spec {
         TransportSpec::Stdio(cfg, vars) => {
@@ -391,6 +395,7 @@ fn finish(
         Some(info) => ServerIdentity::from_peer(&info),
         None => ServerIdentity::unknown(),
     };
+    let subscriptions = Subscriptions::new(peer.clone(), handler.clone(), tasks);
     let cancel = Some(service.cancellation_token());
     let (ended_tx, ended) = watch::channel(false);
     let disposed = tasks.cancel.clone();
@@ -417,6 +422,7 @@ fn finish(
         stream_watch: None,
         identity: Arc::new(identity),
         handler,
+        subscriptions,
     }
 }
 
@@ -477,6 +483,7 @@ impl Connection {
     /// Closes the connection: shuts the MCP session down (closing stdin),
     /// then stops the process group (see [`ServerProcess::stop`]).
     pub async fn close(mut self) {
+        self.subscriptions.stop().await;
         if let Some(cancel) = self.cancel.take() {
             cancel.cancel();
         }
@@ -488,12 +495,21 @@ impl Connection {
 
     /// After [`Connection::ended`]: kills what is left of the process group.
     pub async fn discard(mut self) {
+        self.subscriptions.stop().await;
         if let Some(cancel) = self.cancel.take() {
             cancel.cancel();
         }
         if let Some(proc) = self.process.take() {
             proc.sweep().await;
         }
+    }
+}
+
+impl Drop for Connection {
+    /// A connection dropped without [`Connection::close`] (an attempt given
+    /// up) stops its listen streams too.
+    fn drop(&mut self) {
+        self.subscriptions.cancel();
     }
 }
 

@@ -100,6 +100,11 @@ pub trait ServerConnection: Send + Sync + 'static {
     /// Takes the server notifications the actor acts on.
     fn take_notices(&mut self) -> mpsc::UnboundedReceiver<Notice>;
 
+    /// Starts following the server's changes and subscribes to the
+    /// resources in `wanted` (see [`super::listen`]); `timeout` bounds each
+    /// acknowledgment. Nothing for a connection without a peer (test fakes).
+    fn follow(&self, _wanted: Vec<String>, _timeout: std::time::Duration) {}
+
     /// Resolves with the reason once the connection is gone on its own
     /// (exit status and stderr tail); owns what it watches.
     fn ended(&self) -> BoxFuture<String>;
@@ -174,6 +179,7 @@ impl ServerConnection for Connection {
             oversize: self.oversize.clone(),
             endpoint: self.endpoint.clone(),
             handler: self.handler.clone(),
+            subscriptions: self.subscriptions.clone(),
         })
     }
 
@@ -196,6 +202,10 @@ impl ServerConnection for Connection {
         std::mem::replace(&mut self.notices, mpsc::unbounded_channel().1)
     }
 
+    fn follow(&self, wanted: Vec<String>, timeout: std::time::Duration) {
+        self.subscriptions.start(wanted, timeout);
+    }
+
     fn ended(&self) -> BoxFuture<String> {
         Box::pin(Connection::ended(self))
     }
@@ -205,9 +215,13 @@ impl ServerConnection for Connection {
         server_id: &'a str,
         limits: &'a Limits,
     ) -> impl Future<Output = Result<Vec<Value>, RequestFailure>> + Send + 'a {
+        let wire = request::Wire {
+            peer: &self.peer,
+            oversize: self.oversize.as_ref(),
+            cache: Some(&self.handler.cache),
+        };
         request::list_all(
-            &self.peer,
-            self.oversize.as_ref(),
+            wire,
             server_id,
             "tools/list",
             "tools",
@@ -252,6 +266,9 @@ pub async fn open_listed<C: Connector>(
     auth: HttpAuth<'_>,
 ) -> Result<Opened<C::Connection>, RequestFailure> {
     let conn = connector.open(shared, spec, auth, tasks).await?;
+    // Before the first listing, so that no change after it is missed.
+    let timeout = std::time::Duration::from_millis(shared.limits.call_timeout_ms);
+    conn.follow(live.resources.list(), timeout);
     let listing = tokio::time::timeout(spec.startup_timeout, list_tools(shared, spec, &conn)).await;
     let tools = match listing {
         Ok(Err(RequestFailure::Auth(header))) => {

@@ -32,6 +32,8 @@ pub struct LiveConnection {
     /// The connection's client handler: answers MRTR input requests with
     /// the same handlers as server-initiated requests ([`super::mrtr`]).
     pub handler: super::client::HostClient,
+    /// Its change streams and resource subscriptions ([`super::listen`]).
+    pub subscriptions: super::listen::Subscriptions,
 }
 
 /// What callers can read about a server without asking its actor.
@@ -40,6 +42,8 @@ pub struct ServerLive {
     conn: RwLock<Option<LiveConnection>>,
     challenge: RwLock<Option<String>>,
     identity: RwLock<Option<Arc<ServerIdentity>>>,
+    /// The resources the app subscribed to (kept across connections).
+    pub resources: super::listen::WantedResources,
 }
 
 impl ServerLive {

@@ -10,12 +10,14 @@
 //! and catalogue every actor writes through.
 
 mod actor;
+pub mod cache;
 pub mod capabilities;
 mod client;
 mod command;
 mod connect;
 mod connector;
 pub mod identity;
+pub mod listen;
 mod live;
 pub mod mrtr;
 pub mod phase;

@@ -3,7 +3,9 @@
 //! of rmcp's `ServiceError` ([`map_service_error`]) into [`RequestFailure`],
 //! list walks following every cursor (MCP 2025-11-25 "Utilities ›
 //! Pagination", [`list_all`]; a list the server did not declare is empty
-//! without a request) and the result bounds ([`crate::json::check_bounds`]).
+//! without a request), the response cache hook ([`send_cached`]: a fresh
+//! cacheable result is served without a request, see [`super::cache`]) and
+//! the result bounds ([`crate::json::check_bounds`]).
 //!
 //! Items of list walks are returned as raw JSON: one malformed tool must cost
 //! only that tool (see [`crate::catalogue`]), not the whole typed result.
@@ -21,6 +23,7 @@ use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 
+use super::cache::ResponseCache;
 use super::capabilities;
 use super::connect::strip_type_names;
 use crate::error::{ErrorCode, ErrorDetail, HostError, TimeoutKind};
@@ -256,9 +259,61 @@ pub async fn send_bounded(
     })
 }
 
+/// Where a request goes: the connection's peer, its discard notices (stdio)
+/// and its response cache.
+#[derive(Clone, Copy)]
+pub struct Wire<'a> {
+    /// Request handle.
+    pub peer: &'a Peer<RoleClient>,
+    /// Ids of responses discarded by the stdout reader (stdio only).
+    pub oversize: Option<&'a OversizeIds>,
+    /// The connection's response cache (`None`: nothing is cached).
+    pub cache: Option<&'a ResponseCache>,
+}
+
+impl super::LiveConnection {
+    /// This connection as a request target.
+    pub fn wire(&self) -> Wire<'_> {
+        Wire {
+            peer: &self.peer,
+            oversize: self.oversize.as_ref(),
+            cache: Some(&self.handler.cache),
+        }
+    }
+}
+
+/// [`send_bounded`] through the connection's response cache (SEP-2549, see
+/// [`super::cache`]): a fresh result of a cacheable method (list pages,
+/// `resources/read`) is returned without a request; a result with a
+/// positive `ttlMs` is kept.
+///
+/// # Errors
+///
+/// Those of [`send_bounded`].
+pub async fn send_cached(
+    wire: Wire<'_>,
+    server_id: &str,
+    method: &str,
+    params: Value,
+    options: PeerRequestOptions,
+) -> Result<Value, RequestFailure> {
+    let Some(cache) = wire.cache else {
+        return send_bounded(wire.peer, server_id, method, params, options, wire.oversize).await;
+    };
+    if let Some(fresh) = cache.get(method, &params) {
+        return Ok(fresh);
+    }
+    let since = cache.generation();
+    let sent = params.clone();
+    let result = send_bounded(wire.peer, server_id, method, sent, options, wire.oversize).await?;
+    cache.put(method, &params, &result, since);
+    Ok(result)
+}
+
 /// Walks every page of list method `method` (items under `key`), following
-/// `nextCursor`. A list of a capability the server did not declare is
-/// empty, without a request (see [`super::capabilities`]).
+/// `nextCursor`, each page through the response cache ([`send_cached`]). A
+/// list of a capability the server did not declare is empty, without a
+/// request (see [`super::capabilities`]).
 ///
 /// Each page may take `limits.callTimeoutMs`. `max_items` is `(count, name
 /// of the bound)`, e.g. `(5000, "maxToolsPerServer")`.
@@ -270,15 +325,14 @@ pub async fn send_bounded(
 /// `maxListPages`, a cursor is longer than `maxCursorBytes` or repeats, or
 /// there are more than `max_items` items.
 pub async fn list_all(
-    peer: &Peer<RoleClient>,
-    oversize: Option<&OversizeIds>,
+    wire: Wire<'_>,
     server_id: &str,
     method: &str,
     key: &str,
     limits: &Limits,
     (max_items, bound): (usize, &str),
 ) -> Result<Vec<Value>, RequestFailure> {
-    if !capabilities::allows(peer, method) {
+    if !capabilities::allows(wire.peer, method) {
         return Ok(Vec::new());
     }
     let fail =
@@ -293,7 +347,9 @@ pub async fn list_all(
         };
         let mut options = PeerRequestOptions::no_options();
         options.timeout = Some(Duration::from_millis(limits.call_timeout_ms));
-        let mut page = send_bounded(peer, server_id, method, params, options, oversize).await?;
+        let mut page = send_cached(wire, server_id, method, params, options)
+            .await
+            .inspect_err(|_| forget_pages(wire, method, cursor.is_some()))?;
         match page.get_mut(key).map(Value::take) {
             Some(Value::Array(found)) => items.extend(found),
             _ => {
@@ -313,6 +369,19 @@ pub async fn list_all(
     }
     let what = format!("more than maxListPages ({}) pages", limits.max_list_pages);
     Err(fail(ErrorCode::LimitExceeded, what).into())
+}
+
+/// A page after the first failed: its cursor may have become invalid, so
+/// every cached page of `method` goes (SEP-2549 "Interaction with Pagination").
+fn forget_pages(wire: Wire<'_>, method: &str, with_cursor: bool) {
+    let list = match method {
+        "tools/list" => super::cache::Invalidation::Tools,
+        "prompts/list" => super::cache::Invalidation::Prompts,
+        _ => super::cache::Invalidation::Resources,
+    };
+    if let (true, Some(cache)) = (with_cursor, wire.cache) {
+        cache.invalidate(&list);
+    }
 }
 
 /// The page's `nextCursor`: `None` at the end, or why it is refused.
