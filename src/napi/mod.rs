@@ -28,7 +28,7 @@ use crate::host::{
     HostOptions,
 };
 use crate::requests::roots::parse_roots;
-use crate::requests::{RequestHandler, ServerRequestKind};
+use crate::requests::{HandlerRequest, RequestHandler, ServerRequestKind};
 use futures::future::BoxFuture;
 use std::future::Future;
 
@@ -39,6 +39,10 @@ type RequestFn = ThreadsafeFunction<String, Promise<String>, String, Status, fal
 struct JsRequests {
     tsfn: Arc<RequestFn>,
     handled: Vec<ServerRequestKind>,
+    /// Where a withdrawal goes (`requestWithdrawn`, see [`Withdrawal`]).
+    sink: Arc<JsSink>,
+    /// The id of the next request (JS `requestId`, increasing).
+    next: std::sync::atomic::AtomicU64,
 }
 
 impl RequestHandler for JsRequests {
@@ -46,23 +50,60 @@ impl RequestHandler for JsRequests {
         self.handled.contains(&kind)
     }
 
+    /// Sends `{serverId, method, params, requestId, chatInput?}` to JS; when
+    /// the future is dropped before JS answered, JS gets a `requestWithdrawn`
+    /// item (its handler's `context.signal` aborts).
     fn request(
         &self,
-        server_id: String,
-        kind: ServerRequestKind,
-        params: Value,
+        request: HandlerRequest,
     ) -> BoxFuture<'static, std::result::Result<Value, String>> {
         let tsfn = self.tsfn.clone();
-        let payload =
-            json!({ "serverId": server_id, "method": kind.method(), "params": params }).to_string();
+        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut payload = json!({
+            "serverId": request.server_id,
+            "method": request.kind.method(),
+            "params": request.params,
+            "requestId": id,
+        });
+        if let Some(chat_input) = &request.chat_input {
+            payload["chatInput"] = json!(chat_input);
+        }
+        let withdrawal = Withdrawal {
+            sink: self.sink.clone(),
+            id,
+            armed: true,
+        };
         Box::pin(async move {
-            let pending = tsfn
-                .call_async_catch(payload)
-                .await
-                .map_err(|e| e.reason.clone())?;
-            let answer = pending.await.map_err(|e| e.reason.clone())?;
-            serde_json::from_str(&answer).map_err(|e| format!("handler result is not JSON: {e}"))
+            // The whole guard moves into the future (not only its field).
+            let mut withdrawal = withdrawal;
+            let answer = async {
+                let pending = tsfn
+                    .call_async_catch(payload.to_string())
+                    .await
+                    .map_err(|e| e.reason.clone())?;
+                pending.await.map_err(|e| e.reason.clone())
+            }
+            .await;
+            withdrawal.armed = false;
+            serde_json::from_str(&answer?).map_err(|e| format!("handler result is not JSON: {e}"))
         })
+    }
+}
+
+/// Tells JS that request `id` was withdrawn, when dropped while `armed`
+/// (the request's future was dropped before the JS handler answered).
+struct Withdrawal {
+    sink: Arc<JsSink>,
+    id: u64,
+    armed: bool,
+}
+
+impl Drop for Withdrawal {
+    fn drop(&mut self) {
+        if self.armed {
+            let item = json!({ "event": "requestWithdrawn", "payload": { "requestId": self.id } });
+            self.sink.push(item.to_string());
+        }
     }
 }
 
@@ -185,6 +226,13 @@ impl EventSink for JsSink {
             ),
         };
         let Ok(json) = json else { return };
+        self.push(json);
+    }
+}
+
+impl JsSink {
+    /// Queues one `{event, payload}` item (JSON) and wakes JS once per drain.
+    fn push(&self, json: String) {
         self.outbox
             .pending
             .lock()
@@ -265,7 +313,10 @@ impl NativeHost {
     /// array per batch of `{event: "action" | "log", payload}` items.
     /// `handled` lists the server-initiated requests with a JS handler
     /// (`"elicitation"`, `"sampling"`, `"roots"`); `onRequest` receives
-    /// `{serverId, method, params}` as JSON and resolves the result as JSON.
+    /// `{serverId, method, params, requestId, chatInput?}` as JSON and
+    /// resolves the result as JSON; a request withdrawn before it answered
+    /// arrives in `onEvents` as `{event: "requestWithdrawn", payload:
+    /// {requestId}}`.
     /// `rootsJson`: the `roots` option as JSON (`null`: not given).
     #[napi(
         constructor,
@@ -310,6 +361,8 @@ impl NativeHost {
             Some(Arc::new(JsRequests {
                 tsfn: Arc::new(tsfn),
                 handled,
+                sink: sink.clone(),
+                next: Default::default(),
             }))
         };
         let secrets: Option<Arc<dyn SecretStore>> = if use_credentials {

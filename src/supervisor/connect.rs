@@ -205,6 +205,7 @@ async fn open_with(
         requests: shared.requests.clone(),
         progress: progress.clone(),
         waits: waits.clone(),
+        calls: Default::default(),
     };
     let mut conn = match spec {
         TransportSpec::Stdio(cfg, vars) => {

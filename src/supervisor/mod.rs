@@ -11,6 +11,7 @@
 
 mod actor;
 pub mod capabilities;
+pub mod chat_input;
 mod client;
 mod command;
 mod connect;
