@@ -133,7 +133,7 @@ for (const era of ERAS) {
       answered.add(entry.request.id)
       assert.equal(complete(host, entry.request.id, 'accept', { [field]: submitted(ANSWERS[field]) }).rejectionReason, undefined)
     }
-    // Waiting on the AHP client is not inactivity (timeoutMs 200).
+    // (That waiting on the AHP client is not inactivity: the maxTotalTimeoutMs test below.)
     assert.equal((await call).content[0].text, era.expect)
     assert.equal(trail(actions, 'tc-n').filter((a) => a === 'chat/inputRequested').length, era.fields.length)
   })
