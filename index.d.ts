@@ -195,17 +195,31 @@ export interface McpAuthRequirement {
   oauthClient?: Record<string, unknown>
 }
 
-/** `session/inputNeededSet` (host): a chat tool call waits for a token (kind `toolAuthentication`); resolve with {@link McpHost.authenticate}. */
+/**
+ * `session/inputNeededSet` (host): a chat tool call waits for a token (kind
+ * `toolAuthentication`; resolve with {@link McpHost.authenticate}), or for
+ * the answer to a form elicitation of the server (kind `chatInput`; answer
+ * with `chat/inputCompleted` through {@link McpHost.dispatch}).
+ */
 export interface SessionInputNeededSetAction {
   type: 'session/inputNeededSet'
-  request: {
-    kind: 'toolAuthentication'
-    /** `toolAuthentication:<chat>:<turnId>:<toolCallId>`. */
-    id: string
-    chat: URI
-    turnId: string
-    toolCall: Record<string, unknown> & { status: 'auth-required'; toolCallId: string; auth: McpAuthRequirement }
-  }
+  request:
+    | {
+      kind: 'toolAuthentication'
+      /** `toolAuthentication:<chat>:<turnId>:<toolCallId>`. */
+      id: string
+      chat: URI
+      turnId: string
+      toolCall: Record<string, unknown> & { status: 'auth-required'; toolCallId: string; auth: McpAuthRequirement }
+    }
+    | {
+      kind: 'chatInput'
+      /** `chatInput:<chat>:<request.id>`. */
+      id: string
+      /** Where the answer goes (`chat/inputCompleted`). */
+      chat: URI
+      request: ChatInputRequest
+    }
 }
 /** `session/inputNeededRemoved` (host). */
 export interface SessionInputNeededRemovedAction {
@@ -270,6 +284,89 @@ export interface ChatToolCallCompleteAction {
   _meta?: Record<string, unknown>
 }
 
+// ─── Chat input requests (form elicitations of AHP tool calls) ──────────────
+
+/** A choice of a select question: `id` is the MCP enum value. */
+export interface ChatInputOption {
+  id: string
+  label: string
+  description?: string
+  /** Set on the option that is the schema's `default`. */
+  recommended?: boolean
+}
+
+/**
+ * One question of a chat input request: one per property of the
+ * elicitation's `requestedSchema`, in the order the server sent them; `id`
+ * is the property name, `message` its `description` (else `title`, else
+ * name), `required` whether `required` lists it.
+ */
+export type ChatInputQuestion =
+  | { kind: 'text'; id: string; title?: string; message: string; required?: boolean; format?: string; min?: number; max?: number; defaultValue?: string }
+  | { kind: 'number' | 'integer'; id: string; title?: string; message: string; required?: boolean; min?: number; max?: number; defaultValue?: number }
+  | { kind: 'boolean'; id: string; title?: string; message: string; required?: boolean; defaultValue?: boolean }
+  | { kind: 'single-select'; id: string; title?: string; message: string; required?: boolean; options: ChatInputOption[]; allowFreeformInput?: boolean }
+  | { kind: 'multi-select'; id: string; title?: string; message: string; required?: boolean; options: ChatInputOption[]; allowFreeformInput?: boolean; min?: number; max?: number }
+
+/** The value of one answer: its `kind` must fit the question (text, number/integer, boolean, single-select → `selected`, multi-select → `selected-many`). */
+export type ChatInputAnswerValue =
+  | { kind: 'text'; value: string }
+  | { kind: 'number'; value: number }
+  | { kind: 'boolean'; value: boolean }
+  | { kind: 'selected'; value: string; freeformValues?: string[] }
+  | { kind: 'selected-many'; value: string[]; freeformValues?: string[] }
+
+/** An answer: `draft` and `submitted` answers both count at completion; `skipped` leaves the field out. */
+export type ChatInputAnswer =
+  | { state: 'draft' | 'submitted'; value: ChatInputAnswerValue }
+  | { state: 'skipped'; freeformValues?: string[] }
+
+/** AHP `ChatInputRequest` for an MCP form elicitation: `id` is `<toolCallId>/elicitation/<n>`, `message` the elicitation's. */
+export interface ChatInputRequest {
+  id: string
+  message?: string
+  questions?: ChatInputQuestion[]
+  answers?: Record<string, ChatInputAnswer>
+}
+
+/** `chat/inputRequested` (host, chat channel): the input request part appears in the chat's active turn. */
+export interface ChatInputRequestedAction {
+  type: 'chat/inputRequested'
+  request: ChatInputRequest
+}
+
+/**
+ * `chat/inputAnswerChanged`: a client syncs one answer draft (`answer`
+ * absent: removes it) of an open input request; echoed on its chat. Refused
+ * for a request that is not open or a question the form does not have.
+ */
+export interface ChatInputAnswerChangedAction {
+  type: 'chat/inputAnswerChanged'
+  requestId: string
+  questionId: string
+  answer?: ChatInputAnswer
+}
+
+/**
+ * `chat/inputCompleted`. Dispatched by a client: answers an open input
+ * request (`accept` with the synced drafts replaced by `answers`; `decline`;
+ * `cancel`), echoed on its chat, then `session/inputNeededRemoved`; the
+ * server gets the MCP `ElicitResult` and the app's `elicitation` handler, if
+ * still running, is withdrawn. Refused (`rejectionReason`, the request stays
+ * open) when the request is not open, or accepted answers do not fit the
+ * schema: a value of the wrong kind, an option that is not in the enum, an
+ * unknown question, a missing required field (after the schema's defaults,
+ * SEP-1034). Emitted by the host (no `origin`): the app's handler answered
+ * first (its action; its content as `submitted` answers), or the request was
+ * withdrawn (`cancel`: the call ended or the server cancelled the request).
+ */
+export interface ChatInputCompletedAction {
+  type: 'chat/inputCompleted'
+  requestId: string
+  response: 'accept' | 'decline' | 'cancel'
+  answers?: Record<string, ChatInputAnswer>
+}
+
 /** Actions a client may pass to {@link McpHost.dispatch}. */
 export type ClientSessionAction =
   | SessionCustomizationToggledAction
@@ -289,6 +386,9 @@ export type HostAction =
   | ChatToolCallAuthRequiredAction
   | ChatToolCallAuthResolvedAction
   | ChatToolCallCompleteAction
+  | ChatInputRequestedAction
+  | ChatInputAnswerChangedAction
+  | ChatInputCompletedAction
   | ClientSessionAction
 
 /** Who dispatched an echoed action. */
@@ -519,9 +619,20 @@ export interface McpHostOptions {
    * While a handler has not answered, the inactivity timeout (`timeoutMs`)
    * of that server's tool calls stands still and restarts when the answer is
    * sent; `maxTotalTimeoutMs` still holds. A request the server cancels
-   * stops counting.
+   * stops counting, and its handler's `context.signal` aborts.
+   * A form elicitation of an AHP tool call is also published to AHP clients
+   * (see {@link ServerRequestContext.chatInput}).
    */
   handlers?: RequestHandlers
+  /**
+   * Declare the MCP form-elicitation capability even without an
+   * `elicitation` handler, so that servers may ask and AHP clients answer
+   * the elicitations of AHP tool calls (`chat/inputCompleted` through
+   * {@link McpHost.dispatch}); any other elicitation is declined. Default
+   * `false`. (Servers do not send an elicitation the client did not
+   * declare, in either era.)
+   */
+  chatElicitation?: boolean
   /**
    * The host's roots from the start (MCP 2025-11-25 "Client Features ›
    * Roots"); see {@link McpHost.setRoots} for the rules. Giving it (even
@@ -562,6 +673,22 @@ export interface Root {
 export interface ServerRequestContext {
   /** Customization id of the server that sent it. */
   serverId: string
+  /**
+   * Aborts when the request is withdrawn: the server cancelled it (e.g. its
+   * tool call ended or timed out), or an AHP client answered the
+   * elicitation first (see `chatInput`). `reason` is a {@link HostError}
+   * with code `cancelled`. An answer given after that is ignored.
+   */
+  signal: AbortSignal
+  /**
+   * Present when this form elicitation belongs to an AHP tool call
+   * (`callTool` with `chat`, `turnId`, `toolCallId`) and was published to
+   * AHP clients too, as chat input request `requestId` (`chat/inputRequested`,
+   * `session/inputNeededSet` of kind `chatInput`). The first answer wins:
+   * this handler's (the AHP side is completed with it) or an AHP client's
+   * `chat/inputCompleted` (then `signal` aborts).
+   */
+  chatInput?: { chat: URI; turnId: string; toolCallId: string; requestId: string }
 }
 
 /** App handlers for server-initiated requests; each resolves the MCP result object. */
@@ -718,7 +845,17 @@ interface CallToolCommon {
    * `chat/toolCallContentChanged` (progress), `chat/toolCallAuthRequired` /
    * `chat/toolCallAuthResolved` (step-up; with `session/inputNeededSet` /
    * `session/inputNeededRemoved` of kind `toolAuthentication` on the
-   * session) and `chat/toolCallComplete`.
+   * session) and `chat/toolCallComplete`. A form elicitation of the server
+   * during the call (2025-era `elicitation/create`, or an MRTR
+   * `input_required` round) becomes `chat/inputRequested` plus
+   * `session/inputNeededSet` of kind `chatInput`, answered by the app's
+   * `elicitation` handler or an AHP client's `chat/inputCompleted`,
+   * whichever comes first; one still open when the call ends is withdrawn
+   * (`chat/inputCompleted` `cancel`, `session/inputNeededRemoved`) before
+   * `chat/toolCallComplete`. Time waiting for the answer does not count
+   * against `timeoutMs`; `maxTotalTimeoutMs` still holds. Over stdio an
+   * `elicitation/create` carries no link to its call: it is published only
+   * while its call is the server's only tool call in flight.
    */
   chat?: URI
   turnId?: string
@@ -956,9 +1093,14 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * AHP `dispatchAction`: returns the echoed envelope (with `rejectionReason`
    * when refused). A failed `chat/toolCallComplete` for a call waiting in
    * `auth-required` cancels it (echoed on its chat channel); a successful one
-   * is refused.
+   * is refused. `chat/inputAnswerChanged` and `chat/inputCompleted` answer an
+   * open chat input request of this host (see {@link ChatInputCompletedAction});
+   * echoed on its chat channel (on the session channel when no such request is open).
    */
-  dispatch(action: ClientSessionAction | ChatToolCallCompleteAction, origin?: Partial<ActionOrigin>): ActionEnvelope
+  dispatch(
+    action: ClientSessionAction | ChatToolCallCompleteAction | ChatInputAnswerChangedAction | ChatInputCompletedAction,
+    origin?: Partial<ActionOrigin>,
+  ): ActionEnvelope
   /**
    * AHP `authenticate`: pushes a bearer token for a protected resource this
    * host advertised in a live `authRequired` state (`state.resource.resource`).

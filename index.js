@@ -91,10 +91,42 @@ function nativeHost(...args) {
 // timer (its native half kills its servers when collected).
 const collected = new FinalizationRegistry((timer) => clearInterval(timer))
 
+// The server requests now waiting on a JS handler, each with the
+// AbortController of its `context.signal`. The native side withdraws a
+// request (its answer is no longer wanted: the server cancelled it, its tool
+// call ended, or an AHP client answered first) with a `requestWithdrawn`
+// item in the event batch; that may overtake the request itself, so a
+// withdrawal of a request not waiting is kept (the last 256) in case it comes.
+class ServerRequests {
+  #waiting = new Map()
+  #early = new Set()
+
+  begin(requestId) {
+    const controller = new AbortController()
+    this.#waiting.set(requestId, controller)
+    if (this.#early.delete(requestId)) this.withdraw(requestId)
+    return controller.signal
+  }
+
+  end(requestId) { this.#waiting.delete(requestId) }
+
+  withdraw(requestId) {
+    const controller = this.#waiting.get(requestId)
+    if (controller) {
+      this.#waiting.delete(requestId)
+      controller.abort(new HostError('cancelled', 'the request was withdrawn: the server cancelled it, its tool call ended, or an AHP client answered it first'))
+      return
+    }
+    this.#early.add(requestId)
+    if (this.#early.size > 256) this.#early.delete(this.#early.values().next().value)
+  }
+}
+
 class McpHost extends EventEmitter {
   #native
   #nativeRef
   #keepAlive
+  #requests
   #disposed = false
 
   constructor(options = {}) {
@@ -105,11 +137,19 @@ class McpHost extends EventEmitter {
       if (!REQUEST_KINDS.has(k)) throw new HostError('invalid_argument', `unknown request handler ${JSON.stringify(k)} (expected elicitation, sampling or roots)`)
     }
     const self = new WeakRef(this)
+    const requests = new ServerRequests()
+    this.#requests = requests
     // The native side holds these callbacks strongly; they must not hold `this`.
     const onRequest = async (json) => {
-      const { serverId, method, params } = JSON.parse(json)
-      const result = await handlers[kindOf(method)](params, { serverId })
-      return JSON.stringify(result ?? {})
+      const { serverId, method, params, requestId, chatInput } = JSON.parse(json)
+      const signal = requests.begin(requestId)
+      try {
+        const context = chatInput ? { serverId, signal, chatInput } : { serverId, signal }
+        const result = await handlers[kindOf(method)](params, context)
+        return JSON.stringify(result ?? {})
+      } finally {
+        requests.end(requestId)
+      }
     }
     // The app's credential store ({get, set, delete}, async), e.g. VS Code SecretStorage.
     const onCredentials = async (json) => {
@@ -138,7 +178,10 @@ class McpHost extends EventEmitter {
   }
 
   #deliver(batch) {
-    for (const item of JSON.parse(batch)) this.emit(item.event, item.payload)
+    for (const item of JSON.parse(batch)) {
+      if (item.event === 'requestWithdrawn') this.#requests.withdraw(item.payload.requestId)
+      else this.emit(item.event, item.payload)
+    }
   }
 
   ref() { this.#keepAlive.ref(); return this }

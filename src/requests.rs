@@ -15,6 +15,7 @@ pub mod roots;
 
 use futures::future::BoxFuture;
 use rmcp::model::ClientCapabilities;
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 /// Which server-initiated request.
@@ -59,18 +60,60 @@ impl ServerRequestKind {
     }
 }
 
+/// One server-initiated request as the app's handler receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HandlerRequest {
+    /// Customization id of the server that sent it.
+    pub server_id: String,
+    /// Which request.
+    pub kind: ServerRequestKind,
+    /// The MCP request's `params`.
+    pub params: Value,
+    /// The AHP chat input request published for it too (a form elicitation
+    /// of an AHP tool call: see `crate::toolcall::input`), if any; an AHP
+    /// client may answer it first.
+    pub chat_input: Option<ChatInputRef>,
+}
+
+impl HandlerRequest {
+    /// A request that is not published to AHP.
+    pub fn new(server_id: impl Into<String>, kind: ServerRequestKind, params: Value) -> Self {
+        Self {
+            server_id: server_id.into(),
+            kind,
+            params,
+            chat_input: None,
+        }
+    }
+}
+
+/// Where an elicitation was published the AHP way: the AHP tool call it
+/// belongs to and the id of its chat input request (JS
+/// `context.chatInput`: `{chat, turnId, toolCallId, requestId}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ChatInputRef {
+    /// Chat channel URI.
+    pub chat: String,
+    /// The turn of the tool call.
+    pub turn_id: String,
+    /// The AHP tool call id.
+    pub tool_call_id: String,
+    /// The `ChatInputRequest.id` (the key of `chat/inputCompleted`).
+    pub request_id: String,
+}
+
 /// The app's answers to server-initiated requests.
 pub trait RequestHandler: Send + Sync + 'static {
     /// Whether a handler for `kind` is registered (decides the declared capabilities).
     fn handles(&self, kind: ServerRequestKind) -> bool;
-    /// Answers one request from server `server_id`: `params` in, the MCP
-    /// result object out, or an error message (sent as JSON-RPC `-32603`).
-    fn request(
-        &self,
-        server_id: String,
-        kind: ServerRequestKind,
-        params: Value,
-    ) -> BoxFuture<'static, Result<Value, String>>;
+    /// Answers one request: the MCP result object, or an error message
+    /// (sent as JSON-RPC `-32603`). The host drops the future when the
+    /// request is withdrawn (the server cancelled it, its tool call ended,
+    /// or an AHP client answered it first); an implementation tells the app
+    /// then (the JS handler's `context.signal` aborts) and any later answer
+    /// is ignored.
+    fn request(&self, request: HandlerRequest) -> BoxFuture<'static, Result<Value, String>>;
 
     /// The host's own roots, when this handler answers `roots/list` from
     /// them ([`host_roots::WithHostRoots`]); `None` by default.
@@ -84,9 +127,20 @@ pub trait RequestHandler: Send + Sync + 'static {
 /// `notifications/roots/list_changed` on every change of its roots, MCP
 /// 2025-11-25 "Client Features › Roots › Capabilities").
 pub fn client_capabilities(handler: Option<&dyn RequestHandler>) -> ClientCapabilities {
+    client_capabilities_with(handler, false)
+}
+
+/// [`client_capabilities`], with form elicitation also declared when
+/// `chat_elicitation` is set (JS option `chatElicitation`): then AHP
+/// clients answer the elicitations of AHP tool calls even without an
+/// `elicitation` handler, and any other elicitation is declined.
+pub fn client_capabilities_with(
+    handler: Option<&dyn RequestHandler>,
+    chat_elicitation: bool,
+) -> ClientCapabilities {
     let has = |k| handler.is_some_and(|h| h.handles(k));
     let mut caps = Map::new();
-    if has(ServerRequestKind::Elicitation) {
+    if chat_elicitation || has(ServerRequestKind::Elicitation) {
         caps.insert("elicitation".into(), json!({ "form": {} }));
     }
     if has(ServerRequestKind::Sampling) {
@@ -138,12 +192,7 @@ mod tests {
         fn handles(&self, kind: ServerRequestKind) -> bool {
             kind == self.0
         }
-        fn request(
-            &self,
-            _: String,
-            _: ServerRequestKind,
-            _: Value,
-        ) -> BoxFuture<'static, Result<Value, String>> {
+        fn request(&self, _: HandlerRequest) -> BoxFuture<'static, Result<Value, String>> {
             Box::pin(async { Ok(Value::Null) })
         }
     }
@@ -171,5 +220,18 @@ mod tests {
             serde_json::to_value(client_capabilities(Some(&Only(ServerRequestKind::Roots))))
                 .unwrap_or_default();
         assert_eq!(roots, json!({"roots": {"listChanged": true}}));
+    }
+
+    #[test]
+    fn chat_elicitation_declares_form_elicitation_without_a_handler() {
+        let caps = serde_json::to_value(client_capabilities_with(None, true)).unwrap_or_default();
+        assert_eq!(caps, json!({"elicitation": {"form": {}}}));
+        let roots = Only(ServerRequestKind::Roots);
+        let caps =
+            serde_json::to_value(client_capabilities_with(Some(&roots), true)).unwrap_or_default();
+        assert_eq!(
+            caps,
+            json!({"elicitation": {"form": {}}, "roots": {"listChanged": true}})
+        );
     }
 }

@@ -84,8 +84,30 @@ async function main(): Promise<void> {
   host.on('action', ({ action, channel }) => {
     if (action.type === 'chat/toolCallContentChanged') console.log(channel, action.content.length)
     if (action.type === 'chat/toolCallComplete' && !action.result.success) console.log(action.result.error?.code)
-    if (action.type === 'session/inputNeededSet') console.log(action.request.toolCall.auth.resource.resource)
+    if (action.type === 'session/inputNeededSet' && action.request.kind === 'toolAuthentication') console.log(action.request.toolCall.auth.resource.resource)
+    // A form elicitation of a chat tool call, answered by an AHP client.
+    if (action.type === 'session/inputNeededSet' && action.request.kind === 'chatInput') {
+      const { request } = action.request
+      for (const q of request.questions ?? []) if (q.kind === 'single-select') console.log(q.options.map((o) => o.id))
+      host.dispatch({ type: 'chat/inputAnswerChanged', requestId: request.id, questionId: 'name', answer: { state: 'draft', value: { kind: 'text', value: 'Ad' } } })
+      host.dispatch({ type: 'chat/inputCompleted', requestId: request.id, response: 'accept', answers: { name: { state: 'submitted', value: { kind: 'text', value: 'Ada' } } } })
+    }
+    if (action.type === 'chat/inputCompleted') console.log(action.requestId, action.response)
   })
+  // The elicitation handler learns when its request is withdrawn or also shown to AHP clients.
+  const chatHost = new McpHost({
+    chatElicitation: true,
+    handlers: {
+      elicitation: (params, { signal, chatInput }) => new Promise((resolve, reject) => {
+        if (chatInput === undefined) return resolve({ action: 'decline' })
+        console.log(chatInput.chat, chatInput.toolCallId, chatInput.requestId)
+        signal.addEventListener('abort', () => reject(signal.reason))
+      }),
+    },
+  })
+  // @ts-expect-error chatElicitation is a boolean
+  new McpHost({ chatElicitation: 'yes' })
+  await chatHost.dispose()
   host.dispatch({ type: 'chat/toolCallComplete', turnId: 't1', toolCallId: 'tc1', result: { success: false, pastTenseMessage: 'Cancelled', error: { code: 'cancelled', message: 'user declined' } } })
   const resources = await host.listResources(id)
   for (const r of resources) console.log(r.uri, r.mimeType)

@@ -33,12 +33,15 @@
 //!
 //! ```text
 //! step-up waits → session          (dispatch: chat/toolCallComplete echo; callTool: a call paused on a refused token announcing itself)
+//! chat inputs → session            (dispatch: chat/inputCompleted echo; an elicitation published, answered by the app or withdrawn)
 //! session → catalogue (read)       (supervisor: publishing the tools)
 //! session → Outbox.pending         (the JS sink runs under the session lock)
 //! catalogue (read) → read view     (callTool: the stale-tool check)
 //! ```
 //!
 //! - step-up waits: `StepUpWaits` (`auth::step_up`);
+//! - chat inputs: `ChatInputs` (`supervisor::chat_input`), the open AHP
+//!   input requests;
 //! - session: `HostShared::session`; every emit holds it while the sink
 //!   runs, so envelopes leave in `serverSeq` order;
 //! - registry: `Host::registry` (`registry.rs`: ids, what each is doing,
@@ -83,8 +86,9 @@ use crate::config::launch::{host_base_env, EnvPolicy};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::EventSink;
 use crate::limits::Limits;
-use crate::requests::{client_capabilities, RequestHandler};
+use crate::requests::{client_capabilities_with, RequestHandler};
 use crate::session::{server_enabled, validate_client_action, ClientIntent, SessionStore};
+use crate::supervisor::chat_input::ChatInputs;
 use crate::supervisor::{Command, HostShared, ServerHandle, SessionCell};
 use crate::transport::process::ProcessRegistry;
 use registry::{Registry, Removal};
@@ -117,6 +121,9 @@ pub struct HostConfig {
     pub env_policy: EnvPolicy,
     /// Emit `session/serverToolsChanged` whenever the model catalogue changes.
     pub publish_server_tools: bool,
+    /// Declare form elicitation without an `elicitation` handler (AHP
+    /// clients answer the elicitations of chat tool calls).
+    pub chat_elicitation: bool,
 }
 
 /// Host-wide settings of host-run OAuth sign-ins (`authorize`).
@@ -155,6 +162,9 @@ pub struct Host {
     oauth: OAuthHostOptions,
     /// The host's own roots (`roots.rs`).
     roots: Arc<crate::requests::host_roots::HostRoots>,
+    /// The AHP input requests (elicitations of chat tool calls) waiting on
+    /// an answer.
+    chat_inputs: Arc<ChatInputs>,
 }
 
 /// The `disposed` error every method of a disposed host returns.
@@ -184,11 +194,11 @@ impl Host {
             roots: initial_roots,
         } = deps;
         let (requests, host_roots) = roots::install(requests, initial_roots);
+        let capabilities = client_capabilities_with(requests.as_deref(), config.chat_elicitation);
         // MCP 2025-11-25: the newest revision with an `initialize` handshake
         // (rmcp's default, 2026-07-28, has none).
-        let client_info =
-            ClientConfig::new(client_capabilities(requests.as_deref()), config.client_info)
-                .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        let client_info = ClientConfig::new(capabilities, config.client_info)
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
         let shared = Arc::new(HostShared {
             session: SessionCell::new(SessionStore::new(config.session)),
             sink,
@@ -213,6 +223,7 @@ impl Host {
             data_dir: config.data_dir,
             oauth: config.oauth,
             roots: host_roots,
+            chat_inputs: Arc::default(),
         }
     }
 
@@ -302,14 +313,31 @@ impl Host {
     /// applied), then starts/stops servers; the authoritative
     /// `session/mcpServerStateChanged` follows from the server's actor.
     ///
+    /// `chat/inputAnswerChanged` and `chat/inputCompleted` answer an input
+    /// request this host published for a form elicitation of a chat tool
+    /// call (see [`ChatInputs::completed`]); they are echoed on its chat.
+    /// `chat/toolCallComplete` (failed) cancels a call paused for
+    /// authentication.
+    ///
     /// # Errors
     /// `invalid_argument` when `action` is not an AHP action; `disposed`.
     pub fn dispatch(&self, action: Value, origin: ActionOrigin) -> HostResult<ActionEnvelope> {
         self.check_live()?;
         let action: StateAction = serde_json::from_value(action)
             .map_err(|e| HostError::new(ErrorCode::InvalidArgument, format!("action: {e}")))?;
-        if let StateAction::ChatToolCallComplete(complete) = &action {
-            return Ok(self.dispatch_tool_call_complete(complete, &action, origin));
+        match &action {
+            StateAction::ChatToolCallComplete(complete) => {
+                return Ok(self.dispatch_tool_call_complete(complete, &action, origin));
+            }
+            StateAction::ChatInputCompleted(completed) => {
+                return Ok(self.chat_inputs.completed(&self.shared, completed, origin));
+            }
+            StateAction::ChatInputAnswerChanged(changed) => {
+                return Ok(self
+                    .chat_inputs
+                    .answer_changed(&self.shared, changed, origin));
+            }
+            _ => {}
         }
         let (envelope, request, state) =
             self.shared.echo_client(action, origin, |state, action| {

@@ -64,6 +64,12 @@ pub struct HostOptions {
     /// with its own publishes the merged list itself and sets this to `false`.
     #[serde(default = "yes")]
     pub publish_server_tools: bool,
+    /// Declare the MCP form-elicitation capability even without an
+    /// `elicitation` handler, so that AHP clients answer the elicitations of
+    /// AHP tool calls (`chat/inputCompleted`); any other elicitation is then
+    /// declined. Default `false`.
+    #[serde(default)]
+    pub chat_elicitation: bool,
 }
 
 fn yes() -> bool {
@@ -100,6 +106,7 @@ impl From<HostOptions> for HostConfig {
             },
             env_policy: options.env.into(),
             publish_server_tools: options.publish_server_tools,
+            chat_elicitation: options.chat_elicitation,
         }
     }
 }

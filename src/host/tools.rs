@@ -16,6 +16,7 @@ use super::Host;
 use crate::auth::step_up::{AuthWaitEnd, CallKey};
 use crate::catalogue::{CatalogueEntry, ToolDiagnostic};
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult};
+use crate::supervisor::chat_input::ChatCallInputs;
 use crate::supervisor::tool_call::{call_tool, CallRequest, Progress};
 use crate::supervisor::{Command, HostShared, ServerHandle, TransportSpec};
 use crate::toolcall::{self, ChatContext};
@@ -175,7 +176,11 @@ impl Host {
     ///
     /// With [`CallTool::chat`] the call runs as that AHP tool call and the
     /// host emits its execution-phase actions (see `crate::toolcall`):
-    /// progress, a mid-call step-up (403 `insufficient_scope` →
+    /// progress, the server's form elicitations as chat input requests
+    /// (`chat/inputRequested` and `session/inputNeededSet` of kind
+    /// `chatInput`, answered by the app's handler or an AHP client, see
+    /// `crate::supervisor::chat_input`; those still open when the call ends
+    /// are withdrawn first), a mid-call step-up (403 `insufficient_scope` →
     /// `chat/toolCallAuthRequired` and `session/inputNeededSet`; after
     /// `authenticate` → resolved, retried once), and `chat/toolCallComplete`
     /// (failed for every error below). A token a Streamable HTTP server
@@ -200,11 +205,15 @@ impl Host {
             .or(tool.title)
             .unwrap_or_else(|| tool.tool_name.clone());
         let limits = self.shared.limits;
+        let inputs = ctx.as_ref().map(|ctx| {
+            ChatCallInputs::new(self.shared.clone(), self.chat_inputs.clone(), ctx.clone())
+        });
         let req = CallRequest {
             name: tool.tool_name,
             arguments: call.arguments,
             timeout: (call.timeout).unwrap_or(Duration::from_millis(limits.call_timeout_ms)),
             max_total: (call.max_total).unwrap_or(Duration::from_millis(limits.call_max_total_ms)),
+            chat: inputs.clone(),
         };
         let end = CallEnd::default();
         let run = async {
@@ -213,6 +222,10 @@ impl Host {
                 .await)
         };
         let result = self.until_disposed(run).await.unwrap_or_else(Err);
+        // Input requests still open are withdrawn before the call completes.
+        if let Some(inputs) = &inputs {
+            inputs.end();
+        }
         let completed = end.completed.load(Ordering::SeqCst);
         if let Some(ctx) = ctx.as_ref().filter(|_| !completed) {
             self.shared

@@ -29,86 +29,16 @@ use crate::host::{
 };
 use crate::requests::roots::parse_roots;
 use crate::requests::{RequestHandler, ServerRequestKind};
-use futures::future::BoxFuture;
 use std::future::Future;
 
+mod callbacks;
+
+use callbacks::{JsRequests, JsSecrets};
+
 type EventsFn = ThreadsafeFunction<(), (), String, Status, false, true, 0>;
-type RequestFn = ThreadsafeFunction<String, Promise<String>, String, Status, false, true, 0>;
-
-/// Server-initiated requests answered by the JS handlers of `McpHost`.
-struct JsRequests {
-    tsfn: Arc<RequestFn>,
-    handled: Vec<ServerRequestKind>,
-}
-
-impl RequestHandler for JsRequests {
-    fn handles(&self, kind: ServerRequestKind) -> bool {
-        self.handled.contains(&kind)
-    }
-
-    fn request(
-        &self,
-        server_id: String,
-        kind: ServerRequestKind,
-        params: Value,
-    ) -> BoxFuture<'static, std::result::Result<Value, String>> {
-        let tsfn = self.tsfn.clone();
-        let payload =
-            json!({ "serverId": server_id, "method": kind.method(), "params": params }).to_string();
-        Box::pin(async move {
-            let pending = tsfn
-                .call_async_catch(payload)
-                .await
-                .map_err(|e| e.reason.clone())?;
-            let answer = pending.await.map_err(|e| e.reason.clone())?;
-            serde_json::from_str(&answer).map_err(|e| format!("handler result is not JSON: {e}"))
-        })
-    }
-}
-
-/// The app's credential store (`credentials: {get, set, delete}` in JS).
-struct JsSecrets {
-    tsfn: Arc<RequestFn>,
-}
-
-impl JsSecrets {
-    fn op(&self, payload: Value) -> BoxFuture<'static, std::result::Result<Value, String>> {
-        let tsfn = self.tsfn.clone();
-        Box::pin(async move {
-            let pending = tsfn
-                .call_async_catch(payload.to_string())
-                .await
-                .map_err(|e| e.reason.clone())?;
-            let answer = pending.await.map_err(|e| e.reason.clone())?;
-            serde_json::from_str(&answer)
-                .map_err(|e| format!("credential store answer is not JSON: {e}"))
-        })
-    }
-}
-
-impl SecretStore for JsSecrets {
-    fn get(&self, key: String) -> BoxFuture<'static, std::result::Result<Option<String>, String>> {
-        let call = self.op(json!({ "op": "get", "key": key }));
-        Box::pin(async move {
-            match call.await?.get("value") {
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                _ => Ok(None),
-            }
-        })
-    }
-    fn set(
-        &self,
-        key: String,
-        value: String,
-    ) -> BoxFuture<'static, std::result::Result<(), String>> {
-        let call = self.op(json!({ "op": "set", "key": key, "value": value }));
-        Box::pin(async move { call.await.map(|_| ()) })
-    }
-    fn delete(&self, key: String) -> BoxFuture<'static, std::result::Result<(), String>> {
-        let call = self.op(json!({ "op": "delete", "key": key }));
-        Box::pin(async move { call.await.map(|_| ()) })
-    }
-}
+/// A JS callback taking one JSON text and resolving one JSON text.
+pub(crate) type RequestFn =
+    ThreadsafeFunction<String, Promise<String>, String, Status, false, true, 0>;
 
 /// The `roots` option (`null`: not given), checked and encoded.
 fn initial_roots(json: &str) -> HostResult<Option<Vec<crate::requests::roots::Root>>> {
@@ -189,6 +119,13 @@ impl EventSink for JsSink {
             ),
         };
         let Ok(json) = json else { return };
+        self.push(json);
+    }
+}
+
+impl JsSink {
+    /// Queues one `{event, payload}` item (JSON) and wakes JS once per drain.
+    fn push(&self, json: String) {
         self.outbox
             .pending
             .lock()
@@ -269,7 +206,10 @@ impl NativeHost {
     /// array per batch of `{event: "action" | "log", payload}` items.
     /// `handled` lists the server-initiated requests with a JS handler
     /// (`"elicitation"`, `"sampling"`, `"roots"`); `onRequest` receives
-    /// `{serverId, method, params}` as JSON and resolves the result as JSON.
+    /// `{serverId, method, params, requestId, chatInput?}` as JSON and
+    /// resolves the result as JSON; a request withdrawn before it answered
+    /// arrives in `onEvents` as `{event: "requestWithdrawn", payload:
+    /// {requestId}}`.
     /// `rootsJson`: the `roots` option as JSON (`null`: not given).
     #[napi(
         constructor,
@@ -314,6 +254,8 @@ impl NativeHost {
             Some(Arc::new(JsRequests {
                 tsfn: Arc::new(tsfn),
                 handled,
+                sink: sink.clone(),
+                next: Default::default(),
             }))
         };
         let secrets: Option<Arc<dyn SecretStore>> = if use_credentials {

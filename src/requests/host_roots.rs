@@ -17,7 +17,7 @@ use rmcp::service::{Peer, RoleClient};
 use serde_json::{json, Value};
 
 use super::roots::Root;
-use super::{RequestHandler, ServerRequestKind};
+use super::{HandlerRequest, RequestHandler, ServerRequestKind};
 
 /// The host's roots and the connections that have read roots.
 pub struct HostRoots {
@@ -110,19 +110,15 @@ impl RequestHandler for WithHostRoots {
             || self.app.as_ref().is_some_and(|app| app.handles(kind))
     }
 
-    fn request(
-        &self,
-        server_id: String,
-        kind: ServerRequestKind,
-        params: Value,
-    ) -> BoxFuture<'static, Result<Value, String>> {
+    fn request(&self, request: HandlerRequest) -> BoxFuture<'static, Result<Value, String>> {
+        let kind = request.kind;
         if kind == ServerRequestKind::Roots {
             if let Some(roots) = self.roots.current() {
                 return Box::pin(async move { Ok(json!({ "roots": *roots })) });
             }
         }
         match &self.app {
-            Some(app) => app.request(server_id, kind, params),
+            Some(app) => app.request(request),
             None => Box::pin(async move { Err(format!("no {} handler", kind.name())) }),
         }
     }
@@ -142,12 +138,7 @@ mod tests {
         fn handles(&self, kind: ServerRequestKind) -> bool {
             kind == ServerRequestKind::Roots
         }
-        fn request(
-            &self,
-            _: String,
-            _: ServerRequestKind,
-            _: Value,
-        ) -> BoxFuture<'static, Result<Value, String>> {
+        fn request(&self, _: HandlerRequest) -> BoxFuture<'static, Result<Value, String>> {
             Box::pin(async { Ok(json!({ "roots": [{ "uri": "file:///app" }] })) })
         }
     }
@@ -160,7 +151,13 @@ mod tests {
     async fn host_roots_take_precedence_over_the_handler_once_set() {
         let host = Arc::new(HostRoots::new(None, true));
         let handler = WithHostRoots::new(Some(Arc::new(AppRoots)), host.clone());
-        let ask = || handler.request("s".into(), ServerRequestKind::Roots, json!({}));
+        let ask = || {
+            handler.request(HandlerRequest::new(
+                "s",
+                ServerRequestKind::Roots,
+                json!({}),
+            ))
+        };
         assert_eq!(
             ask().await,
             Ok(json!({ "roots": [{ "uri": "file:///app" }] }))

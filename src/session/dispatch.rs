@@ -5,6 +5,13 @@
 //! `session/mcpServerBackgroundRequested`. Everything else the host refuses
 //! (host-only actions such as `session/mcpServerStateChanged`, and actions of
 //! other channels), with a `rejectionReason` naming the action type.
+//!
+//! Chat actions a client answers the host's own chat requests with are
+//! judged where those requests live, before this validation: a failed
+//! `chat/toolCallComplete` (a call paused for authentication,
+//! `crate::auth::step_up`), and `chat/inputAnswerChanged` /
+//! `chat/inputCompleted` (a form elicitation of a chat tool call,
+//! `crate::supervisor::chat_input`).
 
 use ahp_types::actions::StateAction;
 use ahp_types::state::{CustomizationEnablement, SessionState};

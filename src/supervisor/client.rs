@@ -1,8 +1,9 @@
 //! The rmcp `ClientHandler` of one server connection: our `clientInfo`,
 //! server-initiated requests forwarded to the app's handlers (counted in
-//! [`ServerRequestWaits`] while they wait), and server notifications routed
-//! to the server's actor or to `log` events (changes through
-//! [`HostClient::changed`], see [`super::listen`]).
+//! [`ServerRequestWaits`] while they wait; a form elicitation of an AHP tool
+//! call is also published to AHP clients, see [`super::chat_input`]), and
+//! server notifications routed to the server's actor or to `log` events
+//! (changes through [`HostClient::changed`], see [`super::listen`]).
 
 use std::sync::Arc;
 
@@ -21,10 +22,13 @@ use rmcp::service::RequestContext;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::chat_input::{self, InFlightCalls};
 use super::listen::Change;
 use crate::events::{log, EventSink, LogLevel};
 use crate::requests::roots::check_handler_answer;
-use crate::requests::{apply_elicitation_defaults, RequestHandler, ServerRequestKind};
+use crate::requests::{
+    apply_elicitation_defaults, HandlerRequest, RequestHandler, ServerRequestKind,
+};
 
 /// How many server-initiated requests (elicitation, sampling, roots) of one
 /// connection are waiting on the app's handler right now. While any is, the
@@ -77,6 +81,9 @@ pub struct HostClient {
     pub(crate) waits: ServerRequestWaits,
     /// The connection's response cache (change notifications invalidate it).
     pub(crate) cache: super::cache::ResponseCache,
+    /// The connection's `tools/call` requests in flight, with the AHP tool
+    /// call each runs as (which call an elicitation belongs to).
+    pub(crate) calls: InFlightCalls,
 }
 
 impl HostClient {
@@ -108,14 +115,55 @@ impl HostClient {
         params: Value,
         context: &RequestContext<RoleClient>,
     ) -> Result<Value, ErrorData> {
+        let request = HandlerRequest::new(self.server_id.clone(), kind, params);
+        let answer = handler.request(request);
+        self.wait_on_user(kind, answer, context).await
+    }
+
+    /// Waits for `answer` (the app's or an AHP client's), counted in
+    /// [`ServerRequestWaits`]; given up when the server cancels its request.
+    async fn wait_on_user(
+        &self,
+        kind: ServerRequestKind,
+        answer: impl std::future::Future<Output = Result<Value, String>>,
+        context: &RequestContext<RoleClient>,
+    ) -> Result<Value, ErrorData> {
         let _waiting = self.waits.begin();
         let answer = tokio::select! {
-            answer = handler.request(self.server_id.clone(), kind, params) => answer,
+            answer = answer => answer,
             _ = context.ct.cancelled() => Err("the server cancelled the request".to_owned()),
         };
         answer.map_err(|message| {
             ErrorData::internal_error(format!("{} handler failed: {message}", kind.method()), None)
         })
+    }
+
+    /// A form elicitation's raw answer. When it belongs to an AHP tool call
+    /// ([`chat_input::attribute`]) it is published the AHP way too and the
+    /// first answer wins, the app handler's or an AHP client's (without a
+    /// handler only the AHP client answers, until the call ends); otherwise
+    /// the app's handler answers, and without one it is declined.
+    async fn elicit(
+        &self,
+        params: Value,
+        context: &RequestContext<RoleClient>,
+    ) -> Result<Value, ErrorData> {
+        let kind = ServerRequestKind::Elicitation;
+        let handler = self.handler(kind);
+        let chat = chat_input::attribute(&self.calls, context);
+        let form = chat.as_ref().zip(chat_input::form(&params));
+        let Some((call, (message, schema))) = form else {
+            return match handler {
+                Some(handler) => self.ask(handler, kind, params, context).await,
+                None => Ok(serde_json::json!({ "action": "decline" })),
+            };
+        };
+        let mut pending = call.open(message, schema);
+        let mut request = HandlerRequest::new(self.server_id.clone(), kind, params.clone());
+        request.chat_input = Some(pending.chat_input_ref());
+        let app = handler.map(|h| h.request(request));
+        let answer = chat_input::race(&mut pending, app);
+        self.wait_on_user(kind, answer, context).await
     }
 }
 
@@ -141,9 +189,6 @@ impl ClientHandler for HostClient {
     ) -> Result<ElicitResult, ErrorData> {
         let decline =
             || serde_json::from_value::<ElicitResult>(serde_json::json!({ "action": "decline" }));
-        let Some(handler) = self.handler(ServerRequestKind::Elicitation) else {
-            return decline().map_err(|e| ErrorData::internal_error(e.to_string(), None));
-        };
         let schema = match &request {
             ElicitRequestParams::FormElicitationParams {
                 requested_schema, ..
@@ -153,17 +198,10 @@ impl ClientHandler for HostClient {
         };
         let params = serde_json::to_value(&request)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        let mut answer = self
-            .ask(handler, ServerRequestKind::Elicitation, params, &context)
-            .await?;
+        let mut answer = self.elicit(params, &context).await?;
         if answer.get("action").and_then(Value::as_str) == Some("accept") {
-            if let Some(content) = answer.as_object_mut().map(|a| {
-                a.entry("content")
-                    .or_insert_with(|| Value::Object(Default::default()))
-            }) {
-                if let Some(content) = content.as_object_mut() {
-                    apply_elicitation_defaults(&schema, content);
-                }
+            if let Some(content) = chat_input::content_mut(&mut answer) {
+                apply_elicitation_defaults(&schema, content);
             }
         }
         decode(ServerRequestKind::Elicitation, answer)

@@ -211,6 +211,7 @@ async fn open_with(
         progress: progress.clone(),
         waits: waits.clone(),
         cache: Default::default(),
+        calls: Default::default(),
     };
     let mut conn = match spec {
         TransportSpec::Stdio(cfg, vars) => {

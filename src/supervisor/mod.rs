@@ -12,6 +12,7 @@
 mod actor;
 pub mod cache;
 pub mod capabilities;
+pub mod chat_input;
 mod client;
 mod command;
 mod connect;

@@ -15,6 +15,7 @@ use rmcp::model::{InputRequest, InputRequiredResult, NumberOrString, ServerReque
 use rmcp::service::{Peer, RequestContext, RoleClient, Service};
 use serde_json::{Map, Value};
 
+use super::chat_input::{ChatCallInputs, MrtrChatCall};
 use super::client::HostClient;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::{
@@ -48,11 +49,17 @@ impl Rounds {
     /// `inputRequests` and no `requestState`, or an input request that is
     /// not elicitation, sampling or roots) or a handler that failed (the
     /// error names the method).
+    ///
+    /// With `chat` (the request runs as that AHP tool call) a form
+    /// elicitation among the input requests is also published to AHP
+    /// clients ([`super::chat_input`]): its request context carries a
+    /// [`MrtrChatCall`].
     pub async fn answer(
         &mut self,
         context: &str,
         result: Value,
         (handler, peer): (&HostClient, &Peer<RoleClient>),
+        chat: Option<&Arc<ChatCallInputs>>,
     ) -> HostResult<Map<String, Value>> {
         self.done += 1;
         if self.done > MAX_INPUT_REQUIRED_ROUNDS {
@@ -81,7 +88,7 @@ impl Rounds {
             let answers = futures::future::try_join_all(
                 requests
                     .into_iter()
-                    .map(|(key, request)| fulfil(context, handler, peer, key, request)),
+                    .map(|(key, request)| fulfil(context, (handler, peer), key, request, chat)),
             )
             .await?;
             next.insert(
@@ -99,10 +106,10 @@ impl Rounds {
 /// One input request, answered by the connection's handler.
 async fn fulfil(
     context: &str,
-    handler: &HostClient,
-    peer: &Peer<RoleClient>,
+    (handler, peer): (&HostClient, &Peer<RoleClient>),
     key: String,
     request: InputRequest,
+    chat: Option<&Arc<ChatCallInputs>>,
 ) -> HostResult<(String, Value)> {
     let (method, request) = match request {
         InputRequest::Elicitation(r) => ("elicitation/create", ServerRequest::ElicitRequest(r)),
@@ -119,7 +126,10 @@ async fn fulfil(
         }
     };
     let id = NumberOrString::String(Arc::from(key.as_str()));
-    let ctx = RequestContext::new(id, peer.clone());
+    let mut ctx = RequestContext::new(id, peer.clone());
+    if let Some(call) = chat {
+        ctx.extensions.insert(MrtrChatCall(call.clone()));
+    }
     let answer = handler.handle_request(request, ctx).await.map_err(|e| {
         HostError::new(
             ErrorCode::ProtocolError,

@@ -7,6 +7,7 @@
 //! the server crashes mid-call. (AHP chat actions for a call are built in
 //! [`crate::toolcall`].)
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{FutureExt, Stream, StreamExt};
@@ -15,6 +16,7 @@ use rmcp::service::{PeerRequestOptions, RequestHandle, RoleClient, ServiceError}
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::chat_input::ChatCallInputs;
 use super::mrtr;
 use super::request::{self, CallTimeouts, InFlight, RequestFailure};
 use super::{LiveConnection, ServerLive};
@@ -43,6 +45,10 @@ pub struct CallRequest {
     pub timeout: Duration,
     /// Absolute limit; progress never extends it.
     pub max_total: Duration,
+    /// The AHP tool call this call runs as, if any: its form elicitations
+    /// (2025-era `elicitation/create` and MRTR input requests) are published
+    /// to AHP clients too ([`super::chat_input`]).
+    pub chat: Option<Arc<ChatCallInputs>>,
 }
 
 /// One `notifications/progress` of a call (MCP 2025-11-25 "Utilities › Progress").
@@ -118,6 +124,7 @@ pub async fn call_tool(
         },
         live,
         conn: &conn,
+        chat: req.chat.as_ref(),
     };
     let started = tokio::time::Instant::now();
     let mut rounds = mrtr::Rounds::default();
@@ -142,7 +149,9 @@ pub async fn call_tool(
             return Ok(result);
         }
         let with = (&conn.handler, &conn.peer);
-        answers = rounds.answer(&call.context, result, with).await?;
+        let answering = rounds.answer(&call.context, result, with, call.chat);
+        let left = req.max_total.saturating_sub(started.elapsed());
+        answers = call.between_rounds(answering, left, &cancel).await?;
     }
 }
 
@@ -153,9 +162,34 @@ struct Call<'a> {
     timeouts: CallTimeouts,
     live: &'a ServerLive,
     conn: &'a LiveConnection,
+    /// The AHP tool call it runs as.
+    chat: Option<&'a Arc<ChatCallInputs>>,
 }
 
 impl Call<'_> {
+    /// Waits while the input requests of an `input_required` round are
+    /// answered (`answering`): at most `left` of the total limit (then
+    /// `timeout`, kind `total`), ended by the caller's cancellation
+    /// (`cancelled`). The inactivity clock does not run: nothing is in
+    /// flight on the server.
+    async fn between_rounds<T>(
+        &self,
+        answering: impl std::future::Future<Output = HostResult<T>>,
+        left: Duration,
+        cancel: &CancellationToken,
+    ) -> HostResult<T> {
+        let context = &self.context;
+        tokio::select! {
+            answers = answering => answers,
+            () = tokio::time::sleep(left) => {
+                Err(request::call_timeout(context, TimeoutKind::Total, self.timeouts.total))
+            }
+            () = cancel.cancelled() => {
+                Err(HostError::new(ErrorCode::Cancelled, format!("{context} was cancelled")))
+            }
+        }
+    }
+
     /// Sends one round of the call (`params`, at most `left` of the total
     /// limit) and waits for its response, passing progress on.
     async fn round(
@@ -170,9 +204,12 @@ impl Call<'_> {
         options.max_total_timeout = Some(left);
         let conn = self.conn;
         let oversize = conn.oversize.as_ref();
+        // In flight (for attributing the server's elicitations) from before it leaves.
+        let in_flight = conn.handler.calls.begin(self.chat.cloned());
         let mut sent = InFlight::send(&conn.peer, "tools/call", params, options, oversize)
             .await
             .map_err(|e| self.failure(e))?;
+        in_flight.sent(sent.id.clone());
         let mut progress = conn.progress.subscribe(sent.progress_token.clone()).await;
         let outcome = self
             .wait(&mut sent, &mut progress, cancel, on_progress)

@@ -14,6 +14,12 @@
 //!   `toolAuthentication` on the session) when the server answers 403
 //!   `insufficient_scope` mid-call, and `chat/toolCallAuthResolved` (plus
 //!   `session/inputNeededRemoved`) once `authenticate` supplied a token;
+//! - `chat/inputRequested` (plus `session/inputNeededSet` of kind
+//!   `chatInput`) for a form elicitation of the call ([`input`]), completed
+//!   by the client's `chat/inputCompleted`, or by the host's
+//!   `chat/inputCompleted` when the app's handler answered first or the
+//!   request was withdrawn (then `session/inputNeededRemoved`); answers are
+//!   mapped to MCP content by [`answers`];
 //! - `chat/toolCallComplete` with the MCP result mapped by [`map_result`],
 //!   or a failed result for a protocol error, timeout or cancellation.
 
@@ -21,6 +27,10 @@
 //! Every action is built from the `ahp-types` structs (`ahp_types::actions`,
 //! `ahp_types::state`), so building one cannot fail.
 
+pub mod answers;
+pub mod input;
+#[cfg(test)]
+mod input_tests;
 mod result;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,130 @@
+//! The app's JavaScript callbacks seen from Rust: the handlers for
+//! server-initiated requests ([`JsRequests`], with the withdrawal notice
+//! when a request is dropped before JS answered) and the credential store
+//! ([`JsSecrets`]).
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use futures::future::BoxFuture;
+use serde_json::{json, Value};
+
+use super::{JsSink, RequestFn};
+use crate::auth::store::SecretStore;
+use crate::requests::{HandlerRequest, RequestHandler, ServerRequestKind};
+
+/// Server-initiated requests answered by the JS handlers of `McpHost`.
+pub(super) struct JsRequests {
+    pub(super) tsfn: Arc<RequestFn>,
+    pub(super) handled: Vec<ServerRequestKind>,
+    /// Where a withdrawal goes (`requestWithdrawn`, see [`Withdrawal`]).
+    pub(super) sink: Arc<JsSink>,
+    /// The id of the next request (JS `requestId`, increasing).
+    pub(super) next: std::sync::atomic::AtomicU64,
+}
+
+impl RequestHandler for JsRequests {
+    fn handles(&self, kind: ServerRequestKind) -> bool {
+        self.handled.contains(&kind)
+    }
+
+    /// Sends `{serverId, method, params, requestId, chatInput?}` to JS; when
+    /// the future is dropped before JS answered, JS gets a `requestWithdrawn`
+    /// item (its handler's `context.signal` aborts).
+    fn request(
+        &self,
+        request: HandlerRequest,
+    ) -> BoxFuture<'static, std::result::Result<Value, String>> {
+        let tsfn = self.tsfn.clone();
+        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let mut payload = json!({
+            "serverId": request.server_id,
+            "method": request.kind.method(),
+            "params": request.params,
+            "requestId": id,
+        });
+        if let Some(chat_input) = &request.chat_input {
+            payload["chatInput"] = json!(chat_input);
+        }
+        let withdrawal = Withdrawal {
+            sink: self.sink.clone(),
+            id,
+            armed: true,
+        };
+        Box::pin(async move {
+            // The whole guard moves into the future (not only its field).
+            let mut withdrawal = withdrawal;
+            let answer = async {
+                let pending = tsfn
+                    .call_async_catch(payload.to_string())
+                    .await
+                    .map_err(|e| e.reason.clone())?;
+                pending.await.map_err(|e| e.reason.clone())
+            }
+            .await;
+            withdrawal.armed = false;
+            serde_json::from_str(&answer?).map_err(|e| format!("handler result is not JSON: {e}"))
+        })
+    }
+}
+
+/// Tells JS that request `id` was withdrawn, when dropped while `armed`
+/// (the request's future was dropped before the JS handler answered).
+struct Withdrawal {
+    sink: Arc<JsSink>,
+    id: u64,
+    armed: bool,
+}
+
+impl Drop for Withdrawal {
+    fn drop(&mut self) {
+        if self.armed {
+            let item = json!({ "event": "requestWithdrawn", "payload": { "requestId": self.id } });
+            self.sink.push(item.to_string());
+        }
+    }
+}
+
+/// The app's credential store (`credentials: {get, set, delete}` in JS).
+pub(super) struct JsSecrets {
+    pub(super) tsfn: Arc<RequestFn>,
+}
+
+impl JsSecrets {
+    fn op(&self, payload: Value) -> BoxFuture<'static, std::result::Result<Value, String>> {
+        let tsfn = self.tsfn.clone();
+        Box::pin(async move {
+            let pending = tsfn
+                .call_async_catch(payload.to_string())
+                .await
+                .map_err(|e| e.reason.clone())?;
+            let answer = pending.await.map_err(|e| e.reason.clone())?;
+            serde_json::from_str(&answer)
+                .map_err(|e| format!("credential store answer is not JSON: {e}"))
+        })
+    }
+}
+
+impl SecretStore for JsSecrets {
+    fn get(&self, key: String) -> BoxFuture<'static, std::result::Result<Option<String>, String>> {
+        let call = self.op(json!({ "op": "get", "key": key }));
+        Box::pin(async move {
+            match call.await?.get("value") {
+                Some(Value::String(s)) => Ok(Some(s.clone())),
+                _ => Ok(None),
+            }
+        })
+    }
+    fn set(
+        &self,
+        key: String,
+        value: String,
+    ) -> BoxFuture<'static, std::result::Result<(), String>> {
+        let call = self.op(json!({ "op": "set", "key": key, "value": value }));
+        Box::pin(async move { call.await.map(|_| ()) })
+    }
+    fn delete(&self, key: String) -> BoxFuture<'static, std::result::Result<(), String>> {
+        let call = self.op(json!({ "op": "delete", "key": key }));
+        Box::pin(async move { call.await.map(|_| ()) })
+    }
+}
