@@ -218,7 +218,7 @@ async fn open_with(
         }
         TransportSpec::StreamableHttp(cfg) => {
             open_http(
-                server_id,
+                (server_id, &shared.dpop_keys),
                 cfg,
                 handler,
                 notices,

@@ -6,11 +6,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService,
+};
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpClientTransportConfig,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 use tokio::sync::mpsc;
 
 use super::{finish, startup, strip_type_names, Connection, HttpAuth, Opening};
+use crate::auth::dpop::DpopKeys;
 use crate::config::HttpConfig;
 use crate::error::{ErrorCode, HostError};
 use crate::supervisor::client::{HostClient, Notice};
@@ -27,7 +33,7 @@ use crate::transport::http;
 /// handshake), [`RequestFailure::Auth`] (a challenge), `connect_failed`,
 /// `startup_timeout`; [`Opening::ProbeUnusable`] (`auto` only).
 pub(super) async fn open_http(
-    server_id: &str,
+    (server_id, dpop_keys): (&str, &DpopKeys),
     cfg: &HttpConfig,
     handler: HostClient,
     notices: mpsc::UnboundedReceiver<Notice>,
@@ -35,41 +41,38 @@ pub(super) async fn open_http(
     tasks: &ServerTasks,
 ) -> Result<Connection, Opening> {
     let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
-    let bearer = match auth {
-        HttpAuth::Bearer(token) => Some(token.to_owned()),
-        _ => None,
-    };
     let (client, config, redirect_refused) = http::client_for(cfg)?;
     let mut cell = None;
+    let how = (handler, config, lifecycle, startup_timeout);
     let served = match auth {
-        HttpAuth::OAuth(template) => {
-            let mut authorized = template.clone();
-            authorized.http_client = client;
-            let client = authorized;
-            tokio::time::timeout(
-                startup_timeout,
-                handler.serve_with_lifecycle(
-                    StreamableHttpClientTransport::with_client(client, config),
-                    lifecycle,
-                ),
-            )
-            .await
-        }
-        _ => {
+        // A DPoP-bound sign-in (RFC 9449): proofs of the server's key on every request.
+        HttpAuth::OAuth(template) => match http::bound_key(template, dpop_keys, &cfg.url).await? {
+            Some(key) => {
+                let client = http::DpopClient { inner: client, key };
+                serve(
+                    http::dpop_auth_client(template, client, &cfg.url).await?,
+                    how,
+                )
+                .await
+            }
+            None => {
+                let mut authorized = template.clone();
+                authorized.http_client = client;
+                serve(authorized, how).await
+            }
+        },
+        HttpAuth::Bearer(_) | HttpAuth::None => {
+            let bearer = match auth {
+                HttpAuth::Bearer(token) => Some(token.to_owned()),
+                _ => None,
+            };
             let token: http::BearerCell = Arc::new(std::sync::RwLock::new(bearer));
             cell = Some(token.clone());
             let client = http::BearerClient {
                 inner: client,
                 token,
             };
-            tokio::time::timeout(
-                startup_timeout,
-                handler.serve_with_lifecycle(
-                    StreamableHttpClientTransport::with_client(client, config),
-                    lifecycle,
-                ),
-            )
-            .await
+            serve(client, how).await
         }
     };
     match served {
@@ -97,6 +100,28 @@ pub(super) async fn open_http(
         )
         .into()),
     }
+}
+
+/// Serves `handler` over Streamable HTTP with `client`, the `lifecycle`
+/// handshake bounded by `startup_timeout`.
+async fn serve<C: StreamableHttpClient>(
+    client: C,
+    (handler, config, lifecycle, startup_timeout): (
+        HostClient,
+        StreamableHttpClientTransportConfig,
+        ClientLifecycleMode,
+        Duration,
+    ),
+) -> Result<
+    Result<RunningService<RoleClient, HostClient>, ClientInitializeError>,
+    tokio::time::error::Elapsed,
+> {
+    let transport = StreamableHttpClientTransport::with_client(client, config);
+    tokio::time::timeout(
+        startup_timeout,
+        handler.serve_with_lifecycle(transport, lifecycle),
+    )
+    .await
 }
 
 /// Why the handshake failed: an unusable `server/discover` answer (`auto`
