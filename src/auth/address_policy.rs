@@ -12,7 +12,9 @@
 //!
 //! The rule applies to the addresses a name resolves to (a [`Resolve`]
 //! used by the client, so DNS answers are checked where they are used) and
-//! to IP-literal URLs, including every redirect hop.
+//! to IP-literal URLs, including every redirect hop. As in rmcp, the hosts
+//! of the proxies named by `HTTP_PROXY`, `HTTPS_PROXY` and `ALL_PROXY` (any
+//! case) are not filtered: through a proxy only the proxy's name resolves.
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
@@ -88,6 +90,36 @@ fn class(ip: IpAddr) -> Class {
 pub struct AddressPolicy {
     /// The non-public class the server's own URL names, if any.
     base: Option<Class>,
+    /// Hosts of the configured proxies (lower case), resolved unfiltered.
+    proxies: Arc<[String]>,
+}
+
+/// The proxy variables reqwest reads.
+const PROXY_VARIABLES: [&str; 6] = [
+    "HTTP_PROXY",
+    "http_proxy",
+    "HTTPS_PROXY",
+    "https_proxy",
+    "ALL_PROXY",
+    "all_proxy",
+];
+
+/// The hosts of the configured proxies.
+fn proxy_hosts() -> Arc<[String]> {
+    PROXY_VARIABLES
+        .iter()
+        .filter_map(|name| std::env::var(name).ok())
+        .filter_map(|value| {
+            let value = match value.contains("://") {
+                true => value,
+                false => format!("http://{value}"),
+            };
+            Url::parse(&value)
+                .ok()?
+                .host_str()
+                .map(str::to_ascii_lowercase)
+        })
+        .collect()
 }
 
 impl AddressPolicy {
@@ -101,6 +133,7 @@ impl AddressPolicy {
         };
         Self {
             base: base.filter(|c| matches!(c, Class::Loopback | Class::Private)),
+            proxies: proxy_hosts(),
         }
     }
 
@@ -181,6 +214,7 @@ impl Resolve for PolicyResolver {
     fn resolve(&self, name: Name) -> Resolving {
         let policy = self.policy.clone();
         let host = name.as_str().to_owned();
+        let proxy = policy.proxies.iter().any(|p| p.eq_ignore_ascii_case(&host));
         Box::pin(async move {
             let lookup = host.clone();
             let found = tokio::task::spawn_blocking(move || {
@@ -189,7 +223,7 @@ impl Resolve for PolicyResolver {
             .await??;
             let allowed: Vec<SocketAddr> = found
                 .into_iter()
-                .filter(|a| policy.allows(a.ip()))
+                .filter(|a| proxy || policy.allows(a.ip()))
                 .collect();
             if allowed.is_empty() {
                 return Err(format!("{host}: address not allowed for this resource").into());

@@ -25,7 +25,9 @@ use crate::supervisor::ServerTasks;
 use crate::transport::http;
 
 /// Connects to `cfg.url` with `auth` and runs the `lifecycle` handshake
-/// within `startup_timeout`.
+/// within `startup_timeout`. A host-run sign-in whose token is DPoP-bound
+/// (RFC 9449) presents it with proofs of the server's key from `dpop_keys`
+/// ([`http::DpopClient`]); any other token as a bearer token.
 ///
 /// # Errors
 ///
