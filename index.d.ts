@@ -604,7 +604,9 @@ export interface McpHostOptions {
    * `ahp-mcp-host/oauth/v1 <issuer> <resource>`; the value is JSON with
    * `client_id`, the token response (access/refresh token, expiry, scopes),
    * `granted_scopes`, `token_received_at` and `issuer`. With stored tokens a
-   * new host connects without a browser.
+   * new host connects without a browser. DPoP-bound tokens (`token_type:
+   * "DPoP"`, RFC 9449) are bound to a key that lives only in this host's
+   * memory: a new host's servers refuse them and it signs in again.
    */
   credentials?: CredentialStore
   /** HTTPS URL of the app's OAuth Client ID Metadata Document (used when the AS supports CIMD). */
@@ -945,25 +947,65 @@ export interface CredentialStore {
 export interface AuthorizeOptions {
   /** Called with the authorization URL to open (in addition to the `authorizationUrl` event). */
   openUrl?: (url: string) => void
-  /** Scopes to request; default: the challenge's `scope`, else `scopes_supported`, else none. */
+  /**
+   * Scopes to request. Default: on a 403 `insufficient_scope` step-up, the
+   * union of the scopes already granted to the stored credentials and the
+   * challenge's `scope`, granted first (MCP 2026-07-28 "Scope Challenge
+   * Handling", SEP-2350); otherwise the challenge's `scope`, else
+   * `scopes_supported`, else none.
+   */
   scopes?: string[]
   /** Time allowed for the user to finish (ms). Default 300 000. */
   timeoutMs?: number
   /** Enterprise ID token for `grant: 'enterpriseManaged'` (a secret). */
   idToken?: string
+  /**
+   * The workload JWT for `grant: 'jwtBearer'` (SEP-1933 workload identity
+   * federation; a secret): a JWT the workload platform issued to this
+   * process (Kubernetes service-account token, CI OIDC token, SPIFFE
+   * JWT-SVID) whose `aud` the authorization server accepts (its token
+   * endpoint or issuer). Redeemed once with the RFC 7523 §2.1 JWT-bearer
+   * grant; pass a fresh one on each `authorize` (there is no refresh).
+   * Without it, `authorize` rejects `invalid_argument`.
+   */
+  assertion?: string
 }
 
-/** A pre-registered OAuth client for one server (host-side; not part of `mcp.json`). */
+/**
+ * A pre-registered OAuth client for one server (host-side; not part of `mcp.json`).
+ *
+ * Whatever the grant, when the authorization server advertises `ES256` in
+ * `dpop_signing_alg_values_supported` (RFC 9449 §5.1; the MCP DPoP extension,
+ * SEP-1932) the host uses DPoP with no option to set: a fresh P-256 key per
+ * host and server (memory only, never logged), a proof on every token
+ * request (code exchange, refresh, client credentials), the `DPoP`-bound
+ * token presented as `Authorization: DPoP <token>` with a fresh proof
+ * (`htm`, `htu`, `iat`, `jti`, `ath`) on every MCP HTTP request, and the
+ * nonces of the authorization server (§8, `use_dpop_nonce` at the token
+ * endpoint) and of the MCP server (§9, a 401 `DPoP error="use_dpop_nonce"`)
+ * answered once each, then reused. The enterprise-managed and JWT-bearer
+ * grants give bearer tokens.
+ */
 export interface OAuthClientOption {
+  /**
+   * The client id registered with the authorization server. For
+   * `jwtBearer` it identifies the workload client and is sent as
+   * `client_id` (with HTTP Basic when `clientSecret` is set).
+   */
   clientId: string
   /** Secret of a confidential client; never appears in state, logs or errors. */
   clientSecret?: string
   /**
    * `authorizationCode` (default: a user signs in in a browser);
    * `clientCredentials` (SEP-1046 machine client: `clientSecret` or `privateKeyPem`);
-   * `enterpriseManaged` (SEP-990 cross-app access: `idp`, and `authorize({idToken})`).
+   * `enterpriseManaged` (SEP-990 cross-app access: `idp`, and `authorize({idToken})`);
+   * `jwtBearer` (SEP-1933 workload identity federation: `authorize({assertion})`
+   * with a workload JWT, redeemed with the RFC 7523 §2.1 JWT-bearer grant at the
+   * server's authorization server with RFC 8707 `resource`; no browser, no
+   * registration, no refresh; a refusal rejects `auth_failed` naming the OAuth
+   * `error`, never the assertion, and is not retried with another grant).
    */
-  grant?: 'authorizationCode' | 'clientCredentials' | 'enterpriseManaged'
+  grant?: 'authorizationCode' | 'clientCredentials' | 'enterpriseManaged' | 'jwtBearer'
   /** PEM private key for `private_key_jwt` client authentication (RFC 7523); a secret. */
   privateKeyPem?: string
   /** JWS algorithm of `privateKeyPem`. Default `ES256`. */
@@ -1121,6 +1163,13 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * A denied consent, wrong `state` or timeout (default 5 min) rejects
    * (`auth_denied`, `auth_failed`, `timeout`) and leaves the server
    * `authRequired` with the reason as `description`. Never opens a browser itself.
+   * With the server's `oauth.grant` it runs that grant instead (client
+   * credentials, enterprise-managed with `idToken`, JWT bearer with
+   * `assertion`: see {@link OAuthClientOption}); DPoP is used whenever the
+   * authorization server supports it. Rejects `auth_required` when the
+   * server refuses the new token at once (it is `authRequired` again, e.g.
+   * because its protected resource metadata now names another authorization
+   * server: the next `authorize` signs in there, registering anew, SEP-2352).
    */
   authorize(serverId: string, options?: AuthorizeOptions): Promise<void>
   /** The session state, exactly as the AHP reducer made it from the emitted actions. */

@@ -5,7 +5,9 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { newHost, waitState, serverState, waitFor, everythingEntry, stateHistory, startHttpFixture } from './helpers/host.mjs'
+import { newHost, waitState, serverState, waitFor, everythingEntry, stateHistory, startHttpFixture, tmpDir, findCustomization } from './helpers/host.mjs'
+import { startMiniWorld } from './fixtures/oauth/mini-world.mjs'
+import { RemoteHost } from './fixtures/oauth/remote-host.mjs'
 
 const CANARY = 'canary-access-token-7f3a9c'
 
@@ -93,4 +95,60 @@ test('a stopped authRequired server refuses authenticate', async (t) => {
   await waitState(host, id, 'stopped')
   await assert.rejects(host.authenticate({ resource: server.url, token: CANARY }), (err) => err.code === 'invalid_params' && err.rpcCode === -32602)
   await waitFor(async () => (await server.stats()).tokenRequests === 0, { what: 'no token sent' })
+})
+
+test('canary (workload identity): assertions and tokens never appear in actions, logs, errors, state or the host process stderr, even when the AS quotes the assertion', async (t) => {
+  const world = await startMiniWorld()
+  t.after(() => world.close())
+  const host = new RemoteHost()
+  t.after(() => host.close())
+  const seen = { actions: [], logs: [], errors: [], snapshots: [], results: [] }
+  host.on('action', (a) => seen.actions.push(a))
+  host.on('log', (l) => seen.logs.push(l))
+  const snapshot = async () => {
+    const state = await host.getState()
+    seen.snapshots.push(state)
+    return findCustomization(state, id)?.state
+  }
+  const failing = async (promise) => {
+    try {
+      seen.results.push(await promise)
+    } catch (e) {
+      seen.errors.push({ name: e.name, code: e.code, message: e.message, data: e.data, stack: e.stack, text: e.text })
+    }
+  }
+  await host.start({ dataDir: tmpDir(t, 'ahp-mcp-host-wif-') })
+  const id = await host.addServer({ name: 'wif-canary', config: { type: 'streamable-http', url: world.resource }, oauth: { clientId: 'ci-workload', grant: 'jwtBearer' } })
+  await waitFor(async () => (await snapshot())?.kind === 'authRequired', { timeout: 15_000, interval: 50, what: 'authRequired' })
+  // Refused (the AS quotes the assertion in error_description), then a wrong audience, then accepted.
+  world.refuseAssertions = true
+  await failing(host.authorize(id, { assertion: await world.signWorkloadJwt() }))
+  world.refuseAssertions = false
+  await failing(host.authorize(id, { assertion: await world.signWorkloadJwt({ audience: 'https://elsewhere.example.test' }) }))
+  await snapshot()
+  await failing(host.authorize(id, { assertion: await world.signWorkloadJwt() }))
+  await failing(host.callTool({ serverId: id, name: 'whoami' }))
+  await snapshot()
+  await host.close()
+
+  assert.equal(seen.errors.length, 2, JSON.stringify(seen.errors.map((e) => e.message)))
+  assert.ok(seen.results.some((r) => r?.content?.[0]?.text === 'token from as1'), 'the accepted assertion did not lead to a tool call')
+  const secrets = [
+    ...world.issued.assertions.map((s, i) => [`assertion #${i + 1}`, s]),
+    ...world.issued.accessTokens.map((s, i) => [`access token #${i + 1}`, s]),
+  ]
+  const places = {
+    actions: JSON.stringify(seen.actions),
+    logs: JSON.stringify(seen.logs),
+    errors: JSON.stringify(seen.errors),
+    stateSnapshots: JSON.stringify(seen.snapshots),
+    toolResults: JSON.stringify(seen.results),
+    hostStdout: host.stdout,
+    hostStderr: host.stderr,
+  }
+  for (const [what, value] of secrets) {
+    for (const [where, text] of Object.entries(places)) {
+      assert.equal(text.includes(value), false, `the ${what} appears in ${where}`)
+    }
+  }
 })

@@ -448,3 +448,100 @@ test('step-up through a host-run sign-in: a paused AHP tool call resumes after a
   const everything = JSON.stringify({ actions, logs, state: host.getState() })
   for (const secret of secrets) assert.equal(everything.includes(secret), false, 'a token leaked')
 })
+
+test('step-up whose challenge names only the new scope: authorize() asks for the union with the scopes already granted (SEP-2350), and the server keeps serving', async (t) => {
+  // As the conformance suite's server does: the 403 names only mcp:write, not the mcp:read already granted.
+  const world = await oauthWorld(t, { stepUpScope: 'added' })
+  const { host } = newHost(t)
+  const { id } = await addProtected(host, world)
+  const first = await signIn(host, id)
+  assert.deepEqual(new URL(first.url).searchParams.get('scope').split(' ').filter((s) => s.startsWith('mcp:')), [world.requiredScope])
+  await assert.rejects(host.callTool({ serverId: id, name: STEP_UP_TOOL }), (err) => {
+    assert.equal(err.code, 'auth_required', err.message)
+    return true
+  })
+  // The app signs in again with no scopes of its own: granted ∪ challenged, granted first.
+  const { url } = await signIn(host, id)
+  const asked = new URL(url).searchParams.get('scope').split(' ').filter((s) => s.startsWith('mcp:'))
+  assert.deepEqual(asked, [world.requiredScope, STEP_UP_SCOPE])
+  assert.equal(serverState(host, id).kind, 'ready')
+  const written = await host.callTool({ serverId: id, name: STEP_UP_TOOL })
+  assert.match(written.content[0].text, new RegExp(`written with .*${STEP_UP_SCOPE}`))
+  // The new token still covers what the server needs for everything else.
+  assert.ok(claimsOf(await whoami(host, id, 'after step-up')).scope.split(' ').includes(world.requiredScope))
+})
+
+test('canary (DPoP): tokens, DPoP proofs and the DPoP key never appear in actions, logs, errors, state or the host process stderr', async (t) => {
+  const world = await oauthWorld(t, { dpop: 'nonce', accessTokenTTL: SHORT_TTL })
+  const host = new RemoteHost()
+  t.after(() => host.close())
+  const seen = { actions: [], logs: [], urls: [], errors: [], snapshots: [], results: [] }
+  host.on('action', (a) => seen.actions.push(a))
+  host.on('log', (l) => seen.logs.push(l))
+  host.on('authorizationUrl', (e) => seen.urls.push(e))
+  const snapshot = async () => {
+    const state = await host.getState()
+    seen.snapshots.push(state)
+    return findCustomization(state, id)?.state
+  }
+  const waitRemote = (kind) => waitFor(async () => {
+    const s = await snapshot()
+    return s?.kind === kind ? s : undefined
+  }, { timeout: 30_000, interval: 50, what: `server to be ${kind}` })
+  const failing = async (promise) => {
+    try {
+      seen.results.push(await promise)
+    } catch (e) {
+      seen.errors.push({ name: e.name, code: e.code, message: e.message, data: e.data, stack: e.stack, text: e.text })
+    }
+  }
+
+  await host.start({ dataDir: tmpDir(t, 'ahp-mcp-host-dpop-') })
+  const id = await host.addServer({ name: 'dpop-canary', config: { type: 'streamable-http', url: world.resource } })
+  await waitRemote('authRequired')
+  await signIn(host, id)
+  await waitRemote('ready')
+  seen.results.push(await whoami(host, id, 'signed in'))
+  await waitLatestTokenExpired(world)
+  seen.results.push(await whoami(host, id, 'refreshed'))
+  assert.ok(world.refreshGrants().some((r) => r.status === 200 && r.dpopProof), 'no DPoP refresh')
+  // A refused refresh, then a denied sign-in.
+  await world.revokeRefreshTokens()
+  await waitLatestTokenExpired(world)
+  await failing(whoami(host, id, 'revoked'))
+  world.deny = true
+  const denied = await startAuthorize(host, id)
+  await browse(denied.url)
+  await failing(denied.done)
+  await snapshot()
+  await host.close()
+
+  assert.ok(world.rs.dpop.nonceChallenges >= 1 && world.issued.dpopProofs.length >= 3, 'the flow did not exercise DPoP')
+  const secrets = [
+    ...world.issued.accessTokens.map((s, i) => [`access token #${i + 1}`, s]),
+    ...world.issued.refreshTokens.map((s, i) => [`refresh token #${i + 1}`, s]),
+    ...world.issued.dpopProofs.map((s, i) => [`DPoP proof #${i + 1}`, s]),
+  ]
+  const places = {
+    actions: JSON.stringify(seen.actions),
+    logs: JSON.stringify(seen.logs),
+    authorizationUrls: JSON.stringify(seen.urls),
+    errors: JSON.stringify(seen.errors),
+    stateSnapshots: JSON.stringify(seen.snapshots),
+    toolResults: JSON.stringify(seen.results),
+    hostStdout: host.stdout,
+    hostStderr: host.stderr,
+  }
+  for (const [what, value] of secrets) {
+    for (const [where, text] of Object.entries(places)) {
+      assert.equal(text.includes(value), false, `the ${what} appears in ${where}`)
+    }
+  }
+  // The key itself: no JWK (public or private) and no PEM anywhere the host writes.
+  for (const [where, text] of Object.entries(places)) {
+    for (const mark of ['"kty"', '"crv"', 'P-256', 'PRIVATE KEY']) {
+      assert.equal(text.includes(mark), false, `${mark} appears in ${where}`)
+    }
+  }
+  assert.ok(seen.errors.length >= 2 && seen.results.length >= 2, JSON.stringify({ errors: seen.errors.length, results: seen.results.length }))
+})

@@ -228,6 +228,8 @@ async function runAuthScenario(host) {
 function authorizeOptions(scenario, context) {
   // Enterprise-managed authorization: the app hands the enterprise ID token to the host.
   if (scenario === 'auth/enterprise-managed-authorization' && context.idp_id_token) return { timeoutMs: 10_000, idToken: context.idp_id_token }
+  // Workload identity federation: the app hands the workload JWT its platform issued to the host.
+  if (scenario === 'auth/wif-jwt-bearer' && context.valid_jwt) return { timeoutMs: 10_000, assertion: context.valid_jwt }
   return { timeoutMs: 10_000 }
 }
 
@@ -237,9 +239,9 @@ function authorizeOptions(scenario, context) {
  * client-credentials scenarios hand a machine client (client secret, or a PEM
  * key for private_key_jwt), which the host uses with the client credentials
  * grant; auth/enterprise-managed-authorization hands an enterprise IdP and
- * ID token (SEP-990). auth/wif-jwt-bearer hands a workload JWT
- * (`valid_jwt`), but the host's API has no option that takes one (no RFC
- * 7523 JWT-bearer grant), so the client connects like any other app.
+ * ID token (SEP-990); auth/wif-jwt-bearer hands a workload client id and
+ * JWT (`valid_jwt`, SEP-1933), which the host redeems with the RFC 7523
+ * JWT-bearer grant (`grant: 'jwtBearer'`, the JWT given to authorize()).
  */
 function serverOptionsFor(scenario, context) {
   if (scenario === 'auth/pre-registration' && context.client_id) {
@@ -254,6 +256,9 @@ function serverOptionsFor(scenario, context) {
         idp: { issuer: context.idp_issuer, tokenEndpoint: context.idp_token_endpoint, clientId: context.idp_client_id },
       },
     }
+  }
+  if (scenario === 'auth/wif-jwt-bearer' && context.client_id) {
+    return { oauth: { clientId: context.client_id, grant: 'jwtBearer' } }
   }
   if (scenario.startsWith('auth/client-credentials') && context.client_id) {
     return {
@@ -390,13 +395,27 @@ async function connect(host) {
   await settle(host)
 }
 
+/**
+ * Waits for `ready`, signing in whenever the server is `authRequired`. A
+ * sign-in whose new token the server refused at once (authorize() rejects
+ * `auth_required`, the server is `authRequired` again: e.g. its protected
+ * resource metadata now names another authorization server,
+ * auth/authorization-server-migration) is followed by another sign-in, as an
+ * app would ask its user again, within MAX_SIGN_INS.
+ */
 async function settle(host) {
   for (;;) {
     const state = await waitForState(host, ['ready', 'error', 'authRequired', 'stopped'])
     if (state.kind === 'ready') return
     if (state.kind === 'authRequired') {
       const before = stateChanges
-      await signIn(host, state)
+      try {
+        await signIn(host, state)
+      } catch (err) {
+        if (err.hostCode !== 'auth_required' || serverState(host)?.kind !== 'authRequired') throw err
+        log(`${err.message}; the server is authRequired again`)
+        continue
+      }
       // The host may still report the old authRequired right after authorize() resolves.
       await waitFor(host, () => stateChanges > before, 'a state change after sign-in')
       continue
@@ -421,7 +440,9 @@ async function signIn(host, state) {
     try {
       await host.authorize(SERVER_ID, authorizeOptions(scenario, context))
     } catch (err) {
-      throw new ScenarioError(`host.authorize failed: ${err.code ?? ''} ${err.message}`)
+      const failure = new ScenarioError(`host.authorize failed: ${err.code ?? ''} ${err.message}`)
+      failure.hostCode = err.code
+      throw failure
     }
     const failed = (await Promise.all(followed)).find((e) => e)
     if (failed) throw failed

@@ -65,6 +65,12 @@ pub const GET_STREAM_WAIT_MS: u64 = 2_000;
 pub const MAX_AUTH_METADATA_BYTES: usize = 64 * 1024;
 /// Time allowed for each OAuth metadata request (ms).
 pub const AUTH_METADATA_TIMEOUT_MS: u64 = 10_000;
+/// Largest OAuth response body (metadata, registration, token) the host's
+/// own OAuth HTTP client reads (DPoP sign-ins, the JWT-bearer grant): 1 MiB,
+/// as rmcp's.
+pub const MAX_OAUTH_RESPONSE_BYTES: usize = 1024 * 1024;
+/// Time allowed for each request of the host's own OAuth HTTP client (ms), as rmcp's.
+pub const OAUTH_REQUEST_TIMEOUT_MS: u64 = 30_000;
 /// Longest model-safe tool name (characters; all ASCII, so also bytes): 64,
 /// what model APIs accept (`^[A-Za-z0-9_-]{1,64}$`).
 pub const MAX_MODEL_TOOL_NAME_CHARS: usize = 64;

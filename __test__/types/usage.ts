@@ -149,6 +149,11 @@ async function main(): Promise<void> {
   }
   const made = new HostError('invalid_params', 'unknown resource', { resources: [] }, -32602)
   void made
+  // Workload identity federation: the JWT-bearer grant with the workload JWT given to authorize().
+  const workload = await host.addServer({ name: 'ci', config: { type: 'streamable-http', url: 'https://example.test/mcp' }, oauth: { clientId: 'ci-agent', grant: 'jwtBearer' } })
+  await host.authorize(workload, { assertion: 'eyJ...' })
+  // @ts-expect-error unknown grants do not type-check
+  await host.addServer({ name: 'x', config: { type: 'streamable-http', url: 'https://example.test/mcp' }, oauth: { clientId: 'c', grant: 'dpop' } })
   await host.dispose()
 }
 

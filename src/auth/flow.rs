@@ -15,13 +15,16 @@
 use std::time::Duration;
 
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
+    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore,
+    OAuthHttpClient,
 };
 use url::Url;
 
 use std::sync::Arc;
 
 use super::callback::CallbackListener;
+use super::dpop::{self, DpopKeys};
+use super::dpop_http::DpopOAuthHttp;
 use super::store::{BridgedCredentialStore, RefreshLocks, SecretStore};
 use crate::error::{ErrorCode, HostError, HostResult};
 
@@ -56,6 +59,8 @@ pub struct SignIn {
     pub redirect_port: u16,
     /// How long to wait for the redirect.
     pub timeout: Duration,
+    /// The host's DPoP keys (used when the authorization server supports DPoP).
+    pub dpop: Arc<DpopKeys>,
 }
 
 /// Runs the flow. `open_url` receives the authorization URL (the app opens
@@ -73,7 +78,7 @@ pub async fn sign_in(
     locks: &Arc<RefreshLocks>,
     open_url: impl FnOnce(String),
 ) -> HostResult<AuthorizationManager> {
-    let manager = prepared_manager(opts, secrets, locks).await?;
+    let (manager, issuer) = prepared_manager(opts, secrets, locks).await?;
     let listener = CallbackListener::bind(opts.redirect_port).await?;
     let mut request = AuthorizationRequest::new(listener.redirect_uri.clone())
         .with_client_name(opts.identity.client_name.clone());
@@ -89,24 +94,10 @@ pub async fn sign_in(
     if let Some(url) = &opts.identity.client_metadata_url {
         request = request.with_client_metadata_url(url.clone());
     }
-    let mut scopes = opts.scopes.clone();
-    if scopes.is_empty() {
-        if let Some(challenge) = opts
-            .challenge
-            .as_deref()
-            .map(|h| super::AuthChallenge::from_header(h, &opts.server))
-        {
-            if challenge.status == super::ChallengeStatus::InsufficientScope {
-                // Step-up: the union of what was granted and what is now required.
-                scopes = manager.get_current_scopes().await;
-                for s in challenge.scopes() {
-                    if !scopes.contains(&s) {
-                        scopes.push(s);
-                    }
-                }
-            }
-        }
-    }
+    let scopes = match opts.scopes.is_empty() {
+        true => step_up_scopes(opts, secrets, locks, &issuer).await,
+        false => opts.scopes.clone(),
+    };
     request = if scopes.is_empty() {
         request.with_initial_scope_selection()
     } else {
@@ -157,7 +148,7 @@ pub async fn client_credentials(
             "oauth.clientId is required for clientCredentials",
         )
     })?;
-    let mut manager = prepared_manager(opts, secrets, locks).await?;
+    let (mut manager, _) = prepared_manager(opts, secrets, locks).await?;
     let scopes = opts
         .challenge
         .as_deref()
@@ -266,7 +257,7 @@ pub async fn enterprise_managed(
 
 /// A manager for `opts.server` and its authorization server metadata (rmcp
 /// discovery from the challenge, else 2025-03-26 root metadata).
-async fn discovered(
+pub(super) async fn discovered(
     opts: &SignIn,
 ) -> HostResult<(
     AuthorizationManager,
@@ -275,6 +266,17 @@ async fn discovered(
     let manager = AuthorizationManager::new(opts.server.as_str())
         .await
         .map_err(failed)?;
+    discover_with(manager, opts).await
+}
+
+/// `manager` and the authorization server metadata it discovered for `opts`.
+async fn discover_with(
+    manager: AuthorizationManager,
+    opts: &SignIn,
+) -> HostResult<(
+    AuthorizationManager,
+    rmcp::transport::auth::AuthorizationMetadata,
+)> {
     let metadata = match manager
         .resolve_metadata_from_challenge(opts.challenge.as_deref())
         .await
@@ -289,13 +291,25 @@ async fn discovered(
 
 /// A manager for `opts.server` with discovered authorization server metadata
 /// (rmcp discovery, else 2025-03-26 root metadata) and the credential store
-/// entry of (issuer, resource).
+/// entry of (issuer, resource); and that issuer.
+///
+/// When the authorization server takes ES256 DPoP proofs (RFC 9449 §5.1),
+/// the manager runs every OAuth request through [`DpopOAuthHttp`] with the
+/// server's key from `opts.dpop` (discovery is repeated on it), so its
+/// token requests carry proofs and it obtains DPoP-bound tokens.
 async fn prepared_manager(
     opts: &SignIn,
     secrets: &Arc<dyn SecretStore>,
     locks: &Arc<RefreshLocks>,
-) -> HostResult<AuthorizationManager> {
-    let (mut manager, metadata) = discovered(opts).await?;
+) -> HostResult<(AuthorizationManager, String)> {
+    let (mut manager, mut metadata) = discovered(opts).await?;
+    if dpop::supported_by(&metadata) {
+        let http = dpop_http(&opts.server, &opts.dpop)?;
+        let bound = AuthorizationManager::new_with_oauth_http_client(opts.server.as_str(), http)
+            .await
+            .map_err(failed)?;
+        (manager, metadata) = discover_with(bound, opts).await?;
+    }
     let issuer = issuer_of(&metadata);
     manager.set_metadata(metadata);
     manager.set_credential_store(BridgedCredentialStore::new(
@@ -304,7 +318,41 @@ async fn prepared_manager(
         &issuer,
         opts.server.as_str(),
     ));
-    Ok(manager)
+    Ok((manager, issuer))
+}
+
+/// The scopes a sign-in asks for when the app named none: on a 403
+/// `insufficient_scope` step-up, the union of the scopes granted to the
+/// stored credentials of (`issuer`, server) and the challenge's scopes, in
+/// that order (MCP 2026-07-28 "Authorization › Scope Challenge Handling",
+/// SEP-2350); otherwise none (rmcp then selects the challenge's scope, else
+/// `scopes_supported`).
+async fn step_up_scopes(
+    opts: &SignIn,
+    secrets: &Arc<dyn SecretStore>,
+    locks: &Arc<RefreshLocks>,
+    issuer: &str,
+) -> Vec<String> {
+    let Some(challenge) = opts
+        .challenge
+        .as_deref()
+        .map(|h| super::AuthChallenge::from_header(h, &opts.server))
+        .filter(|c| c.status == super::ChallengeStatus::InsufficientScope)
+    else {
+        return Vec::new();
+    };
+    let store =
+        BridgedCredentialStore::new(secrets.clone(), locks.clone(), issuer, opts.server.as_str());
+    let mut scopes = match store.load().await {
+        Ok(Some(stored)) => stored.granted_scopes,
+        _ => Vec::new(),
+    };
+    for scope in challenge.scopes() {
+        if !scopes.contains(&scope) {
+            scopes.push(scope);
+        }
+    }
+    scopes
 }
 
 /// The issuer that keys stored credentials: the metadata's `issuer`, else
@@ -318,25 +366,42 @@ pub fn issuer_of(metadata: &rmcp::transport::auth::AuthorizationMetadata) -> Str
 }
 
 /// Rebuilds a manager from stored credentials for `server`, without any
-/// browser. `None` when nothing usable is stored.
+/// browser. `None` when nothing usable is stored. DPoP-bound credentials
+/// get a manager that refreshes with proofs of the server's key in `dpop`
+/// (a key of another host is refused by the servers: sign in again).
 pub async fn restore(
     server: &Url,
     issuer: &str,
-    secrets: &Arc<dyn SecretStore>,
-    locks: &Arc<RefreshLocks>,
+    (secrets, locks, dpop): (&Arc<dyn SecretStore>, &Arc<RefreshLocks>, &DpopKeys),
 ) -> Option<AuthorizationManager> {
     let store =
         BridgedCredentialStore::new(secrets.clone(), locks.clone(), issuer, server.as_str());
-    if !store.exists().await {
-        return None;
-    }
-    let mut manager = AuthorizationManager::new(server.as_str()).await.ok()?;
+    let stored = store.load().await.ok()??;
+    let bound = stored.token_response.as_ref().is_some_and(dpop::is_bound);
+    let mut manager = match bound {
+        true => {
+            let http = dpop_http(server, dpop).ok()?;
+            AuthorizationManager::new_with_oauth_http_client(server.as_str(), http)
+                .await
+                .ok()?
+        }
+        false => AuthorizationManager::new(server.as_str()).await.ok()?,
+    };
     manager.set_credential_store(store);
     manager
         .initialize_from_store()
         .await
         .ok()?
         .then_some(manager)
+}
+
+/// The DPoP OAuth HTTP client for `server` with its key from `keys`.
+///
+/// # Errors
+/// `internal` (no key, no HTTP stack).
+fn dpop_http(server: &Url, keys: &DpopKeys) -> HostResult<Arc<dyn OAuthHttpClient>> {
+    let key = keys.key_for(server.as_str())?;
+    Ok(Arc::new(DpopOAuthHttp::new(server, key)?))
 }
 
 /// Maps an rmcp auth error. rmcp's messages name URLs and OAuth error codes,

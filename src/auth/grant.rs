@@ -1,15 +1,18 @@
 //! One host-run OAuth grant, whichever it is (MCP 2025-11-25
 //! "Authorization"): the authorization code flow with PKCE (a user signs in
-//! in a browser), the client credentials grant (SEP-1046, no user) or
+//! in a browser), the client credentials grant (SEP-1046, no user),
 //! enterprise-managed authorization (SEP-990 cross-app access, an enterprise
-//! ID token). The flows themselves are in [`super::flow`]; this module only
-//! dispatches over [`Grant`].
+//! ID token) or workload identity federation (SEP-1933, a workload JWT
+//! redeemed with the RFC 7523 JWT-bearer grant). The flows themselves are in
+//! [`super::flow`] and [`super::jwt_bearer`]; this module only dispatches
+//! over [`Grant`].
 
 use std::sync::Arc;
 
 use rmcp::transport::auth::AuthorizationManager;
 
 use super::flow::{client_credentials, enterprise_managed, sign_in, SignIn};
+use super::jwt_bearer::jwt_bearer;
 use super::store::{RefreshLocks, SecretStore};
 use crate::error::{ErrorCode, HostError, HostResult};
 // Moves with `IdpSetting` (review §2.3: to `config`), like the path in `flow.rs`.
@@ -38,6 +41,14 @@ pub enum Grant {
         /// The enterprise ID token (a secret).
         id_token: String,
     },
+    /// Workload identity federation: `assertion` → access token at the MCP
+    /// authorization server (RFC 7523 §2.1 JWT-bearer grant).
+    JwtBearer {
+        /// The client secret at the authorization server, if any (a secret).
+        client_secret: Option<String>,
+        /// The workload JWT (a secret).
+        assertion: String,
+    },
 }
 
 /// What a grant yields.
@@ -45,7 +56,8 @@ pub enum Granted {
     /// A manager holding (and refreshing) the tokens: authorization code and
     /// client credentials.
     Manager(Box<AuthorizationManager>),
-    /// A bare access token (a secret), never refreshed: enterprise-managed.
+    /// A bare access token (a secret), never refreshed: enterprise-managed,
+    /// JWT bearer.
     AccessToken(String),
 }
 
@@ -54,8 +66,9 @@ pub enum Granted {
 /// the other grants). Not raced against anything: the caller bounds it.
 ///
 /// # Errors
-/// Those of [`sign_in`], [`client_credentials`] or [`enterprise_managed`]
-/// (`auth_failed`, `auth_denied`, `timeout`, `invalid_argument`), and
+/// Those of [`sign_in`], [`client_credentials`], [`enterprise_managed`] or
+/// [`jwt_bearer`] (`auth_failed`, `auth_denied`, `timeout`,
+/// `invalid_argument`), and
 /// `internal` when the blocking thread of a grant fails.
 pub async fn run_grant(
     grant: Grant,
@@ -94,6 +107,12 @@ pub async fn run_grant(
             .await
             .map(Granted::AccessToken)
         }
+        Grant::JwtBearer {
+            client_secret,
+            assertion,
+        } => jwt_bearer(opts, client_secret.as_deref(), &assertion)
+            .await
+            .map(Granted::AccessToken),
     }
 }
 

@@ -7,10 +7,14 @@
 //! `authenticate`). Tokens and client secrets never enter state, logs or
 //! error messages.
 
+mod address_policy;
 pub mod callback;
 mod challenge;
+pub mod dpop;
+mod dpop_http;
 pub mod flow;
 pub mod grant;
+mod jwt_bearer;
 mod resource_metadata;
 pub mod step_up;
 pub mod store;

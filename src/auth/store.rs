@@ -109,11 +109,6 @@ impl BridgedCredentialStore {
             locks,
         }
     }
-
-    /// Whether an entry exists.
-    pub async fn exists(&self) -> bool {
-        matches!(self.store.get(self.key.clone()).await, Ok(Some(_)))
-    }
 }
 
 fn store_error(e: String) -> AuthError {
@@ -213,6 +208,6 @@ mod tests {
             .on_refresh_token_rejected(&saved)
             .await
             .unwrap_or_else(|e| panic!("{e}"));
-        assert!(!creds.exists().await);
+        assert!(creds.load().await.unwrap_or_default().is_none());
     }
 }

@@ -18,9 +18,11 @@ pub struct OAuthClientSetting {
     /// Its secret, for confidential clients.
     #[serde(default)]
     pub client_secret: Option<String>,
-    /// `authorizationCode` (default: a user signs in in a browser) or
+    /// `authorizationCode` (default: a user signs in in a browser),
     /// `clientCredentials` (OAuth 2.1 client credentials grant, SEP-1046: no
-    /// user; `clientSecret` or `privateKeyPem` authenticates the client).
+    /// user; `clientSecret` or `privateKeyPem` authenticates the client),
+    /// `enterpriseManaged` (SEP-990) or `jwtBearer` (SEP-1933 workload
+    /// identity federation).
     #[serde(default)]
     pub grant: OAuthGrant,
     /// PEM private key for `private_key_jwt` client authentication (RFC 7523).
@@ -62,6 +64,10 @@ pub enum OAuthGrant {
     /// (given to `authorize`) is exchanged at the IdP for an ID-JAG (RFC 8693),
     /// which the MCP authorization server redeems (RFC 7523 JWT bearer).
     EnterpriseManaged,
+    /// Workload identity federation (SEP-1933): a workload JWT (given to
+    /// `authorize` as `assertion`) is redeemed at the MCP authorization
+    /// server with the RFC 7523 §2.1 JWT-bearer grant. No user, no refresh.
+    JwtBearer,
 }
 
 /// Which MCP revision a server is spoken to in (`protocol` of `addServer` /

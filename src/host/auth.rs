@@ -20,7 +20,8 @@ use crate::supervisor::{Command, ServerHandle, TransportSpec};
 use super::options::AuthenticateArgs;
 
 /// One host-run sign-in (built from the JS `AuthorizeArgs` by `From`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `Debug` never shows the ID token or the assertion.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Authorize {
     /// Scopes to request; empty: the challenge's, else `scopes_supported`, else none.
     pub scopes: Vec<String>,
@@ -28,6 +29,19 @@ pub struct Authorize {
     pub timeout: Duration,
     /// Enterprise ID token for `grant: "enterpriseManaged"` (a secret).
     pub id_token: Option<String>,
+    /// Workload JWT for `grant: "jwtBearer"` (a secret).
+    pub assertion: Option<String>,
+}
+
+impl std::fmt::Debug for Authorize {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Authorize")
+            .field("scopes", &self.scopes)
+            .field("timeout", &self.timeout)
+            .field("id_token", &self.id_token.as_ref().map(|_| "…"))
+            .field("assertion", &self.assertion.as_ref().map(|_| "…"))
+            .finish()
+    }
 }
 
 /// Servers in `authRequired` for one resource: (server id, that state).
@@ -221,8 +235,9 @@ impl Host {
             scopes: args.scopes,
             redirect_port: self.oauth.redirect_port.unwrap_or(0),
             timeout: args.timeout,
+            dpop: self.shared.dpop_keys.clone(),
         };
-        let grant = grant_of(client.as_ref(), args.id_token)?;
+        let grant = grant_of(client.as_ref(), (args.id_token, args.assertion))?;
         let (sink, id) = (self.shared.sink.clone(), server_id.to_owned());
         let open_url = move |url| sink.send(HostEvent::AuthorizationUrl { server_id: id, url });
         let (secrets, locks) = (&self.shared.secrets, &self.shared.refresh_locks);
@@ -270,8 +285,12 @@ impl Host {
 ///
 /// # Errors
 /// `invalid_argument` when an enterprise-managed grant has no `oauth.idp`,
-/// or `authorize` got no `idToken` for it.
-fn grant_of(setting: Option<&OAuthClientSetting>, id_token: Option<String>) -> HostResult<Grant> {
+/// or `authorize` got no `idToken` for it; when a JWT-bearer grant got no
+/// `assertion`.
+fn grant_of(
+    setting: Option<&OAuthClientSetting>,
+    (id_token, assertion): (Option<String>, Option<String>),
+) -> HostResult<Grant> {
     let Some(s) = setting else {
         return Ok(Grant::AuthorizationCode);
     };
@@ -293,6 +312,15 @@ fn grant_of(setting: Option<&OAuthClientSetting>, id_token: Option<String>) -> H
                 HostError::new(
                     ErrorCode::InvalidArgument,
                     "authorize needs idToken for enterpriseManaged",
+                )
+            })?,
+        },
+        OAuthGrant::JwtBearer => Grant::JwtBearer {
+            client_secret: s.client_secret.clone(),
+            assertion: assertion.ok_or_else(|| {
+                HostError::new(
+                    ErrorCode::InvalidArgument,
+                    "authorize needs assertion (the workload JWT) for jwtBearer",
                 )
             })?,
         },

@@ -212,6 +212,7 @@ impl Host {
             requests,
             secrets: secrets.unwrap_or_else(|| Arc::new(MemorySecretStore::default())),
             refresh_locks: Arc::default(),
+            dpop_keys: Arc::default(),
             catalogue: Default::default(),
             publish_server_tools: config.publish_server_tools,
             step_up: StepUpWaits::default(),

@@ -310,8 +310,9 @@ pub struct AuthenticateArgs {
     pub scopes: Option<Vec<String>>,
 }
 
-/// `authorize` options; converts into [`Authorize`].
-#[derive(Debug, Clone, Default, Deserialize)]
+/// `authorize` options; converts into [`Authorize`]. `Debug` never shows
+/// the ID token or the assertion.
+#[derive(Clone, Default, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct AuthorizeArgs {
     /// Scopes to request; default: the challenge's, else `scopes_supported`, else none.
@@ -324,6 +325,15 @@ pub struct AuthorizeArgs {
     /// Enterprise ID token for `grant: "enterpriseManaged"` (a secret).
     #[serde(default)]
     pub id_token: Option<String>,
+    /// Workload JWT for `grant: "jwtBearer"` (SEP-1933; a secret).
+    #[serde(default)]
+    pub assertion: Option<String>,
+}
+
+impl std::fmt::Debug for AuthorizeArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        Authorize::from(self.clone()).fmt(f)
+    }
 }
 
 impl From<AuthorizeArgs> for Authorize {
@@ -334,6 +344,7 @@ impl From<AuthorizeArgs> for Authorize {
                 .timeout_ms
                 .map_or(DEFAULT_SIGN_IN_TIMEOUT, clamped_timeout),
             id_token: args.id_token,
+            assertion: args.assertion,
         }
     }
 }

@@ -225,7 +225,7 @@ async fn open_with(
         }
         TransportSpec::StreamableHttp(cfg) => {
             open_http(
-                server_id,
+                (server_id, &shared.dpop_keys),
                 cfg,
                 handler,
                 notices,

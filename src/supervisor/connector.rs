@@ -159,8 +159,8 @@ impl Connector for McpConnector {
                 .next()
                 .cloned()
                 .unwrap_or_default();
-            let (secrets, locks) = (&shared.secrets, &shared.refresh_locks);
-            if let Some(manager) = auth::flow::restore(endpoint, &issuer, secrets, locks).await {
+            let stores = (&shared.secrets, &shared.refresh_locks, &*shared.dpop_keys);
+            if let Some(manager) = auth::flow::restore(endpoint, &issuer, stores).await {
                 return Ok(Discovered::Restored(Box::new(manager)));
             }
         }

@@ -55,6 +55,8 @@ pub struct HostShared {
     pub secrets: Arc<dyn crate::auth::store::SecretStore>,
     /// Per-credential refresh serialization.
     pub refresh_locks: Arc<crate::auth::store::RefreshLocks>,
+    /// This host's DPoP keys, one per MCP server URL (RFC 9449; secrets).
+    pub dpop_keys: Arc<crate::auth::dpop::DpopKeys>,
     /// Every ready server's checked tools, named together.
     pub catalogue: RwLock<Catalogue>,
     /// Emit `session/serverToolsChanged` with the model catalogue on every change.

@@ -18,6 +18,10 @@ use std::time::Duration;
 use reqwest::header::{HeaderName, HeaderValue};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 
+mod dpop;
+
+pub use dpop::{bound_key, dpop_auth_client, DpopClient};
+
 use crate::config::HttpConfig;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::{HTTP_POOL_IDLE_MS, MAX_HTTP_REDIRECTS};

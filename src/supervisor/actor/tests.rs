@@ -223,6 +223,7 @@ fn host(limits: Limits) -> (Arc<HostShared>, mpsc::UnboundedReceiver<HostEvent>)
         requests: None,
         secrets: Arc::new(MemorySecretStore::default()),
         refresh_locks: Arc::default(),
+        dpop_keys: Arc::default(),
         catalogue: Default::default(),
         publish_server_tools: false,
         step_up: Default::default(),

@@ -6,11 +6,17 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rmcp::service::{ClientInitializeError, ClientLifecycleMode, ClientServiceExt};
+use rmcp::service::{
+    ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService,
+};
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpClientTransportConfig,
+};
 use rmcp::transport::StreamableHttpClientTransport;
 use tokio::sync::mpsc;
 
 use super::{finish, startup, strip_type_names, Connection, HttpAuth, Opening};
+use crate::auth::dpop::DpopKeys;
 use crate::config::HttpConfig;
 use crate::error::{ErrorCode, HostError};
 use crate::limits::GET_STREAM_WAIT_MS;
@@ -21,7 +27,9 @@ use crate::transport::http;
 use crate::transport::stream_watch::{StreamWatch, Watched};
 
 /// Connects to `cfg.url` with `auth` and runs the `lifecycle` handshake
-/// within `startup_timeout`.
+/// within `startup_timeout`. A host-run sign-in whose token is DPoP-bound
+/// (RFC 9449) presents it with proofs of the server's key from `dpop_keys`
+/// ([`http::DpopClient`]); any other token as a bearer token.
 ///
 /// # Errors
 ///
@@ -29,7 +37,7 @@ use crate::transport::stream_watch::{StreamWatch, Watched};
 /// handshake), [`RequestFailure::Auth`] (a challenge), `connect_failed`,
 /// `startup_timeout`; [`Opening::ProbeUnusable`] (`auto` only).
 pub(super) async fn open_http(
-    server_id: &str,
+    (server_id, dpop_keys): (&str, &DpopKeys),
     cfg: &HttpConfig,
     handler: HostClient,
     notices: mpsc::UnboundedReceiver<Notice>,
@@ -38,33 +46,35 @@ pub(super) async fn open_http(
 ) -> Result<Connection, Opening> {
     let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
     let (client, config, redirect_refused) = http::client_for(cfg)?;
+    let mut cell = None;
     let watch = StreamWatch::new();
-    let limits = (config, lifecycle, startup_timeout);
-    let (served, cell) = match auth {
-        HttpAuth::OAuth(template) => {
-            let mut authorized = template.clone();
-            authorized.http_client = client;
-            let client = Watched {
-                inner: authorized,
-                watch: watch.clone(),
-            };
-            (serve_within(handler, client, limits).await, None)
-        }
+    let how = (handler, config, lifecycle, startup_timeout, watch.clone());
+    let served = match auth {
+        // A DPoP-bound sign-in (RFC 9449): proofs of the server's key on every request.
+        HttpAuth::OAuth(template) => match http::bound_key(template, dpop_keys, &cfg.url).await? {
+            Some(key) => {
+                let client = http::DpopClient { inner: client, key };
+                let client = http::dpop_auth_client(template, client, &cfg.url).await?;
+                serve(client, how).await
+            }
+            None => {
+                let mut authorized = template.clone();
+                authorized.http_client = client;
+                serve(authorized, how).await
+            }
+        },
         HttpAuth::Bearer(_) | HttpAuth::None => {
             let bearer = match auth {
                 HttpAuth::Bearer(token) => Some(token.to_owned()),
                 _ => None,
             };
             let token: http::BearerCell = Arc::new(std::sync::RwLock::new(bearer));
-            let inner = http::BearerClient {
+            cell = Some(token.clone());
+            let client = http::BearerClient {
                 inner: client,
-                token: token.clone(),
+                token,
             };
-            let client = Watched {
-                inner,
-                watch: watch.clone(),
-            };
-            (serve_within(handler, client, limits).await, Some(token))
+            serve(client, how).await
         }
     };
     match served {
@@ -99,25 +109,33 @@ pub(super) async fn open_http(
     }
 }
 
-/// The handshake over `client`, bounded by the startup timeout.
-async fn serve_within<C>(
-    handler: HostClient,
+/// Serves `handler` over Streamable HTTP with `client` (watched by
+/// `watch`, see [`StreamWatch`]), the `lifecycle` handshake bounded by
+/// `startup_timeout`.
+async fn serve<C: StreamableHttpClient + Sync>(
     client: C,
-    (config, lifecycle, within): (
-        rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig,
+    (handler, config, lifecycle, startup_timeout, watch): (
+        HostClient,
+        StreamableHttpClientTransportConfig,
         ClientLifecycleMode,
         Duration,
+        Arc<StreamWatch>,
     ),
-) -> Result<Result<Service, ClientInitializeError>, tokio::time::error::Elapsed>
-where
-    C: rmcp::transport::streamable_http_client::StreamableHttpClient + Sync,
-{
+) -> Result<
+    Result<RunningService<RoleClient, HostClient>, ClientInitializeError>,
+    tokio::time::error::Elapsed,
+> {
+    let client = Watched {
+        inner: client,
+        watch,
+    };
     let transport = StreamableHttpClientTransport::with_client(client, config);
-    tokio::time::timeout(within, handler.serve_with_lifecycle(transport, lifecycle)).await
+    tokio::time::timeout(
+        startup_timeout,
+        handler.serve_with_lifecycle(transport, lifecycle),
+    )
+    .await
 }
-
-/// A running rmcp client service.
-type Service = rmcp::service::RunningService<rmcp::service::RoleClient, HostClient>;
 
 /// Why the handshake failed: an unusable `server/discover` answer (`auto`
 /// only), a refusal (`protocol_error`), a challenge, or `connect_failed`.
