@@ -1213,7 +1213,11 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
   /**
    * MCP `resources/read`. Errors as {@link McpHost.listResources}, plus
    * `not_supported` (not sent) when the server did not declare `resources`;
-   * an unknown resource is `protocol_error` with `data.code` (e.g. -32002).
+   * an unknown resource is `not_found`, the server's answer in `data`
+   * (`{code: -32602, data: {uri}}`, SEP-2164, MCP 2026-07-28; or the
+   * 2025-era -32002).
+   * An `input_required` answer (MRTR) goes through the request handlers,
+   * as for `prompts/get` and tool calls.
    */
   readResource(serverId: string, uri: string): Promise<ReadResourceResult>
   /**

@@ -59,3 +59,21 @@ test('a server that never completes fails with limit_exceeded after 10 rounds', 
   assert.match(err.message, /more than 10 input_required rounds/)
   assert.match(err.message, /forever/)
 })
+
+test('prompts/get answered with input_required goes through the handler too', async (t) => {
+  const host = hostWith(t, { elicitation: async () => ({ action: 'accept', content: { name: 'Grace' } }) })
+  const id = await host.addServer({ name: 'mrtr-prompt', config: fixtureEntry('modern-server.mjs', ['stdio']) })
+  await waitState(host, id, 'ready')
+  const prompt = await host.getPrompt(id, 'greet')
+  assert.equal(prompt.messages[0].content.text, 'Hello, Grace')
+})
+
+test('resources/read of an unknown URI is not_found (SEP-2164: -32602 with data.uri), a known one reads', async (t) => {
+  const host = hostWith(t, {})
+  const id = await host.addServer({ name: 'sep2164', config: fixtureEntry('modern-server.mjs', ['stdio']) })
+  await waitState(host, id, 'ready')
+  assert.equal((await host.readResource(id, 'fixture://hello')).contents[0].text, 'hello')
+  const err = await rejectsWith(() => host.readResource(id, 'fixture://nope'), 'not_found')
+  assert.deepEqual(err.data, { code: -32602, data: { uri: 'fixture://nope' } })
+  assert.match(err.message, /fixture:\/\/nope/)
+})

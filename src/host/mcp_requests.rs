@@ -16,8 +16,9 @@
 //! both without a request.
 //!
 //! Every method here fails with `not_found` (no such server),
-//! `server_not_ready`, `protocol_error` (a JSON-RPC error, e.g. -32002
-//! resource not found, carries its code in `data.code`), `timeout` (one
+//! `server_not_ready`, `protocol_error` (a JSON-RPC error carries its code
+//! in `data.code`; a "resource not found" answer to `resources/read` is
+//! `not_found`, see [`Host::read_resource`]), `timeout` (one
 //! request or page took longer than `callTimeoutMs`), `auth_required`,
 //! `limit_exceeded` (pages, cursor, `maxListItems`, or `maxResultBytes` for
 //! the result or for all items of a list together) or `disposed`.
@@ -28,12 +29,12 @@ use rmcp::service::PeerRequestOptions;
 use serde_json::{json, Map, Value};
 
 use super::Host;
-use crate::error::{ErrorCode, HostError, HostResult};
+use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult};
 use crate::json::{check_bounds, check_list_bounds};
 use crate::limits::MAX_SUBSCRIBED_URI_BYTES;
-use crate::supervisor::capabilities;
 use crate::supervisor::request::{list_all, send_cached, RequestFailure};
 use crate::supervisor::LiveConnection;
+use crate::supervisor::{capabilities, mrtr};
 
 /// Maps a list walk's or request's failure to the host's error.
 fn list_failure(server_id: &str, method: &str, e: RequestFailure) -> HostError {
@@ -81,25 +82,43 @@ impl Host {
         Ok(items)
     }
 
-    /// Sends one request and bounds its result.
+    /// Sends one request and bounds its result. An `input_required`
+    /// result (MRTR, SEP-2322, 2026-07-28) is answered through the app's
+    /// handlers and the request sent again with `inputResponses` and the
+    /// `requestState` untouched (see [`crate::supervisor::mrtr`]).
     ///
     /// # Errors
     /// See the module doc; `not_supported` (not sent) when the server did
-    /// not declare the capability `method` needs.
+    /// not declare the capability `method` needs; `limit_exceeded` after 10
+    /// `input_required` rounds.
     async fn request(&self, server_id: &str, method: &str, params: Value) -> HostResult<Value> {
         let conn = self.ready_connection(server_id)?;
         capabilities::require(&conn.peer, server_id, method)?;
         let limits = self.shared.limits;
-        let mut options = PeerRequestOptions::no_options();
-        options.timeout = Some(Duration::from_millis(limits.call_timeout_ms));
-        let send = async {
-            send_cached(conn.wire(), server_id, method, params, options)
-                .await
-                .map_err(|e| list_failure(server_id, method, e))
-        };
-        let result = self.until_disposed(send).await?;
-        check_bounds(&format!("{method} on {server_id}"), &result, &limits)?;
-        Ok(result)
+        let context = format!("{method} on {server_id}");
+        let mut rounds = mrtr::Rounds::default();
+        let mut answers = Map::new();
+        loop {
+            let mut params = params.clone();
+            if let Some(params) = params.as_object_mut() {
+                params.append(&mut answers);
+            }
+            let mut options = PeerRequestOptions::no_options();
+            options.timeout = Some(Duration::from_millis(limits.call_timeout_ms));
+            let send = async {
+                send_cached(conn.wire(), server_id, method, params, options)
+                    .await
+                    .map_err(|e| list_failure(server_id, method, e))
+            };
+            let result = self.until_disposed(send).await?;
+            check_bounds(&context, &result, &limits)?;
+            if !mrtr::is_input_required(&result) {
+                return Ok(result);
+            }
+            let with = (&conn.handler, &conn.peer);
+            let answering = rounds.answer(&context, result, with, None);
+            answers = self.until_disposed(answering).await?;
+        }
     }
 
     /// MCP `resources/list`, every page: the server's `Resource` objects
@@ -129,12 +148,15 @@ impl Host {
     /// # Errors
     /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,
     /// `auth_required`, `limit_exceeded`, `disposed` (see the module doc);
-    /// `not_supported` when the server did not declare `resources`.
-    /// A JSON-RPC error (e.g. -32002 resource not found) is `protocol_error`
-    /// with `data.code`.
+    /// `not_supported` when the server did not declare `resources`;
+    /// `not_found` also when the server says the resource does not exist:
+    /// JSON-RPC -32602 with `data.uri` = `uri` (SEP-2164, MCP 2026-07-28) or
+    /// the 2025-era -32002 (the answer kept as `data` `{code, data}`). Any other JSON-RPC
+    /// error is `protocol_error` with `data.code`.
     pub async fn read_resource(&self, server_id: &str, uri: &str) -> HostResult<Value> {
         self.request(server_id, "resources/read", json!({ "uri": uri }))
             .await
+            .map_err(|e| resource_not_found(e, server_id, uri))
     }
 
     /// MCP `prompts/list`, every page: `Prompt` objects (none, without a
@@ -220,6 +242,28 @@ impl Host {
     }
 }
 
+/// `e` as `not_found` when it is a server's "resource not found" answer to
+/// `resources/read` of `uri` (SEP-2164: -32602 with `data.uri`; 2025 era:
+/// -32002); otherwise `e` unchanged.
+fn resource_not_found(e: HostError, server_id: &str, uri: &str) -> HostError {
+    let ErrorDetail::JsonRpc { code, data } = &e.detail else {
+        return e;
+    };
+    let names_uri = data
+        .as_ref()
+        .and_then(|d| d.get("uri"))
+        .and_then(Value::as_str)
+        == Some(uri);
+    if !(*code == -32002 || (*code == -32602 && names_uri)) {
+        return e;
+    }
+    HostError {
+        code: ErrorCode::NotFound,
+        message: format!("server {server_id} has no resource {uri:?} ({})", e.message),
+        detail: e.detail,
+    }
+}
+
 /// Checks a resource URI argument of `method`.
 ///
 /// # Errors
@@ -232,4 +276,38 @@ fn check_uri(method: &str, uri: &str) -> HostResult<()> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rpc(code: i64, data: Option<Value>) -> HostError {
+        HostError::new(ErrorCode::ProtocolError, "resources/read on s failed")
+            .with_detail(ErrorDetail::JsonRpc { code, data })
+    }
+
+    #[test]
+    fn only_a_resource_not_found_answer_becomes_not_found() {
+        let sep_2164 = rpc(-32602, Some(json!({ "uri": "a://x" })));
+        let mapped = resource_not_found(sep_2164, "s", "a://x");
+        assert_eq!(mapped.code, ErrorCode::NotFound);
+        assert!(matches!(
+            mapped.detail,
+            ErrorDetail::JsonRpc { code: -32602, .. }
+        ));
+        let legacy = resource_not_found(rpc(-32002, None), "s", "a://x");
+        assert_eq!(legacy.code, ErrorCode::NotFound);
+        // -32602 about something else (no data.uri, or another URI) stays as it is.
+        for other in [
+            rpc(-32602, None),
+            rpc(-32602, Some(json!({ "uri": "a://y" }))),
+            rpc(-32603, None),
+        ] {
+            assert_eq!(
+                resource_not_found(other, "s", "a://x").code,
+                ErrorCode::ProtocolError
+            );
+        }
+    }
 }
