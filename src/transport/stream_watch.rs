@@ -23,10 +23,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use futures::StreamExt;
-use serde_json::Value;
 
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::model::ClientJsonRpcMessage;
+use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage, ServerResult};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
@@ -57,32 +56,46 @@ impl StreamWatch {
         std::mem::take(&mut *self.listed.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
-    /// Notes the tool names of `message` when it is a `tools/list` result.
-    fn note(&self, message: &Value) {
-        let Some(tools) = message.pointer("/result/tools").and_then(Value::as_array) else {
-            return;
-        };
+    /// Notes `names`, up to `MAX_LISTED_NAMES` in all.
+    fn note<'a>(&self, names: impl Iterator<Item = &'a str>) {
         let mut listed = self.listed.lock().unwrap_or_else(PoisonError::into_inner);
-        let names = tools.iter().filter_map(|t| t.get("name")?.as_str());
         let room = MAX_LISTED_NAMES.saturating_sub(listed.len());
         listed.extend(names.take(room).map(str::to_owned));
+    }
+
+    /// Notes the tool names of an SSE event's JSON text when it is a
+    /// `tools/list` result. Reads only `result.tools[].name` (every other
+    /// member is skipped unparsed), and nothing at all from an event that
+    /// does not mention `"tools"`.
+    fn note_text(&self, data: &str) {
+        if !data.contains("\"tools\"") {
+            return;
+        }
+        let parsed = serde_json::from_str::<ListedMessage>(data);
+        if let Ok(ListedMessage {
+            result: Some(ListedResult { tools: Some(tools) }),
+        }) = parsed
+        {
+            self.note(tools.iter().map(|t| t.name.as_str()));
+        }
     }
 
     /// Notes a POST answer: its JSON message, or each event of its SSE stream.
     fn inspect(self: &Arc<Self>, answer: StreamableHttpPostResponse) -> StreamableHttpPostResponse {
         match answer {
             StreamableHttpPostResponse::Json(message, session) => {
-                if let Ok(value) = serde_json::to_value(&message) {
-                    self.note(&value);
+                if let ServerJsonRpcMessage::Response(response) = &message {
+                    if let ServerResult::ListToolsResult(list) = &response.result {
+                        self.note(list.tools.iter().map(|t| t.name.as_ref()));
+                    }
                 }
                 StreamableHttpPostResponse::Json(message, session)
             }
             StreamableHttpPostResponse::Sse(stream, session) => {
                 let watch = self.clone();
                 let stream = stream.inspect(move |event| {
-                    let data = event.as_ref().ok().and_then(|e| e.data.as_deref());
-                    if let Some(value) = data.and_then(|d| serde_json::from_str(d).ok()) {
-                        watch.note(&value);
+                    if let Some(data) = event.as_ref().ok().and_then(|e| e.data.as_deref()) {
+                        watch.note_text(data);
                     }
                 });
                 StreamableHttpPostResponse::Sse(stream.boxed(), session)
@@ -107,6 +120,24 @@ impl StreamWatch {
             self.session.store(true, Ordering::Release);
         }
     }
+}
+
+/// The parts of a JSON-RPC message [`StreamWatch::note_text`] reads.
+#[derive(serde::Deserialize)]
+struct ListedMessage {
+    result: Option<ListedResult>,
+}
+
+/// `result.tools` of a `tools/list` result.
+#[derive(serde::Deserialize)]
+struct ListedResult {
+    tools: Option<Vec<ListedTool>>,
+}
+
+/// `name` of one listed tool.
+#[derive(serde::Deserialize)]
+struct ListedTool {
+    name: String,
 }
 
 /// An rmcp Streamable HTTP client that reports to a [`StreamWatch`].
@@ -230,12 +261,13 @@ mod tests {
     #[test]
     fn tools_list_results_are_noted_and_taken_once() {
         let watch = StreamWatch::new();
-        watch.note(
-            &serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
-                {"name": "valid_tool"}, {"name": "bad_header"}
-            ]}}),
+        watch.note_text(
+            r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"valid_tool","inputSchema":{}},{"name":"bad_header"}]}}"#,
         );
-        watch.note(&serde_json::json!({"jsonrpc": "2.0", "id": 2, "result": {"content": []}}));
+        // Mentions "tools" but is no tools/list result: nothing noted.
+        watch.note_text(
+            r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"\"tools\""}]}}"#,
+        );
         assert_eq!(watch.take_listed(), ["valid_tool", "bad_header"]);
         assert!(watch.take_listed().is_empty());
     }
