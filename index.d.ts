@@ -974,7 +974,7 @@ export interface AuthorizeOptions {
 /**
  * A pre-registered OAuth client for one server (host-side; not part of `mcp.json`).
  *
- * Whatever the grant, when the authorization server advertises `ES256` in
+ * For the `authorizationCode` and `clientCredentials` grants, when the authorization server advertises `ES256` in
  * `dpop_signing_alg_values_supported` (RFC 9449 §5.1; the MCP DPoP extension,
  * SEP-1932) the host uses DPoP with no option to set: a fresh P-256 key per
  * host and server (memory only, never logged), a proof on every token

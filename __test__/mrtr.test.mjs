@@ -66,6 +66,10 @@ test('prompts/get answered with input_required goes through the handler too', as
   await waitState(host, id, 'ready')
   const prompt = await host.getPrompt(id, 'greet')
   assert.equal(prompt.messages[0].content.text, 'Hello, Grace')
+  // The 2026-07-28 `resultType: "complete"` marker stays on the wire: results read alike in both eras.
+  assert.ok(!('resultType' in prompt), JSON.stringify(prompt))
+  const called = await host.callTool({ serverId: id, name: 'echo', arguments: { text: 'x' } })
+  assert.ok(!('resultType' in called), JSON.stringify(called))
 })
 
 test('resources/read of an unknown URI is not_found (SEP-2164: -32602 with data.uri), a known one reads', async (t) => {

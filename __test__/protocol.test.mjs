@@ -108,6 +108,8 @@ test('protocol 2026-07-28 against a 2025-era server: protocol_error, siblings un
   const sibling = await host.addServer({ name: 'sibling', config: fixtureEntry('version-server.mjs') })
   const state = await waitState(host, strict, 'error')
   assert.equal(state.error.errorType, 'protocol_error', state.error.message)
+  // Only server/discover was sent: the message names it, not initialize.
+  assert.match(state.error.message, /answered server\/discover with JSON-RPC error -32601/)
   await waitState(host, sibling, 'ready')
 })
 

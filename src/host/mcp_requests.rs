@@ -113,7 +113,7 @@ impl Host {
             let result = self.until_disposed(send).await?;
             check_bounds(&context, &result, &limits)?;
             if !mrtr::is_input_required(&result) {
-                return Ok(result);
+                return Ok(mrtr::finished(result));
             }
             let with = (&conn.handler, &conn.peer);
             let answering = rounds.answer(&context, result, with, None);

@@ -301,6 +301,7 @@ async fn open_stdio(
     let now = tokio::time::Instant::now();
     let deadline = now.checked_add(startup_timeout).unwrap_or(now + NEVER);
     let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
+    let method = startup::handshake_method(&lifecycle);
     let handshake = handler.serve_with_lifecycle(transport, lifecycle);
     match startup::race(handshake, &mut exit, deadline).await {
         Ok(service) => {
@@ -316,9 +317,11 @@ async fn open_stdio(
         }
         Err(failure) => {
             let started = (&mut proc, &*tail);
-            Err(stdio_failure(server_id, failure, started, startup_timeout)
-                .await
-                .into())
+            Err(
+                stdio_failure((server_id, method), failure, started, startup_timeout)
+                    .await
+                    .into(),
+            )
         }
     }
 }
@@ -327,7 +330,7 @@ async fn open_stdio(
 /// [`startup`]): `protocol_error` for an answer, `startup_timeout`, or
 /// `server_exited` with the exit status (settled) and stderr tail.
 async fn stdio_failure(
-    server_id: &str,
+    (server_id, method): (&str, &str),
     failure: StartFailure,
     (proc, tail): (&mut ServerProcess, &StderrTail),
     startup_timeout: Duration,
@@ -346,7 +349,7 @@ async fn stdio_failure(
     // most servers exit then): the exit is not the cause.
     if let Some(refusal) = answer
         .as_ref()
-        .and_then(|e| startup::initialize_refusal(server_id, e))
+        .and_then(|e| startup::initialize_refusal(server_id, e, method))
     {
         return HostError {
             message: with_tail(refusal.message.clone(), tail),

@@ -27,6 +27,18 @@ pub fn is_input_required(result: &Value) -> bool {
     result.get("resultType").and_then(Value::as_str) == Some("input_required")
 }
 
+/// A final result as the app sees it: MCP 2026-07-28's `resultType:
+/// "complete"` marker (the default, for the MRTR loop only) is left out, so
+/// results read the same in both eras.
+pub fn finished(mut result: Value) -> Value {
+    if let Some(object) = result.as_object_mut() {
+        if object.get("resultType").and_then(Value::as_str) == Some("complete") {
+            object.shift_remove("resultType");
+        }
+    }
+    result
+}
+
 /// The rounds of one request.
 #[derive(Debug, Default)]
 pub struct Rounds {
@@ -147,6 +159,19 @@ async fn fulfil(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_complete_marker_is_left_out_of_the_final_result() {
+        let done = finished(serde_json::json!({"content": [], "resultType": "complete", "z": 1}));
+        assert_eq!(done, serde_json::json!({"content": [], "z": 1}));
+        let keys: Vec<&String> = done
+            .as_object()
+            .map(|o| o.keys().collect())
+            .unwrap_or_default();
+        assert_eq!(keys, ["content", "z"], "order kept");
+        let other = serde_json::json!({"resultType": "task"});
+        assert_eq!(finished(other.clone()), other);
+    }
 
     #[test]
     fn only_result_type_input_required_is_mrtr() {

@@ -146,7 +146,7 @@ pub async fn call_tool(
         let result = call.round(params, left, &cancel, &mut *on_progress).await?;
         let result = call.finish(result, limits).await?;
         if !mrtr::is_input_required(&result) {
-            return Ok(result);
+            return Ok(mrtr::finished(result));
         }
         let with = (&conn.handler, &conn.peer);
         let answering = rounds.answer(&call.context, result, with, call.chat);

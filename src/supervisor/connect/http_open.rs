@@ -45,6 +45,7 @@ pub(super) async fn open_http(
     tasks: &ServerTasks,
 ) -> Result<Connection, Opening> {
     let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
+    let method = startup::handshake_method(&lifecycle);
     let (client, config, redirect_refused) = http::client_for(cfg)?;
     let mut cell = None;
     let watch = StreamWatch::new();
@@ -97,7 +98,7 @@ pub(super) async fn open_http(
             )
             .into())
         }
-        Ok(Err(e)) => Err(handshake_failure(server_id, &e, auto)),
+        Ok(Err(e)) => Err(handshake_failure((server_id, method), &e, auto)),
         Err(_) => Err(HostError::new(
             ErrorCode::StartupTimeout,
             format!(
@@ -139,12 +140,16 @@ async fn serve<C: StreamableHttpClient + Sync>(
 
 /// Why the handshake failed: an unusable `server/discover` answer (`auto`
 /// only), a refusal (`protocol_error`), a challenge, or `connect_failed`.
-fn handshake_failure(server_id: &str, e: &ClientInitializeError, auto: bool) -> Opening {
+fn handshake_failure(
+    (server_id, method): (&str, &str),
+    e: &ClientInitializeError,
+    auto: bool,
+) -> Opening {
     if let Some(why) = startup::probe_unusable(e).filter(|_| auto) {
         return Opening::ProbeUnusable(why);
     }
     match (
-        startup::initialize_refusal(server_id, e),
+        startup::initialize_refusal(server_id, e, method),
         e.auth_challenge(),
     ) {
         (Some(refusal), _) => refusal.into(),

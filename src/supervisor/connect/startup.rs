@@ -76,14 +76,21 @@ pub(super) async fn race<S>(
 /// and message; detail [`ErrorDetail::JsonRpc`]) or a response that is not
 /// an `InitializeResult`. `None` when the failure is not an answer (the
 /// transport closed, was cancelled, …).
-pub(super) fn initialize_refusal(server_id: &str, e: &ClientInitializeError) -> Option<HostError> {
+///
+/// `method` names the handshake request the host sent: `initialize`, or
+/// `server/discover` with `protocol: "2026-07-28"` (no `initialize` then).
+pub(super) fn initialize_refusal(
+    server_id: &str,
+    e: &ClientInitializeError,
+    method: &str,
+) -> Option<HostError> {
     use ClientInitializeError as E;
     match e {
         E::JsonRpcError(err) => Some(
             HostError::new(
                 ErrorCode::ProtocolError,
                 format!(
-                    "server {server_id:?} answered initialize with JSON-RPC error {}: {}",
+                    "server {server_id:?} answered {method} with JSON-RPC error {}: {}",
                     err.code.0,
                     excerpt(&err.message)
                 ),
@@ -100,11 +107,13 @@ pub(super) fn initialize_refusal(server_id: &str, e: &ClientInitializeError) -> 
         | E::NoCompatibleProtocolVersion { .. } => Some(HostError::new(
             ErrorCode::ProtocolError,
             format!(
-                "server {server_id:?} answered initialize with an invalid response: {}",
+                "server {server_id:?} answered {method} with an invalid response: {}",
                 excerpt(&strip_type_names(&e.to_string()))
             ),
         )),
-        E::LegacyFallbackFailed { fallback, .. } => initialize_refusal(server_id, fallback),
+        E::LegacyFallbackFailed { fallback, .. } => {
+            initialize_refusal(server_id, fallback, "initialize")
+        }
         _ => None,
     }
 }
@@ -144,6 +153,15 @@ fn excerpt(text: &str) -> String {
     match text.char_indices().nth(MAX_EXCERPT_CHARS) {
         Some((end, _)) => format!("{}…", &text[..end]),
         None => text.to_owned(),
+    }
+}
+
+/// The handshake request `lifecycle` sends first that can be refused:
+/// `server/discover` when it is the only one, else `initialize`.
+pub(super) fn handshake_method(lifecycle: &rmcp::service::ClientLifecycleMode) -> &'static str {
+    match lifecycle {
+        rmcp::service::ClientLifecycleMode::Discover { .. } => "server/discover",
+        _ => "initialize",
     }
 }
 
@@ -245,7 +263,8 @@ mod tests {
 
     #[test]
     fn a_json_rpc_error_is_a_protocol_error_naming_server_code_and_message() {
-        let e = initialize_refusal("plug/refuser", &json_rpc_error()).expect("an answer");
+        let e =
+            initialize_refusal("plug/refuser", &json_rpc_error(), "initialize").expect("an answer");
         assert_eq!(e.code, ErrorCode::ProtocolError);
         assert_eq!(
             e.message,
@@ -264,7 +283,7 @@ mod tests {
             discover: Box::new(ClientInitializeError::Cancelled),
             fallback: Box::new(json_rpc_error()),
         };
-        let e = initialize_refusal("s", &e).expect("an answer");
+        let e = initialize_refusal("s", &e, "initialize").expect("an answer");
         assert_eq!(e.code, ErrorCode::ProtocolError);
         assert!(e.message.contains("-32042"), "{}", e.message);
     }
@@ -274,7 +293,7 @@ mod tests {
         let huge = "x".repeat(10_000);
         let e =
             ClientInitializeError::ExpectedInitResult(Some(rmcp::model::ServerResult::empty(())));
-        let e = initialize_refusal("s", &e).expect("an answer");
+        let e = initialize_refusal("s", &e, "initialize").expect("an answer");
         assert_eq!(e.code, ErrorCode::ProtocolError);
         assert!(e.message.contains("invalid response"), "{}", e.message);
         let long = ClientInitializeError::JsonRpcError(ErrorData::new(
@@ -282,7 +301,9 @@ mod tests {
             huge.clone(),
             None,
         ));
-        let message = initialize_refusal("s", &long).expect("an answer").message;
+        let message = initialize_refusal("s", &long, "initialize")
+            .expect("an answer")
+            .message;
         assert!(
             message.len() < 1_000 && message.ends_with('…'),
             "{}",
@@ -309,9 +330,20 @@ mod tests {
     }
 
     #[test]
+    fn a_discover_only_refusal_names_server_discover() {
+        let e = initialize_refusal("s", &json_rpc_error(), "server/discover").expect("an answer");
+        assert!(
+            e.message.contains("answered server/discover"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
     fn a_closed_transport_is_not_an_answer() {
         let closed = ClientInitializeError::ConnectionClosed("initialize response".into());
-        assert!(initialize_refusal("s", &closed).is_none());
-        assert!(initialize_refusal("s", &ClientInitializeError::Cancelled).is_none());
+        assert!(initialize_refusal("s", &closed, "initialize").is_none());
+        let cancelled = ClientInitializeError::Cancelled;
+        assert!(initialize_refusal("s", &cancelled, "initialize").is_none());
     }
 }
