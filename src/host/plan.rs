@@ -78,6 +78,28 @@ pub(super) fn transport_spec(config: ServerConfig, vars: PluginVars) -> Transpor
 /// `degraded`; valid ones become child `<plugin>/<server>` with a spec
 /// whose startup timeout is the server's override, else the plugin's,
 /// else the limit, clamped to 1 ms ..= 24 h.
+/// A `warn` log for each `servers` override naming no server of the
+/// plugin's `mcp.json` (a typo would otherwise go unnoticed), in name order.
+fn unknown_overrides(source: &PluginSource<'_>, mcp: &McpJson) -> Vec<HostEvent> {
+    let mut unknown: Vec<&String> = source
+        .opts
+        .servers
+        .keys()
+        .filter(|k| !mcp.servers.iter().any(|s| &s.name == *k))
+        .collect();
+    unknown.sort();
+    unknown
+        .into_iter()
+        .map(|k| {
+            let text = format!(
+                "plugin {}: servers override {k:?} names no server of its mcp.json; ignored",
+                source.name
+            );
+            log(LogLevel::Warn, "host.config", None, text)
+        })
+        .collect()
+}
+
 pub(super) fn plan_plugin(
     source: &PluginSource<'_>,
     loaded: Result<(McpJson, PluginVars), String>,
@@ -100,6 +122,7 @@ pub(super) fn plan_plugin(
         }
     };
     let (mut problems, mut logs, mut children, mut specs) = (vec![], vec![], vec![], vec![]);
+    logs.extend(unknown_overrides(source, &mcp));
     for server in mcp.servers {
         let config = match server.config {
             Ok(c) => c,
@@ -263,6 +286,33 @@ mod tests {
             &plan.specs[1].transport,
             TransportSpec::StreamableHttp(_)
         ));
+    }
+
+    #[test]
+    fn an_override_naming_no_server_is_a_warning_and_a_known_one_is_used() {
+        let options = json!({"root": "/p", "servers": {
+            "b": {"protocol": "legacy"}, "zz": {"protocol": "legacy"}, "nosuch": {}
+        }});
+        let plan = plan(TWO, &opts(options), &Limits::default());
+        let warned: Vec<String> = plan
+            .logs
+            .iter()
+            .filter_map(|e| match e {
+                HostEvent::Log(l) if l.level == LogLevel::Warn => Some(l.message.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(warned.len(), 2, "{warned:?}");
+        assert!(
+            warned[0].contains("\"nosuch\"") && warned[1].contains("\"zz\""),
+            "{warned:?}"
+        );
+        let protocol = |id: &str| plan.specs.iter().find(|s| s.id == id).map(|s| s.protocol);
+        assert_eq!(
+            protocol("p/b"),
+            Some(crate::config::ProtocolSetting::Legacy)
+        );
+        assert_eq!(protocol("p/a"), Some(crate::config::ProtocolSetting::Auto));
     }
 
     #[test]
