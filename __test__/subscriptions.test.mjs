@@ -68,7 +68,10 @@ for (const era of ERAS) {
     assert.ok(!tools().includes('fresh'))
     assert.equal(await callText(host, id, 'add_tool', { name: 'fresh' }), 'added:fresh')
     await waitFor(() => tools().includes('fresh'), { what: 'fresh to be listed', describe: () => JSON.stringify(tools()) })
-    const changed = of(events, id, 'toolsChanged').filter((e) => e.reason === 'listChanged')
+    // The event reaches JS after the catalogue shows the change: wait for it.
+    const listChanged = () => of(events, id, 'toolsChanged').filter((e) => e.reason === 'listChanged')
+    await waitFor(() => listChanged().length > 0, { what: 'the toolsChanged event', describe: () => JSON.stringify(events) })
+    const changed = listChanged()
     assert.equal(changed.length, 1, JSON.stringify(events))
     assert.equal(changed[0].tools, tools().length)
     assert.equal(await callText(host, id, 'fresh'), 'dynamic:fresh')
