@@ -8,24 +8,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { newHost, waitState, serverState, waitFor } from './helpers/host.mjs'
 import { startMiniWorld } from './fixtures/oauth/mini-world.mjs'
-import { browse } from './fixtures/oauth-world.mjs'
-
-async function signIn(host, id) {
-  const url = new Promise((resolve) => {
-    const on = (e) => {
-      if (e.serverId !== id) return
-      host.off('authorizationUrl', on)
-      resolve(e.url)
-    }
-    host.on('authorizationUrl', on)
-  })
-  const done = host.authorize(id)
-  done.catch(() => {})
-  const first = await url
-  await browse(first)
-  await done
-  return first
-}
+import { signIn } from './fixtures/oauth-world.mjs'
 
 test('SEP-2352: after the resource metadata moves to a new authorization server, the next sign-in registers there and reuses nothing of the old one', async (t) => {
   const world = await startMiniWorld({ names: ['as1', 'as2'] })
@@ -40,7 +23,7 @@ test('SEP-2352: after the resource metadata moves to a new authorization server,
   const id = await host.addServer({ name: 'moving', config: { type: 'streamable-http', url: world.resource } })
   const first = await waitState(host, id, 'authRequired')
   assert.deepEqual(first.resource.authorization_servers, [world.as.as1.issuer])
-  const url1 = await signIn(host, id)
+  const { url: url1 } = await signIn(host, id)
   assert.equal(new URL(url1).origin, world.as.as1.issuer)
   assert.equal((await host.callTool({ serverId: id, name: 'whoami' })).content[0].text, 'token from as1')
   const as1Client = world.as.as1.registrations[0].clientId
@@ -53,7 +36,7 @@ test('SEP-2352: after the resource metadata moves to a new authorization server,
   }, { timeout: 15_000, what: 'authRequired naming the new authorization server' })
   assert.equal(moved.reason, 'expired')
 
-  const url2 = await signIn(host, id)
+  const { url: url2 } = await signIn(host, id)
   assert.equal(new URL(url2).origin, world.as.as2.issuer)
   assert.equal(serverState(host, id).kind, 'ready')
   assert.equal((await host.callTool({ serverId: id, name: 'whoami' })).content[0].text, 'token from as2')

@@ -9,7 +9,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { newHost, waitState, serverState, waitFor } from './helpers/host.mjs'
-import { startOAuthWorld, browse } from './fixtures/oauth-world.mjs'
+import { startOAuthWorld, signIn } from './fixtures/oauth-world.mjs'
 
 /** Short access-token lifetime for the refresh case (rmcp refreshes once < min(30 s, TTL/2) remain). */
 const SHORT_TTL = 6
@@ -18,21 +18,6 @@ async function oauthWorld(t, options) {
   const world = await startOAuthWorld(options)
   t.after(() => world.close())
   return world
-}
-
-async function signIn(host, id) {
-  const url = new Promise((resolve) => {
-    const on = (e) => {
-      if (e.serverId !== id) return
-      host.off('authorizationUrl', on)
-      resolve(e.url)
-    }
-    host.on('authorizationUrl', on)
-  })
-  const done = host.authorize(id)
-  done.catch(() => {})
-  await browse(await url)
-  await done
 }
 
 async function whoami(host, id, note) {

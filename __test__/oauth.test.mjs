@@ -11,7 +11,7 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { newHost, waitState, serverState, waitFor, stateHistory, freePort, sleep, tmpDir, findCustomization } from './helpers/host.mjs'
-import { startOAuthWorld, browse, redirectPort, STEP_UP_TOOL, STEP_UP_SCOPE } from './fixtures/oauth-world.mjs'
+import { startOAuthWorld, browse, redirectPort, startAuthorize, signIn, STEP_UP_TOOL, STEP_UP_SCOPE } from './fixtures/oauth-world.mjs'
 import { RemoteHost } from './fixtures/oauth/remote-host.mjs'
 
 /** Short access-token lifetime for the refresh tests (rmcp refreshes once < min(30 s, TTL/2) remain). */
@@ -28,33 +28,6 @@ async function addProtected(host, world, extra = {}) {
   const id = await host.addServer({ name: 'oauth', config: { type: 'streamable-http', url: world.resource }, ...extra })
   const state = await waitState(host, id, 'authRequired')
   return { id, state }
-}
-
-/**
- * Starts `authorize` and waits for its authorization URL (the
- * `authorizationUrl` event). `done` is the authorize promise.
- */
-async function startAuthorize(host, id, options = {}) {
-  const url = new Promise((resolve) => {
-    const on = (e) => {
-      if (e.serverId !== id) return
-      host.off('authorizationUrl', on)
-      resolve(e.url)
-    }
-    host.on('authorizationUrl', on)
-  })
-  const done = host.authorize(id, options)
-  done.catch(() => {})
-  const first = await Promise.race([url, done.then(() => { throw new Error('authorize resolved before any authorizationUrl') })])
-  return { url: first, done }
-}
-
-/** A full sign-in: authorize, browse the URL to the host's callback, await authorize. */
-async function signIn(host, id, options = {}) {
-  const { url, done } = await startAuthorize(host, id, options)
-  const page = await browse(url)
-  await done
-  return { url, page }
 }
 
 /** True when nothing accepts TCP connections on 127.0.0.1:port. */
