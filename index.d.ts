@@ -636,6 +636,17 @@ export interface McpHostOptions {
    */
   chatElicitation?: boolean
   /**
+   * The AHP client declared `capabilities.mcpApps` in its `initialize`
+   * (AHP "MCP Servers › MCP Apps"; MCP Apps is SEP-1865, the
+   * `io.modelcontextprotocol/ui` extension). With `true` the host declares
+   * the extension to every server (`mimeTypes: ['text/html;profile=mcp-app']`,
+   * in `initialize` and on 2026-07-28 requests), publishes `mcpApp` and the
+   * `mcp://` `channel` on server customizations, and carries `_meta.ui` on
+   * the tool-call actions of App tools. Default `false`: no `mcpApp`, no
+   * `channel`, App tool calls are ordinary tool calls.
+   */
+  mcpApps?: boolean
+  /**
    * The host's roots from the start (MCP 2025-11-25 "Client Features ›
    * Roots"); see {@link McpHost.setRoots} for the rules. Giving it (even
    * `[]`) declares the `roots` capability with `listChanged: true`, also

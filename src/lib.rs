@@ -21,6 +21,7 @@
 //! [`requests`] (server-initiated requests). Everything else is private;
 //! the few types of it that appear in the public API are re-exported here.
 
+mod apps;
 mod auth;
 mod catalogue;
 pub mod config;

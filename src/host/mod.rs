@@ -124,6 +124,8 @@ pub struct HostConfig {
     /// Declare form elicitation without an `elicitation` handler (AHP
     /// clients answer the elicitations of chat tool calls).
     pub chat_elicitation: bool,
+    /// The AHP client declared `mcpApps`: serve MCP Apps (see [`crate::apps`]).
+    pub mcp_apps: bool,
 }
 
 /// Host-wide settings of host-run OAuth sign-ins (`authorize`).
@@ -194,7 +196,11 @@ impl Host {
             roots: initial_roots,
         } = deps;
         let (requests, host_roots) = roots::install(requests, initial_roots);
-        let capabilities = client_capabilities_with(requests.as_deref(), config.chat_elicitation);
+        let mut capabilities =
+            client_capabilities_with(requests.as_deref(), config.chat_elicitation);
+        if config.mcp_apps {
+            crate::apps::declare_ui_extension(&mut capabilities);
+        }
         // MCP 2025-11-25: the newest revision with an `initialize` handshake
         // (rmcp's default, 2026-07-28, has none).
         let client_info = ClientConfig::new(capabilities, config.client_info)
@@ -215,6 +221,7 @@ impl Host {
             dpop_keys: Arc::default(),
             catalogue: Default::default(),
             publish_server_tools: config.publish_server_tools,
+            mcp_apps: config.mcp_apps,
             step_up: StepUpWaits::default(),
         });
         Self {

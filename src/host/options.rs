@@ -70,6 +70,13 @@ pub struct HostOptions {
     /// declined. Default `false`.
     #[serde(default)]
     pub chat_elicitation: bool,
+    /// The AHP client declared `capabilities.mcpApps` in its `initialize`
+    /// (AHP "MCP Servers › MCP Apps"): declare the MCP Apps extension to
+    /// servers, publish `mcpApp` and the `mcp://` `channel` on their
+    /// customizations, and carry `_meta.ui` on App tool calls. Default
+    /// `false` (App tool calls are ordinary tool calls).
+    #[serde(default)]
+    pub mcp_apps: bool,
 }
 
 fn yes() -> bool {
@@ -107,6 +114,7 @@ impl From<HostOptions> for HostConfig {
             env_policy: options.env.into(),
             publish_server_tools: options.publish_server_tools,
             chat_elicitation: options.chat_elicitation,
+            mcp_apps: options.mcp_apps,
         }
     }
 }

@@ -61,6 +61,11 @@ pub struct HostShared {
     pub catalogue: RwLock<Catalogue>,
     /// Emit `session/serverToolsChanged` with the model catalogue on every change.
     pub publish_server_tools: bool,
+    /// The AHP client declared `mcpApps` (JS option `mcpApps`): servers are
+    /// told the MCP Apps extension, customizations carry `mcpApp` and
+    /// `channel`, App tool calls carry `_meta.ui` (see [`crate::apps`]).
+    #[allow(dead_code)] // read by the MCP Apps publisher being built (issue 11)
+    pub mcp_apps: bool,
     /// Chat tool calls paused for authentication (step-up, expired token).
     /// Registered by the host's `callTool`; ended by the paused server's
     /// actor when the server leaves the state they depend on

@@ -226,6 +226,7 @@ fn host(limits: Limits) -> (Arc<HostShared>, mpsc::UnboundedReceiver<HostEvent>)
         dpop_keys: Arc::default(),
         catalogue: Default::default(),
         publish_server_tools: false,
+        mcp_apps: false,
         step_up: Default::default(),
     });
     let starting = McpServerState::Starting(Default::default());
