@@ -222,6 +222,7 @@ impl Host {
             catalogue: Default::default(),
             publish_server_tools: config.publish_server_tools,
             mcp_apps: config.mcp_apps,
+            app_channels: Default::default(),
             step_up: StepUpWaits::default(),
         });
         Self {

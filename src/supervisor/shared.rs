@@ -66,6 +66,11 @@ pub struct HostShared {
     /// `channel`, App tool calls carry `_meta.ui` (see [`crate::apps`]).
     #[allow(dead_code)] // read by the MCP Apps publisher being built (issue 11)
     pub mcp_apps: bool,
+    /// The `mcp://` channels of ready servers (with `mcp_apps`). Written by
+    /// each server's actor (open on `ready`, close on leaving it); read by
+    /// the channel proxy.
+    #[allow(dead_code)] // read by the MCP Apps publisher being built (issue 11)
+    pub app_channels: crate::apps::channels::AppChannels,
     /// Chat tool calls paused for authentication (step-up, expired token).
     /// Registered by the host's `callTool`; ended by the paused server's
     /// actor when the server leaves the state they depend on

@@ -227,6 +227,7 @@ fn host(limits: Limits) -> (Arc<HostShared>, mpsc::UnboundedReceiver<HostEvent>)
         catalogue: Default::default(),
         publish_server_tools: false,
         mcp_apps: false,
+        app_channels: Default::default(),
         step_up: Default::default(),
     });
     let starting = McpServerState::Starting(Default::default());
