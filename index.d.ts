@@ -90,10 +90,70 @@ export interface McpServerCustomization {
   range?: TextRange
   enablement?: CustomizationEnablement[]
   state: McpServerState
+  /**
+   * The server's `mcp://` side channel (AHP "MCP Apps › mcp:// channel";
+   * host option `mcpApps` only). Present exactly while `state` is
+   * `ready`: published with that `session/mcpServerStateChanged`, and
+   * cleared by every other state (stop, crash, error, restart, toggle off,
+   * `authRequired`, removal), whose action omits it. Opaque
+   * (`mcp:/<session>/<server id>/<n>`), stable while one connection lives,
+   * new after every restart; traffic for an earlier URI never reaches a
+   * later connection. Every ready server has one; a server without
+   * {@link McpServerCustomization.mcpApp} serves nothing on it.
+   */
   channel?: URI
   icons?: unknown[]
-  mcpApp?: { capabilities: Record<string, unknown> }
+  /**
+   * MCP Apps support (host option `mcpApps` only): present when the server
+   * can host Apps (it declares the `io.modelcontextprotocol/ui` extension,
+   * or one of its tools links a `ui://` resource from `_meta.ui.resourceUri`),
+   * published with `session/customizationUpdated` when it becomes `ready`
+   * (before the state that carries {@link McpServerCustomization.channel}),
+   * re-published when a tools `list_changed` re-list or a restart changes
+   * it, and kept while the server is not ready.
+   */
+  mcpApp?: McpServerCustomizationApps
   _meta?: Record<string, unknown>
+}
+
+/** AHP `McpServerCustomizationApps`: what a client needs to render the MCP Apps of one server. */
+export interface McpServerCustomizationApps {
+  /** Passed through into the `hostCapabilities` of the View's `ui/initialize` response. */
+  capabilities: AhpMcpUiHostCapabilities
+}
+
+/**
+ * AHP `AhpMcpUiHostCapabilities`: the server-derived subset of the MCP Apps
+ * `HostCapabilities` (SEP-1865) this host serves on the server's
+ * {@link McpServerCustomization.channel}. A member is present only when the
+ * host really serves it; `openLinks`, `downloadFile`, `sandbox` and
+ * `experimental` are the rendering client's to decide.
+ */
+export interface AhpMcpUiHostCapabilities {
+  /**
+   * `tools/list` and `tools/call` are proxied to the server (it declares
+   * `tools`); `listChanged: true` when it declares `tools.listChanged`, and
+   * then `notifications/tools/list_changed` is forwarded.
+   */
+  serverTools?: {
+    /** The server's `notifications/tools/list_changed` is forwarded on the channel. */
+    listChanged?: boolean
+  }
+  /**
+   * `resources/list`, `resources/templates/list` and `resources/read` are
+   * proxied (the server declares `resources`); `listChanged` as for tools.
+   */
+  serverResources?: {
+    /** The server's `notifications/resources/list_changed` is forwarded on the channel. */
+    listChanged?: boolean
+  }
+  /** The server declares `logging`: `logging/setLevel` is proxied and the App's `notifications/message` accepted. */
+  logging?: Record<string, never>
+  /** The app registered a `sampling` handler ({@link RequestHandlers.sampling}): `sampling/createMessage` is served by it. */
+  sampling?: {
+    /** SEP-1577 `tools` / `toolChoice` / `tool_use` content is accepted (never advertised by this host). */
+    tools?: Record<string, never>
+  }
 }
 
 /** Load state of a container (AHP `CustomizationLoadState`). */
@@ -156,6 +216,7 @@ export interface SessionMcpServerStateChangedAction {
   type: 'session/mcpServerStateChanged'
   id: string
   state: McpServerState
+  /** With `mcpApps`: the server's new `mcp://` channel, on every `ready` state and only there (see {@link McpServerCustomization.channel}). */
   channel?: URI
 }
 /** `session/customizationToggled` (client): replaces `enablement`; the host stops/starts servers. */
@@ -256,7 +317,8 @@ export interface ChatToolCallContentChangedAction {
   turnId: string
   toolCallId: string
   content: ToolResultContent[]
-  _meta?: { progress: { progress: number; total?: number | null; message?: string | null } }
+  /** `ui`: an App tool call's `_meta.ui` (with `mcpApps`; see {@link CallToolCommon.chat}). */
+  _meta?: { progress: { progress: number; total?: number | null; message?: string | null }; ui?: Record<string, unknown> }
 }
 /** `chat/toolCallAuthRequired` (host, chat channel). */
 export interface ChatToolCallAuthRequiredAction {
@@ -264,12 +326,16 @@ export interface ChatToolCallAuthRequiredAction {
   turnId: string
   toolCallId: string
   auth: McpAuthRequirement
+  /** An App tool call's `{ui}` (with `mcpApps`; see {@link CallToolCommon.chat}). */
+  _meta?: { ui: Record<string, unknown> }
 }
 /** `chat/toolCallAuthResolved` (host, chat channel): the call resumes (the MCP request is retried once). */
 export interface ChatToolCallAuthResolvedAction {
   type: 'chat/toolCallAuthResolved'
   turnId: string
   toolCallId: string
+  /** An App tool call's `{ui}` (with `mcpApps`; see {@link CallToolCommon.chat}). */
+  _meta?: { ui: Record<string, unknown> }
 }
 /**
  * `chat/toolCallComplete`: emitted by the host when a chat call ends; a
@@ -281,6 +347,7 @@ export interface ChatToolCallCompleteAction {
   toolCallId: string
   result: ToolCallResult
   requiresResultConfirmation?: boolean
+  /** From the host: an App tool call's `{ui}` (with `mcpApps`; see {@link CallToolCommon.chat}). */
   _meta?: Record<string, unknown>
 }
 
@@ -566,6 +633,13 @@ export interface HostLimits {
   maxJsonDepth?: number
   /** Object members + array elements of one schema or result. Default 100 000 (hard cap 1 000 000). */
   maxJsonProperties?: number
+  /**
+   * Largest `_meta.ui` of an App tool carried on its AHP tool-call actions
+   * (bytes of JSON, `mcpApps` only); a larger one is left off with a `warn`
+   * log (target `host.apps`) naming the server and the tool. Default 16 KiB
+   * (hard cap 256 KiB).
+   */
+  maxAppUiMetaBytes?: number
   /** Automatic restarts after crashes before staying in `error`. Default 3. */
   maxRestarts?: number
   /** First restart delay; doubles per consecutive crash. Default 1 000 ms. */
@@ -869,6 +943,21 @@ interface CallToolCommon {
    * against `timeoutMs`; `maxTotalTimeoutMs` still holds. Over stdio an
    * `elicitation/create` carries no link to its call: it is published only
    * while its call is the server's only tool call in flight.
+   *
+   * The harness dispatches the call's `chat/toolCallStart` itself, with
+   * `contributor: {kind: 'mcp', customizationId}` (the entry's
+   * {@link HostTool.customizationId}); for an App tool (its
+   * `_meta.ui.resourceUri` is a `ui://` URI) also with `_meta: {ui}`, the
+   * catalogue entry's `_meta.ui`, so the client finds
+   * {@link McpServerCustomization.mcpApp} and the `channel` on that
+   * customization (AHP "MCP Apps › Identifying an App tool call"). With
+   * `mcpApps`, every tool-call action the host emits for an App tool call
+   * (`chat/toolCallContentChanged`, `chat/toolCallAuthRequired`,
+   * `chat/toolCallAuthResolved`, `chat/toolCallComplete`, and the tool call
+   * of `session/inputNeededSet`) carries that `_meta.ui` verbatim (a
+   * progress action's `_meta` is `{progress, ui}`, since the reducer
+   * replaces `_meta`), up to {@link HostLimits.maxAppUiMetaBytes}. Without
+   * `mcpApps`, or for an ordinary tool, `_meta` is as before.
    */
   chat?: URI
   turnId?: string
@@ -897,7 +986,7 @@ export type CallToolOptions = CallToolByName | CallToolOnServer
 /** A log record: host diagnostics and each server stderr line (`target: 'server.stderr'`). */
 export interface LogRecord {
   level: 'debug' | 'info' | 'warn' | 'error'
-  /** `server.stderr`, `server.log` (MCP logging), `host.stdio`, `host.supervisor`, `host.config`. */
+  /** `server.stderr`, `server.log` (MCP logging), `host.stdio`, `host.supervisor`, `host.config`, `host.apps` (MCP Apps). */
   target: string
   message: string
   serverId?: string

@@ -177,6 +177,8 @@ pub const HARD_MAX_RESULT_BYTES: usize = MAX_STDIO_MESSAGE_BYTES;
 pub const HARD_MAX_JSON_DEPTH: usize = MAX_MESSAGE_DEPTH;
 /// Hard cap of [`Limits::max_json_properties`] (members): 1 000 000.
 pub const HARD_MAX_JSON_PROPERTIES: usize = 1_000_000;
+/// Hard cap of [`Limits::max_app_ui_meta_bytes`] (bytes): 256 KiB.
+pub const HARD_MAX_APP_UI_META_BYTES: usize = 256 * 1024;
 
 /// Tunable limits (host option `limits`). Every field is optional in JS;
 /// missing fields take the defaults of [`Limits::default`].
@@ -228,6 +230,11 @@ pub struct Limits {
     /// Object members plus array elements of one schema or result. Default
     /// 100 000, hard cap [`HARD_MAX_JSON_PROPERTIES`].
     pub max_json_properties: usize,
+    /// Largest `_meta.ui` of an App tool (MCP Apps, SEP-1865) carried on its
+    /// AHP tool-call actions (bytes of JSON); a larger one is left off with
+    /// a `warn` log (target `host.apps`). Default 16 KiB, hard cap
+    /// [`HARD_MAX_APP_UI_META_BYTES`].
+    pub max_app_ui_meta_bytes: usize,
 }
 
 impl Default for Limits {
@@ -251,6 +258,7 @@ impl Default for Limits {
             max_result_bytes: 10_000_000,
             max_json_depth: 64,
             max_json_properties: 100_000,
+            max_app_ui_meta_bytes: 16 * 1024,
         }
     }
 }
@@ -290,6 +298,9 @@ impl Limits {
             max_result_bytes: self.max_result_bytes.clamp(1, HARD_MAX_RESULT_BYTES),
             max_json_depth: self.max_json_depth.clamp(1, HARD_MAX_JSON_DEPTH),
             max_json_properties: self.max_json_properties.clamp(1, HARD_MAX_JSON_PROPERTIES),
+            max_app_ui_meta_bytes: self
+                .max_app_ui_meta_bytes
+                .clamp(1, HARD_MAX_APP_UI_META_BYTES),
         }
     }
 
@@ -356,6 +367,7 @@ mod tests {
             max_result_bytes: usize::MAX,
             max_json_depth: usize::MAX,
             max_json_properties: usize::MAX,
+            max_app_ui_meta_bytes: usize::MAX,
         }
         .clamped()
     }
@@ -387,7 +399,8 @@ mod tests {
                 c.max_total_schema_bytes,
                 c.max_result_bytes,
                 c.max_json_depth,
-                c.max_json_properties
+                c.max_json_properties,
+                c.max_app_ui_meta_bytes
             ],
             [
                 HARD_MAX_LIST_PAGES,
@@ -400,13 +413,14 @@ mod tests {
                 HARD_MAX_TOTAL_SCHEMA_BYTES,
                 HARD_MAX_RESULT_BYTES,
                 HARD_MAX_JSON_DEPTH,
-                HARD_MAX_JSON_PROPERTIES
+                HARD_MAX_JSON_PROPERTIES,
+                HARD_MAX_APP_UI_META_BYTES
             ]
         );
     }
 
     /// Every field of `l` as `u64`, in declaration order (see [`FIELDS`]).
-    fn values(l: &Limits) -> [u64; 18] {
+    fn values(l: &Limits) -> [u64; 19] {
         let n = |v: usize| v as u64;
         [
             l.startup_timeout_ms,
@@ -427,11 +441,12 @@ mod tests {
             n(l.max_result_bytes),
             n(l.max_json_depth),
             n(l.max_json_properties),
+            n(l.max_app_ui_meta_bytes),
         ]
     }
 
     /// The JS names of the fields, in the order of [`values`].
-    const FIELDS: [&str; 18] = [
+    const FIELDS: [&str; 19] = [
         "startupTimeoutMs",
         "callTimeoutMs",
         "maxRestarts",
@@ -450,6 +465,7 @@ mod tests {
         "maxResultBytes",
         "maxJsonDepth",
         "maxJsonProperties",
+        "maxAppUiMetaBytes",
     ];
 
     #[test]

@@ -25,6 +25,7 @@ use serde_json::{json, Map, Value};
 
 use super::EXTENSION_ID;
 use crate::catalogue::{ServerTool, ServerTools};
+use crate::json::json_len;
 
 /// The scheme of an App's UI resource URI (`ui://…`).
 pub const UI_SCHEME: &str = "ui://";
@@ -36,6 +37,33 @@ pub fn tool_ui_meta(tool: &ServerTool) -> Option<&Map<String, Value>> {
     let ui = tool.definition.get("_meta")?.get("ui")?.as_object()?;
     let uri = ui.get("resourceUri")?.as_str()?;
     uri.starts_with(UI_SCHEME).then_some(ui)
+}
+
+/// What an App tool call carries on its AHP tool-call actions (AHP "MCP
+/// Apps › Identifying an App tool call").
+#[derive(Debug, Clone, PartialEq)]
+pub enum CallUi {
+    /// Not an App tool: the actions carry no `_meta.ui`.
+    None,
+    /// The tool's `_meta.ui`, verbatim.
+    Ui(Map<String, Value>),
+    /// The tool's `_meta.ui` is this many bytes of JSON, more than the
+    /// bound: it is left off.
+    TooLarge(usize),
+}
+
+/// The `_meta.ui` an AHP tool call of `tool` carries: the tool's, verbatim,
+/// when it links a `ui://` resource ([`tool_ui_meta`]) and its JSON is at
+/// most `max_bytes` (`limits.maxAppUiMetaBytes`).
+#[must_use]
+pub fn call_ui(tool: &ServerTool, max_bytes: usize) -> CallUi {
+    let Some(ui) = tool_ui_meta(tool) else {
+        return CallUi::None;
+    };
+    match json_len(ui) {
+        n if n > max_bytes => CallUi::TooLarge(n),
+        _ => CallUi::Ui(ui.clone()),
+    }
 }
 
 /// Whether a tool of `tools` links `uri` from `_meta.ui.resourceUri`.
@@ -129,6 +157,22 @@ mod tests {
         assert!(hosts_apps(Some(&caps), Some(&app)));
         assert!(links_ui_resource(&app, "ui://show/view.html"));
         assert!(!links_ui_resource(&app, "ui://other"));
+    }
+
+    #[test]
+    fn a_call_carries_the_ui_object_verbatim_within_its_bound() {
+        let t = tools(vec![
+            app_tool(),
+            json!({"name": "p", "inputSchema": {"type": "object"}}),
+        ]);
+        let ui = json!({"resourceUri": "ui://show/view.html"});
+        let n = json_len(&ui);
+        let CallUi::Ui(kept) = call_ui(&t.tools[0], n) else {
+            panic!("kept at exactly the bound");
+        };
+        assert_eq!(Value::Object(kept), ui);
+        assert_eq!(call_ui(&t.tools[0], n - 1), CallUi::TooLarge(n));
+        assert_eq!(call_ui(&t.tools[1], n), CallUi::None);
     }
 
     #[test]

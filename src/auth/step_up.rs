@@ -34,6 +34,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use ahp_types::state::ProtectedResourceMetadata;
+use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 use tokio_util::sync::CancellationToken;
 
@@ -50,12 +51,31 @@ pub struct CallKey {
     pub tool_call_id: String,
 }
 
+/// How a paused call's failed completion shows it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Shown {
+    /// The tool call's display name.
+    pub display_name: String,
+    /// The `_meta` of the call's AHP tool-call actions (an App tool call's
+    /// `{ui}`, see `crate::toolcall`); `None` for an ordinary call.
+    pub meta: Option<Map<String, Value>>,
+}
+
+impl From<&str> for Shown {
+    fn from(display_name: &str) -> Self {
+        Self {
+            display_name: display_name.to_owned(),
+            meta: None,
+        }
+    }
+}
+
 /// A chat tool call waiting for a step-up token.
 struct AuthWait {
     /// Customization id of the server that sent the challenge.
     server_id: String,
-    /// The tool call's display name (for the failed completion).
-    display_name: String,
+    /// The tool call as its failed completion shows it.
+    shown: Shown,
     /// The protected resource the call's challenge advertised (RFC 9728).
     resource: ProtectedResourceMetadata,
     /// Scopes the challenge asked for.
@@ -213,14 +233,14 @@ impl StepUpWaits {
         self.waits.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Registers tool call `key` (shown as `display_name`) of server
-    /// `server_id` as paused until a token for `resource` covering
+    /// Registers tool call `key` (shown as `shown`: its display name, and
+    /// the `_meta` of its actions) of server `server_id` as paused until a token for `resource` covering
     /// `required_scopes` arrives. A second registration under the same key
     /// replaces the first.
     pub fn register(
         &self,
         key: CallKey,
-        server: (&str, &str),
+        server: (&str, impl Into<Shown>),
         resource: ProtectedResourceMetadata,
         required_scopes: Vec<String>,
     ) -> StepUpWait<'_> {
@@ -238,7 +258,7 @@ impl StepUpWaits {
     pub fn register_expired(
         &self,
         key: CallKey,
-        server: (&str, &str),
+        server: (&str, impl Into<Shown>),
         resource: ProtectedResourceMetadata,
         required_scopes: Vec<String>,
         announce: impl FnOnce(),
@@ -249,7 +269,7 @@ impl StepUpWaits {
     fn insert(
         &self,
         key: CallKey,
-        (server_id, display_name): (&str, &str),
+        (server_id, shown): (&str, impl Into<Shown>),
         (resource, required_scopes): (ProtectedResourceMetadata, Vec<String>),
         reconnect: bool,
         announce: impl FnOnce(),
@@ -257,7 +277,7 @@ impl StepUpWaits {
         let (tx, rx) = oneshot::channel();
         let wait = AuthWait {
             server_id: server_id.to_owned(),
-            display_name: display_name.to_owned(),
+            shown: shown.into(),
             resource,
             required_scopes,
             reconnect,
@@ -330,7 +350,7 @@ impl StepUpWaits {
 
     /// Server `server_id` left the state its paused calls depended on
     /// (`why`): for each of them, in one step under the lock, runs
-    /// `settle(key, display_name)` (the caller emits
+    /// `settle(key, shown)` (the caller emits
     /// `session/inputNeededRemoved` and the failed `chat/toolCallComplete`)
     /// and wakes it with [`AuthWaitEnd::Ended`]. Calls of other servers keep
     /// waiting; afterwards nothing waits for this server, so `authenticate`
@@ -340,14 +360,14 @@ impl StepUpWaits {
         &self,
         server_id: &str,
         why: Leaving,
-        mut settle: impl FnMut(&CallKey, &str),
+        mut settle: impl FnMut(&CallKey, &Shown),
     ) -> usize {
         // The lock stays held while the calls are settled (see the module doc).
         let mut waits = self.lock();
         let ended = take_server(&mut waits, server_id);
         let count = ended.len();
         for (key, wait) in ended {
-            settle(&key, &wait.display_name);
+            settle(&key, &wait.shown);
             let _ = wait.tx.send(AuthWaitEnd::Ended(why));
         }
         drop(waits);

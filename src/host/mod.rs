@@ -35,6 +35,7 @@
 //! step-up waits → session          (dispatch: chat/toolCallComplete echo; callTool: a call paused on a refused token announcing itself)
 //! chat inputs → session            (dispatch: chat/inputCompleted echo; an elicitation published, answered by the app or withdrawn)
 //! session → catalogue (read)       (supervisor: publishing the tools)
+//! session → app channels           (supervisor: a state opens or closes a server's mcp:// channel)
 //! session → Outbox.pending         (the JS sink runs under the session lock)
 //! catalogue (read) → read view     (callTool: the stale-tool check)
 //! ```
@@ -48,7 +49,8 @@
 //!   server handles);
 //! - leaves, never held while taking another lock: the registry, a
 //!   server's `ServerLive` cells (connection, challenge) and its
-//!   `BearerCell` (written only by the server's actor), the refresh locks;
+//!   `BearerCell` (written only by the server's actor), the app channels
+//!   (`HostShared::app_channels`), the refresh locks;
 //! - catalogue: `HostShared::catalogue` (`RwLock`);
 //! - read view: `ReadCatalogue` (`catalogue::read_view`);
 //! - `Outbox.pending`: the JS binding's event queue (`napi`).

@@ -13,9 +13,11 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::Host;
-use crate::auth::step_up::{AuthWaitEnd, CallKey};
+use crate::apps::capabilities::{call_ui, CallUi};
+use crate::auth::step_up::{AuthWaitEnd, CallKey, Shown};
 use crate::catalogue::{CatalogueEntry, ToolDiagnostic};
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult};
+use crate::events::{log, LogLevel};
 use crate::supervisor::chat_input::ChatCallInputs;
 use crate::supervisor::tool_call::{call_tool, CallRequest, Progress};
 use crate::supervisor::{Command, HostShared, ServerHandle, TransportSpec};
@@ -89,12 +91,13 @@ impl ChatCall {
         &self.tool_call_id
     }
 
-    fn context(&self, server_id: &str) -> ChatContext {
+    fn context(&self, server_id: &str, meta: Option<Arc<Map<String, Value>>>) -> ChatContext {
         ChatContext {
             chat: self.chat.clone(),
             turn_id: self.turn_id.clone(),
             tool_call_id: self.tool_call_id.clone(),
             customization_id: server_id.to_owned(),
+            meta,
         }
     }
 }
@@ -199,7 +202,10 @@ impl Host {
             self.read_view
                 .resolve(&self.shared.catalogue, &call.target, call.digest.as_deref())?;
         let handle = self.server(&tool.server_id)?;
-        let ctx = call.chat.as_ref().map(|c| c.context(&tool.server_id));
+        let ctx = call.chat.as_ref().map(|c| {
+            let meta = self.app_call_meta(&tool.server_id, &tool.tool_name);
+            c.context(&tool.server_id, meta)
+        });
         let display = call
             .display_name
             .or(tool.title)
@@ -238,6 +244,37 @@ impl Host {
             Ok(_) => {}
         }
         result
+    }
+
+    /// The `_meta` of the AHP tool-call actions of a chat call of tool
+    /// `tool_name` on `server_id`: with `mcpApps`, `{ui}` when the tool links
+    /// a `ui://` resource (its `_meta.ui` verbatim, at most
+    /// `limits.maxAppUiMetaBytes`; a larger one is left off with a `warn`
+    /// log, target `host.apps`); `None` otherwise.
+    fn app_call_meta(&self, server_id: &str, tool_name: &str) -> Option<Arc<Map<String, Value>>> {
+        if !self.shared.mcp_apps {
+            return None;
+        }
+        let tools = (self.shared.catalogue.read())
+            .unwrap_or_else(PoisonError::into_inner)
+            .server(server_id)?;
+        let max = self.shared.limits.max_app_ui_meta_bytes;
+        match call_ui(tools.get(tool_name)?, max) {
+            CallUi::None => None,
+            CallUi::Ui(ui) => Some(Arc::new(Map::from_iter([(
+                "ui".to_owned(),
+                Value::Object(ui),
+            )]))),
+            CallUi::TooLarge(bytes) => {
+                let message = format!(
+                    "tool {tool_name:?}: _meta.ui is {bytes} bytes, more than maxAppUiMetaBytes \
+                     ({max}); its AHP tool-call actions go without it"
+                );
+                self.shared
+                    .log(log(LogLevel::Warn, "host.apps", Some(server_id), message));
+                None
+            }
+        }
     }
 
     /// Runs the MCP request, pausing once for a token when the call runs in
@@ -328,7 +365,11 @@ impl Host {
             tool_call_id: ctx.tool_call_id.clone(),
         };
         let required_scopes = requirement.required_scopes.unwrap_or_default();
-        let server = (handle.id.as_str(), call.display_name);
+        let shown = Shown {
+            display_name: call.display_name.to_owned(),
+            meta: ctx.action_meta(),
+        };
+        let server = (handle.id.as_str(), shown);
         let announce = || {
             self.shared
                 .emit_on(&ctx.chat, toolcall::auth_required(ctx, &auth));

@@ -5,8 +5,8 @@
 
 use ahp_types::state::{
     ChildCustomization, Customization, CustomizationEnablement, CustomizationLoadState, ErrorInfo,
-    McpServerCustomization, McpServerErrorState, McpServerState, PluginCustomization, SessionState,
-    TextRange,
+    McpServerCustomization, McpServerCustomizationApps, McpServerErrorState, McpServerState,
+    PluginCustomization, SessionState, TextRange,
 };
 
 use crate::error::ErrorCode;
@@ -173,17 +173,44 @@ pub fn with_server_info(
     icons: Option<Vec<ahp_types::state::Icon>>,
     info: serde_json::Value,
 ) -> Option<Customization> {
-    let update = |s: &mut McpServerCustomization| {
-        s.icons = icons.clone();
+    with_server(state, id, |s| {
+        s.icons = icons;
         let meta = s.meta.get_or_insert_with(Default::default);
-        meta.insert(SERVER_INFO_META_KEY.to_owned(), info.clone());
-    };
+        meta.insert(SERVER_INFO_META_KEY.to_owned(), info);
+        true
+    })
+}
+
+/// The top-level customization holding MCP server `id`, with that server's
+/// `mcpApp` (AHP `McpServerCustomizationApps`, MCP Apps) set to `app`
+/// (`None` removes it), everything else kept: what a
+/// `session/customizationUpdated` for it carries. `None` when `id` is not
+/// an MCP server of the session, or its `mcpApp` already is `app`.
+pub fn with_mcp_app(
+    state: &SessionState,
+    id: &str,
+    app: Option<McpServerCustomizationApps>,
+) -> Option<Customization> {
+    with_server(state, id, |s| {
+        let changed = s.mcp_app != app;
+        s.mcp_app = app;
+        changed
+    })
+}
+
+/// The top-level customization holding MCP server `id` with `update`
+/// applied to that server; `None` when `id` is not an MCP server of the
+/// session or `update` says nothing changed (returns `false`).
+fn with_server(
+    state: &SessionState,
+    id: &str,
+    update: impl FnOnce(&mut McpServerCustomization) -> bool,
+) -> Option<Customization> {
     for c in state.customizations.iter().flatten() {
         match c {
             Customization::McpServer(s) if s.id == id => {
                 let mut s = s.clone();
-                update(&mut s);
-                return Some(Customization::McpServer(s));
+                return update(&mut s).then_some(Customization::McpServer(s));
             }
             Customization::Plugin(p) => {
                 let mut p = p.clone();
@@ -192,8 +219,7 @@ pub fn with_server_info(
                     _ => None,
                 });
                 if let Some(s) = child {
-                    update(s);
-                    return Some(Customization::Plugin(p));
+                    return update(s).then_some(Customization::Plugin(p));
                 }
             }
             _ => {}
@@ -257,5 +283,43 @@ mod tests {
         };
         assert!(t.meta.is_none(), "the sibling is untouched");
         assert!(with_server_info(&state, "p/missing", None, info).is_none());
+    }
+
+    #[test]
+    fn mcp_app_is_set_on_the_child_only_when_it_changes() {
+        let starting =
+            McpServerState::Starting(ahp_types::state::McpServerStartingState { blocking: None });
+        let child = mcp_server_entry("p/s", "file:///p", "s", None, starting.clone());
+        let other = mcp_server_entry("p/t", "file:///p", "t", None, starting);
+        let load = CustomizationLoadState::Loaded(ahp_types::state::CustomizationLoadedState {});
+        let plugin = plugin_entry("p", "file:///p", "p", load, vec![child, other]);
+        let mut state = crate::session::empty_session_state();
+        state.customizations = Some(vec![Customization::Plugin(plugin)]);
+        let app = McpServerCustomizationApps {
+            capabilities: serde_json::from_value(serde_json::json!({"serverTools": {}}))
+                .unwrap_or_else(|e| panic!("{e}")),
+        };
+        let Some(updated) = with_mcp_app(&state, "p/s", Some(app.clone())) else {
+            panic!("the plugin, updated");
+        };
+        let Customization::Plugin(p) = &updated else {
+            panic!("a plugin")
+        };
+        let children: Vec<_> = p.children.iter().flatten().collect();
+        let (ChildCustomization::McpServer(s), ChildCustomization::McpServer(t)) =
+            (children[0], children[1])
+        else {
+            panic!("servers")
+        };
+        assert_eq!(s.mcp_app.as_ref(), Some(&app));
+        assert!(t.mcp_app.is_none(), "the sibling is untouched");
+        state.customizations = Some(vec![updated]);
+        assert!(
+            with_mcp_app(&state, "p/s", Some(app)).is_none(),
+            "unchanged"
+        );
+        assert!(with_mcp_app(&state, "p/t", None).is_none(), "unchanged");
+        assert!(with_mcp_app(&state, "p/s", None).is_some(), "removed");
+        assert!(with_mcp_app(&state, "p/missing", None).is_none());
     }
 }

@@ -10,6 +10,7 @@
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
+use ahp_types::state::{AhpMcpUiHostCapabilities, McpServerState};
 use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use tokio::sync::{mpsc, oneshot, watch};
 
@@ -22,10 +23,12 @@ use super::phase::{transition, Closing, Discovery, Effect, Input, Machine, Phase
 use super::phase::{Secret, Supersede};
 use super::request::RequestFailure;
 use super::{Command, HostShared, ServerLive, ServerSpec, ServerTasks};
+use crate::apps::capabilities::host_capabilities;
 use crate::auth::AuthChallenge;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel, ToolsChangeReason};
 use crate::limits::LIST_CHANGED_DEBOUNCE_MS;
+use crate::requests::ServerRequestKind;
 
 #[cfg(test)]
 mod tests;
@@ -226,10 +229,13 @@ pub(super) struct Actor<C: Connector> {
 /// the connection (its process group is killed).
 pub(super) async fn run<C: Connector>(actor: Actor<C>) {
     let cancel = actor.tasks.cancel.clone();
+    let (shared, id) = (actor.shared.clone(), actor.spec.id.clone());
     tokio::select! {
         _ = actor.main() => {}
         _ = cancel.cancelled() => {}
     }
+    // Disposed (no state is emitted then): no channel outlives the actor.
+    shared.close_app_channel(&id);
 }
 
 impl<C: Connector> Actor<C> {
@@ -296,7 +302,7 @@ impl<C: Connector> Actor<C> {
         let id = &self.spec.id;
         match effect {
             Effect::EndToolAuthWaits(why) => self.shared.end_tool_auth_waits(id, why),
-            Effect::SetState(state) => self.shared.set_server_state(id, state),
+            Effect::SetState(state) => self.set_state(state),
             Effect::Log(level, message) => self.log(level, message),
             Effect::Open => self.waiting = Waiting::Open(self.attempt()),
             Effect::CancelOpen => self.waiting = Waiting::Nothing,
@@ -335,6 +341,40 @@ impl<C: Connector> Actor<C> {
         None
     }
 
+    /// Emits `state`; a `ready` one with the server's MCP Apps
+    /// capabilities (see [`HostShared::set_server_state`]).
+    fn set_state(&self, state: McpServerState) {
+        let app = match state {
+            McpServerState::Ready(_) => self.app_capabilities(),
+            _ => None,
+        };
+        self.shared.set_server_state(&self.spec.id, state, app);
+    }
+
+    /// The `mcpApp.capabilities` of the ready server (MCP Apps, with
+    /// `mcp_apps`): from what its connection declared, its checked tools and
+    /// whether the app registered a `sampling` handler; `None` when it does
+    /// not host Apps (see [`crate::apps::capabilities`]).
+    fn app_capabilities(&self) -> Option<AhpMcpUiHostCapabilities> {
+        if !self.shared.mcp_apps {
+            return None;
+        }
+        let info = self.live.connection().and_then(|c| c.peer.peer_info());
+        let declared = info.as_ref().map(|i| &i.capabilities);
+        let tools = self
+            .shared
+            .catalogue
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .server(&self.spec.id);
+        let sampling = self
+            .shared
+            .requests
+            .as_ref()
+            .is_some_and(|h| h.handles(ServerRequestKind::Sampling));
+        host_capabilities(declared, tools.as_deref(), sampling)
+    }
+
     fn log(&self, level: LogLevel, message: String) {
         self.shared
             .log(log(level, "host.supervisor", Some(&self.spec.id), message));
@@ -360,6 +400,8 @@ impl<C: Connector> Actor<C> {
     /// Closes the ready connection, withdraws it and its tools. After a
     /// crash, says when the connection was gone.
     async fn close(&mut self, closing: Closing) -> Option<Input> {
+        // Nothing more reaches the connection through its channel.
+        self.shared.close_app_channel(&self.spec.id);
         if let Waiting::Serve(serving) = std::mem::replace(&mut self.waiting, Waiting::Nothing) {
             match &closing {
                 Closing::Crashed(reason) => {
@@ -413,6 +455,8 @@ impl<C: Connector> Actor<C> {
             );
             self.shared
                 .set_tools(&self.spec.id, Some(tools), ToolsChangeReason::ListChanged);
+            self.shared
+                .update_mcp_app(&self.spec.id, self.app_capabilities());
         }
     }
 

@@ -2,8 +2,16 @@
 //! the only ways to write the session (so `serverSeq` stays gapless and every
 //! envelope reaches the sink in order).
 //!
-//! Lock order: the session lock, then `catalogue` (read). Event sinks run
-//! under the session lock (see [`EventSink`]).
+//! Lock order: the session lock, then `catalogue` (read) or the app
+//! channels (a leaf). Event sinks run under the session lock (see
+//! [`EventSink`]).
+//!
+//! MCP Apps (with `mcp_apps`): a server's `mcp://` channel is open exactly
+//! while its customization shows it. A `ready` state opens it (after
+//! publishing `mcpApp`) and carries its URI; every other state, and an
+//! accepted client start or stop request (whose reducer clears `channel`),
+//! closes it first, under the session lock. The server's actor also closes
+//! it as soon as its connection closes ([`HostShared::close_app_channel`]).
 
 use std::ffi::OsString;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
@@ -12,7 +20,9 @@ use ahp_types::actions::{
     ActionEnvelope, ActionOrigin, SessionCustomizationUpdatedAction,
     SessionMcpServerStateChangedAction, SessionServerToolsChangedAction, StateAction,
 };
-use ahp_types::state::{McpServerState, SessionState};
+use ahp_types::state::{
+    AhpMcpUiHostCapabilities, McpServerCustomizationApps, McpServerState, SessionState,
+};
 use rmcp::model::ClientConfig;
 use tokio_util::sync::CancellationToken;
 
@@ -22,7 +32,7 @@ use crate::catalogue::{Catalogue, ServerTools};
 use crate::config::launch::EnvPolicy;
 use crate::events::{EventSink, HostEvent, ToolsChangeReason};
 use crate::limits::Limits;
-use crate::session::{find, with_server_info, Found, SessionStore};
+use crate::session::{find, with_mcp_app, with_server_info, Found, SessionStore};
 use crate::toolcall::{self, ChatContext};
 use crate::transport::process::ProcessRegistry;
 
@@ -64,12 +74,10 @@ pub struct HostShared {
     /// The AHP client declared `mcpApps` (JS option `mcpApps`): servers are
     /// told the MCP Apps extension, customizations carry `mcpApp` and
     /// `channel`, App tool calls carry `_meta.ui` (see [`crate::apps`]).
-    #[allow(dead_code)] // read by the MCP Apps publisher being built (issue 11)
     pub mcp_apps: bool,
-    /// The `mcp://` channels of ready servers (with `mcp_apps`). Written by
-    /// each server's actor (open on `ready`, close on leaving it); read by
-    /// the channel proxy.
-    #[allow(dead_code)] // read by the MCP Apps publisher being built (issue 11)
+    /// The `mcp://` channels of ready servers (with `mcp_apps`). Written
+    /// here only (see the module doc): opened with a `ready` state, closed
+    /// when the server leaves `ready`; read by the channel proxy.
     pub app_channels: crate::apps::channels::AppChannels,
     /// Chat tool calls paused for authentication (step-up, expired token).
     /// Registered by the host's `callTool`; ended by the paused server's
@@ -126,6 +134,9 @@ impl HostShared {
             Ok(value) => (Some(value), None),
             Err(reason) => (None, Some(reason)),
         };
+        if let (Some(_), Some(id)) = (&accepted, clears_channel(&action)) {
+            self.app_channels.close(id);
+        }
         let envelope = session.echo_client(action, origin, rejection);
         self.send(envelope.clone());
         (envelope, accepted, session.state().clone())
@@ -166,10 +177,25 @@ impl HostShared {
     /// Emits `session/mcpServerStateChanged` for `id` (nothing when the
     /// server no longer exists, or is already `starting` and `state` is `starting`).
     ///
+    /// With `mcp_apps`, a `ready` state first publishes `app` as the
+    /// customization's `mcpApp` (when it changed), then opens the server's
+    /// `mcp://` channel serving `app` and carries its URI in `channel`;
+    /// every other state closes the channel first (the action omits
+    /// `channel`, which clears it). `app` is ignored otherwise.
+    ///
     /// Server states are written only by the server's actor (the host asks
     /// through [`super::Command`]s).
-    pub(super) fn set_server_state(&self, id: &str, state: McpServerState) {
+    pub(super) fn set_server_state(
+        &self,
+        id: &str,
+        state: McpServerState,
+        app: Option<AhpMcpUiHostCapabilities>,
+    ) {
         let mut session = self.lock_session();
+        let ready = matches!(state, McpServerState::Ready(_)) && self.mcp_apps;
+        if !ready {
+            self.app_channels.close(id);
+        }
         match find(session.state(), id) {
             // `starting` is not repeated (entries are created as `starting`);
             // every other state is emitted, so the end of a client's start or
@@ -178,14 +204,56 @@ impl HostShared {
                 if !(s.state == state && matches!(state, McpServerState::Starting(_))) => {}
             _ => return,
         }
+        let channel = ready.then(|| {
+            self.publish_mcp_app(&mut session, id, app.clone());
+            let uri = session.channel().to_owned();
+            self.app_channels.open(&uri, id, app)
+        });
         let action = StateAction::SessionMcpServerStateChanged(Box::new(
             SessionMcpServerStateChangedAction {
                 id: id.to_owned(),
                 state,
-                channel: None,
+                channel,
             },
         ));
         let envelope = session.emit(action);
+        self.send(envelope);
+    }
+
+    /// Closes server `id`'s `mcp://` channel (its connection is closing or
+    /// gone); the next state the server's actor emits clears it from the
+    /// customization.
+    pub(super) fn close_app_channel(&self, id: &str) {
+        self.app_channels.close(id);
+    }
+
+    /// After server `id`'s tools changed while it is `ready`: what its open
+    /// channel serves becomes `app`, and `mcpApp` is published when it
+    /// changed (nothing without `mcp_apps`).
+    pub(super) fn update_mcp_app(&self, id: &str, app: Option<AhpMcpUiHostCapabilities>) {
+        if !self.mcp_apps {
+            return;
+        }
+        let mut session = self.lock_session();
+        self.app_channels.set_capabilities(id, app.clone());
+        self.publish_mcp_app(&mut session, id, app);
+    }
+
+    /// Emits `session/customizationUpdated` with `mcpApp` = `app` (`None`:
+    /// removed) on server `id`, when that changes it; under the session lock.
+    fn publish_mcp_app(
+        &self,
+        session: &mut SessionStore,
+        id: &str,
+        app: Option<AhpMcpUiHostCapabilities>,
+    ) {
+        let app = app.map(|capabilities| McpServerCustomizationApps { capabilities });
+        let Some(customization) = with_mcp_app(session.state(), id, app) else {
+            return;
+        };
+        let envelope = session.emit(StateAction::SessionCustomizationUpdated(Box::new(
+            SessionCustomizationUpdatedAction { customization },
+        )));
         self.send(envelope);
     }
 
@@ -197,15 +265,17 @@ impl HostShared {
     /// step-up waits, then the session.
     pub(super) fn end_tool_auth_waits(&self, id: &str, why: Leaving) {
         let error = why.error(id);
-        self.step_up.end_server(id, why, |key, display| {
+        self.step_up.end_server(id, why, |key, shown| {
             let ctx = ChatContext {
                 chat: key.chat.clone(),
                 turn_id: key.turn_id.clone(),
                 tool_call_id: key.tool_call_id.clone(),
                 customization_id: id.to_owned(),
+                meta: shown.meta.clone().map(Arc::new),
             };
             self.emit(toolcall::input_needed_removed_action(&ctx));
             let failed = Err(error.clone());
+            let display = &shown.display_name;
             self.emit_on(&ctx.chat, toolcall::complete_action(&ctx, display, &failed));
         });
     }
@@ -275,5 +345,16 @@ impl HostShared {
             reason,
             tools: entries.len(),
         });
+    }
+}
+
+/// The server whose `channel` the reducer clears when it applies `action`
+/// (a client's `session/mcpServerStartRequested` or
+/// `session/mcpServerStopRequested`).
+fn clears_channel(action: &StateAction) -> Option<&str> {
+    match action {
+        StateAction::SessionMcpServerStartRequested(a) => Some(&a.id),
+        StateAction::SessionMcpServerStopRequested(a) => Some(&a.id),
+        _ => None,
     }
 }

@@ -22,12 +22,21 @@
 //!   mapped to MCP content by [`answers`];
 //! - `chat/toolCallComplete` with the MCP result mapped by [`map_result`],
 //!   or a failed result for a protocol error, timeout or cancellation.
-
+//!
+//! An App tool call (MCP Apps, SEP-1865: the tool's `_meta.ui` links a
+//! `ui://` resource; host option `mcpApps`) carries the tool's `_meta.ui`
+//! verbatim ([`ChatContext::meta`]) on every one of these tool-call actions
+//! and on the paused call of `session/inputNeededSet`, so the AHP client
+//! finds the View to render (AHP "MCP Apps › Identifying an App tool
+//! call"). The reducers replace a tool call's `_meta` with an action's, so
+//! a progress action's `_meta` is then `{progress, ui}`.
 //!
 //! Every action is built from the `ahp-types` structs (`ahp_types::actions`,
 //! `ahp_types::state`), so building one cannot fail.
 
 pub mod answers;
+#[cfg(test)]
+mod app_tests;
 pub mod input;
 #[cfg(test)]
 mod input_tests;
@@ -47,6 +56,8 @@ use ahp_types::state::{
     ToolCallContributor, ToolCallMcpContributor, ToolCallStatus, ToolResultContent,
     ToolResultTextContent,
 };
+use std::sync::Arc;
+
 use serde_json::{Map, Value};
 
 use crate::error::HostError;
@@ -65,6 +76,10 @@ pub struct ChatContext {
     pub tool_call_id: String,
     /// The MCP server's customization id (`ToolCallContributor.customizationId`).
     pub customization_id: String,
+    /// The `_meta` members every tool-call action of this call carries:
+    /// `{ui}` for an App tool call (the tool's `_meta.ui`, verbatim and
+    /// bounded; see the module doc), `None` for an ordinary one.
+    pub meta: Option<Arc<Map<String, Value>>>,
 }
 
 impl ChatContext {
@@ -75,6 +90,21 @@ impl ChatContext {
             "toolAuthentication:{}:{}:{}",
             self.chat, self.turn_id, self.tool_call_id
         )
+    }
+
+    /// The `_meta` of this call's tool-call actions ([`ChatContext::meta`]
+    /// as an owned object).
+    pub fn action_meta(&self) -> Option<Map<String, Value>> {
+        self.meta.as_deref().cloned()
+    }
+
+    /// `own` followed by the call's `_meta` members (`None` when both are
+    /// empty).
+    fn meta_with(&self, mut own: Map<String, Value>) -> Option<Map<String, Value>> {
+        for (k, v) in self.meta.iter().flat_map(|m| m.iter()) {
+            own.insert(k.clone(), v.clone());
+        }
+        (!own.is_empty()).then_some(own)
     }
 }
 
@@ -95,7 +125,7 @@ pub struct PausedToolCall<'a> {
 /// `"<progress>/<total> <message>"` (integral numbers without a fraction;
 /// `/<total>` and ` <message>` only when present and non-empty), and
 /// `_meta.progress` carries `{progress, total, message}` as received
-/// (`null` when absent).
+/// (`null` when absent); an App tool call's `_meta` also has `ui`.
 pub fn progress_action(
     ctx: &ChatContext,
     progress: f64,
@@ -119,7 +149,7 @@ pub fn progress_action(
     StateAction::ChatToolCallContentChanged(ChatToolCallContentChangedAction {
         turn_id: ctx.turn_id.clone(),
         tool_call_id: ctx.tool_call_id.clone(),
-        meta: Some(object([("progress", Value::Object(raw))])),
+        meta: ctx.meta_with(object([("progress", Value::Object(raw))])),
         content: vec![ToolResultContent::Text(ToolResultTextContent { text })],
     })
 }
@@ -158,7 +188,7 @@ pub fn auth_required(ctx: &ChatContext, auth: &McpAuthRequirement) -> StateActio
     StateAction::ChatToolCallAuthRequired(ChatToolCallAuthRequiredAction {
         turn_id: ctx.turn_id.clone(),
         tool_call_id: ctx.tool_call_id.clone(),
-        meta: None,
+        meta: ctx.action_meta(),
         auth: auth.clone(),
     })
 }
@@ -168,7 +198,7 @@ pub fn auth_resolved_action(ctx: &ChatContext) -> StateAction {
     StateAction::ChatToolCallAuthResolved(ChatToolCallAuthResolvedAction {
         turn_id: ctx.turn_id.clone(),
         tool_call_id: ctx.tool_call_id.clone(),
-        meta: None,
+        meta: ctx.action_meta(),
     })
 }
 
@@ -188,7 +218,7 @@ pub fn input_needed_set(
         contributor: Some(ToolCallContributor::Mcp(ToolCallMcpContributor {
             customization_id: ctx.customization_id.clone(),
         })),
-        meta: None,
+        meta: ctx.action_meta(),
         invocation_message: StringOrMarkdown::Plain(call.invocation_message.to_owned()),
         tool_input: None,
         confirmed: ToolCallConfirmationReason::NotNeeded,
@@ -229,7 +259,7 @@ pub fn complete_action(
     StateAction::ChatToolCallComplete(ChatToolCallCompleteAction {
         turn_id: ctx.turn_id.clone(),
         tool_call_id: ctx.tool_call_id.clone(),
-        meta: None,
+        meta: ctx.action_meta(),
         result,
         requires_result_confirmation: None,
     })

@@ -46,6 +46,7 @@ fn ctx() -> ChatContext {
         turn_id: "turn-1".into(),
         tool_call_id: "call-1".into(),
         customization_id: "plug/srv".into(),
+        meta: None,
     }
 }
 
@@ -167,6 +168,7 @@ fn complete_actions_for_results_match_the_old_json() {
         turn_id: "t".into(),
         tool_call_id: "x".into(),
         customization_id: "s".into(),
+        meta: None,
     };
     let bare = json!({"content": [{"type": "resource", "resource": {"uri": "file:///e"}}]});
     assert_eq!(
@@ -270,6 +272,7 @@ fn progress_text() {
         turn_id: "t".into(),
         tool_call_id: "x".into(),
         customization_id: "s".into(),
+        meta: None,
     };
     let v = serde_json::to_value(progress_action(&ctx, 2.0, Some(5.0), Some("step 2"))).unwrap();
     assert_eq!(v["content"][0]["text"], "2/5 step 2");

@@ -124,7 +124,7 @@ async fn end_server_settles_that_servers_calls_once_and_wakes_them() {
     let b = waits.register(key("b"), ("two", "B"), resource(R), Vec::new());
     let mut settled = Vec::new();
     let ended = waits.end_server("one", Leaving::Stopped, |k, display| {
-        settled.push((k.tool_call_id.clone(), display.to_owned()));
+        settled.push((k.tool_call_id.clone(), display.display_name.clone()));
     });
     assert_eq!(ended, 1);
     assert_eq!(settled, [("a".to_owned(), "A".to_owned())]);

@@ -28,6 +28,8 @@ use crate::session::{mcp_server_entry, SessionStore};
 use crate::transport::http::BearerCell;
 use crate::transport::process::ProcessRegistry;
 
+mod apps;
+
 const ID: &str = "srv";
 
 /// What the next connection attempt does.

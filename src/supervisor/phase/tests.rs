@@ -527,3 +527,49 @@ fn secrets_never_show_in_debug() {
     assert!(!shown.contains("tok\""), "{shown}");
     assert!(shown.contains("Secret(…)"), "{shown}");
 }
+
+/// Every input that takes a server out of `ready` (but `Disposed`, which
+/// ends the actor without effects; the actor then closes the channel)
+/// closes the connection (and with it the `mcp://` channel) before any
+/// state is emitted, so no channel outlives its connection (MCP Apps).
+#[test]
+fn leaving_ready_closes_the_connection_before_any_state() {
+    let error = HostError::new(ErrorCode::RedirectRefused, "refused");
+    let refused = HostError::new(ErrorCode::AuthRequired, "refused");
+    let inputs = [
+        I::Stop,
+        I::SetEnabled(false),
+        I::Start,
+        I::UseOAuth,
+        I::Shutdown(Leaving::Removed),
+        I::Shutdown(Leaving::ShutDown),
+        I::CommandsClosed,
+        I::Crashed("exited".into()),
+        I::ConnectionFailed {
+            error,
+            challenge: None,
+        },
+        I::ConnectionFailed {
+            error: refused,
+            challenge: Some(HEADER.into()),
+        },
+    ];
+    for r in [rules(), stdio_rules()] {
+        for input in inputs.clone() {
+            let (next, effects) = transition(&Machine::from(ready(0)), input.clone(), &r);
+            assert!(
+                !matches!(next.phase, P::Ready { .. }),
+                "{input:?} stays ready"
+            );
+            let close = effects.iter().position(|e| matches!(e, Close(_)));
+            let state = effects.iter().position(|e| matches!(e, SetState(_)));
+            assert!(close.is_some(), "{input:?}: no Close in {effects:?}");
+            assert!(
+                state.is_none_or(|s| Some(s) > close),
+                "{input:?}: {effects:?}"
+            );
+        }
+    }
+    let (next, effects) = transition(&Machine::from(ready(0)), I::Disposed, &rules());
+    assert_eq!((next.phase, effects), (P::Exited, vec![]));
+}
