@@ -177,6 +177,14 @@ pub const HARD_MAX_RESULT_BYTES: usize = MAX_STDIO_MESSAGE_BYTES;
 pub const HARD_MAX_JSON_DEPTH: usize = MAX_MESSAGE_DEPTH;
 /// Hard cap of [`Limits::max_json_properties`] (members): 1 000 000.
 pub const HARD_MAX_JSON_PROPERTIES: usize = 1_000_000;
+/// Hard cap of [`Limits::max_channel_message_bytes`] (bytes): 16 MiB, the
+/// stdio message limit [`MAX_STDIO_MESSAGE_BYTES`].
+pub const HARD_MAX_CHANNEL_MESSAGE_BYTES: usize = MAX_STDIO_MESSAGE_BYTES;
+/// Hard cap of [`Limits::max_channel_requests`] (requests in flight on one
+/// channel): 1 024.
+pub const HARD_MAX_CHANNEL_REQUESTS: usize = 1_024;
+/// Hard cap of [`Limits::max_ui_resource_bytes`] (bytes): 16 MiB.
+pub const HARD_MAX_UI_RESOURCE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Tunable limits (host option `limits`). Every field is optional in JS;
 /// missing fields take the defaults of [`Limits::default`].
@@ -228,6 +236,21 @@ pub struct Limits {
     /// Object members plus array elements of one schema or result. Default
     /// 100 000, hard cap [`HARD_MAX_JSON_PROPERTIES`].
     pub max_json_properties: usize,
+    /// One message sent on an MCP Apps `mcp://` channel (`sendChannelMessage`;
+    /// bytes of its JSON text, `channel` included). Default 1 MiB, hard cap
+    /// [`HARD_MAX_CHANNEL_MESSAGE_BYTES`].
+    pub max_channel_message_bytes: usize,
+    /// Requests in flight on one `mcp://` channel; one more is refused.
+    /// Default 16, hard cap [`HARD_MAX_CHANNEL_REQUESTS`].
+    pub max_channel_requests: usize,
+    /// Time one `mcp://` channel request may take, every `input_required`
+    /// round included (ms); then it is cancelled upstream and answered with
+    /// a timeout. Default 60 000.
+    pub channel_request_timeout_ms: u64,
+    /// An MCP Apps UI resource (`ui://`): the `text` or `blob` of all its
+    /// contents together (bytes, as sent). Default 4 MiB, hard cap
+    /// [`HARD_MAX_UI_RESOURCE_BYTES`].
+    pub max_ui_resource_bytes: usize,
 }
 
 impl Default for Limits {
@@ -251,6 +274,10 @@ impl Default for Limits {
             max_result_bytes: 10_000_000,
             max_json_depth: 64,
             max_json_properties: 100_000,
+            max_channel_message_bytes: 1024 * 1024,
+            max_channel_requests: 16,
+            channel_request_timeout_ms: 60_000,
+            max_ui_resource_bytes: 4 * 1024 * 1024,
         }
     }
 }
@@ -290,6 +317,16 @@ impl Limits {
             max_result_bytes: self.max_result_bytes.clamp(1, HARD_MAX_RESULT_BYTES),
             max_json_depth: self.max_json_depth.clamp(1, HARD_MAX_JSON_DEPTH),
             max_json_properties: self.max_json_properties.clamp(1, HARD_MAX_JSON_PROPERTIES),
+            max_channel_message_bytes: self
+                .max_channel_message_bytes
+                .clamp(1, HARD_MAX_CHANNEL_MESSAGE_BYTES),
+            max_channel_requests: self
+                .max_channel_requests
+                .clamp(1, HARD_MAX_CHANNEL_REQUESTS),
+            channel_request_timeout_ms: t(self.channel_request_timeout_ms),
+            max_ui_resource_bytes: self
+                .max_ui_resource_bytes
+                .clamp(1, HARD_MAX_UI_RESOURCE_BYTES),
         }
     }
 
@@ -356,6 +393,10 @@ mod tests {
             max_result_bytes: usize::MAX,
             max_json_depth: usize::MAX,
             max_json_properties: usize::MAX,
+            max_channel_message_bytes: usize::MAX,
+            max_channel_requests: usize::MAX,
+            channel_request_timeout_ms: u64::MAX,
+            max_ui_resource_bytes: usize::MAX,
         }
         .clamped()
     }
@@ -370,9 +411,10 @@ mod tests {
                 c.restart_backoff_ms,
                 c.restart_backoff_max_ms,
                 c.restart_reset_after_ms,
-                c.call_max_total_ms
+                c.call_max_total_ms,
+                c.channel_request_timeout_ms
             ],
-            [MAX_TIMEOUT_MS; 6]
+            [MAX_TIMEOUT_MS; 7]
         );
         assert_eq!(c.max_restarts, HARD_MAX_RESTARTS);
         assert_eq!(
@@ -387,7 +429,10 @@ mod tests {
                 c.max_total_schema_bytes,
                 c.max_result_bytes,
                 c.max_json_depth,
-                c.max_json_properties
+                c.max_json_properties,
+                c.max_channel_message_bytes,
+                c.max_channel_requests,
+                c.max_ui_resource_bytes
             ],
             [
                 HARD_MAX_LIST_PAGES,
@@ -400,13 +445,16 @@ mod tests {
                 HARD_MAX_TOTAL_SCHEMA_BYTES,
                 HARD_MAX_RESULT_BYTES,
                 HARD_MAX_JSON_DEPTH,
-                HARD_MAX_JSON_PROPERTIES
+                HARD_MAX_JSON_PROPERTIES,
+                HARD_MAX_CHANNEL_MESSAGE_BYTES,
+                HARD_MAX_CHANNEL_REQUESTS,
+                HARD_MAX_UI_RESOURCE_BYTES
             ]
         );
     }
 
     /// Every field of `l` as `u64`, in declaration order (see [`FIELDS`]).
-    fn values(l: &Limits) -> [u64; 18] {
+    fn values(l: &Limits) -> [u64; 22] {
         let n = |v: usize| v as u64;
         [
             l.startup_timeout_ms,
@@ -427,11 +475,15 @@ mod tests {
             n(l.max_result_bytes),
             n(l.max_json_depth),
             n(l.max_json_properties),
+            n(l.max_channel_message_bytes),
+            n(l.max_channel_requests),
+            l.channel_request_timeout_ms,
+            n(l.max_ui_resource_bytes),
         ]
     }
 
     /// The JS names of the fields, in the order of [`values`].
-    const FIELDS: [&str; 18] = [
+    const FIELDS: [&str; 22] = [
         "startupTimeoutMs",
         "callTimeoutMs",
         "maxRestarts",
@@ -450,6 +502,10 @@ mod tests {
         "maxResultBytes",
         "maxJsonDepth",
         "maxJsonProperties",
+        "maxChannelMessageBytes",
+        "maxChannelRequests",
+        "channelRequestTimeoutMs",
+        "maxUiResourceBytes",
     ];
 
     #[test]

@@ -13,6 +13,8 @@
 pub mod capabilities;
 #[allow(dead_code)]
 pub mod channels;
+pub mod policy;
+pub mod ui_resource;
 
 use rmcp::model::ClientCapabilities;
 use serde_json::{json, Map, Value};

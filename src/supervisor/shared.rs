@@ -68,9 +68,9 @@ pub struct HostShared {
     pub mcp_apps: bool,
     /// The `mcp://` channels of ready servers (with `mcp_apps`). Written by
     /// each server's actor (open on `ready`, close on leaving it); read by
-    /// the channel proxy.
-    #[allow(dead_code)] // read by the MCP Apps publisher being built (issue 11)
-    pub app_channels: crate::apps::channels::AppChannels,
+    /// the channel proxy and by each connection's client handler (the
+    /// server notifications it forwards).
+    pub app_channels: Arc<crate::apps::channels::AppChannels>,
     /// Chat tool calls paused for authentication (step-up, expired token).
     /// Registered by the host's `callTool`; ended by the paused server's
     /// actor when the server leaves the state they depend on
