@@ -168,7 +168,12 @@ impl HostShared {
     ///
     /// Server states are written only by the server's actor (the host asks
     /// through [`super::Command`]s).
-    pub(super) fn set_server_state(&self, id: &str, state: McpServerState) {
+    pub(super) fn set_server_state(
+        &self,
+        id: &str,
+        state: McpServerState,
+        channel: Option<String>,
+    ) {
         let mut session = self.lock_session();
         match find(session.state(), id) {
             // `starting` is not repeated (entries are created as `starting`);
@@ -182,7 +187,7 @@ impl HostShared {
             SessionMcpServerStateChangedAction {
                 id: id.to_owned(),
                 state,
-                channel: None,
+                channel,
             },
         ));
         let envelope = session.emit(action);
