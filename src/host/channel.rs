@@ -219,11 +219,12 @@ impl Host {
             )));
         };
         let server_id = &target.server_id;
-        match self
+        // A connection being closed (stop, crash) is not ready either.
+        let live = self
             .server(server_id)
             .ok()
-            .and_then(|h| h.live.connection())
-        {
+            .and_then(|h| h.live.connection());
+        match live.filter(|conn| conn.closed.borrow().is_none()) {
             Some(conn) => Ok((target, conn)),
             None => Err(not_ready(format!("server {server_id} is not ready"))),
         }

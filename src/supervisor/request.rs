@@ -275,6 +275,12 @@ async fn send_on(
 ) -> Result<Value, RequestFailure> {
     let context = format!("{method} on {server_id}");
     let peer = wire.peer;
+    let cancelled = || HostError::new(ErrorCode::Cancelled, format!("{context} was cancelled"));
+    if wire.abort.is_some_and(CancellationToken::is_cancelled) {
+        // Not sent at all: rmcp writes messages from separate tasks, so a
+        // cancellation sent right behind its request could overtake it.
+        return Err(cancelled().into());
+    }
     let mut sent = InFlight::send(peer, method, params, options, wire.oversize)
         .await
         .map_err(|e| map_service_error(&context, e, None))?;
@@ -299,8 +305,7 @@ async fn send_on(
             let _ = peer
                 .notify_cancelled(CancelledNotificationParam::new(Some(sent.id), Some(why)))
                 .await;
-            let what = format!("{context} was cancelled");
-            return Err(HostError::new(ErrorCode::Cancelled, what).into());
+            return Err(cancelled().into());
         }
     };
     serde_json::to_value(result).map_err(|e| {
