@@ -50,7 +50,9 @@
 //!   server handles);
 //! - leaves, never held while taking another lock: the registry, a
 //!   server's `ServerLive` cells (connection, challenge) and its
-//!   `BearerCell` (written only by the server's actor), the refresh locks;
+//!   `BearerCell` (written only by the server's actor), the refresh locks,
+//!   the `mcp://` channels (`AppChannels`) and their requests in flight
+//!   (`ChannelCalls`);
 //! - catalogue: `HostShared::catalogue` (`RwLock`);
 //! - read view: `ReadCatalogue` (`catalogue::read_view`);
 //! - `Outbox.pending`: the JS binding's event queue (`napi`).
