@@ -296,10 +296,7 @@ impl<C: Connector> Actor<C> {
         let id = &self.spec.id;
         match effect {
             Effect::EndToolAuthWaits(why) => self.shared.end_tool_auth_waits(id, why),
-            Effect::SetState(state) => {
-                let channel = self.temp_app_channel(&state);
-                self.shared.set_server_state(id, state, channel);
-            }
+            Effect::SetState(state) => self.shared.set_server_state(id, state),
             Effect::Log(level, message) => self.log(level, message),
             Effect::Open => self.waiting = Waiting::Open(self.attempt()),
             Effect::CancelOpen => self.waiting = Waiting::Nothing,
@@ -341,41 +338,6 @@ impl<C: Connector> Actor<C> {
     fn log(&self, level: LogLevel, message: String) {
         self.shared
             .log(log(level, "host.supervisor", Some(&self.spec.id), message));
-    }
-
-    /// TEMP (replaced by apps-state): with `mcpApps`, opens the server's
-    /// `mcp://` channel when it becomes `ready` (its URI goes into the state
-    /// action) and closes it when it leaves `ready`.
-    fn temp_app_channel(&self, state: &ahp_types::state::McpServerState) -> Option<String> {
-        let id = &self.spec.id;
-        if !self.shared.mcp_apps {
-            return None;
-        }
-        if !matches!(state, ahp_types::state::McpServerState::Ready(_)) {
-            self.shared.app_channels.close(id);
-            return None;
-        }
-        let conn = self.live.connection()?;
-        let info = conn.peer.peer_info();
-        let declared = info.as_ref().map(|i| &i.capabilities);
-        let tools = self
-            .shared
-            .catalogue
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .server(id);
-        let sampling = self
-            .shared
-            .requests
-            .as_ref()
-            .is_some_and(|h| h.handles(crate::requests::ServerRequestKind::Sampling));
-        let caps =
-            crate::apps::capabilities::host_capabilities(declared, tools.as_deref(), sampling);
-        Some(
-            self.shared
-                .app_channels
-                .open(&self.shared.channel(), id, caps),
-        )
     }
 
     /// A start attempt with the current credentials (a sign-in's tokens

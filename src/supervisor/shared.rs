@@ -168,12 +168,7 @@ impl HostShared {
     ///
     /// Server states are written only by the server's actor (the host asks
     /// through [`super::Command`]s).
-    pub(super) fn set_server_state(
-        &self,
-        id: &str,
-        state: McpServerState,
-        channel: Option<String>,
-    ) {
+    pub(super) fn set_server_state(&self, id: &str, state: McpServerState) {
         let mut session = self.lock_session();
         match find(session.state(), id) {
             // `starting` is not repeated (entries are created as `starting`);
@@ -187,7 +182,7 @@ impl HostShared {
             SessionMcpServerStateChangedAction {
                 id: id.to_owned(),
                 state,
-                channel,
+                channel: None,
             },
         ));
         let envelope = session.emit(action);
