@@ -558,9 +558,16 @@ export interface ResourceTemplate {
   _meta?: Record<string, unknown>
 }
 
-/** MCP `ReadResourceResult`: text or base64 `blob` contents. */
+/**
+ * MCP `ReadResourceResult`: text or base64 `blob` contents. An MCP Apps UI
+ * resource carries its `McpUiResourceMeta` in each content item's
+ * `_meta.ui` (`csp`, `permissions`, `domain`, `prefersBorder`).
+ */
 export interface ReadResourceResult {
-  contents: ({ uri: string; mimeType?: string; text: string } | { uri: string; mimeType?: string; blob: string })[]
+  contents: (
+    | { uri: string; mimeType?: string; text: string; _meta?: Record<string, unknown> }
+    | { uri: string; mimeType?: string; blob: string; _meta?: Record<string, unknown> }
+  )[]
   _meta?: Record<string, unknown>
 }
 
@@ -648,6 +655,14 @@ export interface HostLimits {
   restartBackoffMaxMs?: number
   /** Uptime after which the crash counter resets. Default 60 000 ms. */
   restartResetAfterMs?: number
+  /** One message given to {@link McpHost.sendChannelMessage}, as JSON text (`channel` included). Default 1 MiB (hard cap 16 MiB). */
+  maxChannelMessageBytes?: number
+  /** Requests in flight on one `mcp://` channel; one more is refused. Default 16 (hard cap 1 024). */
+  maxChannelRequests?: number
+  /** Time one `mcp://` channel request may take, every `input_required` round included; then it is cancelled upstream. Default 60 000 ms. */
+  channelRequestTimeoutMs?: number
+  /** A `ui://` resource (`readAppResource`, `resources/read` on a channel): `text` / `blob` of all its contents, as sent. Default 4 MiB (hard cap 16 MiB). */
+  maxUiResourceBytes?: number
 }
 
 export interface McpHostOptions {
@@ -986,7 +1001,11 @@ export type CallToolOptions = CallToolByName | CallToolOnServer
 /** A log record: host diagnostics and each server stderr line (`target: 'server.stderr'`). */
 export interface LogRecord {
   level: 'debug' | 'info' | 'warn' | 'error'
-  /** `server.stderr`, `server.log` (MCP logging), `host.stdio`, `host.supervisor`, `host.config`, `host.apps` (MCP Apps). */
+  /**
+   * `server.stderr`, `server.log` (MCP logging), `host.stdio`, `host.supervisor`, `host.config`,
+   * `host.apps` (MCP Apps: an App tool's `_meta.ui` left off for its size),
+   * `host.mcpApp` (an MCP App's `notifications/message` on an `mcp://` channel, and refused channel notifications).
+   */
   target: string
   message: string
   serverId?: string
@@ -1146,6 +1165,49 @@ export declare class HostError extends Error {
   readonly data?: { resources?: ProtectedResourceMetadata[]; [key: string]: unknown } | unknown
 }
 
+// ─── MCP Apps: the mcp:// channel ────────────────────────────────────────────
+
+/** A JSON-RPC id: a string or a number (never `null` in a request). */
+export type JsonRpcId = string | number
+
+/**
+ * An MCP JSON-RPC request on an `mcp://` channel (AHP "MCP Servers › MCP
+ * Apps"): `channel` is the `McpServerCustomization.channel` of a ready server.
+ */
+export interface McpChannelRequest {
+  jsonrpc: '2.0'
+  id: JsonRpcId
+  method: string
+  params?: Record<string, unknown>
+  channel: URI
+}
+
+/** An MCP JSON-RPC notification on an `mcp://` channel (no `id`; never answered). */
+export interface McpChannelNotification {
+  jsonrpc: '2.0'
+  method: string
+  params?: Record<string, unknown>
+  channel: URI
+}
+
+/**
+ * The response to an {@link McpChannelRequest}, with the client's own `id`
+ * (string or number, unchanged; `null` for a message too malformed to have
+ * one). `error.data.code` is a stable {@link HostErrorCode} on every
+ * host-made error; a server's own JSON-RPC error passes through unchanged.
+ */
+export type McpChannelResponse =
+  | { jsonrpc: '2.0'; id: JsonRpcId; result: Record<string, unknown>; channel: URI }
+  | {
+      jsonrpc: '2.0'
+      id: JsonRpcId | null
+      error: { code: number; message: string; data?: { code?: HostErrorCode; uri?: string; [key: string]: unknown } | unknown }
+      channel: URI
+    }
+
+/** Any message on an `mcp://` channel. */
+export type McpChannelMessage = McpChannelRequest | McpChannelNotification | McpChannelResponse
+
 /** Events of {@link McpHost}. */
 export interface McpHostEvents {
   action: [envelope: ActionEnvelope]
@@ -1169,6 +1231,17 @@ export interface McpHostEvents {
    * the server sent it.
    */
   resourceUpdated: [event: { serverId: string; uri: string }]
+  /**
+   * A message for an AHP client on an MCP Apps `mcp://` channel (option
+   * `mcpApps`): the response to a request sent with
+   * {@link McpHost.sendChannelMessage} (exactly one per request, none once
+   * the client cancelled it), or a forwarded server notification —
+   * `notifications/tools/list_changed` / `notifications/resources/list_changed`
+   * (free-standing in the 2025 era, from the host's `subscriptions/listen`
+   * stream in 2026-07-28) when the channel's `mcpApp.capabilities.serverTools`
+   * / `.serverResources` has `listChanged: true`.
+   */
+  channelMessage: [message: McpChannelMessage]
 }
 
 /**
@@ -1348,6 +1421,86 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * `timeout`), the subscription being dropped all the same.
    */
   unsubscribeResource(serverId: string, uri: string): Promise<void>
+  /**
+   * MCP Apps (option `mcpApps`): sends one MCP JSON-RPC request or
+   * notification on an `mcp://` channel (`message.channel`: the
+   * `McpServerCustomization.channel` of a ready server; AHP "MCP Servers ›
+   * MCP Apps"). Returns at once; a request's response arrives as a
+   * `channelMessage` event with the client's own `id` — exactly one per
+   * request (none once the client cancelled it with
+   * `notifications/cancelled`). A notification is never answered; a
+   * refused one is logged (`warn`, target `host.mcpApp`, the server's id).
+   *
+   * Served: the union of the channel's `mcpApp.capabilities` —
+   * `serverTools`: `tools/list`, `tools/call` (app-only tools included; not
+   * an AHP chat tool call); `serverResources`: `resources/list`,
+   * `resources/templates/list`, `resources/read`; `logging`:
+   * `logging/setLevel` (forwarded) and the App's `notifications/message` (a
+   * `log` event, target `host.mcpApp`, not sent to the server); `sampling`:
+   * `sampling/createMessage` (answered by the `sampling` handler). With any
+   * capability: `resources/read` of a `ui://` URI (the gate of
+   * {@link McpHost.readAppResource}) and `notifications/cancelled` of the
+   * channel's own requests (cancelled upstream). An `input_required` answer
+   * (MRTR, 2026-07-28) goes through the request handlers.
+   *
+   * Error responses (`error.data.code`):
+   * - `-32601` `not_supported`: a method outside that union, `initialize`,
+   *   `notifications/initialized`, `server/discover`, methods whose state AHP
+   *   mirrors (`tasks/*`, `notifications/tasks/*`, `notifications/progress`,
+   *   `notifications/roots/list_changed`); everything on the channel of a
+   *   server that hosts no Apps. The message names the method and the
+   *   served methods.
+   * - `-32000` `server_not_ready`: an unknown channel, a stale one (the
+   *   server restarted: read `channel` again), a server that is not ready;
+   *   nothing reaches any server.
+   * - `-32600` `limit_exceeded`: the message is over `limits.maxChannelMessageBytes`
+   *   (default 1 MiB of JSON), or `limits.maxChannelRequests` (default 16)
+   *   requests are in flight on the channel.
+   * - `-32600` `invalid_argument`: not JSON-RPC 2.0 (`jsonrpc` not `'2.0'`,
+   *   no string `method`, an `id` that is not a string or number — then
+   *   answered with `id: null` —, `params` not an object), or an id already
+   *   in flight on the channel.
+   * - `-32602` `invalid_argument`: `tools/call` of a tool whose
+   *   `_meta.ui.visibility` lacks `'app'`.
+   * - `-32602` `not_found` (`data.uri`): a `ui://` resource no tool of the
+   *   server links from `_meta.ui.resourceUri` (not sent).
+   * - `-32603` `protocol_error`: a `ui://` content item without the MIME type
+   *   `text/html;profile=mcp-app` (the message names the type found), or a
+   *   transport failure; `-32603` `limit_exceeded`: a result over
+   *   `limits.maxResultBytes` (default 10 000 000 bytes), `maxJsonDepth`,
+   *   `maxJsonProperties`, or a `ui://` resource over
+   *   `limits.maxUiResourceBytes` (default 4 MiB); `-32603` `internal`: the
+   *   `sampling` handler failed.
+   * - `-32001` `timeout`: over `limits.channelRequestTimeoutMs` (default
+   *   60 000 ms; the request is cancelled upstream).
+   * - the server's own JSON-RPC errors pass through unchanged.
+   *
+   * Throws a {@link HostError}: `invalid_argument` only when `message` is
+   * not an object or has no string `channel` (or cannot be serialized);
+   * `disposed` after dispose.
+   */
+  sendChannelMessage(message: McpChannelMessage): void
+  /**
+   * MCP Apps (option `mcpApps`): the UI resource `uri` (`ui://…`) of server
+   * `serverId` — MCP `resources/read` through the same gate as a `ui://`
+   * read on the server's `mcp://` channel. Resolves the `ReadResourceResult`
+   * untouched (each content item's `_meta.ui` — `csp`, `permissions`,
+   * `domain`, `prefersBorder` — is the client's to enforce) only when a tool
+   * of the server (app-only tools included) links `uri` from
+   * `_meta.ui.resourceUri`, every content item has the MIME type
+   * `text/html;profile=mcp-app`, and the contents' `text` / `blob` add up to
+   * at most `limits.maxUiResourceBytes` (default 4 MiB).
+   *
+   * Errors: `not_supported` (the host was made without `mcpApps`; or the
+   * server did not declare `resources`), `invalid_argument` (`serverId` or
+   * `uri` not a non-empty string, or `uri` not a `ui://` URI), `not_found`
+   * (no such server; no tool links `uri`, nothing sent; the server has no
+   * such resource), `server_not_ready`, `protocol_error` (another MIME type,
+   * named in the message; a JSON-RPC error), `limit_exceeded`
+   * (`maxUiResourceBytes`, `maxResultBytes`), `timeout`
+   * (`limits.callTimeoutMs`), `auth_required`, `disposed`.
+   */
+  readAppResource(options: { serverId: string; uri: string }): Promise<ReadResourceResult>
   /** MCP `prompts/list`, every page; `[]` without a request when the server did not declare `prompts`. Errors as {@link McpHost.listResources}. */
   listPrompts(serverId: string): Promise<Prompt[]>
   /** MCP `prompts/get`. Errors as {@link McpHost.readResource} (`not_supported` without `prompts`). */

@@ -278,6 +278,32 @@ class McpHost extends EventEmitter {
     return unwrap(await this.#live().getPrompt(serverId, name, JSON.stringify(args ?? null)))
   }
 
+  // MCP Apps: one JSON-RPC request or notification on an `mcp://` channel.
+  // Answers and forwarded server notifications arrive as `channelMessage`
+  // events (see index.d.ts).
+  sendChannelMessage(message) {
+    const native = this.#live()
+    if (typeof message !== 'object' || message === null || Array.isArray(message) || typeof message.channel !== 'string') {
+      throw new HostError('invalid_argument', 'sendChannelMessage: message must be a JSON-RPC object with a string `channel`')
+    }
+    let text
+    try {
+      text = JSON.stringify(message)
+    } catch (err) {
+      throw new HostError('invalid_argument', `sendChannelMessage: message cannot be serialized: ${err.message}`)
+    }
+    unwrap(native.sendChannelMessage(text))
+  }
+
+  // MCP Apps: a `ui://` resource through the UI resource gate (see index.d.ts).
+  async readAppResource(options) {
+    if (options === null || typeof options !== 'object') throw new HostError('invalid_argument', 'readAppResource options must be an object')
+    const native = this.#live()
+    nonEmptyString(options.serverId, 'serverId')
+    nonEmptyString(options.uri, 'uri')
+    return unwrap(await native.readAppResource(options.serverId, options.uri))
+  }
+
   async callTool(options) {
     if (options === null || typeof options !== 'object') throw new HostError('invalid_argument', 'callTool options must be an object')
     const { signal, ...args } = options

@@ -91,6 +91,12 @@ pub enum HostEvent {
         /// The resource's URI, as the server sent it.
         uri: String,
     },
+    /// A message for an AHP client on an MCP Apps `mcp://` channel (JS
+    /// event `channelMessage`): a JSON-RPC response to a request sent with
+    /// `sendChannelMessage` (`{jsonrpc, id, result | error, channel}`, the
+    /// client's own `id`) or a forwarded server notification (`{jsonrpc,
+    /// method, params?, channel}`).
+    ChannelMessage(Box<serde_json::Value>),
 }
 
 /// Receives host events. Called from any thread, sometimes while the session

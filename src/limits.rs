@@ -179,6 +179,14 @@ pub const HARD_MAX_JSON_DEPTH: usize = MAX_MESSAGE_DEPTH;
 pub const HARD_MAX_JSON_PROPERTIES: usize = 1_000_000;
 /// Hard cap of [`Limits::max_app_ui_meta_bytes`] (bytes): 256 KiB.
 pub const HARD_MAX_APP_UI_META_BYTES: usize = 256 * 1024;
+/// Hard cap of [`Limits::max_channel_message_bytes`] (bytes): 16 MiB, the
+/// stdio message limit [`MAX_STDIO_MESSAGE_BYTES`].
+pub const HARD_MAX_CHANNEL_MESSAGE_BYTES: usize = MAX_STDIO_MESSAGE_BYTES;
+/// Hard cap of [`Limits::max_channel_requests`] (requests in flight on one
+/// channel): 1 024.
+pub const HARD_MAX_CHANNEL_REQUESTS: usize = 1_024;
+/// Hard cap of [`Limits::max_ui_resource_bytes`] (bytes): 16 MiB.
+pub const HARD_MAX_UI_RESOURCE_BYTES: usize = 16 * 1024 * 1024;
 
 /// Tunable limits (host option `limits`). Every field is optional in JS;
 /// missing fields take the defaults of [`Limits::default`].
@@ -235,6 +243,21 @@ pub struct Limits {
     /// a `warn` log (target `host.apps`). Default 16 KiB, hard cap
     /// [`HARD_MAX_APP_UI_META_BYTES`].
     pub max_app_ui_meta_bytes: usize,
+    /// One message sent on an MCP Apps `mcp://` channel (`sendChannelMessage`;
+    /// bytes of its JSON text, `channel` included). Default 1 MiB, hard cap
+    /// [`HARD_MAX_CHANNEL_MESSAGE_BYTES`].
+    pub max_channel_message_bytes: usize,
+    /// Requests in flight on one `mcp://` channel; one more is refused.
+    /// Default 16, hard cap [`HARD_MAX_CHANNEL_REQUESTS`].
+    pub max_channel_requests: usize,
+    /// Time one `mcp://` channel request may take, every `input_required`
+    /// round included (ms); then it is cancelled upstream and answered with
+    /// a timeout. Default 60 000.
+    pub channel_request_timeout_ms: u64,
+    /// An MCP Apps UI resource (`ui://`): the `text` or `blob` of all its
+    /// contents together (bytes, as sent). Default 4 MiB, hard cap
+    /// [`HARD_MAX_UI_RESOURCE_BYTES`].
+    pub max_ui_resource_bytes: usize,
 }
 
 impl Default for Limits {
@@ -259,6 +282,10 @@ impl Default for Limits {
             max_json_depth: 64,
             max_json_properties: 100_000,
             max_app_ui_meta_bytes: 16 * 1024,
+            max_channel_message_bytes: 1024 * 1024,
+            max_channel_requests: 16,
+            channel_request_timeout_ms: 60_000,
+            max_ui_resource_bytes: 4 * 1024 * 1024,
         }
     }
 }
@@ -301,6 +328,16 @@ impl Limits {
             max_app_ui_meta_bytes: self
                 .max_app_ui_meta_bytes
                 .clamp(1, HARD_MAX_APP_UI_META_BYTES),
+            max_channel_message_bytes: self
+                .max_channel_message_bytes
+                .clamp(1, HARD_MAX_CHANNEL_MESSAGE_BYTES),
+            max_channel_requests: self
+                .max_channel_requests
+                .clamp(1, HARD_MAX_CHANNEL_REQUESTS),
+            channel_request_timeout_ms: t(self.channel_request_timeout_ms),
+            max_ui_resource_bytes: self
+                .max_ui_resource_bytes
+                .clamp(1, HARD_MAX_UI_RESOURCE_BYTES),
         }
     }
 
@@ -368,6 +405,10 @@ mod tests {
             max_json_depth: usize::MAX,
             max_json_properties: usize::MAX,
             max_app_ui_meta_bytes: usize::MAX,
+            max_channel_message_bytes: usize::MAX,
+            max_channel_requests: usize::MAX,
+            channel_request_timeout_ms: u64::MAX,
+            max_ui_resource_bytes: usize::MAX,
         }
         .clamped()
     }
@@ -382,9 +423,10 @@ mod tests {
                 c.restart_backoff_ms,
                 c.restart_backoff_max_ms,
                 c.restart_reset_after_ms,
-                c.call_max_total_ms
+                c.call_max_total_ms,
+                c.channel_request_timeout_ms
             ],
-            [MAX_TIMEOUT_MS; 6]
+            [MAX_TIMEOUT_MS; 7]
         );
         assert_eq!(c.max_restarts, HARD_MAX_RESTARTS);
         assert_eq!(
@@ -400,7 +442,10 @@ mod tests {
                 c.max_result_bytes,
                 c.max_json_depth,
                 c.max_json_properties,
-                c.max_app_ui_meta_bytes
+                c.max_app_ui_meta_bytes,
+                c.max_channel_message_bytes,
+                c.max_channel_requests,
+                c.max_ui_resource_bytes
             ],
             [
                 HARD_MAX_LIST_PAGES,
@@ -414,13 +459,16 @@ mod tests {
                 HARD_MAX_RESULT_BYTES,
                 HARD_MAX_JSON_DEPTH,
                 HARD_MAX_JSON_PROPERTIES,
-                HARD_MAX_APP_UI_META_BYTES
+                HARD_MAX_APP_UI_META_BYTES,
+                HARD_MAX_CHANNEL_MESSAGE_BYTES,
+                HARD_MAX_CHANNEL_REQUESTS,
+                HARD_MAX_UI_RESOURCE_BYTES
             ]
         );
     }
 
     /// Every field of `l` as `u64`, in declaration order (see [`FIELDS`]).
-    fn values(l: &Limits) -> [u64; 19] {
+    fn values(l: &Limits) -> [u64; 23] {
         let n = |v: usize| v as u64;
         [
             l.startup_timeout_ms,
@@ -442,11 +490,15 @@ mod tests {
             n(l.max_json_depth),
             n(l.max_json_properties),
             n(l.max_app_ui_meta_bytes),
+            n(l.max_channel_message_bytes),
+            n(l.max_channel_requests),
+            l.channel_request_timeout_ms,
+            n(l.max_ui_resource_bytes),
         ]
     }
 
     /// The JS names of the fields, in the order of [`values`].
-    const FIELDS: [&str; 19] = [
+    const FIELDS: [&str; 23] = [
         "startupTimeoutMs",
         "callTimeoutMs",
         "maxRestarts",
@@ -466,6 +518,10 @@ mod tests {
         "maxJsonDepth",
         "maxJsonProperties",
         "maxAppUiMetaBytes",
+        "maxChannelMessageBytes",
+        "maxChannelRequests",
+        "channelRequestTimeoutMs",
+        "maxUiResourceBytes",
     ];
 
     #[test]

@@ -90,7 +90,8 @@ impl Events {
             HostEvent::AuthorizationUrl { .. }
             | HostEvent::ToolsChanged { .. }
             | HostEvent::ListChanged { .. }
-            | HostEvent::ResourceUpdated { .. } => {}
+            | HostEvent::ResourceUpdated { .. }
+            | HostEvent::ChannelMessage(_) => {}
         }
     }
 

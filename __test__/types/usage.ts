@@ -1,6 +1,6 @@
 // Type-checked by `npm test` (tsc --noEmit): the README's usage, compiled
 // against index.d.ts. A wrong or missing type here fails the test run.
-import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo, type RootInput, type Root } from '../../index.js'
+import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo, type RootInput, type Root, type McpChannelMessage, type ReadResourceResult } from '../../index.js'
 
 async function main(): Promise<void> {
   const host = new McpHost({
@@ -154,6 +154,28 @@ async function main(): Promise<void> {
   await host.authorize(workload, { assertion: 'eyJ...' })
   // @ts-expect-error unknown grants do not type-check
   await host.addServer({ name: 'x', config: { type: 'streamable-http', url: 'https://example.test/mcp' }, oauth: { clientId: 'c', grant: 'dpop' } })
+  // MCP Apps: the mcp:// channel of a ready server, its answers and forwarded notifications.
+  const apps = new McpHost({ mcpApps: true, limits: { maxChannelMessageBytes: 65_536, maxChannelRequests: 8, channelRequestTimeoutMs: 30_000, maxUiResourceBytes: 4 * 1024 * 1024 } })
+  const appServer = await apps.addServer({ name: 'app', config: { type: 'stdio', command: 'node', args: ['server.js', '--stdio'] } })
+  const channel = apps.getState().customizations?.find((c) => c.id === appServer && c.type === 'mcpServer')
+  const uri = channel?.type === 'mcpServer' ? channel.channel : undefined
+  if (uri !== undefined) {
+    apps.sendChannelMessage({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'get-time', arguments: {} }, channel: uri })
+    apps.sendChannelMessage({ jsonrpc: '2.0', id: 'r', method: 'resources/read', params: { uri: 'ui://get-time/mcp-app.html' }, channel: uri })
+    apps.sendChannelMessage({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 }, channel: uri })
+    // @ts-expect-error every channel message names its channel
+    apps.sendChannelMessage({ jsonrpc: '2.0', id: 2, method: 'tools/list' })
+  }
+  apps.on('channelMessage', (message: McpChannelMessage) => {
+    if ('result' in message) console.log(message.id, message.channel, Object.keys(message.result))
+    else if ('error' in message) console.log(message.id, message.error.code, message.error.message)
+    else console.log(message.method === 'notifications/tools/list_changed', message.channel)
+  })
+  const view: ReadResourceResult = await apps.readAppResource({ serverId: appServer, uri: 'ui://get-time/mcp-app.html' })
+  for (const c of view.contents) console.log(c.mimeType, c._meta)
+  // @ts-expect-error readAppResource takes {serverId, uri}
+  await apps.readAppResource(appServer, 'ui://get-time/mcp-app.html')
+  await apps.dispose()
   await host.dispose()
 }
 

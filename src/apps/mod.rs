@@ -7,12 +7,10 @@
 //! declares nothing, publishes no `mcpApp` or `channel`, and an App tool
 //! call is an ordinary tool call.
 
-// The publisher and the channel proxy that use these are being built
-// (issue 11); this allowance goes with them.
-#[allow(dead_code)]
 pub mod capabilities;
-#[allow(dead_code)]
 pub mod channels;
+pub mod policy;
+pub mod ui_resource;
 
 use rmcp::model::ClientCapabilities;
 use serde_json::{json, Map, Value};

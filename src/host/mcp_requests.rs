@@ -27,11 +27,12 @@ use std::time::Duration;
 
 use rmcp::service::PeerRequestOptions;
 use serde_json::{json, Map, Value};
+use tokio_util::sync::CancellationToken;
 
 use super::Host;
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult};
 use crate::json::{check_bounds, check_list_bounds};
-use crate::limits::MAX_SUBSCRIBED_URI_BYTES;
+use crate::limits::{Limits, MAX_SUBSCRIBED_URI_BYTES};
 use crate::supervisor::request::{list_all, send_cached, RequestFailure};
 use crate::supervisor::LiveConnection;
 use crate::supervisor::{capabilities, mrtr};
@@ -52,7 +53,7 @@ impl Host {
     ///
     /// # Errors
     /// `not_found`, `server_not_ready`, `disposed`.
-    fn ready_connection(&self, server_id: &str) -> HostResult<LiveConnection> {
+    pub(super) fn ready_connection(&self, server_id: &str) -> HostResult<LiveConnection> {
         self.check_live()?;
         let handle = self.server(server_id)?;
         handle.live.connection().ok_or_else(|| {
@@ -82,10 +83,8 @@ impl Host {
         Ok(items)
     }
 
-    /// Sends one request and bounds its result. An `input_required`
-    /// result (MRTR, SEP-2322, 2026-07-28) is answered through the app's
-    /// handlers and the request sent again with `inputResponses` and the
-    /// `requestState` untouched (see [`crate::supervisor::mrtr`]).
+    /// Sends one request to ready server `server_id` (see [`request_on`];
+    /// each send bounded by `callTimeoutMs`).
     ///
     /// # Errors
     /// See the module doc; `not_supported` (not sent) when the server did
@@ -93,32 +92,13 @@ impl Host {
     /// `input_required` rounds.
     async fn request(&self, server_id: &str, method: &str, params: Value) -> HostResult<Value> {
         let conn = self.ready_connection(server_id)?;
-        capabilities::require(&conn.peer, server_id, method)?;
         let limits = self.shared.limits;
-        let context = format!("{method} on {server_id}");
-        let mut rounds = mrtr::Rounds::default();
-        let mut answers = Map::new();
-        loop {
-            let mut params = params.clone();
-            if let Some(params) = params.as_object_mut() {
-                params.append(&mut answers);
-            }
-            let mut options = PeerRequestOptions::no_options();
-            options.timeout = Some(Duration::from_millis(limits.call_timeout_ms));
-            let send = async {
-                send_cached(conn.wire(), server_id, method, params, options)
-                    .await
-                    .map_err(|e| list_failure(server_id, method, e))
-            };
-            let result = self.until_disposed(send).await?;
-            check_bounds(&context, &result, &limits)?;
-            if !mrtr::is_input_required(&result) {
-                return Ok(mrtr::finished(result));
-            }
-            let with = (&conn.handler, &conn.peer);
-            let answering = rounds.answer(&context, result, with, None);
-            answers = self.until_disposed(answering).await?;
-        }
+        let sending = Sending {
+            timeout: Duration::from_millis(limits.call_timeout_ms),
+            abort: None,
+        };
+        let request = request_on(&conn, server_id, method, params, &limits, sending);
+        self.until_disposed(request).await
     }
 
     /// MCP `resources/list`, every page: the server's `Resource` objects
@@ -239,6 +219,72 @@ impl Host {
         let timeout = Duration::from_millis(self.shared.limits.call_timeout_ms);
         self.until_disposed(conn.subscriptions.unsubscribe(uri, timeout))
             .await
+    }
+}
+
+/// How [`request_on`] sends: the time bound of each send and what gives the
+/// request up.
+#[derive(Clone, Copy)]
+pub(super) struct Sending<'a> {
+    /// Time allowed for each send (one `input_required` round); rmcp then
+    /// cancels it upstream (`timeout`).
+    pub timeout: Duration,
+    /// Cancelled: the request is given up (`notifications/cancelled` to the
+    /// server) and fails with `cancelled`.
+    pub abort: Option<&'a CancellationToken>,
+}
+
+/// Sends one request on `conn` (server `server_id`) through the one request
+/// path ([`send_cached`]: bounded send, error mapping, the response cache)
+/// and bounds its result ([`check_bounds`]). An `input_required` result
+/// (MRTR, SEP-2322, 2026-07-28) is answered through the connection's
+/// handlers and the request sent again with `inputResponses` and the
+/// `requestState` untouched (see [`crate::supervisor::mrtr`]).
+///
+/// # Errors
+/// See the module doc; `not_supported` (not sent) when the server did not
+/// declare the capability `method` needs; `limit_exceeded` after 10
+/// `input_required` rounds; `cancelled` once `sending.abort` is cancelled.
+pub(super) async fn request_on(
+    conn: &LiveConnection,
+    server_id: &str,
+    method: &str,
+    params: Value,
+    limits: &Limits,
+    sending: Sending<'_>,
+) -> HostResult<Value> {
+    capabilities::require(&conn.peer, server_id, method)?;
+    let context = format!("{method} on {server_id}");
+    let mut wire = conn.wire();
+    wire.abort = sending.abort;
+    let mut rounds = mrtr::Rounds::default();
+    let mut answers = Map::new();
+    loop {
+        let mut params = params.clone();
+        if let Some(params) = params.as_object_mut() {
+            params.append(&mut answers);
+        }
+        let mut options = PeerRequestOptions::no_options();
+        options.timeout = Some(sending.timeout);
+        let result = send_cached(wire, server_id, method, params, options)
+            .await
+            .map_err(|e| list_failure(server_id, method, e))?;
+        check_bounds(&context, &result, limits)?;
+        if !mrtr::is_input_required(&result) {
+            return Ok(mrtr::finished(result));
+        }
+        let with = (&conn.handler, &conn.peer);
+        let answering = rounds.answer(&context, result, with, None);
+        answers = match sending.abort {
+            None => answering.await?,
+            Some(abort) => tokio::select! {
+                answered = answering => answered?,
+                () = abort.cancelled() => {
+                    let what = format!("{context} was cancelled");
+                    return Err(HostError::new(ErrorCode::Cancelled, what));
+                }
+            },
+        };
     }
 }
 

@@ -10,6 +10,8 @@
 //!   step-up pause of a chat tool call);
 //! - `auth.rs`: AHP `authenticate` and host-run `authorize`;
 //! - `mcp_requests.rs`: resources and prompts;
+//! - `channel.rs`: the MCP Apps `mcp://` channel (`sendChannelMessage`)
+//!   and `readAppResource`;
 //! - `registry.rs`: which top-level ids are taken and what each is doing
 //!   (adding, live, being removed), so that adds and removals of one id
 //!   apply in call order;
@@ -49,8 +51,9 @@
 //!   server handles);
 //! - leaves, never held while taking another lock: the registry, a
 //!   server's `ServerLive` cells (connection, challenge) and its
-//!   `BearerCell` (written only by the server's actor), the app channels
-//!   (`HostShared::app_channels`), the refresh locks;
+//!   `BearerCell` (written only by the server's actor), the refresh locks,
+//!   the `mcp://` channels (`AppChannels`) and their requests in flight
+//!   (`ChannelCalls`);
 //! - catalogue: `HostShared::catalogue` (`RwLock`);
 //! - read view: `ReadCatalogue` (`catalogue::read_view`);
 //! - `Outbox.pending`: the JS binding's event queue (`napi`).
@@ -60,6 +63,7 @@
 //! of `crate::auth::store`, is taken with none of the above held.
 
 mod auth;
+mod channel;
 mod mcp_requests;
 mod options;
 mod plan;
@@ -96,6 +100,7 @@ use crate::transport::process::ProcessRegistry;
 use registry::{Registry, Removal};
 
 pub use auth::Authorize;
+pub use channel::ChannelTask;
 pub use options::{
     AddPlugin, AddServer, AuthenticateArgs, AuthorizeArgs, CallToolArgs, ClientInfoOption,
     EnvOption, HostOptions, PluginAdded, ServerOverrides,
@@ -169,6 +174,8 @@ pub struct Host {
     /// The AHP input requests (elicitations of chat tool calls) waiting on
     /// an answer.
     chat_inputs: Arc<ChatInputs>,
+    /// The requests in flight on the `mcp://` channels (`channel.rs`).
+    channel_calls: Arc<channel::ChannelCalls>,
 }
 
 /// The `disposed` error every method of a disposed host returns.
@@ -235,6 +242,7 @@ impl Host {
             oauth: config.oauth,
             roots: host_roots,
             chat_inputs: Arc::default(),
+            channel_calls: Arc::default(),
         }
     }
 

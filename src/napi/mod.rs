@@ -31,6 +31,7 @@ use crate::requests::roots::parse_roots;
 use crate::requests::{RequestHandler, ServerRequestKind};
 use std::future::Future;
 
+mod apps;
 mod callbacks;
 
 use callbacks::{JsRequests, JsSecrets};
@@ -117,6 +118,7 @@ impl EventSink for JsSink {
                 "resourceUpdated",
                 &json!({ "serverId": server_id, "uri": uri }),
             ),
+            HostEvent::ChannelMessage(message) => out("channelMessage", message),
         };
         let Ok(json) = json else { return };
         self.push(json);

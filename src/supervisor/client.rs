@@ -24,7 +24,9 @@ use serde_json::Value;
 
 use super::chat_input::{self, InFlightCalls};
 use super::listen::Change;
-use crate::events::{log, EventSink, LogLevel};
+use crate::apps::channels::AppChannels;
+use crate::apps::policy;
+use crate::events::{log, EventSink, HostEvent, LogLevel};
 use crate::requests::roots::check_handler_answer;
 use crate::requests::{
     apply_elicitation_defaults, HandlerRequest, RequestHandler, ServerRequestKind,
@@ -84,9 +86,31 @@ pub struct HostClient {
     /// The connection's `tools/call` requests in flight, with the AHP tool
     /// call each runs as (which call an elicitation belongs to).
     pub(crate) calls: InFlightCalls,
+    /// The host's `mcp://` channels (with `mcpApps`): list changes the
+    /// server's channel advertises go to it ([`HostClient::to_app`]).
+    pub(crate) app_channels: Option<Arc<AppChannels>>,
 }
 
 impl HostClient {
+    /// Forwards server notification `method` (a list change) to the
+    /// server's open `mcp://` channel as a `channelMessage` `{jsonrpc,
+    /// method, channel}`, when its advertised capability has `listChanged:
+    /// true` ([`policy::forwards`]).
+    pub(crate) fn to_app(&self, method: &str) {
+        let Some(channels) = &self.app_channels else {
+            return;
+        };
+        let open = channels.uri_of(&self.server_id);
+        let Some(channel) = open.and_then(|uri| channels.resolve(&uri)) else {
+            return;
+        };
+        if policy::forwards(channel.capabilities.as_ref(), method) {
+            let message =
+                serde_json::json!({ "jsonrpc": "2.0", "method": method, "channel": channel.uri });
+            self.sink.send(HostEvent::ChannelMessage(Box::new(message)));
+        }
+    }
+
     /// The registered handler for `kind`, if any.
     fn handler(&self, kind: ServerRequestKind) -> Option<&Arc<dyn RequestHandler>> {
         self.requests.as_ref().filter(|h| h.handles(kind))

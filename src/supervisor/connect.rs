@@ -212,6 +212,7 @@ async fn open_with(
         waits: waits.clone(),
         cache: Default::default(),
         calls: Default::default(),
+        app_channels: shared.mcp_apps.then(|| shared.app_channels.clone()),
     };
     let mut conn = match spec {
         TransportSpec::Stdio(cfg, vars) => {

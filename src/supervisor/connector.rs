@@ -219,6 +219,7 @@ impl ServerConnection for Connection {
             peer: &self.peer,
             oversize: self.oversize.as_ref(),
             cache: Some(&self.handler.cache),
+            abort: None,
         };
         request::list_all(
             wire,

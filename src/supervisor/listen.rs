@@ -22,7 +22,9 @@
 //! it makes stale are dropped, then a tools change reaches the server's
 //! actor (the debounced re-list, as [`Notice::ToolsChanged`]), a prompts or
 //! resources list change the app (`listChanged`), a resource update the app
-//! (`resourceUpdated`).
+//! (`resourceUpdated`); a tools or resources list change also reaches the
+//! server's MCP Apps `mcp://` channel when it advertises `listChanged`
+//! ([`HostClient::to_app`]).
 //!
 //! The resources the app subscribed to ([`WantedResources`], per server)
 //! outlive connections: each new connection subscribes to them again.
@@ -74,6 +76,7 @@ impl HostClient {
             Change::Tools => {
                 self.cache.invalidate(&Invalidation::Tools);
                 let _ = self.notices.send(Notice::ToolsChanged);
+                self.to_app("notifications/tools/list_changed");
             }
             Change::Prompts => {
                 self.cache.invalidate(&Invalidation::Prompts);
@@ -82,6 +85,7 @@ impl HostClient {
             }
             Change::Resources => {
                 self.cache.invalidate(&Invalidation::Resources);
+                self.to_app("notifications/resources/list_changed");
                 let list = "resources";
                 self.sink.send(HostEvent::ListChanged { server_id, list });
             }

@@ -22,6 +22,7 @@ use rmcp::model::{
 use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
+use tokio_util::sync::CancellationToken;
 
 use super::cache::ResponseCache;
 use super::capabilities;
@@ -180,6 +181,19 @@ pub fn map_service_error(
     })
 }
 
+/// The server's own message of `e`, a JSON-RPC error answer that
+/// [`map_service_error`] mapped for `context` (`None` for any other error),
+/// so a proxy can pass the server's error on unchanged.
+pub fn server_error_message<'a>(context: &str, e: &'a HostError) -> Option<&'a str> {
+    let ErrorDetail::JsonRpc { code, .. } = &e.detail else {
+        return None;
+    };
+    e.message
+        .strip_prefix(context)?
+        .strip_prefix(" failed: ")?
+        .strip_suffix(&format!(" (JSON-RPC error {code})"))
+}
+
 fn timeout_error(context: &str, timeout: Duration, call: Option<CallTimeouts>) -> HostError {
     let Some(call) = call else {
         let ms = timeout.as_millis();
@@ -235,10 +249,47 @@ pub async fn send_bounded(
     options: PeerRequestOptions,
     oversize: Option<&OversizeIds>,
 ) -> Result<Value, RequestFailure> {
+    let wire = Wire {
+        peer,
+        oversize,
+        cache: None,
+        abort: None,
+    };
+    send_on(wire, server_id, method, params, options).await
+}
+
+/// [`send_bounded`] on `wire` (its cache unused); with `wire.abort`, the
+/// request is given up once that token is cancelled: the server is sent
+/// `notifications/cancelled` for it (MCP 2025-11-25 "Utilities ›
+/// Cancellation") and rmcp drops its pending entry.
+///
+/// # Errors
+///
+/// Those of [`send_bounded`]; `cancelled` when aborted.
+async fn send_on(
+    wire: Wire<'_>,
+    server_id: &str,
+    method: &str,
+    params: Value,
+    options: PeerRequestOptions,
+) -> Result<Value, RequestFailure> {
     let context = format!("{method} on {server_id}");
-    let mut sent = InFlight::send(peer, method, params, options, oversize)
+    let peer = wire.peer;
+    let cancelled = || HostError::new(ErrorCode::Cancelled, format!("{context} was cancelled"));
+    if wire.abort.is_some_and(CancellationToken::is_cancelled) {
+        // Not sent at all: rmcp writes messages from separate tasks, so a
+        // cancellation sent right behind its request could overtake it.
+        return Err(cancelled().into());
+    }
+    let mut sent = InFlight::send(peer, method, params, options, wire.oversize)
         .await
         .map_err(|e| map_service_error(&context, e, None))?;
+    let aborted = async {
+        match wire.abort {
+            Some(token) => token.cancelled().await,
+            None => std::future::pending().await,
+        }
+    };
     let result = tokio::select! {
         r = &mut sent.response => r.map_err(|e| map_service_error(&context, e, None))?,
         reason = sent.discarded.reason() => {
@@ -248,6 +299,13 @@ pub async fn send_bounded(
                 format!("{context}: the response was discarded: {reason}"),
             )
             .into());
+        }
+        () = aborted => {
+            let why = "the client cancelled the request".to_owned();
+            let _ = peer
+                .notify_cancelled(CancelledNotificationParam::new(Some(sent.id), Some(why)))
+                .await;
+            return Err(cancelled().into());
         }
     };
     serde_json::to_value(result).map_err(|e| {
@@ -269,6 +327,8 @@ pub struct Wire<'a> {
     pub oversize: Option<&'a OversizeIds>,
     /// The connection's response cache (`None`: nothing is cached).
     pub cache: Option<&'a ResponseCache>,
+    /// Gives the request up when cancelled (`None`: never); see [`send_cached`].
+    pub abort: Option<&'a CancellationToken>,
 }
 
 impl super::LiveConnection {
@@ -278,6 +338,7 @@ impl super::LiveConnection {
             peer: &self.peer,
             oversize: self.oversize.as_ref(),
             cache: Some(&self.handler.cache),
+            abort: None,
         }
     }
 }
@@ -285,11 +346,12 @@ impl super::LiveConnection {
 /// [`send_bounded`] through the connection's response cache (SEP-2549, see
 /// [`super::cache`]): a fresh result of a cacheable method (list pages,
 /// `resources/read`) is returned without a request; a result with a
-/// positive `ttlMs` is kept.
+/// positive `ttlMs` is kept. With `wire.abort`, a request is given up
+/// (`notifications/cancelled` to the server) once that token is cancelled.
 ///
 /// # Errors
 ///
-/// Those of [`send_bounded`].
+/// Those of [`send_bounded`]; `cancelled` when aborted.
 pub async fn send_cached(
     wire: Wire<'_>,
     server_id: &str,
@@ -298,14 +360,14 @@ pub async fn send_cached(
     options: PeerRequestOptions,
 ) -> Result<Value, RequestFailure> {
     let Some(cache) = wire.cache else {
-        return send_bounded(wire.peer, server_id, method, params, options, wire.oversize).await;
+        return send_on(wire, server_id, method, params, options).await;
     };
     if let Some(fresh) = cache.get(method, &params) {
         return Ok(fresh);
     }
     let since = cache.generation();
     let sent = params.clone();
-    let result = send_bounded(wire.peer, server_id, method, sent, options, wire.oversize).await?;
+    let result = send_on(wire, server_id, method, sent, options).await?;
     cache.put(method, &params, &result, since);
     Ok(result)
 }
@@ -435,6 +497,13 @@ mod tests {
             e.detail.data(),
             Some(json!({ "code": -32002, "data": { "uri": "file:///x" } }))
         );
+        assert_eq!(
+            server_error_message("resources/read on s", &e),
+            Some("resource not found")
+        );
+        assert_eq!(server_error_message("tools/call on s", &e), None);
+        let plain = HostError::new(ErrorCode::ProtocolError, "resources/read on s failed: x");
+        assert_eq!(server_error_message("resources/read on s", &plain), None);
     }
 
     #[test]

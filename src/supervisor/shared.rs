@@ -77,8 +77,9 @@ pub struct HostShared {
     pub mcp_apps: bool,
     /// The `mcp://` channels of ready servers (with `mcp_apps`). Written
     /// here only (see the module doc): opened with a `ready` state, closed
-    /// when the server leaves `ready`; read by the channel proxy.
-    pub app_channels: crate::apps::channels::AppChannels,
+    /// when the server leaves `ready`; read by the channel proxy and by each
+    /// connection's client handler (the server notifications it forwards).
+    pub app_channels: Arc<crate::apps::channels::AppChannels>,
     /// Chat tool calls paused for authentication (step-up, expired token).
     /// Registered by the host's `callTool`; ended by the paused server's
     /// actor when the server leaves the state they depend on
