@@ -50,11 +50,17 @@ fn everything_config() -> Value {
 
 /// A host with a channel sink, its event collector and the temp data dir (kept alive).
 fn new_host() -> (Host, Events, tempfile::TempDir) {
+    new_host_with(false)
+}
+
+/// [`new_host`], with `mcpApps` (the AHP client declared MCP Apps) when asked.
+fn new_host_with(mcp_apps: bool) -> (Host, Events, tempfile::TempDir) {
     let data = tempfile::tempdir().expect("tempdir");
     let options: HostOptions = serde_json::from_value(json!({
         "session": CHANNEL,
         "dataDir": data.path(),
         "limits": {"startupTimeoutMs": 60_000},
+        "mcpApps": mcp_apps,
     }))
     .expect("HostOptions");
     let (tx, rx) = unbounded_channel::<HostEvent>();
@@ -767,5 +773,86 @@ async fn concurrent_add_server_with_one_name_admits_only_one() {
     assert_eq!(
         both, 0,
         "both concurrent add_server calls for one name succeeded in {both} of 200 rounds"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// e. MCP Apps: mcpApp and the mcp:// channel replay like any other state
+// ---------------------------------------------------------------------------
+
+/// The real MCP Apps example server (`@modelcontextprotocol/server-basic-vanillajs`).
+fn vanilla_config() -> Value {
+    let js = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js");
+    assert!(js.is_file(), "run `npm install` first: {}", js.display());
+    json!({"type": "stdio", "command": "node", "args": [js, "--stdio"]})
+}
+
+/// `(mcpApp present, channel)` of server `id` in `state`.
+fn app_fields(state: &SessionState, id: &str) -> (bool, Option<String>) {
+    match find(state, id) {
+        Some(Found::McpServer(s, _)) => (s.mcp_app.is_some(), s.channel.clone()),
+        _ => panic!("no server {id}"),
+    }
+}
+
+/// With `mcpApps`, the App server's customization carries `mcpApp` and, while
+/// ready, a `channel` (a new one after a restart, none while stopped); an
+/// ordinary server gets no `mcpApp`. At every step the replay of the emitted
+/// envelopes through `ahp`'s session reducer is the host's state.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_apps_state_replays_to_host_state_across_stop_and_start() {
+    let (host, mut events, _data) = new_host_with(true);
+    let opts: AddServer =
+        serde_json::from_value(json!({"name": "vanilla", "config": vanilla_config()}))
+            .expect("AddServer");
+    let app = host.add_server(opts).await.expect("add_server");
+    let plain = add_everything(&host, "everything").await;
+    wait_server(&host, &mut events, &app, "ready", is_ready).await;
+    wait_server(&host, &mut events, &plain, "ready", is_ready).await;
+    let check_replay = |events: &mut Events, what: &str| {
+        events.drain();
+        assert_same_state(what, &replay(&events.actions, false), &host.state());
+    };
+    check_replay(&mut events, "both ready");
+    let (has_app, first) = app_fields(&host.state(), &app);
+    assert!(has_app, "the App server has mcpApp");
+    let first = first.expect("a ready App server has a channel");
+    assert!(first.starts_with("mcp:/"), "{first}");
+    assert!(
+        !app_fields(&host.state(), &plain).0,
+        "no mcpApp without Apps"
+    );
+
+    let stop = host.dispatch(stop_action(&app), origin(1)).expect("stop");
+    let stopped = events
+        .wait_action(stop.server_seq, "stopped", |e| {
+            host_state_change(e, &app, is_stopped)
+        })
+        .await;
+    assert_eq!(
+        app_fields(&host.state(), &app),
+        (true, None),
+        "stopped: no channel"
+    );
+    check_replay(&mut events, "App server stopped");
+
+    host.dispatch(start_action(&app), origin(2)).expect("start");
+    events
+        .wait_action(stopped.server_seq, "ready again", |e| {
+            host_state_change(e, &app, is_ready)
+        })
+        .await;
+    let (_, second) = app_fields(&host.state(), &app);
+    let second = second.expect("ready again: a channel");
+    assert_ne!(first, second, "a restart gives a new channel URI");
+    check_replay(&mut events, "App server restarted");
+
+    host.shutdown().await;
+    assert_final_replay(&host, &mut events, &[&app, &plain]);
+    assert_eq!(
+        app_fields(&host.state(), &app).1,
+        None,
+        "no channel after shutdown"
     );
 }
