@@ -318,11 +318,14 @@ for (const listChanged of [true, false]) {
     assert.ok((await request(ctx, 1, 'tools/call', { name: 'change-lists' })).result)
     // The resources listChanged event follows the forwarded notifications (one queue).
     await waitFor(() => events.some((e) => e.list === 'resources'), { what: 'the listChanged event' })
-    const forwarded = ctx.messages.filter((m) => !('id' in m))
+    // rmcp hands each server notification to the client handler in a task
+    // of its own, so the two may be forwarded in either order.
+    const byMethod = (a, b) => a.method.localeCompare(b.method)
+    const forwarded = ctx.messages.filter((m) => !('id' in m)).sort(byMethod)
     const expected = listChanged
       ? [
-          { jsonrpc: '2.0', method: 'notifications/tools/list_changed', channel: ctx.channel },
           { jsonrpc: '2.0', method: 'notifications/resources/list_changed', channel: ctx.channel },
+          { jsonrpc: '2.0', method: 'notifications/tools/list_changed', channel: ctx.channel },
         ]
       : []
     assert.deepEqual(forwarded, expected)
