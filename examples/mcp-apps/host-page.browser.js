@@ -50,13 +50,27 @@ function channelError(error) {
   return Object.assign(new Error(error.message), { code: error.code, data: error.data })
 }
 
-/** Sends a JSON-RPC request on the App's channel; resolves its result, rejects with its error. */
-function request(method, params) {
+/**
+ * Sends a JSON-RPC request on the App's channel; resolves its result,
+ * rejects with its error. When the View cancels it (`signal`), the host is
+ * told with `notifications/cancelled` and the request is settled at once.
+ */
+function request(method, params, signal) {
   const id = `page-${++nextId}`
   return new Promise((resolve, reject) => {
-    pending.set(id, { resolve, reject })
+    const settle = (fn) => (value) => {
+      signal?.removeEventListener('abort', onAbort)
+      fn(value)
+    }
+    const onAbort = () => {
+      if (!pending.delete(id)) return
+      notify('notifications/cancelled', { requestId: id, reason: String(signal.reason?.message ?? signal.reason ?? 'cancelled') })
+      settle(reject)(Object.assign(new Error('cancelled by the View'), { code: -32800 }))
+    }
+    pending.set(id, { resolve: settle(resolve), reject: settle(reject) })
+    signal?.addEventListener('abort', onAbort, { once: true })
     Promise.resolve(post({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }), channel: current.channel }))
-      .catch((err) => { pending.delete(id); reject(err) })
+      .catch((err) => { if (pending.delete(id)) settle(reject)(err) })
   })
 }
 
@@ -122,13 +136,14 @@ async function readView(uri) {
 
 /** Routes every server-bound request and notification of the View over the channel. */
 function routeToChannel(bridge) {
-  bridge.oncalltool = (params) => request('tools/call', params)
-  bridge.onlistresources = (params) => request('resources/list', params)
-  bridge.onlistresourcetemplates = (params) => request('resources/templates/list', params)
-  bridge.onreadresource = (params) => request('resources/read', params)
+  const route = (method) => (params, extra) => request(method, params, extra?.mcpReq?.signal)
+  bridge.oncalltool = route('tools/call')
+  bridge.onlistresources = route('resources/list')
+  bridge.onlistresourcetemplates = route('resources/templates/list')
+  bridge.onreadresource = route('resources/read')
   // Not advertised by any AhpMcpUiHostCapabilities: routed all the same, the
   // host is the one that refuses (-32601), as it does for any client.
-  bridge.onlistprompts = (params) => request('prompts/list', params)
+  bridge.onlistprompts = route('prompts/list')
   bridge.onloggingmessage = (params) => { notify('notifications/message', params) }
 }
 
