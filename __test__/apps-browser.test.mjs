@@ -65,6 +65,11 @@ function channelRequest(host, channel, id, method, params) {
   })
 }
 
+/** The channel traffic in one line: direction, method or response id, error code. */
+const trafficSummary = (link) => link.traffic
+  .map(({ dir, message: m }) => `${dir === 'toHost' ? '→' : '←'} ${m.method ?? `response ${m.id}`}${m.error ? ` ${m.error.code}` : ''}`)
+  .join(', ')
+
 const chatActions = (actions) => actions.filter((e) => e.channel === CHAT).map((e) => e.action)
 
 /** Starts the example plugin with `options`; resolves once its server is ready. */
@@ -130,7 +135,7 @@ test('MCP Apps end to end: mcpApp and channel, _meta.ui on the AHP tool call, th
   assert.match(content.text, /id="get-time-btn"/)
   assert.match(content.text, /id="server-time"/)
   const helper = await host.readAppResource({ serverId: SERVER, uri: RESOURCE_URI })
-  assert.equal(helper.contents[0].text, content.text)
+  assert.ok(helper.contents[0].text === content.text, 'readAppResource gives the same View')
   // A method outside the advertised subset, from this process: refused by the host.
   const prompts = await channelRequest(host, server.channel, 'test-prompts-1', 'prompts/list', {})
   assert.equal(prompts.error?.code, -32601, JSON.stringify(prompts))
@@ -164,14 +169,14 @@ test('MCP Apps end to end: mcpApp and channel, _meta.ui on the AHP tool call, th
     const [viewRead] = link.exchanges('resources/read')
     assert.deepEqual(viewRead.request.params, { uri: RESOURCE_URI })
     assert.equal(viewRead.response.result.contents[0].mimeType, APP_MIME_TYPE)
-    assert.equal(viewRead.response.result.contents[0].text, content.text)
+    assert.ok(viewRead.response.result.contents[0].text === content.text, 'the page read the same View')
 
     // The View's own tools/call ("Get Server Time"), through the channel to the server.
     const before = chatActions(actions).length
     await frame.click('#get-time-btn')
     const refreshed = await viewTime(frame, { differentFrom: shown })
     const calls = link.exchanges('tools/call')
-    assert.equal(calls.length, 1, JSON.stringify(link.traffic))
+    assert.equal(calls.length, 1, `one tools/call on the channel; traffic: ${trafficSummary(link)}`)
     assert.deepEqual(calls[0].request.params.name, 'get-time')
     assert.equal(calls[0].request.channel, app.channel)
     assert.equal(calls[0].response.result.structuredContent.time, refreshed)

@@ -299,7 +299,7 @@ export async function launchChromium() {
   try {
     return await puppeteer.launch({ executablePath, headless: true, args, timeout: 60_000 })
   } catch (err) {
-    throw new Error(`Chromium at ${executablePath} did not start: ${err.message}`)
+    throw new Error(`Chromium at ${executablePath} did not start: ${String(err.message).split('\n')[0].trim()}`)
   }
 }
 
