@@ -9,6 +9,10 @@
 // - examples/everything-http:  the same server in Streamable HTTP mode. This
 //   script starts it on a free 127.0.0.1 port and runs a copy of the plugin
 //   whose mcp.json points at that port (the committed file says 3001).
+// - examples/mcp-apps: the MCP Apps example server
+//   (@modelcontextprotocol/server-basic-vanillajs, stdio); the demo runs the
+//   CLI with --mcp-apps, so its customization shows `mcpApp` and its `mcp://`
+//   channel (`npm run apps` renders its View in Chromium).
 // - examples/broken: one invalid entry (skipped: plugin `degraded`) and one
 //   whose command does not exist (`error`), while the others keep working.
 
@@ -60,8 +64,8 @@ async function main() {
     fs.mkdirSync(httpPlugin)
     const config = fs.readFileSync(path.join(__dirname, 'everything-http', 'mcp.json'), 'utf8')
     fs.writeFileSync(path.join(httpPlugin, 'mcp.json'), config.replace('127.0.0.1:3001', `127.0.0.1:${port}`))
-    const dirs = [path.join(__dirname, 'everything-stdio'), path.join(__dirname, 'modern-stdio'), httpPlugin, path.join(__dirname, 'broken')]
-    code = await run(['run', ...dirs, ...process.argv.slice(2)])
+    const dirs = [path.join(__dirname, 'everything-stdio'), path.join(__dirname, 'modern-stdio'), httpPlugin, path.join(__dirname, 'mcp-apps'), path.join(__dirname, 'broken')]
+    code = await run(['run', ...dirs, '--mcp-apps', ...process.argv.slice(2)])
   } finally {
     http.kill('SIGTERM')
     fs.rmSync(tmp, { recursive: true, force: true })

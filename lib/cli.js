@@ -1,21 +1,22 @@
 'use strict'
-// `ahp-mcp-host run <plugin dir>… [--json] [--verbose]`: start every MCP
+// `ahp-mcp-host run <plugin dir>… [--json] [--verbose] [--mcp-apps]`: start every MCP
 // server of the given Agent Plugins folders, print the AHP action stream,
 // each ready server's tools and one tool call per ready server, then stop.
 
 const path = require('node:path')
 const { McpHost } = require('../index.js')
 
-const USAGE = 'usage: ahp-mcp-host run <plugin dir>... [--json] [--verbose] [--timeout-ms N]'
+const USAGE = 'usage: ahp-mcp-host run <plugin dir>... [--json] [--verbose] [--mcp-apps] [--timeout-ms N]'
 
 function parseArgs(argv) {
-  const opts = { dirs: [], json: false, verbose: false, timeoutMs: 60_000 }
+  const opts = { dirs: [], json: false, verbose: false, mcpApps: false, timeoutMs: 60_000 }
   const [command, ...rest] = argv
   if (command !== 'run') throw new Error(USAGE)
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i]
     if (a === '--json') opts.json = true
     else if (a === '--verbose') opts.verbose = true
+    else if (a === '--mcp-apps') opts.mcpApps = true
     else if (a === '--timeout-ms') {
       opts.timeoutMs = Number(rest[++i])
       if (!Number.isInteger(opts.timeoutMs) || opts.timeoutMs <= 0) throw new Error(`--timeout-ms needs a positive integer (ms)\n${USAGE}`)
@@ -37,7 +38,7 @@ function describeAction(envelope) {
       const c = a.customization
       if (c.type === 'plugin') {
         const load = c.load ? c.load.kind + (c.load.message ? `: ${c.load.message}` : '') : 'unknown'
-        const children = (c.children ?? []).map((s) => s.name).join(', ') || 'none'
+        const children = (c.children ?? []).map((s) => (s.mcpApp ? `${s.name} [hosts MCP Apps]` : s.name)).join(', ') || 'none'
         return `${seq} plugin ${c.id} ${load} (servers: ${children})`
       }
       return `${seq} server ${c.id} added (${c.state.kind})`
@@ -45,7 +46,8 @@ function describeAction(envelope) {
     case 'session/mcpServerStateChanged': {
       const s = a.state
       const detail = s.kind === 'error' ? ` [${s.error.errorType}] ${s.error.message}` : ''
-      return `${seq} ${a.id} -> ${s.kind}${detail}${origin}${refused}`
+      const channel = a.channel ? ` (channel ${a.channel})` : ''
+      return `${seq} ${a.id} -> ${s.kind}${detail}${channel}${origin}${refused}`
     }
     case 'session/customizationRemoved':
       return `${seq} removed ${a.id}`
@@ -94,7 +96,8 @@ async function run(argv, out = process.stdout) {
   const opts = parseArgs(argv)
   const print = (line) => out.write(line + '\n')
   const emit = (kind, payload) => out.write(JSON.stringify({ kind, ...payload }) + '\n')
-  const host = new McpHost({ clientInfo: { name: 'ahp-mcp-host-cli', version: '0.1.0' } })
+  // --mcp-apps: act as an AHP client that declared capabilities.mcpApps (mcpApp and channel on App servers).
+  const host = new McpHost({ clientInfo: { name: 'ahp-mcp-host-cli', version: '0.1.0' }, ...(opts.mcpApps ? { mcpApps: true } : {}) })
   const readyAtMs = new Map()
   const started = performance.now()
   host.on('action', (envelope) => {
@@ -129,8 +132,12 @@ async function run(argv, out = process.stdout) {
       const own = tools.filter((t) => t.customizationId === server.id)
       const info = host.serverInfo(server.id)
       const era = info ? `MCP ${info.protocolVersion} via ${info.handshake === 'discover' ? 'server/discover' : 'initialize'}` : 'MCP ?'
-      if (opts.json) emit('tools', { serverId: server.id, protocolVersion: info?.protocolVersion, handshake: info?.handshake, tools: own.map((t) => t.toolName) })
-      else print(`\n${server.id} (${era}): ${own.length} tools\n  ${own.map((t) => t.toolName).join('\n  ')}`)
+      const app = server.mcpApp ? { mcpApp: server.mcpApp, channel: server.channel } : {}
+      if (opts.json) emit('tools', { serverId: server.id, protocolVersion: info?.protocolVersion, handshake: info?.handshake, tools: own.map((t) => t.toolName), ...app })
+      else {
+        print(`\n${server.id} (${era}): ${own.length} tools\n  ${own.map((t) => t.toolName).join('\n  ')}`)
+        if (server.mcpApp) print(`  hosts MCP Apps: mcpApp.capabilities ${JSON.stringify(server.mcpApp.capabilities)}, channel ${server.channel ?? 'none'}`)
+      }
       const pick = pickTool(own)
       if (!pick) continue
       try {
