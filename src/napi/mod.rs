@@ -33,6 +33,7 @@ use std::future::Future;
 
 mod apps;
 mod callbacks;
+mod replay;
 
 use callbacks::{JsRequests, JsSecrets};
 

@@ -192,6 +192,11 @@ impl Call<'_> {
 
     /// Sends one round of the call (`params`, at most `left` of the total
     /// limit) and waits for its response, passing progress on.
+    ///
+    /// A progress notification whose `progress` is not above the last one
+    /// passed on is dropped (MCP 2025-11-25 "Utilities › Progress": the
+    /// value MUST increase): rmcp hands each notification to a task of its
+    /// own, so two sent in order can arrive swapped.
     async fn round(
         &self,
         params: Value,
@@ -199,6 +204,13 @@ impl Call<'_> {
         cancel: &CancellationToken,
         on_progress: &mut (dyn FnMut(Progress) + Send),
     ) -> HostResult<Result<ServerResult, ServiceError>> {
+        let mut last: Option<f64> = None;
+        let on_progress = &mut |p: Progress| {
+            if last.is_none_or(|last| p.progress > last) {
+                last = Some(p.progress);
+                on_progress(p);
+            }
+        };
         // rmcp keeps the absolute cap; the inactivity clock is `Call::wait`'s.
         let mut options = PeerRequestOptions::no_options();
         options.max_total_timeout = Some(left);
