@@ -60,41 +60,14 @@ fn apps_host(
     Arc<Recorder>,
     mpsc::UnboundedReceiver<HostEvent>,
 ) {
-    let (plain, events) = host(limits);
     let (tx, rx) = mpsc::unbounded_channel();
     let recorder = Arc::new(Recorder {
         shared: OnceLock::new(),
         seen: Mutex::default(),
         events: tx,
     });
-    let shared = Arc::new(HostShared {
-        session: crate::supervisor::SessionCell::new(SessionStore::new("ahp-session:/test")),
-        sink: recorder.clone(),
-        processes: Arc::new(ProcessRegistry::default()),
-        client_info: ClientConfig::default(),
-        limits,
-        base_env: Vec::new(),
-        env_policy: EnvPolicy::AllowList,
-        disposed: CancellationToken::new(),
-        requests: None,
-        secrets: Arc::new(MemorySecretStore::default()),
-        refresh_locks: Arc::default(),
-        dpop_keys: Arc::default(),
-        catalogue: Default::default(),
-        publish_server_tools: false,
-        mcp_apps,
-        app_channels: Default::default(),
-        step_up: Default::default(),
-    });
+    let shared = host_with(limits, recorder.clone(), mcp_apps);
     let _ = recorder.shared.set(Arc::downgrade(&shared));
-    // The same `starting` entry as `host` publishes.
-    let customizations = plain.read_state(|s| s.customizations.clone());
-    drop(events);
-    for customization in customizations.into_iter().flatten() {
-        shared.emit(StateAction::SessionCustomizationUpdated(Box::new(
-            SessionCustomizationUpdatedAction { customization },
-        )));
-    }
     (shared, recorder, rx)
 }
 
