@@ -1377,7 +1377,9 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * a change notification of its kind (either era) drops it; private
    * (`cacheScope` not `"public"`) results are also dropped when the
    * connection's token is replaced. Errors: `not_found`,
-   * `server_not_ready`, `protocol_error`, `timeout`, `limit_exceeded`,
+   * `server_not_ready` (also from the moment a stop or crash starts closing
+   * the connection), `server_exited` (the connection closed while the
+   * request was in flight), `protocol_error`, `timeout`, `limit_exceeded`,
    * `auth_required`, `disposed`.
    */
   listResources(serverId: string): Promise<Resource[]>
@@ -1470,7 +1472,8 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    *   `limits.maxResultBytes` (default 10 000 000 bytes), `maxJsonDepth`,
    *   `maxJsonProperties`, or a `ui://` resource over
    *   `limits.maxUiResourceBytes` (default 4 MiB); `-32603` `internal`: the
-   *   `sampling` handler failed.
+   *   `sampling` handler failed; `-32603` `server_exited`: the server's
+   *   connection closed while the request was in flight (stop, exit, crash).
    * - `-32001` `timeout`: over `limits.channelRequestTimeoutMs` (default
    *   60 000 ms; the request is cancelled upstream).
    * - the server's own JSON-RPC errors pass through unchanged.

@@ -5,7 +5,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import {
-  newHost, tmpDir, writePlugin, fixtureEntry, waitState, waitFor, callText, stateHistory, sleep,
+  newHost, tmpDir, writePlugin, fixtureEntry, everythingEntry, waitState, waitFor, callText, stateHistory, sleep,
   MarkedProcesses, uniqueMarker, pidAlive, NODE, HostError,
 } from './helpers/host.mjs'
 
@@ -269,3 +269,29 @@ function serverKind(host, id) {
   }
   return undefined
 }
+
+test('after a stop request, requests fail server_not_ready (server_exited when already sent), never with a transport error', async (t) => {
+  const { host, actions } = newHost(t)
+  const id = await host.addServer({ name: 'ev', config: everythingEntry() })
+  await waitState(host, id, 'ready')
+  // The echo shows `stopped` at once (the reducer is optimistic); the actor
+  // then closes the connection, which takes a while (stdin, SIGTERM).
+  host.dispatch({ type: 'session/mcpServerStopRequested', id }, { clientId: 'c1', clientSeq: 1 })
+  const stoppedByHost = () => actions.some((e) => e.origin === undefined && e.action.type === 'session/mcpServerStateChanged' &&
+    e.action.id === id && e.action.state.kind === 'stopped')
+  const outcomes = []
+  const attempt = async () => {
+    try {
+      await host.listResources(id)
+      outcomes.push('ok')
+    } catch (e) {
+      outcomes.push(e.code === 'protocol_error' ? `protocol_error: ${e.message}` : e.code)
+    }
+  }
+  while (!stoppedByHost()) await attempt()
+  for (let i = 0; i < 3; i++) await attempt()
+  const counts = {}
+  for (const o of outcomes) counts[o] = (counts[o] ?? 0) + 1
+  assert.ok(outcomes.every((o) => ['ok', 'server_not_ready', 'server_exited'].includes(o)), JSON.stringify(counts))
+  assert.deepEqual(outcomes.slice(-3), ['server_not_ready', 'server_not_ready', 'server_not_ready'])
+})

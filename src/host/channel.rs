@@ -224,7 +224,7 @@ impl Host {
             .server(server_id)
             .ok()
             .and_then(|h| h.live.connection());
-        match live.filter(|conn| conn.closed.borrow().is_none()) {
+        match live {
             Some(conn) => Ok((target, conn)),
             None => Err(not_ready(format!("server {server_id} is not ready"))),
         }

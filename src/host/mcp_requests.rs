@@ -16,7 +16,9 @@
 //! both without a request.
 //!
 //! Every method here fails with `not_found` (no such server),
-//! `server_not_ready`, `protocol_error` (a JSON-RPC error carries its code
+//! `server_not_ready` (also once the connection is closing),
+//! `server_exited` (the connection closed under the request),
+//! `protocol_error` (a JSON-RPC error carries its code
 //! in `data.code`; a "resource not found" answer to `resources/read` is
 //! `not_found`, see [`Host::read_resource`]), `timeout` (one
 //! request or page took longer than `callTimeoutMs`), `auth_required`,

@@ -47,12 +47,15 @@ pub struct ServerLive {
 }
 
 impl ServerLive {
-    /// The current connection, when the server is `ready`.
+    /// The current connection, when the server is `ready`: none once the
+    /// connection is closing (stop, crash), even before the actor has
+    /// withdrawn it, so nothing new is sent on it.
     pub fn connection(&self) -> Option<LiveConnection> {
         self.conn
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .clone()
+            .filter(|conn| conn.closed.borrow().is_none())
     }
 
     /// The `WWW-Authenticate` challenge of the current `authRequired` state,

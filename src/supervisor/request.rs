@@ -151,8 +151,10 @@ pub struct CallTimeouts {
 /// The mapping itself: [`RequestFailure::Auth`] for an authorization
 /// challenge; otherwise `protocol_error` (a JSON-RPC error: message with its
 /// code, `data` `{code, data}`; or the transport error without Rust type
-/// names) or `timeout` (with `call`, the message says "without progress" or
-/// "in total" and `data` is `{kind: "inactivity"|"total", ms}`).
+/// names), `server_exited` (the connection closed under the request: the
+/// server stopped, exited or crashed) or `timeout` (with `call`, the message
+/// says "without progress" or "in total" and `data` is `{kind:
+/// "inactivity"|"total", ms}`).
 pub fn map_service_error(
     context: &str,
     e: ServiceError,
@@ -174,6 +176,10 @@ pub fn map_service_error(
             data: err.data,
         }),
         ServiceError::Timeout { timeout } => timeout_error(context, timeout, call),
+        ServiceError::TransportClosed => HostError::new(
+            ErrorCode::ServerExited,
+            format!("{context} failed: the connection closed (the server stopped or exited)"),
+        ),
         other => HostError::new(
             ErrorCode::ProtocolError,
             format!("{context} failed: {}", strip_type_names(&other.to_string())),
