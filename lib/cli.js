@@ -119,6 +119,11 @@ async function run(argv, out = process.stdout) {
     const elapsedMs = Math.round(performance.now() - started)
     const servers = serverStates(host.getState())
     const ready = servers.filter((s) => s.state.kind === 'ready')
+    // `getState()` is ahead of the `action` events JS has been handed yet:
+    // let those of every ready server arrive (at most 2 s) before the summary.
+    for (let waited = 0; waited < 2000 && !ready.every((s) => readyAtMs.has(s.id)); waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
     const readyMs = Object.fromEntries(readyAtMs)
     const summary = { readyServers: ready.length, servers: servers.length, settledMs: elapsedMs, allSettled, readyMs }
     if (opts.json) emit('summary', summary)
