@@ -9,7 +9,8 @@
 // started, stopped, toggled, crashed (the child killed), removed; tool calls
 // on a chat; client dispatches through `mirror.dispatch` (optimistic) that the
 // host accepts (start/stop/toggle of a known server) or rejects (an unknown
-// id, and the harness's `chat/toolCallStart`, which this host does not take).
+// id, a toggle with its enablement out of order, and the harness's
+// `chat/toolCallStart`, which this host does not take).
 
 import test from 'node:test'
 import assert from 'node:assert/strict'
@@ -77,7 +78,7 @@ test(`a mirror fed from a live host equals its state after each of ${STEPS} rand
   const ops = {
     async add() {
       if (ids().length >= 4) return
-      const big = random() < 0.15
+      const big = random() < 0.1
       const id = await host.addServer({ name: `s${next++}`, config: big ? everythingEntry() : fixtureEntry('tools-server.mjs') })
       if (big) everything.add(id)
     },
@@ -86,6 +87,11 @@ test(`a mirror fed from a live host equals its state after each of ${STEPS} rand
     toggle() {
       const id = pick(ids())
       if (id) send(SESSION, { type: 'session/customizationToggled', id, enablement: [{ kind: 'session', enabled: random() < 0.6 }] })
+    },
+    // Rejected: entries out of order (the reducer alone would apply it).
+    badToggle() {
+      const id = pick(ids())
+      if (id) send(SESSION, { type: 'session/customizationToggled', id, enablement: [{ kind: 'global', enabled: false }, { kind: 'session', enabled: true }] })
     },
     unknown() { send(SESSION, { type: 'session/mcpServerStartRequested', id: `nope-${next}` }) },
     async crash() {
@@ -115,7 +121,7 @@ test(`a mirror fed from a live host equals its state after each of ${STEPS} rand
       await host.callTool({ serverId: id, name: 'echo', arguments: { message: toolCallId }, chat: CHAT, turnId: 'turn-1', toolCallId }).catch(() => {})
     },
   }
-  const weights = [['add', 3], ['start', 3], ['stop', 2], ['toggle', 2], ['unknown', 1], ['crash', 1], ['remove', 1], ['call', 4], ['settle', 4]]
+  const weights = [['add', 2], ['start', 2], ['stop', 2], ['toggle', 2], ['unknown', 1], ['badToggle', 2], ['crash', 1], ['remove', 1], ['call', 8], ['settle', 3]]
   const total = weights.reduce((s, [, w]) => s + w, 0)
   const choose = () => {
     let r = random() * total

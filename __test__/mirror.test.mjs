@@ -148,3 +148,18 @@ test('a rejected envelope of another client is not applied', () => {
   assert.equal(m.session.title, '')
   assert.equal(m.serverSeq, 1)
 })
+
+test('lib/mirror.js runs in a bare context: no require, process or other Node globals', async () => {
+  const { readFileSync } = await import('node:fs')
+  const vm = await import('node:vm')
+  const source = readFileSync(new URL('../lib/mirror.js', import.meta.url), 'utf8')
+  const module = { exports: {} }
+  // Only what a browser bundle gives a CommonJS module: `module` and `exports`.
+  vm.runInNewContext(source, { module, exports: module.exports })
+  const m = new module.exports.AhpStateMirror({ session: SESSION, reducers })
+  m.receive(env(1, title('bare')))
+  assert.equal(m.session.title, 'bare')
+  // The package subpath resolves to the same file.
+  assert.equal(require.resolve('ahp-mcp-host/mirror'), require.resolve('../lib/mirror.js'))
+  assert.equal(require.resolve('ahp-mcp-host'), require.resolve('../index.js'))
+})
