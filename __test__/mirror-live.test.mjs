@@ -3,7 +3,9 @@
 // `host.getState()`, and its chat equals the chat replayed in one pass, in
 // serverSeq order, through `reduceChat` (the harness's own tool-call actions
 // and every non-rejected envelope on the chat). The host does not own chat
-// state, so there is no host-side chat state to compare with.
+// state, so there is no host-side chat state to compare with; the harness
+// owns the chat, and after its own start/ready of a call it seeds the
+// mirror's chat with its state (the host's chat actions then apply on top).
 //
 // Steps: servers added (fixture tools-server, sometimes server-everything),
 // started, stopped, toggled, crashed (the child killed), removed; tool calls
@@ -133,7 +135,7 @@ test(`a mirror fed from a live host equals its state after each of ${STEPS} rand
     const op = choose()
     counts[op] = (counts[op] ?? 0) + 1
     await ops[op]()
-    // Once the envelopes are delivered: the host's last serverSeq reached the mirror.
+    // Once the envelopes are delivered, the mirror meets the host (and the reference chat).
     await waitFor(() => isDeepStrictEqual(mirror.session, host.getState()) && mirror.pending === 0 && isDeepStrictEqual(mirror.chat(CHAT), advance()), {
       timeout: 20_000,
       what: `step ${step} (${op}): mirror session = host.getState()`,
@@ -141,7 +143,6 @@ test(`a mirror fed from a live host equals its state after each of ${STEPS} rand
     })
     // (No second session comparison here: servers change state on their own
     // between two reads; the wait above fails the test if they never meet.)
-    // The harness's own start/ready come after the envelopes delivered before the call.
     assert.deepEqual(mirror.chat(CHAT), advance(), `step ${step} (${op}): chat`)
   }
   assert.deepEqual(gaps, [])
