@@ -15,6 +15,8 @@ use ahp_types::actions::StateAction;
 use ahp_types::state::{ChatState, SessionState};
 use serde_json::{json, Value};
 
+mod round_trip;
+
 /// Which reducer: the session channel's or a chat channel's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Scope {
@@ -53,6 +55,7 @@ pub fn reduce(scope: Scope, state_json: &str, action_json: &str) -> Result<Strin
         }
         Scope::Chat => {
             let mut state: ChatState = serde_json::from_str(state_json).map_err(parse_state)?;
+            round_trip::restore_auth_required(&mut state);
             let outcome = apply_action_to_chat(&mut state, &action);
             (serde_json::to_value(state), outcome)
         }
