@@ -29,17 +29,6 @@ pub fn empty_session_state() -> SessionState {
     }
 }
 
-/// Applies, in order, the actions of the `envelopes` on `channel` that carry
-/// no `rejectionReason` (an AHP client reverts a rejected one) to `state`
-/// with `ahp`'s session reducer: what a client mirroring the session does.
-pub fn replay_envelopes(state: &mut SessionState, channel: &str, envelopes: &[ActionEnvelope]) {
-    for envelope in envelopes {
-        if envelope.channel == channel && envelope.rejection_reason.is_none() {
-            let _ = apply_action_to_session(state, &envelope.action);
-        }
-    }
-}
-
 /// Session state plus the envelope sequence of one AHP session channel.
 ///
 /// Not thread-safe by itself: the host keeps it behind one lock and emits each
