@@ -12,11 +12,10 @@
 
 use ahp::reducers::{apply_action_to_chat, apply_action_to_session, ReduceOutcome};
 use ahp_types::actions::StateAction;
-use ahp_types::state::{ChatState, ResponsePart, SessionState, ToolCallState};
+use ahp_types::state::{ChatState, SessionState};
 use serde_json::{json, Value};
 
-#[cfg(target_arch = "wasm32")]
-pub mod wasm;
+mod round_trip;
 
 /// Which reducer: the session channel's or a chat channel's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +55,7 @@ pub fn reduce(scope: Scope, state_json: &str, action_json: &str) -> Result<Strin
         }
         Scope::Chat => {
             let mut state: ChatState = serde_json::from_str(state_json).map_err(parse_state)?;
-            restore_auth_required(&mut state);
+            round_trip::restore_auth_required(&mut state);
             let outcome = apply_action_to_chat(&mut state, &action);
             (serde_json::to_value(state), outcome)
         }
@@ -69,34 +68,6 @@ pub fn reduce(scope: Scope, state_json: &str, action_json: &str) -> Result<Strin
     Ok(answer.to_string())
 }
 
-/// Reads back the `auth-required` tool calls that `ahp-types` 1.0.0 wrote
-/// but parses as `ToolCallState::Unknown`: `ToolCallState` is tagged by
-/// `status` and `ToolCallAuthRequiredState` has a `status` field too, so the
-/// tag takes the only `status` member and the struct misses it. The raw
-/// tool call (with its `status`) parses as the struct itself. Without this,
-/// every action on such a tool call (`chat/toolCallAuthResolved`,
-/// `chat/toolCallComplete`, `chat/turnComplete`) would be a no-op once the
-/// state has crossed JSON. A tool call that is not a valid
-/// `ToolCallAuthRequiredState` stays `Unknown`, as the crate keeps it.
-fn restore_auth_required(state: &mut ChatState) {
-    let turns = state.turns.iter_mut().map(|t| &mut t.response_parts);
-    let active = state.active_turn.iter_mut().map(|t| &mut t.response_parts);
-    for part in turns.chain(active).flatten() {
-        let ResponsePart::ToolCall(part) = part else {
-            continue;
-        };
-        let ToolCallState::Unknown(raw) = &part.tool_call else {
-            continue;
-        };
-        if raw.get("status").and_then(Value::as_str) != Some("auth-required") {
-            continue;
-        }
-        if let Ok(auth_required) = serde_json::from_value(raw.clone()) {
-            part.tool_call = ToolCallState::AuthRequired(Box::new(auth_required));
-        }
-    }
-}
-
 /// The JS name of an outcome.
 fn outcome_name(outcome: &ReduceOutcome) -> &'static str {
     match outcome {
@@ -106,6 +77,10 @@ fn outcome_name(outcome: &ReduceOutcome) -> &'static str {
         ReduceOutcome::Invalid(_) => "invalid",
     }
 }
+
+// The WebAssembly ABI of `reduce` (extern "C" exports for lib/reducers-wasm.js).
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
 
 #[cfg(test)]
 mod tests {
