@@ -146,6 +146,21 @@ test('the same results as the native reducers of index.js', async (t) => {
       n = fromNative.state
     }
   }
+  // The same refusals, with the same codes and messages.
+  const session = { provider: 'mcp', title: '', status: 1, lifecycle: 'ready', activeClients: [], chats: [] }
+  const action = { type: 'session/titleChanged', title: 'T' }
+  const thrown = (fn) => {
+    try {
+      fn()
+    } catch (err) {
+      return { code: err.code, message: err.message }
+    }
+    return assert.fail('did not throw')
+  }
+  for (const [state, act] of [[{}, action], [null, action], [session, undefined], [session, { title: 'x' }], [{ ...session, status: 'x' }, action]]) {
+    assert.deepEqual(thrown(() => wasm.reduceSession(state, act)), thrown(() => native.reduceSession(state, act)))
+    assert.deepEqual(thrown(() => wasm.reduceChat(state, act)), thrown(() => native.reduceChat(state, act)))
+  }
 })
 
 test('a state or action that does not parse is invalid_argument naming it', async () => {
@@ -163,6 +178,8 @@ test('a state or action that does not parse is invalid_argument naming it', asyn
   refused(() => reduceSession(session, 'session/titleChanged'), 'action')
   refused(() => reduceSession(session, undefined), 'action')
   refused(() => reduceSession(session, [action]), 'action')
+  refused(() => reduceSession(session, { title: 'no type' }), 'action')
+  refused(() => reduceChat([session], action), 'state')
   refused(() => reduceSession(null, action), 'state')
   const cyclic = { ...session }
   cyclic.self = cyclic

@@ -74,18 +74,28 @@ async function compile(source) {
   throw new ReducerError('invalid_argument', 'source: must be a WebAssembly.Module, an ArrayBuffer or view, a URL, or a non-empty URL or path string')
 }
 
-/** `value` as JSON text, or `invalid_argument` naming `name`. */
-function jsonOf(value, name) {
-  let text
+/** `value` as JSON text, or `invalid_argument` naming `name` (a cycle, a BigInt). */
+function jsonText(name, value) {
   try {
-    text = JSON.stringify(value)
+    return JSON.stringify(value)
   } catch (err) {
     throw new ReducerError('invalid_argument', `${name}: cannot be serialized: ${err.message}`)
   }
-  if (typeof text !== 'string' || value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new ReducerError('invalid_argument', `${name}: must be an object`)
+}
+
+/**
+ * The arguments as JSON, checked as index.js checks them for the native
+ * reducers (same messages): a state object, an action object with a string
+ * `type` (an action of a type the reducers do not know is out of scope).
+ */
+function argumentsJson(state, action) {
+  if (typeof state !== 'object' || state === null || Array.isArray(state)) {
+    throw new ReducerError('invalid_argument', 'state: must be an AHP state object')
   }
-  return text
+  if (typeof action !== 'object' || action === null || typeof action.type !== 'string') {
+    throw new ReducerError('invalid_argument', 'action: must be an AHP action object with a string `type`')
+  }
+  return [jsonText('state', state), jsonText('action', action)]
 }
 
 /** The two reducers over one instance's exports. */
@@ -104,8 +114,7 @@ function reducersOf(wasm) {
   }
 
   const run = (scope, state, action) => {
-    const stateJson = jsonOf(state, 'state')
-    const actionJson = jsonOf(action, 'action')
+    const [stateJson, actionJson] = argumentsJson(state, action)
     const [statePtr, stateLen] = put(stateJson)
     let actionPtr = 0
     let actionLen = 0
