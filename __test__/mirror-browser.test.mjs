@@ -152,7 +152,7 @@ test('a page keeps AHP state with the mirror and the WebAssembly reducers, fed b
   }
   /** A dispatch from the page (optimistic there), or from this process's mirror without a browser. */
   const dispatch = async (action) => {
-    if (mirrorPage) return mirrorPage.page.evaluate((a) => window.ahpDispatch('ahp-session:/mirror-browser', a), action)
+    if (mirrorPage) return mirrorPage.page.evaluate((channel, a) => window.ahpDispatch(channel, a), SESSION, action)
     const sent = local.dispatch(SESSION, action)
     host.dispatch(action, { clientId: local.clientId, clientSeq: sent.clientSeq })
     return { clientSeq: sent.clientSeq, pending: local.pending }
