@@ -32,3 +32,35 @@ pub fn restore_auth_required(state: &mut ChatState) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::{reduce, Scope};
+    use serde_json::{json, Value};
+
+    /// Fixture 243 through JSON between every action: the auth-required call
+    /// is found again by `chat/toolCallAuthResolved` and completes.
+    #[test]
+    fn an_auth_required_tool_call_survives_the_json_between_actions() {
+        let fixture: Value = serde_json::from_str(include_str!(
+            "../../tests/fixtures/ahp/243-toolcallauthrequired-full-lifecycle-running-authrequired-running-completed.json"
+        ))
+        .unwrap();
+        let mut state = fixture["initial"].to_string();
+        let mut outcomes = Vec::new();
+        for action in fixture["actions"].as_array().unwrap() {
+            let out: Value =
+                serde_json::from_str(&reduce(Scope::Chat, &state, &action.to_string()).unwrap())
+                    .unwrap();
+            outcomes.push(out["outcome"].clone());
+            state = out["state"].to_string();
+        }
+        assert_eq!(
+            Value::Array(outcomes),
+            json!(["applied", "applied", "applied", "applied", "applied"])
+        );
+        let state: Value = serde_json::from_str(&state).unwrap();
+        let call = &state["activeTurn"]["responseParts"][0]["toolCall"];
+        assert_eq!(call["status"], "completed", "{call}");
+    }
+}
