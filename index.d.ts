@@ -1521,3 +1521,163 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
   [Symbol.asyncDispose](): Promise<void>
   [Symbol.dispose](): void
 }
+
+// ─── Reducers and the state mirror (issue 12) ────────────────────────────────
+
+/**
+ * AHP 1.0 `ChatState` (a chat channel's state). The fields every chat has
+ * are typed; turns, the active turn and its response parts (tool calls in
+ * their `status`) follow the `ahp-types` wire format.
+ */
+export interface ChatState {
+  resource: URI
+  title: string
+  /** `SessionStatus` bit flags, as on the session. */
+  status: number
+  modifiedAt: string
+  turns: unknown[]
+  activeTurn?: { id: string; responseParts: unknown[]; [key: string]: unknown }
+  [key: string]: unknown
+}
+
+/**
+ * Any AHP 1.0 `StateAction` (wire form, discriminated by `type`): the
+ * actions this host emits or accepts ({@link HostAction}), and the others
+ * of AHP (e.g. `chat/toolCallStart`, `chat/turnStarted`).
+ */
+export type StateAction = HostAction | { type: string; [key: string]: unknown }
+
+/**
+ * What a reducer did (the `ahp` crate's `ReduceOutcome`): `applied` (the
+ * action was applied; note the `ahp` 1.0.0 tool-call reducers say `applied`
+ * whenever the call is found, even if its status rule left it unchanged),
+ * `noOp` (recognized, but nothing to change: unknown id, stale status),
+ * `outOfScope` (an action of another channel's reducer, or of a type this
+ * version does not know), `invalid` (refused; the state is unchanged and
+ * `error` says why).
+ */
+export type ReduceOutcome = 'applied' | 'noOp' | 'outOfScope' | 'invalid'
+
+/** The answer of {@link reduceSession} / {@link reduceChat}: a new state object (the input is not changed). */
+export interface ReduceResult<S> {
+  state: S
+  outcome: ReduceOutcome
+  /** Only with `outcome: 'invalid'`: the reducer's reason. */
+  error?: string
+}
+
+/**
+ * Applies one action to a session state with the `ahp` crate's session
+ * reducer (`ahp::reducers::apply_action_to_session`, AHP 1.0 "State model ›
+ * Reducers"), through the native addon. Pure: `state` is not changed.
+ * Throws {@link HostError} `invalid_argument` naming `state` (not an object,
+ * or not a `SessionState`: the message gives the field) or `action` (not an
+ * object with a string `type`, or not serializable).
+ */
+export declare function reduceSession(state: SessionState, action: StateAction): ReduceResult<SessionState>
+
+/**
+ * Applies one action to a chat state with the `ahp` crate's chat reducer
+ * (`ahp::reducers::apply_action_to_chat`), through the native addon. Pure.
+ * Throws {@link HostError} `invalid_argument` naming `state` or `action`, as
+ * {@link reduceSession}.
+ */
+export declare function reduceChat(state: ChatState, action: StateAction): ReduceResult<ChatState>
+
+/** The reducers an {@link AhpStateMirror} applies actions with: the native ones, or `loadReducers()` of `ahp-mcp-host/reducers-wasm`. */
+export interface AhpReducers {
+  reduceSession(state: SessionState, action: StateAction): ReduceResult<SessionState>
+  reduceChat(state: ChatState, action: StateAction): ReduceResult<ChatState>
+}
+
+/**
+ * A state to (re)start a mirror from: `host.getState()` as `session` with
+ * the `serverSeq` of the last envelope it includes, or an AHP `Snapshot`'s
+ * `state` and `fromSeq`. Parts not given keep their mirrored state.
+ */
+export interface MirrorSnapshot {
+  serverSeq: number
+  session?: SessionState
+  /** Chat states by chat channel URI. */
+  chats?: { [uri: string]: ChatState }
+}
+
+/** What {@link AhpStateMirror.dispatch} returns: send `action` to the host with `origin: {clientId, clientSeq}` (e.g. `host.dispatch(action, {clientId: mirror.clientId, clientSeq})`). */
+export interface MirrorDispatch {
+  channel: URI
+  clientSeq: number
+  action: StateAction
+}
+
+/** Events of {@link AhpStateMirror}, by name. */
+export interface AhpStateMirrorEvents {
+  /** The visible state of `channel` changed (an envelope, a dispatch, a rollback, a seed). */
+  change: { channel: URI }
+  /** An envelope skipped `serverSeq`s: nothing more is applied until {@link AhpStateMirror.seed}. */
+  gap: { expected: number; got: number }
+  /** An envelope with a `serverSeq` already applied; ignored. */
+  duplicate: { serverSeq: number }
+  /** The host refused a pending dispatch (`rejectionReason`); it was removed without being applied. */
+  rejected: { clientSeq: number; channel: URI; action: StateAction; reason: string }
+  /** The host's echo of a pending dispatch arrived and was applied to the confirmed state. */
+  confirmed: { clientSeq: number }
+}
+
+/** Options of {@link AhpStateMirror}. */
+export interface AhpStateMirrorOptions {
+  /** The session channel URI (the host's `session` option); every other channel is a chat. */
+  session: URI
+  /** Default (from `ahp-mcp-host`): the native {@link reduceSession} / {@link reduceChat}. Required from `ahp-mcp-host/mirror`. */
+  reducers?: AhpReducers
+  /** The `origin.clientId` of this mirror's dispatches; default a random `mirror-…`. */
+  clientId?: string
+  /** Start state; default the host's empty session at `serverSeq` 0. */
+  snapshot?: MirrorSnapshot
+}
+
+/**
+ * A client-side mirror of one AHP host's state (the session channel and the
+ * chat channels it emits on), fed with {@link ActionEnvelope}s from
+ * `host.on('action')` or any transport (AHP 1.0 "Actions › Envelopes";
+ * the client rules of the `ahp` crate's state mirror). Plain JavaScript: the
+ * `ahp-mcp-host/mirror` build imports nothing and runs in a browser.
+ *
+ * Envelopes form one `serverSeq` stream over all channels: one at or below
+ * the last is a `duplicate` (ignored); one beyond the next is a `gap`
+ * (nothing further is applied until {@link AhpStateMirror.seed}).
+ * Optimistic dispatch: {@link AhpStateMirror.dispatch} keeps the action
+ * pending by `clientSeq`; the echo whose `origin` matches confirms it
+ * (applied to the confirmed state in `serverSeq` order), an echo with
+ * `rejectionReason` drops it unapplied; the visible state is the confirmed
+ * state with the remaining pending actions re-applied in order. Other
+ * envelopes with `rejectionReason` are not applied. A chat without a
+ * snapshot starts empty (no turns). Returned states are shared: do not
+ * mutate them.
+ *
+ * Throws `TypeError` for a missing `session` or `reducers`, a dispatch
+ * without a channel or action, a seed without `serverSeq`; the reducers'
+ * `invalid_argument` for an envelope whose action is not an object.
+ */
+export declare class AhpStateMirror {
+  constructor(options: AhpStateMirrorOptions)
+  /** The `origin.clientId` of this mirror's dispatches. */
+  readonly clientId: string
+  /** The last `serverSeq` applied or seeded. */
+  readonly serverSeq: number
+  /** Optimistic actions not yet echoed. */
+  readonly pending: number
+  /** The session: confirmed state with the pending actions applied. */
+  readonly session: SessionState
+  /** The chat channels the mirror holds a state of. */
+  readonly chatUris: URI[]
+  /** A chat's visible state, or `undefined` if no envelope, snapshot or dispatch named it. */
+  chat(uri: URI): ChatState | undefined
+  /** Applies one envelope of the host's stream. */
+  receive(envelope: ActionEnvelope<StateAction>): void
+  /** Applies `action` optimistically on `channel`; send the result to the host. */
+  dispatch(channel: URI, action: StateAction): MirrorDispatch
+  /** Replaces the given parts of the state and the `serverSeq`; resumes after a gap. Pending actions stay. */
+  seed(snapshot: MirrorSnapshot): void
+  on<E extends keyof AhpStateMirrorEvents>(event: E, listener: (payload: AhpStateMirrorEvents[E]) => void): this
+  off<E extends keyof AhpStateMirrorEvents>(event: E, listener: (payload: AhpStateMirrorEvents[E]) => void): this
+}

@@ -512,4 +512,6 @@ if (left.length) {
     try { process.kill(pid, 'SIGKILL') } catch {}
   }
 }
+// AHP state in JS: the state mirror against getState() snapshots (bench/mirror.mjs).
+(await import('./mirror.mjs')).benchMirror()
 process.exitCode = failed || left.length ? 1 : 0

@@ -180,3 +180,28 @@ async function main(): Promise<void> {
 }
 
 void main
+
+// Reducers and the state mirror (issue 12).
+import { reduceSession, reduceChat, AhpStateMirror, type ReduceResult, type ReduceOutcome, type SessionState, type ChatState, type MirrorSnapshot } from '../../index.js'
+import { AhpStateMirror as BrowserMirror } from '../../lib/mirror.js'
+
+function mirrorUsage(host: McpHost): void {
+  const r: ReduceResult<SessionState> = reduceSession(host.getState(), { type: 'session/titleChanged', title: 'T' })
+  const outcome: ReduceOutcome = r.outcome
+  if (r.error !== undefined) console.log(outcome, r.error)
+  const chat: ChatState = { resource: 'ahp-chat:/c', title: '', status: 1, modifiedAt: '', turns: [] }
+  const c: ReduceResult<ChatState> = reduceChat(chat, { type: 'chat/titleChanged', title: 'C' })
+  const snapshot: MirrorSnapshot = { serverSeq: 0, session: r.state, chats: { 'ahp-chat:/c': c.state } }
+  const mirror = new AhpStateMirror({ session: 'ahp-session:/3f2c', snapshot })
+  host.on('action', (envelope) => mirror.receive(envelope))
+  mirror.on('gap', ({ expected, got }) => { console.log(expected, got); mirror.seed({ serverSeq: 0, session: host.getState() }) })
+  mirror.on('rejected', ({ clientSeq, reason }) => console.log(clientSeq, reason))
+  const sent = mirror.dispatch('ahp-session:/3f2c', { type: 'session/mcpServerStartRequested', id: 'everything' })
+  host.dispatch({ type: 'session/mcpServerStartRequested', id: 'everything' }, { clientId: mirror.clientId, clientSeq: sent.clientSeq })
+  const s: SessionState = mirror.session
+  const maybe: ChatState | undefined = mirror.chat('ahp-chat:/c')
+  console.log(s.title, maybe?.turns.length, mirror.pending)
+  const browser = new BrowserMirror({ session: 'ahp-session:/3f2c', reducers: { reduceSession, reduceChat } })
+  browser.receive({ channel: 'ahp-session:/3f2c', serverSeq: 1, action: { type: 'session/titleChanged', title: 'T' } })
+}
+void mirrorUsage

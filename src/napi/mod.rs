@@ -33,7 +33,7 @@ use std::future::Future;
 
 mod apps;
 mod callbacks;
-mod replay;
+mod reducers;
 
 use callbacks::{JsRequests, JsSecrets};
 
