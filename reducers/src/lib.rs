@@ -78,6 +78,10 @@ fn outcome_name(outcome: &ReduceOutcome) -> &'static str {
     }
 }
 
+// The WebAssembly ABI of `reduce` (extern "C" exports for lib/reducers-wasm.js).
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
+
 #[cfg(test)]
 mod tests {
     use super::*;
