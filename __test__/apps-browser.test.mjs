@@ -29,8 +29,9 @@ import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { newHost, waitFor, waitState, findCustomization, ROOT } from './helpers/host.mjs'
 import { replaySession } from './helpers/replay.mjs'
+import { launchOrSkip } from './helpers/browser.mjs'
 import {
-  APP_MIME_TYPE, ChannelLink, appOfToolCall, bundleHostPage, serveHostPage, launchChromium, openHostPage,
+  APP_MIME_TYPE, ChannelLink, appOfToolCall, bundleHostPage, serveHostPage, openHostPage,
   viewFrame, viewTime,
 } from '../examples/mcp-apps/host-page.mjs'
 
@@ -146,14 +147,8 @@ test('MCP Apps end to end: mcpApp and channel, _meta.ui on the AHP tool call, th
 
   // 4. The View in Chromium.
   await t.test('rendered by headless Chromium through the host page', async (st) => {
-    let browser
-    try {
-      browser = await launchChromium()
-    } catch (err) {
-      if (process.env.AHP_REQUIRE_CHROMIUM === '1') throw err
-      st.skip(`no browser: ${err.message}`)
-      return
-    }
+    const browser = await launchOrSkip(st)
+    if (!browser) return
     st.after(() => browser.close())
     const app = appOfToolCall(host.getState(), { serverId: SERVER, complete, toolInput })
     const link = new ChannelLink(host, app.channel)

@@ -24,7 +24,8 @@ import { createRequire } from 'node:module'
 import { isDeepStrictEqual } from 'node:util'
 import { join } from 'node:path'
 import { newHost, fixtureEntry, waitFor, waitState, ROOT } from './helpers/host.mjs'
-import { launchChromium } from '../examples/mcp-apps/host-page.mjs'
+import { bundleBrowserEntry } from '../examples/mcp-apps/host-page.mjs'
+import { launchOrSkip } from './helpers/browser.mjs'
 
 const require = createRequire(import.meta.url)
 const { loadReducers } = require('../lib/reducers-wasm.js')
@@ -35,19 +36,7 @@ const CLIENT_ID = 'mirror-browser-page'
 const WASM = join(ROOT, 'lib', 'ahp-reducers.wasm')
 
 /** The page script bundled for the browser (esbuild, platform browser). */
-async function bundlePage() {
-  const { build } = await import('esbuild')
-  const out = await build({
-    entryPoints: [join(ROOT, '__test__', 'mirror-browser', 'page.js')],
-    bundle: true,
-    format: 'esm',
-    platform: 'browser',
-    target: 'es2022',
-    write: false,
-    logLevel: 'silent',
-  })
-  return out.outputFiles[0].text
-}
+const bundlePage = () => bundleBrowserEntry(join(ROOT, '__test__', 'mirror-browser', 'page.js'))
 
 /** Serves the page, its bundle and the reducers' module on 127.0.0.1 under a random path; resolves `{url, close}`. */
 async function servePage(bundle) {
@@ -123,13 +112,8 @@ test('a page keeps AHP state with the mirror and the WebAssembly reducers, fed b
   let mirrorPage
   const pageErrors = []
   await t.test('the page in headless Chromium', async (st) => {
-    try {
-      browser = await launchChromium()
-    } catch (err) {
-      if (process.env.AHP_REQUIRE_CHROMIUM === '1') throw err
-      st.skip(`no browser: ${err.message}`)
-      return
-    }
+    browser = await launchOrSkip(st)
+    if (!browser) return
     const served = await servePage(bundle)
     t.after(() => served.close())
     mirrorPage = await openMirrorPage(browser, { url: served.url, host, snapshot, onError: (m) => pageErrors.push(m) })

@@ -16,29 +16,15 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
 import { createServer } from 'node:http'
-import { readFileSync, readdirSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { EXPECTED_FIXTURES, FIXTURES, fixtureFiles, readFixture, stripNulls } from './helpers/ahp-fixtures.mjs'
 
 const require = createRequire(import.meta.url)
 const ROOT = join(fileURLToPath(import.meta.url), '..', '..')
 const WASM = join(ROOT, 'lib', 'ahp-reducers.wasm')
-const FIXTURES = join(ROOT, 'tests', 'fixtures', 'ahp')
-/** As tests/ahp_fixtures.rs: a missing or extra fixture file fails. */
-const EXPECTED_FIXTURES = 60
 const { loadReducers } = require('../lib/reducers-wasm.js')
-
-/** Drops every object key whose value is null, recursively (array items that are null stay). */
-function stripNulls(v) {
-  if (Array.isArray(v)) return v.map(stripNulls)
-  if (v !== null && typeof v === 'object') {
-    return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, stripNulls(x)]))
-  }
-  return v
-}
-
-const fixtureFiles = () => readdirSync(FIXTURES).filter((f) => f.endsWith('.json')).sort()
-const readFixture = (file) => JSON.parse(readFileSync(join(FIXTURES, file), 'utf8'))
 
 /**
  * An action of the other channel's reducer: out of scope, so the reducer

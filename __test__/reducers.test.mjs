@@ -7,32 +7,19 @@
 
 import test from 'node:test'
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { join } from 'node:path'
+import { EXPECTED_FIXTURES, fixtureFiles, readFixture, stripNulls } from './helpers/ahp-fixtures.mjs'
 
 const require = createRequire(import.meta.url)
 const { reduceSession, reduceChat, HostError } = require('../index.js')
 
-const DIR = join(import.meta.dirname, '..', 'tests', 'fixtures', 'ahp')
-const EXPECTED_FIXTURES = 60
-
-/** Removes object keys whose value is null, recursively (null array items stay). */
-function stripNulls(v) {
-  if (Array.isArray(v)) return v.map(stripNulls)
-  if (v !== null && typeof v === 'object') {
-    return Object.fromEntries(Object.entries(v).filter(([, x]) => x !== null).map(([k, x]) => [k, stripNulls(x)]))
-  }
-  return v
-}
-
 test('every AHP reducer fixture gives its expected state through reduceSession / reduceChat', () => {
-  const files = readdirSync(DIR).filter((f) => f.endsWith('.json')).sort()
+  const files = fixtureFiles()
   assert.equal(files.length, EXPECTED_FIXTURES, files.join('\n'))
   const failures = []
   const byReducer = { session: 0, chat: 0 }
   for (const file of files) {
-    const fixture = JSON.parse(readFileSync(join(DIR, file), 'utf8'))
+    const fixture = readFixture(file)
     const reduce = { session: reduceSession, chat: reduceChat }[fixture.reducer]
     assert.ok(reduce, `${file}: reducer ${fixture.reducer}`)
     byReducer[fixture.reducer]++
@@ -53,8 +40,8 @@ test('every AHP reducer fixture gives its expected state through reduceSession /
 })
 
 test('a wrong final state is a mismatch under these rules (the comparison can fail)', () => {
-  const file = readdirSync(DIR).find((f) => f.startsWith('034-'))
-  const fixture = JSON.parse(readFileSync(join(DIR, file), 'utf8'))
+  const file = fixtureFiles().find((f) => f.startsWith('034-'))
+  const fixture = readFixture(file)
   // Only the initial state, no actions applied: differs from `expected`.
   assert.notDeepEqual(stripNulls(fixture.initial), stripNulls(fixture.expected))
 })

@@ -123,10 +123,13 @@ export function hostPageHtml(title = 'MCP App via ahp-mcp-host') {
  * Bundles the page's script (host-page.browser.js with ext-apps' AppBridge)
  * for the browser with esbuild; returns the bundle's text.
  */
-export async function bundleHostPage() {
+export const bundleHostPage = () => bundleBrowserEntry(join(here, 'host-page.browser.js'))
+
+/** Bundles one browser entry module (ESM, es2022) with esbuild; resolves its text. */
+export async function bundleBrowserEntry(entry) {
   const { build } = await import('esbuild')
   const out = await build({
-    entryPoints: [join(here, 'host-page.browser.js')],
+    entryPoints: [entry],
     bundle: true,
     format: 'esm',
     platform: 'browser',
