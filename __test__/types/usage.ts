@@ -27,6 +27,8 @@ async function main(): Promise<void> {
   })
   host.on('log', (record) => {
     if (record.target === 'server.stderr') console.log(record.serverId, record.message)
+    const sent: string | undefined = record.serverLevel
+    if (record.target === 'server.log') console.log(record.level, sent ?? record.level)
   })
   // Roots: set (percent-encoded for servers) and notify the servers.
   const folders: RootInput[] = [{ uri: '/home/me/My Project', name: 'project' }, { uri: 'file:///srv/data' }]
