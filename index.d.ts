@@ -663,6 +663,15 @@ export interface HostLimits {
   channelRequestTimeoutMs?: number
   /** A `ui://` resource (`readAppResource`, `resources/read` on a channel): `text` / `blob` of all its contents, as sent. Default 4 MiB (hard cap 16 MiB). */
   maxUiResourceBytes?: number
+  /**
+   * Stdio servers starting at once, host-wide, from spawn until `ready` (or
+   * the start failed). The others show `starting` and wait their turn in
+   * the order they asked (first start, restart, start request); servers
+   * already `ready` are usable meanwhile, and `stop` / `remove` / `dispose`
+   * end a wait at once. Streamable HTTP servers do not wait. The wait does
+   * not count toward `startupTimeoutMs`. Default 8 (hard cap 256).
+   */
+  maxConcurrentLaunches?: number
 }
 
 export interface McpHostOptions {

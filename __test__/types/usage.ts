@@ -7,7 +7,7 @@ async function main(): Promise<void> {
     session: 'ahp-session:/3f2c',
     clientInfo: { name: 'my-extension', version: '1.2.0' },
     dataDir: '/tmp/plugin-data',
-    limits: { callTimeoutMs: 60_000, maxRestarts: 2 },
+    limits: { callTimeoutMs: 60_000, maxRestarts: 2, maxConcurrentLaunches: 8 },
     env: 'inherit',
     handlers: {
       elicitation: async ({ message }, { serverId }) => {
