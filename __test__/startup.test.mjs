@@ -59,11 +59,20 @@ async function coordinator(t, open = []) {
   return { base: `http://127.0.0.1:${server.address().port}`, state, release }
 }
 
-/** A plugin of `count` gate servers `s00`, `s01`, … (configuration order). */
-function gatePlugin(t, base, count) {
+/**
+ * `addPlugin` options for `count` gate servers `s00`, `s01`, … (configuration
+ * order), each with protocol `legacy`: a server held in its handshake past
+ * the 10 s `server/discover` probe of `auto` would be connected to again.
+ */
+function gatePlugin(t, base, count, name = 'gates') {
   const mcpServers = {}
-  for (let i = 0; i < count; i++) mcpServers[`s${String(i).padStart(2, '0')}`] = fixtureEntry('gate-server.mjs', [String(i), base])
-  return writePlugin(join(tmpDir(t), 'gates'), { mcpServers })
+  const servers = {}
+  for (let i = 0; i < count; i++) {
+    const key = `s${String(i).padStart(2, '0')}`
+    mcpServers[key] = fixtureEntry('gate-server.mjs', [String(i), base])
+    servers[key] = { protocol: 'legacy' }
+  }
+  return { root: writePlugin(join(tmpDir(t), name), { mcpServers }), name, servers }
 }
 
 const sorted = (values) => [...values].sort((a, b) => a - b)
@@ -73,8 +82,8 @@ test('24 stdio servers with maxConcurrentLaunches 4: at most 4 start at once, in
   const COUNT = 24
   const STOPPED = 20
   const gate = await coordinator(t, [0])
-  const { host } = newHost(t, { limits: { maxConcurrentLaunches: CAP } })
-  const plugin = await host.addPlugin({ root: gatePlugin(t, gate.base, COUNT) })
+  const { host } = newHost(t, { limits: { maxConcurrentLaunches: CAP, startupTimeoutMs: 120_000 } })
+  const plugin = await host.addPlugin(gatePlugin(t, gate.base, COUNT))
   const ids = plugin.servers
   assert.equal(ids.length, COUNT)
 
@@ -112,7 +121,7 @@ test('24 stdio servers with maxConcurrentLaunches 4: at most 4 start at once, in
 test('a restart takes a launch permit too: it waits behind a server still starting', async (t) => {
   const gate = await coordinator(t, [0])
   const { host } = newHost(t, { limits: { maxConcurrentLaunches: 1 } })
-  const plugin = await host.addPlugin({ root: gatePlugin(t, gate.base, 2) })
+  const plugin = await host.addPlugin(gatePlugin(t, gate.base, 2))
   const [first, second] = plugin.servers
   await waitState(host, first, 'ready')
   // Server 1 now holds the only permit, held in its handshake.
@@ -132,7 +141,7 @@ test('a restart takes a launch permit too: it waits behind a server still starti
 test('remove and dispose end the waits for launch permits at once', async (t) => {
   const gate = await coordinator(t) // server 0 is never let go
   const { host } = newHost(t, { limits: { maxConcurrentLaunches: 1, startupTimeoutMs: 30_000 } })
-  const plugin = await host.addPlugin({ root: gatePlugin(t, gate.base, 6) })
+  const plugin = await host.addPlugin(gatePlugin(t, gate.base, 6))
   await waitFor(() => gate.state.started.length === 1, { what: 'server 0 started' })
   for (const id of plugin.servers) assert.equal(serverState(host, id).kind, 'starting')
   assert.equal(host.processCount, 1)
@@ -140,7 +149,7 @@ test('remove and dispose end the waits for launch permits at once', async (t) =>
   assert.deepEqual(gate.state.started, [0], 'no waiting server started')
 
   // A second plugin waiting behind a held server: dispose settles.
-  const again = await host.addPlugin({ root: gatePlugin(t, gate.base, 3), name: 'again' })
+  const again = await host.addPlugin(gatePlugin(t, gate.base, 3, 'again'))
   await waitFor(() => gate.state.started.length === 2, { what: 'the second plugin\'s server 0 started' })
   assert.equal(serverState(host, again.servers[2]).kind, 'starting')
   await host.dispose()
