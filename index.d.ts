@@ -663,6 +663,15 @@ export interface HostLimits {
   channelRequestTimeoutMs?: number
   /** A `ui://` resource (`readAppResource`, `resources/read` on a channel): `text` / `blob` of all its contents, as sent. Default 4 MiB (hard cap 16 MiB). */
   maxUiResourceBytes?: number
+  /**
+   * Stdio servers starting at once, host-wide, from spawn until `ready` (or
+   * the start failed). The others show `starting` and wait their turn in
+   * the order they asked (first start, restart, start request); servers
+   * already `ready` are usable meanwhile, and `stop` / `remove` / `dispose`
+   * end a wait at once. Streamable HTTP servers do not wait. The wait does
+   * not count toward `startupTimeoutMs`. Default 8 (hard cap 256).
+   */
+  maxConcurrentLaunches?: number
 }
 
 export interface McpHostOptions {
@@ -1009,6 +1018,22 @@ export interface LogRecord {
   target: string
   message: string
   serverId?: string
+  /**
+   * MCP logging only (target `server.log`): the `level` the server sent in
+   * `notifications/message`, verbatim (a string; any other JSON value as its
+   * JSON text). `level` is the nearest of the four: `debug` ← debug (and
+   * `trace`, `verbose`, …); `info` ← info, notice (and any unknown text);
+   * `warn` ← warning (and `warn…`); `error` ← error, critical, alert,
+   * emergency (and `fatal`, `severe`, …). A level MCP does not define is
+   * delivered this way, never dropped.
+   *
+   * A server's records (`server.log`, `server.stderr`, the host's records
+   * about it) and its other events reach JS in the order the host received
+   * them: MCP log messages in the order the server sent them, stderr lines
+   * in the order written (stdout and stderr are two pipes: their relative
+   * order is the order the host read them).
+   */
+  serverLevel?: string
 }
 
 /**

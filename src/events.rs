@@ -20,7 +20,7 @@ pub enum LogLevel {
     Error,
 }
 
-/// One log line: `{level, target, message, serverId?}` in JS.
+/// One log line: `{level, target, message, serverId?, serverLevel?}` in JS.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LogRecord {
@@ -34,6 +34,35 @@ pub struct LogRecord {
     /// Customization id of the server concerned, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub server_id: Option<String>,
+    /// MCP logging only (target `"server.log"`): the `level` the server sent
+    /// in `notifications/message`, verbatim (a string; anything else as its
+    /// JSON text). `level` is its nearest [`LogLevel`] ([`LogLevel::nearest`]),
+    /// so a level MCP does not define (`verbose`) is delivered, never dropped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_level: Option<String>,
+}
+
+impl LogLevel {
+    /// The nearest level for a server's logging level: the RFC 5424 names MCP
+    /// uses (MCP 2025-11-25 "Utilities › Logging": `debug`; `info`,
+    /// `notice`; `warning`; `error`, `critical`, `alert`, `emergency`) and,
+    /// for any other text, the usual names of other logging systems by their
+    /// meaning (`trace`, `verbose`, `fine…` → debug; `warn…` → warn; `err…`,
+    /// `fatal`, `severe`, `crit…`, `panic` → error); anything else is `info`.
+    /// Case is ignored.
+    pub fn nearest(level: &str) -> Self {
+        let level = level.trim().to_ascii_lowercase();
+        let starts = |prefixes: &[&str]| prefixes.iter().any(|p| level.starts_with(p));
+        if starts(&["debug", "trace", "verbose", "fine", "silly"]) {
+            Self::Debug
+        } else if starts(&["warn"]) {
+            Self::Warn
+        } else if starts(&["err", "crit", "alert", "emerg", "fatal", "severe", "panic"]) {
+            Self::Error
+        } else {
+            Self::Info
+        }
+    }
 }
 
 /// Why a server's part of the catalogue changed (JS `toolsChanged.reason`).
@@ -126,5 +155,47 @@ pub fn log(
         target,
         message: message.into(),
         server_id: server_id.map(str::to_owned),
+        server_level: None,
     })
+}
+
+/// Builds the log record of a server's MCP log message (target
+/// `"server.log"`): `server_level` as the server sent it, `level` its
+/// [`LogLevel::nearest`].
+pub fn server_log(server_id: &str, server_level: String, message: String) -> HostEvent {
+    HostEvent::Log(LogRecord {
+        level: LogLevel::nearest(&server_level),
+        target: "server.log",
+        message,
+        server_id: Some(server_id.to_owned()),
+        server_level: Some(server_level),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::LogLevel;
+
+    #[test]
+    fn server_levels_map_to_the_nearest_level() {
+        let cases = [
+            ("debug", LogLevel::Debug),
+            ("info", LogLevel::Info),
+            ("notice", LogLevel::Info),
+            ("warning", LogLevel::Warn),
+            ("error", LogLevel::Error),
+            ("critical", LogLevel::Error),
+            ("alert", LogLevel::Error),
+            ("emergency", LogLevel::Error),
+            ("verbose", LogLevel::Debug),
+            ("TRACE", LogLevel::Debug),
+            ("warn", LogLevel::Warn),
+            ("fatal", LogLevel::Error),
+            ("7", LogLevel::Info),
+            ("", LogLevel::Info),
+        ];
+        for (level, want) in cases {
+            assert_eq!(LogLevel::nearest(level), want, "{level}");
+        }
+    }
 }

@@ -187,6 +187,9 @@ pub const HARD_MAX_CHANNEL_MESSAGE_BYTES: usize = MAX_STDIO_MESSAGE_BYTES;
 pub const HARD_MAX_CHANNEL_REQUESTS: usize = 1_024;
 /// Hard cap of [`Limits::max_ui_resource_bytes`] (bytes): 16 MiB.
 pub const HARD_MAX_UI_RESOURCE_BYTES: usize = 16 * 1024 * 1024;
+/// Hard cap of [`Limits::max_concurrent_launches`] (stdio servers starting
+/// at once): 256.
+pub const HARD_MAX_CONCURRENT_LAUNCHES: usize = 256;
 
 /// Tunable limits (host option `limits`). Every field is optional in JS;
 /// missing fields take the defaults of [`Limits::default`].
@@ -258,6 +261,17 @@ pub struct Limits {
     /// contents together (bytes, as sent). Default 4 MiB, hard cap
     /// [`HARD_MAX_UI_RESOURCE_BYTES`].
     pub max_ui_resource_bytes: usize,
+    /// Stdio servers starting at once, host-wide: from spawn until the
+    /// server is `ready` (handshake and first `tools/list` done) or its
+    /// start failed; the others wait their turn in the order they asked
+    /// (first start, restart, start request), shown `starting`, and a
+    /// stop, remove or dispose ends the wait. Streamable HTTP servers do
+    /// not wait. Default 8, hard cap [`HARD_MAX_CONCURRENT_LAUNCHES`]: a
+    /// start is mostly CPU (Node/`npx` loading a package, a Python
+    /// interpreter importing one); a hundred at once slow every one past
+    /// its startup timeout and the machine with them, while 8 keep a
+    /// typical 4–16 core machine busy (see `__test__/startup.test.mjs`).
+    pub max_concurrent_launches: usize,
 }
 
 impl Default for Limits {
@@ -286,6 +300,7 @@ impl Default for Limits {
             max_channel_requests: 16,
             channel_request_timeout_ms: 60_000,
             max_ui_resource_bytes: 4 * 1024 * 1024,
+            max_concurrent_launches: 8,
         }
     }
 }
@@ -338,6 +353,9 @@ impl Limits {
             max_ui_resource_bytes: self
                 .max_ui_resource_bytes
                 .clamp(1, HARD_MAX_UI_RESOURCE_BYTES),
+            max_concurrent_launches: self
+                .max_concurrent_launches
+                .clamp(1, HARD_MAX_CONCURRENT_LAUNCHES),
         }
     }
 
@@ -409,6 +427,7 @@ mod tests {
             max_channel_requests: usize::MAX,
             channel_request_timeout_ms: u64::MAX,
             max_ui_resource_bytes: usize::MAX,
+            max_concurrent_launches: usize::MAX,
         }
         .clamped()
     }
@@ -445,7 +464,8 @@ mod tests {
                 c.max_app_ui_meta_bytes,
                 c.max_channel_message_bytes,
                 c.max_channel_requests,
-                c.max_ui_resource_bytes
+                c.max_ui_resource_bytes,
+                c.max_concurrent_launches
             ],
             [
                 HARD_MAX_LIST_PAGES,
@@ -462,13 +482,14 @@ mod tests {
                 HARD_MAX_APP_UI_META_BYTES,
                 HARD_MAX_CHANNEL_MESSAGE_BYTES,
                 HARD_MAX_CHANNEL_REQUESTS,
-                HARD_MAX_UI_RESOURCE_BYTES
+                HARD_MAX_UI_RESOURCE_BYTES,
+                HARD_MAX_CONCURRENT_LAUNCHES
             ]
         );
     }
 
     /// Every field of `l` as `u64`, in declaration order (see [`FIELDS`]).
-    fn values(l: &Limits) -> [u64; 23] {
+    fn values(l: &Limits) -> [u64; 24] {
         let n = |v: usize| v as u64;
         [
             l.startup_timeout_ms,
@@ -494,11 +515,12 @@ mod tests {
             n(l.max_channel_requests),
             l.channel_request_timeout_ms,
             n(l.max_ui_resource_bytes),
+            n(l.max_concurrent_launches),
         ]
     }
 
     /// The JS names of the fields, in the order of [`values`].
-    const FIELDS: [&str; 23] = [
+    const FIELDS: [&str; 24] = [
         "startupTimeoutMs",
         "callTimeoutMs",
         "maxRestarts",
@@ -522,6 +544,7 @@ mod tests {
         "maxChannelRequests",
         "channelRequestTimeoutMs",
         "maxUiResourceBytes",
+        "maxConcurrentLaunches",
     ];
 
     #[test]

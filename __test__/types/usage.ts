@@ -7,7 +7,7 @@ async function main(): Promise<void> {
     session: 'ahp-session:/3f2c',
     clientInfo: { name: 'my-extension', version: '1.2.0' },
     dataDir: '/tmp/plugin-data',
-    limits: { callTimeoutMs: 60_000, maxRestarts: 2 },
+    limits: { callTimeoutMs: 60_000, maxRestarts: 2, maxConcurrentLaunches: 8 },
     env: 'inherit',
     handlers: {
       elicitation: async ({ message }, { serverId }) => {
@@ -27,6 +27,8 @@ async function main(): Promise<void> {
   })
   host.on('log', (record) => {
     if (record.target === 'server.stderr') console.log(record.serverId, record.message)
+    const sent: string | undefined = record.serverLevel
+    if (record.target === 'server.log') console.log(record.level, sent ?? record.level)
   })
   // Roots: set (percent-encoded for servers) and notify the servers.
   const folders: RootInput[] = [{ uri: '/home/me/My Project', name: 'project' }, { uri: 'file:///srv/data' }]

@@ -95,6 +95,7 @@ use crate::limits::Limits;
 use crate::requests::{client_capabilities_with, RequestHandler};
 use crate::session::{server_enabled, validate_client_action, ClientIntent, SessionStore};
 use crate::supervisor::chat_input::ChatInputs;
+use crate::supervisor::launch::LaunchGate;
 use crate::supervisor::{Command, HostShared, ServerHandle, SessionCell};
 use crate::transport::process::ProcessRegistry;
 use registry::{Registry, Removal};
@@ -233,6 +234,7 @@ impl Host {
             mcp_apps: config.mcp_apps,
             app_channels: Default::default(),
             step_up: StepUpWaits::default(),
+            launches: LaunchGate::new(config.limits.clamped().max_concurrent_launches),
         });
         Self {
             shared,

@@ -19,6 +19,7 @@ use super::connect::{HttpAuth, TransportSpec};
 use super::connector::{
     open_listed, relist_tools, BoxFuture, Connector, Discovered, Opened, ServerConnection,
 };
+use super::launch::{LaunchPermit, Queued};
 use super::phase::{transition, Closing, Discovery, Effect, Input, Machine, Phase, Rules};
 use super::phase::{Secret, Supersede};
 use super::request::RequestFailure;
@@ -221,6 +222,10 @@ pub(super) struct Actor<C: Connector> {
     /// The pending `authenticate` / sign-in caller, answered after the next attempt.
     held: Option<oneshot::Sender<HostResult<()>>>,
     waiting: Waiting<C::Connection>,
+    /// A stdio server's place in the launch queue, taken when the actor is
+    /// created (so first starts go in configuration order); used by the
+    /// first start, dropped after the first step otherwise.
+    queued: Option<Queued>,
 }
 
 /// Runs `actor` (starting its server at once) until it exits or the
@@ -247,6 +252,8 @@ impl<C: Connector> Actor<C> {
         commands: mpsc::UnboundedReceiver<Command>,
         tasks: ServerTasks,
     ) -> Self {
+        let stdio = matches!(spec.transport, TransportSpec::Stdio(..));
+        let queued = stdio.then(|| shared.launches.queue());
         let rules = Rules {
             limits: shared.limits,
             endpoint: match &spec.transport {
@@ -267,11 +274,13 @@ impl<C: Connector> Actor<C> {
             oauth: None,
             held: None,
             waiting: Waiting::Nothing,
+            queued,
         }
     }
 
     async fn main(mut self) {
         self.step(Input::Start, Payload::default()).await;
+        self.queued = None;
         while self.machine.phase != Phase::Exited {
             let (input, payload) = tokio::select! {
                 command = self.commands.recv() => split(command),
@@ -381,13 +390,19 @@ impl<C: Connector> Actor<C> {
     }
 
     /// A start attempt with the current credentials (a sign-in's tokens
-    /// win over a pushed token).
-    fn attempt(&self) -> BoxFuture<Result<Opened<C::Connection>, RequestFailure>> {
+    /// win over a pushed token). A stdio server's attempt first waits for a
+    /// launch permit (see [`super::launch`]) and holds it until it ends.
+    fn attempt(&mut self) -> BoxFuture<Result<Opened<C::Connection>, RequestFailure>> {
+        let queued = self.launch_place();
         let connector = self.connector.clone();
         let (shared, spec) = (self.shared.clone(), self.spec.clone());
         let (live, tasks) = (self.live.clone(), self.tasks.clone());
         let (oauth, token) = (self.oauth.clone(), self.machine.creds.token.clone());
         Box::pin(async move {
+            let _permit = match queued {
+                Some(queued) => wait_turn(&shared, &spec.id, queued).await,
+                None => None,
+            };
             let auth = match (&oauth, &token) {
                 (Some(manager), _) => HttpAuth::OAuth(manager),
                 (None, Some(token)) => HttpAuth::Bearer(&token.0),
@@ -395,6 +410,14 @@ impl<C: Connector> Actor<C> {
             };
             open_listed(&*connector, &shared, &spec, (&live, &tasks), auth).await
         })
+    }
+
+    /// A stdio start's place in the launch queue: the one taken when the
+    /// actor was created, else a new one at the end.
+    fn launch_place(&mut self) -> Option<Queued> {
+        let first = self.queued.take();
+        let stdio = matches!(self.spec.transport, TransportSpec::Stdio(..));
+        stdio.then(|| first.unwrap_or_else(|| self.shared.launches.queue()))
     }
 
     /// Closes the ready connection, withdraws it and its tools. After a
@@ -488,6 +511,18 @@ impl<C: Connector> Actor<C> {
             }
         }
     }
+}
+
+/// Waits for the launch permit of server `id` (logged at `debug` when it
+/// has to wait).
+async fn wait_turn(shared: &HostShared, id: &str, queued: Queued) -> Option<LaunchPermit> {
+    if queued.waits() {
+        let n = shared.limits.max_concurrent_launches;
+        let text =
+            format!("waiting to start: {n} stdio servers are starting (maxConcurrentLaunches)");
+        shared.log(log(LogLevel::Debug, "host.supervisor", Some(id), text));
+    }
+    queued.permit().await
 }
 
 fn answer(reply: Option<oneshot::Sender<HostResult<()>>>, outcome: HostResult<()>) {

@@ -3,13 +3,19 @@
 //! [`ServerRequestWaits`] while they wait; a form elicitation of an AHP tool
 //! call is also published to AHP clients, see [`super::chat_input`]), and
 //! server notifications routed to the server's actor or to `log` events
-//! (changes through [`HostClient::changed`], see [`super::listen`]).
+//! (changes through [`HostClient::changed`], see [`super::listen`]). Log
+//! messages and free-standing change notifications are acted on in arrival
+//! order, by the connection's transport wrapper
+//! ([`crate::transport::ordered`], [`InOrder`]), not in rmcp's
+//! per-notification tasks.
 
 use std::sync::Arc;
 
 use rmcp::handler::client::ClientHandler;
 #[allow(deprecated)] // MCP logging (SEP-2577 deprecates it; servers still send it)
-use rmcp::model::{ClientConfig, LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::model::{
+    ClientConfig, GetMeta, LoggingLevel, LoggingMessageNotificationParam, ServerNotification,
+};
 use rmcp::service::{NotificationContext, RoleClient};
 use tokio::sync::mpsc;
 
@@ -26,11 +32,12 @@ use super::chat_input::{self, InFlightCalls};
 use super::listen::Change;
 use crate::apps::channels::AppChannels;
 use crate::apps::policy;
-use crate::events::{log, EventSink, HostEvent, LogLevel};
+use crate::events::{log, server_log, EventSink, HostEvent, LogLevel};
 use crate::requests::roots::check_handler_answer;
 use crate::requests::{
     apply_elicitation_defaults, HandlerRequest, RequestHandler, ServerRequestKind,
 };
+use crate::transport::ordered::{InOrder, Observed};
 
 /// How many server-initiated requests (elicitation, sampling, roots) of one
 /// connection are waiting on the app's handler right now. While any is, the
@@ -282,15 +289,21 @@ impl ClientHandler for HostClient {
     }
 
     async fn on_tool_list_changed(&self, context: NotificationContext<RoleClient>) {
-        self.notified(Change::Tools, &context);
+        if !observed(&context) {
+            self.notified(Change::Tools, &context);
+        }
     }
 
     async fn on_resource_list_changed(&self, context: NotificationContext<RoleClient>) {
-        self.notified(Change::Resources, &context);
+        if !observed(&context) {
+            self.notified(Change::Resources, &context);
+        }
     }
 
     async fn on_prompt_list_changed(&self, context: NotificationContext<RoleClient>) {
-        self.notified(Change::Prompts, &context);
+        if !observed(&context) {
+            self.notified(Change::Prompts, &context);
+        }
     }
 
     async fn on_resource_updated(
@@ -298,7 +311,9 @@ impl ClientHandler for HostClient {
         params: rmcp::model::ResourceUpdatedNotificationParam,
         context: NotificationContext<RoleClient>,
     ) {
-        self.notified(Change::Resource(params.uri), &context);
+        if !observed(&context) {
+            self.notified(Change::Resource(params.uri), &context);
+        }
     }
 
     async fn on_progress(
@@ -309,27 +324,101 @@ impl ClientHandler for HostClient {
         self.progress.handle_notification(params).await;
     }
 
+    /// MCP logging: acted on in arrival order by [`InOrder::observe`];
+    /// here only a message that did not pass it.
     #[allow(deprecated)]
     async fn on_logging_message(
         &self,
         params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
+        context: NotificationContext<RoleClient>,
     ) {
-        let level = match params.level {
-            LoggingLevel::Debug => LogLevel::Debug,
-            LoggingLevel::Info | LoggingLevel::Notice => LogLevel::Info,
-            LoggingLevel::Warning => LogLevel::Warn,
-            _ => LogLevel::Error,
-        };
-        let text = match &params.data {
-            serde_json::Value::String(s) => s.clone(),
+        if !observed(&context) {
+            self.logged(
+                level_text(&params.level),
+                params.logger.as_deref(),
+                &params.data,
+            );
+        }
+    }
+}
+
+/// Whether the notification was acted on in arrival order already.
+fn observed(context: &NotificationContext<RoleClient>) -> bool {
+    context.extensions.get::<Observed>().is_some()
+}
+
+/// The level of a typed MCP log message as the server spelled it.
+#[allow(deprecated)]
+fn level_text(level: &LoggingLevel) -> String {
+    match serde_json::to_value(level) {
+        Ok(Value::String(s)) => s,
+        _ => format!("{level:?}").to_ascii_lowercase(),
+    }
+}
+
+impl HostClient {
+    /// Emits one MCP log message as a `server.log` record: `[logger] data`
+    /// (data as text when it is a string, else its JSON), `serverLevel` as
+    /// sent, `level` the nearest one ([`LogLevel::nearest`]).
+    fn logged(&self, server_level: String, logger: Option<&str>, data: &Value) {
+        let text = match data {
+            Value::String(s) => s.clone(),
             other => other.to_string(),
         };
-        let text = match &params.logger {
+        let text = match logger {
             Some(logger) => format!("[{logger}] {text}"),
             None => text,
         };
         self.sink
-            .send(log(level, "server.log", Some(&self.server_id), text));
+            .send(server_log(&self.server_id, server_level, text));
+    }
+
+    /// `notifications/message` whose params rmcp could not type (a level
+    /// MCP does not define, e.g. `verbose`, reaches it as a custom
+    /// notification): delivered from the raw params, never dropped.
+    fn logged_raw(&self, params: Option<&Value>) {
+        let field = |name: &str| params.and_then(|p| p.get(name));
+        let level = match field("level") {
+            Some(Value::String(s)) => s.clone(),
+            Some(other) => other.to_string(),
+            None => "info".to_owned(),
+        };
+        let logger = field("logger").and_then(Value::as_str);
+        self.logged(level, logger, field("data").unwrap_or(&Value::Null));
     }
 }
+
+/// What must keep the order the server sent it in: log messages and
+/// free-standing change notifications (those of a `subscriptions/listen`
+/// stream carry a `subscriptionId` and go to their stream, which reads them
+/// in order). Progress stays with rmcp's per-notification tasks (see
+/// `Call::round`): its subscriber may be slow, and the receive loop must
+/// never wait.
+impl InOrder for HostClient {
+    #[allow(deprecated)]
+    fn observe(&self, notification: &ServerNotification) -> bool {
+        use ServerNotification as N;
+        let change = match notification {
+            N::LoggingMessageNotification(n) => {
+                let p = &n.params;
+                self.logged(level_text(&p.level), p.logger.as_deref(), &p.data);
+                return true;
+            }
+            N::CustomNotification(n) if n.method == LOGGING_METHOD => {
+                self.logged_raw(n.params.as_ref());
+                return true;
+            }
+            _ if notification.get_meta().subscription_id().is_some() => return false,
+            N::ToolListChangedNotification(_) => Change::Tools,
+            N::ResourceListChangedNotification(_) => Change::Resources,
+            N::PromptListChangedNotification(_) => Change::Prompts,
+            N::ResourceUpdatedNotification(n) => Change::Resource(n.params.uri.clone()),
+            _ => return false,
+        };
+        self.changed(change);
+        true
+    }
+}
+
+/// The method of MCP log messages (MCP 2025-11-25 "Utilities › Logging").
+const LOGGING_METHOD: &str = "notifications/message";

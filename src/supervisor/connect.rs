@@ -25,6 +25,7 @@ use crate::config::{HttpConfig, PluginVars, ProtocolSetting, StdioConfig};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel};
 use crate::limits::MAX_STDIO_MESSAGE_BYTES;
+use crate::transport::ordered::Ordered;
 use crate::transport::process::{describe_exit, ServerProcess};
 use crate::transport::stderr::StderrTail;
 use crate::transport::{http, process, stderr, stdout_monitor};
@@ -298,6 +299,7 @@ async fn open_stdio(
             .with_oversize(MAX_STDIO_MESSAGE_BYTES, oversize.clone());
     let transport =
         AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
+    let transport = Ordered::new(transport, handler.clone());
     let mut exit = proc.exit.clone();
     let now = tokio::time::Instant::now();
     let deadline = now.checked_add(startup_timeout).unwrap_or(now + NEVER);

@@ -1,7 +1,8 @@
 //! One actor (tokio task) per MCP server: spawn or connect, handshake,
 //! discovery, `list_changed` refresh, crash detection and restart with
 //! backoff, stop. Actors never block each other: servers start concurrently
-//! and a slow or failing one delays nobody.
+//! and a slow or failing one delays nobody, except that at most
+//! `limits.max_concurrent_launches` stdio servers start at once ([`launch`]).
 //!
 //! Layout: [`phase`] is the state machine (pure, table-tested); `actor.rs`
 //! its loop; `connector.rs` the seam to processes and the network
@@ -18,6 +19,7 @@ mod command;
 mod connect;
 mod connector;
 pub mod identity;
+pub mod launch;
 pub mod listen;
 mod live;
 pub mod mrtr;

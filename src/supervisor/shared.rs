@@ -85,6 +85,8 @@ pub struct HostShared {
     /// actor when the server leaves the state they depend on
     /// ([`HostShared::end_tool_auth_waits`]). Lock order: before the session.
     pub step_up: StepUpWaits,
+    /// The launch permits of stdio servers (see [`super::launch`]).
+    pub launches: super::launch::LaunchGate,
 }
 
 /// The session store behind the one session lock. Only [`HostShared`]'s

@@ -4,6 +4,7 @@
 //! headers, redirects).
 
 pub mod http;
+pub mod ordered;
 #[cfg(unix)]
 pub mod process;
 pub mod stderr;

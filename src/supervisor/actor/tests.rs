@@ -65,6 +65,7 @@ fn host_with(
         mcp_apps,
         app_channels: Default::default(),
         step_up: Default::default(),
+        launches: crate::supervisor::launch::LaunchGate::new(limits.max_concurrent_launches),
     });
     let starting = McpServerState::Starting(Default::default());
     let entry = mcp_server_entry(ID, "https://mcp.example.test/mcp", ID, None, starting);

@@ -24,6 +24,7 @@ use crate::supervisor::client::{HostClient, Notice};
 use crate::supervisor::request::RequestFailure;
 use crate::supervisor::ServerTasks;
 use crate::transport::http;
+use crate::transport::ordered::Ordered;
 use crate::transport::stream_watch::{StreamWatch, Watched};
 
 /// Connects to `cfg.url` with `auth` and runs the `lifecycle` handshake
@@ -131,6 +132,7 @@ async fn serve<C: StreamableHttpClient + Sync>(
         watch,
     };
     let transport = StreamableHttpClientTransport::with_client(client, config);
+    let transport = Ordered::new(transport, handler.clone());
     tokio::time::timeout(
         startup_timeout,
         handler.serve_with_lifecycle(transport, lifecycle),
