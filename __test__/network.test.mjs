@@ -1,5 +1,6 @@
 // The network edge (issue 13): error texts that say what happened (case 5),
-// proxies (case 2), private CAs and the OS trust store (case 3). Everything
+// proxies (case 2), private CAs and the OS trust store (case 3), the address
+// rule of OAuth and metadata fetches (case 6). Everything
 // runs on 127.0.0.1; a host whose environment matters runs in a child
 // process (fixtures/net-host-child.mjs).
 
@@ -7,7 +8,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'
 import { newHost, waitState, freePort, tmpDir, callText } from './helpers/host.mjs'
-import { startMcpServer, startForwardProxy, makePki, hostChild } from './fixtures/net-world.mjs'
+import { startMcpServer, startForwardProxy, makePki, hostChild, startChallengingServer, startCountingServer } from './fixtures/net-world.mjs'
 
 const CANARY = 'canary-7f3a9c-never-in-errors'
 
@@ -121,4 +122,30 @@ test('case 3: a trusted CA still fails a certificate for another name and an exp
 
 test('case 3: caCertificates that hold no PEM certificate are refused', () => {
   assert.throws(() => newHost({ after() {} }, { caCertificates: ['not a certificate'] }), (e) => e.code === 'invalid_argument' && /caCertificates\[0\]/.test(e.message))
+})
+
+// ─── case 6: OAuth and metadata fetches stay off internal addresses ─────────
+
+test('case 6: loopback metadata named by a remote server is never fetched; a loopback server may use it', async (t) => {
+  const pki = makePki(tmpDir(t, 'ahp-pki-'))
+  const internal = await startCountingServer()
+  const prm = `http://127.0.0.1:${internal.port}/prm`
+  const remote = await startChallengingServer({ tls: pki.remote, resourceMetadata: prm })
+  // The remote-looking name is reached through the proxy (no DNS).
+  const proxy = await startForwardProxy({ 'mcp.example.test': remote.port })
+  const local = await startChallengingServer({ resourceMetadata: prm })
+  t.after(() => Promise.all([internal.close(), remote.close(), proxy.close(), local.close()]))
+  const { host } = newHost(t, { proxy: `http://127.0.0.1:${proxy.port}`, caCertificates: [pki.caPem] })
+  const id = await host.addServer({ name: 'remote', config: httpEntry('https://mcp.example.test/mcp') })
+  const s = await waitState(host, id, 'error')
+  assert.equal(s.error.errorType, 'auth_discovery_failed', JSON.stringify(s))
+  assert.match(s.error.message, /https:\/\/mcp\.example\.test\/\.well-known\/oauth-protected-resource/)
+  assert.equal(internal.requests, 0)
+  assert.ok(proxy.passed.length > 0)
+  // The same challenge from a server on 127.0.0.1: the metadata is fetched
+  // (its `resource` names another server, so discovery still fails).
+  const near = await host.addServer({ name: 'local', config: httpEntry(`http://127.0.0.1:${local.port}/mcp`) })
+  const n = await waitState(host, near, 'error')
+  assert.match(n.error.message, new RegExp(`${prm} \\("resource" https://mcp\\.example\\.test/mcp does not match`))
+  assert.ok(internal.requests > 0)
 })

@@ -49,6 +49,12 @@ fn hidden_source<'a>(e: Cause<'a>) -> Option<Cause<'a>> {
 /// e.g. an HTTP status or a protocol error, which their own texts say).
 pub fn what_happened(e: Cause<'_>) -> Option<String> {
     let chain = causes(e);
+    let refused = chain
+        .iter()
+        .find_map(|c| c.downcast_ref::<super::address_policy::AddressRefused>());
+    if let Some(refused) = refused {
+        return Some(refused.to_string());
+    }
     let tls = chain.iter().find_map(|c| c.downcast_ref::<rustls::Error>());
     if let Some(tls) = tls {
         return Some(tls_text(tls));

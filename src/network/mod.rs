@@ -1,12 +1,15 @@
 //! The network edge every HTTP client of the host shares (Streamable HTTP
 //! connections, OAuth and metadata fetches): which proxy a request goes
 //! through ([`proxy`]), which certificate authorities are trusted
-//! ([`trust`]), and how a failed exchange is described ([`error_text`]).
+//! ([`trust`]), how a failed exchange is described ([`error_text`]), and
+//! which addresses OAuth and metadata fetches may reach
+//! ([`address_policy`]).
 //!
 //! Built once per host from its `proxy` and `caCertificates` options and
 //! the process environment (`HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY`,
 //! `NO_PROXY`, `NODE_EXTRA_CA_CERTS`), read when the host is created.
 
+pub mod address_policy;
 pub mod error_text;
 pub mod proxy;
 pub mod trust;
@@ -121,6 +124,11 @@ impl Network {
     /// The proxy a request to `url` goes through (`None`: direct).
     pub fn proxy_for(&self, url: &Url) -> Option<Url> {
         self.route.proxy_for(url)
+    }
+
+    /// Hosts of the proxies this host may use (lower case).
+    pub fn proxy_hosts(&self) -> Vec<String> {
+        self.route.proxy_hosts()
     }
 
     /// [`error_text::describe`] for a request to `url` from this host.

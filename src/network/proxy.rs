@@ -113,6 +113,15 @@ impl ProxyRoute {
         }
     }
 
+    /// Hosts of the proxy URLs (lower case).
+    pub fn proxy_hosts(&self) -> Vec<String> {
+        [&self.http, &self.https]
+            .into_iter()
+            .flatten()
+            .filter_map(|u| u.host_str().map(str::to_ascii_lowercase))
+            .collect()
+    }
+
     /// The proxy `url` goes through (`None`: direct).
     pub fn proxy_for(&self, url: &Url) -> Option<Url> {
         let proxy = match url.scheme() {
