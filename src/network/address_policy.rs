@@ -400,6 +400,9 @@ mod tests {
             .unwrap_err();
         let text = super::super::error_text::what_happened(&private).unwrap();
         assert!(text.contains("10.9.8.7"), "{text}");
+        let unknown = client.get("https://nowhere.example.test/").send().await;
+        let text = super::super::error_text::what_happened(&unknown.unwrap_err()).unwrap();
+        assert_eq!(text, "DNS lookup failed (unknown host)");
         // The same name for a loopback MCP server: resolved, checked, connected.
         let local = AddressPolicy::for_server(&url("http://127.0.0.1:3000/mcp"), &network)
             .with_lookup(hosts);
