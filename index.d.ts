@@ -761,7 +761,8 @@ export interface McpHostOptions {
    * `CONNECT` tunnel. The message of an error on a proxied request names the
    * proxy's origin (`… at https://mcp.example.com through proxy
    * http://proxy.corp:3128`), never its credentials. Not an `http(s)` URL
-   * with a host: the constructor throws {@link HostError} `invalid_argument`.
+   * with a host, or another shape: the constructor throws {@link HostError}
+   * `invalid_argument` (`options: proxy: …`).
    */
   proxy?: string | { url: string; noProxy?: string }
   /**

@@ -88,7 +88,8 @@ test('case 2: an error through a proxy names the proxy origin, never its credent
 })
 
 test('case 2: an invalid proxy option is refused when the host is created', () => {
-  assert.throws(() => newHost({ after() {} }, { proxy: 'ftp://x' }), (e) => e.code === 'invalid_argument' && /proxy/.test(e.message))
+  assert.throws(() => newHost({ after() {} }, { proxy: 'ftp://x' }), (e) => e.code === 'invalid_argument' && /proxy: not an http\(s\) URL with a host/.test(e.message))
+  assert.throws(() => newHost({ after() {} }, { proxy: { url: 'http://p:1', noproxy: 'x' } }), (e) => e.code === 'invalid_argument' && /proxy: a proxy URL string or \{url, noProxy\?\}: unknown field `noproxy`/.test(e.message))
 })
 
 // ─── case 3: private CAs ────────────────────────────────────────────────────
@@ -104,6 +105,11 @@ test('case 3: private CA — unknown issuer without trust; NODE_EXTRA_CA_CERTS a
   const viaEnv = await hostChild({ NODE_EXTRA_CA_CERTS: pki.caFile }, { url })
   assert.equal(viaEnv.kind, 'ready', JSON.stringify(viaEnv))
   assert.equal(viaEnv.echo, 'through')
+  // An unreadable NODE_EXTRA_CA_CERTS is logged (warn) and ignored, as Node does.
+  const missing = await hostChild({ NODE_EXTRA_CA_CERTS: `${pki.caFile}.missing` }, { url })
+  assert.equal(missing.kind, 'error')
+  assert.match(missing.message, /unknown issuer/)
+  assert.ok(missing.logs.some((l) => l.startsWith(`ignoring NODE_EXTRA_CA_CERTS ${pki.caFile}.missing`)), JSON.stringify(missing.logs))
   const { host } = newHost(t, { caCertificates: [pki.caPem] })
   const id = await host.addServer({ name: 'tls', config: httpEntry(url) })
   await waitState(host, id, 'ready')

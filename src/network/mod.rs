@@ -27,7 +27,7 @@ pub use trust::CaCertificates;
 /// `noProxy` in `NO_PROXY` syntax. It wins over the environment: with it,
 /// `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and `NO_PROXY` are not read.
 #[derive(Clone, Deserialize)]
-#[serde(try_from = "RawProxyOption")]
+#[serde(try_from = "serde_json::Value")]
 pub struct ProxyOption {
     url: Url,
     no_proxy: String,
@@ -42,31 +42,36 @@ impl std::fmt::Debug for ProxyOption {
     }
 }
 
+/// The `{url, noProxy?}` form of the option.
 #[derive(Deserialize)]
-#[serde(untagged)]
-enum RawProxyOption {
-    Url(String),
-    #[serde(rename_all = "camelCase")]
-    Settings {
-        url: String,
-        #[serde(default)]
-        no_proxy: String,
-    },
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ProxySettings {
+    url: String,
+    #[serde(default)]
+    no_proxy: String,
 }
 
-impl TryFrom<RawProxyOption> for ProxyOption {
+impl TryFrom<serde_json::Value> for ProxyOption {
     type Error = String;
 
-    /// Errors: `proxy: not an http(s) URL with a host` (surfaced as
-    /// `invalid_argument: options: …`).
-    fn try_from(raw: RawProxyOption) -> Result<Self, String> {
-        let (url, no_proxy) = match raw {
-            RawProxyOption::Url(url) => (url, String::new()),
-            RawProxyOption::Settings { url, no_proxy } => (url, no_proxy),
+    /// Errors (surfaced as `invalid_argument: options: …`): `proxy: a proxy
+    /// URL string or {url, noProxy?}: …`, `proxy: not an http(s) URL with a
+    /// host`.
+    fn try_from(raw: serde_json::Value) -> Result<Self, String> {
+        let settings = match raw {
+            serde_json::Value::String(url) => ProxySettings {
+                url,
+                no_proxy: String::new(),
+            },
+            other => serde_json::from_value(other)
+                .map_err(|e| format!("proxy: a proxy URL string or {{url, noProxy?}}: {e}"))?,
         };
-        let url = proxy::parse_proxy_url(&url)
+        let url = proxy::parse_proxy_url(&settings.url)
             .ok_or_else(|| "proxy: not an http(s) URL with a host".to_owned())?;
-        Ok(Self { url, no_proxy })
+        Ok(Self {
+            url,
+            no_proxy: settings.no_proxy,
+        })
     }
 }
 
