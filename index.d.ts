@@ -753,6 +753,40 @@ export interface McpHostOptions {
    * a {@link HostError} (`invalid_argument`, `limit_exceeded`).
    */
   roots?: RootInput[]
+  /**
+   * The app's own proxy setting (like VS Code's `http.proxy`) for every HTTP
+   * request of the host (Streamable HTTP servers, OAuth and metadata
+   * fetches). A proxy URL (`'http://proxy.corp:3128'`; `'proxy.corp:3128'`
+   * means `http://`; credentials as `http://user:pass@…`), or
+   * `{url, noProxy}` with `noProxy` in `NO_PROXY` syntax. Given, it wins
+   * over the environment: `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and
+   * `NO_PROXY` (either case) are then not read. Without it those variables
+   * are honoured as curl reads them (lower case first; `ALL_PROXY` for both
+   * schemes). `NO_PROXY` entries, comma-separated: `*` (no proxy at all), an
+   * IP address or CIDR block (`10.0.0.0/8`), a domain matching itself and
+   * its subdomains (`example.com` = `.example.com`), each optionally with
+   * `:port` (then only that port). Loopback (`localhost`, `*.localhost`,
+   * `127.0.0.0/8`, `::1`) is never proxied. `https` URLs go through a
+   * `CONNECT` tunnel. The message of an error on a proxied request names the
+   * proxy's origin (`… at https://mcp.example.com through proxy
+   * http://proxy.corp:3128`), never its credentials. Not an `http(s)` URL
+   * with a host, or another shape: the constructor throws {@link HostError}
+   * `invalid_argument` (`options: proxy: …`).
+   */
+  proxy?: string | { url: string; noProxy?: string }
+  /**
+   * PEM text of extra trusted CA certificates (each entry one or more
+   * `-----BEGIN CERTIFICATE-----` blocks), for servers, authorization
+   * servers and proxies behind a private CA. Trusted besides the operating
+   * system's trust store and the PEM file named by `NODE_EXTRA_CA_CERTS`
+   * (read once, when the host is created; unreadable: a `warn` log record
+   * and ignored, as Node does). Host names are always checked. A
+   * certificate that fails makes the error say why: `unknown issuer`,
+   * `expired`, `not valid yet`, `name mismatch`, with the server's origin.
+   * An entry without a certificate: the constructor throws
+   * {@link HostError} `invalid_argument` (`caCertificates[i]: …`).
+   */
+  caCertificates?: string[]
 }
 
 /**

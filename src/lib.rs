@@ -30,6 +30,7 @@ pub mod events;
 pub mod host;
 mod json;
 pub mod limits;
+mod network;
 pub mod requests;
 pub mod session;
 mod supervisor;
@@ -41,4 +42,5 @@ pub mod napi;
 
 pub use auth::store::{MemorySecretStore, SecretStore};
 pub use catalogue::{CatalogueEntry, DiagnosticAction, ToolDiagnostic};
+pub use network::{CaCertificates, NetworkOptions, ProxyOption};
 pub use supervisor::identity::{Handshake, ServerIcon, ServerIdentity};

@@ -63,6 +63,9 @@ pub const HTTP_POOL_IDLE_MS: u64 = 4_000;
 pub const GET_STREAM_WAIT_MS: u64 = 2_000;
 /// Largest OAuth metadata document (RFC 9728 / RFC 8414) accepted: 64 KiB.
 pub const MAX_AUTH_METADATA_BYTES: usize = 64 * 1024;
+/// Largest `NODE_EXTRA_CA_CERTS` file read (a PEM bundle): 4 MiB (the
+/// whole Mozilla root store is about 0.3 MiB).
+pub const MAX_CA_FILE_BYTES: usize = 4 * 1024 * 1024;
 /// Time allowed for each OAuth metadata request (ms).
 pub const AUTH_METADATA_TIMEOUT_MS: u64 = 10_000;
 /// Largest OAuth response body (metadata, registration, token) the host's

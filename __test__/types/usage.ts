@@ -9,6 +9,8 @@ async function main(): Promise<void> {
     dataDir: '/tmp/plugin-data',
     limits: { callTimeoutMs: 60_000, maxRestarts: 2, maxConcurrentLaunches: 8 },
     env: 'inherit',
+    proxy: { url: 'http://proxy.corp:3128', noProxy: 'intranet.corp,10.0.0.0/8' },
+    caCertificates: ['-----BEGIN CERTIFICATE-----\n…\n-----END CERTIFICATE-----\n'],
     handlers: {
       elicitation: async ({ message }, { serverId }) => {
         console.log(serverId, message)

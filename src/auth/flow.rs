@@ -24,9 +24,10 @@ use std::sync::Arc;
 
 use super::callback::CallbackListener;
 use super::dpop::{self, DpopKeys};
-use super::dpop_http::DpopOAuthHttp;
+use super::oauth_http::OAuthHttp;
 use super::store::{BridgedCredentialStore, RefreshLocks, SecretStore};
 use crate::error::{ErrorCode, HostError, HostResult};
+use crate::network::Network;
 
 /// Default time allowed for the user to finish signing in: 5 min.
 pub const DEFAULT_SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
@@ -61,6 +62,8 @@ pub struct SignIn {
     pub timeout: Duration,
     /// The host's DPoP keys (used when the authorization server supports DPoP).
     pub dpop: Arc<DpopKeys>,
+    /// The host's proxy route and trust roots (every OAuth request).
+    pub network: Arc<Network>,
 }
 
 /// Runs the flow. `open_url` receives the authorization URL (the app opens
@@ -207,7 +210,6 @@ pub async fn enterprise_managed(
     id_token: &str,
 ) -> HostResult<String> {
     use oauth2::ClientSecret;
-    use rmcp::transport::auth::default_oauth_http_client;
     use rmcp::transport::auth::enterprise::{
         EmaAuthorizationServer, EmaClientAuthentication, EmaExchangeRequest,
     };
@@ -234,7 +236,8 @@ pub async fn enterprise_managed(
         client_id,
     )
     .with_client_authentication(secret_auth(client_secret));
-    let http = default_oauth_http_client().map_err(failed)?;
+    let idp_http = OAuthHttp::for_app(opts.network.clone())?;
+    let http = OAuthHttp::for_server(&opts.server, opts.network.clone(), None)?;
     let scopes = opts
         .challenge
         .as_deref()
@@ -244,7 +247,7 @@ pub async fn enterprise_managed(
     let token =
         EmaExchangeRequest::new_with_id_token(idp_server, resource_server, &resource, id_token)
             .with_scopes(scopes)
-            .exchange(&http, &http)
+            .exchange(&idp_http, &http)
             .await
             .map_err(|e| {
                 HostError::new(
@@ -263,7 +266,8 @@ pub(super) async fn discovered(
     AuthorizationManager,
     rmcp::transport::auth::AuthorizationMetadata,
 )> {
-    let manager = AuthorizationManager::new(opts.server.as_str())
+    let http = oauth_http(&opts.server, &opts.network, None)?;
+    let manager = AuthorizationManager::new_with_oauth_http_client(opts.server.as_str(), http)
         .await
         .map_err(failed)?;
     discover_with(manager, opts).await
@@ -282,7 +286,7 @@ async fn discover_with(
         .await
     {
         Ok(resolution) => resolution.metadata,
-        Err(e) => super::legacy_metadata(&opts.server)
+        Err(e) => super::legacy_metadata(&opts.server, &opts.network)
             .await
             .ok_or_else(|| failed(e))?,
     };
@@ -294,7 +298,7 @@ async fn discover_with(
 /// entry of (issuer, resource); and that issuer.
 ///
 /// When the authorization server takes ES256 DPoP proofs (RFC 9449 §5.1),
-/// the manager runs every OAuth request through [`DpopOAuthHttp`] with the
+/// the manager runs every OAuth request through an [`OAuthHttp`] with the
 /// server's key from `opts.dpop` (discovery is repeated on it), so its
 /// token requests carry proofs and it obtains DPoP-bound tokens.
 async fn prepared_manager(
@@ -304,7 +308,7 @@ async fn prepared_manager(
 ) -> HostResult<(AuthorizationManager, String)> {
     let (mut manager, mut metadata) = discovered(opts).await?;
     if dpop::supported_by(&metadata) {
-        let http = dpop_http(&opts.server, &opts.dpop)?;
+        let http = oauth_http(&opts.server, &opts.network, Some(&opts.dpop))?;
         let bound = AuthorizationManager::new_with_oauth_http_client(opts.server.as_str(), http)
             .await
             .map_err(failed)?;
@@ -372,21 +376,21 @@ pub fn issuer_of(metadata: &rmcp::transport::auth::AuthorizationMetadata) -> Str
 pub async fn restore(
     server: &Url,
     issuer: &str,
-    (secrets, locks, dpop): (&Arc<dyn SecretStore>, &Arc<RefreshLocks>, &DpopKeys),
+    (secrets, locks, dpop, network): (
+        &Arc<dyn SecretStore>,
+        &Arc<RefreshLocks>,
+        &DpopKeys,
+        &Arc<Network>,
+    ),
 ) -> Option<AuthorizationManager> {
     let store =
         BridgedCredentialStore::new(secrets.clone(), locks.clone(), issuer, server.as_str());
     let stored = store.load().await.ok()??;
     let bound = stored.token_response.as_ref().is_some_and(dpop::is_bound);
-    let mut manager = match bound {
-        true => {
-            let http = dpop_http(server, dpop).ok()?;
-            AuthorizationManager::new_with_oauth_http_client(server.as_str(), http)
-                .await
-                .ok()?
-        }
-        false => AuthorizationManager::new(server.as_str()).await.ok()?,
-    };
+    let http = oauth_http(server, network, bound.then_some(dpop)).ok()?;
+    let mut manager = AuthorizationManager::new_with_oauth_http_client(server.as_str(), http)
+        .await
+        .ok()?;
     manager.set_credential_store(store);
     manager
         .initialize_from_store()
@@ -395,13 +399,22 @@ pub async fn restore(
         .then_some(manager)
 }
 
-/// The DPoP OAuth HTTP client for `server` with its key from `keys`.
+/// The OAuth HTTP client for `server` (its address rule, the host's
+/// network), with `server`'s DPoP key from `keys` when given.
 ///
 /// # Errors
 /// `internal` (no key, no HTTP stack).
-fn dpop_http(server: &Url, keys: &DpopKeys) -> HostResult<Arc<dyn OAuthHttpClient>> {
-    let key = keys.key_for(server.as_str())?;
-    Ok(Arc::new(DpopOAuthHttp::new(server, key)?))
+fn oauth_http(
+    server: &Url,
+    network: &Arc<Network>,
+    keys: Option<&DpopKeys>,
+) -> HostResult<Arc<dyn OAuthHttpClient>> {
+    let key = keys.map(|k| k.key_for(server.as_str())).transpose()?;
+    Ok(Arc::new(OAuthHttp::for_server(
+        server,
+        network.clone(),
+        key,
+    )?))
 }
 
 /// Maps an rmcp auth error. rmcp's messages name URLs and OAuth error codes,

@@ -22,10 +22,10 @@ use base64::Engine;
 use futures::StreamExt;
 use url::Url;
 
-use super::address_policy::AddressPolicy;
 use super::flow::{discovered, SignIn};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::MAX_OAUTH_RESPONSE_BYTES;
+use crate::network::address_policy::AddressPolicy;
 
 /// The RFC 7523 §2.1 grant type.
 pub const JWT_BEARER_GRANT: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
@@ -52,7 +52,7 @@ pub async fn jwt_bearer(
         ));
     }
     let (_, metadata) = discovered(opts).await?;
-    let policy = AddressPolicy::for_server(&opts.server);
+    let policy = AddressPolicy::for_server(&opts.server, &opts.network);
     let endpoint = Url::parse(&metadata.token_endpoint)
         .ok()
         .filter(|u| secure(u) && policy.allows_url(u))
@@ -84,19 +84,19 @@ pub async fn jwt_bearer(
         }
         form.finish()
     };
+    let endpoint_url = endpoint.clone();
     let mut request = policy
-        .http_client(false)?
+        .http_client(false, &opts.network)?
         .post(endpoint)
         .header("content-type", "application/x-www-form-urlencoded")
         .header("accept", "application/json");
     if let (Some(id), Some(secret)) = (client_id, client_secret) {
         request = request.header("authorization", basic(id, secret));
     }
-    let response = request
-        .body(body)
-        .send()
-        .await
-        .map_err(|e| failed(format!("token request failed: {}", e.without_url())))?;
+    let response = request.body(body).send().await.map_err(|e| {
+        let what = opts.network.describe(&e, &endpoint_url, "request failed");
+        failed(format!("token request failed: {what}"))
+    })?;
     let status = response.status();
     let body = read(response).await?;
     if !status.is_success() {

@@ -7,14 +7,13 @@
 //! `authenticate`). Tokens and client secrets never enter state, logs or
 //! error messages.
 
-mod address_policy;
 pub mod callback;
 mod challenge;
 pub mod dpop;
-mod dpop_http;
 pub mod flow;
 pub mod grant;
 mod jwt_bearer;
+mod oauth_http;
 mod resource_metadata;
 pub mod step_up;
 pub mod store;

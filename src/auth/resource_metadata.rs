@@ -6,7 +6,12 @@
 //! rmcp's authorization-server discovery decides: metadata found at the
 //! server's origin (2025-03-26 servers) gives a synthesized document naming
 //! that origin; nothing found is an error listing every URL tried.
+//!
+//! Every fetch goes through the host's network (proxy, trust roots) under
+//! the server's [`AddressPolicy`]: a URL a remote server names may not
+//! reach loopback or private addresses (see [`crate::network::address_policy`]).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use ahp_types::state::{
@@ -21,6 +26,41 @@ use url::Url;
 use super::challenge::{AuthChallenge, ChallengeStatus};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::{AUTH_METADATA_TIMEOUT_MS, MAX_AUTH_METADATA_BYTES};
+use crate::network::address_policy::AddressPolicy;
+use crate::network::Network;
+
+/// GETs of metadata documents for one MCP server: no redirects, the
+/// server's address rule, the host's network.
+struct Fetcher {
+    client: reqwest::Client,
+    policy: AddressPolicy,
+    network: Arc<Network>,
+}
+
+impl Fetcher {
+    /// # Errors
+    /// `internal` when the HTTP stack cannot start.
+    fn new(server: &Url, network: &Arc<Network>) -> HostResult<Self> {
+        let policy = AddressPolicy::for_server(server, network);
+        Ok(Self {
+            client: policy.http_client(false, network)?,
+            policy,
+            network: network.clone(),
+        })
+    }
+
+    /// Sends a GET to `url` (refused without a request when the rule forbids it).
+    async fn get(&self, url: &Url, accept: &str) -> Result<reqwest::Response, String> {
+        self.policy.check_url(url).map_err(|e| e.to_string())?;
+        self.client
+            .get(url.clone())
+            .header("Accept", accept)
+            .timeout(Duration::from_millis(AUTH_METADATA_TIMEOUT_MS))
+            .send()
+            .await
+            .map_err(|e| self.network.describe(&e, url, "request failed"))
+    }
+}
 
 /// Finds the protected resource metadata of the MCP server at `server`.
 ///
@@ -29,17 +69,9 @@ use crate::limits::{AUTH_METADATA_TIMEOUT_MS, MAX_AUTH_METADATA_BYTES};
 pub async fn discover(
     server: &Url,
     challenge: &AuthChallenge,
+    network: &Arc<Network>,
 ) -> HostResult<ProtectedResourceMetadata> {
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_millis(AUTH_METADATA_TIMEOUT_MS))
-        .build()
-        .map_err(|e| {
-            HostError::new(
-                ErrorCode::Internal,
-                format!("cannot build HTTP client: {e}"),
-            )
-        })?;
+    let client = Fetcher::new(server, network)?;
     let mut tried = Vec::new();
     for url in candidates(server, challenge) {
         match fetch(&client, &url).await {
@@ -52,16 +84,20 @@ pub async fn discover(
     }
     // No RFC 9728 document: a 2025-03-26 server publishes RFC 8414 metadata at
     // its origin, or uses the default endpoints (/authorize, /token, /register).
-    let resolved = match AuthorizationManager::new(server.as_str()).await {
-        Ok(manager) => manager
-            .resolve_metadata()
+    let http = super::oauth_http::OAuthHttp::for_server(server, network.clone(), None)?;
+    let resolved =
+        match AuthorizationManager::new_with_oauth_http_client(server.as_str(), Arc::new(http))
             .await
-            .map(|r| (r.metadata, r.source))
-            .map_err(|e| e.to_string()),
-        Err(e) => Err(e.to_string()),
-    };
+        {
+            Ok(manager) => manager
+                .resolve_metadata()
+                .await
+                .map(|r| (r.metadata, r.source))
+                .map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        };
     let resolved = match resolved {
-        Err(e) => legacy_metadata(server)
+        Err(e) => legacy_metadata(server, network)
             .await
             .map(|m| (m, AuthorizationMetadataSource::AuthorizationServerMetadata))
             .ok_or(e),
@@ -127,12 +163,11 @@ pub fn requirement(
 /// rmcp's strict issuer check refuses. Accepted only without protected
 /// resource metadata and only when the issuer has the server's own origin
 /// (so no other origin can mix in).
-pub async fn legacy_metadata(server: &Url) -> Option<AuthorizationMetadata> {
-    let client = reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .timeout(Duration::from_millis(AUTH_METADATA_TIMEOUT_MS))
-        .build()
-        .ok()?;
+pub async fn legacy_metadata(
+    server: &Url,
+    network: &Arc<Network>,
+) -> Option<AuthorizationMetadata> {
+    let client = Fetcher::new(server, network).ok()?;
     let url = Url::parse(&format!(
         "{}/.well-known/oauth-authorization-server",
         origin(server)
@@ -146,8 +181,11 @@ pub async fn legacy_metadata(server: &Url) -> Option<AuthorizationMetadata> {
 
 /// 2025-03-26 default-endpoint fallback: only when the server really serves
 /// its default authorization endpoint (anything but 404 / no answer).
-async fn legacy_endpoint_exists(client: &reqwest::Client, endpoint: &str) -> bool {
-    match client.get(endpoint).send().await {
+async fn legacy_endpoint_exists(client: &Fetcher, endpoint: &str) -> bool {
+    let Ok(endpoint) = Url::parse(endpoint) else {
+        return false;
+    };
+    match client.get(&endpoint, "*/*").await {
         Ok(r) => r.status() != reqwest::StatusCode::NOT_FOUND,
         Err(_) => false,
     }
@@ -179,13 +217,8 @@ fn candidates(server: &Url, challenge: &AuthChallenge) -> Vec<Url> {
 }
 
 /// GETs a JSON document of at most [`MAX_AUTH_METADATA_BYTES`].
-async fn fetch(client: &reqwest::Client, url: &Url) -> Result<serde_json::Value, String> {
-    let response = client
-        .get(url.clone())
-        .header("Accept", "application/json")
-        .send()
-        .await
-        .map_err(|e| format!("request failed: {}", e.without_url()))?;
+async fn fetch(client: &Fetcher, url: &Url) -> Result<serde_json::Value, String> {
+    let response = client.get(url, "application/json").await?;
     if !response.status().is_success() {
         return Err(format!("HTTP {}", response.status().as_u16()));
     }
@@ -198,7 +231,7 @@ async fn fetch(client: &reqwest::Client, url: &Url) -> Result<serde_json::Value,
     let mut body = Vec::new();
     let mut stream = response.bytes_stream();
     while let Some(chunk) = stream.next().await {
-        let chunk = chunk.map_err(|e| format!("read failed: {}", e.without_url()))?;
+        let chunk = chunk.map_err(|e| client.network.describe(&e, url, "read failed"))?;
         if body.len() + chunk.len() > MAX_AUTH_METADATA_BYTES {
             return Err(format!("larger than {MAX_AUTH_METADATA_BYTES} bytes"));
         }

@@ -236,6 +236,7 @@ impl Host {
             redirect_port: self.oauth.redirect_port.unwrap_or(0),
             timeout: args.timeout,
             dpop: self.shared.dpop_keys.clone(),
+            network: self.shared.network.clone(),
         };
         let grant = grant_of(client.as_ref(), (args.id_token, args.assertion))?;
         let (sink, id) = (self.shared.sink.clone(), server_id.to_owned());

@@ -134,6 +134,8 @@ pub struct HostConfig {
     pub chat_elicitation: bool,
     /// The AHP client declared `mcpApps`: serve MCP Apps (see [`crate::apps`]).
     pub mcp_apps: bool,
+    /// Proxy and extra trusted CAs of every HTTP client (see [`crate::NetworkOptions`]).
+    pub network: crate::NetworkOptions,
 }
 
 /// Host-wide settings of host-run OAuth sign-ins (`authorize`).
@@ -229,6 +231,7 @@ impl Host {
             secrets: secrets.unwrap_or_else(|| Arc::new(MemorySecretStore::default())),
             refresh_locks: Arc::default(),
             dpop_keys: Arc::default(),
+            network: Arc::new(crate::network::Network::new(&config.network)),
             catalogue: Default::default(),
             publish_server_tools: config.publish_server_tools,
             mcp_apps: config.mcp_apps,
@@ -236,6 +239,10 @@ impl Host {
             step_up: StepUpWaits::default(),
             launches: LaunchGate::new(config.limits.clamped().max_concurrent_launches),
         });
+        for warning in shared.network.warnings() {
+            let level = crate::events::LogLevel::Warn;
+            shared.log(crate::events::log(level, "network", None, warning.clone()));
+        }
         Self {
             shared,
             registry: Mutex::new(Registry::default()),

@@ -77,6 +77,15 @@ pub struct HostOptions {
     /// `false` (App tool calls are ordinary tool calls).
     #[serde(default)]
     pub mcp_apps: bool,
+    /// The app's own proxy setting (like VS Code's `http.proxy`): a proxy URL
+    /// or `{url, noProxy?}`; wins over `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY`/
+    /// `NO_PROXY`. Loopback is never proxied. See [`crate::ProxyOption`].
+    #[serde(default)]
+    pub proxy: Option<crate::ProxyOption>,
+    /// PEM text of extra trusted CA certificates, besides the OS trust store
+    /// and `NODE_EXTRA_CA_CERTS`. See [`crate::CaCertificates`].
+    #[serde(default)]
+    pub ca_certificates: crate::CaCertificates,
 }
 
 fn yes() -> bool {
@@ -115,6 +124,10 @@ impl From<HostOptions> for HostConfig {
             publish_server_tools: options.publish_server_tools,
             chat_elicitation: options.chat_elicitation,
             mcp_apps: options.mcp_apps,
+            network: crate::NetworkOptions {
+                proxy: options.proxy,
+                ca_certificates: options.ca_certificates,
+            },
         }
     }
 }

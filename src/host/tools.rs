@@ -353,7 +353,7 @@ impl Host {
         cancel: &CancellationToken,
         end: &CallEnd,
     ) -> StepUp {
-        let requirement = match paused_requirement(handle).await {
+        let requirement = match paused_requirement(handle, &self.shared.network).await {
             Ok(r) => r,
             // Unannounced: `callTool` reports a refused token as before.
             Err(e) => return StepUp::Failed(refused.cloned().unwrap_or(e)),
@@ -485,7 +485,10 @@ fn report_unusable(handle: &ServerHandle, e: &HostError) {
 ///
 /// # Errors
 /// `auth_required` on a stdio server; those of `crate::auth::discover`.
-async fn paused_requirement(handle: &ServerHandle) -> HostResult<McpServerAuthRequiredState> {
+async fn paused_requirement(
+    handle: &ServerHandle,
+    network: &Arc<crate::network::Network>,
+) -> HostResult<McpServerAuthRequiredState> {
     let TransportSpec::StreamableHttp(cfg) = &handle.spec.transport else {
         return Err(HostError::new(
             ErrorCode::AuthRequired,
@@ -494,7 +497,7 @@ async fn paused_requirement(handle: &ServerHandle) -> HostResult<McpServerAuthRe
     };
     let header = handle.live.challenge().unwrap_or_default();
     let challenge = crate::auth::AuthChallenge::from_header(&header, &cfg.url);
-    let resource = crate::auth::discover(&cfg.url, &challenge).await?;
+    let resource = crate::auth::discover(&cfg.url, &challenge, network).await?;
     let client_id = handle
         .spec
         .oauth_client

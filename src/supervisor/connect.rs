@@ -227,7 +227,7 @@ async fn open_with(
         }
         TransportSpec::StreamableHttp(cfg) => {
             open_http(
-                (server_id, &shared.dpop_keys),
+                (server_id, &shared.dpop_keys, &shared.network),
                 cfg,
                 handler,
                 notices,

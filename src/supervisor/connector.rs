@@ -150,7 +150,7 @@ impl Connector for McpConnector {
         challenge: &'a AuthChallenge,
         restore: bool,
     ) -> Result<Discovered, HostError> {
-        let resource = auth::discover(endpoint, challenge).await?;
+        let resource = auth::discover(endpoint, challenge, &shared.network).await?;
         if restore {
             let issuer = resource
                 .authorization_servers
@@ -159,7 +159,12 @@ impl Connector for McpConnector {
                 .next()
                 .cloned()
                 .unwrap_or_default();
-            let stores = (&shared.secrets, &shared.refresh_locks, &*shared.dpop_keys);
+            let stores = (
+                &shared.secrets,
+                &shared.refresh_locks,
+                &*shared.dpop_keys,
+                &shared.network,
+            );
             if let Some(manager) = auth::flow::restore(endpoint, &issuer, stores).await {
                 return Ok(Discovered::Restored(Box::new(manager)));
             }

@@ -67,6 +67,8 @@ pub struct HostShared {
     pub refresh_locks: Arc<crate::auth::store::RefreshLocks>,
     /// This host's DPoP keys, one per MCP server URL (RFC 9449; secrets).
     pub dpop_keys: Arc<crate::auth::dpop::DpopKeys>,
+    /// Proxy route and trust roots of every HTTP client of this host.
+    pub network: Arc<crate::network::Network>,
     /// Every ready server's checked tools, named together.
     pub catalogue: RwLock<Catalogue>,
     /// Emit `session/serverToolsChanged` with the model catalogue on every change.

@@ -25,6 +25,7 @@ pub use dpop::{bound_key, dpop_auth_client, DpopClient};
 use crate::config::HttpConfig;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::{HTTP_POOL_IDLE_MS, MAX_HTTP_REDIRECTS};
+use crate::network::Network;
 
 /// Text of the error raised when a redirect leaves the configured origin.
 pub const CROSS_ORIGIN_REDIRECT: &str =
@@ -34,7 +35,8 @@ pub const CROSS_ORIGIN_REDIRECT: &str =
 /// (rmcp's error chain does not carry the policy's error text through).
 pub type RedirectRefused = Arc<AtomicBool>;
 
-/// The pooled client (with the redirect policy), the transport config for
+/// The pooled client (with the redirect policy and `network`'s proxy route
+/// and trust roots), the transport config for
 /// `cfg` (endpoint and configured headers, values marked sensitive) and the
 /// flag that tells whether a cross-origin redirect was refused. Callers wrap
 /// the client (in [`BearerClient`] or rmcp's `AuthClient`) for credentials.
@@ -46,13 +48,15 @@ pub type RedirectRefused = Arc<AtomicBool>;
 /// values).
 pub fn client_for(
     cfg: &HttpConfig,
+    network: &Network,
 ) -> HostResult<(
     reqwest::Client,
     StreamableHttpClientTransportConfig,
     RedirectRefused,
 )> {
     let refused = RedirectRefused::default();
-    let client = reqwest::Client::builder()
+    let client = network
+        .client_builder()
         .redirect(redirect_policy(refused.clone()))
         .pool_idle_timeout(Duration::from_millis(HTTP_POOL_IDLE_MS))
         .build()
@@ -246,8 +250,11 @@ mod tests {
 
     #[tokio::test]
     async fn configured_headers_are_sent_as_sensitive_values_and_no_bearer() {
-        let (_client, config, refused) =
-            client_for(&cfg(&[("X-Api-Key", "s3cr3t"), ("X-B", "b")])).unwrap();
+        let (_client, config, refused) = client_for(
+            &cfg(&[("X-Api-Key", "s3cr3t"), ("X-B", "b")]),
+            &Network::default(),
+        )
+        .unwrap();
         assert_eq!(&*config.uri, "https://tools.example.com/mcp");
         assert_eq!(config.auth_header, None);
         let key = &config.custom_headers[&HeaderName::from_static("x-api-key")];
@@ -260,9 +267,9 @@ mod tests {
 
     #[tokio::test]
     async fn a_header_the_http_stack_rejects_is_invalid_entry() {
-        let err = client_for(&cfg(&[("Bad Name", "v")])).unwrap_err();
+        let err = client_for(&cfg(&[("Bad Name", "v")]), &Network::default()).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidEntry);
-        let err = client_for(&cfg(&[("X-A", "a\nb")])).unwrap_err();
+        let err = client_for(&cfg(&[("X-A", "a\nb")]), &Network::default()).unwrap_err();
         assert_eq!(err.code, ErrorCode::InvalidEntry);
         assert!(!err.message.contains("a\nb"), "{}", err.message);
     }

@@ -60,6 +60,7 @@ fn host_with(
         secrets: Arc::new(MemorySecretStore::default()),
         refresh_locks: Arc::default(),
         dpop_keys: Arc::default(),
+        network: Arc::default(),
         catalogue: Default::default(),
         publish_server_tools: false,
         mcp_apps,

@@ -20,6 +20,7 @@ use crate::auth::dpop::DpopKeys;
 use crate::config::HttpConfig;
 use crate::error::{ErrorCode, HostError};
 use crate::limits::GET_STREAM_WAIT_MS;
+use crate::network::Network;
 use crate::supervisor::client::{HostClient, Notice};
 use crate::supervisor::request::RequestFailure;
 use crate::supervisor::ServerTasks;
@@ -38,7 +39,7 @@ use crate::transport::stream_watch::{StreamWatch, Watched};
 /// handshake), [`RequestFailure::Auth`] (a challenge), `connect_failed`,
 /// `startup_timeout`; [`Opening::ProbeUnusable`] (`auto` only).
 pub(super) async fn open_http(
-    (server_id, dpop_keys): (&str, &DpopKeys),
+    (server_id, dpop_keys, network): (&str, &DpopKeys, &Network),
     cfg: &HttpConfig,
     handler: HostClient,
     notices: mpsc::UnboundedReceiver<Notice>,
@@ -47,7 +48,7 @@ pub(super) async fn open_http(
 ) -> Result<Connection, Opening> {
     let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
     let method = startup::handshake_method(&lifecycle);
-    let (client, config, redirect_refused) = http::client_for(cfg)?;
+    let (client, config, redirect_refused) = http::client_for(cfg, network)?;
     let mut cell = None;
     let watch = StreamWatch::new();
     let how = (handler, config, lifecycle, startup_timeout, watch.clone());
@@ -99,7 +100,12 @@ pub(super) async fn open_http(
             )
             .into())
         }
-        Ok(Err(e)) => Err(handshake_failure((server_id, method), &e, auto)),
+        Ok(Err(e)) => Err(handshake_failure(
+            (server_id, method),
+            &e,
+            auto,
+            (cfg, network),
+        )),
         Err(_) => Err(HostError::new(
             ErrorCode::StartupTimeout,
             format!(
@@ -146,6 +152,7 @@ fn handshake_failure(
     (server_id, method): (&str, &str),
     e: &ClientInitializeError,
     auto: bool,
+    (cfg, network): (&HttpConfig, &Network),
 ) -> Opening {
     if let Some(why) = startup::probe_unusable(e).filter(|_| auto) {
         return Opening::ProbeUnusable(why);
@@ -156,13 +163,18 @@ fn handshake_failure(
     ) {
         (Some(refusal), _) => refusal.into(),
         (None, Some(header)) => RequestFailure::Auth(header.to_owned()).into(),
-        (None, None) => http_error(e).into(),
+        (None, None) => http_error(e, &cfg.url, network).into(),
     }
 }
 
-/// Maps a connect failure to `connect_failed` with a readable message: the
-/// error chain, minus the Rust type names rmcp puts in brackets.
-fn http_error(e: &(dyn std::error::Error + 'static)) -> HostError {
+/// Maps a connect failure to `connect_failed` with a readable message: what
+/// happened at which origin (and proxy; see [`Network::describe`]), then
+/// the error chain, minus the Rust type names rmcp puts in brackets.
+fn http_error(
+    e: &(dyn std::error::Error + 'static),
+    url: &url::Url,
+    network: &Network,
+) -> HostError {
     let mut chain: Vec<String> = Vec::new();
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(err) = cur {
@@ -174,6 +186,10 @@ fn http_error(e: &(dyn std::error::Error + 'static)) -> HostError {
     }
     HostError::new(
         ErrorCode::ConnectFailed,
-        format!("connect failed: {}", chain.join(": ")),
+        format!(
+            "connect failed: {}; {}",
+            network.describe(e, url, "request failed"),
+            chain.join(": ")
+        ),
     )
 }
