@@ -36,11 +36,17 @@ const hostView = (host) => host.getState()
 
 /** Waits until the replayed actions give the host's state, and asserts it. */
 async function replayMatches(host, actions) {
-  await waitFor(() => isDeepStrictEqual(replay(actions), hostView(host)), {
+  // One snapshot of both sides: the host may move on (a later action not yet
+  // delivered) between two reads, so the assertion checks the matching pair.
+  const pair = await waitFor(() => {
+    const replayed = replay(actions)
+    const state = hostView(host)
+    return isDeepStrictEqual(replayed, state) ? { replayed, state } : undefined
+  }, {
     what: 'the replayed actions to give the host state',
     describe: () => `replayed ${JSON.stringify(replay(actions))}\nhost ${JSON.stringify(hostView(host))}`,
   })
-  assert.deepEqual(replay(actions), hostView(host))
+  assert.deepEqual(pair.replayed, pair.state)
 }
 
 // ─── helpers ──────────────────────────────────────────────────────────────────
