@@ -461,6 +461,12 @@ export type HostAction =
 /** Who dispatched an echoed action. */
 export interface ActionOrigin {
   clientId: string
+  /**
+   * The client's sequence number, echoed exactly: a non-negative safe integer
+   * (0 to 2^53 − 1, `Number.isSafeInteger`). `dispatch` refuses anything else
+   * (NaN, ±Infinity, fractions, negatives, larger numbers, non-numbers) with
+   * `invalid_argument` naming `origin.clientSeq`; it is never rounded or clamped.
+   */
   clientSeq: number
 }
 
@@ -1311,6 +1317,10 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * is refused. `chat/inputAnswerChanged` and `chat/inputCompleted` answer an
    * open chat input request of this host (see {@link ChatInputCompletedAction});
    * echoed on its chat channel (on the session channel when no such request is open).
+   * `origin` defaults to `{clientId: 'local', clientSeq: 0}`.
+   * Throws a {@link HostError} `invalid_argument` for an action that is not an AHP action,
+   * a `clientId` that is not a non-empty string or a `clientSeq` that is not a
+   * non-negative safe integer (see {@link ActionOrigin.clientSeq}); `disposed`.
    */
   dispatch(
     action: ClientSessionAction | ChatToolCallCompleteAction | ChatInputAnswerChangedAction | ChatInputCompletedAction,

@@ -44,6 +44,17 @@ function nonEmptyString(value, name) {
   return value
 }
 
+// `origin.clientSeq` as given: a non-negative safe integer (a client matches
+// its echoes by it, so it is never rounded, clamped or coerced), else
+// HostError `invalid_argument` naming it. The native side checks it again.
+function clientSeqOf(value) {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    const shown = typeof value === 'number' ? String(value) : typeof value
+    throw new HostError('invalid_argument', `origin.clientSeq: must be a non-negative safe integer (0 to 2^53-1), got ${shown}`)
+  }
+  return value
+}
+
 // `value` as JSON, or HostError `invalid_argument` naming it (a cycle, a BigInt).
 function jsonText(name, value) {
   try {
@@ -252,8 +263,8 @@ class McpHost extends EventEmitter {
       throw new HostError('invalid_argument', 'action: must be an AHP action object')
     }
     const clientId = nonEmptyString(origin.clientId ?? 'local', 'origin.clientId')
-    const clientSeq = origin.clientSeq ?? 0
-    return unwrap(this.#live().dispatch(jsonArg(action), clientId, Number(clientSeq)))
+    const clientSeq = clientSeqOf(origin.clientSeq ?? 0)
+    return unwrap(this.#live().dispatch(jsonArg(action), clientId, clientSeq))
   }
 
   async authenticate(args) {

@@ -196,6 +196,27 @@ fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> HostResult<T
     })
 }
 
+/// The largest integer a JS number holds exactly (`Number.MAX_SAFE_INTEGER`, 2^53 − 1).
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// An AHP `ActionOrigin.clientSeq` from a JS number: a non-negative safe
+/// integer, taken as is. A client matches its echoes by this number, so
+/// NaN, ±Infinity, fractions, negatives and values above 2^53 − 1 are
+/// refused (`invalid_argument` naming `origin.clientSeq`), never rewritten.
+fn client_seq_of(value: f64) -> HostResult<i64> {
+    if value.is_finite() && value.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&value) {
+        // Exact: an integral f64 in [0, 2^53 − 1] converts without loss.
+        #[allow(clippy::cast_possible_truncation)]
+        return Ok(value as i64);
+    }
+    Err(HostError::new(
+        ErrorCode::InvalidArgument,
+        format!(
+            "origin.clientSeq: must be a non-negative safe integer (0 to 2^53-1), got {value:?}"
+        ),
+    ))
+}
+
 impl NativeHost {
     /// The `callTool` cancellation tokens by request id.
     fn cancels(&self) -> std::sync::MutexGuard<'_, HashMap<u32, CancellationToken>> {
@@ -315,9 +336,13 @@ impl NativeHost {
     }
 
     /// `dispatch(actionJson, clientId, clientSeq)` → response JSON with the echoed envelope.
+    /// `clientSeq` is taken as a JS number and must be a non-negative safe
+    /// integer (`invalid_argument` naming `origin.clientSeq` otherwise; never
+    /// rounded or clamped, see [`client_seq_of`]).
     #[napi(catch_unwind)]
-    pub fn dispatch(&self, action_json: String, client_id: String, client_seq: i64) -> String {
-        let result = parse::<Value>("action", &action_json).and_then(|action| {
+    pub fn dispatch(&self, action_json: String, client_id: String, client_seq: f64) -> String {
+        let result = client_seq_of(client_seq).and_then(|client_seq| {
+            let action = parse::<Value>("action", &action_json)?;
             self.host.dispatch(
                 action,
                 ActionOrigin {
