@@ -925,10 +925,27 @@ export interface AddServerOptions {
   protocol?: ProtocolSetting
 }
 
+/** Options of a single MCP request ({@link McpHost.readResource}, {@link McpHost.getPrompt}). */
+export interface RequestOptions {
+  /**
+   * Aborting at any moment after the request started (even in the same tick) rejects
+   * promptly with code `cancelled` (`cause`: `signal.reason`): a request not yet sent is not
+   * sent; a sent one gets MCP `notifications/cancelled` once (MCP 2025-11-25 "Utilities ›
+   * Cancellation"). An already-aborted signal rejects at once. Not an AbortSignal:
+   * `invalid_argument`.
+   */
+  signal?: AbortSignal
+}
+
 /** Options of {@link McpHost.callTool}: common fields. */
 interface CallToolCommon {
   arguments?: Record<string, unknown>
-  /** Aborting sends MCP `notifications/cancelled` once and rejects with code `cancelled` (`cause`: `signal.reason`). */
+  /**
+   * Aborting at any moment after `callTool()` was called (even in the same tick) rejects
+   * promptly with code `cancelled` (`cause`: `signal.reason`): a call not yet sent is not
+   * sent; a sent one gets MCP `notifications/cancelled` once (MCP 2025-11-25 "Utilities ›
+   * Cancellation"). An already-aborted signal rejects at once.
+   */
   signal?: AbortSignal
   /**
    * Inactivity limit (ms, clamped to 1 ms … 24 h), reset by each progress
@@ -1403,8 +1420,10 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * 2025-era -32002).
    * An `input_required` answer (MRTR) goes through the request handlers,
    * as for `prompts/get` and tool calls.
+   * `options.signal` aborts it as {@link CallToolCommon.signal} does a tool call
+   * (code `cancelled`, `cause`: `signal.reason`).
    */
-  readResource(serverId: string, uri: string): Promise<ReadResourceResult>
+  readResource(serverId: string, uri: string, options?: RequestOptions): Promise<ReadResourceResult>
   /**
    * Follows updates of resource `uri` on `serverId`: each change arrives as
    * a `resourceUpdated` event. 2025 era: MCP `resources/subscribe` (MCP
@@ -1516,8 +1535,11 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
   readAppResource(options: { serverId: string; uri: string }): Promise<ReadResourceResult>
   /** MCP `prompts/list`, every page; `[]` without a request when the server did not declare `prompts`. Errors as {@link McpHost.listResources}. */
   listPrompts(serverId: string): Promise<Prompt[]>
-  /** MCP `prompts/get`. Errors as {@link McpHost.readResource} (`not_supported` without `prompts`). */
-  getPrompt(serverId: string, name: string, args?: Record<string, string>): Promise<GetPromptResult>
+  /**
+   * MCP `prompts/get`. Errors as {@link McpHost.readResource} (`not_supported` without `prompts`);
+   * `options.signal` aborts it the same way (code `cancelled`).
+   */
+  getPrompt(serverId: string, name: string, args?: Record<string, string>, options?: RequestOptions): Promise<GetPromptResult>
   /** Stops every server (stdin close → SIGTERM → SIGKILL of each process group) and releases the host. Idempotent. */
   dispose(): Promise<void>
   /** Kills every server process group immediately. Synchronous, idempotent. */

@@ -120,6 +120,13 @@ function unwrap(text) {
 
 let nextRequestId = 1
 
+// The `signal` of an optional `{signal}` options argument of `method`.
+function signalOf(options, method) {
+  if (options === undefined || options === null) return undefined
+  if (typeof options !== 'object') throw new HostError('invalid_argument', `${method} options must be an object`)
+  return options.signal
+}
+
 // A `cancelled` HostError caused by an AbortSignal carries its reason as `cause`.
 function aborted(err, signal) {
   err.cause = signal.reason
@@ -312,10 +319,10 @@ class McpHost extends EventEmitter {
     nonEmptyString(serverId, 'serverId')
     return unwrap(await this.#live().listResourceTemplates(serverId))
   }
-  async readResource(serverId, uri) {
+  async readResource(serverId, uri, options) {
     nonEmptyString(serverId, 'serverId')
     nonEmptyString(uri, 'uri')
-    return unwrap(await this.#live().readResource(serverId, uri))
+    return this.#abortable(signalOf(options, 'readResource'), 'the request', (native, id) => native.readResource(id, serverId, uri))
   }
   async subscribeResource(serverId, uri) {
     nonEmptyString(serverId, 'serverId')
@@ -331,10 +338,11 @@ class McpHost extends EventEmitter {
     nonEmptyString(serverId, 'serverId')
     return unwrap(await this.#live().listPrompts(serverId))
   }
-  async getPrompt(serverId, name, args) {
+  async getPrompt(serverId, name, args, options) {
     nonEmptyString(serverId, 'serverId')
     nonEmptyString(name, 'name')
-    return unwrap(await this.#live().getPrompt(serverId, name, JSON.stringify(args ?? null)))
+    const argsJson = JSON.stringify(args ?? null)
+    return this.#abortable(signalOf(options, 'getPrompt'), 'the request', (native, id) => native.getPrompt(id, serverId, name, argsJson))
   }
 
   // MCP Apps: one JSON-RPC request or notification on an `mcp://` channel.
@@ -366,19 +374,28 @@ class McpHost extends EventEmitter {
   async callTool(options) {
     if (options === null || typeof options !== 'object') throw new HostError('invalid_argument', 'callTool options must be an object')
     const { signal, ...args } = options
+    const argsJson = JSON.stringify(args)
+    return this.#abortable(signal, 'the call', (native, id) => native.callTool(id, argsJson))
+  }
+
+  // One native request that `signal` can abort (see index.d.ts). The native
+  // side registers the request's id before `start` returns its promise, so
+  // an abort at any moment after this (even in the same tick) cancels it:
+  // not sent if it has not been yet, else `notifications/cancelled` once;
+  // it rejects with code `cancelled` and the signal's reason as `cause`.
+  // One listener per request, removed when it settles (a long-lived signal
+  // shared by many requests must not accumulate listeners).
+  async #abortable(signal, what, start) {
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw new HostError('invalid_argument', 'signal: must be an AbortSignal')
     const native = this.#live()
-    if (signal?.aborted) throw aborted(new HostError('cancelled', 'the call was aborted before it started'), signal)
+    if (signal?.aborted) throw aborted(new HostError('cancelled', `${what} was aborted before it started`), signal)
     const id = nextRequestId++
     if (nextRequestId > 0xffffffff) nextRequestId = 1
-    // Abort cancels the native call, which sends notifications/cancelled,
-    // completes the AHP tool call as failed and rejects with code `cancelled`.
-    // One listener per call, removed when it settles (a long-lived signal
-    // shared by many calls must not accumulate listeners).
+    const pending = start(native, id)
     const onAbort = () => native.cancel(id)
     signal?.addEventListener('abort', onAbort, { once: true })
     try {
-      return unwrap(await native.callTool(id, JSON.stringify(args)))
+      return unwrap(await pending)
     } catch (err) {
       throw signal?.aborted && err.code === 'cancelled' ? aborted(err, signal) : err
     } finally {
