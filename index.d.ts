@@ -669,6 +669,13 @@ export interface HostLimits {
   channelRequestTimeoutMs?: number
   /** A `ui://` resource (`readAppResource`, `resources/read` on a channel): `text` / `blob` of all its contents, as sent. Default 4 MiB (hard cap 16 MiB). */
   maxUiResourceBytes?: number
+  /**
+   * Largest plugin `mcp.json` read by {@link McpHost.addPlugin}; a larger file gives the plugin
+   * load state `error` naming the file and this limit. Default 8 MiB (hard cap 64 MiB).
+   */
+  maxConfigFileBytes?: number
+  /** Time reading a plugin's `mcp.json` may take; then its load state is `error` naming the file. Default 10 000 ms. */
+  configReadTimeoutMs?: number
 }
 
 export interface McpHostOptions {
@@ -1307,6 +1314,10 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
   setRoots(roots: RootInput[]): Promise<void>
   /**
    * Reads `<root>/mcp.json`, publishes a `PluginCustomization` and starts its valid servers.
+   * An unusable `mcp.json` is not a rejection: the plugin is added with `load.kind: 'error'` and a
+   * message naming the file and why (invalid JSON or rules with line:column; missing; not a regular
+   * file, e.g. a named pipe, a device such as `/dev/zero`, a directory; larger than
+   * `limits.maxConfigFileBytes`; not read within `limits.configReadTimeoutMs`).
    * The id is held once: while it is being added, is live or is being removed, another add of it
    * rejects `already_exists`. A `remove` of the id before this settles stops it (nothing further is
    * published, no server starts) and it rejects `cancelled`.

@@ -187,6 +187,8 @@ pub const HARD_MAX_CHANNEL_MESSAGE_BYTES: usize = MAX_STDIO_MESSAGE_BYTES;
 pub const HARD_MAX_CHANNEL_REQUESTS: usize = 1_024;
 /// Hard cap of [`Limits::max_ui_resource_bytes`] (bytes): 16 MiB.
 pub const HARD_MAX_UI_RESOURCE_BYTES: usize = 16 * 1024 * 1024;
+/// Hard cap of [`Limits::max_config_file_bytes`] (bytes): 64 MiB.
+pub const HARD_MAX_CONFIG_FILE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Tunable limits (host option `limits`). Every field is optional in JS;
 /// missing fields take the defaults of [`Limits::default`].
@@ -258,6 +260,13 @@ pub struct Limits {
     /// contents together (bytes, as sent). Default 4 MiB, hard cap
     /// [`HARD_MAX_UI_RESOURCE_BYTES`].
     pub max_ui_resource_bytes: usize,
+    /// Largest plugin `mcp.json` read (bytes); a larger file makes the
+    /// plugin's load state `error`, naming the file and this limit, without
+    /// being held in memory. Default 8 MiB, hard cap [`HARD_MAX_CONFIG_FILE_BYTES`].
+    pub max_config_file_bytes: usize,
+    /// Time reading a plugin's `mcp.json` may take (ms); then the plugin's
+    /// load state is `error`, naming the file. Default 10 000.
+    pub config_read_timeout_ms: u64,
 }
 
 impl Default for Limits {
@@ -286,6 +295,8 @@ impl Default for Limits {
             max_channel_requests: 16,
             channel_request_timeout_ms: 60_000,
             max_ui_resource_bytes: 4 * 1024 * 1024,
+            max_config_file_bytes: 8 * 1024 * 1024,
+            config_read_timeout_ms: 10_000,
         }
     }
 }
@@ -338,6 +349,10 @@ impl Limits {
             max_ui_resource_bytes: self
                 .max_ui_resource_bytes
                 .clamp(1, HARD_MAX_UI_RESOURCE_BYTES),
+            max_config_file_bytes: self
+                .max_config_file_bytes
+                .clamp(1, HARD_MAX_CONFIG_FILE_BYTES),
+            config_read_timeout_ms: t(self.config_read_timeout_ms),
         }
     }
 
@@ -409,6 +424,8 @@ mod tests {
             max_channel_requests: usize::MAX,
             channel_request_timeout_ms: u64::MAX,
             max_ui_resource_bytes: usize::MAX,
+            max_config_file_bytes: usize::MAX,
+            config_read_timeout_ms: u64::MAX,
         }
         .clamped()
     }
@@ -424,9 +441,10 @@ mod tests {
                 c.restart_backoff_max_ms,
                 c.restart_reset_after_ms,
                 c.call_max_total_ms,
-                c.channel_request_timeout_ms
+                c.channel_request_timeout_ms,
+                c.config_read_timeout_ms
             ],
-            [MAX_TIMEOUT_MS; 7]
+            [MAX_TIMEOUT_MS; 8]
         );
         assert_eq!(c.max_restarts, HARD_MAX_RESTARTS);
         assert_eq!(
@@ -445,7 +463,8 @@ mod tests {
                 c.max_app_ui_meta_bytes,
                 c.max_channel_message_bytes,
                 c.max_channel_requests,
-                c.max_ui_resource_bytes
+                c.max_ui_resource_bytes,
+                c.max_config_file_bytes
             ],
             [
                 HARD_MAX_LIST_PAGES,
@@ -462,13 +481,14 @@ mod tests {
                 HARD_MAX_APP_UI_META_BYTES,
                 HARD_MAX_CHANNEL_MESSAGE_BYTES,
                 HARD_MAX_CHANNEL_REQUESTS,
-                HARD_MAX_UI_RESOURCE_BYTES
+                HARD_MAX_UI_RESOURCE_BYTES,
+                HARD_MAX_CONFIG_FILE_BYTES
             ]
         );
     }
 
     /// Every field of `l` as `u64`, in declaration order (see [`FIELDS`]).
-    fn values(l: &Limits) -> [u64; 23] {
+    fn values(l: &Limits) -> [u64; 25] {
         let n = |v: usize| v as u64;
         [
             l.startup_timeout_ms,
@@ -494,11 +514,13 @@ mod tests {
             n(l.max_channel_requests),
             l.channel_request_timeout_ms,
             n(l.max_ui_resource_bytes),
+            n(l.max_config_file_bytes),
+            l.config_read_timeout_ms,
         ]
     }
 
     /// The JS names of the fields, in the order of [`values`].
-    const FIELDS: [&str; 23] = [
+    const FIELDS: [&str; 25] = [
         "startupTimeoutMs",
         "callTimeoutMs",
         "maxRestarts",
@@ -522,6 +544,8 @@ mod tests {
         "maxChannelRequests",
         "channelRequestTimeoutMs",
         "maxUiResourceBytes",
+        "maxConfigFileBytes",
+        "configReadTimeoutMs",
     ];
 
     #[test]
