@@ -461,6 +461,12 @@ export type HostAction =
 /** Who dispatched an echoed action. */
 export interface ActionOrigin {
   clientId: string
+  /**
+   * The client's sequence number, echoed exactly: a non-negative safe integer
+   * (0 to 2^53 − 1, `Number.isSafeInteger`). `dispatch` refuses anything else
+   * (NaN, ±Infinity, fractions, negatives, larger numbers, non-numbers) with
+   * `invalid_argument` naming `origin.clientSeq`; it is never rounded or clamped.
+   */
   clientSeq: number
 }
 
@@ -672,6 +678,13 @@ export interface HostLimits {
    * not count toward `startupTimeoutMs`. Default 8 (hard cap 256).
    */
   maxConcurrentLaunches?: number
+  /**
+   * Largest plugin `mcp.json` read by {@link McpHost.addPlugin}; a larger file gives the plugin
+   * load state `error` naming the file and this limit. Default 8 MiB (hard cap 64 MiB).
+   */
+  maxConfigFileBytes?: number
+  /** Time reading a plugin's `mcp.json` may take; then its load state is `error` naming the file. Default 10 000 ms. */
+  configReadTimeoutMs?: number
 }
 
 export interface McpHostOptions {
@@ -962,10 +975,27 @@ export interface AddServerOptions {
   protocol?: ProtocolSetting
 }
 
+/** Options of a single MCP request ({@link McpHost.readResource}, {@link McpHost.getPrompt}). */
+export interface RequestOptions {
+  /**
+   * Aborting at any moment after the request started (even in the same tick) rejects
+   * promptly with code `cancelled` (`cause`: `signal.reason`): a request not yet sent is not
+   * sent; a sent one gets MCP `notifications/cancelled` once (MCP 2025-11-25 "Utilities ›
+   * Cancellation"). An already-aborted signal rejects at once. Not an AbortSignal:
+   * `invalid_argument`.
+   */
+  signal?: AbortSignal
+}
+
 /** Options of {@link McpHost.callTool}: common fields. */
 interface CallToolCommon {
   arguments?: Record<string, unknown>
-  /** Aborting sends MCP `notifications/cancelled` once and rejects with code `cancelled` (`cause`: `signal.reason`). */
+  /**
+   * Aborting at any moment after `callTool()` was called (even in the same tick) rejects
+   * promptly with code `cancelled` (`cause`: `signal.reason`): a call not yet sent is not
+   * sent; a sent one gets MCP `notifications/cancelled` once (MCP 2025-11-25 "Utilities ›
+   * Cancellation"). An already-aborted signal rejects at once.
+   */
   signal?: AbortSignal
   /**
    * Inactivity limit (ms, clamped to 1 ms … 24 h), reset by each progress
@@ -1343,6 +1373,10 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
   setRoots(roots: RootInput[]): Promise<void>
   /**
    * Reads `<root>/mcp.json`, publishes a `PluginCustomization` and starts its valid servers.
+   * An unusable `mcp.json` is not a rejection: the plugin is added with `load.kind: 'error'` and a
+   * message naming the file and why (invalid JSON or rules with line:column; missing; not a regular
+   * file, e.g. a named pipe, a device such as `/dev/zero`, a directory; larger than
+   * `limits.maxConfigFileBytes`; not read within `limits.configReadTimeoutMs`).
    * The id is held once: while it is being added, is live or is being removed, another add of it
    * rejects `already_exists`. A `remove` of the id before this settles stops it (nothing further is
    * published, no server starts) and it rejects `cancelled`.
@@ -1370,6 +1404,10 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * is refused. `chat/inputAnswerChanged` and `chat/inputCompleted` answer an
    * open chat input request of this host (see {@link ChatInputCompletedAction});
    * echoed on its chat channel (on the session channel when no such request is open).
+   * `origin` defaults to `{clientId: 'local', clientSeq: 0}`.
+   * Throws a {@link HostError} `invalid_argument` for an action that is not an AHP action,
+   * a `clientId` that is not a non-empty string or a `clientSeq` that is not a
+   * non-negative safe integer (see {@link ActionOrigin.clientSeq}); `disposed`.
    */
   dispatch(
     action: ClientSessionAction | ChatToolCallCompleteAction | ChatInputAnswerChangedAction | ChatInputCompletedAction,
@@ -1452,8 +1490,10 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * 2025-era -32002).
    * An `input_required` answer (MRTR) goes through the request handlers,
    * as for `prompts/get` and tool calls.
+   * `options.signal` aborts it as {@link CallToolCommon.signal} does a tool call
+   * (code `cancelled`, `cause`: `signal.reason`).
    */
-  readResource(serverId: string, uri: string): Promise<ReadResourceResult>
+  readResource(serverId: string, uri: string, options?: RequestOptions): Promise<ReadResourceResult>
   /**
    * Follows updates of resource `uri` on `serverId`: each change arrives as
    * a `resourceUpdated` event. 2025 era: MCP `resources/subscribe` (MCP
@@ -1565,8 +1605,11 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
   readAppResource(options: { serverId: string; uri: string }): Promise<ReadResourceResult>
   /** MCP `prompts/list`, every page; `[]` without a request when the server did not declare `prompts`. Errors as {@link McpHost.listResources}. */
   listPrompts(serverId: string): Promise<Prompt[]>
-  /** MCP `prompts/get`. Errors as {@link McpHost.readResource} (`not_supported` without `prompts`). */
-  getPrompt(serverId: string, name: string, args?: Record<string, string>): Promise<GetPromptResult>
+  /**
+   * MCP `prompts/get`. Errors as {@link McpHost.readResource} (`not_supported` without `prompts`);
+   * `options.signal` aborts it the same way (code `cancelled`).
+   */
+  getPrompt(serverId: string, name: string, args?: Record<string, string>, options?: RequestOptions): Promise<GetPromptResult>
   /** Stops every server (stdin close → SIGTERM → SIGKILL of each process group) and releases the host. Idempotent. */
   dispose(): Promise<void>
   /** Kills every server process group immediately. Synchronous, idempotent. */

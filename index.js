@@ -44,6 +44,17 @@ function nonEmptyString(value, name) {
   return value
 }
 
+// `origin.clientSeq` as given: a non-negative safe integer (a client matches
+// its echoes by it, so it is never rounded, clamped or coerced), else
+// HostError `invalid_argument` naming it. The native side checks it again.
+function clientSeqOf(value) {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    const shown = typeof value === 'number' ? String(value) : typeof value
+    throw new HostError('invalid_argument', `origin.clientSeq: must be a non-negative safe integer (0 to 2^53-1), got ${shown}`)
+  }
+  return value
+}
+
 // `value` as JSON, or HostError `invalid_argument` naming it (a cycle, a BigInt).
 function jsonText(name, value) {
   try {
@@ -108,6 +119,13 @@ function unwrap(text) {
 }
 
 let nextRequestId = 1
+
+// The `signal` of an optional `{signal}` options argument of `method`.
+function signalOf(options, method) {
+  if (options === undefined || options === null) return undefined
+  if (typeof options !== 'object') throw new HostError('invalid_argument', `${method} options must be an object`)
+  return options.signal
+}
 
 // A `cancelled` HostError caused by an AbortSignal carries its reason as `cause`.
 function aborted(err, signal) {
@@ -252,8 +270,8 @@ class McpHost extends EventEmitter {
       throw new HostError('invalid_argument', 'action: must be an AHP action object')
     }
     const clientId = nonEmptyString(origin.clientId ?? 'local', 'origin.clientId')
-    const clientSeq = origin.clientSeq ?? 0
-    return unwrap(this.#live().dispatch(jsonArg(action), clientId, Number(clientSeq)))
+    const clientSeq = clientSeqOf(origin.clientSeq ?? 0)
+    return unwrap(this.#live().dispatch(jsonArg(action), clientId, clientSeq))
   }
 
   async authenticate(args) {
@@ -301,10 +319,10 @@ class McpHost extends EventEmitter {
     nonEmptyString(serverId, 'serverId')
     return unwrap(await this.#live().listResourceTemplates(serverId))
   }
-  async readResource(serverId, uri) {
+  async readResource(serverId, uri, options) {
     nonEmptyString(serverId, 'serverId')
     nonEmptyString(uri, 'uri')
-    return unwrap(await this.#live().readResource(serverId, uri))
+    return this.#abortable(signalOf(options, 'readResource'), 'the request', (native, id) => native.readResource(id, serverId, uri))
   }
   async subscribeResource(serverId, uri) {
     nonEmptyString(serverId, 'serverId')
@@ -320,10 +338,11 @@ class McpHost extends EventEmitter {
     nonEmptyString(serverId, 'serverId')
     return unwrap(await this.#live().listPrompts(serverId))
   }
-  async getPrompt(serverId, name, args) {
+  async getPrompt(serverId, name, args, options) {
     nonEmptyString(serverId, 'serverId')
     nonEmptyString(name, 'name')
-    return unwrap(await this.#live().getPrompt(serverId, name, JSON.stringify(args ?? null)))
+    const argsJson = JSON.stringify(args ?? null)
+    return this.#abortable(signalOf(options, 'getPrompt'), 'the request', (native, id) => native.getPrompt(id, serverId, name, argsJson))
   }
 
   // MCP Apps: one JSON-RPC request or notification on an `mcp://` channel.
@@ -355,19 +374,28 @@ class McpHost extends EventEmitter {
   async callTool(options) {
     if (options === null || typeof options !== 'object') throw new HostError('invalid_argument', 'callTool options must be an object')
     const { signal, ...args } = options
+    const argsJson = JSON.stringify(args)
+    return this.#abortable(signal, 'the call', (native, id) => native.callTool(id, argsJson))
+  }
+
+  // One native request that `signal` can abort (see index.d.ts). The native
+  // side registers the request's id before `start` returns its promise, so
+  // an abort at any moment after this (even in the same tick) cancels it:
+  // not sent if it has not been yet, else `notifications/cancelled` once;
+  // it rejects with code `cancelled` and the signal's reason as `cause`.
+  // One listener per request, removed when it settles (a long-lived signal
+  // shared by many requests must not accumulate listeners).
+  async #abortable(signal, what, start) {
     if (signal !== undefined && !(signal instanceof AbortSignal)) throw new HostError('invalid_argument', 'signal: must be an AbortSignal')
     const native = this.#live()
-    if (signal?.aborted) throw aborted(new HostError('cancelled', 'the call was aborted before it started'), signal)
+    if (signal?.aborted) throw aborted(new HostError('cancelled', `${what} was aborted before it started`), signal)
     const id = nextRequestId++
     if (nextRequestId > 0xffffffff) nextRequestId = 1
-    // Abort cancels the native call, which sends notifications/cancelled,
-    // completes the AHP tool call as failed and rejects with code `cancelled`.
-    // One listener per call, removed when it settles (a long-lived signal
-    // shared by many calls must not accumulate listeners).
+    const pending = start(native, id)
     const onAbort = () => native.cancel(id)
     signal?.addEventListener('abort', onAbort, { once: true })
     try {
-      return unwrap(await native.callTool(id, JSON.stringify(args)))
+      return unwrap(await pending)
     } catch (err) {
       throw signal?.aborted && err.code === 'cancelled' ? aborted(err, signal) : err
     } finally {

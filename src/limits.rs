@@ -193,6 +193,8 @@ pub const HARD_MAX_UI_RESOURCE_BYTES: usize = 16 * 1024 * 1024;
 /// Hard cap of [`Limits::max_concurrent_launches`] (stdio servers starting
 /// at once): 256.
 pub const HARD_MAX_CONCURRENT_LAUNCHES: usize = 256;
+/// Hard cap of [`Limits::max_config_file_bytes`] (bytes): 64 MiB.
+pub const HARD_MAX_CONFIG_FILE_BYTES: usize = 64 * 1024 * 1024;
 
 /// Tunable limits (host option `limits`). Every field is optional in JS;
 /// missing fields take the defaults of [`Limits::default`].
@@ -275,6 +277,13 @@ pub struct Limits {
     /// its startup timeout and the machine with them, while 8 keep a
     /// typical 4–16 core machine busy (see `__test__/startup.test.mjs`).
     pub max_concurrent_launches: usize,
+    /// Largest plugin `mcp.json` read (bytes); a larger file makes the
+    /// plugin's load state `error`, naming the file and this limit, without
+    /// being held in memory. Default 8 MiB, hard cap [`HARD_MAX_CONFIG_FILE_BYTES`].
+    pub max_config_file_bytes: usize,
+    /// Time reading a plugin's `mcp.json` may take (ms); then the plugin's
+    /// load state is `error`, naming the file. Default 10 000.
+    pub config_read_timeout_ms: u64,
 }
 
 impl Default for Limits {
@@ -304,6 +313,8 @@ impl Default for Limits {
             channel_request_timeout_ms: 60_000,
             max_ui_resource_bytes: 4 * 1024 * 1024,
             max_concurrent_launches: 8,
+            max_config_file_bytes: 8 * 1024 * 1024,
+            config_read_timeout_ms: 10_000,
         }
     }
 }
@@ -359,6 +370,10 @@ impl Limits {
             max_concurrent_launches: self
                 .max_concurrent_launches
                 .clamp(1, HARD_MAX_CONCURRENT_LAUNCHES),
+            max_config_file_bytes: self
+                .max_config_file_bytes
+                .clamp(1, HARD_MAX_CONFIG_FILE_BYTES),
+            config_read_timeout_ms: t(self.config_read_timeout_ms),
         }
     }
 
@@ -373,194 +388,4 @@ impl Limits {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn backoff_doubles_and_caps() {
-        let l = Limits {
-            restart_backoff_ms: 100,
-            restart_backoff_max_ms: 350,
-            ..Default::default()
-        };
-        assert_eq!(
-            [1, 2, 3, 4].map(|a| l.restart_delay_ms(a)),
-            [100, 200, 350, 350]
-        );
-    }
-
-    #[test]
-    fn clamped_enforces_caps() {
-        let l = Limits {
-            startup_timeout_ms: 0,
-            call_timeout_ms: u64::MAX,
-            max_restarts: 1000,
-            ..Default::default()
-        }
-        .clamped();
-        assert_eq!(
-            (l.startup_timeout_ms, l.call_timeout_ms, l.max_restarts),
-            (1, MAX_TIMEOUT_MS, 100)
-        );
-    }
-
-    /// Every field at its largest value, clamped: exactly the hard caps.
-    fn caps() -> Limits {
-        Limits {
-            startup_timeout_ms: u64::MAX,
-            call_timeout_ms: u64::MAX,
-            max_restarts: u32::MAX,
-            restart_backoff_ms: u64::MAX,
-            restart_backoff_max_ms: u64::MAX,
-            restart_reset_after_ms: u64::MAX,
-            call_max_total_ms: u64::MAX,
-            max_list_pages: usize::MAX,
-            max_cursor_bytes: usize::MAX,
-            max_tools_per_server: usize::MAX,
-            max_list_items: usize::MAX,
-            max_tool_name_bytes: usize::MAX,
-            max_tool_description_bytes: usize::MAX,
-            max_tool_schema_bytes: usize::MAX,
-            max_total_schema_bytes: usize::MAX,
-            max_result_bytes: usize::MAX,
-            max_json_depth: usize::MAX,
-            max_json_properties: usize::MAX,
-            max_app_ui_meta_bytes: usize::MAX,
-            max_channel_message_bytes: usize::MAX,
-            max_channel_requests: usize::MAX,
-            channel_request_timeout_ms: u64::MAX,
-            max_ui_resource_bytes: usize::MAX,
-            max_concurrent_launches: usize::MAX,
-        }
-        .clamped()
-    }
-
-    #[test]
-    fn clamped_caps_are_the_named_constants() {
-        let c = caps();
-        assert_eq!(
-            [
-                c.startup_timeout_ms,
-                c.call_timeout_ms,
-                c.restart_backoff_ms,
-                c.restart_backoff_max_ms,
-                c.restart_reset_after_ms,
-                c.call_max_total_ms,
-                c.channel_request_timeout_ms
-            ],
-            [MAX_TIMEOUT_MS; 7]
-        );
-        assert_eq!(c.max_restarts, HARD_MAX_RESTARTS);
-        assert_eq!(
-            [
-                c.max_list_pages,
-                c.max_cursor_bytes,
-                c.max_tools_per_server,
-                c.max_list_items,
-                c.max_tool_name_bytes,
-                c.max_tool_description_bytes,
-                c.max_tool_schema_bytes,
-                c.max_total_schema_bytes,
-                c.max_result_bytes,
-                c.max_json_depth,
-                c.max_json_properties,
-                c.max_app_ui_meta_bytes,
-                c.max_channel_message_bytes,
-                c.max_channel_requests,
-                c.max_ui_resource_bytes,
-                c.max_concurrent_launches
-            ],
-            [
-                HARD_MAX_LIST_PAGES,
-                HARD_MAX_CURSOR_BYTES,
-                HARD_MAX_TOOLS_PER_SERVER,
-                HARD_MAX_LIST_ITEMS,
-                HARD_MAX_TOOL_NAME_BYTES,
-                HARD_MAX_TOOL_DESCRIPTION_BYTES,
-                HARD_MAX_TOOL_SCHEMA_BYTES,
-                HARD_MAX_TOTAL_SCHEMA_BYTES,
-                HARD_MAX_RESULT_BYTES,
-                HARD_MAX_JSON_DEPTH,
-                HARD_MAX_JSON_PROPERTIES,
-                HARD_MAX_APP_UI_META_BYTES,
-                HARD_MAX_CHANNEL_MESSAGE_BYTES,
-                HARD_MAX_CHANNEL_REQUESTS,
-                HARD_MAX_UI_RESOURCE_BYTES,
-                HARD_MAX_CONCURRENT_LAUNCHES
-            ]
-        );
-    }
-
-    /// Every field of `l` as `u64`, in declaration order (see [`FIELDS`]).
-    fn values(l: &Limits) -> [u64; 24] {
-        let n = |v: usize| v as u64;
-        [
-            l.startup_timeout_ms,
-            l.call_timeout_ms,
-            l.max_restarts.into(),
-            l.restart_backoff_ms,
-            l.restart_backoff_max_ms,
-            l.restart_reset_after_ms,
-            l.call_max_total_ms,
-            n(l.max_list_pages),
-            n(l.max_cursor_bytes),
-            n(l.max_tools_per_server),
-            n(l.max_list_items),
-            n(l.max_tool_name_bytes),
-            n(l.max_tool_description_bytes),
-            n(l.max_tool_schema_bytes),
-            n(l.max_total_schema_bytes),
-            n(l.max_result_bytes),
-            n(l.max_json_depth),
-            n(l.max_json_properties),
-            n(l.max_app_ui_meta_bytes),
-            n(l.max_channel_message_bytes),
-            n(l.max_channel_requests),
-            l.channel_request_timeout_ms,
-            n(l.max_ui_resource_bytes),
-            n(l.max_concurrent_launches),
-        ]
-    }
-
-    /// The JS names of the fields, in the order of [`values`].
-    const FIELDS: [&str; 24] = [
-        "startupTimeoutMs",
-        "callTimeoutMs",
-        "maxRestarts",
-        "restartBackoffMs",
-        "restartBackoffMaxMs",
-        "restartResetAfterMs",
-        "callMaxTotalMs",
-        "maxListPages",
-        "maxCursorBytes",
-        "maxToolsPerServer",
-        "maxListItems",
-        "maxToolNameBytes",
-        "maxToolDescriptionBytes",
-        "maxToolSchemaBytes",
-        "maxTotalSchemaBytes",
-        "maxResultBytes",
-        "maxJsonDepth",
-        "maxJsonProperties",
-        "maxAppUiMetaBytes",
-        "maxChannelMessageBytes",
-        "maxChannelRequests",
-        "channelRequestTimeoutMs",
-        "maxUiResourceBytes",
-        "maxConcurrentLaunches",
-    ];
-
-    #[test]
-    fn every_hard_cap_is_at_least_its_default() {
-        let (defaults, caps) = (values(&Limits::default()), values(&caps()));
-        for ((name, default), cap) in FIELDS.iter().zip(defaults).zip(caps) {
-            assert!(default >= 1, "{name}: default {default} is below 1");
-            assert!(cap >= default, "{name}: hard cap {cap} < default {default}");
-        }
-        assert_eq!(
-            Limits::default().clamped(),
-            Limits::default(),
-            "clamping the defaults changes nothing"
-        );
-    }
-}
+mod tests;

@@ -1,6 +1,6 @@
 // Type-checked by `npm test` (tsc --noEmit): the README's usage, compiled
 // against index.d.ts. A wrong or missing type here fails the test run.
-import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo, type RootInput, type Root, type McpChannelMessage, type ReadResourceResult } from '../../index.js'
+import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo, type RootInput, type Root, type McpChannelMessage, type ReadResourceResult, type RequestOptions } from '../../index.js'
 
 async function main(): Promise<void> {
   const host = new McpHost({
@@ -125,6 +125,12 @@ async function main(): Promise<void> {
   console.log(templates[0]?.uriTemplate)
   const prompts = await host.listPrompts(id)
   const prompt = await host.getPrompt(id, prompts[0]?.name ?? 'p', { topic: 'x' })
+  const stop = new AbortController()
+  const requestOptions: RequestOptions = { signal: stop.signal }
+  await host.readResource(id, 'file:///x', requestOptions)
+  await host.getPrompt(id, 'p', undefined, { signal: stop.signal })
+  // @ts-expect-error signal is an AbortSignal
+  await host.readResource(id, 'file:///x', { signal: 'stop' })
   console.log(prompt.messages.length)
   // @ts-expect-error a catalogue call needs no serverId, but a serverId call needs a name
   await host.callTool({ serverId: id })

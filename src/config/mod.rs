@@ -14,10 +14,12 @@ mod host_settings;
 pub mod launch;
 mod line_index;
 mod model;
+mod read;
 mod validate;
 mod vars;
 
 pub use host_settings::{IdpSetting, OAuthClientSetting, OAuthGrant, ProtocolSetting};
 pub use model::*;
+pub use read::{read_config_file, ReadBounds};
 pub use validate::{parse_mcp_json, validate_entry_value};
 pub use vars::{check_variables, expand, PluginVars};

@@ -372,7 +372,7 @@ impl Host {
         }
         self.ready_connection(server_id)?;
         check_linked(server_id, uri, self.server_tools(server_id).as_deref())?;
-        let result = self.read_resource(server_id, uri).await?;
+        let result = self.read_resource(server_id, uri, None).await?;
         let max = self.shared.limits.max_ui_resource_bytes;
         check_contents(server_id, uri, &result, max)?;
         Ok(result)

@@ -86,18 +86,25 @@ impl Host {
     }
 
     /// Sends one request to ready server `server_id` (see [`request_on`];
-    /// each send bounded by `callTimeoutMs`).
+    /// each send bounded by `callTimeoutMs`), given up once `abort` is
+    /// cancelled (not sent when it already is).
     ///
     /// # Errors
     /// See the module doc; `not_supported` (not sent) when the server did
     /// not declare the capability `method` needs; `limit_exceeded` after 10
-    /// `input_required` rounds.
-    async fn request(&self, server_id: &str, method: &str, params: Value) -> HostResult<Value> {
+    /// `input_required` rounds; `cancelled`.
+    async fn request(
+        &self,
+        server_id: &str,
+        method: &str,
+        params: Value,
+        abort: Option<&CancellationToken>,
+    ) -> HostResult<Value> {
         let conn = self.ready_connection(server_id)?;
         let limits = self.shared.limits;
         let sending = Sending {
             timeout: Duration::from_millis(limits.call_timeout_ms),
-            abort: None,
+            abort,
         };
         let request = request_on(&conn, server_id, method, params, &limits, sending);
         self.until_disposed(request).await
@@ -126,6 +133,7 @@ impl Host {
     }
 
     /// MCP `resources/read`: the `ReadResourceResult` (`{contents: [...]}`).
+    /// Once `abort` is cancelled the read is given up (see [`Sending::abort`]).
     ///
     /// # Errors
     /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,
@@ -134,9 +142,14 @@ impl Host {
     /// `not_found` also when the server says the resource does not exist:
     /// JSON-RPC -32602 with `data.uri` = `uri` (SEP-2164, MCP 2026-07-28) or
     /// the 2025-era -32002 (the answer kept as `data` `{code, data}`). Any other JSON-RPC
-    /// error is `protocol_error` with `data.code`.
-    pub async fn read_resource(&self, server_id: &str, uri: &str) -> HostResult<Value> {
-        self.request(server_id, "resources/read", json!({ "uri": uri }))
+    /// error is `protocol_error` with `data.code`; `cancelled`.
+    pub async fn read_resource(
+        &self,
+        server_id: &str,
+        uri: &str,
+        abort: Option<&CancellationToken>,
+    ) -> HostResult<Value> {
+        self.request(server_id, "resources/read", json!({ "uri": uri }), abort)
             .await
             .map_err(|e| resource_not_found(e, server_id, uri))
     }
@@ -152,22 +165,24 @@ impl Host {
     }
 
     /// MCP `prompts/get` with string `arguments`: the `GetPromptResult`.
+    /// Once `abort` is cancelled the request is given up (see [`Sending::abort`]).
     ///
     /// # Errors
     /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,
     /// `auth_required`, `limit_exceeded`, `disposed` (see the module doc);
-    /// `not_supported` when the server did not declare `prompts`.
+    /// `not_supported` when the server did not declare `prompts`; `cancelled`.
     pub async fn get_prompt(
         &self,
         server_id: &str,
         name: &str,
         arguments: Option<Map<String, Value>>,
+        abort: Option<&CancellationToken>,
     ) -> HostResult<Value> {
         let mut params = json!({ "name": name });
         if let Some(a) = arguments {
             params["arguments"] = Value::Object(a);
         }
-        self.request(server_id, "prompts/get", params).await
+        self.request(server_id, "prompts/get", params, abort).await
     }
 }
 
@@ -232,7 +247,8 @@ pub(super) struct Sending<'a> {
     /// cancels it upstream (`timeout`).
     pub timeout: Duration,
     /// Cancelled: the request is given up (`notifications/cancelled` to the
-    /// server) and fails with `cancelled`.
+    /// server, once, if it was sent; not sent at all if cancelled before)
+    /// and fails with `cancelled`.
     pub abort: Option<&'a CancellationToken>,
 }
 

@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use ahp_types::actions::{SessionCustomizationUpdatedAction, StateAction};
 use ahp_types::state::{Customization, CustomizationLoadState, CustomizationLoadingState};
@@ -14,7 +15,9 @@ use super::plan::{plan_plugin, starting, startup_timeout, transport_spec, Plugin
 use super::registry::InFlight;
 use super::Host;
 use crate::config::launch::ensure_plugin_data_dir;
-use crate::config::{parse_mcp_json, validate_entry_value, PluginVars, ServerConfig};
+use crate::config::{
+    parse_mcp_json, read_config_file, validate_entry_value, PluginVars, ReadBounds, ServerConfig,
+};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::session::{mcp_server_entry, plugin_entry};
 use crate::supervisor::{ServerHandle, ServerSpec};
@@ -130,7 +133,11 @@ impl Host {
     /// its valid servers (Agent Plugins "Validate in two stages").
     ///
     /// A broken file is not an error of this call: the plugin is added with
-    /// load state `error` (message with file, line:column and rule).
+    /// load state `error` (message with file, line:column and rule). So is
+    /// a file that cannot be used: missing, not a regular file (a named
+    /// pipe, a device, a directory), larger than `maxConfigFileBytes`, not
+    /// UTF-8, or not read within `configReadTimeoutMs` (see
+    /// [`Host::read_mcp_json`]); the message names the file and why.
     ///
     /// The id is taken before the first `.await` when `opts.name` is given
     /// (else once the root is resolved). A `remove` of the id while this
@@ -140,7 +147,8 @@ impl Host {
     /// `invalid_argument` (root is not a directory, bad name),
     /// `already_exists` (the id is being added, live or being removed),
     /// `cancelled` (`remove(id)` was called before this finished; the
-    /// message names the id), `disposed`.
+    /// message names the id), `disposed` (also when the host is disposed
+    /// while `mcp.json` is read).
     pub async fn add_plugin(&self, opts: AddPlugin) -> HostResult<PluginAdded> {
         self.check_live()?;
         let early = match &opts.name {
@@ -165,12 +173,9 @@ impl Host {
             Vec::new(),
         )));
 
-        let text = tokio::fs::read_to_string(&file).await;
+        let text = self.read_mcp_json(&adding, &file).await?;
         adding.check(ADD_PLUGIN)?;
-        let loaded = match text {
-            Ok(text) => parse_mcp_json(&text, &file.display().to_string()),
-            Err(e) => Err(format!("{}: cannot read: {e}", file.display())),
-        };
+        let loaded = text.and_then(|text| parse_mcp_json(&text, &file.display().to_string()));
         let loaded = loaded.and_then(|mcp| Ok((mcp, self.plugin_vars(&name, &root)?)));
         let source = PluginSource {
             name: &name,
@@ -192,6 +197,36 @@ impl Host {
             servers: ids,
             load: plan.load,
         })
+    }
+
+    /// The text of a plugin's `mcp.json` (`file`), read within
+    /// `maxConfigFileBytes` and `configReadTimeoutMs` (see
+    /// [`read_config_file`]: a regular file only; a named pipe or a device
+    /// is refused without waiting on it). `Ok(Err(message))`: the file
+    /// cannot be used, so the plugin's load state is `error`.
+    ///
+    /// # Errors
+    /// `cancelled` (`remove` of the plugin's id came first) or `disposed`:
+    /// the read is abandoned at once.
+    async fn read_mcp_json(
+        &self,
+        adding: &Adding<'_>,
+        file: &Path,
+    ) -> HostResult<Result<String, String>> {
+        let limits = &self.shared.limits;
+        let bounds = ReadBounds {
+            max_bytes: limits.max_config_file_bytes,
+            timeout: Duration::from_millis(limits.config_read_timeout_ms),
+            limit_name: "maxConfigFileBytes",
+            timeout_name: "configReadTimeoutMs",
+        };
+        let read = async {
+            tokio::select! {
+                text = read_config_file(file, bounds) => Ok(text),
+                () = adding.flight.removal.cancelled() => Err(cancelled_by_remove(ADD_PLUGIN, &adding.id)),
+            }
+        };
+        self.until_disposed(read).await
     }
 
     /// `${PLUGIN_ROOT}` and `${PLUGIN_DATA}` of plugin `name` (creates the

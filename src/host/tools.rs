@@ -194,8 +194,10 @@ impl Host {
     ///
     /// # Errors
     /// `not_found`, `stale_tool` (see
-    /// `crate::catalogue::read_view::ReadCatalogue::resolve`), `cancelled`,
-    /// `disposed`, and those of `crate::supervisor::tool_call::call_tool`.
+    /// `crate::catalogue::read_view::ReadCatalogue::resolve`), `cancelled`
+    /// (`cancel` fired: a call not yet sent is not sent, a sent one gets
+    /// `notifications/cancelled` once), `disposed`, and those of
+    /// `crate::supervisor::tool_call::call_tool`.
     pub async fn call_tool(&self, call: CallTool, cancel: CancellationToken) -> HostResult<Value> {
         self.check_live()?;
         let tool =
@@ -223,6 +225,11 @@ impl Host {
         };
         let end = CallEnd::default();
         let run = async {
+            if cancel.is_cancelled() {
+                // Aborted before it was sent (e.g. in the same JS tick): nothing reaches the server.
+                let what = format!("tools/call {:?} on {} was cancelled", req.name, handle.id);
+                return Ok(Err(HostError::new(ErrorCode::Cancelled, what)));
+            }
             Ok(self
                 .run_call(&handle, req, &cancel, (ctx.as_ref(), &display), &end)
                 .await)

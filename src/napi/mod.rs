@@ -8,7 +8,6 @@
 //! `{"ok":false,"code":…,"message":…,"data":…}`, and the wrapper turns the
 //! latter into a `HostError` with a stable `code`.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -17,20 +16,19 @@ use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use serde::Serialize;
-use serde_json::{json, Map, Value};
-use tokio_util::sync::CancellationToken;
+use serde_json::{json, Value};
 
 use crate::auth::store::SecretStore;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{EventSink, HostEvent};
 use crate::host::{
-    AddPlugin, AddServer, AuthenticateArgs, AuthorizeArgs, CallTool, CallToolArgs, Host, HostDeps,
-    HostOptions,
+    AddPlugin, AddServer, AuthenticateArgs, AuthorizeArgs, Host, HostDeps, HostOptions,
 };
 use crate::requests::roots::parse_roots;
 use crate::requests::{RequestHandler, ServerRequestKind};
 use std::future::Future;
 
+mod abort;
 mod apps;
 mod callbacks;
 mod reducers;
@@ -144,7 +142,7 @@ impl JsSink {
 #[napi]
 pub struct NativeHost {
     host: Arc<Host>,
-    cancels: Arc<Mutex<HashMap<u32, CancellationToken>>>,
+    cancels: abort::Cancels,
 }
 
 /// The response envelope of a command: `{"ok":true,"value":…}` or
@@ -196,11 +194,25 @@ fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> HostResult<T
     })
 }
 
-impl NativeHost {
-    /// The `callTool` cancellation tokens by request id.
-    fn cancels(&self) -> std::sync::MutexGuard<'_, HashMap<u32, CancellationToken>> {
-        self.cancels.lock().unwrap_or_else(PoisonError::into_inner)
+/// The largest integer a JS number holds exactly (`Number.MAX_SAFE_INTEGER`, 2^53 − 1).
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// An AHP `ActionOrigin.clientSeq` from a JS number: a non-negative safe
+/// integer, taken as is. A client matches its echoes by this number, so
+/// NaN, ±Infinity, fractions, negatives and values above 2^53 − 1 are
+/// refused (`invalid_argument` naming `origin.clientSeq`), never rewritten.
+fn client_seq_of(value: f64) -> HostResult<i64> {
+    if value.is_finite() && value.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&value) {
+        // Exact: an integral f64 in [0, 2^53 − 1] converts without loss.
+        #[allow(clippy::cast_possible_truncation)]
+        return Ok(value as i64);
     }
+    Err(HostError::new(
+        ErrorCode::InvalidArgument,
+        format!(
+            "origin.clientSeq: must be a non-negative safe integer (0 to 2^53-1), got {value:?}"
+        ),
+    ))
 }
 
 #[napi]
@@ -281,7 +293,7 @@ impl NativeHost {
         let host = Host::with_handlers(options, sink, deps);
         Ok(Self {
             host: Arc::new(host),
-            cancels: Arc::default(),
+            cancels: abort::Cancels::default(),
         })
     }
 
@@ -315,9 +327,13 @@ impl NativeHost {
     }
 
     /// `dispatch(actionJson, clientId, clientSeq)` → response JSON with the echoed envelope.
+    /// `clientSeq` is taken as a JS number and must be a non-negative safe
+    /// integer (`invalid_argument` naming `origin.clientSeq` otherwise; never
+    /// rounded or clamped, see [`client_seq_of`]).
     #[napi(catch_unwind)]
-    pub fn dispatch(&self, action_json: String, client_id: String, client_seq: i64) -> String {
-        let result = parse::<Value>("action", &action_json).and_then(|action| {
+    pub fn dispatch(&self, action_json: String, client_id: String, client_seq: f64) -> String {
+        let result = client_seq_of(client_seq).and_then(|client_seq| {
+            let action = parse::<Value>("action", &action_json)?;
             self.host.dispatch(
                 action,
                 ActionOrigin {
@@ -394,13 +410,6 @@ impl NativeHost {
         run(async move { host.list_resource_templates(&server_id).await }).await
     }
 
-    /// `resources/read` → response JSON.
-    #[napi]
-    pub async fn read_resource(&self, server_id: String, uri: String) -> String {
-        let host = self.host.clone();
-        run(async move { host.read_resource(&server_id, &uri).await }).await
-    }
-
     /// `subscribeResource(serverId, uri)` → response JSON with `null`
     /// (see [`Host::subscribe_resource`]).
     #[napi]
@@ -424,51 +433,10 @@ impl NativeHost {
         run(async move { host.list_prompts(&server_id).await }).await
     }
 
-    /// `prompts/get` with `argumentsJson` (an object of strings, or `null`) → response JSON.
-    #[napi]
-    pub async fn get_prompt(
-        &self,
-        server_id: String,
-        name: String,
-        arguments_json: String,
-    ) -> String {
-        let host = self.host.clone();
-        run(async move {
-            let arguments =
-                parse::<Option<Map<String, Value>>>("getPrompt arguments", &arguments_json)?;
-            host.get_prompt(&server_id, &name, arguments).await
-        })
-        .await
-    }
-
     /// What the catalogue normalized or left out, as JSON (`ToolDiagnostic[]`).
     #[napi(catch_unwind)]
     pub fn tool_diagnostics(&self) -> String {
         serde_json::to_string(&self.host.tool_diagnostics()).unwrap_or_else(|_| "[]".to_owned())
-    }
-
-    /// `callTool(requestId, argsJson)` → response JSON with the `CallToolResult`.
-    /// `cancel(requestId)` aborts it.
-    #[napi]
-    pub async fn call_tool(&self, request_id: u32, args_json: String) -> String {
-        let host = self.host.clone();
-        let token = CancellationToken::new();
-        self.cancels().insert(request_id, token.clone());
-        let response = run(async move {
-            let args = parse::<CallToolArgs>("callTool arguments", &args_json)?;
-            host.call_tool(CallTool::try_from(args)?, token).await
-        })
-        .await;
-        self.cancels().remove(&request_id);
-        response
-    }
-
-    /// Cancels the pending call with this request id (no-op when finished).
-    #[napi(catch_unwind)]
-    pub fn cancel(&self, request_id: u32) {
-        if let Some(token) = self.cancels().remove(&request_id) {
-            token.cancel();
-        }
     }
 
     /// Stops every server gracefully, then disposes.

@@ -1,0 +1,173 @@
+//! Reading a configuration file (`mcp.json`) with bounds: a regular file
+//! only, at most a number of bytes, within a time.
+//!
+//! A path that is not a regular file after following symlinks (a named
+//! pipe, a device such as `/dev/zero` or `/dev/urandom`, a directory, a
+//! socket) is refused before it is opened, and again on the opened handle
+//! (so a file swapped between the check and the open is refused too). The
+//! file is opened with `O_NONBLOCK | O_NOCTTY`: opening a named pipe never
+//! waits for a writer, and opening a terminal never makes it the process's
+//! controlling terminal. At most `max_bytes + 1` bytes are read, so a
+//! larger (or growing) file is an error naming the limit without being
+//! held in memory. The blocking work runs on the async runtime's blocking
+//! pool, bounded by `timeout`; every failure is a message that names the file.
+
+use std::fs::{File, FileType, OpenOptions};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How a configuration file read is bounded.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadBounds {
+    /// Largest file accepted (bytes); a larger one is an error naming
+    /// `limit_name` and this number.
+    pub max_bytes: usize,
+    /// Time the read may take; then it is an error naming `timeout_name`.
+    pub timeout: Duration,
+    /// The JS name of the byte limit, for messages (e.g. `maxConfigFileBytes`).
+    pub limit_name: &'static str,
+    /// The JS name of the time limit, for messages (e.g. `configReadTimeoutMs`).
+    pub timeout_name: &'static str,
+}
+
+/// Reads the UTF-8 text of the regular file at `path` within `bounds`.
+///
+/// # Errors
+/// A message starting `<path>: cannot read: ` saying why: the file is
+/// missing or unreadable, is not a regular file (naming what it is), is
+/// larger than `bounds.max_bytes`, is not UTF-8, or took longer than
+/// `bounds.timeout`.
+pub async fn read_config_file(path: &Path, bounds: ReadBounds) -> Result<String, String> {
+    let shown = path.display().to_string();
+    let owned: PathBuf = path.to_path_buf();
+    let read = tokio::task::spawn_blocking(move || read_regular(&owned, bounds));
+    match tokio::time::timeout(bounds.timeout, read).await {
+        Ok(Ok(read)) => read.map_err(|why| format!("{shown}: cannot read: {why}")),
+        Ok(Err(join)) => Err(format!("{shown}: cannot read: {join}")),
+        Err(_) => Err(format!(
+            "{shown}: cannot read: it took longer than {} ms ({})",
+            bounds.timeout.as_millis(),
+            bounds.timeout_name
+        )),
+    }
+}
+
+/// The blocking half of [`read_config_file`].
+///
+/// # Errors
+/// Why the file cannot be read (without the path).
+fn read_regular(path: &Path, bounds: ReadBounds) -> Result<String, String> {
+    let max = bounds.max_bytes as u64;
+    let too_large = || {
+        format!(
+            "it is larger than {} ({} bytes)",
+            bounds.limit_name, bounds.max_bytes
+        )
+    };
+    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    regular(metadata.file_type())?;
+    if metadata.len() > max {
+        return Err(too_large());
+    }
+    let file = open_nonblocking(path).map_err(|e| e.to_string())?;
+    let opened = file.metadata().map_err(|e| e.to_string())?;
+    regular(opened.file_type())?;
+    let mut bytes = Vec::new();
+    file.take(max + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > max {
+        return Err(too_large());
+    }
+    String::from_utf8(bytes).map_err(|e| format!("it is not UTF-8 text ({e})"))
+}
+
+/// Opens `path` for reading without waiting (a named pipe without a
+/// writer) and without taking a terminal as the controlling one.
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
+    }
+    options.open(path)
+}
+
+/// `Ok` for a regular file; else what it is, as an error message.
+fn regular(kind: FileType) -> Result<(), String> {
+    if kind.is_file() {
+        return Ok(());
+    }
+    Err(format!("it is {}, not a regular file", kind_name(kind)))
+}
+
+/// What a file that is not a regular file is, in words.
+fn kind_name(kind: FileType) -> &'static str {
+    if kind.is_dir() {
+        return "a directory";
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return "a named pipe (FIFO)";
+        }
+        if kind.is_char_device() {
+            return "a character device";
+        }
+        if kind.is_block_device() {
+            return "a block device";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+    }
+    "not a regular file"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounds(max_bytes: usize) -> ReadBounds {
+        ReadBounds {
+            max_bytes,
+            timeout: Duration::from_secs(30),
+            limit_name: "maxConfigFileBytes",
+            timeout_name: "configReadTimeoutMs",
+        }
+    }
+
+    #[tokio::test]
+    async fn devices_and_directories_are_refused_naming_what_they_are() {
+        let zero = read_config_file(Path::new("/dev/zero"), bounds(1024)).await;
+        assert_eq!(
+            zero.unwrap_err(),
+            "/dev/zero: cannot read: it is a character device, not a regular file"
+        );
+        let dir = read_config_file(Path::new("/"), bounds(1024)).await;
+        assert_eq!(
+            dir.unwrap_err(),
+            "/: cannot read: it is a directory, not a regular file"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_file_over_the_limit_is_refused_naming_the_limit() {
+        let dir = std::env::temp_dir().join(format!("ahp-read-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("mcp.json");
+        std::fs::write(&file, "{\"mcpServers\": {}}").unwrap();
+        let exact = read_config_file(&file, bounds(18)).await;
+        assert_eq!(exact.unwrap(), "{\"mcpServers\": {}}");
+        let over = read_config_file(&file, bounds(17)).await.unwrap_err();
+        assert!(
+            over.ends_with("it is larger than maxConfigFileBytes (17 bytes)"),
+            "{over}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
