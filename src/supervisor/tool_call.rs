@@ -97,9 +97,12 @@ impl From<ProgressNotificationParam> for Progress {
 /// `server_not_ready`; `timeout` (data `{kind: "inactivity"|"total", ms}`);
 /// `cancelled` (the caller's token fired); `server_exited` (the server
 /// crashed or was stopped during the call; message has the exit status and
-/// stderr tail); `protocol_error` (JSON-RPC error: `data` is `{code, data}`);
-/// `limit_exceeded` (the result passed `maxResultBytes`, `maxJsonDepth` or
-/// `maxJsonProperties`, or the stdio reader discarded the response);
+/// stderr tail); `protocol_error` (JSON-RPC error: `data` is `{code, data}`;
+/// a response the stdio reader could not decode, saying what was wrong; a
+/// Streamable HTTP response stream that closed before the response while
+/// the connection lives on); `limit_exceeded` (the result passed
+/// `maxResultBytes`, `maxJsonDepth` or `maxJsonProperties`, or the stdio
+/// reader discarded the response as too long or too deep);
 /// `redirect_refused`; `auth_required` (data `{code: -32007,
 /// insufficientScope, requiredScopes}`).
 pub async fn call_tool(
@@ -215,10 +218,10 @@ impl Call<'_> {
         let mut options = PeerRequestOptions::no_options();
         options.max_total_timeout = Some(left);
         let conn = self.conn;
-        let oversize = conn.oversize.as_ref();
+        let discarded = conn.discarded.as_ref();
         // In flight (for attributing the server's elicitations) from before it leaves.
         let in_flight = conn.handler.calls.begin(self.chat.cloned());
-        let mut sent = InFlight::send(&conn.peer, "tools/call", params, options, oversize)
+        let mut sent = InFlight::send(&conn.peer, "tools/call", params, options, discarded)
             .await
             .map_err(|e| self.failure(e))?;
         in_flight.sent(sent.id.clone());
@@ -296,10 +299,9 @@ impl Call<'_> {
                 reason = closed_reason(&mut closed, Duration::MAX) => {
                     return Err(self.exited(&reason.unwrap_or_default()));
                 }
-                reason = sent.discarded.reason() => {
+                gone = sent.discarded.notice() => {
                     request::abandon(&self.conn.peer, sent.id.clone()).await;
-                    let message = format!("{context}: the response was discarded: {reason}");
-                    return Err(HostError::new(ErrorCode::LimitExceeded, message));
+                    return Err(request::discarded_error(context, gone));
                 }
             }
         }
@@ -320,11 +322,20 @@ impl Call<'_> {
                 Ok(value)
             }
             Err(ServiceError::TransportClosed) => {
+                // The connection ended, or only this response stream (HTTP).
+                let peer = &self.conn.peer;
                 let mut closed = self.conn.closed.clone();
-                let reason = closed_reason(&mut closed, REASON_SETTLE)
-                    .await
-                    .unwrap_or_else(|| "connection closed".to_owned());
-                Err(self.exited(&reason))
+                let now = closed.borrow().clone();
+                let reason = match now {
+                    Some(reason) => Some(reason),
+                    None if request::connection_ended(peer).await => Some(
+                        closed_reason(&mut closed, REASON_SETTLE)
+                            .await
+                            .unwrap_or_else(|| "connection closed".to_owned()),
+                    ),
+                    None => None,
+                };
+                Err(request::transport_closed(&self.context, peer, reason).await)
             }
             Err(_)
                 if self
