@@ -102,5 +102,9 @@ for (const tool of ['close_stream', 'close_primed']) {
     })
     assert.equal(serverState(host, id).kind, 'ready')
     assert.equal((await host.callTool({ serverId: id, name: 'good', timeoutMs: TIMEOUT })).content[0].text, 'ok')
+    // No answer can come any more: the server is told the request is given up.
+    const { closedCalls, cancelled } = await server.stats()
+    assert.equal(closedCalls.length, 1)
+    assert.deepEqual(cancelled.map((c) => c.requestId), closedCalls)
   })
 }

@@ -142,33 +142,32 @@ pub fn discarded_error(context: &str, gone: Discarded) -> HostError {
     HostError::new(code, message)
 }
 
-/// The error of request `context` that rmcp ended with
-/// `ServiceError::TransportClosed`, which rmcp reports both when the
-/// connection closed and when only the request's response stream did
-/// (Streamable HTTP: the POST's SSE stream ended before its response):
-/// `server_exited` (with `reason`, or "the connection closed") once the
-/// connection has ended ([`connection_ended`]), `protocol_error` "the
-/// response stream closed before the response" while it lives on.
-pub async fn transport_closed(
+/// `Some(protocol_error)` for request `id` (`context` as in
+/// [`map_service_error`]) that rmcp ended with `ServiceError::TransportClosed`
+/// while the connection lives on ([`connection_ended`]): only its response
+/// stream closed (Streamable HTTP: the POST's SSE stream ended before the
+/// response; rmcp reports that and a closed connection alike). The server
+/// is sent `notifications/cancelled` for it, since no answer can arrive any
+/// more. `None` once the connection has ended: that is `server_exited`.
+pub async fn stream_closed(
     context: &str,
     peer: &Peer<RoleClient>,
-    reason: Option<String>,
-) -> HostError {
-    if reason.is_some() || connection_ended(peer).await {
-        let reason =
-            reason.unwrap_or_else(|| "the connection closed (the server stopped or exited)".into());
-        return HostError::new(
-            ErrorCode::ServerExited,
-            format!("{context} failed: {reason}"),
-        );
+    id: RequestId,
+) -> Option<HostError> {
+    if connection_ended(peer).await {
+        return None;
     }
-    HostError::new(
+    let why = "the response stream closed before the response".to_owned();
+    let _ = peer
+        .notify_cancelled(CancelledNotificationParam::new(Some(id), Some(why)))
+        .await;
+    Some(HostError::new(
         ErrorCode::ProtocolError,
         format!(
             "{context} failed: the response stream closed before the response (the connection \
              is still open)"
         ),
-    )
+    ))
 }
 
 /// Whether the connection of `peer` has ended: rmcp's service loop is gone.
@@ -238,7 +237,7 @@ pub fn map_service_error(
             data: err.data,
         }),
         ServiceError::Timeout { timeout } => timeout_error(context, timeout, call),
-        // Callers tell a closed response stream apart: see `transport_closed`.
+        // Callers tell a closed response stream apart: see `stream_closed`.
         ServiceError::TransportClosed => HostError::new(
             ErrorCode::ServerExited,
             format!("{context} failed: the connection closed (the server stopped or exited)"),
@@ -364,7 +363,11 @@ async fn send_on(
     let result = tokio::select! {
         r = &mut sent.response => match r {
             Err(ServiceError::TransportClosed) => {
-                return Err(transport_closed(&context, peer, None).await.into());
+                let closed = stream_closed(&context, peer, sent.id).await;
+                return Err(closed.map_or_else(
+                    || map_service_error(&context, ServiceError::TransportClosed, None),
+                    RequestFailure::Failed,
+                ));
             }
             r => r.map_err(|e| map_service_error(&context, e, None))?,
         },

@@ -236,6 +236,13 @@ impl Call<'_> {
             },
             e => e,
         });
+        if matches!(outcome, Err(ServiceError::TransportClosed)) {
+            // Only this response stream closed (HTTP), or the connection.
+            let id = sent.id.clone();
+            if let Some(e) = request::stream_closed(&self.context, &conn.peer, id).await {
+                return Err(e);
+            }
+        }
         // Progress that raced the response is delivered before the result. rmcp
         // hands each notification to a task it spawns before it hands over the
         // response; those tasks may not have run yet: yield to them first.
@@ -322,20 +329,11 @@ impl Call<'_> {
                 Ok(value)
             }
             Err(ServiceError::TransportClosed) => {
-                // The connection ended, or only this response stream (HTTP).
-                let peer = &self.conn.peer;
                 let mut closed = self.conn.closed.clone();
-                let now = closed.borrow().clone();
-                let reason = match now {
-                    Some(reason) => Some(reason),
-                    None if request::connection_ended(peer).await => Some(
-                        closed_reason(&mut closed, REASON_SETTLE)
-                            .await
-                            .unwrap_or_else(|| "connection closed".to_owned()),
-                    ),
-                    None => None,
-                };
-                Err(request::transport_closed(&self.context, peer, reason).await)
+                let reason = closed_reason(&mut closed, REASON_SETTLE)
+                    .await
+                    .unwrap_or_else(|| "connection closed".to_owned());
+                Err(self.exited(&reason))
             }
             Err(_)
                 if self
