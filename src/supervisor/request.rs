@@ -173,7 +173,7 @@ pub async fn stream_closed(
 /// Whether the connection of `peer` has ended: rmcp's service loop is gone.
 /// A request's pending response is dropped together with the loop, so the
 /// loop's end is waited for a moment ([`CLOSE_SETTLE`]) before it is ruled out.
-pub async fn connection_ended(peer: &Peer<RoleClient>) -> bool {
+async fn connection_ended(peer: &Peer<RoleClient>) -> bool {
     let start = tokio::time::Instant::now();
     while !peer.is_transport_closed() {
         if start.elapsed() >= CLOSE_SETTLE {
