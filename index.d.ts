@@ -1460,10 +1460,13 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * Calls a tool (MCP `tools/call`) with a unique progress token. Resolves
    * the `CallToolResult` (also when `isError`). Errors: `invalid_argument`,
    * `not_found`, `stale_tool` (`data.reason: 'changed' | 'removed'`),
-   * `server_not_ready`, `server_exited`, `timeout` (`data.kind`),
-   * `cancelled`, `protocol_error` (`data: {code, data}`), `auth_required`,
-   * `limit_exceeded` (`maxResultBytes`, `maxJsonDepth`, `maxJsonProperties`,
-   * or a stdio message over 16 MiB), `disposed`.
+   * `server_not_ready`, `server_exited` (the connection closed), `timeout`
+   * (`data.kind`), `cancelled`, `protocol_error` (`data: {code, data}` for a
+   * JSON-RPC error; also a stdio response the host cannot decode, and a
+   * Streamable HTTP response stream that closed before the response while
+   * the server stays `ready`), `auth_required`, `limit_exceeded`
+   * (`maxResultBytes`, `maxJsonDepth`, `maxJsonProperties`, or a stdio
+   * message over 16 MiB), `disposed`.
    */
   callTool(options: CallToolOptions): Promise<CallToolResult>
   /**

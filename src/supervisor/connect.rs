@@ -90,8 +90,9 @@ pub struct Connection {
     pub waits: ServerRequestWaits,
     /// The replaceable bearer token (Streamable HTTP without host-run OAuth).
     pub bearer: Option<http::BearerCell>,
-    /// Ids of responses discarded for exceeding the stdio message limit (stdio only).
-    pub oversize: Option<stdout_monitor::OversizeIds>,
+    /// Responses the stdout reader discarded: too long or too deep, or not a
+    /// JSON-RPC message rmcp can decode (stdio only).
+    pub discarded: Option<stdout_monitor::DiscardedIds>,
     /// The Streamable HTTP endpoint (HTTP only).
     pub endpoint: Option<url::Url>,
     /// What the HTTP client saw (HTTP only): the GET stream, raw tool lists.
@@ -293,10 +294,10 @@ async fn open_stdio(
         );
     };
     let tail = stderr::drain(stderr_pipe, server_id.to_owned(), shared.sink.clone());
-    let (oversize, _) = tokio::sync::broadcast::channel(16);
+    let (discarded, mut discards) = tokio::sync::broadcast::channel(16);
     let stdout =
         stdout_monitor::StdoutMonitor::new(stdout, server_id.to_owned(), shared.sink.clone())
-            .with_oversize(MAX_STDIO_MESSAGE_BYTES, oversize.clone());
+            .with_discards(MAX_STDIO_MESSAGE_BYTES, discarded.clone());
     let transport =
         AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
     let transport = Ordered::new(transport, handler.clone());
@@ -306,11 +307,21 @@ async fn open_stdio(
     let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
     let method = startup::handshake_method(&lifecycle);
     let handshake = handler.serve_with_lifecycle(transport, lifecycle);
-    match startup::race(handshake, &mut exit, deadline).await {
+    let started = tokio::select! {
+        biased;
+        started = startup::race(handshake, &mut exit, deadline) => started,
+        gone = startup::first_discard(&mut discards) => Err(StartFailure::Discarded(gone)),
+    };
+    match started {
         Ok(service) => {
             let mut conn = finish(service, notices, (Some(proc), Some(tail)), tasks);
-            conn.oversize = Some(oversize);
+            conn.discarded = Some(discarded);
             Ok(conn)
+        }
+        Err(StartFailure::Discarded(gone)) if auto && startup::answered_probe(&gone) => {
+            proc.stop().await;
+            let why = format!("a response the host discarded ({})", gone.reason);
+            Err(Opening::ProbeUnusable(why))
         }
         Err(StartFailure::Refused(e)) if auto && startup::probe_unusable(&e).is_some() => {
             proc.stop().await;
@@ -339,6 +350,13 @@ async fn stdio_failure(
     startup_timeout: Duration,
 ) -> HostError {
     let answer = match failure {
+        StartFailure::Discarded(gone) => {
+            let e = startup::discarded_answer(server_id, method, &gone);
+            return HostError {
+                message: with_tail(e.message.clone(), tail),
+                ..e
+            };
+        }
         StartFailure::TimedOut => {
             let ms = startup_timeout.as_millis();
             let what = format!("did not answer initialize within {ms} ms; process group killed");
@@ -424,7 +442,7 @@ fn finish(
         progress: Default::default(),
         waits: Default::default(),
         bearer: None,
-        oversize: None,
+        discarded: None,
         endpoint: None,
         stream_watch: None,
         identity: Arc::new(identity),

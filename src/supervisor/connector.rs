@@ -181,7 +181,7 @@ impl ServerConnection for Connection {
             redirect_refused: self.redirect_refused.clone(),
             progress: self.progress.clone(),
             waits: self.waits.clone(),
-            oversize: self.oversize.clone(),
+            discarded: self.discarded.clone(),
             endpoint: self.endpoint.clone(),
             handler: self.handler.clone(),
             subscriptions: self.subscriptions.clone(),
@@ -222,7 +222,7 @@ impl ServerConnection for Connection {
     ) -> impl Future<Output = Result<Vec<Value>, RequestFailure>> + Send + 'a {
         let wire = request::Wire {
             peer: &self.peer,
-            oversize: self.oversize.as_ref(),
+            discarded: self.discarded.as_ref(),
             cache: Some(&self.handler.cache),
             abort: None,
         };

@@ -24,8 +24,9 @@ pub struct LiveConnection {
     pub progress: ProgressDispatcher,
     /// Server requests of this connection waiting on the app's handler.
     pub waits: super::client::ServerRequestWaits,
-    /// Ids of responses discarded for exceeding the stdio message limit (stdio only).
-    pub oversize: Option<crate::transport::stdout_monitor::OversizeIds>,
+    /// Responses the stdout reader discarded: too long or too deep, or not a
+    /// JSON-RPC message rmcp can decode (stdio only).
+    pub discarded: Option<crate::transport::stdout_monitor::DiscardedIds>,
     /// The Streamable HTTP endpoint (HTTP only): the base a challenge's
     /// relative `resource_metadata` resolves against.
     pub endpoint: Option<url::Url>,

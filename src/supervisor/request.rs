@@ -29,7 +29,13 @@ use super::capabilities;
 use super::connect::strip_type_names;
 use crate::error::{ErrorCode, ErrorDetail, HostError, TimeoutKind};
 use crate::limits::Limits;
-use crate::transport::stdout_monitor::OversizeIds;
+use crate::transport::stdout_monitor::{Discarded, DiscardedIds};
+
+/// How long a request that rmcp ended with `TransportClosed` waits for the
+/// connection's end before it is taken for a closed response stream (see
+/// [`connection_ended`]). A settle time of this module's own; not a
+/// user-tunable limit.
+const CLOSE_SETTLE: Duration = Duration::from_millis(200);
 
 /// Why a request failed.
 #[derive(Debug, Clone, PartialEq)]
@@ -67,7 +73,7 @@ pub struct InFlight {
 }
 
 impl InFlight {
-    /// Sends request `method` with `params`. With `oversize` (stdio), the
+    /// Sends request `method` with `params`. With `discarded` (stdio), the
     /// discard notices are watched from before the request leaves.
     ///
     /// # Errors
@@ -78,10 +84,10 @@ impl InFlight {
         method: &str,
         params: Value,
         options: PeerRequestOptions,
-        oversize: Option<&OversizeIds>,
+        discarded: Option<&DiscardedIds>,
     ) -> Result<Self, ServiceError> {
         let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
-        let rx = oversize.map(|o| o.subscribe());
+        let rx = discarded.map(|o| o.subscribe());
         let handle = peer.send_request_with_option(request, options).await?;
         let wanted = serde_json::to_value(&handle.id).unwrap_or_default();
         Ok(Self {
@@ -95,32 +101,87 @@ impl InFlight {
 
 /// Watches the stdout reader's discard notices for one request id.
 pub struct DiscardWatch {
-    rx: Option<broadcast::Receiver<(Value, String)>>,
+    rx: Option<broadcast::Receiver<Discarded>>,
     wanted: Value,
 }
 
 impl DiscardWatch {
-    /// Resolves with the reason once the stdout reader discarded the
-    /// response to this request (too long or too deep to deliver); pending
-    /// forever without a stdio connection. The caller then gives the request
-    /// up with [`abandon`].
+    /// Resolves once the stdout reader discarded the response to this
+    /// request (too long or too deep to deliver, or not a JSON-RPC message
+    /// rmcp can decode); pending forever without a stdio connection. The
+    /// caller then gives the request up with [`abandon`] and fails it with
+    /// [`discarded_error`].
     ///
     /// # Cancel safety
     ///
     /// Cancel safe: a notice is consumed only when this resolves.
-    pub async fn reason(&mut self) -> String {
+    pub async fn notice(&mut self) -> Discarded {
         use tokio::sync::broadcast::error::RecvError;
         let Some(rx) = &mut self.rx else {
             return std::future::pending().await;
         };
         loop {
             match rx.recv().await {
-                Ok((gone, reason)) if gone == self.wanted => return reason,
+                Ok(gone) if gone.id == self.wanted => return gone,
                 Ok(_) | Err(RecvError::Lagged(_)) => {}
                 Err(RecvError::Closed) => return std::future::pending().await,
             }
         }
     }
+}
+
+/// The error of request `context` whose response the stdout reader
+/// discarded: `limit_exceeded` ("the response was discarded: <reason>") or
+/// `protocol_error` ("the response cannot be decoded: <what was wrong>").
+pub fn discarded_error(context: &str, gone: Discarded) -> HostError {
+    let Discarded { code, reason, .. } = gone;
+    let message = match code {
+        ErrorCode::LimitExceeded => format!("{context}: the response was discarded: {reason}"),
+        _ => format!("{context} failed: the response cannot be decoded: {reason}"),
+    };
+    HostError::new(code, message)
+}
+
+/// `Some(protocol_error)` for request `id` (`context` as in
+/// [`map_service_error`]) that rmcp ended with `ServiceError::TransportClosed`
+/// while the connection lives on ([`connection_ended`]): only its response
+/// stream closed (Streamable HTTP: the POST's SSE stream ended before the
+/// response; rmcp reports that and a closed connection alike). The server
+/// is sent `notifications/cancelled` for it, since no answer can arrive any
+/// more. `None` once the connection has ended: that is `server_exited`.
+pub async fn stream_closed(
+    context: &str,
+    peer: &Peer<RoleClient>,
+    id: RequestId,
+) -> Option<HostError> {
+    if connection_ended(peer).await {
+        return None;
+    }
+    let why = "the response stream closed before the response".to_owned();
+    let _ = peer
+        .notify_cancelled(CancelledNotificationParam::new(Some(id), Some(why)))
+        .await;
+    Some(HostError::new(
+        ErrorCode::ProtocolError,
+        format!(
+            "{context} failed: the response stream closed before the response (the connection \
+             is still open)"
+        ),
+    ))
+}
+
+/// Whether the connection of `peer` has ended: rmcp's service loop is gone.
+/// A request's pending response is dropped together with the loop, so the
+/// loop's end is waited for a moment ([`CLOSE_SETTLE`]) before it is ruled out.
+async fn connection_ended(peer: &Peer<RoleClient>) -> bool {
+    let start = tokio::time::Instant::now();
+    while !peer.is_transport_closed() {
+        if start.elapsed() >= CLOSE_SETTLE {
+            return false;
+        }
+        tokio::time::sleep(CLOSE_SETTLE / 20).await;
+    }
+    true
 }
 
 /// Frees rmcp's pending entry for a request whose response was discarded
@@ -176,6 +237,7 @@ pub fn map_service_error(
             data: err.data,
         }),
         ServiceError::Timeout { timeout } => timeout_error(context, timeout, call),
+        // Callers tell a closed response stream apart: see `stream_closed`.
         ServiceError::TransportClosed => HostError::new(
             ErrorCode::ServerExited,
             format!("{context} failed: the connection closed (the server stopped or exited)"),
@@ -238,26 +300,28 @@ pub fn call_timeout(context: &str, kind: TimeoutKind, limit: Duration) -> HostEr
 
 /// Sends one request `method` with `params` to server `server_id` and
 /// returns the raw result object. A response the stdout reader had to
-/// discard (too long or too deep; stdio with `oversize`) fails at once
-/// instead of timing out.
+/// discard (too long or too deep, or undecodable; stdio with `discarded`)
+/// fails at once instead of timing out.
 ///
 /// # Errors
 ///
 /// [`RequestFailure::Auth`] on an authorization challenge; otherwise
-/// `protocol_error`, `timeout` (`options.timeout` passed; the request is
-/// cancelled with `notifications/cancelled`), `limit_exceeded` (discarded
-/// response) or `internal`, each naming `server_id` and `method`.
+/// `protocol_error` (also an undecodable response, or a response stream
+/// that closed before the response), `server_exited` (the connection
+/// closed), `timeout` (`options.timeout` passed; the request is cancelled
+/// with `notifications/cancelled`), `limit_exceeded` (a response too long
+/// or too deep) or `internal`, each naming `server_id` and `method`.
 pub async fn send_bounded(
     peer: &Peer<RoleClient>,
     server_id: &str,
     method: &str,
     params: Value,
     options: PeerRequestOptions,
-    oversize: Option<&OversizeIds>,
+    discarded: Option<&DiscardedIds>,
 ) -> Result<Value, RequestFailure> {
     let wire = Wire {
         peer,
-        oversize,
+        discarded,
         cache: None,
         abort: None,
     };
@@ -287,7 +351,7 @@ async fn send_on(
         // cancellation sent right behind its request could overtake it.
         return Err(cancelled().into());
     }
-    let mut sent = InFlight::send(peer, method, params, options, wire.oversize)
+    let mut sent = InFlight::send(peer, method, params, options, wire.discarded)
         .await
         .map_err(|e| map_service_error(&context, e, None))?;
     let aborted = async {
@@ -297,14 +361,19 @@ async fn send_on(
         }
     };
     let result = tokio::select! {
-        r = &mut sent.response => r.map_err(|e| map_service_error(&context, e, None))?,
-        reason = sent.discarded.reason() => {
+        r = &mut sent.response => match r {
+            Err(ServiceError::TransportClosed) => {
+                let closed = stream_closed(&context, peer, sent.id).await;
+                return Err(closed.map_or_else(
+                    || map_service_error(&context, ServiceError::TransportClosed, None),
+                    RequestFailure::Failed,
+                ));
+            }
+            r => r.map_err(|e| map_service_error(&context, e, None))?,
+        },
+        gone = sent.discarded.notice() => {
             abandon(peer, sent.id).await;
-            return Err(HostError::new(
-                ErrorCode::LimitExceeded,
-                format!("{context}: the response was discarded: {reason}"),
-            )
-            .into());
+            return Err(discarded_error(&context, gone).into());
         }
         () = aborted => {
             let why = "the client cancelled the request".to_owned();
@@ -329,8 +398,8 @@ async fn send_on(
 pub struct Wire<'a> {
     /// Request handle.
     pub peer: &'a Peer<RoleClient>,
-    /// Ids of responses discarded by the stdout reader (stdio only).
-    pub oversize: Option<&'a OversizeIds>,
+    /// Responses discarded by the stdout reader (stdio only).
+    pub discarded: Option<&'a DiscardedIds>,
     /// The connection's response cache (`None`: nothing is cached).
     pub cache: Option<&'a ResponseCache>,
     /// Gives the request up when cancelled (`None`: never); see [`send_cached`].
@@ -342,7 +411,7 @@ impl super::LiveConnection {
     pub fn wire(&self) -> Wire<'_> {
         Wire {
             peer: &self.peer,
-            oversize: self.oversize.as_ref(),
+            discarded: self.discarded.as_ref(),
             cache: Some(&self.handler.cache),
             abort: None,
         }
@@ -481,107 +550,4 @@ fn next_cursor(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn json_rpc_errors_keep_code_and_data() {
-        let e = ServiceError::McpError(rmcp::model::ErrorData::new(
-            rmcp::model::ErrorCode(-32002),
-            "resource not found",
-            Some(json!({ "uri": "file:///x" })),
-        ));
-        let RequestFailure::Failed(e) = map_service_error("resources/read on s", e, None) else {
-            panic!("not a failure")
-        };
-        assert_eq!(e.code, ErrorCode::ProtocolError);
-        assert_eq!(
-            e.message,
-            "resources/read on s failed: resource not found (JSON-RPC error -32002)"
-        );
-        assert_eq!(
-            e.detail.data(),
-            Some(json!({ "code": -32002, "data": { "uri": "file:///x" } }))
-        );
-        assert_eq!(
-            server_error_message("resources/read on s", &e),
-            Some("resource not found")
-        );
-        assert_eq!(server_error_message("tools/call on s", &e), None);
-        let plain = HostError::new(ErrorCode::ProtocolError, "resources/read on s failed: x");
-        assert_eq!(server_error_message("resources/read on s", &plain), None);
-    }
-
-    #[test]
-    fn timeouts_name_their_kind_only_for_calls() {
-        let timeout = |ms| ServiceError::Timeout {
-            timeout: Duration::from_millis(ms),
-        };
-        let call = CallTimeouts {
-            inactivity: Duration::from_millis(100),
-            total: Duration::from_millis(500),
-        };
-        let failed = |f| match f {
-            RequestFailure::Failed(e) => e,
-            RequestFailure::Auth(_) => panic!("not a failure"),
-        };
-        let plain = failed(map_service_error("prompts/get on s", timeout(100), None));
-        assert_eq!(plain.message, "prompts/get on s timed out after 100 ms");
-        assert_eq!(plain.detail.data(), None);
-        let total = failed(map_service_error("c", timeout(500), Some(call)));
-        assert_eq!(total.message, "c timed out after 500 ms in total");
-        assert_eq!(
-            total.detail.data(),
-            Some(json!({ "kind": "total", "ms": 500 }))
-        );
-        let idle = failed(map_service_error("c", timeout(100), Some(call)));
-        assert_eq!(idle.message, "c timed out after 100 ms without progress");
-        assert_eq!(
-            idle.detail.data(),
-            Some(json!({ "kind": "inactivity", "ms": 100 }))
-        );
-    }
-
-    #[test]
-    fn cursors_end_advance_or_are_refused() {
-        let limits = Limits {
-            max_cursor_bytes: 4,
-            ..Limits::default()
-        };
-        let mut seen = HashSet::new();
-        assert_eq!(next_cursor(&json!({}), &limits, &mut seen), Ok(None));
-        assert_eq!(
-            next_cursor(&json!({ "nextCursor": "ab" }), &limits, &mut seen),
-            Ok(Some("ab".to_owned()))
-        );
-        let refused = |page: Value, seen: &mut HashSet<String>| {
-            next_cursor(&page, &limits, seen).map_err(|(code, _)| code)
-        };
-        assert_eq!(
-            refused(json!({ "nextCursor": "ab" }), &mut seen),
-            Err(ErrorCode::LimitExceeded)
-        );
-        assert_eq!(
-            refused(json!({ "nextCursor": "abcde" }), &mut seen),
-            Err(ErrorCode::LimitExceeded)
-        );
-        assert_eq!(
-            refused(json!({ "nextCursor": 7 }), &mut seen),
-            Err(ErrorCode::ProtocolError)
-        );
-    }
-
-    #[test]
-    fn results_over_the_bounds_are_refused() {
-        let limits = Limits {
-            max_result_bytes: 10,
-            ..Limits::default()
-        };
-        assert!(crate::json::check_bounds("c", &json!([1, 2]), &limits).is_ok());
-        let e = crate::json::check_bounds("c", &json!({ "text": "far too long" }), &limits)
-            .err()
-            .unwrap_or_else(|| panic!("not refused"));
-        assert_eq!(e.code, ErrorCode::LimitExceeded);
-        assert!(e.message.starts_with("c: the result is "), "{}", e.message);
-    }
-}
+mod tests;

@@ -97,9 +97,12 @@ impl From<ProgressNotificationParam> for Progress {
 /// `server_not_ready`; `timeout` (data `{kind: "inactivity"|"total", ms}`);
 /// `cancelled` (the caller's token fired); `server_exited` (the server
 /// crashed or was stopped during the call; message has the exit status and
-/// stderr tail); `protocol_error` (JSON-RPC error: `data` is `{code, data}`);
-/// `limit_exceeded` (the result passed `maxResultBytes`, `maxJsonDepth` or
-/// `maxJsonProperties`, or the stdio reader discarded the response);
+/// stderr tail); `protocol_error` (JSON-RPC error: `data` is `{code, data}`;
+/// a response the stdio reader could not decode, saying what was wrong; a
+/// Streamable HTTP response stream that closed before the response while
+/// the connection lives on); `limit_exceeded` (the result passed
+/// `maxResultBytes`, `maxJsonDepth` or `maxJsonProperties`, or the stdio
+/// reader discarded the response as too long or too deep);
 /// `redirect_refused`; `auth_required` (data `{code: -32007,
 /// insufficientScope, requiredScopes}`).
 pub async fn call_tool(
@@ -215,10 +218,10 @@ impl Call<'_> {
         let mut options = PeerRequestOptions::no_options();
         options.max_total_timeout = Some(left);
         let conn = self.conn;
-        let oversize = conn.oversize.as_ref();
+        let discarded = conn.discarded.as_ref();
         // In flight (for attributing the server's elicitations) from before it leaves.
         let in_flight = conn.handler.calls.begin(self.chat.cloned());
-        let mut sent = InFlight::send(&conn.peer, "tools/call", params, options, oversize)
+        let mut sent = InFlight::send(&conn.peer, "tools/call", params, options, discarded)
             .await
             .map_err(|e| self.failure(e))?;
         in_flight.sent(sent.id.clone());
@@ -233,6 +236,13 @@ impl Call<'_> {
             },
             e => e,
         });
+        if matches!(outcome, Err(ServiceError::TransportClosed)) {
+            // Only this response stream closed (HTTP), or the connection.
+            let id = sent.id.clone();
+            if let Some(e) = request::stream_closed(&self.context, &conn.peer, id).await {
+                return Err(e);
+            }
+        }
         // Progress that raced the response is delivered before the result. rmcp
         // hands each notification to a task it spawns before it hands over the
         // response; those tasks may not have run yet: yield to them first.
@@ -296,10 +306,9 @@ impl Call<'_> {
                 reason = closed_reason(&mut closed, Duration::MAX) => {
                     return Err(self.exited(&reason.unwrap_or_default()));
                 }
-                reason = sent.discarded.reason() => {
+                gone = sent.discarded.notice() => {
                     request::abandon(&self.conn.peer, sent.id.clone()).await;
-                    let message = format!("{context}: the response was discarded: {reason}");
-                    return Err(HostError::new(ErrorCode::LimitExceeded, message));
+                    return Err(request::discarded_error(context, gone));
                 }
             }
         }

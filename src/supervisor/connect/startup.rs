@@ -11,18 +11,24 @@
 //!   (also when it wrote the answer and exited before the host read it);
 //! - an exit before any answer: `server_exited` with the exit status;
 //! - the timeout with the process still running: `startup_timeout`; an exit
-//!   seen at the same moment wins (it says more).
+//!   seen at the same moment wins (it says more);
+//! - an answer the stdout reader discarded (too long or too deep:
+//!   `limit_exceeded`; not a JSON-RPC message rmcp can decode:
+//!   `protocol_error`, saying what was wrong), at once rather than at the
+//!   timeout; with `auto`, a discarded answer to the `server/discover` probe
+//!   makes the caller connect again with `initialize`.
 
 use std::future::Future;
 use std::process::ExitStatus;
 use std::time::Duration;
 
 use rmcp::service::ClientInitializeError;
-use tokio::sync::watch;
+use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
 use super::{changed, strip_type_names};
 use crate::error::{ErrorCode, ErrorDetail, HostError};
+use crate::transport::stdout_monitor::Discarded;
 
 /// How long, after the process exited, `initialize` may still end with the
 /// answer the server wrote before exiting (its stdout ends with the exit
@@ -43,6 +49,48 @@ pub(super) enum StartFailure {
     Exited(Option<ClientInitializeError>),
     /// The startup timeout passed with the process still running.
     TimedOut,
+    /// The stdout reader discarded the answer to a handshake request.
+    Discarded(Discarded),
+}
+
+/// The first response the stdout reader discards: during the handshake
+/// every response answers a handshake request. Pending once the reader is
+/// gone.
+///
+/// # Cancel safety
+///
+/// Cancel safe: a notice is consumed only when this resolves.
+pub(super) async fn first_discard(rx: &mut broadcast::Receiver<Discarded>) -> Discarded {
+    loop {
+        match rx.recv().await {
+            Ok(gone) => return gone,
+            Err(broadcast::error::RecvError::Lagged(_)) => {}
+            Err(broadcast::error::RecvError::Closed) => return std::future::pending().await,
+        }
+    }
+}
+
+/// With `auto`: whether `gone` answered the `server/discover` probe, the
+/// connection's first request (rmcp numbers a connection's requests from 0).
+pub(super) fn answered_probe(gone: &Discarded) -> bool {
+    gone.id == serde_json::json!(0)
+}
+
+/// The error of a handshake `method` of `server_id` whose answer the stdout
+/// reader discarded: its code (`protocol_error` or `limit_exceeded`) and
+/// what was wrong.
+pub(super) fn discarded_answer(server_id: &str, method: &str, gone: &Discarded) -> HostError {
+    let how = match gone.code {
+        ErrorCode::LimitExceeded => "a response the host discarded",
+        _ => "a response that cannot be decoded",
+    };
+    HostError::new(
+        gone.code,
+        format!(
+            "server {server_id:?} answered {method} with {how}: {}",
+            excerpt(&gone.reason)
+        ),
+    )
 }
 
 /// Races `handshake` (rmcp's `initialize`) against the process exit watch

@@ -1,0 +1,104 @@
+//! Tests of the request path: error mapping, timeouts, cursors, bounds.
+
+use super::*;
+
+#[test]
+fn json_rpc_errors_keep_code_and_data() {
+    let e = ServiceError::McpError(rmcp::model::ErrorData::new(
+        rmcp::model::ErrorCode(-32002),
+        "resource not found",
+        Some(json!({ "uri": "file:///x" })),
+    ));
+    let RequestFailure::Failed(e) = map_service_error("resources/read on s", e, None) else {
+        panic!("not a failure")
+    };
+    assert_eq!(e.code, ErrorCode::ProtocolError);
+    assert_eq!(
+        e.message,
+        "resources/read on s failed: resource not found (JSON-RPC error -32002)"
+    );
+    assert_eq!(
+        e.detail.data(),
+        Some(json!({ "code": -32002, "data": { "uri": "file:///x" } }))
+    );
+    assert_eq!(
+        server_error_message("resources/read on s", &e),
+        Some("resource not found")
+    );
+    assert_eq!(server_error_message("tools/call on s", &e), None);
+    let plain = HostError::new(ErrorCode::ProtocolError, "resources/read on s failed: x");
+    assert_eq!(server_error_message("resources/read on s", &plain), None);
+}
+
+#[test]
+fn timeouts_name_their_kind_only_for_calls() {
+    let timeout = |ms| ServiceError::Timeout {
+        timeout: Duration::from_millis(ms),
+    };
+    let call = CallTimeouts {
+        inactivity: Duration::from_millis(100),
+        total: Duration::from_millis(500),
+    };
+    let failed = |f| match f {
+        RequestFailure::Failed(e) => e,
+        RequestFailure::Auth(_) => panic!("not a failure"),
+    };
+    let plain = failed(map_service_error("prompts/get on s", timeout(100), None));
+    assert_eq!(plain.message, "prompts/get on s timed out after 100 ms");
+    assert_eq!(plain.detail.data(), None);
+    let total = failed(map_service_error("c", timeout(500), Some(call)));
+    assert_eq!(total.message, "c timed out after 500 ms in total");
+    assert_eq!(
+        total.detail.data(),
+        Some(json!({ "kind": "total", "ms": 500 }))
+    );
+    let idle = failed(map_service_error("c", timeout(100), Some(call)));
+    assert_eq!(idle.message, "c timed out after 100 ms without progress");
+    assert_eq!(
+        idle.detail.data(),
+        Some(json!({ "kind": "inactivity", "ms": 100 }))
+    );
+}
+
+#[test]
+fn cursors_end_advance_or_are_refused() {
+    let limits = Limits {
+        max_cursor_bytes: 4,
+        ..Limits::default()
+    };
+    let mut seen = HashSet::new();
+    assert_eq!(next_cursor(&json!({}), &limits, &mut seen), Ok(None));
+    assert_eq!(
+        next_cursor(&json!({ "nextCursor": "ab" }), &limits, &mut seen),
+        Ok(Some("ab".to_owned()))
+    );
+    let refused = |page: Value, seen: &mut HashSet<String>| {
+        next_cursor(&page, &limits, seen).map_err(|(code, _)| code)
+    };
+    assert_eq!(
+        refused(json!({ "nextCursor": "ab" }), &mut seen),
+        Err(ErrorCode::LimitExceeded)
+    );
+    assert_eq!(
+        refused(json!({ "nextCursor": "abcde" }), &mut seen),
+        Err(ErrorCode::LimitExceeded)
+    );
+    assert_eq!(
+        refused(json!({ "nextCursor": 7 }), &mut seen),
+        Err(ErrorCode::ProtocolError)
+    );
+}
+
+#[test]
+fn results_over_the_bounds_are_refused() {
+    let limits = Limits {
+        max_result_bytes: 10,
+        ..Limits::default()
+    };
+    assert!(crate::json::check_bounds("c", &json!([1, 2]), &limits).is_ok());
+    let e = crate::json::check_bounds("c", &json!({ "text": "far too long" }), &limits)
+        .err()
+        .unwrap_or_else(|| panic!("not refused"));
+    assert_eq!(e.code, ErrorCode::LimitExceeded);
+    assert!(e.message.starts_with("c: the result is "), "{}", e.message);
+}
