@@ -14,7 +14,8 @@
 // process is sampled.
 //
 // Printed after a warm-up, every N/5 cycles and at the end: open fds
-// (/proc/self/fd), threads (/proc/self/status Threads), RSS (VmRSS),
+// (/proc/self/fd), threads (/proc/self/status Threads), RSS (VmRSS), the
+// V8 heap in use (process.memoryUsage().heapUsed, to tell JS from native),
 // the host's processCount and the live descendant processes of this Node
 // process (by /proc/<pid>/stat ppid, the HTTP server's own process tree left
 // out; zombies apart). "Flat" is the goal: the end equals the first sample
@@ -89,8 +90,10 @@ export function sample(host, skip) {
   const status = readFileSync('/proc/self/status', 'utf8')
   const field = (name) => Number(new RegExp(`^${name}:\\s+(\\d+)`, 'm').exec(status)?.[1])
   const { live, zombies } = descendants(process.pid, skip)
+  const mem = process.memoryUsage()
   return {
     fds: readdirSync('/proc/self/fd').length,
+    heapMiB: mem.heapUsed / 2 ** 20,
     threads: field('Threads'),
     rssMiB: field('VmRSS') / 1024,
     processCount: host.processCount,
@@ -101,12 +104,12 @@ export function sample(host, skip) {
 
 function row(label, s) {
   const cells = [label.padEnd(30), String(s.fds).padStart(5), String(s.threads).padStart(8),
-    s.rssMiB.toFixed(1).padStart(9), String(s.processCount).padStart(13), String(s.children).padStart(9),
+    s.rssMiB.toFixed(1).padStart(9), s.heapMiB.toFixed(1).padStart(9), String(s.processCount).padStart(13), String(s.children).padStart(9),
     String(s.zombies).padStart(8)]
   console.log(cells.join(' '))
 }
 function header() {
-  console.log(['point'.padEnd(30), '  fds', ' threads', ' RSS(MiB)', ' processCount', ' children', ' zombies'].join(' '))
+  console.log(['point'.padEnd(30), '  fds', ' threads', ' RSS(MiB)', ' JS heap', ' processCount', ' children', ' zombies'].join(' '))
 }
 
 // ─── host plumbing ──────────────────────────────────────────────────────────
