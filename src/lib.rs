@@ -27,6 +27,11 @@ mod catalogue;
 pub mod config;
 pub mod error;
 pub mod events;
+/// Fuzzing entry points over private modules (cargo feature `fuzzing`, off
+/// by default; used by `fuzz/` and by the fuzz regression tests). Not API.
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod host;
 mod json;
 pub mod limits;
