@@ -70,7 +70,7 @@ pub fn stdout_lines(data: &[u8]) {
     };
     let sink: Arc<dyn EventSink> = Arc::new(NoSink);
     let mut monitor = StdoutMonitor::new(reader, "fuzz/srv".to_owned(), sink)
-        .with_oversize(usize::from(*a) + 1, ids);
+        .with_discards(usize::from(*a) + 1, ids);
     let mut out = Vec::with_capacity(rest.len());
     let read = futures::executor::block_on(monitor.read_to_end(&mut out));
     assert!(read.is_ok());
