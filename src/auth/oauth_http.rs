@@ -27,8 +27,8 @@ use rmcp::transport::auth::{
 use url::Url;
 
 use super::dpop::{DpopKey, DPOP_HEADER, DPOP_NONCE_HEADER, USE_DPOP_NONCE};
-use crate::error::{ErrorCode, HostError, HostResult};
-use crate::limits::{MAX_HTTP_REDIRECTS, MAX_OAUTH_RESPONSE_BYTES, OAUTH_REQUEST_TIMEOUT_MS};
+use crate::error::HostResult;
+use crate::limits::{MAX_HTTP_REDIRECTS, MAX_OAUTH_RESPONSE_BYTES};
 use crate::network::address_policy::AddressPolicy;
 use crate::network::Network;
 
@@ -71,19 +71,7 @@ impl OAuthHttp {
     /// # Errors
     /// `internal` when the HTTP stack cannot start.
     pub fn for_app(network: Arc<Network>) -> HostResult<Self> {
-        let build = |redirect| {
-            network
-                .client_builder()
-                .timeout(Duration::from_millis(OAUTH_REQUEST_TIMEOUT_MS))
-                .redirect(redirect)
-                .build()
-                .map_err(|e| {
-                    HostError::new(
-                        ErrorCode::Internal,
-                        format!("cannot build HTTP client: {e}"),
-                    )
-                })
-        };
+        let build = |redirect| Network::build(network.oauth_client_builder().redirect(redirect));
         let follow = reqwest::redirect::Policy::limited(MAX_HTTP_REDIRECTS);
         Ok(Self {
             follow: build(follow)?,

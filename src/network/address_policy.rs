@@ -28,14 +28,13 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
-use std::time::Duration;
 
 use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use url::{Host, Url};
 
 use super::Network;
-use crate::error::{ErrorCode, HostError, HostResult};
-use crate::limits::{MAX_HTTP_REDIRECTS, OAUTH_REQUEST_TIMEOUT_MS};
+use crate::error::HostResult;
+use crate::limits::MAX_HTTP_REDIRECTS;
 
 /// The text every refusal ends with: the rule, in one sentence.
 pub const RULE: &str = "OAuth and metadata URLs named by a server may reach loopback, private, link-local or unique-local addresses only when the MCP server itself is on such an address (link-local never), over https except to loopback";
@@ -233,7 +232,7 @@ impl AddressPolicy {
     /// trust roots: names resolve through [`AddressPolicy::resolver`]; with
     /// `follow`, redirects are followed (at most [`MAX_HTTP_REDIRECTS`]
     /// hops, each allowed by [`AddressPolicy::allows_url`]), else returned
-    /// as they are. Each request may take [`OAUTH_REQUEST_TIMEOUT_MS`].
+    /// as they are. Each request may take [`OAUTH_REQUEST_TIMEOUT_MS`](crate::limits::OAUTH_REQUEST_TIMEOUT_MS).
     ///
     /// # Errors
     /// `internal` when the HTTP stack cannot start.
@@ -251,18 +250,12 @@ impl AddressPolicy {
             }),
             false => reqwest::redirect::Policy::none(),
         };
-        network
-            .client_builder()
-            .timeout(Duration::from_millis(OAUTH_REQUEST_TIMEOUT_MS))
-            .dns_resolver(self.resolver())
-            .redirect(redirect)
-            .build()
-            .map_err(|e| {
-                HostError::new(
-                    ErrorCode::Internal,
-                    format!("cannot build HTTP client: {e}"),
-                )
-            })
+        Network::build(
+            network
+                .oauth_client_builder()
+                .dns_resolver(self.resolver())
+                .redirect(redirect),
+        )
     }
 }
 

@@ -19,6 +19,9 @@ use std::sync::Arc;
 use serde::Deserialize;
 use url::Url;
 
+use crate::error::{ErrorCode, HostError, HostResult};
+use crate::limits::OAUTH_REQUEST_TIMEOUT_MS;
+
 use proxy::ProxyRoute;
 pub use trust::CaCertificates;
 
@@ -124,6 +127,26 @@ impl Network {
         reqwest::Client::builder()
             .proxy(reqwest::Proxy::custom(move |url| route.proxy_for(url)))
             .tls_certs_merge(self.roots.iter().cloned())
+    }
+
+    /// [`Network::client_builder`] with the time limit of one OAuth or
+    /// metadata request ([`OAUTH_REQUEST_TIMEOUT_MS`]).
+    pub fn oauth_client_builder(&self) -> reqwest::ClientBuilder {
+        self.client_builder()
+            .timeout(std::time::Duration::from_millis(OAUTH_REQUEST_TIMEOUT_MS))
+    }
+
+    /// Builds `builder` (from [`Network::client_builder`]).
+    ///
+    /// # Errors
+    /// `internal` when the HTTP stack cannot start.
+    pub fn build(builder: reqwest::ClientBuilder) -> HostResult<reqwest::Client> {
+        builder.build().map_err(|e| {
+            HostError::new(
+                ErrorCode::Internal,
+                format!("cannot build HTTP client: {e}"),
+            )
+        })
     }
 
     /// The proxy a request to `url` goes through (`None`: direct).

@@ -55,17 +55,12 @@ pub fn client_for(
     RedirectRefused,
 )> {
     let refused = RedirectRefused::default();
-    let client = network
-        .client_builder()
-        .redirect(redirect_policy(refused.clone()))
-        .pool_idle_timeout(Duration::from_millis(HTTP_POOL_IDLE_MS))
-        .build()
-        .map_err(|e| {
-            HostError::new(
-                ErrorCode::Internal,
-                format!("cannot build HTTP client: {e}"),
-            )
-        })?;
+    let client = Network::build(
+        network
+            .client_builder()
+            .redirect(redirect_policy(refused.clone()))
+            .pool_idle_timeout(Duration::from_millis(HTTP_POOL_IDLE_MS)),
+    )?;
     let mut headers = HashMap::new();
     for (name, value) in &cfg.headers {
         let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
