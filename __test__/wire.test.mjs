@@ -108,3 +108,18 @@ for (const tool of ['close_stream', 'close_primed']) {
     assert.deepEqual(cancelled.map((c) => c.requestId), closedCalls)
   })
 }
+
+test('a Streamable HTTP request whose connection is reset says "connection reset"; the server stays ready', async (t) => {
+  const server = await startHttpFixture(t, 'stream-close-server.mjs')
+  const { host } = newHost(t)
+  const id = await host.addServer({ name: 'remote', config: { type: 'streamable-http', url: server.url }, protocol: 'legacy' })
+  await waitState(host, id, 'ready')
+  await assert.rejects(host.callTool({ serverId: id, name: 'reset', timeoutMs: TIMEOUT }), (e) => {
+    assert.equal(e.code, 'protocol_error', e.message)
+    assert.match(e.message, /failed: connection reset; /)
+    assert.ok(e.message.includes(id), e.message)
+    return true
+  })
+  assert.equal(serverState(host, id).kind, 'ready')
+  assert.equal((await host.callTool({ serverId: id, name: 'good', timeoutMs: TIMEOUT })).content[0].text, 'ok')
+})

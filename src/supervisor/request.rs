@@ -29,6 +29,7 @@ use super::capabilities;
 use super::connect::strip_type_names;
 use crate::error::{ErrorCode, ErrorDetail, HostError, TimeoutKind};
 use crate::limits::Limits;
+use crate::network::error_text::what_happened;
 use crate::transport::stdout_monitor::{Discarded, DiscardedIds};
 
 /// How long a request that rmcp ended with `TransportClosed` waits for the
@@ -242,10 +243,16 @@ pub fn map_service_error(
             ErrorCode::ServerExited,
             format!("{context} failed: the connection closed (the server stopped or exited)"),
         ),
-        other => HostError::new(
-            ErrorCode::ProtocolError,
-            format!("{context} failed: {}", strip_type_names(&other.to_string())),
-        ),
+        // What happened on the wire (reset, refused, timed out, TLS, …)
+        // first: rmcp's text ends at "error sending request".
+        other => {
+            let text = strip_type_names(&other.to_string());
+            let message = match what_happened(&other) {
+                Some(what) => format!("{context} failed: {what}; {text}"),
+                None => format!("{context} failed: {text}"),
+            };
+            HostError::new(ErrorCode::ProtocolError, message)
+        }
     })
 }
 
