@@ -49,7 +49,7 @@ function nonEmptyString(value, name) {
 // HostError `invalid_argument` naming it. The native side checks it again.
 function clientSeqOf(value) {
   if (!Number.isSafeInteger(value) || value < 0) {
-    const shown = typeof value === 'number' ? String(value) : typeof value
+    const shown = typeof value === 'number' || value === null ? String(value) : typeof value
     throw new HostError('invalid_argument', `origin.clientSeq: must be a non-negative safe integer (0 to 2^53-1), got ${shown}`)
   }
   return value
@@ -270,7 +270,7 @@ class McpHost extends EventEmitter {
       throw new HostError('invalid_argument', 'action: must be an AHP action object')
     }
     const clientId = nonEmptyString(origin.clientId ?? 'local', 'origin.clientId')
-    const clientSeq = clientSeqOf(origin.clientSeq ?? 0)
+    const clientSeq = clientSeqOf(origin.clientSeq === undefined ? 0 : origin.clientSeq)
     return unwrap(this.#live().dispatch(jsonArg(action), clientId, clientSeq))
   }
 

@@ -16,7 +16,7 @@ const { NativeHost } = require(join(ROOT, 'binding.js'))
 
 const ACTION = { type: 'session/mcpServerStopRequested', id: 'nothing-here' }
 const BAD = [NaN, Infinity, -Infinity, 1e-7, 1.5, 1e300, 2 ** 64, 2 ** 53, -1, -0.5, Number.MIN_SAFE_INTEGER]
-const NOT_NUMBERS = ['5', 5n, {}, [1], true]
+const NOT_NUMBERS = ['5', 5n, {}, [1], true, null]
 const GOOD = [0, 1, 7, 2 ** 32, Number.MAX_SAFE_INTEGER]
 
 test('dispatch refuses a clientSeq that is not a non-negative safe integer, naming it', async (t) => {
