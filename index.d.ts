@@ -165,6 +165,61 @@ export type CustomizationLoadState =
   /** `mcp.json` failed top-level validation; `message` names the file, `line:column` and the rule. */
   | { kind: 'error'; message: string }
 
+/**
+ * AHP `SkillCustomization`: a skill an MCP server serves (Skills extension,
+ * SEP-2640), published from the server's `skills/list` after it connects
+ * (see {@link McpHost.listSkills}). Where it sits: a child of the
+ * {@link PluginCustomization} that declared the server (after its server
+ * children), or of the server's {@link DirectoryCustomization} skills
+ * container when the server is top-level. Only loadable entries are
+ * published (valid, with a file manifest; not `"dynamic"` ones). Clients
+ * cannot toggle it (`session/customizationToggled` is rejected).
+ */
+export interface SkillCustomization {
+  type: 'skill'
+  /** `<server id>/skill:<SKILL.md uri>`: the skill's identity is the server id AND the URI. */
+  id: string
+  /** The skill's `SKILL.md` URI (e.g. `skill://pdf-processing/SKILL.md`). */
+  uri: URI
+  /** The frontmatter `name`; the skill path (`acme/billing/refunds`) when two skills of the server share a name. */
+  name: string
+  /** The frontmatter `description`. */
+  description?: string
+  /** `true` when the frontmatter says `disable-model-invocation: true`. */
+  disableModelInvocation?: boolean
+  /** `true` when the frontmatter says `user-invocable: false`. */
+  disableUserInvocation?: boolean
+  /** Absent: enabled (this host never sets it). */
+  enabled?: boolean
+  icons?: unknown[]
+  range?: TextRange
+  /** `"ahp-mcp-host/skill"`: the server id and the `SKILL.md` URI. */
+  _meta?: { 'ahp-mcp-host/skill'?: { serverId: string; uri: string }; [key: string]: unknown }
+}
+
+/**
+ * AHP `DirectoryCustomization`: the skills container of a top-level MCP
+ * server (an `McpServerCustomization` has no children). Id `<server
+ * id>/skills`, the server's `uri`, `contents: 'skill'`, `writable: false`,
+ * `_meta["ahp-mcp-host/skillsOf"]` the server id. Published when the server
+ * first lists a loadable skill, removed when it lists none and with the server.
+ */
+export interface DirectoryCustomization {
+  type: 'directory'
+  id: string
+  uri: URI
+  name: string
+  enabled: boolean
+  contents: 'skill'
+  writable: boolean
+  load?: CustomizationLoadState
+  children?: SkillCustomization[]
+  clientId?: string
+  icons?: unknown[]
+  range?: TextRange
+  _meta?: { 'ahp-mcp-host/skillsOf'?: string; [key: string]: unknown }
+}
+
 /** AHP `PluginCustomization` published for each `addPlugin`. */
 export interface PluginCustomization {
   type: 'plugin'
@@ -172,7 +227,8 @@ export interface PluginCustomization {
   uri: URI
   name: string
   load?: CustomizationLoadState
-  children?: McpServerCustomization[]
+  /** Its MCP servers, then the skills those servers serve ({@link SkillCustomization}). */
+  children?: Array<McpServerCustomization | SkillCustomization>
   enablement?: CustomizationEnablement[]
   version?: string
   clientId?: string
@@ -182,7 +238,7 @@ export interface PluginCustomization {
 }
 
 /** Top-level customizations this host publishes. */
-export type Customization = PluginCustomization | McpServerCustomization
+export type Customization = PluginCustomization | McpServerCustomization | DirectoryCustomization
 
 /** AHP 1.0 `SessionState` (the fields this host maintains are typed). */
 export interface SessionState {
@@ -692,7 +748,15 @@ export interface McpHostOptions {
   session?: URI
   /** `clientInfo` sent in MCP `initialize`. Default `{name: 'ahp-mcp-host', version}`. */
   clientInfo?: { name: string; version: string; title?: string }
-  /** Parent of the per-plugin `PLUGIN_DATA` directories (created, never emptied). Default `<tmp>/ahp-mcp-host-data`. */
+  /**
+   * Parent of the per-plugin `PLUGIN_DATA` directories (created with mode
+   * `0700` on Unix, never emptied). Default, per user: Linux
+   * `$XDG_DATA_HOME/ahp-mcp-host`, else `~/.local/share/ahp-mcp-host`; macOS
+   * `~/Library/Application Support/ahp-mcp-host`; Windows
+   * `%LOCALAPPDATA%\ahp-mcp-host`. Only when no home directory is known:
+   * `<os temp dir>/ahp-mcp-host-data`, with a `warn` log record (target
+   * `host.config`). A VS Code extension passes `context.globalStorageUri.fsPath`.
+   */
   dataDir?: string
   limits?: HostLimits
   /**
@@ -718,6 +782,8 @@ export interface McpHostOptions {
    * new host connects without a browser. DPoP-bound tokens (`token_type:
    * "DPoP"`, RFC 9449) are bound to a key that lives only in this host's
    * memory: a new host's servers refuse them and it signs in again.
+   * In a VS Code extension pass `context.secrets` as is. `undefined` or
+   * `null`: memory.
    */
   credentials?: CredentialStore
   /** HTTPS URL of the app's OAuth Client ID Metadata Document (used when the AS supports CIMD). */
@@ -835,7 +901,10 @@ export interface ServerRequestContext {
    * Aborts when the request is withdrawn: the server cancelled it (e.g. its
    * tool call ended or timed out), or an AHP client answered the
    * elicitation first (see `chatInput`). `reason` is a {@link HostError}
-   * with code `cancelled`. An answer given after that is ignored.
+   * with code `cancelled`. An answer given after that is ignored. Until
+   * then the host holds the handler's returned promise itself, so a pending
+   * answer waits however long it takes even when nothing else references
+   * the promise (it is never lost to garbage collection).
    */
   signal: AbortSignal
   /**
@@ -975,16 +1044,62 @@ export interface AddServerOptions {
   protocol?: ProtocolSetting
 }
 
-/** Options of a single MCP request ({@link McpHost.readResource}, {@link McpHost.getPrompt}). */
+/**
+ * Per-request options: the last parameter of every async request method of
+ * {@link McpHost} (`callTool` has them in its single options object). Checked
+ * first: a non-object, a `signal` that is not an AbortSignal or a `timeoutMs`
+ * that is not a positive number of ms up to 2^31 − 1 throws `invalid_argument`
+ * naming the field (`options.timeoutMs: must be a positive number of ms …`; the
+ * parameter is `requestOptions` for `addServer`, `addPlugin` and `readAppResource`,
+ * whose first parameter is their `options`).
+ *
+ * What an abort or a timeout stops, per method (README "Cancellation,
+ * timeouts and progress"):
+ * - MCP requests (`listResources`, `listResourceTemplates`, `listPrompts`
+ *   (the page in flight; no further page), `readResource`, `getPrompt`,
+ *   `subscribeResource`, `unsubscribeResource`, `readAppResource`,
+ *   `callTool`): not sent if not sent yet, else MCP `notifications/cancelled`
+ *   once (MCP 2025-11-25 "Utilities › Cancellation"); a 2026-07-28
+ *   subscription's `subscriptions/listen` stream is closed. A cancelled
+ *   subscribe follows nothing; a cancelled unsubscribe has dropped the
+ *   subscription all the same.
+ * - `authorize`: the wait for the user ends and the loopback redirect
+ *   listener closes (its `timeoutMs` is {@link AuthorizeOptions.timeoutMs}).
+ * - `addServer`, `addPlugin`, `remove`, `setRoots`, `authenticate` (they
+ *   settle soon and cannot be stopped half-way): an already-aborted signal
+ *   rejects before anything happens; an abort or timeout while one runs
+ *   rejects at once, and an add that then completes is removed again; a
+ *   removal, new roots or a pushed token take effect all the same.
+ *
+ * Every request sharing one AbortSignal adds one `abort` listener between
+ * them (removed when the last settles): no `MaxListenersExceededWarning`.
+ */
 export interface RequestOptions {
   /**
    * Aborting at any moment after the request started (even in the same tick) rejects
-   * promptly with code `cancelled` (`cause`: `signal.reason`): a request not yet sent is not
-   * sent; a sent one gets MCP `notifications/cancelled` once (MCP 2025-11-25 "Utilities ›
-   * Cancellation"). An already-aborted signal rejects at once. Not an AbortSignal:
-   * `invalid_argument`.
+   * promptly with a {@link HostError} `code: 'cancelled'`, `name: 'HostError'`, `cause`:
+   * `signal.reason` (a DOMException `AbortError`, or `TimeoutError` for
+   * `AbortSignal.timeout()`), the reason's message appended to `message`. An
+   * already-aborted signal rejects at once.
    */
   signal?: AbortSignal
+  /**
+   * Time allowed for the whole request (ms, > 0, at most 2^31 − 1); past it the
+   * request is stopped as an abort would and rejects `timeout` with `data: {kind:
+   * 'total', ms}`. Default: none (each MCP request is still bounded by
+   * `limits.callTimeoutMs`).
+   */
+  timeoutMs?: number
+}
+
+/** One MCP `notifications/progress` of a call (MCP 2025-11-25 "Utilities › Progress"). */
+export interface ProgressInfo {
+  /** Progress so far; increases with each notification. */
+  progress: number
+  /** Total, when the server knows it. */
+  total?: number
+  /** Human-readable status, when the server sent one. */
+  message?: string
 }
 
 /** Options of {@link McpHost.callTool}: common fields. */
@@ -994,9 +1109,19 @@ interface CallToolCommon {
    * Aborting at any moment after `callTool()` was called (even in the same tick) rejects
    * promptly with code `cancelled` (`cause`: `signal.reason`): a call not yet sent is not
    * sent; a sent one gets MCP `notifications/cancelled` once (MCP 2025-11-25 "Utilities ›
-   * Cancellation"). An already-aborted signal rejects at once.
+   * Cancellation"). An already-aborted signal rejects at once. Rejects as
+   * {@link RequestOptions.signal} describes.
    */
   signal?: AbortSignal
+  /**
+   * Called with each MCP `notifications/progress` of this call, in order,
+   * before the call resolves; with or without `chat`. Every call carries a
+   * `_meta.progressToken`. Only increasing `progress` is passed on (a
+   * notification overtaken by a later one is dropped). A throwing listener
+   * does not affect the call: a `warn` log (target `host.progress`) says so.
+   * Not a function: `invalid_argument` (`onProgress: must be a function …`).
+   */
+  onProgress?: (progress: ProgressInfo) => void
   /**
    * Inactivity limit (ms, clamped to 1 ms … 24 h), reset by each progress
    * notification; default `limits.callTimeoutMs`. It stands still while a
@@ -1052,6 +1177,42 @@ interface CallToolCommon {
   toolCallId?: string
   /** Name used in AHP messages; default the tool's `title`, else its `annotations.title`, else its name. */
   displayName?: string
+  /**
+   * When the server answers with a task (Tasks extension
+   * `io.modelcontextprotocol/tasks`, SEP-2663: `resultType: "task"`),
+   * resolve with its {@link McpTaskHandle} instead of following the task to
+   * its end; the host then neither polls nor records it. A server that
+   * answers with a result resolves it as usual. Default `false`. Not a
+   * boolean: `invalid_argument` (`options.taskHandle: must be a boolean …`).
+   */
+  taskHandle?: boolean
+}
+
+/**
+ * The task handle a server answered `tools/call` with (SEP-2663
+ * `CreateTaskResult`), resolved by {@link McpHost.callTool} with
+ * `taskHandle: true`. The host neither polls nor records such a task and has
+ * no method of its own to poll it: the handle is for showing the task or
+ * handing it on (its `tasks/get`, `tasks/update`, `tasks/cancel` go to the
+ * same server, by `taskId`).
+ */
+export interface McpTaskHandle {
+  resultType: 'task'
+  /** The server's task id. */
+  taskId: string
+  /** `working` or `input_required` (rarely already terminal). */
+  status: 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled'
+  /** Human-readable status, when the server gave one. */
+  statusMessage?: string
+  /** ISO 8601 creation time. */
+  createdAt: string
+  /** ISO 8601 time of the last change. */
+  lastUpdatedAt: string
+  /** Time to live from `createdAt` (ms); `null`: unlimited. */
+  ttlMs: number | null
+  /** Suggested polling interval (ms). */
+  pollIntervalMs?: number
+  _meta?: Record<string, unknown>
 }
 
 /** Call by catalogue name ({@link HostTool.name}). */
@@ -1077,7 +1238,8 @@ export interface LogRecord {
   /**
    * `server.stderr`, `server.log` (MCP logging), `host.stdio`, `host.supervisor`, `host.config`,
    * `host.apps` (MCP Apps: an App tool's `_meta.ui` left off for its size),
-   * `host.mcpApp` (an MCP App's `notifications/message` on an `mcp://` channel, and refused channel notifications).
+   * `host.mcpApp` (an MCP App's `notifications/message` on an `mcp://` channel, and refused channel notifications),
+   * `host.progress` (a `callTool` `onProgress` listener threw; emitted by the JS wrapper).
    */
   target: string
   message: string
@@ -1110,6 +1272,10 @@ export interface LogRecord {
  * `server_restarted` (start request while running) or `disposed`.
  * `not_supported`: the server did not declare the capability a request needs
  * (`resources`, `prompts`); the request was not sent.
+ * Task-based tool calls (Tasks extension, SEP-2663): `task_failed` (the task
+ * ended `failed`; `data` is its JSON-RPC error `{code, data}`),
+ * `task_cancelled` (the server cancelled it), `task_expired` (the server no
+ * longer knows it, or a recorded task outlived its `ttlMs`).
  */
 export type HostErrorCode =
   | 'invalid_argument'
@@ -1143,13 +1309,52 @@ export type HostErrorCode =
   | 'rejected'
   | 'disposed'
   | 'internal'
+  | 'skill_verification_failed'
+  | 'task_failed'
+  | 'task_cancelled'
+  | 'task_expired'
 
-/** An async secret store the host keeps OAuth credentials in. */
-export interface CredentialStore {
-  get(key: string): Promise<string | undefined | null>
-  set(key: string, value: string): Promise<void>
-  delete(key: string): Promise<void>
+/**
+ * What a {@link CredentialStore} method may return: a Promise, any
+ * thenable (`PromiseLike`, e.g. VS Code's `Thenable`) or the value itself.
+ */
+export type MaybePromiseLike<T> = T | PromiseLike<T>
+
+/** The methods every {@link CredentialStore} has. */
+export interface CredentialStoreBase {
+  /** The value stored under `key`; `undefined` or `null` when there is none. */
+  get(key: string): MaybePromiseLike<string | undefined | null>
+  /** Forgets `key` (a key not stored is no error). */
+  delete(key: string): MaybePromiseLike<void>
 }
+
+/** A credential store with `set` (a `Map`-like store, a keychain wrapper). */
+export interface CredentialStoreWithSet extends CredentialStoreBase {
+  /** Stores `value` (JSON text) under `key`. */
+  set(key: string, value: string): MaybePromiseLike<void>
+}
+
+/**
+ * A credential store with `store` instead of `set`: the shape of VS Code's
+ * `SecretStorage` (`context.secrets`), which is passed as is (its `keys`
+ * and `onDidChange` are not used).
+ */
+export interface CredentialStoreWithStore extends CredentialStoreBase {
+  /** Stores `value` (JSON text) under `key`; an alias of {@link CredentialStoreWithSet.set}. */
+  store(key: string, value: string): MaybePromiseLike<void>
+}
+
+/**
+ * A secret store the host keeps OAuth credentials in (host option
+ * `credentials`): `{get, set, delete}` or VS Code's `SecretStorage`
+ * (`{get, store, delete}`; `set` wins when both exist). Each method may
+ * return a Promise, a thenable or a plain value. Checked when the host is
+ * made: anything else throws a {@link HostError} `invalid_argument` naming
+ * the field (`options.credentials.get: must be a function …`; neither `set`
+ * nor `store`: `options.credentials.set: …`). A method that throws or
+ * rejects fails the OAuth step that needed it (`credential store: …`).
+ */
+export type CredentialStore = CredentialStoreWithSet | CredentialStoreWithStore
 
 /** Options of {@link McpHost.authorize}. */
 export interface AuthorizeOptions {
@@ -1163,8 +1368,14 @@ export interface AuthorizeOptions {
    * `scopes_supported`, else none.
    */
   scopes?: string[]
-  /** Time allowed for the user to finish (ms). Default 300 000. */
+  /** Time allowed for the user to finish (ms). Default 300 000. Expiry: `timeout`. */
   timeoutMs?: number
+  /**
+   * Aborting ends the sign-in: the wait for the user ends, the loopback
+   * redirect listener closes, and it rejects `cancelled` (`cause`:
+   * `signal.reason`), the server staying `authRequired`.
+   */
+  signal?: AbortSignal
   /** Enterprise ID token for `grant: 'enterpriseManaged'` (a secret). */
   idToken?: string
   /**
@@ -1297,6 +1508,37 @@ export type McpChannelResponse =
 /** Any message on an `mcp://` channel. */
 export type McpChannelMessage = McpChannelRequest | McpChannelNotification | McpChannelResponse
 
+/**
+ * What `McpHost.onAction`, `onLog`, … return (VS Code's `Disposable`
+ * shape): `dispose()` removes that one listener; calling it again does
+ * nothing. Also `[Symbol.dispose]`, so `using sub = host.onLog(…)` works
+ * (TypeScript 5.2+).
+ */
+export interface Disposable {
+  /** Removes the listener this subscription added (only that one); idempotent. */
+  dispose(): void
+  /** The same as {@link Disposable.dispose}: what `using` calls at the end of its block. */
+  [Symbol.dispose](): void
+}
+
+/** Options of {@link McpHost.whenReady}. */
+export interface WhenReadyOptions {
+  /**
+   * Aborting rejects the wait (only the wait: the server goes on starting)
+   * with code `cancelled`, `cause`: `signal.reason`; an already-aborted
+   * signal rejects at once. Any number of waits may share one signal (one
+   * `abort` listener per host and signal). Not an AbortSignal: `invalid_argument`.
+   */
+  signal?: AbortSignal
+  /**
+   * Gives up after this many milliseconds (0 to 2^31 - 1) with code
+   * `timeout`, `data: {kind: 'ready', ms, serverId}`; the server goes on
+   * starting. Default: none (a start is bounded anyway: by `startupTimeoutMs`,
+   * then `startup_timeout`).
+   */
+  timeoutMs?: number
+}
+
 /** Events of {@link McpHost}. */
 export interface McpHostEvents {
   action: [envelope: ActionEnvelope]
@@ -1341,8 +1583,12 @@ export interface McpHostEvents {
 export declare class McpHost extends EventEmitter<McpHostEvents> {
   /**
    * Throws a {@link HostError} for refused options: `invalid_argument` (e.g.
-   * an unknown option, or a `roots` entry that is not a `file:` URI or
-   * absolute path), `limit_exceeded` (more than 1 000 roots).
+   * `options` not an object, an unknown option, a field of the wrong type,
+   * or a `roots` entry that is not a `file:` URI or absolute path),
+   * `limit_exceeded` (more than 1 000 roots). Like every method's argument
+   * errors, the message starts with the parameter and field path, e.g.
+   * `options.limits.callTimeoutMs: must be a non-negative integer, got "x"`
+   * or `options.clientInfo.extra: unknown field …`.
    */
   constructor(options?: McpHostOptions)
   /**
@@ -1368,9 +1614,10 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * is not a file:// URI (MCP roots must be file:// URIs)`; or a host with
    * neither the `roots` option nor a `roots` handler, which declared no
    * roots capability), `limit_exceeded` (more than 1 000 roots), `disposed`.
-   * Nothing changes when it rejects.
+   * Nothing changes when it rejects, except after an abort or `options.timeoutMs`
+   * while it ran (`cancelled` / `timeout`: the roots are set all the same; see {@link RequestOptions}).
    */
-  setRoots(roots: RootInput[]): Promise<void>
+  setRoots(roots: RootInput[], options?: RequestOptions): Promise<void>
   /**
    * Reads `<root>/mcp.json`, publishes a `PluginCustomization` and starts its valid servers.
    * An unusable `mcp.json` is not a rejection: the plugin is added with `load.kind: 'error'` and a
@@ -1380,23 +1627,81 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * The id is held once: while it is being added, is live or is being removed, another add of it
    * rejects `already_exists`. A `remove` of the id before this settles stops it (nothing further is
    * published, no server starts) and it rejects `cancelled`.
-   * Errors: `invalid_argument`, `already_exists`, `cancelled`, `disposed`.
+   * Errors: `invalid_argument`, `already_exists`, `cancelled`, `disposed`;
+   * `cancelled` / `timeout` from `requestOptions` (the plugin is removed again, see {@link RequestOptions}).
    */
-  addPlugin(options: AddPluginOptions): Promise<PluginAdded>
+  addPlugin(options: AddPluginOptions, requestOptions?: RequestOptions): Promise<PluginAdded>
   /**
    * Publishes a top-level `McpServerCustomization` and starts it; resolves to its id.
    * The id is held once, as for {@link McpHost.addPlugin}.
-   * Errors: `invalid_entry`, `already_exists`, `cancelled` (a `remove` of the id came first), `disposed`.
+   * Errors: `invalid_entry`, `already_exists`, `cancelled` (a `remove` of the id came first), `disposed`;
+   * `cancelled` / `timeout` from `requestOptions` (the server is removed again, see {@link RequestOptions}).
    */
-  addServer(options: AddServerOptions): Promise<string>
+  addServer(options: AddServerOptions, requestOptions?: RequestOptions): Promise<string>
+  /**
+   * Waits for MCP server `serverId` (a top-level server, or a plugin's
+   * `<plugin>/<server>`: {@link PluginAdded.servers}) to be `ready`, and
+   * resolves with its {@link ServerInfo}: at once when it already is. Call
+   * it after {@link McpHost.addServer} / {@link McpHost.addPlugin} resolved
+   * and before `listTools()` / `callTool()` (a server is `starting` when
+   * they resolve, and has no tools yet).
+   *
+   * Rejects with a {@link HostError} as soon as the server cannot become
+   * ready without something else happening, at once when that is already
+   * so: its `error` state's code (`error.errorType`: `command_not_found`,
+   * `spawn_failed`, `server_exited`, `startup_timeout`, `protocol_error`,
+   * `connect_failed`, …; `data: {serverId, state}`); `auth_required` in
+   * `authRequired` (`data: {serverId, state}`: `state.resource` names what
+   * to sign in to, see {@link McpHost.authorize}); `server_stopped`
+   * (stopped: a stop request, or it was not running); `server_disabled`
+   * (it or its plugin toggled off); `server_removed` ({@link McpHost.remove}
+   * of it or its plugin); `disposed`; `not_found` (no such server, e.g. a
+   * plugin id); `timeout` and `cancelled` (see {@link WhenReadyOptions});
+   * `invalid_argument`. A server that restarts (crash, start request) is
+   * judged by the state it is in when the host next looks: the host looks
+   * at the session state ({@link McpHost.getState}) when called and after
+   * each action about the server, so a wait never misses the outcome.
+   * Waiting costs no listener of the caller's: one observer per host
+   * serves every wait.
+   */
+  whenReady(serverId: string, options?: WhenReadyOptions): Promise<ServerInfo>
   /**
    * Stops and removes a plugin (with its servers) or a top-level server; resolves once
    * `session/customizationRemoved` is emitted, and no action about the id follows. Commands on one id
    * apply in call order: an add of the id still in flight is stopped (it rejects `cancelled`) and
    * waited for; the id stays taken until the removal has finished.
-   * Errors: `not_found` (no such id, a plugin's child, or a removal of it already under way), `disposed`.
+   * Errors: `not_found` (no such id, a plugin's child, or a removal of it already under way), `disposed`;
+   * `cancelled` / `timeout` from `options` (before it started: nothing removed; while it ran: the
+   * removal goes on, see {@link RequestOptions}).
    */
-  remove(id: string): Promise<null>
+  remove(id: string, options?: RequestOptions): Promise<null>
+  /**
+   * Node's `EventEmitter.on`: adds `listener` and returns **the host** (for
+   * chaining), not a subscription. `host.on('log', f).dispose()` therefore
+   * disposes the whole host. To remove one listener later, use the
+   * `onX` method of the event ({@link McpHost.onLog}, {@link McpHost.onAction}, …),
+   * which returns a {@link Disposable}, or `host.off(event, listener)`.
+   */
+  on<K extends keyof McpHostEvents>(eventName: K, listener: (...args: McpHostEvents[K]) => void): this
+  /**
+   * Subscribes to `action` ({@link ActionEnvelope}s in `serverSeq` order);
+   * `dispose()` removes only this listener. Like every `onX` method: the
+   * listener is called with the host as `this`, exactly as with `on`, and
+   * one that is not a function throws a {@link HostError} `invalid_argument`.
+   */
+  onAction(listener: (...args: McpHostEvents['action']) => void): Disposable
+  /** Subscribes to `log` ({@link LogRecord}s); `dispose()` removes only this listener. */
+  onLog(listener: (...args: McpHostEvents['log']) => void): Disposable
+  /** Subscribes to `authorizationUrl` (see {@link McpHostEvents}); `dispose()` removes only this listener. */
+  onAuthorizationUrl(listener: (...args: McpHostEvents['authorizationUrl']) => void): Disposable
+  /** Subscribes to `toolsChanged` (see {@link McpHostEvents}); `dispose()` removes only this listener. */
+  onToolsChanged(listener: (...args: McpHostEvents['toolsChanged']) => void): Disposable
+  /** Subscribes to `listChanged` (see {@link McpHostEvents}); `dispose()` removes only this listener. */
+  onListChanged(listener: (...args: McpHostEvents['listChanged']) => void): Disposable
+  /** Subscribes to `resourceUpdated` (see {@link McpHostEvents}); `dispose()` removes only this listener. */
+  onResourceUpdated(listener: (...args: McpHostEvents['resourceUpdated']) => void): Disposable
+  /** Subscribes to `channelMessage` (MCP Apps, see {@link McpHostEvents}); `dispose()` removes only this listener. */
+  onChannelMessage(listener: (...args: McpHostEvents['channelMessage']) => void): Disposable
   /**
    * AHP `dispatchAction`: returns the echoed envelope (with `rejectionReason`
    * when refused). A failed `chat/toolCallComplete` for a call waiting in
@@ -1421,9 +1726,10 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * -32602` (InvalidParams; unknown resource; `data.resources` lists the
    * advertised ones) or `code: 'auth_required'`, `rpcCode: -32007`
    * (AuthRequired; the server refused the token, or `scopes` do not cover
-   * `requiredScopes`; `data.resources`).
+   * `requiredScopes`; `data.resources`). `cancelled` / `timeout` from `options`
+   * (see {@link RequestOptions}).
    */
-  authenticate(params: AuthenticateParams): Promise<Record<string, never>>
+  authenticate(params: AuthenticateParams, options?: RequestOptions): Promise<Record<string, never>>
   /**
    * Host-run OAuth sign-in (authorization code + PKCE S256, RFC 8707
    * `resource`, RFC 9207 `iss` check), all in Rust. The authorization URL
@@ -1440,6 +1746,7 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * server refuses the new token at once (it is `authRequired` again, e.g.
    * because its protected resource metadata now names another authorization
    * server: the next `authorize` signs in there, registering anew, SEP-2352).
+   * `options.signal` ends the sign-in (`cancelled`, see {@link AuthorizeOptions.signal}).
    */
   authorize(serverId: string, options?: AuthorizeOptions): Promise<void>
   /** The session state, exactly as the AHP reducer made it from the emitted actions. */
@@ -1466,8 +1773,36 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * Streamable HTTP response stream that closed before the response while
    * the server stays `ready`), `auth_required`, `limit_exceeded`
    * (`maxResultBytes`, `maxJsonDepth`, `maxJsonProperties`, or a stdio
-   * message over 16 MiB), `disposed`.
+   * message over 16 MiB), `disposed`. Progress: {@link CallToolCommon.onProgress}.
+   *
+   * Task-based tools (Tasks extension `io.modelcontextprotocol/tasks`,
+   * SEP-2663; declared in the per-request capabilities of `tools/call` and
+   * `tasks/*` to a 2026-07-28 server; the 2025-11-25 era has no SEP-2663,
+   * nothing is declared there): when the server answers with a task,
+   * the host polls `tasks/get` (at the server's `pollIntervalMs`, clamped to
+   * 50 ms … 30 s; 1 s without a hint; each request bounded by `timeoutMs`,
+   * the task by 24 h) and resolves the task's final `CallToolResult`. Each
+   * new status or `statusMessage` reaches `onProgress` as `{progress: n,
+   * message}` (`n` counts the updates, `message` is the `statusMessage`,
+   * else the status) and, for an AHP tool call, `chat/toolCallContentChanged`.
+   * The task's `inputRequests` are answered like MRTR input requests (the
+   * `elicitation` / `sampling` / `roots` handlers; a form elicitation of an
+   * AHP tool call also as a chat input request) and sent with
+   * `tasks/update`. Aborting (`signal`, `timeoutMs` of the call itself)
+   * sends `tasks/cancel` once and rejects `cancelled`; so does an AHP
+   * client's failed `chat/toolCallComplete` for the running AHP tool call
+   * (its echo is then the call's completion). The task of an AHP tool call
+   * is recorded under `dataDir` (`tasks.json`, mode 0600; ids, tool name,
+   * `ttlMs`; never arguments, results or tokens) while it runs; a host
+   * disposed mid-task leaves it recorded and the AHP tool call running, and
+   * a host created later on the same `dataDir` follows it again once a
+   * server with the same id is added and ready, then completes the AHP tool
+   * call (or fails it `task_expired`; see the README, "Tasks"). Errors of
+   * a task: `task_failed` (`data: {code, data}`), `task_cancelled`,
+   * `task_expired`. With `taskHandle: true` it resolves the
+   * {@link McpTaskHandle} instead.
    */
+  callTool(options: CallToolOptions & { taskHandle: true }): Promise<CallToolResult | McpTaskHandle>
   callTool(options: CallToolOptions): Promise<CallToolResult>
   /**
    * MCP `resources/list`, every page; `[]` without a request when the server
@@ -1480,11 +1815,12 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * `server_not_ready` (also from the moment a stop or crash starts closing
    * the connection), `server_exited` (the connection closed while the
    * request was in flight), `protocol_error`, `timeout`, `limit_exceeded`,
-   * `auth_required`, `disposed`.
+   * `auth_required`, `disposed`; `cancelled` / `timeout` from `options`
+   * (see {@link RequestOptions}: the page in flight is cancelled upstream).
    */
-  listResources(serverId: string): Promise<Resource[]>
+  listResources(serverId: string, options?: RequestOptions): Promise<Resource[]>
   /** MCP `resources/templates/list`, every page; `[]` without `resources`. Errors as {@link McpHost.listResources}. */
-  listResourceTemplates(serverId: string): Promise<ResourceTemplate[]>
+  listResourceTemplates(serverId: string, options?: RequestOptions): Promise<ResourceTemplate[]>
   /**
    * MCP `resources/read`. Errors as {@link McpHost.listResources}, plus
    * `not_supported` (not sent) when the server did not declare `resources`;
@@ -1494,9 +1830,39 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * An `input_required` answer (MRTR) goes through the request handlers,
    * as for `prompts/get` and tool calls.
    * `options.signal` aborts it as {@link CallToolCommon.signal} does a tool call
-   * (code `cancelled`, `cause`: `signal.reason`).
+   * (code `cancelled`, `cause`: `signal.reason`); `options.timeoutMs` bounds it
+   * (`timeout`, see {@link RequestOptions}).
    */
   readResource(serverId: string, uri: string, options?: RequestOptions): Promise<ReadResourceResult>
+  /**
+   * The skill entries (Skills extension, SEP-2640) of `serverId`, or of
+   * every server when absent, as each listed them with `skills/list` (every
+   * page, bounded) when it connected; nothing is sent, and no skill file is
+   * ever read before {@link McpHost.loadSkill}. A server that did not declare
+   * `io.modelcontextprotocol/skills` has none. Entries are kept per server:
+   * two servers may serve the same URI. A broken entry is listed with its
+   * `problem` and never hides the others. Throws {@link HostError}
+   * `not_found` (no such server) or `disposed`.
+   */
+  listSkills(serverId?: string): SkillEntry[]
+  /**
+   * Loads skill `uri` of `serverId` (SEP-2640 "Integrity and Verification"):
+   * its entry is the listed one (else `skills/get`); `SKILL.md` is read first
+   * (`resources/read`), its size and `sha256:` digest checked against the
+   * entry, its YAML frontmatter parsed (bounded) and compared field by field
+   * with the entry's `frontmatter`; then every other listed file is read and
+   * checked the same way. Any mismatch rejects `skill_verification_failed`
+   * naming the file (`data: {serverId, uri, file, reason: 'size' | 'digest' |
+   * 'frontmatter'}`) and no further file is read. Also `not_found` (no such
+   * server, or it serves no skill at `uri`), `server_not_ready`,
+   * `not_supported` (the server did not declare the extension; a skill
+   * whose `resources` is `"dynamic"`: this host loads only skills with a
+   * file manifest), `invalid_entry` (the entry breaks the spec's rules or
+   * limits: 512 files, 16 MiB), and the errors of
+   * {@link McpHost.readResource} for a file read. `options` as for
+   * {@link McpHost.readResource}.
+   */
+  loadSkill(serverId: string, uri: string, options?: RequestOptions): Promise<LoadedSkill>
   /**
    * Follows updates of resource `uri` on `serverId`: each change arrives as
    * a `resourceUpdated` event. 2025 era: MCP `resources/subscribe` (MCP
@@ -1513,18 +1879,20 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * declare `resources.subscribe`: nothing sent; or a 2026-07-28 server did
    * not acknowledge `uri`), `limit_exceeded` (more than 256 subscriptions on
    * one server), `protocol_error`, `timeout` (`limits.callTimeoutMs`),
-   * `auth_required`, `disposed`.
+   * `auth_required`, `disposed`; `cancelled` / `timeout` from `options` (the
+   * subscription is given up: see {@link RequestOptions}).
    */
-  subscribeResource(serverId: string, uri: string): Promise<void>
+  subscribeResource(serverId: string, uri: string, options?: RequestOptions): Promise<void>
   /**
    * Stops following resource `uri` on `serverId`: no `resourceUpdated` for
    * it once this resolves. On a ready server, MCP `resources/unsubscribe`
    * (2025 era) or the stream is cancelled (2026-07-28); a `uri` not
    * subscribed is a no-op. Errors: `invalid_argument`, `not_found`,
    * `disposed`; 2025 era: those of `resources/unsubscribe` (`protocol_error`,
-   * `timeout`), the subscription being dropped all the same.
+   * `timeout`), the subscription being dropped all the same; `cancelled` /
+   * `timeout` from `options` (the request in flight is cancelled upstream).
    */
-  unsubscribeResource(serverId: string, uri: string): Promise<void>
+  unsubscribeResource(serverId: string, uri: string, options?: RequestOptions): Promise<void>
   /**
    * MCP Apps (option `mcpApps`): sends one MCP JSON-RPC request or
    * notification on an `mcp://` channel (`message.channel`: the
@@ -1603,17 +1971,27 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * such resource), `server_not_ready`, `protocol_error` (another MIME type,
    * named in the message; a JSON-RPC error), `limit_exceeded`
    * (`maxUiResourceBytes`, `maxResultBytes`), `timeout`
-   * (`limits.callTimeoutMs`), `auth_required`, `disposed`.
+   * (`limits.callTimeoutMs`), `auth_required`, `disposed`; `cancelled` /
+   * `timeout` from `requestOptions` (see {@link RequestOptions}).
    */
-  readAppResource(options: { serverId: string; uri: string }): Promise<ReadResourceResult>
+  readAppResource(options: { serverId: string; uri: string }, requestOptions?: RequestOptions): Promise<ReadResourceResult>
   /** MCP `prompts/list`, every page; `[]` without a request when the server did not declare `prompts`. Errors as {@link McpHost.listResources}. */
-  listPrompts(serverId: string): Promise<Prompt[]>
+  listPrompts(serverId: string, options?: RequestOptions): Promise<Prompt[]>
   /**
    * MCP `prompts/get`. Errors as {@link McpHost.readResource} (`not_supported` without `prompts`);
    * `options.signal` aborts it the same way (code `cancelled`).
    */
   getPrompt(serverId: string, name: string, args?: Record<string, string>, options?: RequestOptions): Promise<GetPromptResult>
-  /** Stops every server (stdin close → SIGTERM → SIGKILL of each process group) and releases the host. Idempotent. */
+  /**
+   * Stops every server (stdin close → SIGTERM → SIGKILL of each process
+   * group; its stdout is read until it exits, so a server still writing
+   * never gets `EPIPE`) and releases the host. Idempotent: every call
+   * returns the same promise, which resolves once every server process is
+   * gone ({@link McpHost.processCount} 0). Requests in flight reject with
+   * {@link HostError} `disposed` at once; so does every later call. Actions
+   * and log records the stop itself causes (a paused chat call's
+   * completion, a server's last stderr lines) are still emitted.
+   */
   dispose(): Promise<void>
   /** Kills every server process group immediately. Synchronous, idempotent. */
   disposeSync(): void
@@ -1785,4 +2163,51 @@ export declare class AhpStateMirror {
   seed(snapshot: MirrorSnapshot): void
   on<E extends keyof AhpStateMirrorEvents>(event: E, listener: (payload: AhpStateMirrorEvents[E]) => void): this
   off<E extends keyof AhpStateMirrorEvents>(event: E, listener: (payload: AhpStateMirrorEvents[E]) => void): this
+}
+
+// ─── Skills (SEP-2640) ───────────────────────────────────────────────────────
+
+/** One file of a skill's manifest (SEP-2640 `SkillResource`). */
+export interface SkillResource {
+  uri: string
+  /** `sha256:` + 64 lowercase hex digits, over the file's raw bytes. */
+  digest: string
+  /** Length of the raw bytes. */
+  size: number
+}
+
+/** A skill entry as listed by a server ({@link McpHost.listSkills}). */
+export interface SkillEntry {
+  /** The host's id of the server that listed it. */
+  serverId: string
+  /** The skill's `SKILL.md` URI (`''` when the entry has none). */
+  uri: string
+  /** `frontmatter.name` (`''` when absent). */
+  name: string
+  /** `frontmatter.description` (`''` when absent). */
+  description: string
+  /** The entry's frontmatter, verbatim. */
+  frontmatter: { name: string; description: string; [key: string]: unknown }
+  /** The manifest, or `"dynamic"` (such a skill cannot be loaded here). */
+  resources: SkillResource[] | 'dynamic'
+  /** Why the entry cannot be loaded (shape, naming rules, limits); absent when it can. */
+  problem?: string
+}
+
+/** One verified file of a loaded skill: `text` (UTF-8) or `blob` (base64), as the server sent it. */
+export interface LoadedSkillFile extends SkillResource {
+  mimeType?: string
+  text?: string
+  blob?: string
+}
+
+/** A skill loaded and verified by {@link McpHost.loadSkill}. */
+export interface LoadedSkill {
+  serverId: string
+  uri: string
+  name: string
+  /** The frontmatter (the entry's, equal to the file's). */
+  frontmatter: { name: string; description: string; [key: string]: unknown }
+  /** Every file of the manifest, `SKILL.md` first, each checked against its size and digest. */
+  files: LoadedSkillFile[]
 }

@@ -11,8 +11,7 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { existsSync, readFileSync } from 'node:fs'
-import { newHost, tmpDir, fixtureEntry, waitFor, waitState, sleep } from './helpers/host.mjs'
+import { newHost, tmpDir, fixtureEntry, waitFor, waitState, sleep, readJsonLines } from './helpers/host.mjs'
 
 const RUNS = 50
 const TIMEOUT_MS = 30_000
@@ -31,11 +30,6 @@ const MOMENTS = {
   'after the server received it': (received) => waitFor(received, { what: 'the server received the request' }),
 }
 
-function readLog(file) {
-  if (!existsSync(file)) return []
-  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
-}
-
 async function cancelServer(t) {
   const file = join(tmpDir(t), 'cancel.log')
   const entry = { ...fixtureEntry('cancel-server.mjs'), env: { CANCEL_LOG: file } }
@@ -48,7 +42,7 @@ async function cancelServer(t) {
 for (const [method, start] of Object.entries(KINDS)) {
   test(`${method}: an abort at any moment after the request started cancels it; notifications/cancelled once if it was received`, async (t) => {
     const { host, id, file } = await cancelServer(t)
-    const received = () => readLog(file).filter((e) => e.method === method).length
+    const received = () => readJsonLines(file).filter((e) => e.method === method).length
     const outcomes = {}
     for (const [moment, wait] of Object.entries(MOMENTS)) {
       outcomes[moment] = { sent: 0 }
@@ -69,7 +63,7 @@ for (const [method, start] of Object.entries(KINDS)) {
     assert.equal(outcomes['after the server received it'].sent, RUNS)
     // A request answered after every cancellation: the server read them all first.
     assert.equal((await host.callTool({ serverId: id, name: 'echo', arguments: { text: 'after' } })).content[0].text, 'after')
-    const log = readLog(file)
+    const log = readJsonLines(file)
     const requests = log.filter((e) => e.method === method && e.name !== 'echo').map((e) => e.requestId)
     const cancels = new Map()
     for (const e of log.filter((e) => 'cancelled' in e)) cancels.set(e.cancelled, (cancels.get(e.cancelled) ?? 0) + 1)

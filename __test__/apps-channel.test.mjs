@@ -12,12 +12,10 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import {
   newHost, fixtureEntry, waitState, waitFor, findCustomization, tmpDir, rejectsWith, stateHistory,
-  HostError, NODE, ROOT,
-} from './helpers/host.mjs'
+  HostError, NODE, ROOT, readJsonLines } from './helpers/host.mjs'
 
 const APP_MIME = 'text/html;profile=mcp-app'
 const BASIC = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-basic-vanillajs', 'dist', 'index.js')
@@ -42,7 +40,7 @@ async function start(t, entry, { options = {}, record = true } = {}) {
   const id = await host.addServer({ name: 'app', config })
   await waitState(host, id, 'ready')
   const channel = await channelOf(host, id)
-  const received = () => (existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [])
+  const received = () => readJsonLines(file)
   return { host, id, channel, messages, logs, actions, received }
 }
 

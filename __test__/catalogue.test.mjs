@@ -8,6 +8,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
 import { newHost, fixtureEntry, waitState, waitFor, HostError, rejectsWith } from './helpers/host.mjs'
+import { replaySession } from './helpers/replay.mjs'
 
 const MODEL_SAFE = /^[A-Za-z0-9_-]{1,64}$/
 const NAME_100 = 'abcdefghijklmnopqrstuvwxyz'.repeat(4).slice(0, 100)
@@ -305,6 +306,32 @@ test('toolsChanged and session/serverToolsChanged follow every catalogue change;
   assert.ok(published()[3].every((d) => d._meta['ahp-mcp-host/source'].customizationId === 'inv'))
   assert.deepEqual(host.getState().serverTools, published()[3])
   assert.equal(events.length, 4, `events: ${JSON.stringify(events)}`)
+})
+
+test('a 1000-tool catalogue: listTools() has it when `ready` is seen, ready comes first, the actions replay to getState()', async (t) => {
+  const { host, actions } = newHost(t)
+  const events = recordToolsChanged(host)
+  const isReady = (a) => a.type === 'session/mcpServerStateChanged' && a.id === 'big1k' && a.state.kind === 'ready'
+  let atReady
+  let toolsBeforeNextTick
+  host.on('action', ({ action }) => {
+    if (!isReady(action)) return
+    atReady ??= ofServer(host.listTools(), 'big1k').length
+    // The large tools action is delivered in a drain of its own, after this one.
+    queueMicrotask(() => { toolsBeforeNextTick ??= actions.some((e) => e.action.type === 'session/serverToolsChanged') })
+  })
+  const id = await addCatalogue(host, 'big1k', 'big', { COUNT: '1000', PAGE_SIZE: '1000', SCHEMA_BYTES: '256' })
+  await waitFor(() => atReady !== undefined && events.length >= 1, { what: '`ready` and toolsChanged' })
+  assert.equal(atReady, 1000, 'the tools are listed before `ready` is published')
+  assert.deepEqual(events, [{ serverId: id, reason: 'ready', tools: 1000 }])
+  await waitFor(() => actions.some((e) => e.action.type === 'session/serverToolsChanged'), { what: 'session/serverToolsChanged' })
+  const ready = actions.find((e) => isReady(e.action))
+  const published = actions.filter((e) => e.action.type === 'session/serverToolsChanged')
+  assert.equal(published.length, 1)
+  assert.ok(ready.serverSeq < published[0].serverSeq, '`ready` is published before the tools action')
+  assert.equal(toolsBeforeNextTick, false, 'the tools action did not hold back the drain that carried `ready`')
+  assert.deepEqual(published[0].action.tools, host.listTools().map(asDefinition))
+  assert.deepEqual(replaySession(actions, ready.channel), host.getState())
 })
 
 test('publishServerTools: false: toolsChanged fires, no session/serverToolsChanged is emitted', async (t) => {

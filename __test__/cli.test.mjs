@@ -27,3 +27,77 @@ test('a closed output pipe ends the CLI quietly with exit code 0', async () => {
   assert.equal(code, 0, stderr)
   assert.doesNotMatch(stderr, /EPIPE|Unhandled/, stderr)
 })
+
+// `run` only calls tools annotated read-only (readOnlyHint: true); a
+// destructive or unannotated tool is never called by default; `--call
+// <tool> --args <json>` calls exactly the named tool.
+import { mkdtempSync, mkdirSync, writeFileSync, readFileSync, existsSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+
+function annotatedPlugin(t, serverArgs = []) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ahp-cli-test-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const plugin = path.join(dir, 'annotated')
+  mkdirSync(plugin)
+  const callLog = path.join(dir, 'calls.jsonl')
+  const server = { type: 'stdio', command: process.execPath, args: [path.join(root, '__test__', 'fixtures', 'annotated-server.mjs'), ...serverArgs], env: { CALL_LOG: callLog } }
+  writeFileSync(path.join(plugin, 'mcp.json'), JSON.stringify({ mcpServers: { tools: server } }))
+  const calls = () => (existsSync(callLog) ? readFileSync(callLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : [])
+  return { plugin, calls, dataHome: dir }
+}
+
+async function runCli(args, dataHome) {
+  const cli = spawn(process.execPath, ['bin/ahp-mcp-host.js', ...args], {
+    cwd: root,
+    env: { ...process.env, XDG_DATA_HOME: dataHome },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  cli.stdout.on('data', (d) => { stdout += d })
+  cli.stderr.on('data', (d) => { stderr += d })
+  const [code] = await once(cli, 'exit')
+  return { code, stdout, stderr }
+}
+
+test('run calls only a tool annotated readOnlyHint: true, never a destructive or unannotated one', async (t) => {
+  const { plugin, calls, dataHome } = annotatedPlugin(t)
+  const { code, stdout, stderr } = await runCli(['run', plugin], dataHome)
+  assert.equal(code, 0, stdout + stderr)
+  assert.deepEqual(calls(), [{ tool: 'look', args: {} }])
+  assert.match(stdout, /call look\(\{\}\) -> look called/)
+})
+
+test('run calls no tool at all when none is annotated read-only', async (t) => {
+  const { plugin, calls, dataHome } = annotatedPlugin(t, ['--no-read-only'])
+  const { code, stdout, stderr } = await runCli(['run', plugin], dataHome)
+  assert.equal(code, 0, stdout + stderr)
+  assert.deepEqual(calls(), [])
+  assert.match(stdout, /none called \(name one with --call\)/)
+})
+
+test('run --call <tool> --args <json> calls exactly the named tool with those arguments', async (t) => {
+  const { plugin, calls, dataHome } = annotatedPlugin(t)
+  const { code, stdout, stderr } = await runCli(['run', plugin, '--call', 'wipe', '--args', '{"really":true}', '--json'], dataHome)
+  assert.equal(code, 0, stdout + stderr)
+  assert.deepEqual(calls(), [{ tool: 'wipe', args: { really: true } }])
+  const called = stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.kind === 'call')
+  assert.deepEqual(called.map((c) => [c.tool, c.result.content[0].text]), [['wipe', 'wipe called']])
+  // By its catalogue name too; an unknown tool calls nothing and exits 1.
+  const byName = await runCli(['run', plugin, '--call', 'mcp__annotated_tools__plain'], dataHome)
+  assert.equal(byName.code, 0, byName.stdout + byName.stderr)
+  const missing = await runCli(['run', plugin, '--call', 'nope'], dataHome)
+  assert.equal(missing.code, 1)
+  assert.match(missing.stdout, /--call nope: no ready server has this tool/)
+  assert.deepEqual(calls().map((c) => c.tool), ['wipe', 'plain'])
+})
+
+test('--help describes --call and --args; --args without --call is refused', async (t) => {
+  const help = await runCli(['--help'], tmpdir())
+  assert.equal(help.code, 0)
+  assert.match(help.stdout, /--call <tool>/)
+  assert.match(help.stdout, /readOnlyHint: true/)
+  const bad = await runCli(['run', 'x', '--args', '{}'], tmpdir())
+  assert.equal(bad.code, 2)
+  assert.match(bad.stderr, /--args needs --call/)
+})

@@ -65,13 +65,14 @@ test('a dated scenario runs at every wire version it applies to, required where 
     'request-metadata@2026-07-28:required',
     'json-schema-2020-12-preservation@2026-07-28:added-after-release',
     'auth/dpop@2026-07-28:extension:force',
+    'sep-2640-client-no-prefetch@2026-07-28:extension:force',
   ])
 })
 
-test('the skills scenarios are not applicable, with the reason', () => {
-  const { notApplicable, versions } = plan()
-  assert.deepEqual(notApplicable.map((n) => n.scenario), ['sep-2640-client-no-prefetch'])
-  assert.match(notApplicable[0].reason, /does not implement the skills extension/)
+test('the skills scenarios run (the host implements SEP-2640); none is not applicable', () => {
+  const { runs, notApplicable, versions } = plan()
+  assert.deepEqual(notApplicable, [])
+  assert.deepEqual(runs.filter((r) => r.scenario.startsWith('sep-2640-')).map((r) => `${r.version}:${r.category}`), ['2026-07-28:extension'])
   assert.deepEqual(versions, ['2025-03-26', '2025-06-18', '2025-11-25', '2026-07-28'])
 })
 

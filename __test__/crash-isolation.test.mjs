@@ -37,7 +37,7 @@ test('SIGKILL of one stdio server: the others lose no call, the killed one resta
         s.ok++
         if (killed) okAfterKill.set(id, okAfterKill.get(id) + 1)
       } catch (e) {
-        s.failures.push(e.code ?? e.message)
+        s.failures.push({ code: e.code ?? e.message, message: e.message })
         await sleep(20)
       }
     }
@@ -65,8 +65,9 @@ test('SIGKILL of one stdio server: the others lose no call, the killed one resta
     assert.equal(s.ok, s.made)
   }
   // The killed server's failures are the calls the crash cut off, or made while it restarted.
-  const victimFailures = new Set(stats.get(victim).failures)
-  for (const code of victimFailures) assert.ok(['server_exited', 'not_ready', 'server_not_ready'].includes(code), `victim failure code ${code}`)
+  for (const { code, message } of stats.get(victim).failures) {
+    assert.ok(['server_exited', 'not_ready', 'server_not_ready'].includes(code), `victim failure code ${code}: ${message}`)
+  }
   // Every action replays through ahp's session reducer to the host's state.
   assert.deepEqual(replaySession(actions, SESSION), host.getState())
 })

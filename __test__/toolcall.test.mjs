@@ -6,9 +6,8 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readFileSync, existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { newHost, waitState, waitFor, everythingEntry, fixtureEntry, tmpDir, sleep, rejectsWith } from './helpers/host.mjs'
+import { newHost, waitState, waitFor, everythingEntry, fixtureEntry, tmpDir, sleep, rejectsWith, readJsonLines } from './helpers/host.mjs'
 
 const CHAT = 'ahp-chat:/test-chat'
 let seq = 0
@@ -21,11 +20,6 @@ const onChat = (actions, toolCallId) => actions.filter((e) => e.channel === CHAT
 async function settled(actions, toolCallId) {
   await waitFor(() => onChat(actions, toolCallId).some((a) => a.type === 'chat/toolCallComplete'), { what: `completion of ${toolCallId}` })
   return onChat(actions, toolCallId)
-}
-
-function readLog(path) {
-  if (!existsSync(path)) return []
-  return readFileSync(path, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))
 }
 
 async function slowServer(t, host) {
@@ -109,9 +103,9 @@ test('inactivity timeout is reset by progress; the absolute cap is not; each exp
   assert.equal(done.result.error.code, 'timeout')
   // No progress at all: the inactivity limit ends it.
   await assert.rejects(host.callTool({ serverId: id, name: 'never', timeoutMs: 300 }), (e) => e.code === 'timeout' && e.data.kind === 'inactivity')
-  await waitFor(() => readLog(log).filter((l) => 'reason' in l).length >= 2, { what: 'two cancellations logged' })
+  await waitFor(() => readJsonLines(log).filter((l) => 'reason' in l).length >= 2, { what: 'two cancellations logged' })
   await sleep(200)
-  const entries = readLog(log)
+  const entries = readJsonLines(log)
   const calls = entries.filter((l) => l.call)
   for (const name of ['never']) {
     const req = calls.find((c) => c.call === name)
@@ -132,15 +126,15 @@ test('a response arriving after cancellation is dropped quietly and nothing is h
   const { id, log } = await slowServer(t, host)
   const controller = new AbortController()
   const pending = host.callTool({ serverId: id, name: 'wait', arguments: { ms: 400, late: true }, signal: controller.signal })
-  await waitFor(() => readLog(log).some((l) => l.call === 'wait'), { what: 'the call to arrive' })
+  await waitFor(() => readJsonLines(log).some((l) => l.call === 'wait'), { what: 'the call to arrive' })
   controller.abort(new Error('stop'))
   await assert.rejects(pending, (e) => e.code === 'cancelled')
-  await waitFor(() => readLog(log).some((l) => 'lateAnswer' in l), { what: 'the late answer' })
+  await waitFor(() => readJsonLines(log).some((l) => 'lateAnswer' in l), { what: 'the late answer' })
   await sleep(200)
   assert.equal(host.getState().customizations.find((c) => c.id === id).state.kind, 'ready')
   assert.equal((await host.callTool({ serverId: id, name: 'rich' })).content[0].text, 'hello')
   assert.deepEqual(logs.filter((l) => l.level === 'error' && l.serverId === id), [])
-  assert.equal(readLog(log).filter((l) => 'reason' in l).length, 1)
+  assert.equal(readJsonLines(log).filter((l) => 'reason' in l).length, 1)
 })
 
 test('oversized and deep results fail with limit_exceeded; memory stays bounded; the server stays usable', async (t) => {
@@ -175,12 +169,12 @@ test('aborting a 60 s tool sends one notifications/cancelled with its request id
   const controller = new AbortController()
   const call = chatCall()
   const pending = host.callTool({ serverId: id, name: 'wait', signal: controller.signal, ...call })
-  await waitFor(() => readLog(log).some((l) => l.call === 'wait'), { what: 'the call to arrive' })
+  await waitFor(() => readJsonLines(log).some((l) => l.call === 'wait'), { what: 'the call to arrive' })
   controller.abort(new Error('user pressed stop'))
   await assert.rejects(pending, (e) => e.code === 'cancelled' && e.cause?.message === 'user pressed stop')
-  await waitFor(() => readLog(log).some((l) => 'reason' in l), { what: 'the cancellation' })
+  await waitFor(() => readJsonLines(log).some((l) => 'reason' in l), { what: 'the cancellation' })
   await sleep(200)
-  const entries = readLog(log)
+  const entries = readJsonLines(log)
   const req = entries.find((l) => l.call === 'wait')
   const cancels = entries.filter((l) => 'reason' in l)
   assert.equal(cancels.length, 1)

@@ -6,7 +6,7 @@
 //     `session/mcpServerStopRequested` → `stopped`,
 //     `session/mcpServerStartRequested` → `ready`, one `echo` call;
 //   - Streamable HTTP: one server process (bench/server.mjs http, 127.0.0.1,
-//     1001 tools) started once, then N cycles of addServer → `ready`, one
+//     1003 tools at /mcp-1000) started once, then N cycles of addServer → `ready`, one
 //     `echo` call, remove (a new connection, MCP session and tools/list
 //     each time).
 // The two phases run side by side in the one host, in blocks of N/5
@@ -154,7 +154,7 @@ async function startHttpServer() {
     })
     child.once('exit', (code) => reject(new Error(`HTTP server exited early (${code})`)))
   })
-  return { child, url: `http://127.0.0.1:${port}/mcp` }
+  return { child, url: `http://127.0.0.1:${port}/mcp-1000` }
 }
 
 // ─── phases ─────────────────────────────────────────────────────────────────

@@ -18,6 +18,8 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
+import { skillSteps } from './skills.mjs'
+
 const require = createRequire(import.meta.url)
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const { McpHost } = require(join(ROOT, 'index.js'))
@@ -305,6 +307,7 @@ const STEPS = {
   'http-invalid-tool-headers': runInvalidToolHeaders,
   'json-schema-ref-no-deref': runInitialize,
   'json-schema-2020-12-preservation': runSchemaPreservation,
+  ...skillSteps({ connect, serverId: SERVER_ID, log, fail: (message) => new ScenarioError(message) }),
 }
 
 function stepsFor(scenario) {

@@ -25,11 +25,8 @@
 
 /** Scenarios the host cannot take part in, with the reason shown in docs/conformance.md. */
 export const NOT_APPLICABLE = [
-  {
-    match: /^sep-2640-client-/,
-    reason:
-      'the host does not implement the skills extension (SEP-2640, `io.modelcontextprotocol/skills`): it never calls `skills/list` nor loads `skill://` files, so there is no skill retrieval or verification to test (the scenario would only report SKIPPED checks)',
-  },
+  // None. The `sep-2640-client-*` skills scenarios (SEP-2640) run since the
+  // host implements the skills extension (issue 16): conformance/skills.mjs.
 ]
 
 /** Parses `list --client`: [{name, tags}] with tags like ['2025-11-25', '2026-07-28'] or ['extension']. */

@@ -116,7 +116,7 @@ revision (2025-11-25, 2026-07-28) requires and those it runs without scoring. Th
 - an *extension* scenario runs at each requirement revision whose set reports it as an extension (with
   \`--force\`, since the suite applies extensions at no dated version);
 - a scenario the host cannot take part in is listed as *not applicable* with the reason, and not run
-  (the \`sep-2640-client-*\` skills scenarios: the host does not implement skills).
+  (none today: the \`sep-2640-client-*\` skills scenarios run since the host implements skills).
 
 Each run is one \`conformance client --command "<node> conformance/client.mjs" --scenario <name>
 --spec-version <version> [--force] --timeout 30000 -o <own folder>\`, two at a time (the CI machine has

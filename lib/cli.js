@@ -1,16 +1,42 @@
 'use strict'
-// `ahp-mcp-host run <plugin dir>… [--json] [--verbose] [--mcp-apps]`: start every MCP
-// server of the given Agent Plugins folders, print the AHP action stream,
-// each ready server's tools and one tool call per ready server, then stop.
+// `ahp-mcp-host run <plugin dir>… [--json] [--verbose] [--mcp-apps] [--timeout-ms N]
+// [--call <tool> [--args <json>]]`: start every MCP server of the given Agent
+// Plugins folders, print the AHP action stream and each ready server's
+// tools, call tools (see below), then stop.
+//
+// Which tools are called: by default, per ready server, one tool its server
+// annotated read-only (MCP tool annotations: `readOnlyHint: true`, and not
+// `destructiveHint: true`) that needs no arguments (`echo` gets a message),
+// and none at all when the server has no such tool: a destructive or
+// unannotated tool is never called by default. With `--call <tool>` only
+// that tool is called (its catalogue name `mcp__…`, or the server's tool
+// name when one ready server has it), with the JSON object of `--args`
+// (default `{}`).
 
 const path = require('node:path')
 const { McpHost } = require('../index.js')
 
-const USAGE = 'usage: ahp-mcp-host run <plugin dir>... [--json] [--verbose] [--mcp-apps] [--timeout-ms N]'
+const USAGE = `usage: ahp-mcp-host run <plugin dir>... [--json] [--verbose] [--mcp-apps] [--timeout-ms N] [--call <tool> [--args <json>]]
+
+  Starts every MCP server of the given plugin folders, prints the AHP action
+  stream and each ready server's tools, calls tools, then stops them.
+
+  --json          one JSON object per line
+  --verbose       also info and debug log records
+  --mcp-apps      act as an AHP client that declared capabilities.mcpApps
+  --timeout-ms N  how long to wait for the servers to settle (default 60000)
+  --call <tool>   call only this tool: its catalogue name (mcp__<server>__<tool>)
+                  or its name on the server (when one ready server has it)
+  --args <json>   the arguments of --call, a JSON object (default {})
+
+  Without --call, each ready server gets at most one call, of a tool it
+  annotated read-only (readOnlyHint: true) that needs no arguments (echo gets
+  a message). Destructive and unannotated tools are never called by default.`
 
 function parseArgs(argv) {
-  const opts = { dirs: [], json: false, verbose: false, mcpApps: false, timeoutMs: 60_000 }
+  const opts = { dirs: [], json: false, verbose: false, mcpApps: false, timeoutMs: 60_000, call: null, args: undefined, help: false }
   const [command, ...rest] = argv
+  if (command === '--help' || command === '-h' || command === 'help') return { ...opts, help: true }
   if (command !== 'run') throw new Error(USAGE)
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i]
@@ -21,11 +47,36 @@ function parseArgs(argv) {
       opts.timeoutMs = Number(rest[++i])
       if (!Number.isInteger(opts.timeoutMs) || opts.timeoutMs <= 0) throw new Error(`--timeout-ms needs a positive integer (ms)\n${USAGE}`)
     }
+    else if (a === '--help' || a === '-h') opts.help = true
+    else if (a === '--call') {
+      opts.call = rest[++i]
+      if (!opts.call) throw new Error(`--call needs a tool name\n${USAGE}`)
+    }
+    else if (a === '--args') opts.args = parseToolArgs(rest[++i])
     else if (a.startsWith('--')) throw new Error(`unknown option ${a}\n${USAGE}`)
     else opts.dirs.push(a)
   }
+  if (opts.help) return opts
+  if (opts.args !== undefined && opts.call === null) throw new Error(`--args needs --call <tool>\n${USAGE}`)
   if (opts.dirs.length === 0) throw new Error(USAGE)
   return opts
+}
+
+/** The JSON object of `--args`. */
+function parseToolArgs(text) {
+  let args
+  try {
+    args = JSON.parse(text ?? '')
+  } catch (err) {
+    throw new Error(`--args needs a JSON object: ${err.message}\n${USAGE}`)
+  }
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new Error(`--args needs a JSON object\n${USAGE}`)
+  return args
+}
+
+/** `1 tool`, `3 tools`. */
+function plural(n, noun) {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`
 }
 
 function describeAction(envelope) {
@@ -52,7 +103,7 @@ function describeAction(envelope) {
     case 'session/customizationRemoved':
       return `${seq} removed ${a.id}`
     case 'session/serverToolsChanged':
-      return `${seq} tool catalogue published: ${a.tools.length} tools`
+      return `${seq} tool catalogue published: ${plural(a.tools.length, 'tool')}`
     default:
       return `${seq} ${a.type} ${JSON.stringify(a)}${origin}${refused}`
   }
@@ -84,16 +135,54 @@ function waitUntilSettled(host, timeoutMs) {
   })
 }
 
-/** Picks a tool to demonstrate: `echo` if present, else one without required arguments. */
+/** Whether the server annotated `tool` read-only (and not destructive): only such tools are called by default. */
+function readOnly(tool) {
+  return tool.annotations?.readOnlyHint === true && tool.annotations?.destructiveHint !== true
+}
+
+/** Picks a read-only tool to demonstrate: `echo` if it is one, else one without required arguments; `null` if none. */
 function pickTool(tools) {
-  const echo = tools.find((t) => t.toolName === 'echo')
+  const safe = tools.filter(readOnly)
+  const echo = safe.find((t) => t.toolName === 'echo')
   if (echo) return { tool: echo, args: { message: 'hello from ahp-mcp-host' } }
-  const noArgs = tools.find((t) => !(t.inputSchema?.required?.length > 0))
+  const noArgs = safe.find((t) => !(t.inputSchema?.required?.length > 0))
   return noArgs ? { tool: noArgs, args: {} } : null
+}
+
+/** The tool `--call` names among `tools` (catalogue name, else a server's tool name found on exactly one server). */
+function namedTool(tools, name) {
+  const exact = tools.find((t) => t.name === name)
+  if (exact) return exact
+  const byToolName = tools.filter((t) => t.toolName === name)
+  if (byToolName.length === 1) return byToolName[0]
+  if (byToolName.length > 1) throw new Error(`--call ${name}: several servers have it; name one of ${byToolName.map((t) => t.name).join(', ')}`)
+  throw new Error(`--call ${name}: no ready server has this tool`)
+}
+
+/** Calls `tool` with `args` and prints the outcome. */
+async function callAndPrint(host, tool, args, { print, emit, json }) {
+  const serverId = tool.customizationId
+  try {
+    const result = await host.callTool({ serverId, name: tool.toolName, arguments: args })
+    if (json) emit('call', { serverId, tool: tool.toolName, result })
+    else {
+      const text = result.content.filter((b) => b.type === 'text').map((b) => b.text).join(' ')
+      print(`  call ${tool.toolName}(${JSON.stringify(args)}) -> ${text || JSON.stringify(result)}`)
+    }
+    return true
+  } catch (err) {
+    if (json) emit('call', { serverId, tool: tool.toolName, error: { code: err.code, message: err.message } })
+    else print(`  call ${tool.toolName} failed: [${err.code}] ${err.message}`)
+    return false
+  }
 }
 
 async function run(argv, out = process.stdout) {
   const opts = parseArgs(argv)
+  if (opts.help) {
+    out.write(USAGE + '\n')
+    return 0
+  }
   const print = (line) => out.write(line + '\n')
   const emit = (kind, payload) => out.write(JSON.stringify({ kind, ...payload }) + '\n')
   // --mcp-apps: act as an AHP client that declared capabilities.mcpApps (mcpApp and channel on App servers).
@@ -140,29 +229,35 @@ async function run(argv, out = process.stdout) {
       const app = server.mcpApp ? { mcpApp: server.mcpApp, channel: server.channel } : {}
       if (opts.json) emit('tools', { serverId: server.id, protocolVersion: info?.protocolVersion, handshake: info?.handshake, tools: own.map((t) => t.toolName), ...app })
       else {
-        print(`\n${server.id} (${era}): ${own.length} tools\n  ${own.map((t) => t.toolName).join('\n  ')}`)
+        print(`\n${server.id} (${era}): ${plural(own.length, 'tool')}\n  ${own.map((t) => t.toolName).join('\n  ')}`)
         if (server.mcpApp) print(`  hosts MCP Apps: mcpApp.capabilities ${JSON.stringify(server.mcpApp.capabilities)}, channel ${server.channel ?? 'none'}`)
       }
+      if (opts.call !== null) continue
       const pick = pickTool(own)
-      if (!pick) continue
+      if (pick) await callAndPrint(host, pick.tool, pick.args, { print, emit, json: opts.json })
+      else if (opts.json) emit('call', { serverId: server.id, skipped: 'no read-only tool without required arguments' })
+      else if (own.length > 0) print('  no tool annotated read-only (readOnlyHint) without required arguments: none called (name one with --call)')
+    }
+    let called = true
+    if (opts.call !== null) {
+      const readyIds = new Set(ready.map((s) => s.id))
+      let tool
       try {
-        const result = await host.callTool({ serverId: server.id, name: pick.tool.toolName, arguments: pick.args })
-        if (opts.json) emit('call', { serverId: server.id, tool: pick.tool.toolName, result })
-        else {
-          const text = result.content.filter((b) => b.type === 'text').map((b) => b.text).join(' ')
-          print(`  call ${pick.tool.toolName}(${JSON.stringify(pick.args)}) -> ${text || JSON.stringify(result)}`)
-        }
+        tool = namedTool(tools.filter((t) => readyIds.has(t.customizationId)), opts.call)
       } catch (err) {
-        if (opts.json) emit('call', { serverId: server.id, tool: pick.tool.toolName, error: { code: err.code, message: err.message } })
-        else print(`  call ${pick.tool.toolName} failed: [${err.code}] ${err.message}`)
+        if (opts.json) emit('call', { tool: opts.call, error: { code: 'not_found', message: err.message } })
+        else print(`\n${err.message}`)
       }
+      if (!opts.json && tool) print(`\n${tool.customizationId}:`)
+      called = tool ? await callAndPrint(host, tool, opts.args ?? {}, { print, emit, json: opts.json }) : false
     }
     if (!opts.json) print('\nstopping…')
-    // Exit status: 0 when at least one server became ready, 1 otherwise.
-    return ready.length > 0 ? 0 : 1
+    // Exit status: 0 when at least one server became ready (and a --call
+    // tool was found and answered), 1 otherwise.
+    return ready.length > 0 && called ? 0 : 1
   } finally {
     await host.dispose()
   }
 }
 
-module.exports = { run, parseArgs, describeAction }
+module.exports = { run, parseArgs, describeAction, readOnly, USAGE }

@@ -83,13 +83,30 @@ pub enum ErrorCode {
     Disposed,
     /// A bug or an unexpected condition inside the host (`internal`).
     Internal,
+    /// A skill file failed verification against its skill entry (SEP-2640
+    /// "Integrity and Verification": size, `sha256:` digest, or the
+    /// `SKILL.md` frontmatter); the skill was not loaded and no further file
+    /// was read. The message names the file; `data` is `{serverId, uri,
+    /// file, reason: "size" | "digest" | "frontmatter"}`
+    /// (`skill_verification_failed`).
+    SkillVerificationFailed,
+    /// A task-based tool call (Tasks extension, SEP-2663) ended `failed`:
+    /// `data` is the task's JSON-RPC error `{code, data}` (`task_failed`).
+    TaskFailed,
+    /// The server cancelled a task-based tool call (status `cancelled`
+    /// without the caller asking) (`task_cancelled`).
+    TaskCancelled,
+    /// The server no longer knows a task (expired or purged: `tasks/get`
+    /// answered -32602), or a recorded task outlived its `ttlMs` before a
+    /// host could follow it again (`task_expired`).
+    TaskExpired,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (`tests/error_codes.rs` checks it
     /// against the variants, [`ErrorCode::as_str`] and the `HostErrorCode`
     /// union in `index.d.ts`).
-    pub const ALL: [Self; 31] = [
+    pub const ALL: [Self; 35] = [
         Self::InvalidArgument,
         Self::InvalidConfig,
         Self::InvalidEntry,
@@ -121,6 +138,10 @@ impl ErrorCode {
         Self::Rejected,
         Self::Disposed,
         Self::Internal,
+        Self::SkillVerificationFailed,
+        Self::TaskFailed,
+        Self::TaskCancelled,
+        Self::TaskExpired,
     ];
 
     /// The stable wire string of this code.
@@ -157,6 +178,10 @@ impl ErrorCode {
             Self::StaleTool => "stale_tool",
             Self::Disposed => "disposed",
             Self::Internal => "internal",
+            Self::SkillVerificationFailed => "skill_verification_failed",
+            Self::TaskFailed => "task_failed",
+            Self::TaskCancelled => "task_cancelled",
+            Self::TaskExpired => "task_expired",
         }
     }
 }
@@ -293,6 +318,17 @@ pub enum ErrorDetail {
         /// The tool's server and original name, when known.
         tool: Option<(String, String)>,
     },
+    /// A skill file that failed verification: `{serverId, uri, file, reason}`.
+    Skill {
+        /// The server's id.
+        server_id: String,
+        /// The skill's `SKILL.md` URI.
+        uri: String,
+        /// The file that failed.
+        file: String,
+        /// `"size"`, `"digest"` or `"frontmatter"`.
+        reason: &'static str,
+    },
 }
 
 impl ErrorDetail {
@@ -334,6 +370,12 @@ impl ErrorDetail {
                     None => json!({ "reason": reason }),
                 }
             }
+            Self::Skill {
+                server_id,
+                uri,
+                file,
+                reason,
+            } => json!({ "serverId": server_id, "uri": uri, "file": file, "reason": reason }),
         })
     }
 }

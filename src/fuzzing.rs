@@ -15,15 +15,17 @@ use std::task::{Context, Poll};
 
 use futures::StreamExt;
 use rmcp::model::{ServerJsonRpcMessage, ServerResult};
+use rmcp::transport::Transport as _;
 use serde_json::Value;
-use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
+use tokio::io::{AsyncRead, ReadBuf};
 
 use crate::auth::AuthChallenge;
 use crate::catalogue::{Catalogue, ServerTools};
 use crate::config::{parse_mcp_json, validate_entry_value, ServerConfig};
 use crate::events::{EventSink, HostEvent};
 use crate::limits::Limits;
-use crate::transport::stdout_monitor::StdoutMonitor;
+use crate::transport::stdio::{fast, StdioTransport};
+use crate::transport::stdout_monitor::Reporter;
 
 /// `mcp.json` bytes: the file parse with its two-stage validation
 /// ([`parse_mcp_json`]), then every valid stdio entry's `${…}` expansion;
@@ -54,27 +56,28 @@ pub fn mcp_json(data: &[u8]) {
     }
 }
 
-/// A server's stdout: the bytes pass through a [`StdoutMonitor`] with an
-/// oversize bound (from the first byte: 1..=256 bytes, so the oversize and
-/// id-window paths run) in reads whose size comes from the second byte.
+/// A server's stdout, read by the stdio transport ([`StdioTransport`]) with
+/// a line limit (from the first byte: 1..=256 bytes, so the oversize and
+/// id-window paths run) in reads whose size comes from the second byte;
+/// each line is also decoded on the `tools/call` fast path and by rmcp's
+/// decode.
 ///
 /// # Panics
-/// When the monitor changes a byte of the stream (it must pass everything
-/// through unchanged).
+/// When the fast path and rmcp's decode disagree on a line.
 pub fn stdout_lines(data: &[u8]) {
     let [a, b, rest @ ..] = data else { return };
-    let (ids, _keep) = tokio::sync::broadcast::channel(16);
-    let reader = Chunked {
-        data: rest,
-        chunk: usize::from(*b % 64) + 1,
-    };
+    let max_line = usize::from(*a) + 1;
+    let chunk = usize::from(*b % 64) + 1;
     let sink: Arc<dyn EventSink> = Arc::new(NoSink);
-    let mut monitor = StdoutMonitor::new(reader, "fuzz/srv".to_owned(), sink)
-        .with_discards(usize::from(*a) + 1, ids);
-    let mut out = Vec::with_capacity(rest.len());
-    let read = futures::executor::block_on(monitor.read_to_end(&mut out));
-    assert!(read.is_ok());
-    assert_eq!(out, rest, "the stdout monitor changed the stream");
+    let (ids, _keep) = tokio::sync::broadcast::channel(16);
+    let reader = Chunked { data: rest, chunk };
+    let reporter = Reporter::new("fuzz/srv".to_owned(), sink, max_line, Some(ids));
+    let mut transport = StdioTransport::new((reader, tokio::io::sink()), reporter);
+    futures::executor::block_on(async { while transport.receive().await.is_some() {} });
+    for line in rest.split(|b| *b == b'\n') {
+        let fast = format!("{:?}", fast::decode(line));
+        assert_eq!(fast, format!("{:?}", fast::full_decode(line)), "fast path");
+    }
 }
 
 /// A `tools/list` result: decoded as rmcp decodes a server result, its

@@ -12,6 +12,11 @@ use serde::Deserialize;
 // Fixed bounds (not configurable)
 // ---------------------------------------------------------------------------
 
+/// Worker threads of the addon's tokio runtime (see `napi::runtime`): one,
+/// so the tasks of a call hand off on one thread; blocking work has tokio's
+/// own pool.
+pub const RUNTIME_WORKER_THREADS: usize = 1;
+
 /// Longest stdio line (one JSON-RPC message) accepted from a server: 16 MiB.
 /// Longer lines are discarded without being buffered; a response discarded
 /// this way fails its request with `limit_exceeded`.
@@ -37,8 +42,15 @@ pub const STDOUT_NOISE_WARNINGS_PER_WINDOW: u32 = 3;
 pub const STDOUT_NOISE_WINDOW_MS: u64 = 10_000;
 /// Longest excerpt of a non-JSON stdout line quoted in its warning (bytes).
 pub const STDOUT_NOISE_EXCERPT_BYTES: usize = 120;
-/// Debounce applied to `notifications/tools/list_changed` before re-listing (ms).
+/// Sustained pacing of re-lists after `notifications/tools/list_changed`:
+/// at most one re-list per this many ms once [`LIST_CHANGED_BURST`] ran
+/// back to back (generic cell rate algorithm; notices that arrive while a
+/// re-list is scheduled cost nothing more).
 pub const LIST_CHANGED_DEBOUNCE_MS: u64 = 100;
+/// Re-lists after `notifications/tools/list_changed` that run at once, one
+/// right after another, before [`LIST_CHANGED_DEBOUNCE_MS`] paces them (a
+/// count; credit comes back at one per [`LIST_CHANGED_DEBOUNCE_MS`]).
+pub const LIST_CHANGED_BURST: u32 = 4;
 /// Grace after closing stdin before SIGTERM is sent to the process group (ms).
 pub const STOP_STDIN_GRACE_MS: u64 = 2_000;
 /// Grace after SIGTERM before SIGKILL is sent to the process group (ms).
@@ -122,6 +134,28 @@ pub const STATE_ONLY_ROUND_PAUSE_MS: u64 = 50;
 /// Longest pause between two state-only rounds (ms).
 pub const MAX_STATE_ONLY_ROUND_PAUSE_MS: u64 = 250;
 
+/// Shortest pause between two `tasks/get` polls of a task (Tasks extension,
+/// SEP-2663; ms): a server's smaller `pollIntervalMs` hint is raised to it.
+pub const TASK_POLL_MIN_MS: u64 = 50;
+/// Pause between two `tasks/get` polls when the server gives no
+/// `pollIntervalMs` hint (ms).
+pub const TASK_POLL_DEFAULT_MS: u64 = 1_000;
+/// Longest pause between two `tasks/get` polls (ms): a larger hint is
+/// lowered to it.
+pub const TASK_POLL_MAX_MS: u64 = 30_000;
+/// Longest time one host follows one task (ms; 24 h): then the call fails
+/// `timeout` (kind `total`) and `tasks/cancel` is sent.
+pub const TASK_MAX_LIFETIME_MS: u64 = 24 * 60 * 60 * 1_000;
+/// Most input requests (`inputRequests` keys) answered for one task before
+/// the call fails `limit_exceeded`.
+pub const MAX_TASK_INPUT_REQUESTS: usize = 64;
+/// Most outstanding tasks recorded under `dataDir` (`tasks.json`) per host:
+/// a task beyond it is followed but not recorded (a `warn` log).
+pub const MAX_RECORDED_TASKS: usize = 256;
+/// How often a host that found a recorded task looks whether its server is
+/// `ready` again (ms; only while such a task waits).
+pub const TASK_RESUME_POLL_MS: u64 = 100;
+
 /// First pause before a `subscriptions/listen` stream (MCP 2026-07-28) that
 /// ended while its server is ready is opened again (ms). Doubles per
 /// consecutive end up to [`LISTEN_REOPEN_MAX_MS`]; a stream that stayed open
@@ -138,6 +172,23 @@ pub const LISTEN_STOP_WAIT_MS: u64 = 500;
 pub const MAX_RESOURCE_SUBSCRIPTIONS: usize = 256;
 /// Longest resource URI accepted by `subscribeResource` (bytes): 8 KiB.
 pub const MAX_SUBSCRIBED_URI_BYTES: usize = 8 * 1024;
+/// Most files one skill entry may list (SEP-2640 "Limits": every host
+/// supports 512; a count). A larger entry is listed with a `problem` and
+/// cannot be loaded.
+pub const MAX_SKILL_RESOURCES: usize = 512;
+/// Most bytes one skill's files may have together, the sum of the entry's
+/// `size`s (SEP-2640 "Limits": 16 MiB).
+pub const MAX_SKILL_TOTAL_BYTES: u64 = 16 * 1024 * 1024;
+/// Most skill entries kept per server from `skills/list` (a count): 1,000.
+/// A longer listing fails with `limit_exceeded` (logged; the server stays
+/// ready with no skills).
+pub const MAX_SKILLS_PER_SERVER: usize = 1_000;
+/// Longest YAML frontmatter of a `SKILL.md` parsed by `loadSkill` (bytes): 64 KiB.
+pub const MAX_SKILL_FRONTMATTER_BYTES: usize = 64 * 1024;
+/// Deepest nesting of a `SKILL.md` frontmatter (mappings and sequences): 16.
+pub const MAX_SKILL_FRONTMATTER_DEPTH: usize = 16;
+/// Most mapping keys in a `SKILL.md` frontmatter, at every level together: 1,024.
+pub const MAX_SKILL_FRONTMATTER_KEYS: usize = 1_024;
 /// Longest time a result is kept in a connection's response cache, whatever
 /// its `ttlMs` (SEP-2549; ms): 24 h.
 pub const MAX_CACHE_TTL_MS: u64 = 24 * 60 * 60 * 1000;

@@ -196,6 +196,19 @@ async fn wait_server(
     }
 }
 
+/// Waits until the session lists server tools (the catalogue of a ready
+/// server is published right after its `ready` state).
+async fn wait_tools_published(host: &Host) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while host.state().server_tools.as_ref().is_none_or(Vec::is_empty) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for session/serverToolsChanged"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 /// Host-originated `session/mcpServerStateChanged` for `id` whose state satisfies `pred`.
 fn host_state_change(e: &ActionEnvelope, id: &str, pred: impl Fn(&McpServerState) -> bool) -> bool {
     e.origin.is_none()
@@ -419,7 +432,9 @@ async fn replayed_envelopes_reproduce_host_state_across_client_stop_start_and_re
     wait_server(&host, &mut events, &id, "ready", is_ready).await;
 
     // 3 and 4: refused while the server is ready and idle: echoed with
-    // rejectionReason, state untouched.
+    // rejectionReason, state untouched. Idle once its tools are published
+    // too (`session/serverToolsChanged` follows `ready`).
+    wait_tools_published(&host).await;
     let before = host.state();
     let sent3 = start_action("nope");
     let e3 = host

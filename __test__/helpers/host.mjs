@@ -3,7 +3,7 @@
 // lookups, /proc scanning for marked processes, and loopback networking.
 
 import { createRequire } from 'node:module'
-import { mkdtempSync, rmSync, mkdirSync, writeFileSync, readFileSync, readdirSync } from 'node:fs'
+import { mkdtempSync, rmSync, mkdirSync, writeFileSync, readFileSync, readdirSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -34,6 +34,17 @@ export function tmpDir(t, prefix = 'ahp-mcp-host-test-') {
 }
 
 /** Writes `<root>/mcp.json` (object → JSON, string → raw text) and returns root. */
+/**
+ * The JSON lines a fixture server appended to `file` so far ([] before it exists).
+ * Only complete lines count: the server may be mid-write while the test reads,
+ * so an unterminated last line is left for the next read.
+ */
+export function readJsonLines(file) {
+  if (!existsSync(file)) return []
+  const text = readFileSync(file, 'utf8')
+  return text.slice(0, text.lastIndexOf('\n') + 1).split('\n').filter(Boolean).map((l) => JSON.parse(l))
+}
+
 export function writePlugin(root, mcp) {
   mkdirSync(root, { recursive: true })
   writeFileSync(join(root, 'mcp.json'), typeof mcp === 'string' ? mcp : JSON.stringify(mcp, null, 2))

@@ -10,7 +10,7 @@ async function apps(): Promise<void> {
   const servers: McpServerCustomization[] = []
   for (const c of host.getState().customizations ?? []) {
     if (c.type === 'mcpServer') servers.push(c)
-    else servers.push(...(c.children ?? []))
+    else servers.push(...(c.children ?? []).filter((x): x is McpServerCustomization => x.type === 'mcpServer'))
   }
   for (const s of servers) {
     const channel: string | undefined = s.channel

@@ -1,6 +1,6 @@
 // Type-checked by `npm test` (tsc --noEmit): the README's usage, compiled
 // against index.d.ts. A wrong or missing type here fails the test run.
-import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo, type RootInput, type Root, type McpChannelMessage, type ReadResourceResult, type RequestOptions } from '../../index.js'
+import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo, type RootInput, type Root, type McpChannelMessage, type ReadResourceResult, type RequestOptions, type ProgressInfo } from '../../index.js'
 
 async function main(): Promise<void> {
   const host = new McpHost({
@@ -131,12 +131,34 @@ async function main(): Promise<void> {
   await host.getPrompt(id, 'p', undefined, { signal: stop.signal })
   // @ts-expect-error signal is an AbortSignal
   await host.readResource(id, 'file:///x', { signal: 'stop' })
+  // RequestOptions on every request method; onProgress on callTool.
+  const bounded: RequestOptions = { signal: stop.signal, timeoutMs: 5_000 }
+  await host.listResources(id, bounded)
+  await host.listResourceTemplates(id, bounded)
+  await host.listPrompts(id, { timeoutMs: 1_000 })
+  await host.subscribeResource(id, 'file:///x', bounded)
+  await host.unsubscribeResource(id, 'file:///x', bounded)
+  await host.readAppResource({ serverId: id, uri: 'ui://x' }, bounded)
+  await host.setRoots([], bounded)
+  const again: string = await host.addServer({ name: 'again', config: { type: 'stdio', command: 'node' } }, bounded)
+  await host.remove(again, { signal: AbortSignal.timeout(1_000) })
+  await host.addPlugin({ root: '/tmp/p' }, bounded)
+  await host.authenticate({ resource: 'https://x', token: 't' }, bounded)
+  await host.authorize(id, { signal: stop.signal, timeoutMs: 60_000 })
+  await host.callTool({
+    serverId: id,
+    name: 'slow',
+    signal: stop.signal,
+    onProgress: (p: ProgressInfo) => console.log(p.progress, p.total?.toFixed(0), p.message?.length),
+  })
+  // @ts-expect-error timeoutMs is a number of ms
+  await host.listPrompts(id, { timeoutMs: '5s' })
   console.log(prompt.messages.length)
   // @ts-expect-error a catalogue call needs no serverId, but a serverId call needs a name
   await host.callTool({ serverId: id })
   const state = host.getState()
   for (const c of state.customizations ?? []) {
-    if (c.type === 'plugin') for (const child of c.children ?? []) console.log(child.id, child.state.kind, child.range?.start.line)
+    if (c.type === 'plugin') for (const child of c.children ?? []) if (child.type === 'mcpServer') console.log(child.id, child.state.kind, child.range?.start.line)
   }
   // Host-only actions are not dispatchable by clients.
   // @ts-expect-error session/mcpServerStateChanged is host-only
@@ -194,6 +216,7 @@ void main
 // Reducers and the state mirror (issue 12).
 import { reduceSession, reduceChat, AhpStateMirror, type ReduceResult, type ReduceOutcome, type SessionState, type ChatState, type MirrorSnapshot } from '../../index.js'
 import { AhpStateMirror as BrowserMirror } from '../../lib/mirror.js'
+import type { McpTaskHandle, HostErrorCode } from '../../index.js'
 
 function mirrorUsage(host: McpHost): void {
   const r: ReduceResult<SessionState> = reduceSession(host.getState(), { type: 'session/titleChanged', title: 'T' })
@@ -215,3 +238,20 @@ function mirrorUsage(host: McpHost): void {
   browser.receive({ channel: 'ahp-session:/3f2c', serverSeq: 1, action: { type: 'session/titleChanged', title: 'T' } })
 }
 void mirrorUsage
+
+// Task-based tools (SEP-2663): the task handle option.
+async function taskUsage(host: McpHost): Promise<void> {
+  const answer: CallToolResult | McpTaskHandle = await host.callTool({ serverId: 's', name: 'work', taskHandle: true })
+  if ('taskId' in answer) {
+    const id: string = answer.taskId
+    const ttl: number | null = answer.ttlMs
+    console.log(id, ttl, answer.status, answer.pollIntervalMs)
+  }
+  const result: CallToolResult = await host.callTool({ serverId: 's', name: 'work' })
+  console.log(result.content.length)
+  // @ts-expect-error taskHandle is a boolean
+  await host.callTool({ serverId: 's', name: 'work', taskHandle: 'yes' })
+  const code: HostErrorCode = 'task_expired'
+  console.log(code)
+}
+void taskUsage

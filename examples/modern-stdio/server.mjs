@@ -15,12 +15,12 @@ serveStdio(() => {
   )
   server.registerTool(
     'add',
-    { title: 'Add', description: 'Adds two numbers', inputSchema: z.object({ a: z.number(), b: z.number() }) },
+    { title: 'Add', description: 'Adds two numbers', inputSchema: z.object({ a: z.number(), b: z.number() }), annotations: { readOnlyHint: true } },
     async ({ a, b }) => ({ content: [{ type: 'text', text: String(a + b) }] }),
   )
   server.registerTool(
     'echo',
-    { title: 'Echo', description: 'Repeats text', inputSchema: z.object({ message: z.string() }) },
+    { title: 'Echo', description: 'Repeats text', inputSchema: z.object({ message: z.string() }), annotations: { readOnlyHint: true } },
     async ({ message }) => ({ content: [{ type: 'text', text: message }] }),
   )
   return server

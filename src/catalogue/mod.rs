@@ -54,15 +54,17 @@ pub struct CatalogueEntry {
     /// The JS object as JSON text: `{name, title?, description?, inputSchema,
     /// outputSchema?, annotations?, _meta?, customizationId, toolName, digest}`.
     pub json: String,
-    definition: std::sync::OnceLock<ToolDefinition>,
 }
 
 impl CatalogueEntry {
     fn new(name: String, customization_id: &str, tool: Arc<ServerTool>) -> Self {
         // `{"name":…,<definition members>,"customizationId":…,"toolName":…,"digest":…}`,
-        // spliced from the definition's own serialization (no copy of the schemas).
-        let body = serde_json::to_string(&tool.definition).unwrap_or_else(|_| "{}".to_owned());
-        let inner = &body[1..body.len() - 1];
+        // spliced from the definition's text serialized once (`ServerTool::definition_json`).
+        let body = &tool.definition_json;
+        let inner = body
+            .strip_prefix('{')
+            .and_then(|b| b.strip_suffix('}'))
+            .unwrap_or_default();
         let quote = |s: &str| Value::String(s.to_owned()).to_string();
         let mut json = String::with_capacity(
             body.len() + name.len() + customization_id.len() + tool.tool_name.len() + 80,
@@ -85,32 +87,35 @@ impl CatalogueEntry {
             customization_id: customization_id.to_owned(),
             tool,
             json,
-            definition: std::sync::OnceLock::new(),
         }
     }
 
     /// The AHP `ToolDefinition` published in `session/serverToolsChanged`:
     /// the definition with the model-safe name;
     /// `_meta["ahp-mcp-host/source"]` is `{customizationId, toolName}`.
-    pub fn definition(&self) -> &ToolDefinition {
-        self.definition.get_or_init(|| {
-            let d = &self.tool.definition;
-            let text = |k: &str| d.get(k).and_then(Value::as_str).map(str::to_owned);
-            let mut meta = match d.get("_meta") {
-                Some(Value::Object(m)) => m.clone(),
-                _ => Map::new(),
-            };
-            meta.insert("ahp-mcp-host/source".to_owned(), serde_json::json!({ "customizationId": self.customization_id, "toolName": self.tool.tool_name }));
-            ToolDefinition {
-                name: self.name.clone(),
-                title: text("title"),
-                description: text("description"),
-                input_schema: d.get("inputSchema").cloned(),
-                output_schema: d.get("outputSchema").cloned(),
-                annotations: d.get("annotations").and_then(|a| serde_json::from_value(a.clone()).ok()),
-                meta: Some(meta),
-            }
-        })
+    /// Built (copied from the checked definition) on each call and not
+    /// kept: a publication moves it into its action, and a catalogue does
+    /// not hold a third copy of every schema.
+    pub fn definition(&self) -> ToolDefinition {
+        let d = &self.tool.definition;
+        let text = |k: &str| d.get(k).and_then(Value::as_str).map(str::to_owned);
+        let mut meta = match d.get("_meta") {
+            Some(Value::Object(m)) => m.clone(),
+            _ => Map::new(),
+        };
+        let source = serde_json::json!({ "customizationId": self.customization_id, "toolName": self.tool.tool_name });
+        meta.insert("ahp-mcp-host/source".to_owned(), source);
+        ToolDefinition {
+            name: self.name.clone(),
+            title: text("title"),
+            description: text("description"),
+            input_schema: d.get("inputSchema").cloned(),
+            output_schema: d.get("outputSchema").cloned(),
+            annotations: d
+                .get("annotations")
+                .and_then(|a| serde::Deserialize::deserialize(a).ok()),
+            meta: Some(meta),
+        }
     }
 
     /// The JS object (parsed from [`CatalogueEntry::json`]).

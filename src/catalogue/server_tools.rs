@@ -56,6 +56,9 @@ pub struct ServerTool {
     /// `description`, `inputSchema` (normalized), `outputSchema`,
     /// `annotations`, `_meta` (each member's own keys in the server's order).
     pub definition: Map<String, Value>,
+    /// `definition` as compact JSON text, serialized once: the digest is
+    /// taken over it and the catalogue's JSON for JS is spliced from it.
+    pub definition_json: String,
     /// First 64 bits of SHA-256 over the definition, hex: changes whenever
     /// the definition does (for stale-tool checks).
     pub digest: String,
@@ -356,10 +359,12 @@ impl ServerTool {
 
     fn new(tool_name: String, definition: Map<String, Value>) -> Self {
         let app_only = is_app_only(&definition);
-        let digest = digest(&tool_name, &definition);
+        let definition_json = serde_json::to_string(&definition).unwrap_or_else(|_| "{}".into());
+        let digest = digest(&tool_name, &definition_json);
         Self {
             tool_name,
             definition,
+            definition_json,
             digest,
             app_only,
         }
@@ -388,12 +393,13 @@ fn is_app_only(definition: &Map<String, Value>) -> bool {
     matches!(visibility, Some(v) if v.len() == 1 && v[0] == "app")
 }
 
-/// [`ServerTool::digest`]: SHA-256 over `name \0 definition-JSON`, first 16 hex digits.
-fn digest(name: &str, definition: &Map<String, Value>) -> String {
+/// [`ServerTool::digest`]: SHA-256 over `name \0 definition-JSON` (the
+/// compact text of [`ServerTool::definition_json`]), first 16 hex digits.
+fn digest(name: &str, definition_json: &str) -> String {
     short_sha256(16, |h| {
         h.update(name.as_bytes());
         h.update([0u8]);
-        let _ = serde_json::to_writer(h, definition);
+        h.update(definition_json.as_bytes());
     })
 }
 

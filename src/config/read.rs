@@ -88,11 +88,7 @@ fn read_regular(path: &Path, bounds: ReadBounds) -> Result<String, String> {
 fn open_nonblocking(path: &Path) -> std::io::Result<File> {
     let mut options = OpenOptions::new();
     options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY);
-    }
+    crate::platform::open_without_blocking(&mut options);
     options.open(path)
 }
 
@@ -109,23 +105,7 @@ fn kind_name(kind: FileType) -> &'static str {
     if kind.is_dir() {
         return "a directory";
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt;
-        if kind.is_fifo() {
-            return "a named pipe (FIFO)";
-        }
-        if kind.is_char_device() {
-            return "a character device";
-        }
-        if kind.is_block_device() {
-            return "a block device";
-        }
-        if kind.is_socket() {
-            return "a socket";
-        }
-    }
-    "not a regular file"
+    crate::platform::special_file_kind(kind).unwrap_or("not a regular file")
 }
 
 #[cfg(test)]

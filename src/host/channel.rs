@@ -40,6 +40,7 @@ use std::pin::Pin;
 use std::sync::PoisonError;
 
 use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
 
 pub use calls::ChannelCalls;
 
@@ -359,8 +360,15 @@ impl Host {
     /// server has no such resource), `server_not_ready`, `protocol_error`
     /// (a content item without the App MIME type, naming the type found; a
     /// JSON-RPC error), `limit_exceeded` (`maxUiResourceBytes`,
-    /// `maxResultBytes`), `timeout`, `auth_required`, `disposed`.
-    pub async fn read_app_resource(&self, server_id: &str, uri: &str) -> HostResult<Value> {
+    /// `maxResultBytes`), `timeout`, `auth_required`, `disposed`;
+    /// `cancelled` once `abort` is (the read in flight is cancelled with
+    /// `notifications/cancelled`, see [`Host::read_resource`]).
+    pub async fn read_app_resource(
+        &self,
+        server_id: &str,
+        uri: &str,
+        abort: Option<&CancellationToken>,
+    ) -> HostResult<Value> {
         self.check_live()?;
         if !self.shared.mcp_apps {
             let what = "readAppResource: the host was made without mcpApps";
@@ -372,7 +380,7 @@ impl Host {
         }
         self.ready_connection(server_id)?;
         check_linked(server_id, uri, self.server_tools(server_id).as_deref())?;
-        let result = self.read_resource(server_id, uri, None).await?;
+        let result = self.read_resource(server_id, uri, abort).await?;
         let max = self.shared.limits.max_ui_resource_bytes;
         check_contents(server_id, uri, &result, max)?;
         Ok(result)

@@ -71,12 +71,22 @@ impl Host {
     ///
     /// # Errors
     /// See the module doc.
-    async fn list_items(&self, server_id: &str, method: &str, key: &str) -> HostResult<Vec<Value>> {
+    /// Once `abort` is cancelled the walk is given up: the page in flight
+    /// is cancelled (`notifications/cancelled`), no further page is asked
+    /// for, and it fails with `cancelled`.
+    async fn list_items(
+        &self,
+        server_id: &str,
+        (method, key): (&str, &str),
+        abort: Option<&CancellationToken>,
+    ) -> HostResult<Vec<Value>> {
         let conn = self.ready_connection(server_id)?;
         let limits = self.shared.limits;
         let walk = async {
             let bound = (limits.max_list_items, "maxListItems");
-            list_all(conn.wire(), server_id, method, key, &limits, bound)
+            let mut wire = conn.wire();
+            wire.abort = abort;
+            list_all(wire, server_id, method, key, &limits, bound)
                 .await
                 .map_err(|e| list_failure(server_id, method, e))
         };
@@ -93,7 +103,7 @@ impl Host {
     /// See the module doc; `not_supported` (not sent) when the server did
     /// not declare the capability `method` needs; `limit_exceeded` after 10
     /// `input_required` rounds; `cancelled`.
-    async fn request(
+    pub(super) async fn request(
         &self,
         server_id: &str,
         method: &str,
@@ -115,9 +125,14 @@ impl Host {
     ///
     /// # Errors
     /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,
-    /// `auth_required`, `limit_exceeded`, `disposed` (see the module doc).
-    pub async fn list_resources(&self, server_id: &str) -> HostResult<Vec<Value>> {
-        self.list_items(server_id, "resources/list", "resources")
+    /// `auth_required`, `limit_exceeded`, `disposed` (see the module doc);
+    /// `cancelled` once `abort` is (see `list_items`).
+    pub async fn list_resources(
+        &self,
+        server_id: &str,
+        abort: Option<&CancellationToken>,
+    ) -> HostResult<Vec<Value>> {
+        self.list_items(server_id, ("resources/list", "resources"), abort)
             .await
     }
 
@@ -126,10 +141,15 @@ impl Host {
     ///
     /// # Errors
     /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,
-    /// `auth_required`, `limit_exceeded`, `disposed` (see the module doc).
-    pub async fn list_resource_templates(&self, server_id: &str) -> HostResult<Vec<Value>> {
-        self.list_items(server_id, "resources/templates/list", "resourceTemplates")
-            .await
+    /// `auth_required`, `limit_exceeded`, `disposed` (see the module doc);
+    /// `cancelled` once `abort` is (see `list_items`).
+    pub async fn list_resource_templates(
+        &self,
+        server_id: &str,
+        abort: Option<&CancellationToken>,
+    ) -> HostResult<Vec<Value>> {
+        let what = ("resources/templates/list", "resourceTemplates");
+        self.list_items(server_id, what, abort).await
     }
 
     /// MCP `resources/read`: the `ReadResourceResult` (`{contents: [...]}`).
@@ -159,9 +179,15 @@ impl Host {
     ///
     /// # Errors
     /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,
-    /// `auth_required`, `limit_exceeded`, `disposed` (see the module doc).
-    pub async fn list_prompts(&self, server_id: &str) -> HostResult<Vec<Value>> {
-        self.list_items(server_id, "prompts/list", "prompts").await
+    /// `auth_required`, `limit_exceeded`, `disposed` (see the module doc);
+    /// `cancelled` once `abort` is (see `list_items`).
+    pub async fn list_prompts(
+        &self,
+        server_id: &str,
+        abort: Option<&CancellationToken>,
+    ) -> HostResult<Vec<Value>> {
+        self.list_items(server_id, ("prompts/list", "prompts"), abort)
+            .await
     }
 
     /// MCP `prompts/get` with string `arguments`: the `GetPromptResult`.
@@ -200,7 +226,17 @@ impl Host {
     /// nothing sent; or a 2026-07-28 server did not acknowledge the URI),
     /// `limit_exceeded` (more than [`crate::limits::MAX_RESOURCE_SUBSCRIPTIONS`]),
     /// `protocol_error`, `timeout` (`callTimeoutMs`), `auth_required`, `disposed`.
-    pub async fn subscribe_resource(&self, server_id: &str, uri: &str) -> HostResult<()> {
+    ///
+    /// Once `abort` is cancelled the subscription is given up and fails with
+    /// `cancelled`: a `resources/subscribe` in flight is cancelled
+    /// (`notifications/cancelled`), a `subscriptions/listen` stream is
+    /// closed, and the URI is not followed.
+    pub async fn subscribe_resource(
+        &self,
+        server_id: &str,
+        uri: &str,
+        abort: Option<&CancellationToken>,
+    ) -> HostResult<()> {
         check_uri("subscribeResource", uri)?;
         let conn = self.ready_connection(server_id)?;
         capabilities::require(&conn.peer, server_id, "resources/subscribe")?;
@@ -208,7 +244,7 @@ impl Host {
         handle.live.resources.insert(server_id, uri)?;
         let timeout = Duration::from_millis(self.shared.limits.call_timeout_ms);
         let subscribed = self
-            .until_disposed(conn.subscriptions.subscribe(uri, timeout))
+            .until_disposed(conn.subscriptions.subscribe(uri, (timeout, abort)))
             .await;
         if subscribed.is_err() {
             handle.live.resources.remove(uri);
@@ -225,7 +261,16 @@ impl Host {
     /// `invalid_argument`, `not_found`, `disposed`; in the 2025 era those of
     /// the `resources/unsubscribe` request (`protocol_error`, `timeout`),
     /// the subscription being dropped all the same.
-    pub async fn unsubscribe_resource(&self, server_id: &str, uri: &str) -> HostResult<()> {
+    ///
+    /// Once `abort` is cancelled a `resources/unsubscribe` in flight is
+    /// cancelled (`notifications/cancelled`) and this fails with
+    /// `cancelled`; the subscription is dropped all the same.
+    pub async fn unsubscribe_resource(
+        &self,
+        server_id: &str,
+        uri: &str,
+        abort: Option<&CancellationToken>,
+    ) -> HostResult<()> {
         check_uri("unsubscribeResource", uri)?;
         self.check_live()?;
         let handle = self.server(server_id)?;
@@ -234,7 +279,7 @@ impl Host {
             return Ok(());
         };
         let timeout = Duration::from_millis(self.shared.limits.call_timeout_ms);
-        self.until_disposed(conn.subscriptions.unsubscribe(uri, timeout))
+        self.until_disposed(conn.subscriptions.unsubscribe(uri, (timeout, abort)))
             .await
     }
 }

@@ -70,6 +70,8 @@ mod plan;
 mod plugins;
 mod registry;
 mod roots;
+mod skills;
+mod tasks;
 mod tools;
 
 use std::future::Future;
@@ -103,10 +105,10 @@ use registry::{Registry, Removal};
 pub use auth::Authorize;
 pub use channel::ChannelTask;
 pub use options::{
-    AddPlugin, AddServer, AuthenticateArgs, AuthorizeArgs, CallToolArgs, ClientInfoOption,
-    EnvOption, HostOptions, PluginAdded, ServerOverrides,
+    field_error, AddPlugin, AddServer, AuthenticateArgs, AuthorizeArgs, CallToolArgs,
+    ClientInfoOption, EnvOption, HostOptions, PluginAdded, ServerOverrides,
 };
-pub use tools::{CallTool, ChatCall, ToolRef};
+pub use tools::{CallTool, ChatCall, OnProgress, ToolRef};
 
 /// Re-exported for tests: the session snapshot type.
 pub use crate::session::empty_session_state;
@@ -179,6 +181,11 @@ pub struct Host {
     chat_inputs: Arc<ChatInputs>,
     /// The requests in flight on the `mcp://` channels (`channel.rs`).
     channel_calls: Arc<channel::ChannelCalls>,
+    /// Cancelled when [`Host::shutdown`] starts (and by dispose, its
+    /// parent): requests in flight then fail `disposed`, new ones are refused.
+    closing: CancellationToken,
+    /// The outstanding tasks of AHP tool calls recorded under `dataDir` (`tasks.rs`).
+    task_records: Arc<tasks::TaskRecords>,
 }
 
 /// The `disposed` error every method of a disposed host returns.
@@ -238,12 +245,20 @@ impl Host {
             app_channels: Default::default(),
             step_up: StepUpWaits::default(),
             launches: LaunchGate::new(config.limits.clamped().max_concurrent_launches),
+            skills: Default::default(),
         });
         for warning in shared.network.warnings() {
             let level = crate::events::LogLevel::Warn;
             shared.log(crate::events::log(level, "network", None, warning.clone()));
         }
+        if let Some(warning) = options::data_dir_warning(&config.data_dir) {
+            let level = crate::events::LogLevel::Warn;
+            shared.log(crate::events::log(level, "host.config", None, warning));
+        }
+        let closing = shared.disposed.child_token();
+        let task_records = Arc::new(tasks::TaskRecords::load(&config.data_dir, &shared));
         Self {
+            task_records,
             shared,
             registry: Mutex::new(Registry::default()),
             read_view: ReadCatalogue::default(),
@@ -252,6 +267,7 @@ impl Host {
             roots: host_roots,
             chat_inputs: Arc::default(),
             channel_calls: Arc::default(),
+            closing,
         }
     }
 
@@ -272,20 +288,22 @@ impl Host {
     }
 
     /// # Errors
-    /// `disposed` once [`Host::dispose_sync`] ran.
+    /// `disposed` once [`Host::shutdown`] started or [`Host::dispose_sync`] ran.
     fn check_live(&self) -> HostResult<()> {
-        if self.shared.disposed.is_cancelled() {
+        if self.closing.is_cancelled() {
             return Err(disposed());
         }
         Ok(())
     }
 
-    /// Runs `fut` until it ends or the host is disposed (then `disposed`;
-    /// `fut` is dropped).
+    /// Runs `fut` until it ends or the host starts shutting down or is
+    /// disposed (then `disposed`, not the `server_exited` of a connection
+    /// the shutdown closes; `fut` is dropped).
     async fn until_disposed<T>(&self, fut: impl Future<Output = HostResult<T>>) -> HostResult<T> {
         tokio::select! {
+            biased;
+            _ = self.closing.cancelled() => Err(disposed()),
             r = fut => r,
-            _ = self.shared.disposed.cancelled() => Err(disposed()),
         }
     }
 
@@ -332,6 +350,10 @@ impl Host {
         self.shared.emit(StateAction::SessionCustomizationRemoved(
             SessionCustomizationRemovedAction { id: id.to_owned() },
         ));
+        // A top-level server's skills container (see `skills::publish`).
+        self.shared
+            .emit_from(|s| crate::skills::publish::remove_container(s, id));
+        self.shared.skills.forget(id);
         self.registry().end_remove(id);
         Ok(())
     }
@@ -389,6 +411,14 @@ impl Host {
         origin: ActionOrigin,
     ) -> ActionEnvelope {
         let (turn, call) = (&complete.turn_id, &complete.tool_call_id);
+        // A running task-based call: the client's cancel sends `tasks/cancel` (`tasks.rs`).
+        if !complete.result.success {
+            if let Some(chat) = self.cancel_task_call(turn, call) {
+                return self
+                    .shared
+                    .envelope_on(&chat, action.clone(), Some(origin), None);
+            }
+        }
         // Lock order: step-up waits, then the session.
         self.shared
             .step_up
@@ -455,8 +485,10 @@ impl Host {
 
     /// Stops every server gracefully (stdin close, SIGTERM, SIGKILL), then
     /// disposes and waits (at most `TASKS_END_WAIT_MS`) for every server task
-    /// to end.
+    /// to end. Requests in flight fail `disposed` at once; new ones are
+    /// refused with `disposed`.
     pub async fn shutdown(&self) {
+        self.closing.cancel();
         let handles = self.registry().take_servers();
         futures::future::join_all(handles.iter().map(|h| h.shutdown())).await;
         self.dispose_sync();

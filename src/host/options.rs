@@ -42,7 +42,7 @@ pub struct HostOptions {
     #[serde(default)]
     pub client_info: Option<ClientInfoOption>,
     /// Directory under which one `PLUGIN_DATA` directory per plugin is created.
-    /// Default: `<os temp dir>/ahp-mcp-host-data`.
+    /// Default: [`default_data_dir`] (per user, survives restarts).
     #[serde(default)]
     pub data_dir: Option<PathBuf>,
     /// Timeouts and restart policy overrides (clamped to hard caps).
@@ -112,9 +112,7 @@ impl From<HostOptions> for HostConfig {
         Self {
             session: options.session,
             client_info,
-            data_dir: options
-                .data_dir
-                .unwrap_or_else(|| std::env::temp_dir().join("ahp-mcp-host-data")),
+            data_dir: options.data_dir.unwrap_or_else(default_data_dir),
             limits: options.limits.clamped(),
             oauth: OAuthHostOptions {
                 client_metadata_url: options.client_metadata_url,
@@ -130,6 +128,71 @@ impl From<HostOptions> for HostConfig {
             },
         }
     }
+}
+
+/// The folder of the default `dataDir` inside the per-user data directory.
+const DATA_DIR_NAME: &str = "ahp-mcp-host";
+
+/// The default `dataDir`: `ahp-mcp-host` in the per-user application data
+/// directory (`dirs::data_local_dir`): Linux `$XDG_DATA_HOME` (when
+/// absolute), else `~/.local/share`; macOS `~/Library/Application Support`;
+/// Windows `%LOCALAPPDATA%`. Only when no home directory is known:
+/// `<os temp dir>/ahp-mcp-host-data` (see [`data_dir_warning`]). Created
+/// (mode `0700` on Unix) when the first plugin data directory is.
+pub fn default_data_dir() -> PathBuf {
+    dirs::data_local_dir().map_or_else(temp_data_dir, |dir| dir.join(DATA_DIR_NAME))
+}
+
+fn temp_data_dir() -> PathBuf {
+    std::env::temp_dir().join("ahp-mcp-host-data")
+}
+
+/// The `warn` text when `data_dir` is the temp fallback of
+/// [`default_data_dir`] (no home directory known): data there may be
+/// cleaned with the temp folder.
+pub fn data_dir_warning(data_dir: &std::path::Path) -> Option<String> {
+    (dirs::data_local_dir().is_none() && data_dir == temp_data_dir()).then(|| {
+        format!(
+            "no home directory is known: plugin data goes to {} (the temp folder; give the \
+             dataDir option to keep it across restarts)",
+            data_dir.display()
+        )
+    })
+}
+
+/// The message of an argument that does not parse: `<what><path>: <inner>`,
+/// `what` the parameter (`options`), `path` serde_path_to_error's field path
+/// (`.` for the value itself), in JS notation (`options.limits.x`,
+/// `roots[0]`): an unknown field is added to the path it was found in; a
+/// message that already starts with the field's name (`proxy: …`,
+/// `caCertificates[0]: …`) is not named twice.
+pub fn field_error(what: &str, path: &str, inner: &str) -> String {
+    let mut full = match path {
+        "." => what.to_owned(),
+        p if p.starts_with('[') => format!("{what}{p}"),
+        p => format!("{what}.{p}"),
+    };
+    if let Some(field) = inner
+        .strip_prefix("unknown field `")
+        .and_then(|rest| rest.split_once('`'))
+        .map(|(field, _)| field)
+    {
+        let last = path.rsplit('.').next().unwrap_or_default();
+        if last != field {
+            full = format!("{full}.{field}");
+        }
+        return format!("{full}: {inner}");
+    }
+    let last = path.rsplit('.').next().unwrap_or_default();
+    let named = !last.is_empty()
+        && inner
+            .strip_prefix(last)
+            .is_some_and(|rest| rest.starts_with(':') || rest.starts_with('['));
+    if named && path != "." {
+        let parent = &full[..full.len() - last.len()];
+        return format!("{parent}{inner}");
+    }
+    format!("{full}: {inner}")
 }
 
 /// `clientInfo` of `initialize` (MCP `Implementation`).
@@ -275,6 +338,10 @@ pub struct CallToolArgs {
     /// Display name for AHP messages; default the tool's `title`, else its `annotations.title`, else its name.
     #[serde(default)]
     pub display_name: Option<String>,
+    /// Resolve with the task handle (the server's `CreateTaskResult`) when
+    /// the server answers with a task, instead of following it (SEP-2663).
+    #[serde(default)]
+    pub task_handle: Option<bool>,
 }
 
 impl TryFrom<CallToolArgs> for CallTool {
@@ -311,6 +378,7 @@ impl TryFrom<CallToolArgs> for CallTool {
             digest: args.digest,
             chat,
             display_name: args.display_name,
+            task_handle: args.task_handle.unwrap_or(false),
         })
     }
 }
@@ -455,5 +523,42 @@ mod tests {
         assert!(config.publish_server_tools);
         let inherit: HostOptions = serde_json::from_value(json!({})).unwrap();
         assert_eq!(HostConfig::from(inherit).env_policy, EnvPolicy::Inherit);
+    }
+
+    #[test]
+    fn field_errors_start_with_the_parameter_and_the_field_path() {
+        let cases = [
+            (".", "invalid type: null", "options: invalid type: null"),
+            (
+                "limits.callTimeoutMs",
+                "bad",
+                "options.limits.callTimeoutMs: bad",
+            ),
+            ("[0].uri", "bad", "options[0].uri: bad"),
+            (
+                "id",
+                "unknown field `id`, expected …",
+                "options.id: unknown field `id`, expected …",
+            ),
+            (
+                ".",
+                "unknown field `id`, expected …",
+                "options.id: unknown field `id`, expected …",
+            ),
+            (
+                "proxy",
+                "proxy: not an http(s) URL",
+                "options.proxy: not an http(s) URL",
+            ),
+            (
+                "caCertificates",
+                "caCertificates[0]: no PEM",
+                "options.caCertificates[0]: no PEM",
+            ),
+            ("proxyUrl", "proxy: x", "options.proxyUrl: proxy: x"),
+        ];
+        for (path, inner, want) in cases {
+            assert_eq!(field_error("options", path, inner), want, "{path} {inner}");
+        }
     }
 }

@@ -72,7 +72,8 @@ impl Adding<'_> {
     fn go_live(mut self, method: &str, specs: Vec<ServerSpec>) -> HostResult<()> {
         self.ended = true;
         let shared = &self.host.shared;
-        let children = (self.plugin).then(|| specs.iter().map(|s| s.id.clone()).collect());
+        let ids: Vec<String> = specs.iter().map(|s| s.id.clone()).collect();
+        let children = (self.plugin).then(|| ids.clone());
         let start = || {
             let start = |spec: ServerSpec| {
                 let id = spec.id.clone();
@@ -85,6 +86,8 @@ impl Adding<'_> {
         if !started {
             return Err(cancelled_by_remove(method, &self.id));
         }
+        // Tasks a former host left recorded for these servers (`tasks.rs`).
+        self.host.resume_tasks(&ids);
         Ok(())
     }
 }

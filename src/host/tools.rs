@@ -25,6 +25,9 @@ use crate::toolcall::{self, ChatContext};
 
 pub use crate::catalogue::read_view::ToolRef;
 
+/// Receives each progress notification of one call (see [`Host::call_tool_with`]).
+pub type OnProgress = Arc<dyn Fn(&Progress) + Send + Sync>;
+
 /// One `callTool`, checked (built from the JS `CallToolArgs` by `TryFrom`,
 /// which also makes it deserializable from that JSON shape).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -48,6 +51,9 @@ pub struct CallTool {
     /// Display name for AHP messages; `None`: the tool's `title`, else its
     /// `annotations.title`, else its name.
     pub display_name: Option<String>,
+    /// When the server answers with a task (SEP-2663): resolve with its
+    /// handle instead of following it to the end.
+    pub task_handle: bool,
 }
 
 /// The AHP tool call a `callTool` runs as: chat channel URI, turn id and
@@ -199,6 +205,22 @@ impl Host {
     /// `notifications/cancelled` once), `disposed`, and those of
     /// `crate::supervisor::tool_call::call_tool`.
     pub async fn call_tool(&self, call: CallTool, cancel: CancellationToken) -> HostResult<Value> {
+        self.call_tool_with(call, cancel, None).await
+    }
+
+    /// [`Host::call_tool`], with each `notifications/progress` of the call
+    /// (MCP 2025-11-25 "Utilities › Progress"; every request carries a
+    /// `_meta.progressToken`) also passed to `on_progress`, in order, as
+    /// the call's AHP progress actions are (see `run_call`).
+    ///
+    /// # Errors
+    /// Those of [`Host::call_tool`].
+    pub async fn call_tool_with(
+        &self,
+        call: CallTool,
+        cancel: CancellationToken,
+        on_progress: Option<OnProgress>,
+    ) -> HostResult<Value> {
         self.check_live()?;
         let tool =
             self.read_view
@@ -216,12 +238,20 @@ impl Host {
         let inputs = ctx.as_ref().map(|ctx| {
             ChatCallInputs::new(self.shared.clone(), self.chat_inputs.clone(), ctx.clone())
         });
+        // For an AHP tool call, `cancel` becomes a child the AHP client's cancel can fire too.
+        let (task, cancel) = self.task_options(
+            call.task_handle,
+            (&tool.server_id, &tool.tool_name),
+            ctx.as_ref(),
+            (&display, cancel),
+        );
         let req = CallRequest {
             name: tool.tool_name,
             arguments: call.arguments,
             timeout: (call.timeout).unwrap_or(Duration::from_millis(limits.call_timeout_ms)),
             max_total: (call.max_total).unwrap_or(Duration::from_millis(limits.call_max_total_ms)),
             chat: inputs.clone(),
+            task: task.clone(),
         };
         let end = CallEnd::default();
         let run = async {
@@ -231,7 +261,14 @@ impl Host {
                 return Ok(Err(HostError::new(ErrorCode::Cancelled, what)));
             }
             Ok(self
-                .run_call(&handle, req, &cancel, (ctx.as_ref(), &display), &end)
+                .run_call(
+                    &handle,
+                    req,
+                    &cancel,
+                    (ctx.as_ref(), &display),
+                    &end,
+                    on_progress.as_ref(),
+                )
                 .await)
         };
         let result = self.until_disposed(run).await.unwrap_or_else(Err);
@@ -239,7 +276,10 @@ impl Host {
         if let Some(inputs) = &inputs {
             inputs.end();
         }
-        let completed = end.completed.load(Ordering::SeqCst);
+        // A task left for a later host (dispose mid-task) stays running on AHP;
+        // one the AHP client cancelled was completed by its echo.
+        let completed =
+            end.completed.load(Ordering::SeqCst) || super::tasks::settled(&task, &result);
         if let Some(ctx) = ctx.as_ref().filter(|_| !completed) {
             self.shared
                 .emit_on(&ctx.chat, toolcall::complete_action(ctx, &display, &result));
@@ -295,11 +335,15 @@ impl Host {
         cancel: &CancellationToken,
         (ctx, display): (Option<&ChatContext>, &str),
         end: &CallEnd,
+        listener: Option<&OnProgress>,
     ) -> HostResult<Value> {
         let mut paused = false;
         loop {
             let shared = &self.shared;
             let mut on_progress = |p: Progress| {
+                if let Some(listener) = listener {
+                    listener(&p);
+                }
                 if let Some(ctx) = ctx {
                     shared.emit_on(
                         &ctx.chat,

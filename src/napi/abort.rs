@@ -1,10 +1,19 @@
-//! Requests the JS side can abort (`callTool`, `readResource`, `getPrompt`
-//! with an `AbortSignal`): each takes a JS request id, and `cancel(id)`
-//! gives it up.
+//! Requests the JS side can abort (an `AbortSignal` or `timeoutMs` in their
+//! `RequestOptions`): `callTool`, `readResource`, `getPrompt`, the list
+//! walks, `subscribeResource` / `unsubscribeResource`, `readAppResource`
+//! and `authorize`. Each takes a JS request id, returns at once, and
+//! answers later with a `response` item of the event batch (`{event:
+//! "response", payload: {requestId, response}}`, `response` being the
+//! `{ok, …}` envelope of `super::respond`): one JS callback settles every
+//! request answered since the last drain, as it delivers events, instead of
+//! one threadsafe-function call per request. `cancel(id)` gives a request
+//! up. `callTool` with progress wanted also passes each progress
+//! notification of the call to JS, as a `progress` item of the event batch
+//! (queued before the call's `response`).
 //!
 //! The request's cancellation token is registered under its id
 //! synchronously, while the JS call is still on the stack, before the
-//! promise is returned and before any of its work runs on the async
+//! method returns and before any of its work runs on the async
 //! runtime. So an abort at any moment after the call started (even in the
 //! same tick) finds the token: the request fails with `cancelled`, is not
 //! sent if it has not been yet, and otherwise the server is sent
@@ -15,15 +24,15 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::{parse, run, NativeHost};
-use crate::error::HostResult;
-use crate::host::{CallTool, CallToolArgs};
+use super::{parse, run, JsSink, NativeHost};
+use crate::error::{ErrorCode, HostError, HostResult};
+use crate::host::{AuthorizeArgs, CallTool, CallToolArgs, OnProgress};
+use crate::supervisor::tool_call::Progress;
 
 /// The cancellation tokens of the abortable requests in flight, by JS request id.
 #[derive(Clone, Default)]
@@ -70,76 +79,198 @@ impl Drop for Registered {
 
 impl NativeHost {
     /// Registers request `id` now and runs `command` (given its token) on
-    /// the async runtime; the promise resolves its response envelope (see
-    /// [`super::respond`]).
-    fn abortable<'env, T, F>(
-        &self,
-        env: &'env Env,
-        id: u32,
-        command: impl FnOnce(CancellationToken) -> F,
-    ) -> Result<PromiseRaw<'env, String>>
+    /// the async runtime; its response envelope (see [`super::respond`])
+    /// goes to the event outbox as a `response` item (see
+    /// [`response_item`]), so one JS callback settles every request
+    /// answered since the last drain, after the items the request queued
+    /// before (its progress).
+    pub(super) fn abortable<T, F>(&self, id: u32, command: impl FnOnce(CancellationToken) -> F)
     where
         T: Serialize,
         F: Future<Output = HostResult<T>> + Send + 'static,
     {
         let registered = self.cancels.register(id);
         let command = command(registered.token.clone());
-        env.spawn_future(async move {
+        let sink = self.sink.clone();
+        napi::bindgen_prelude::spawn(async move {
             let response = run(command).await;
             drop(registered);
-            Ok(response)
-        })
+            sink.push(response_item(id, &response));
+        });
     }
+}
+
+/// The `response` item of JS request `request_id`: `{event: "response",
+/// payload: {requestId, response}}`, the response envelope spliced in as it
+/// is (no second encoding).
+fn response_item(request_id: u32, response: &str) -> String {
+    format!(
+        r#"{{"event":"response","payload":{{"requestId":{request_id},"response":{response}}}}}"#
+    )
+}
+
+/// Runs `work` until it ends or `token` is cancelled (then `cancelled`;
+/// `work` is dropped, which ends what it owns, e.g. a sign-in's loopback
+/// redirect listener).
+async fn until_cancelled<T>(
+    token: &CancellationToken,
+    what: &str,
+    work: impl Future<Output = HostResult<T>>,
+) -> HostResult<T> {
+    tokio::select! {
+        r = work => r,
+        () = token.cancelled() => Err(HostError::new(
+            ErrorCode::Cancelled,
+            format!("{what} was cancelled"),
+        )),
+    }
+}
+
+/// A `progress` item of the event batch for JS request `request_id`:
+/// `{event: "progress", payload: {requestId, progress, total?, message?}}`.
+fn progress_item(request_id: u32, p: &Progress) -> Option<String> {
+    let mut payload = serde_json::json!({ "requestId": request_id, "progress": p.progress });
+    if let Some(total) = p.total {
+        payload["total"] = total.into();
+    }
+    if let Some(message) = &p.message {
+        payload["message"] = message.clone().into();
+    }
+    let item = serde_json::json!({ "event": "progress", "payload": payload });
+    serde_json::to_string(&item).ok()
+}
+
+/// The progress listener of JS request `request_id`: each notification
+/// goes to the event outbox.
+fn progress_to(sink: Arc<JsSink>, request_id: u32) -> OnProgress {
+    Arc::new(move |p: &Progress| {
+        if let Some(item) = progress_item(request_id, p) {
+            sink.push(item);
+        }
+    })
 }
 
 #[napi]
 impl NativeHost {
-    /// `callTool(requestId, argsJson)` → response JSON with the
-    /// `CallToolResult`; `cancel(requestId)` aborts it.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn call_tool<'env>(
-        &self,
-        env: &'env Env,
-        request_id: u32,
-        args_json: String,
-    ) -> Result<PromiseRaw<'env, String>> {
+    /// `callTool(requestId, argsJson, withProgress)` answers (a `response` item of the event batch) with
+    /// the `CallToolResult`; `cancel(requestId)` aborts it. With
+    /// `withProgress`, each `notifications/progress` of the call arrives in
+    /// the event batch as `{event: "progress", payload: {requestId,
+    /// progress, total?, message?}}` before the call resolves (JS drains the
+    /// outbox with `takeEvents` when it settles).
+    #[napi]
+    pub fn call_tool(&self, request_id: u32, args_json: String, with_progress: Option<bool>) {
         let host = self.host.clone();
-        self.abortable(env, request_id, |token| async move {
-            let args = parse::<CallToolArgs>("callTool arguments", &args_json)?;
-            host.call_tool(CallTool::try_from(args)?, token).await
+        let on_progress =
+            (with_progress == Some(true)).then(|| progress_to(self.sink.clone(), request_id));
+        self.abortable(request_id, |token| async move {
+            let args = parse::<CallToolArgs>("options", &args_json)?;
+            host.call_tool_with(CallTool::try_from(args)?, token, on_progress)
+                .await
         })
     }
 
-    /// `resources/read` → response JSON; `cancel(requestId)` aborts it.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn read_resource<'env>(
-        &self,
-        env: &'env Env,
-        request_id: u32,
-        server_id: String,
-        uri: String,
-    ) -> Result<PromiseRaw<'env, String>> {
+    /// Every event item pending in the outbox, as one JSON array (`[]` when
+    /// none), taken now rather than on the next drain.
+    #[napi(catch_unwind)]
+    pub fn take_events(&self) -> String {
+        self.sink.outbox.take_batch()
+    }
+
+    /// One MCP list, every page, of a server answers (a `response` item of the event batch) with the
+    /// items: `list` is `resources` (`resources/list`), `resourceTemplates`
+    /// (`resources/templates/list`) or `prompts` (`prompts/list`);
+    /// `cancel(requestId)` aborts it. Another `list`: `invalid_argument`.
+    #[napi]
+    pub fn list(&self, request_id: u32, server_id: String, list: String) {
         let host = self.host.clone();
-        self.abortable(env, request_id, |token| async move {
+        self.abortable(request_id, |token| async move {
+            let abort = Some(&token);
+            match list.as_str() {
+                "resources" => host.list_resources(&server_id, abort).await,
+                "resourceTemplates" => host.list_resource_templates(&server_id, abort).await,
+                "prompts" => host.list_prompts(&server_id, abort).await,
+                other => Err(HostError::new(
+                    ErrorCode::InvalidArgument,
+                    format!(
+                        "list: unknown list {other:?} (resources, resourceTemplates or prompts)"
+                    ),
+                )),
+            }
+        })
+    }
+
+    /// `subscribeResource(requestId, serverId, uri)` answers (a `response` item of the event batch) with
+    /// `null`; `cancel(requestId)` aborts it (see `Host::subscribe_resource`).
+    #[napi]
+    pub fn subscribe_resource(&self, request_id: u32, server_id: String, uri: String) {
+        let host = self.host.clone();
+        self.abortable(request_id, |token| async move {
+            host.subscribe_resource(&server_id, &uri, Some(&token))
+                .await
+        })
+    }
+
+    /// `unsubscribeResource(requestId, serverId, uri)` answers (a `response` item of the event batch) with
+    /// `null`; `cancel(requestId)` aborts the request in flight (see
+    /// `Host::unsubscribe_resource`).
+    #[napi]
+    pub fn unsubscribe_resource(&self, request_id: u32, server_id: String, uri: String) {
+        let host = self.host.clone();
+        self.abortable(request_id, |token| async move {
+            host.unsubscribe_resource(&server_id, &uri, Some(&token))
+                .await
+        })
+    }
+
+    /// `readAppResource(requestId, serverId, uri)` answers (a `response` item of the event batch) with the
+    /// `ReadResourceResult`; `cancel(requestId)` aborts it.
+    #[napi]
+    pub fn read_app_resource(&self, request_id: u32, server_id: String, uri: String) {
+        let host = self.host.clone();
+        self.abortable(request_id, |token| async move {
+            host.read_app_resource(&server_id, &uri, Some(&token)).await
+        })
+    }
+
+    /// `authorize(requestId, serverId, argsJson)`: host-run OAuth sign-in;
+    /// answers (a `response` item of the event batch) with `null`;
+    /// `cancel(requestId)` ends it (`cancelled`):
+    /// the wait for the user ends and the loopback redirect listener closes.
+    #[napi]
+    pub fn authorize(&self, request_id: u32, server_id: String, args_json: String) {
+        let host = self.host.clone();
+        self.abortable(request_id, |token| async move {
+            let args = parse::<AuthorizeArgs>("options", &args_json)?;
+            let what = format!("the sign-in to {server_id}");
+            // Boxed: the sign-in's future is large, and this one is built on the JS stack.
+            let signing_in = Box::pin(host.authorize(&server_id, args.into()));
+            until_cancelled(&token, &what, signing_in).await
+        })
+    }
+
+    /// `resources/read`: answers (a `response` item of the event batch) with the `ReadResourceResult`; `cancel(requestId)` aborts it.
+    #[napi]
+    pub fn read_resource(&self, request_id: u32, server_id: String, uri: String) {
+        let host = self.host.clone();
+        self.abortable(request_id, |token| async move {
             host.read_resource(&server_id, &uri, Some(&token)).await
         })
     }
 
-    /// `prompts/get` with `argumentsJson` (an object of strings, or `null`)
-    /// → response JSON; `cancel(requestId)` aborts it.
-    #[napi(ts_return_type = "Promise<string>")]
-    pub fn get_prompt<'env>(
+    /// `prompts/get` with `argumentsJson` (an object of strings, or `null`):
+    /// answers (a `response` item of the event batch) with the `GetPromptResult`; `cancel(requestId)` aborts it.
+    #[napi]
+    pub fn get_prompt(
         &self,
-        env: &'env Env,
         request_id: u32,
         server_id: String,
         name: String,
         arguments_json: String,
-    ) -> Result<PromiseRaw<'env, String>> {
+    ) {
         let host = self.host.clone();
-        self.abortable(env, request_id, |token| async move {
-            let arguments =
-                parse::<Option<Map<String, Value>>>("getPrompt arguments", &arguments_json)?;
+        self.abortable(request_id, |token| async move {
+            let arguments = parse::<Option<Map<String, Value>>>("args", &arguments_json)?;
             host.get_prompt(&server_id, &name, arguments, Some(&token))
                 .await
         })

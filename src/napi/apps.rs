@@ -1,10 +1,10 @@
 //! MCP Apps methods of [`NativeHost`]: the `mcp://` channel
 //! (`sendChannelMessage`; answers and forwarded notifications leave as
-//! `channelMessage` events) and `readAppResource`.
+//! `channelMessage` events); `readAppResource` is in `abort`.
 
 use napi_derive::napi;
 
-use super::{respond, run, NativeHost};
+use super::{respond, NativeHost};
 
 #[napi]
 impl NativeHost {
@@ -19,12 +19,5 @@ impl NativeHost {
                 napi::bindgen_prelude::spawn(task);
             }
         }))
-    }
-
-    /// `readAppResource(serverId, uri)` → response JSON with the `ReadResourceResult`.
-    #[napi]
-    pub async fn read_app_resource(&self, server_id: String, uri: String) -> String {
-        let host = self.host.clone();
-        run(async move { host.read_app_resource(&server_id, &uri).await }).await
     }
 }

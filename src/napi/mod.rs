@@ -22,7 +22,7 @@ use crate::auth::store::SecretStore;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{EventSink, HostEvent};
 use crate::host::{
-    AddPlugin, AddServer, AuthenticateArgs, AuthorizeArgs, Host, HostDeps, HostOptions,
+    field_error, AddPlugin, AddServer, AuthenticateArgs, Host, HostDeps, HostOptions,
 };
 use crate::requests::roots::parse_roots;
 use crate::requests::{RequestHandler, ServerRequestKind};
@@ -32,6 +32,8 @@ mod abort;
 mod apps;
 mod callbacks;
 mod reducers;
+mod runtime;
+mod skills;
 
 use callbacks::{JsRequests, JsSecrets};
 
@@ -67,20 +69,70 @@ fn handled_kinds(methods: &[String]) -> Result<Vec<ServerRequestKind>> {
 struct Outbox {
     pending: Mutex<Vec<String>>,
     scheduled: AtomicBool,
+    /// Wakes JS again when a drain left items behind (set once the
+    /// threadsafe function exists; weak, so no cycle keeps it alive).
+    rewake: std::sync::OnceLock<std::sync::Weak<EventsFn>>,
 }
 
+/// An item at least this long (a large catalogue's
+/// `session/serverToolsChanged`, hundreds of KB) travels in a drain of its
+/// own, after the items queued before it: parsing it in JS never holds
+/// back the delivery of a small item such as a `ready` state.
+const OWN_BATCH_BYTES: usize = 64 * 1024;
+
 impl Outbox {
+    /// Every pending item, as one JSON array.
     fn take_batch(&self) -> String {
         self.scheduled.store(false, Ordering::Release);
         let batch =
             std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
-        format!("[{}]", batch.join(","))
+        json_array(&batch)
     }
+
+    /// One drain woken by the threadsafe function: the pending items up to
+    /// the first one of [`OWN_BATCH_BYTES`] or more (that one alone when it
+    /// is first); JS is woken again for the rest.
+    fn take_drain(&self) -> String {
+        self.scheduled.store(false, Ordering::Release);
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        let cut = match pending
+            .iter()
+            .position(|item| item.len() >= OWN_BATCH_BYTES)
+        {
+            Some(0) => 1,
+            Some(i) => i,
+            None => pending.len(),
+        };
+        let rest = pending.split_off(cut);
+        let batch = std::mem::replace(&mut *pending, rest);
+        let more = !pending.is_empty();
+        drop(pending);
+        if more && !self.scheduled.swap(true, Ordering::AcqRel) {
+            if let Some(tsfn) = self.rewake.get().and_then(std::sync::Weak::upgrade) {
+                let _ = tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
+            }
+        }
+        json_array(&batch)
+    }
+}
+
+/// `items` (each a JSON text) as one JSON array text, built in one allocation.
+fn json_array(items: &[String]) -> String {
+    let mut out = String::with_capacity(items.iter().map(|i| i.len() + 1).sum::<usize>() + 2);
+    out.push('[');
+    for (i, item) in items.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(item);
+    }
+    out.push(']');
+    out
 }
 
 struct JsSink {
     outbox: Arc<Outbox>,
-    tsfn: EventsFn,
+    tsfn: Arc<EventsFn>,
 }
 
 impl EventSink for JsSink {
@@ -143,24 +195,42 @@ impl JsSink {
 pub struct NativeHost {
     host: Arc<Host>,
     cancels: abort::Cancels,
+    /// The event outbox, also carrying `callTool` progress (see `abort`).
+    sink: Arc<JsSink>,
 }
 
 /// The response envelope of a command: `{"ok":true,"value":…}` or
 /// `{"ok":false,"code":…,"message":…,"data":…}`.
 fn respond<T: Serialize>(result: HostResult<T>) -> String {
+    /// `{"ok":true,"value":…}`, the value serialized once, in place.
+    #[derive(Serialize)]
+    struct Answer<'a, T: Serialize> {
+        ok: bool,
+        value: &'a T,
+    }
     let value = match result {
-        Ok(v) => json!({ "ok": true, "value": v }),
-        Err(e) => {
-            json!({
-                "ok": false,
-                "code": e.code.as_str(),
-                "message": e.message,
-                "data": e.detail.data(),
-                "rpcCode": e.rpc_code(),
-            })
-        }
+        Ok(value) => serde_json::to_string(&Answer {
+            ok: true,
+            value: &value,
+        }),
+        Err(e) => return failure(&e),
     };
-    value.to_string()
+    value.unwrap_or_else(|e| {
+        let message = format!("cannot encode the answer: {e}");
+        failure(&HostError::new(ErrorCode::Internal, message))
+    })
+}
+
+/// `{"ok":false,"code":…,"message":…,"data":…,"rpcCode":…}` of `e`.
+fn failure(e: &HostError) -> String {
+    json!({
+        "ok": false,
+        "code": e.code.as_str(),
+        "message": e.message,
+        "data": e.detail.data(),
+        "rpcCode": e.rpc_code(),
+    })
+    .to_string()
 }
 
 /// Runs one async command to its response envelope (see [`respond`]): every
@@ -170,9 +240,17 @@ async fn run<T: Serialize>(command: impl Future<Output = HostResult<T>>) -> Stri
     respond(command.await)
 }
 
-/// Parses a JSON argument; the error names the offending field (e.g.
-/// `callTool arguments: timeoutMs: invalid value: integer -5, expected u64`).
+/// Parses a JSON argument; the error starts with the parameter and the path
+/// of the offending field, e.g. `options.timeoutMs: invalid value: integer
+/// \`-5\`, expected u64` or `options.limits: unknown field \`x\`, …` →
+/// `options.limits.x: unknown field …` (see [`field_error`]).
+///
+/// Valid input is decoded once, straight (the path-tracking decode, slower
+/// on every field, runs only to word an error).
 fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> HostResult<T> {
+    if let Ok(value) = serde_json::from_str(text) {
+        return Ok(value);
+    }
     let de = &mut serde_json::Deserializer::from_str(text);
     serde_path_to_error::deserialize(de).map_err(|e| {
         let path = e.path().to_string();
@@ -182,15 +260,7 @@ fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> HostResult<T
             .rsplit_once(" at line ")
             .map_or(inner.as_str(), |(head, _)| head)
             .to_owned();
-        let field = if path == "." {
-            String::new()
-        } else {
-            format!("{path}: ")
-        };
-        HostError::new(
-            ErrorCode::InvalidArgument,
-            format!("{what}: {field}{inner}"),
-        )
+        HostError::new(ErrorCode::InvalidArgument, field_error(what, &path, &inner))
     })
 }
 
@@ -241,21 +311,21 @@ impl NativeHost {
         on_credentials: Function<String, Promise<String>>,
         roots_json: String,
     ) -> Result<Self> {
+        let refused =
+            |e: HostError| Error::new(Status::InvalidArg, format!("{}: {}", e.code, e.message));
         let roots = initial_roots(&roots_json)
-            .map_err(|e| Error::new(Status::InvalidArg, format!("{}: {}", e.code, e.message)))?;
-        let options: HostOptions = serde_json::from_str(&options_json).map_err(|e| {
-            Error::new(
-                Status::InvalidArg,
-                format!("invalid_argument: options: {e}"),
-            )
-        })?;
+            .map_err(|e| HostError::new(e.code, format!("options.{}", e.message)))
+            .map_err(refused)?;
+        let options: HostOptions = parse("options", &options_json).map_err(refused)?;
         let outbox = Arc::new(Outbox::default());
         let drain = outbox.clone();
         let tsfn: EventsFn = on_events
             .build_threadsafe_function::<()>()
             .callee_handled::<false>()
             .weak::<true>()
-            .build_callback(move |_ctx| Ok(drain.take_batch()))?;
+            .build_callback(move |_ctx| Ok(drain.take_drain()))?;
+        let tsfn = Arc::new(tsfn);
+        let _ = outbox.rewake.set(Arc::downgrade(&tsfn));
         let sink = Arc::new(JsSink { outbox, tsfn });
         let handled = handled_kinds(&handled)?;
         let requests: Option<Arc<dyn RequestHandler>> = if handled.is_empty() {
@@ -290,10 +360,11 @@ impl NativeHost {
             secrets,
             roots,
         };
-        let host = Host::with_handlers(options, sink, deps);
+        let host = Host::with_handlers(options, sink.clone(), deps);
         Ok(Self {
             host: Arc::new(host),
             cancels: abort::Cancels::default(),
+            sink,
         })
     }
 
@@ -302,7 +373,7 @@ impl NativeHost {
     pub async fn add_plugin(&self, options_json: String) -> String {
         let host = self.host.clone();
         run(async move {
-            let opts = parse::<AddPlugin>("addPlugin options", &options_json)?;
+            let opts = parse::<AddPlugin>("options", &options_json)?;
             host.add_plugin(opts).await
         })
         .await
@@ -313,7 +384,7 @@ impl NativeHost {
     pub async fn add_server(&self, options_json: String) -> String {
         let host = self.host.clone();
         run(async move {
-            let opts = parse::<AddServer>("addServer options", &options_json)?;
+            let opts = parse::<AddServer>("options", &options_json)?;
             host.add_server(opts).await
         })
         .await
@@ -350,19 +421,8 @@ impl NativeHost {
     pub async fn authenticate(&self, args_json: String) -> String {
         let host = self.host.clone();
         run(async move {
-            let args = parse::<AuthenticateArgs>("authenticate arguments", &args_json)?;
+            let args = parse::<AuthenticateArgs>("params", &args_json)?;
             host.authenticate(args).await
-        })
-        .await
-    }
-
-    /// `authorize(serverId, argsJson)`: host-run OAuth sign-in → response JSON with `null`.
-    #[napi]
-    pub async fn authorize(&self, server_id: String, args_json: String) -> String {
-        let host = self.host.clone();
-        run(async move {
-            let args = parse::<AuthorizeArgs>("authorize options", &args_json)?;
-            host.authorize(&server_id, args.into()).await
         })
         .await
     }
@@ -372,7 +432,7 @@ impl NativeHost {
     pub async fn set_roots(&self, roots_json: String) -> String {
         let host = self.host.clone();
         run(async move {
-            let value = parse::<Value>("setRoots roots", &roots_json)?;
+            let value = parse::<Value>("roots", &roots_json)?;
             host.set_roots(parse_roots(&value)?).await
         })
         .await
@@ -394,43 +454,6 @@ impl NativeHost {
     #[napi(catch_unwind)]
     pub fn list_tools(&self) -> String {
         self.host.list_tools_json()
-    }
-
-    /// `resources/list` (every page) of a server → response JSON.
-    #[napi]
-    pub async fn list_resources(&self, server_id: String) -> String {
-        let host = self.host.clone();
-        run(async move { host.list_resources(&server_id).await }).await
-    }
-
-    /// `resources/templates/list` (every page) of a server → response JSON.
-    #[napi]
-    pub async fn list_resource_templates(&self, server_id: String) -> String {
-        let host = self.host.clone();
-        run(async move { host.list_resource_templates(&server_id).await }).await
-    }
-
-    /// `subscribeResource(serverId, uri)` → response JSON with `null`
-    /// (see [`Host::subscribe_resource`]).
-    #[napi]
-    pub async fn subscribe_resource(&self, server_id: String, uri: String) -> String {
-        let host = self.host.clone();
-        run(async move { host.subscribe_resource(&server_id, &uri).await }).await
-    }
-
-    /// `unsubscribeResource(serverId, uri)` → response JSON with `null`
-    /// (see [`Host::unsubscribe_resource`]).
-    #[napi]
-    pub async fn unsubscribe_resource(&self, server_id: String, uri: String) -> String {
-        let host = self.host.clone();
-        run(async move { host.unsubscribe_resource(&server_id, &uri).await }).await
-    }
-
-    /// `prompts/list` (every page) of a server → response JSON.
-    #[napi]
-    pub async fn list_prompts(&self, server_id: String) -> String {
-        let host = self.host.clone();
-        run(async move { host.list_prompts(&server_id).await }).await
     }
 
     /// What the catalogue normalized or left out, as JSON (`ToolDiagnostic[]`).

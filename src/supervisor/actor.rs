@@ -28,7 +28,7 @@ use crate::apps::capabilities::host_capabilities;
 use crate::auth::AuthChallenge;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel, ToolsChangeReason};
-use crate::limits::LIST_CHANGED_DEBOUNCE_MS;
+use crate::limits::{LIST_CHANGED_BURST, LIST_CHANGED_DEBOUNCE_MS};
 use crate::requests::ServerRequestKind;
 
 #[cfg(test)]
@@ -100,6 +100,9 @@ struct Serving<K> {
     closed: watch::Sender<Option<String>>,
     notices: Option<mpsc::UnboundedReceiver<Notice>>,
     relist_at: Option<tokio::time::Instant>,
+    /// The re-list pacing credit (see [`relist_time`]); `None` before the
+    /// first re-list.
+    relist_tat: Option<tokio::time::Instant>,
     gone: Option<BoxFuture<String>>,
 }
 
@@ -113,8 +116,19 @@ impl<K: ServerConnection> Serving<K> {
             closed: opened.closed,
             notices,
             relist_at: None,
+            relist_tat: None,
             gone,
         }
+    }
+
+    /// Schedules a re-list after `notifications/tools/list_changed` (see
+    /// [`relist_time`]: [`LIST_CHANGED_BURST`] at once, then one per
+    /// [`LIST_CHANGED_DEBOUNCE_MS`]).
+    fn schedule_relist(&mut self) {
+        let now = tokio::time::Instant::now();
+        let burst = LIST_CHANGED_BURST.saturating_sub(1);
+        let window = Duration::from_millis(LIST_CHANGED_DEBOUNCE_MS * u64::from(burst));
+        self.relist_at = Some(relist_time(self.relist_at, self.relist_tat, now, window));
     }
 
     /// The connection's next event: it ended, tools changed, or the
@@ -140,7 +154,10 @@ impl<K: ServerConnection> Serving<K> {
                 }
             };
             let notices = &mut self.notices;
+            // Biased: notices already received are taken before a due
+            // re-list, so notices that arrived together cost one re-list.
             tokio::select! {
+                biased;
                 reason = gone => {
                     self.gone = None;
                     return Input::Crashed(reason);
@@ -323,8 +340,7 @@ impl<C: Connector> Actor<C> {
             Effect::PublishTools => self.shared.publish_tools(id, ToolsChangeReason::Ready),
             Effect::ScheduleRelist => {
                 if let Waiting::Serve(serving) = &mut self.waiting {
-                    let debounce = Duration::from_millis(LIST_CHANGED_DEBOUNCE_MS);
-                    serving.relist_at = Some(tokio::time::Instant::now() + debounce);
+                    serving.schedule_relist();
                 }
             }
             Effect::Relist => self.relist().await,
@@ -467,9 +483,13 @@ impl<C: Connector> Actor<C> {
     /// Re-lists tools after `notifications/tools/list_changed` (free-standing,
     /// or on a `subscriptions/listen` stream: see [`super::listen`]).
     async fn relist(&mut self) {
-        let Waiting::Serve(serving) = &self.waiting else {
+        let Waiting::Serve(serving) = &mut self.waiting else {
             return;
         };
+        let interval = Duration::from_millis(LIST_CHANGED_DEBOUNCE_MS);
+        let now = tokio::time::Instant::now();
+        serving.relist_tat = Some(relist_credit(serving.relist_tat, now, interval));
+        let serving = &*serving;
         if let Some(tools) = relist_tools(&self.shared, &self.spec, &serving.conn).await {
             let count = tools.tools.len();
             self.log(
@@ -511,6 +531,33 @@ impl<C: Connector> Actor<C> {
             }
         }
     }
+}
+
+/// When to re-list after a `notifications/tools/list_changed` at `now`
+/// (pacing by the generic cell rate algorithm): a re-list already
+/// `scheduled` is kept (not pushed back, so a steady stream of notices
+/// cannot starve it); else at once while the pacing credit `tat` (see
+/// [`relist_credit`]) is at most `window` ahead of `now`, else when it is.
+/// With `window` = (burst − 1) × interval, up to `burst` re-lists run at
+/// once, then at most one per interval; notices that arrive while one is
+/// scheduled cost nothing more.
+fn relist_time<T>(scheduled: Option<T>, tat: Option<T>, now: T, window: Duration) -> T
+where
+    T: Copy + Ord + std::ops::Add<Duration, Output = T> + std::ops::Sub<Duration, Output = T>,
+{
+    scheduled.unwrap_or_else(|| match tat {
+        Some(tat) if tat > now + window => tat - window,
+        _ => now,
+    })
+}
+
+/// The pacing credit (theoretical arrival time) once a re-list begins at
+/// `start`: one `interval` past the later of the old credit and `start`.
+fn relist_credit<T>(tat: Option<T>, start: T, interval: Duration) -> T
+where
+    T: Copy + Ord + std::ops::Add<Duration, Output = T>,
+{
+    tat.map_or(start, |t| t.max(start)) + interval
 }
 
 /// Waits for the launch permit of server `id` (logged at `debug` when it

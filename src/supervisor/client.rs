@@ -11,6 +11,8 @@
 
 use std::sync::Arc;
 
+use futures::FutureExt as _;
+
 use rmcp::handler::client::ClientHandler;
 #[allow(deprecated)] // MCP logging (SEP-2577 deprecates it; servers still send it)
 use rmcp::model::{
@@ -316,12 +318,16 @@ impl ClientHandler for HostClient {
         }
     }
 
+    /// Progress: routed in arrival order by [`InOrder::observe`]; here only
+    /// a notification that did not pass it.
     async fn on_progress(
         &self,
         params: rmcp::model::ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
+        context: NotificationContext<RoleClient>,
     ) {
-        self.progress.handle_notification(params).await;
+        if !observed(&context) {
+            self.progress.handle_notification(params).await;
+        }
     }
 
     /// MCP logging: acted on in arrival order by [`InOrder::observe`];
@@ -407,6 +413,13 @@ impl InOrder for HostClient {
             N::CustomNotification(n) if n.method == LOGGING_METHOD => {
                 self.logged_raw(n.params.as_ref());
                 return true;
+            }
+            // To the call's subscriber now, so it has its progress before its
+            // response (received after it) and in order; `false` (rmcp's
+            // handler passes it on later) only when that subscriber's queue is full.
+            N::ProgressNotification(n) => {
+                let routed = self.progress.handle_notification(n.params.clone());
+                return routed.now_or_never().is_some();
             }
             _ if notification.get_meta().subscription_id().is_some() => return false,
             N::ToolListChangedNotification(_) => Change::Tools,

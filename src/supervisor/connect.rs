@@ -12,7 +12,6 @@ use rmcp::model::ProtocolVersion;
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningServiceCancellationToken,
 };
-use rmcp::transport::async_rw::AsyncRwTransport;
 use tokio::sync::{mpsc, watch};
 
 use super::client::{HostClient, Notice, ServerRequestWaits};
@@ -28,7 +27,9 @@ use crate::limits::MAX_STDIO_MESSAGE_BYTES;
 use crate::transport::ordered::Ordered;
 use crate::transport::process::{describe_exit, ServerProcess};
 use crate::transport::stderr::StderrTail;
-use crate::transport::{http, process, stderr, stdout_monitor};
+use crate::transport::stdio::StdioTransport;
+use crate::transport::stdout_monitor::Reporter;
+use crate::transport::{drain, http, process, stderr, stdout_monitor};
 use startup::StartFailure;
 
 mod http_open;
@@ -295,11 +296,16 @@ async fn open_stdio(
     };
     let tail = stderr::drain(stderr_pipe, server_id.to_owned(), shared.sink.clone());
     let (discarded, mut discards) = tokio::sync::broadcast::channel(16);
-    let stdout =
-        stdout_monitor::StdoutMonitor::new(stdout, server_id.to_owned(), shared.sink.clone())
-            .with_discards(MAX_STDIO_MESSAGE_BYTES, discarded.clone());
-    let transport =
-        AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_STDIO_MESSAGE_BYTES);
+    // Drained after the transport is gone, so a server being stopped never
+    // writes to a closed pipe (EPIPE).
+    let stdout = drain::DrainOnDrop::new(stdout);
+    let reporter = Reporter::new(
+        server_id.to_owned(),
+        shared.sink.clone(),
+        MAX_STDIO_MESSAGE_BYTES,
+        Some(discarded.clone()),
+    );
+    let transport = StdioTransport::new((stdout, stdin), reporter);
     let transport = Ordered::new(transport, handler.clone());
     let mut exit = proc.exit.clone();
     let now = tokio::time::Instant::now();

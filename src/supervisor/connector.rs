@@ -109,6 +109,14 @@ pub trait ServerConnection: Send + Sync + 'static {
     /// (exit status and stderr tail); owns what it watches.
     fn ended(&self) -> BoxFuture<String>;
 
+    /// Resolves once the connection can carry server requests: a
+    /// Streamable HTTP session's standalone GET stream has its answer
+    /// (bounded by [`crate::limits::GET_STREAM_WAIT_MS`]); at once for
+    /// everything else. Awaited before `ready`, beside the first `tools/list`.
+    fn settled(&self) -> impl Future<Output = ()> + Send + '_ {
+        std::future::ready(())
+    }
+
     /// One `tools/list` walk: the raw items.
     ///
     /// # Errors
@@ -215,6 +223,15 @@ impl ServerConnection for Connection {
         Box::pin(Connection::ended(self))
     }
 
+    fn settled(&self) -> impl Future<Output = ()> + Send + '_ {
+        let wait = std::time::Duration::from_millis(crate::limits::GET_STREAM_WAIT_MS);
+        async move {
+            if let Some(watch) = &self.stream_watch {
+                watch.settled(wait).await;
+            }
+        }
+    }
+
     fn list_tools<'a>(
         &'a self,
         server_id: &'a str,
@@ -275,7 +292,9 @@ pub async fn open_listed<C: Connector>(
     // Before the first listing, so that no change after it is missed.
     let timeout = std::time::Duration::from_millis(shared.limits.call_timeout_ms);
     conn.follow(live.resources.list(), timeout);
-    let listing = tokio::time::timeout(spec.startup_timeout, list_tools(shared, spec, &conn)).await;
+    let listing = tokio::time::timeout(spec.startup_timeout, list_tools(shared, spec, &conn));
+    // The first listing and the wait for the GET stream's answer overlap.
+    let (listing, ()) = tokio::join!(listing, conn.settled());
     let tools = match listing {
         Ok(Err(RequestFailure::Auth(header))) => {
             conn.close().await;
@@ -296,6 +315,7 @@ pub async fn open_listed<C: Connector>(
     }
     let (closed, watch) = watch::channel(None);
     live.set(conn.live(watch));
+    super::skills::list_skills(shared, &spec.id, live, spec.startup_timeout).await;
     let tools_changed = shared.update_tools(&spec.id, Some(tools));
     Ok(Opened {
         conn,

@@ -252,7 +252,7 @@ impl Subscriptions {
         for uri in wanted {
             let subs = self.clone();
             self.spawn(async move {
-                if let Err(e) = subs.subscribe(&uri, timeout).await {
+                if let Err(e) = subs.subscribe(&uri, (timeout, None)).await {
                     let what = format!("could not subscribe again to {uri}: {}", e.message);
                     subs.0.client.log(LogLevel::Warn, what);
                 }
@@ -290,7 +290,15 @@ impl Subscriptions {
     /// `not_supported` (a 2026-07-28 server that did not acknowledge the
     /// URI), `timeout`, `protocol_error`, `auth_required`, each naming the
     /// server and the URI.
-    pub async fn subscribe(&self, uri: &str, timeout: Duration) -> HostResult<()> {
+    ///
+    /// `abort` (when given) gives the subscription up once cancelled: the
+    /// request in flight is cancelled (`notifications/cancelled`) or the
+    /// stream closed, `uri` is not followed, and this fails with `cancelled`.
+    pub async fn subscribe(
+        &self,
+        uri: &str,
+        (timeout, abort): (Duration, Option<&CancellationToken>),
+    ) -> HostResult<()> {
         if self.modern() {
             let (first, answer) = oneshot::channel();
             let cancel = self.0.root.child_token();
@@ -320,7 +328,17 @@ impl Subscriptions {
                     *slot = Some(handle);
                 }
             }
-            let outcome = answer.await.unwrap_or_else(|_| Err(stopped(uri)));
+            let answered = async { answer.await.unwrap_or_else(|_| Err(stopped(uri))) };
+            let outcome = match abort {
+                None => answered.await,
+                Some(abort) => tokio::select! {
+                    outcome = answered => outcome,
+                    () = abort.cancelled() => {
+                        cancel.cancel();
+                        Err(aborted(uri))
+                    }
+                },
+            };
             if outcome.is_err() {
                 self.forget(uri, number);
             }
@@ -333,7 +351,9 @@ impl Subscriptions {
         {
             return Ok(());
         }
-        let sent = self.legacy("resources/subscribe", uri, timeout).await;
+        let sent = self
+            .legacy("resources/subscribe", uri, (timeout, abort))
+            .await;
         if sent.is_err() {
             self.resources().remove(uri);
         }
@@ -346,11 +366,20 @@ impl Subscriptions {
     ///
     /// # Errors
     /// Those of the `resources/unsubscribe` request (2025 era).
-    pub async fn unsubscribe(&self, uri: &str, timeout: Duration) -> HostResult<()> {
+    /// `abort` (when given) cancels a `resources/unsubscribe` in flight
+    /// (`cancelled`); `uri` is not followed any more all the same.
+    pub async fn unsubscribe(
+        &self,
+        uri: &str,
+        (timeout, abort): (Duration, Option<&CancellationToken>),
+    ) -> HostResult<()> {
         let follow = self.resources().remove(uri);
         match follow {
             None => Ok(()),
-            Some(Follow::Legacy) => self.legacy("resources/unsubscribe", uri, timeout).await,
+            Some(Follow::Legacy) => {
+                let sending = (timeout, abort);
+                self.legacy("resources/unsubscribe", uri, sending).await
+            }
             Some(Follow::Stream(_, cancel, handle)) => {
                 cancel.cancel();
                 if let Some(handle) = handle {
@@ -371,12 +400,27 @@ impl Subscriptions {
     }
 
     /// Sends 2025-era `method` (`resources/subscribe` / `resources/unsubscribe`) for `uri`.
-    async fn legacy(&self, method: &str, uri: &str, timeout: Duration) -> HostResult<()> {
+    /// With `abort`, the request is given up once that is cancelled
+    /// (`notifications/cancelled`, see [`send_bounded`]).
+    async fn legacy(
+        &self,
+        method: &str,
+        uri: &str,
+        (timeout, abort): (Duration, Option<&CancellationToken>),
+    ) -> HostResult<()> {
         let server_id = &self.0.client.server_id;
         let mut options = PeerRequestOptions::no_options();
         options.timeout = Some(timeout);
         let params = json!({ "uri": uri });
-        match send_bounded(&self.0.peer, server_id, method, params, options, None).await {
+        let sending = send_bounded(
+            &self.0.peer,
+            server_id,
+            method,
+            params,
+            options,
+            (None, abort),
+        );
+        match sending.await {
             Ok(_) => Ok(()),
             Err(RequestFailure::Failed(e)) => Err(e),
             Err(RequestFailure::Auth(_)) => Err(HostError::new(
@@ -399,6 +443,14 @@ impl Subscriptions {
         let wait = Duration::from_millis(LISTEN_STOP_WAIT_MS);
         let _ = tokio::time::timeout(wait, self.0.tracker.wait()).await;
     }
+}
+
+/// The error of a subscription given up by its caller before it was acknowledged.
+fn aborted(uri: &str) -> HostError {
+    HostError::new(
+        ErrorCode::Cancelled,
+        format!("the subscription to {uri} was cancelled"),
+    )
 }
 
 /// The error of a subscription whose stream ended before it was acknowledged.

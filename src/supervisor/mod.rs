@@ -26,6 +26,8 @@ pub mod mrtr;
 pub mod phase;
 pub mod request;
 mod shared;
+pub mod skills;
+pub mod task;
 pub mod tool_call;
 
 use std::sync::Arc;

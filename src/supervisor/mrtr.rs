@@ -115,8 +115,9 @@ impl Rounds {
     }
 }
 
-/// One input request, answered by the connection's handler.
-async fn fulfil(
+/// One input request, answered by the connection's handler (also a task's
+/// input request, [`super::task`]).
+pub(super) async fn fulfil(
     context: &str,
     (handler, peer): (&HostClient, &Peer<RoleClient>),
     key: String,

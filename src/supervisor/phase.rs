@@ -211,7 +211,7 @@ pub enum Input {
     Discovered(Discovery),
     /// Ready: `notifications/tools/list_changed` arrived.
     ToolsListChanged,
-    /// Ready: the list-changed debounce passed.
+    /// Ready: a scheduled re-list is due.
     RelistDue,
     /// Ready: the connection ended on its own (exit status, stderr tail).
     Crashed(String),
@@ -279,7 +279,9 @@ pub enum Effect {
     },
     /// Publish the catalogue (`toolsChanged` reason `ready`).
     PublishTools,
-    /// Re-list tools after the list-changed debounce.
+    /// Re-list tools: at once while the pacing allows (a burst of
+    /// `LIST_CHANGED_BURST`), else once it does (one per
+    /// `LIST_CHANGED_DEBOUNCE_MS`).
     ScheduleRelist,
     /// Re-list tools now (a failed listing keeps the previous tools).
     Relist,

@@ -89,14 +89,35 @@ impl InFlight {
     ) -> Result<Self, ServiceError> {
         let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
         let rx = discarded.map(|o| o.subscribe());
-        let handle = peer.send_request_with_option(request, options).await?;
+        let stdio = discarded.is_some();
+        let handle = peer
+            .send_request_with_option(request, options)
+            .await
+            .map_err(|e| pipe_closed(e, stdio))?;
         let wanted = serde_json::to_value(&handle.id).unwrap_or_default();
+        let id = handle.id.clone();
+        let progress_token = handle.progress_token.clone();
+        let response = async move {
+            let r = handle.await_response().await;
+            r.map_err(|e| pipe_closed(e, stdio))
+        };
         Ok(Self {
-            id: handle.id.clone(),
-            progress_token: handle.progress_token.clone(),
-            response: Box::pin(handle.await_response()),
+            id,
+            progress_token,
+            response: Box::pin(response),
             discarded: DiscardWatch { rx, wanted },
         })
+    }
+}
+
+/// A failed write to a stdio server's stdin is its pipe closing under the
+/// request (the server exited or was killed): rmcp's `TransportSend` becomes
+/// `TransportClosed`, which maps to `server_exited`. Over Streamable HTTP a
+/// send error stays what it is (refused, reset, TLS, …).
+fn pipe_closed(e: ServiceError, stdio: bool) -> ServiceError {
+    match e {
+        ServiceError::TransportSend(_) if stdio => ServiceError::TransportClosed,
+        e => e,
     }
 }
 
@@ -149,13 +170,15 @@ pub fn discarded_error(context: &str, gone: Discarded) -> HostError {
 /// stream closed (Streamable HTTP: the POST's SSE stream ended before the
 /// response; rmcp reports that and a closed connection alike). The server
 /// is sent `notifications/cancelled` for it, since no answer can arrive any
-/// more. `None` once the connection has ended: that is `server_exited`.
+/// more. `None` once the connection has ended: that is `server_exited`;
+/// always `None` for a `stdio` connection, whose one stream is the connection.
 pub async fn stream_closed(
     context: &str,
     peer: &Peer<RoleClient>,
     id: RequestId,
+    stdio: bool,
 ) -> Option<HostError> {
-    if connection_ended(peer).await {
+    if stdio || connection_ended(peer).await {
         return None;
     }
     let why = "the response stream closed before the response".to_owned();
@@ -317,20 +340,21 @@ pub fn call_timeout(context: &str, kind: TimeoutKind, limit: Duration) -> HostEr
 /// that closed before the response), `server_exited` (the connection
 /// closed), `timeout` (`options.timeout` passed; the request is cancelled
 /// with `notifications/cancelled`), `limit_exceeded` (a response too long
-/// or too deep) or `internal`, each naming `server_id` and `method`.
+/// or too deep) or `internal`, each naming `server_id` and `method`;
+/// `cancelled` once `abort` is (see [`send_cached`]).
 pub async fn send_bounded(
     peer: &Peer<RoleClient>,
     server_id: &str,
     method: &str,
     params: Value,
     options: PeerRequestOptions,
-    discarded: Option<&DiscardedIds>,
+    (discarded, abort): (Option<&DiscardedIds>, Option<&CancellationToken>),
 ) -> Result<Value, RequestFailure> {
     let wire = Wire {
         peer,
         discarded,
         cache: None,
-        abort: None,
+        abort,
     };
     send_on(wire, server_id, method, params, options).await
 }
@@ -370,7 +394,7 @@ async fn send_on(
     let result = tokio::select! {
         r = &mut sent.response => match r {
             Err(ServiceError::TransportClosed) => {
-                let closed = stream_closed(&context, peer, sent.id).await;
+                let closed = stream_closed(&context, peer, sent.id, wire.discarded.is_some()).await;
                 return Err(closed.map_or_else(
                     || map_service_error(&context, ServiceError::TransportClosed, None),
                     RequestFailure::Failed,

@@ -22,19 +22,23 @@ use ahp_types::actions::{
 };
 use ahp_types::state::{
     AhpMcpUiHostCapabilities, McpServerCustomizationApps, McpServerState, SessionState,
+    ToolDefinition,
 };
 use rmcp::model::ClientConfig;
 use tokio_util::sync::CancellationToken;
 
 use super::identity::ServerIdentity;
 use crate::auth::step_up::{Leaving, StepUpWaits};
-use crate::catalogue::{Catalogue, ServerTools};
+use crate::catalogue::{Catalogue, CatalogueEntry, ServerTools};
 use crate::config::launch::EnvPolicy;
 use crate::events::{EventSink, HostEvent, ToolsChangeReason};
 use crate::limits::Limits;
 use crate::session::{find, with_mcp_app, with_server_info, Found, SessionStore};
 use crate::toolcall::{self, ChatContext};
 use crate::transport::process::ProcessRegistry;
+
+#[cfg(test)]
+mod perf;
 
 /// What every actor shares: the session (single writer, gapless
 /// `serverSeq`), the event sink, the process registry and host options.
@@ -89,6 +93,9 @@ pub struct HostShared {
     pub step_up: StepUpWaits,
     /// The launch permits of stdio servers (see [`super::launch`]).
     pub launches: super::launch::LaunchGate,
+    /// Every server's last `skills/list` entries (SEP-2640; see
+    /// [`super::skills`]), keyed by server id. A leaf lock.
+    pub skills: crate::skills::SkillRegistry,
 }
 
 /// The session store behind the one session lock. Only [`HostShared`]'s
@@ -121,6 +128,16 @@ impl HostShared {
         let mut session = self.lock_session();
         let envelope = session.emit(action);
         self.send(envelope);
+    }
+
+    /// Emits the action `make` derives from the current state (none: nothing
+    /// is emitted), atomically with respect to other emitters.
+    pub fn emit_from(&self, make: impl FnOnce(&SessionState) -> Option<StateAction>) {
+        let mut session = self.lock_session();
+        if let Some(action) = make(session.state()) {
+            let envelope = session.emit(action);
+            self.send(envelope);
+        }
     }
 
     /// AHP `dispatchAction` echo, atomically: `verdict` judges `action`
@@ -330,16 +347,32 @@ impl HostShared {
     /// the JS `toolsChanged` event and, with `publish_server_tools`,
     /// `session/serverToolsChanged` carrying the whole catalogue (AHP
     /// full-replacement semantics).
+    ///
+    /// The definitions are copied before the session lock is taken (for a
+    /// large catalogue that copy is most of the work), so other emitters
+    /// wait only for the reducer and the envelope; under the lock the
+    /// catalogue is read again and copied again only if it changed meanwhile,
+    /// so publications still leave in catalogue order.
     pub fn publish_tools(&self, id: &str, reason: ToolsChangeReason) {
+        let read = || {
+            self.catalogue
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .entries()
+        };
+        let definitions = |entries: &[Arc<CatalogueEntry>]| -> Vec<ToolDefinition> {
+            entries.iter().map(|e| e.definition()).collect()
+        };
+        let mut entries = read();
+        let mut tools = self.publish_server_tools.then(|| definitions(&entries));
         // The session lock orders publications with each other and with their envelopes.
         let mut session = self.lock_session();
-        let entries = self
-            .catalogue
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entries();
-        if self.publish_server_tools {
-            let tools = entries.iter().map(|e| e.definition().clone()).collect();
+        let now = read();
+        if !Arc::ptr_eq(&now, &entries) {
+            tools = self.publish_server_tools.then(|| definitions(&now));
+            entries = now;
+        }
+        if let Some(tools) = tools {
             let envelope = session.emit(StateAction::SessionServerToolsChanged(
                 SessionServerToolsChangedAction { tools },
             ));

@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use super::chat_input::ChatCallInputs;
 use super::mrtr;
 use super::request::{self, CallTimeouts, InFlight, RequestFailure};
+use super::task;
 use super::{LiveConnection, ServerLive};
 use crate::auth::{AuthChallenge, ChallengeStatus};
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, TimeoutKind};
@@ -27,10 +28,6 @@ use crate::limits::Limits;
 /// How long a call that saw the transport close waits for the crash reason.
 /// (A settle time of this module's own; not a user-tunable limit.)
 const REASON_SETTLE: Duration = Duration::from_secs(1);
-/// How often a call that has its response yields to the tasks that deliver
-/// its last progress notifications (see [`call_tool`]). (A settle count of
-/// this module's own; not a user-tunable limit.)
-const PROGRESS_SETTLE_YIELDS: usize = 3;
 
 /// One tool call.
 #[derive(Debug, Clone)]
@@ -49,6 +46,8 @@ pub struct CallRequest {
     /// (2025-era `elicitation/create` and MRTR input requests) are published
     /// to AHP clients too ([`super::chat_input`]).
     pub chat: Option<Arc<ChatCallInputs>>,
+    /// What to do when the server answers with a task (SEP-2663, [`task`]).
+    pub task: task::TaskOptions,
 }
 
 /// One `notifications/progress` of a call (MCP 2025-11-25 "Utilities › Progress").
@@ -120,6 +119,7 @@ pub async fn call_tool(
         )
     })?;
     let call = Call {
+        server_id,
         context: format!("tools/call {:?} on {server_id}", req.name),
         timeouts: CallTimeouts {
             inactivity: req.timeout,
@@ -148,6 +148,9 @@ pub async fn call_tool(
         }
         let result = call.round(params, left, &cancel, &mut *on_progress).await?;
         let result = call.finish(result, limits).await?;
+        if task::is_task(&result) {
+            return call.task(result, &req, limits, &cancel, on_progress).await;
+        }
         if !mrtr::is_input_required(&result) {
             return Ok(mrtr::finished(result));
         }
@@ -160,6 +163,7 @@ pub async fn call_tool(
 
 /// One call's context while it runs.
 struct Call<'a> {
+    server_id: &'a str,
     /// `tools/call "<tool>" on <server>`, the start of every message.
     context: String,
     timeouts: CallTimeouts,
@@ -170,6 +174,41 @@ struct Call<'a> {
 }
 
 impl Call<'_> {
+    /// A task handle answered the call: returned as it is when the caller
+    /// asked for the handle, else followed to its end ([`task::follow`]),
+    /// recorded in the caller's journal meanwhile.
+    async fn task(
+        &self,
+        handle: Value,
+        req: &CallRequest,
+        limits: &Limits,
+        cancel: &CancellationToken,
+        on_progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> HostResult<Value> {
+        if req.task.handle {
+            return Ok(handle);
+        }
+        let seed = task::created(&self.context, handle)?;
+        let follow = task::Follow {
+            context: &self.context,
+            server_id: self.server_id,
+            conn: self.conn,
+            chat: self.chat,
+            request_timeout: self.timeouts.inactivity,
+            limits,
+        };
+        let journal = req.task.journal.as_ref();
+        let id = seed.task_id.clone();
+        if let Some(j) = journal {
+            j.started(&seed);
+        }
+        let outcome = task::follow(&follow, seed, cancel, on_progress).await;
+        if let Some(j) = journal {
+            j.ended(&id);
+        }
+        outcome
+    }
+
     /// Waits while the input requests of an `input_required` round are
     /// answered (`answering`): at most `left` of the total limit (then
     /// `timeout`, kind `total`), ended by the caller's cancellation
@@ -198,8 +237,9 @@ impl Call<'_> {
     ///
     /// A progress notification whose `progress` is not above the last one
     /// passed on is dropped (MCP 2025-11-25 "Utilities › Progress": the
-    /// value MUST increase): rmcp hands each notification to a task of its
-    /// own, so two sent in order can arrive swapped.
+    /// value MUST increase): progress normally arrives in order (routed by
+    /// the receive loop), but one that found its queue full takes rmcp's
+    /// per-notification task and can come late.
     async fn round(
         &self,
         params: Value,
@@ -218,6 +258,7 @@ impl Call<'_> {
         let mut options = PeerRequestOptions::no_options();
         options.max_total_timeout = Some(left);
         let conn = self.conn;
+        options.meta = task::declaring_meta(&conn.peer, &conn.handler);
         let discarded = conn.discarded.as_ref();
         // In flight (for attributing the server's elicitations) from before it leaves.
         let in_flight = conn.handler.calls.begin(self.chat.cloned());
@@ -239,18 +280,16 @@ impl Call<'_> {
         if matches!(outcome, Err(ServiceError::TransportClosed)) {
             // Only this response stream closed (HTTP), or the connection.
             let id = sent.id.clone();
-            if let Some(e) = request::stream_closed(&self.context, &conn.peer, id).await {
+            let stdio = conn.discarded.is_some();
+            if let Some(e) = request::stream_closed(&self.context, &conn.peer, id, stdio).await {
                 return Err(e);
             }
         }
-        // Progress that raced the response is delivered before the result. rmcp
-        // hands each notification to a task it spawns before it hands over the
-        // response; those tasks may not have run yet: yield to them first.
-        for _ in 0..PROGRESS_SETTLE_YIELDS {
-            tokio::task::yield_now().await;
-            while let Some(Some(p)) = progress.next().now_or_never() {
-                on_progress(p.into());
-            }
+        // Progress sent before the response is queued already (the connection's
+        // receive loop routes it as it arrives, `HostClient::observe`): passed
+        // on before the result.
+        while let Some(Some(p)) = progress.next().now_or_never() {
+            on_progress(p.into());
         }
         Ok(outcome)
     }

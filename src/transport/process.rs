@@ -14,7 +14,7 @@
 //! also catches grandchildren that ignore SIGTERM.
 //!
 //! Unix only (process groups, `kill(2)`, `/bin/sh`): the module is compiled
-//! under `#[cfg(unix)]`.
+//! under `#[cfg(unix)]`; the system calls themselves are in `crate::platform`.
 
 use std::collections::HashMap;
 use std::process::{ExitStatus, Stdio};
@@ -28,6 +28,7 @@ use tokio::sync::watch;
 use crate::config::launch::LaunchSpec;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::{PROCESS_GONE_POLL_MS, STOP_STDIN_GRACE_MS, STOP_TERM_GRACE_MS};
+use crate::platform;
 
 /// Process groups the host currently owns, for a synchronous kill from
 /// `dispose()`, `Drop` or an exit hook (no async runtime needed).
@@ -62,7 +63,7 @@ impl ProcessRegistry {
             .drain()
             .collect();
         for (pgid, _watchdog_pipe) in groups {
-            kill_group(pgid, libc::SIGKILL);
+            kill_group(pgid, platform::SIGKILL);
         }
     }
 
@@ -111,14 +112,7 @@ pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<S
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(false);
-        #[cfg(target_os = "linux")]
-        // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
+        platform::set_parent_death_signal(cmd);
     });
     wrap.wrap(ProcessGroup::leader());
     let mut child = wrap.spawn().map_err(|e| {
@@ -131,7 +125,7 @@ pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<S
     let stdin = child.stdin().take();
     let stdout = child.stdout().take();
     let stderr = child.stderr().take();
-    let watchdog = spawn_watchdog(pgid);
+    let watchdog = platform::spawn_watchdog(pgid);
     registry.insert(pgid, watchdog);
     let (exit_tx, exit_rx) = watch::channel(None);
     tokio::spawn(reap(child, exit_tx));
@@ -154,39 +148,10 @@ async fn reap(mut child: Box<dyn ChildWrapper>, exit_tx: watch::Sender<Option<Ex
     }
 }
 
-/// Starts the watchdog that SIGKILLs group `pgid` when the returned pipe
-/// closes (host exit, crash or `SIGKILL`). Returns `None` where no `/bin/sh` exists.
-fn spawn_watchdog(pgid: i32) -> Option<std::process::ChildStdin> {
-    use std::os::unix::process::CommandExt;
-    let mut child = std::process::Command::new("/bin/sh")
-        .arg("-c")
-        // No `--`: dash's built-in kill rejects it; `-KILL -<pgid>` works in every POSIX sh.
-        .arg("read -r _; kill -KILL -\"$1\" 2>/dev/null")
-        .arg("ahp-mcp-host-watchdog")
-        .arg(pgid.to_string())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .ok()?;
-    let pipe = child.stdin.take();
-    // Reap the watchdog whenever it exits, without holding a runtime thread.
-    std::thread::Builder::new()
-        .name("ahp-watchdog-reaper".into())
-        .spawn(move || child.wait())
-        .ok()?;
-    pipe
-}
-
 /// Sends `signal` to every process in group `pgid`. Returns false when the
 /// group no longer exists.
 pub fn kill_group(pgid: i32, signal: i32) -> bool {
-    if pgid <= 1 {
-        return false;
-    }
-    // SAFETY: plain syscall on a process group we created.
-    unsafe { libc::kill(-pgid, signal) == 0 }
+    platform::kill_group(pgid, signal)
 }
 
 fn group_alive(pgid: i32) -> bool {
@@ -236,12 +201,12 @@ impl ServerProcess {
             .wait_gone(Duration::from_millis(STOP_STDIN_GRACE_MS))
             .await
         {
-            kill_group(self.pgid, libc::SIGTERM);
+            kill_group(self.pgid, platform::SIGTERM);
             if !self
                 .wait_gone(Duration::from_millis(STOP_TERM_GRACE_MS))
                 .await
             {
-                kill_group(self.pgid, libc::SIGKILL);
+                kill_group(self.pgid, platform::SIGKILL);
                 self.wait_gone(Duration::from_millis(STOP_TERM_GRACE_MS))
                     .await;
             }
@@ -256,7 +221,7 @@ impl ServerProcess {
     /// The SIGKILL is sent before the first await; dropping the future only
     /// skips waiting for the group to be gone.
     pub async fn sweep(mut self) {
-        kill_group(self.pgid, libc::SIGKILL);
+        kill_group(self.pgid, platform::SIGKILL);
         self.wait_gone(Duration::from_millis(STOP_TERM_GRACE_MS))
             .await;
     }
@@ -266,7 +231,7 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         // Whatever path got here, leave nothing behind.
         if !self.gone {
-            kill_group(self.pgid, libc::SIGKILL);
+            kill_group(self.pgid, platform::SIGKILL);
         }
         self.registry.remove(self.pgid);
     }
@@ -274,10 +239,9 @@ impl Drop for ServerProcess {
 
 /// Describes an exit status the way users expect: `exit code 3` or `signal 9 (SIGKILL)`.
 pub fn describe_exit(status: Option<ExitStatus>) -> String {
-    use std::os::unix::process::ExitStatusExt;
     match status {
         None => "exited".to_owned(),
-        Some(s) => match (s.code(), s.signal()) {
+        Some(s) => match (s.code(), platform::exit_signal(&s)) {
             (Some(code), _) => format!("exited with code {code}"),
             (None, Some(sig)) => format!("killed by signal {sig}{}", signal_name(sig)),
             _ => format!("exited ({s})"),
@@ -287,11 +251,11 @@ pub fn describe_exit(status: Option<ExitStatus>) -> String {
 
 fn signal_name(sig: i32) -> &'static str {
     match sig {
-        libc::SIGKILL => " (SIGKILL)",
-        libc::SIGTERM => " (SIGTERM)",
-        libc::SIGSEGV => " (SIGSEGV)",
-        libc::SIGABRT => " (SIGABRT)",
-        libc::SIGINT => " (SIGINT)",
+        platform::SIGKILL => " (SIGKILL)",
+        platform::SIGTERM => " (SIGTERM)",
+        platform::SIGSEGV => " (SIGSEGV)",
+        platform::SIGABRT => " (SIGABRT)",
+        platform::SIGINT => " (SIGINT)",
         _ => "",
     }
 }

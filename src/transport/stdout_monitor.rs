@@ -22,16 +22,14 @@
 //! a truncated preview. Warnings are rate-limited ([`STDOUT_NOISE_WARNINGS_PER_WINDOW`]
 //! per [`STDOUT_NOISE_WINDOW_MS`]); the connection and other requests go on.
 //!
-//! Inside, `scanner::LineScanner` follows the bytes and a `Reporter` turns
-//! finished lines into events.
+//! Inside, `framer::Framer` splits the bytes into lines (`memchr`) and a
+//! [`Reporter`] turns undeliverable lines into events. The stdio transport
+//! (`crate::transport::stdio`) uses both and decodes each line once.
 
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use tokio::io::{AsyncRead, ReadBuf};
 
 use crate::error::ErrorCode;
 use crate::events::{log, EventSink, LogLevel};
@@ -41,11 +39,12 @@ use crate::limits::{
 };
 
 mod decode;
-mod scanner;
+pub(crate) mod framer;
 #[cfg(test)]
 mod tests;
 
-use scanner::{LineEnd, LineScanner};
+pub(crate) use decode::framed;
+use framer::{Kind, Summary};
 
 /// A response the stdout reader could not deliver.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,75 +62,9 @@ pub struct Discarded {
 /// fails with its code.
 pub type DiscardedIds = tokio::sync::broadcast::Sender<Discarded>;
 
-/// An `AsyncRead` adapter over a server's stdout: passes every byte through
-/// and reports the lines rmcp's codec drops (see the module documentation).
-pub struct StdoutMonitor<R> {
-    inner: R,
-    scanner: LineScanner,
-    reporter: Reporter,
-}
-
-impl<R> StdoutMonitor<R> {
-    /// Wraps `inner`, the stdout of server `server_id`; warnings go to `sink`.
-    pub fn new(inner: R, server_id: String, sink: Arc<dyn EventSink>) -> Self {
-        Self {
-            inner,
-            scanner: LineScanner::new(usize::MAX),
-            reporter: Reporter {
-                server_id,
-                sink,
-                max_line: usize::MAX,
-                discarded: None,
-                window: NoiseWindow {
-                    start: Instant::now(),
-                    warned: 0,
-                    suppressed: 0,
-                },
-            },
-        }
-    }
-
-    /// Reports the responses rmcp's codec (with line limit `max_line`
-    /// bytes, `\n` included) drops on `ids`: lines longer than `max_line`
-    /// or nested deeper than [`MAX_MESSAGE_DEPTH`] (`limit_exceeded`), and
-    /// lines it cannot decode (`protocol_error`).
-    pub fn with_discards(mut self, max_line: usize, ids: DiscardedIds) -> Self {
-        self.scanner = LineScanner::new(max_line);
-        self.reporter.max_line = max_line;
-        self.reporter.discarded = Some(ids);
-        self
-    }
-
-    fn observe(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            match self.scanner.push(b) {
-                Some(LineEnd::Noise) => self.reporter.noise(&self.scanner.excerpt),
-                Some(LineEnd::Json) => self.reporter.json_line(&self.scanner),
-                None => {}
-            }
-        }
-    }
-}
-
-impl<R: AsyncRead + Unpin> AsyncRead for StdoutMonitor<R> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let this = &mut *self;
-        let before = buf.filled().len();
-        let poll = Pin::new(&mut this.inner).poll_read(cx, buf);
-        if let Poll::Ready(Ok(())) = poll {
-            this.observe(&buf.filled()[before..]);
-        }
-        poll
-    }
-}
-
 /// Turns finished lines into `log` events (target `host.stdio`) and
 /// undeliverable responses into [`DiscardedIds`] messages.
-struct Reporter {
+pub(crate) struct Reporter {
     server_id: String,
     sink: Arc<dyn EventSink>,
     /// rmcp's line limit (bytes, `\n` included).
@@ -150,6 +83,33 @@ struct NoiseWindow {
 }
 
 impl Reporter {
+    /// The line limit (bytes, `\n` included).
+    pub(crate) fn max_line(&self) -> usize {
+        self.max_line
+    }
+
+    /// A reporter for server `server_id` (warnings to `sink`) whose line
+    /// limit is `max_line` bytes (`\n` included); undeliverable responses
+    /// go to `discarded`.
+    pub(crate) fn new(
+        server_id: String,
+        sink: Arc<dyn EventSink>,
+        max_line: usize,
+        discarded: Option<DiscardedIds>,
+    ) -> Self {
+        Self {
+            server_id,
+            sink,
+            max_line,
+            discarded,
+            window: NoiseWindow {
+                start: Instant::now(),
+                warned: 0,
+                suppressed: 0,
+            },
+        }
+    }
+
     /// Sends `message` as a warning unless the window is full; says how
     /// many lines were not reported since the last one.
     fn warn(&mut self, message: String) {
@@ -189,37 +149,51 @@ impl Reporter {
         ));
     }
 
-    /// A JSON line: reported when it is too long or too deep to deliver, or
-    /// when rmcp cannot decode it.
-    fn json_line(&mut self, line: &LineScanner) {
-        let tail = line.tail();
-        let (ids, code, reason) = if line.framed_len > self.max_line {
-            let reason = format!(
-                "{} bytes, more than the stdio message limit ({} bytes)",
-                line.framed_len, self.max_line
-            );
-            let ids = decode::message_id(&line.head, &tail);
-            (ids.into_iter().collect(), ErrorCode::LimitExceeded, reason)
-        } else if line.max_depth > MAX_MESSAGE_DEPTH {
-            let reason = format!(
-                "nested {} levels deep, more than a message may be ({MAX_MESSAGE_DEPTH})",
-                line.max_depth
-            );
-            let ids = decode::message_id(&line.head, &tail);
-            (ids.into_iter().collect(), ErrorCode::LimitExceeded, reason)
-        } else if !line.kept_whole() {
-            return;
-        } else {
-            match decode::check(&line.line, (&line.head, &tail)) {
-                None => return,
-                Some(bad) => (bad.ids, ErrorCode::ProtocolError, bad.what),
+    /// A line longer than the limit (`summary` of all its bytes).
+    pub(crate) fn oversize(&mut self, summary: &Summary) {
+        match summary.kind {
+            Kind::Blank => {}
+            Kind::Noise => self.noise(&summary.excerpt),
+            Kind::Json => {
+                let reason = format!(
+                    "{} bytes, more than the stdio message limit ({} bytes)",
+                    summary.len.saturating_add(1),
+                    self.max_line
+                );
+                let ids = decode::message_id(&summary.head, &summary.tail);
+                let ids = ids.into_iter().collect();
+                self.report(&[], ids, ErrorCode::LimitExceeded, reason);
             }
-        };
-        self.report(line, ids, code, reason);
+        }
     }
 
-    /// Warns about an undeliverable line and fails the requests it answered.
-    fn report(&mut self, line: &LineScanner, ids: Vec<Value>, code: ErrorCode, reason: String) {
+    /// A line (without `\n`, within the limit) rmcp cannot decode: `err`
+    /// is its decode error of the [`framed`] line.
+    pub(crate) fn undecodable(&mut self, line: &[u8], err: &serde_json::Error) {
+        let summary = Summary::of(line);
+        match summary.kind {
+            Kind::Blank => {}
+            Kind::Noise => self.noise(&summary.excerpt),
+            Kind::Json => {
+                let depth = framer::max_depth(&line[Summary::json_start(line)..]);
+                let window = (&summary.head[..], &summary.tail[..]);
+                if depth > MAX_MESSAGE_DEPTH {
+                    let reason = format!(
+                        "nested {depth} levels deep, more than a message may be ({MAX_MESSAGE_DEPTH})"
+                    );
+                    let ids = decode::message_id(window.0, window.1);
+                    let ids = ids.into_iter().collect();
+                    self.report(line, ids, ErrorCode::LimitExceeded, reason);
+                } else {
+                    let bad = decode::explain(framed(line), window, err);
+                    self.report(line, bad.ids, ErrorCode::ProtocolError, bad.what);
+                }
+            }
+        }
+    }
+
+    /// Warns about an undeliverable `line` and fails the requests it answered.
+    fn report(&mut self, line: &[u8], ids: Vec<Value>, code: ErrorCode, reason: String) {
         let what = match ids.as_slice() {
             [] => "a message".to_owned(),
             [id] => format!("the response to request {id}"),
@@ -227,7 +201,7 @@ impl Reporter {
         };
         let mut message = format!("discarded {what}: {reason}");
         if code == ErrorCode::ProtocolError {
-            message.push_str(&format!("; the line starts {}", preview(&line.line)));
+            message.push_str(&format!("; the line starts {}", preview(line)));
         }
         self.warn(message);
         if let Some(sender) = &self.discarded {

@@ -23,8 +23,7 @@ pub fn ensure_plugin_data_dir(data_dir: &Path, plugin_id: &str) -> std::io::Resu
     let dir = data_dir.join(data_dir_name(plugin_id));
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
-    #[cfg(unix)]
-    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    crate::platform::private_dir(&mut builder);
     builder.create(&dir)?;
     Ok(dir)
 }

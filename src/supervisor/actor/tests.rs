@@ -67,6 +67,7 @@ fn host_with(
         app_channels: Default::default(),
         step_up: Default::default(),
         launches: crate::supervisor::launch::LaunchGate::new(limits.max_concurrent_launches),
+        skills: Default::default(),
     });
     let starting = McpServerState::Starting(Default::default());
     let entry = mcp_server_entry(ID, "https://mcp.example.test/mcp", ID, None, starting);
@@ -363,6 +364,63 @@ async fn list_changed_relists_after_the_debounce() {
         "two notices, one relist"
     );
     handle.shutdown().await;
+}
+
+/// Waits until the fake listed `n` times (failing after 10 s).
+async fn listed(fake: &Fake, n: usize) {
+    let wait = async {
+        while fake.listings.load(Ordering::SeqCst) < n {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(10), wait)
+        .await
+        .unwrap_or_else(|_| panic!("not listed {n} times"));
+}
+
+#[tokio::test]
+async fn a_lone_list_changed_relists_and_a_burst_right_after_once_more() {
+    let (shared, mut events) = host(Limits::default());
+    let fake = Fake::new([Attempt::Ready]);
+    let handle = spawn(&shared, &fake);
+    assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    let notices = fake.conn(0).notices;
+    let _ = notices.send(Notice::ToolsChanged);
+    listed(&fake, 2).await;
+    let _ = notices.send(Notice::ToolsChanged);
+    let _ = notices.send(Notice::ToolsChanged);
+    listed(&fake, 3).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let n = fake.listings.load(Ordering::SeqCst);
+    assert_eq!(n, 3, "three notices, two re-lists");
+    handle.shutdown().await;
+}
+
+#[test]
+fn relists_come_in_a_burst_of_four_then_once_per_interval() {
+    let i = Duration::from_millis(100);
+    let window = i * 3;
+    let t = |ms: u64| Duration::from_millis(ms);
+    // Quiet (never re-listed): at once.
+    assert_eq!(super::relist_time(None, None, t(5_000), window), t(5_000));
+    // Notices every 20 ms, each re-listed when due: four at once, then paced.
+    let mut tat = None;
+    let mut starts = Vec::new();
+    let mut now = t(5_000);
+    for _ in 0..7 {
+        let at = super::relist_time(None, tat, now, window);
+        starts.push(at.as_millis());
+        tat = Some(super::relist_credit(tat, at, i));
+        now = at + t(20);
+    }
+    assert_eq!(starts, [5_000, 5_020, 5_040, 5_060, 5_100, 5_200, 5_300]);
+    // After a quiet second the credit is back: at once again.
+    assert_eq!(super::relist_time(None, tat, t(6_400), window), t(6_400));
+    // One already scheduled is kept, never pushed back.
+    assert_eq!(
+        super::relist_time(Some(t(5_070)), tat, t(5_060), window),
+        t(5_070)
+    );
 }
 
 /// The current state of MCP server `id` in the session.

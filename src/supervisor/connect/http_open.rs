@@ -19,7 +19,6 @@ use super::{finish, startup, strip_type_names, Connection, HttpAuth, Opening};
 use crate::auth::dpop::DpopKeys;
 use crate::config::HttpConfig;
 use crate::error::{ErrorCode, HostError};
-use crate::limits::GET_STREAM_WAIT_MS;
 use crate::network::Network;
 use crate::supervisor::client::{HostClient, Notice};
 use crate::supervisor::request::RequestFailure;
@@ -82,10 +81,7 @@ pub(super) async fn open_http(
     };
     match served {
         Ok(Ok(service)) => {
-            // `ready` only once the session's GET stream can carry server requests.
-            watch
-                .settled(Duration::from_millis(GET_STREAM_WAIT_MS))
-                .await;
+            // `ready` waits for the session's GET stream (`ServerConnection::settled`).
             let mut conn = finish(service, notices, (None, None), tasks);
             conn.redirect_refused = Some(redirect_refused);
             conn.bearer = cell;

@@ -102,3 +102,31 @@ fn results_over_the_bounds_are_refused() {
     assert_eq!(e.code, ErrorCode::LimitExceeded);
     assert!(e.message.starts_with("c: the result is "), "{}", e.message);
 }
+
+/// A write to a stdio server's closed stdin (killed between two calls) is
+/// `server_exited`; over Streamable HTTP a send error stays `protocol_error`.
+#[test]
+fn a_broken_stdin_pipe_is_server_exited() {
+    let broken = || {
+        ServiceError::TransportSend(rmcp::transport::DynamicTransportError::from_parts(
+            "stdio",
+            std::any::TypeId::of::<()>(),
+            Box::new(std::io::Error::from(std::io::ErrorKind::BrokenPipe)),
+        ))
+    };
+    let mapped = |e| match map_service_error("tools/call on s", e, None) {
+        RequestFailure::Failed(e) => e,
+        RequestFailure::Auth(_) => panic!("not a failure"),
+    };
+    let stdio = mapped(pipe_closed(broken(), true));
+    assert_eq!(stdio.code, ErrorCode::ServerExited);
+    assert!(
+        stdio.message.contains("the connection closed"),
+        "{}",
+        stdio.message
+    );
+    assert_eq!(
+        mapped(pipe_closed(broken(), false)).code,
+        ErrorCode::ProtocolError
+    );
+}

@@ -9,7 +9,6 @@
 
 use std::borrow::Cow;
 
-use rmcp::model::ServerJsonRpcMessage;
 use serde_json::{Map, Value};
 
 /// A line rmcp's codec cannot decode.
@@ -29,13 +28,23 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// `None` when rmcp decodes `line` (without its `\n`); otherwise what was
 /// wrong with it. `window` finds the id of a line that is not JSON in its
 /// first and last bytes (see [`message_id`]).
+#[cfg(test)]
 pub(super) fn check(line: &[u8], window: (&[u8], &[u8])) -> Option<Undecodable> {
+    let line = framed(line);
+    let err = serde_json::from_slice::<rmcp::model::ServerJsonRpcMessage>(line).err()?;
+    Some(explain(line, window, &err))
+}
+
+/// A line as rmcp's codec decodes it: without a trailing `\r` and a
+/// leading UTF-8 byte order mark.
+pub(crate) fn framed(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
-    let line = line.strip_prefix(BOM).unwrap_or(line);
-    let err = match serde_json::from_slice::<ServerJsonRpcMessage>(line) {
-        Ok(_) => return None,
-        Err(e) => e,
-    };
+    line.strip_prefix(BOM).unwrap_or(line)
+}
+
+/// What was wrong with `line` (as [`framed`] returns it), which rmcp could
+/// not decode (`err`), and which requests it answered.
+pub(super) fn explain(line: &[u8], window: (&[u8], &[u8]), err: &serde_json::Error) -> Undecodable {
     let (text, bad_utf8) = match std::str::from_utf8(line) {
         Ok(text) => (Cow::Borrowed(text), None),
         Err(e) => (String::from_utf8_lossy(line), Some(e.valid_up_to())),
@@ -54,7 +63,7 @@ pub(super) fn check(line: &[u8], window: (&[u8], &[u8])) -> Option<Undecodable> 
         (None, Ok(value)) => shape_problem(value)
             .unwrap_or_else(|| format!("not a JSON-RPC message the host can decode ({err})")),
     };
-    Some(Undecodable { ids, what })
+    Undecodable { ids, what }
 }
 
 /// The ids of the responses in `value`: its own `id` (a message without

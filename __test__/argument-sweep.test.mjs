@@ -1,0 +1,216 @@
+// Every public entry point of McpHost refuses arguments of the wrong type
+// with a HostError `invalid_argument` whose message starts with the
+// parameter and field path (`options.limits.callTimeoutMs: …`), checked in
+// JS first, deeper fields natively with the same path notation; no napi or
+// serde wording ("Failed to convert JavaScript value", "at line 1 column
+// 12", `InvalidArg`) ever reaches users. The sweep covers every method on
+// McpHost.prototype: one that is neither checked here nor listed as taking
+// no argument fails the test. (`RequestOptions` and `options.credentials`
+// are checked by their own suites.)
+
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { newHost, tmpDir, HostError, McpHost } from './helpers/host.mjs'
+
+const NAPI_OR_SERDE = /Failed to convert|rust type|at line \d+ column|InvalidArg|StringExpected|\[object Object\]|Error: /
+
+/** Asserts that `call()` throws or rejects HostError invalid_argument with a message starting with `path`. */
+async function refused(call, path, what) {
+  let err
+  try {
+    await call()
+  } catch (e) {
+    err = e
+  }
+  assert.ok(err, `${what}: did not throw`)
+  assert.ok(err instanceof HostError, `${what}: ${err?.name} ${err?.message}`)
+  assert.equal(err.code, 'invalid_argument', `${what}: ${err.message}`)
+  const escaped = path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+  assert.match(err.message, new RegExp(`^${escaped}(:|\\.|\\[)`), what)
+  assert.doesNotMatch(err.message, NAPI_OR_SERDE, what)
+  assert.equal(err.rpcCode, undefined)
+  return err
+}
+
+const show = (v) => (v === undefined ? 'undefined' : typeof v === 'function' ? 'function' : JSON.stringify(v))
+
+const OBJECT_BAD = [undefined, null, 5, 'x', [], true]
+const OPTIONAL_OBJECT_BAD = [5, 'x', [], true]
+const STRING_BAD = [undefined, null, 5, {}, '', ['a']]
+const FUNCTION_BAD = [undefined, null, 5, 'x', {}]
+const stdio = { type: 'stdio', command: 'node' }
+
+// method → [parameter path, (bad value) => call][]; each call is tried with each bad value.
+function sweep(host) {
+  const strings = (...make) => make.map(([path, call]) => [path, STRING_BAD, call])
+  return {
+    addPlugin: [
+      ['options', OBJECT_BAD, (v) => host.addPlugin(v)],
+      ['options.root', STRING_BAD, (v) => host.addPlugin({ root: v })],
+      ['options.name', [5, '', {}], (v) => host.addPlugin({ root: '/nowhere', name: v })],
+      ['options.servers', OPTIONAL_OBJECT_BAD, (v) => host.addPlugin({ root: '/nowhere', servers: v })],
+      ['options.servers.s', [5, 'x', null], (v) => host.addPlugin({ root: '/nowhere', servers: { s: v } })],
+      ['options.servers.s.oauth.clientId', STRING_BAD, (v) => host.addPlugin({ root: '/nowhere', servers: { s: { oauth: { clientId: v } } } })],
+      ['options.servers.s.oauth.grant', ['password'], (v) => host.addPlugin({ root: '/nowhere', servers: { s: { oauth: { clientId: 'c', grant: v } } } })],
+      ['options.servers.s.startupTimeoutMs', [-1, 'x', 1.5], (v) => host.addPlugin({ root: '/nowhere', servers: { s: { startupTimeoutMs: v } } })],
+      ['options.rooot', [1], (v) => host.addPlugin({ root: '/nowhere', rooot: v })],
+    ],
+    addServer: [
+      ['options', OBJECT_BAD, (v) => host.addServer(v)],
+      ['options.name', STRING_BAD, (v) => host.addServer({ name: v, config: stdio })],
+      ['options.id', [5, 'x'], (v) => host.addServer({ id: v, name: 'a', config: stdio })],
+      ['options.config', OBJECT_BAD, (v) => host.addServer({ name: 'a', config: v })],
+      ['options.oauth.clientId', STRING_BAD, (v) => host.addServer({ name: 'a', config: stdio, oauth: { clientId: v } })],
+      ['options.oauth.idp.issuer', [5], (v) => host.addServer({ name: 'a', config: stdio, oauth: { clientId: 'c', idp: { issuer: v, tokenEndpoint: 'https://x', clientId: 'c' } } })],
+      ['options.protocol', ['2024', 5], (v) => host.addServer({ name: 'a', config: stdio, protocol: v })],
+      ['options.startupTimeoutMs', [-1, 'x'], (v) => host.addServer({ name: 'a', config: stdio, startupTimeoutMs: v })],
+    ],
+    remove: [
+      ...strings(['id', (v) => host.remove(v)]),
+      ['id', [{ id: 'x' }], (v) => host.remove(v)],
+    ],
+    dispatch: [
+      ['action', OBJECT_BAD, (v) => host.dispatch(v)],
+      ['origin', [null, 5, 'x', []], (v) => host.dispatch({ type: 'session/mcpServerStopRequested', id: 'x' }, v)],
+      ['origin.clientId', [5, '', {}], (v) => host.dispatch({ type: 'session/mcpServerStopRequested', id: 'x' }, { clientId: v })],
+      ['origin.clientSeq', [-1, 'x', 1.5, null], (v) => host.dispatch({ type: 'session/mcpServerStopRequested', id: 'x' }, { clientSeq: v })],
+    ],
+    authenticate: [
+      ['params', OBJECT_BAD, (v) => host.authenticate(v)],
+      ['params.resource', STRING_BAD, (v) => host.authenticate({ resource: v, token: 't' })],
+      ['params.token', [undefined, null, 5, {}], (v) => host.authenticate({ resource: 'https://r', token: v })],
+      ['params.expiresIn', [-1, 'x'], (v) => host.authenticate({ resource: 'https://r', token: 't', expiresIn: v })],
+      ['params.scopes', ['x', 5, [5]], (v) => host.authenticate({ resource: 'https://r', token: 't', scopes: v })],
+      ['params.extra', [1], (v) => host.authenticate({ resource: 'https://r', token: 't', extra: v })],
+    ],
+    authorize: [
+      ...strings(['serverId', (v) => host.authorize(v)]),
+      ['options', OPTIONAL_OBJECT_BAD, (v) => host.authorize('srv', v)],
+      ['options.openUrl', [5, 'x', {}], (v) => host.authorize('srv', { openUrl: v })],
+      ['options.scopes', ['x', [5]], (v) => host.authorize('srv', { scopes: v })],
+      ['options.idToken', [5], (v) => host.authorize('srv', { idToken: v })],
+      ['options.assertion', [5], (v) => host.authorize('srv', { assertion: v })],
+      ['options.scope', ['x'], (v) => host.authorize('srv', { scope: v })],
+    ],
+    setRoots: [
+      ['roots', [undefined, null, 5, 'file:///x', {}], (v) => host.setRoots(v)],
+      ['roots[0]', [5, { uri: 5 }, { uri: 'relative' }], (v) => host.setRoots([v])],
+    ],
+    serverInfo: strings(['serverId', (v) => host.serverInfo(v)]),
+    listResources: strings(['serverId', (v) => host.listResources(v)]),
+    listResourceTemplates: strings(['serverId', (v) => host.listResourceTemplates(v)]),
+    readResource: strings(['serverId', (v) => host.readResource(v, 'file:///r')], ['uri', (v) => host.readResource('srv', v)]),
+    subscribeResource: strings(['serverId', (v) => host.subscribeResource(v, 'file:///r')], ['uri', (v) => host.subscribeResource('srv', v)]),
+    unsubscribeResource: strings(['serverId', (v) => host.unsubscribeResource(v, 'file:///r')], ['uri', (v) => host.unsubscribeResource('srv', v)]),
+    listPrompts: strings(['serverId', (v) => host.listPrompts(v)]),
+    // Skills (SEP-2640, issue 16): the server id is optional for listSkills.
+    listSkills: [['serverId', [5, '', {}, null], (v) => host.listSkills(v)]],
+    loadSkill: strings(['serverId', (v) => host.loadSkill(v, 'skill://a/SKILL.md')], ['uri', (v) => host.loadSkill('srv', v)]),
+    getPrompt: [
+      ...strings(['serverId', (v) => host.getPrompt(v, 'p')], ['name', (v) => host.getPrompt('srv', v)]),
+      ['args', [5, 'x', [], true], (v) => host.getPrompt('srv', 'p', v)],
+      ['args.city', [5, null, {}], (v) => host.getPrompt('srv', 'p', { city: v })],
+    ],
+    sendChannelMessage: [['message', [...OBJECT_BAD, {}, { channel: 5 }], (v) => host.sendChannelMessage(v)]],
+    readAppResource: [
+      ['options', OBJECT_BAD, (v) => host.readAppResource(v)],
+      ['options.serverId', STRING_BAD, (v) => host.readAppResource({ serverId: v, uri: 'ui://x' })],
+      ['options.uri', STRING_BAD, (v) => host.readAppResource({ serverId: 's', uri: v })],
+    ],
+    callTool: [
+      ['options', OBJECT_BAD, (v) => host.callTool(v)],
+      ['options.name', STRING_BAD, (v) => host.callTool({ name: v })],
+      ['options.serverId', [5, '', {}], (v) => host.callTool({ serverId: v, name: 't' })],
+      ['options.chat', [5], (v) => host.callTool({ name: 't', chat: v, turnId: 't', toolCallId: 'c' })],
+      ['options.arguments', [[1], 5], (v) => host.callTool({ name: 't', arguments: v })],
+      ['options.timeout', [5], (v) => host.callTool({ name: 't', timeout: v })],
+    ],
+    // Added by other parts of issue 14; checked when present.
+    whenReady: strings(['serverId', (v) => host.whenReady(v)]),
+    ...Object.fromEntries(['onAction', 'onLog', 'onToolsChanged', 'onListChanged', 'onResourceUpdated', 'onAuthorizationUrl', 'onChannelMessage']
+      .map((m) => [m, [['listener', FUNCTION_BAD, (v) => host[m](v)]]])),
+  }
+}
+
+/** Methods that take no argument (or only EventEmitter's). */
+const NO_ARGUMENTS = new Set(['constructor', 'getState', 'listTools', 'toolDiagnostics', 'dispose', 'disposeSync', 'ref', 'unref', 'processCount'])
+
+test('every public method refuses bad argument types with invalid_argument naming the parameter and field', async (t) => {
+  const { host } = newHost(t)
+  const table = sweep(host)
+  const methods = Object.getOwnPropertyNames(McpHost.prototype).filter((m) => !NO_ARGUMENTS.has(m))
+  const unchecked = methods.filter((m) => !(m in table))
+  assert.deepEqual(unchecked, [], 'methods the sweep does not check')
+  let checked = 0
+  for (const method of methods) {
+    for (const [path, values, call] of table[method]) {
+      for (const value of values) {
+        await refused(() => call(value), path, `${method} ${path} = ${show(value)}`)
+        checked++
+      }
+    }
+  }
+  assert.ok(checked > 150, `${checked} cases`)
+  // Nothing was started or published by a refused call.
+  assert.equal(host.processCount, 0)
+  assert.deepEqual(host.getState().customizations ?? [], [])
+})
+
+test('new McpHost refuses options that are not an object, and names each bad field', (t) => {
+  const dataDir = tmpDir(t)
+  const cases = [
+    ['options', [42, 'x', null, [], true]],
+    ['options.dataDir', [{ dataDir: 5 }, { dataDir: '' }, { dataDir: {} }]],
+    ['options.session', [{ session: 5 }, { session: '' }]],
+    ['options.limits', [{ limits: 'x' }, { limits: [] }]],
+    ['options.limits.callTimeoutMs', [{ limits: { callTimeoutMs: 'x' } }, { limits: { callTimeoutMs: -1 } }, { limits: { callTimeoutMs: 1.5 } }]],
+    ['options.limits.nope', [{ limits: { nope: 1 } }]],
+    ['options.clientInfo', [{ clientInfo: 'me' }]],
+    ['options.clientInfo.name', [{ clientInfo: { name: 5, version: '1' } }, { clientInfo: { version: '1' } }]],
+    ['options.clientInfo.extra', [{ clientInfo: { name: 'a', version: '1', extra: true } }]],
+    ['options.env', [{ env: 'all' }, { env: 5 }]],
+    ['options.publishServerTools', [{ publishServerTools: 'yes' }]],
+    ['options.chatElicitation', [{ chatElicitation: 1 }]],
+    ['options.mcpApps', [{ mcpApps: 'true' }]],
+    ['options.clientMetadataUrl', [{ clientMetadataUrl: 5 }]],
+    ['options.oauthRedirectPort', [{ oauthRedirectPort: -1 }, { oauthRedirectPort: 'x' }, { oauthRedirectPort: 70000 }]],
+    ['options.handlers', [{ handlers: 5 }]],
+    ['options.handlers.elicitation', [{ handlers: { elicitation: 5 } }, { handlers: { elicitation: 'f' } }]],
+    ['options.handlers.sampler', [{ handlers: { sampler: () => ({}) } }]],
+    ['options.roots', [{ roots: 'file:///x' }]],
+    ['options.roots[0]', [{ roots: [{ uri: 'ftp://x/y' }] }]],
+    ['options.proxy', [{ proxy: 5 }, { proxy: 'ftp://x' }]],
+    ['options.caCertificates', [{ caCertificates: 'pem' }]],
+    ['options.caCertificates[0]', [{ caCertificates: [5] }, { caCertificates: ['not a certificate'] }]],
+    ['options.unknownOption', [{ unknownOption: 1 }]],
+  ]
+  for (const [path, values] of cases) {
+    for (const value of values) {
+      const options = typeof value === 'object' && value !== null && !Array.isArray(value) ? { dataDir, ...value } : value
+      const what = `new McpHost(${show(value)})`
+      assert.throws(() => new McpHost(options), (err) => {
+        assert.ok(err instanceof HostError, `${what}: ${err?.name} ${err?.message}`)
+        assert.equal(err.code, 'invalid_argument', `${what}: ${err.message}`)
+        const escaped = path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+        assert.match(err.message, new RegExp(`^${escaped}(:|\\.|\\[)`), what)
+        assert.doesNotMatch(err.message, NAPI_OR_SERDE, what)
+        return true
+      }, what)
+    }
+  }
+  // No argument at all is fine.
+  new McpHost({ dataDir }).disposeSync()
+})
+
+test('the review\'s cases: addServer() names options; remove({id}) names id; a constructor error names the field', async (t) => {
+  const { host } = newHost(t)
+  const none = await refused(() => host.addServer(), 'options', 'addServer()')
+  assert.match(none.message, /^options: must be an object/)
+  const wrapped = await refused(() => host.remove({ id: 'x' }), 'id', 'remove({id})')
+  assert.equal(wrapped.message, 'id: must be a non-empty string')
+  const numbered = await refused(() => host.addServer({ id: 5, name: 'a', config: stdio }), 'options.id', 'addServer({id: 5})')
+  assert.match(numbered.message, /unknown field `id`/)
+  assert.throws(() => new McpHost({ dataDir: 5 }), (e) => e instanceof HostError && e.code === 'invalid_argument' && /^options\.dataDir: /.test(e.message))
+  assert.throws(() => new McpHost(42), (e) => e instanceof HostError && /^options: must be an object/.test(e.message))
+  assert.throws(() => new McpHost('x'), (e) => e instanceof HostError && /^options: must be an object/.test(e.message))
+})

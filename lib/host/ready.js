@@ -1,0 +1,248 @@
+'use strict'
+// `host.whenReady(serverId, {signal, timeoutMs})`: a promise for the outcome
+// of one MCP server's start (see index.d.ts `McpHost.whenReady`).
+//
+// The host's session state (`getState()`, read from the native side at
+// once) is the truth; `action` envelopes only say when to look again. The
+// envelopes JS has been handed may lag that state (they are queued and
+// delivered in batches), never lead it: every change made after a look is
+// followed by its envelope. So a waiter looks once when it is made and again
+// after each batch that touches its server (its state, its customization or
+// plugin, a toggle, a start or stop request), and nothing is missed. One
+// observer per host serves every waiter (the host calls `observe` for each
+// envelope it delivers; no EventEmitter listener), one `abort` listener per
+// AbortSignal serves every waiter sharing it (request-options.js `watchAbort`,
+// shared with the request methods).
+
+const { MAX_TIMEOUT_MS, abortError, checkSignal, watchAbort } = require('./request-options.js')
+
+/** Action types after which a waiter on the id they name looks again. */
+const WAKES = new Set([
+  'session/mcpServerStateChanged',
+  'session/customizationUpdated',
+  'session/customizationRemoved',
+  'session/customizationToggled',
+  'session/mcpServerStartRequested',
+  'session/mcpServerStopRequested',
+])
+
+/**
+ * Server `id` in an AHP `SessionState`, by the reducer's rule (top-level
+ * entries first, then plugin children): `{server, plugin}` (`plugin` for a
+ * child), `{other: true}` for a customization that is not an MCP server,
+ * or `undefined`.
+ */
+function findServer(state, id) {
+  const list = state?.customizations ?? []
+  for (const c of list) {
+    if (c.id === id) return c.type === 'mcpServer' ? { server: c } : { other: c.type ?? 'customization' }
+  }
+  for (const c of list) {
+    for (const child of c.children ?? []) {
+      if (child.id === id && child.type === 'mcpServer') return { server: child, plugin: c }
+    }
+  }
+  return undefined
+}
+
+/** AHP "effective enabled": the first enablement entry decides; none = enabled; an unknown entry = disabled. */
+function enabled(enablement) {
+  const first = enablement?.[0]
+  if (first === undefined) return true
+  return typeof first.enabled === 'boolean' ? first.enabled : false
+}
+
+/**
+ * The waiters of one host. `state()` reads the session state, `info(id)`
+ * the server's `ServerInfo` (throws when it is gone), `error(code, message,
+ * data)` makes a `HostError`.
+ */
+class Readiness {
+  #state
+  #info
+  #error
+  #waiters = new Set()
+  #removing = new Map()
+  #due = new Set()
+  #flushing = false
+
+  constructor({ state, info, error }) {
+    this.#state = state
+    this.#info = info
+    this.#error = error
+  }
+
+  /**
+   * A promise for server `serverId` becoming `ready` (see index.d.ts).
+   * Arguments are checked first (`invalid_argument` naming them).
+   */
+  wait(serverId, options) {
+    if (typeof serverId !== 'string' || serverId === '') {
+      return Promise.reject(this.#error('invalid_argument', 'serverId: must be a non-empty string'))
+    }
+    let signal, timeoutMs
+    try {
+      ;({ signal, timeoutMs } = this.#options(options))
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    if (signal?.aborted) return Promise.reject(this.#aborted(serverId, signal))
+    return new Promise((resolve, reject) => {
+      const waiter = { id: serverId, resolve, reject, timer: undefined, unwatch: undefined, seen: false }
+      if (this.#judge(waiter, this.#state())) return
+      this.#waiters.add(waiter)
+      if (timeoutMs !== undefined) {
+        waiter.timer = setTimeout(() => {
+          this.#settle(waiter, this.#error('timeout', `server ${JSON.stringify(serverId)} was not ready within ${timeoutMs} ms`, { kind: 'ready', ms: timeoutMs, serverId }))
+        }, timeoutMs)
+        waiter.timer.unref?.()
+      }
+      if (signal) waiter.unwatch = watchAbort(signal, () => this.#settle(waiter, this.#aborted(serverId, signal)))
+    })
+  }
+
+  /** `{signal, timeoutMs}` of an options argument, checked. */
+  #options(options) {
+    if (options === undefined || options === null) return {}
+    if (typeof options !== 'object' || Array.isArray(options)) {
+      throw this.#error('invalid_argument', 'options: must be an object ({signal?, timeoutMs?})')
+    }
+    const { signal, timeoutMs } = options
+    checkSignal(signal, 'options.signal')
+    if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs >= 0 && timeoutMs <= MAX_TIMEOUT_MS)) {
+      throw this.#error('invalid_argument', `options.timeoutMs: must be a number of milliseconds from 0 to ${MAX_TIMEOUT_MS}, got ${typeof timeoutMs === 'number' ? timeoutMs : typeof timeoutMs}`)
+    }
+    return { signal, timeoutMs }
+  }
+
+  /**
+   * Settles `waiter` if the state decides it; true when it did. A server
+   * not (or no longer) in the state is `not_found` at the first look and
+   * `server_removed` later.
+   */
+  #judge(waiter, state) {
+    const { id } = waiter
+    if (this.#removingOf(id)) return this.#settle(waiter, this.#error('server_removed', `server ${JSON.stringify(id)} was removed`, { serverId: id }))
+    const found = findServer(state, id)
+    if (found === undefined || found.other) {
+      if (waiter.seen) return this.#settle(waiter, this.#error('server_removed', `server ${JSON.stringify(id)} was removed`, { serverId: id }))
+      const what = found ? `${JSON.stringify(id)} is a ${found.other}, not an MCP server (wait for each of its servers: addPlugin resolves their ids as \`servers\`)` : `no MCP server ${JSON.stringify(id)}`
+      return this.#settle(waiter, this.#error('not_found', what, { serverId: id }))
+    }
+    waiter.seen = true
+    const { server, plugin } = found
+    if (!enabled(server.enablement) || (plugin && !enabled(plugin.enablement))) {
+      return this.#settle(waiter, this.#error('server_disabled', `server ${JSON.stringify(id)} is disabled`, { serverId: id }))
+    }
+    const s = server.state
+    switch (s?.kind) {
+      case 'ready': {
+        let info
+        try {
+          info = this.#info(id)
+        } catch {
+          return this.#settle(waiter, this.#error('server_removed', `server ${JSON.stringify(id)} was removed`, { serverId: id }))
+        }
+        return this.#settle(waiter, undefined, info)
+      }
+      case 'error':
+        return this.#settle(waiter, this.#error(s.error.errorType, `server ${JSON.stringify(id)}: ${s.error.message}`, { serverId: id, state: s }))
+      case 'authRequired': {
+        const why = s.description ? `: ${s.description}` : ''
+        return this.#settle(waiter, this.#error('auth_required', `server ${JSON.stringify(id)} needs authorization (${s.reason}, resource ${s.resource?.resource})${why}`, { serverId: id, state: s }))
+      }
+      case 'stopped':
+        return this.#settle(waiter, this.#error('server_stopped', `server ${JSON.stringify(id)} is stopped`, { serverId: id }))
+      default:
+        return false // starting
+    }
+  }
+
+  /** Ends `waiter` (rejected with `err`, else resolved with `value`); true. */
+  #settle(waiter, err, value) {
+    this.#waiters.delete(waiter)
+    if (waiter.timer !== undefined) clearTimeout(waiter.timer)
+    waiter.unwatch?.()
+    if (err) waiter.reject(err)
+    else waiter.resolve(value)
+    return true
+  }
+
+  #aborted(id, signal) {
+    const err = abortError(signal, `whenReady(${JSON.stringify(id)})`)
+    err.data = { serverId: id }
+    return err
+  }
+
+  /**
+   * One delivered `ActionEnvelope`: the waiters on the id its action names
+   * (or on a child of that plugin) look again once the batch is through.
+   */
+  observe(envelope) {
+    if (this.#waiters.size === 0) return
+    const action = envelope?.action
+    if (!action || !WAKES.has(action.type)) return
+    const id = action.id ?? action.customization?.id
+    if (typeof id !== 'string') return
+    for (const w of this.#waiters) {
+      if (w.id === id || w.id.startsWith(`${id}/`)) this.#due.add(w)
+    }
+    if (this.#due.size > 0 && !this.#flushing) {
+      this.#flushing = true
+      queueMicrotask(() => this.#flush())
+    }
+  }
+
+  #flush() {
+    this.#flushing = false
+    const due = [...this.#due].filter((w) => this.#waiters.has(w))
+    this.#due.clear()
+    if (due.length === 0) return
+    let state
+    try {
+      state = this.#state()
+    } catch {
+      return // disposed: close() settles the waiters
+    }
+    for (const w of due) this.#judge(w, state)
+  }
+
+  /**
+   * `remove(id)` was called: waiters on `id` (a top-level server, or a
+   * plugin and its children) reject `server_removed` now, and so does any
+   * made before the returned `done()` is called (when `remove` settles).
+   */
+  removing(id) {
+    // A plugin's child cannot be removed on its own (`remove` rejects `not_found`).
+    if (typeof id !== 'string' || id === '' || id.includes('/')) return () => {}
+    this.#removing.set(id, (this.#removing.get(id) ?? 0) + 1)
+    for (const w of [...this.#waiters]) {
+      if (this.#removingOf(w.id)) this.#judge(w, undefined)
+    }
+    let done = false
+    return () => {
+      if (done) return
+      done = true
+      const n = this.#removing.get(id) - 1
+      if (n > 0) this.#removing.set(id, n)
+      else this.#removing.delete(id)
+    }
+  }
+
+  /** Whether a `remove` of `id` (or of its plugin: the part before the first `/`) is under way. */
+  #removingOf(id) {
+    if (this.#removing.size === 0) return false
+    if (this.#removing.has(id)) return true
+    const slash = id.indexOf('/')
+    return slash > 0 && this.#removing.has(id.slice(0, slash))
+  }
+
+  /** The host was disposed: every waiter rejects `disposed`. */
+  close() {
+    for (const w of [...this.#waiters]) {
+      this.#settle(w, this.#error('disposed', 'the host was disposed', { serverId: w.id }))
+    }
+  }
+}
+
+module.exports = { Readiness, findServer }

@@ -1,0 +1,254 @@
+'use strict'
+// Argument checks at the edge of McpHost: every public entry point checks
+// the shape of what it was given (object, string, number, boolean,
+// function, array per top-level field) before anything reaches the native
+// side, and throws HostError `invalid_argument` whose message starts with
+// the parameter and field path (`options.limits.callTimeoutMs: must be …`).
+// Deeper fields are checked natively, where the same path notation is used
+// (src/napi/mod.rs `parse`), so no napi or serde wording reaches users.
+// `credentials` (index.js) and `RequestOptions` (lib/host/request-options.js)
+// are checked where they are used.
+
+const { invalidArgument: invalid } = require('./errors.js')
+
+/** How a refused value is shown in a message: its type, or the value itself for scalars. */
+function shown(value) {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  switch (typeof value) {
+    case 'string': return value.length > 40 ? `a string of ${value.length} characters` : JSON.stringify(value)
+    case 'number': case 'boolean': case 'bigint': return String(value)
+    case 'undefined': return 'undefined'
+    default: return `a ${typeof value}`
+  }
+}
+
+const isObject = (value) => typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/** A plain object (not null, not an array), else `<path>: must be an object`. */
+function object(value, path, what = '') {
+  if (!isObject(value)) throw invalid(`${path}: must be an object${what}, got ${shown(value)}`)
+  return value
+}
+
+/** `undefined` (absent), else as {@link object}. */
+function optionalObject(value, path, what = '') {
+  return value === undefined ? value : object(value, path, what)
+}
+
+/** A non-empty string. */
+function nonEmptyString(value, path) {
+  if (typeof value !== 'string' || value === '') throw invalid(`${path}: must be a non-empty string`)
+  return value
+}
+
+/** Each check takes (value, path) and throws for a present value of the wrong type. */
+const optional = {
+  string(value, path) {
+    if (value !== undefined && typeof value !== 'string') throw invalid(`${path}: must be a string, got ${shown(value)}`)
+  },
+  nonEmptyString(value, path) {
+    if (value !== undefined) nonEmptyString(value, path)
+  },
+  boolean(value, path) {
+    if (value !== undefined && typeof value !== 'boolean') throw invalid(`${path}: must be a boolean, got ${shown(value)}`)
+  },
+  /** A non-negative safe integer (ms, bytes, counts). */
+  count(value, path) {
+    if (value !== undefined && !(Number.isSafeInteger(value) && value >= 0)) {
+      throw invalid(`${path}: must be a non-negative integer, got ${shown(value)}`)
+    }
+  },
+  object(value, path) { optionalObject(value, path) },
+  array(value, path) {
+    if (value !== undefined && !Array.isArray(value)) throw invalid(`${path}: must be an array, got ${shown(value)}`)
+  },
+  strings(value, path) {
+    optional.array(value, path)
+    value?.forEach((item, i) => { if (typeof item !== 'string') throw invalid(`${path}[${i}]: must be a string, got ${shown(item)}`) })
+  },
+  function(value, path) {
+    if (value !== undefined && typeof value !== 'function') throw invalid(`${path}: must be a function, got ${shown(value)}`)
+  },
+  oneOf(allowed) {
+    return (value, path) => {
+      if (value !== undefined && !allowed.includes(value)) {
+        throw invalid(`${path}: must be one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}, got ${shown(value)}`)
+      }
+    }
+  },
+}
+
+/** Checks the given fields of `value` (an object) with `spec` (field → check). Unknown fields are left to the native parser, which names them. */
+function fields(value, path, spec) {
+  for (const [key, check] of Object.entries(spec)) check(value[key], `${path}.${key}`)
+}
+
+const stringOrObject = (value, path) => {
+  if (value !== undefined && typeof value !== 'string' && !isObject(value)) {
+    throw invalid(`${path}: must be a string or an object, got ${shown(value)}`)
+  }
+}
+
+/** The request handlers the host can declare (src/requests.rs `ServerRequestKind`). */
+const REQUEST_KINDS = ['elicitation', 'sampling', 'roots']
+
+/** `new McpHost(options)`: the options object and its top-level fields. */
+function hostOptions(options) {
+  if (options === undefined) return {}
+  object(options, 'options', ' (McpHostOptions)')
+  fields(options, 'options', {
+    session: optional.nonEmptyString,
+    clientInfo: optional.object,
+    dataDir: optional.nonEmptyString,
+    limits: optional.object,
+    env: optional.oneOf(['inherit', 'allowList']),
+    publishServerTools: optional.boolean,
+    clientMetadataUrl: optional.string,
+    oauthRedirectPort: optional.count,
+    handlers: optional.object,
+    chatElicitation: optional.boolean,
+    mcpApps: optional.boolean,
+    roots: optional.array,
+    proxy: stringOrObject,
+    caCertificates: optional.strings,
+  })
+  if (options.clientInfo) {
+    fields(options.clientInfo, 'options.clientInfo', { name: nonEmptyString, version: nonEmptyString, title: optional.string })
+  }
+  for (const [key, value] of Object.entries(options.limits ?? {})) optional.count(value, `options.limits.${key}`)
+  for (const [key, value] of Object.entries(options.handlers ?? {})) {
+    if (!REQUEST_KINDS.includes(key)) {
+      throw invalid(`options.handlers.${key}: unknown request handler (expected ${REQUEST_KINDS.join(', ')})`)
+    }
+    optional.function(value, `options.handlers.${key}`)
+  }
+  return options
+}
+
+/** A per-server OAuth client option (`OAuthClientOption`). */
+function oauthClient(value, path) {
+  if (value === undefined) return
+  object(value, path, ' (OAuthClientOption)')
+  fields(value, path, {
+    clientId: nonEmptyString,
+    clientSecret: optional.string,
+    grant: optional.string,
+    privateKeyPem: optional.string,
+    signingAlgorithm: optional.string,
+    idp: optional.object,
+  })
+}
+
+const serverSettings = {
+  startupTimeoutMs: optional.count,
+  oauth: oauthClient,
+  protocol: optional.oneOf(['auto', '2026-07-28', 'legacy']),
+}
+
+/** `addPlugin(options)`. */
+function addPluginOptions(options) {
+  object(options, 'options', ' (AddPluginOptions: {root, …})')
+  fields(options, 'options', {
+    root: nonEmptyString,
+    uri: optional.nonEmptyString,
+    name: optional.nonEmptyString,
+    startupTimeoutMs: optional.count,
+    servers: optional.object,
+  })
+  for (const [name, overrides] of Object.entries(options.servers ?? {})) {
+    const path = `options.servers.${name}`
+    object(overrides, path)
+    fields(overrides, path, serverSettings)
+  }
+  return options
+}
+
+/** `addServer(options)`. */
+function addServerOptions(options) {
+  object(options, 'options', ' (AddServerOptions: {name, config, …})')
+  fields(options, 'options', {
+    name: nonEmptyString,
+    config: (value, path) => object(value, path, ' (an mcp.json server entry)'),
+    root: optional.nonEmptyString,
+    uri: optional.nonEmptyString,
+    ...serverSettings,
+  })
+  return options
+}
+
+/** `authenticate(params)` (AHP `authenticate`). */
+function authenticateParams(params) {
+  object(params, 'params', ' (AuthenticateParams: {resource, token, …})')
+  fields(params, 'params', {
+    resource: nonEmptyString,
+    token: (value, path) => { if (typeof value !== 'string') throw invalid(`${path}: must be a string, got ${shown(value)}`) },
+    expiresIn: optional.count,
+    scopes: optional.strings,
+  })
+  return params
+}
+
+/** `authorize(serverId, options)`: the options' own fields (`signal` aside). */
+function authorizeOptions(options) {
+  if (options === undefined || options === null) return {}
+  object(options, 'options', ' (AuthorizeOptions)')
+  fields(options, 'options', {
+    openUrl: optional.function,
+    scopes: optional.strings,
+    timeoutMs: optional.count,
+    idToken: optional.string,
+    assertion: optional.string,
+  })
+  return options
+}
+
+/** `dispatch(action, origin)`: the origin object (its `clientSeq` is checked by index.js). */
+function dispatchOrigin(origin) {
+  if (origin === undefined) return {}
+  return object(origin, 'origin', ' ({clientId?, clientSeq?})')
+}
+
+/** `getPrompt(serverId, name, args)`: prompt arguments, string values. */
+function promptArgs(args) {
+  if (args === undefined || args === null) return args
+  object(args, 'args', ' of string values')
+  for (const [key, value] of Object.entries(args)) {
+    if (typeof value !== 'string') throw invalid(`args.${key}: must be a string, got ${shown(value)}`)
+  }
+  return args
+}
+
+/** `callTool(options)`: the call's own fields (`signal`, the timeouts and `onProgress` are request options). */
+// callTool's checked fields, each with its path: built once, not per call.
+const CALL_TOOL_FIELDS = Object.entries({
+  name: nonEmptyString,
+  serverId: optional.nonEmptyString,
+  digest: optional.string,
+  chat: optional.string,
+  turnId: optional.string,
+  toolCallId: optional.string,
+  displayName: optional.string,
+  taskHandle: optional.boolean,
+}).map(([key, check]) => [key, check, `options.${key}`])
+
+function callToolOptions(options) {
+  object(options, 'options', ' (CallToolOptions: {name, serverId?, arguments?, …})')
+  for (const [key, check, path] of CALL_TOOL_FIELDS) check(options[key], path)
+  return options
+}
+
+module.exports = {
+  callToolOptions,
+  invalid,
+  object,
+  optionalObject,
+  nonEmptyString,
+  hostOptions,
+  addPluginOptions,
+  addServerOptions,
+  authenticateParams,
+  authorizeOptions,
+  dispatchOrigin,
+  promptArgs,
+}

@@ -1,0 +1,129 @@
+#!/usr/bin/env node
+'use strict'
+// Builds the native addon, written to ahp-mcp-host.<platform>.node with
+// binding.js / binding.d.ts beside it, and records what it built in
+// target/ahp-addon-build.json (`lastBuild()`: {profile, triple, file}).
+//   - release (the default, `npm run build`): the way it ships
+//     (`[profile.release]` in Cargo.toml: stripped, thin LTO); the demo, the
+//     benchmark, the conformance runner and the release checks of .ci/run
+//     (consumer + packaging tests with AHP_REQUIRE_RELEASE=1) use it;
+//   - `--debug` (`npm test`): the dev profile, system toolchain, for the
+//     host triple (`--target` like the release build, so the compiled
+//     dependencies are shared with `cargo test --target <host triple>`,
+//     scripts/cargo-test.js); every JS test runs on it;
+//   - `--symbols` (or AHP_ADDON_SYMBOLS=1): the release build NOT stripped
+//     (CARGO_PROFILE_RELEASE_STRIP=false: only the link step differs), for
+//     profiling (docs/benchmark.md, "Profile"); recorded as `release-symbols`.
+//
+// On a Linux x64 host the addon is linked against an old glibc: napi-rs's
+// cross toolchain (`napi build --use-napi-cross`: gcc and a glibc 2.17
+// sysroot from the npm package `@napi-rs/cross-toolchain-x64-target-x86_64`,
+// cached under ~/.napi-rs/cross-toolchain/). @napi-rs/cli 3.x asks npm for
+// that package at the version of `@napi-rs/cross-toolchain` (1.0.5), which
+// was never published for x86_64 (the newest is 1.0.0), so this script puts
+// 1.0.0 where the CLI looks first. AHP_NO_NAPI_CROSS=1 builds with the
+// system toolchain instead (the binary then needs this machine's glibc).
+//
+//   node scripts/build-addon.js [--debug | --symbols]   # --debug: a debug build, system toolchain
+//   node scripts/build-addon.js --fetch-toolchain   # only fetch the cross toolchain
+
+const { spawnSync, execFileSync } = require('node:child_process')
+const fs = require('node:fs')
+const os = require('node:os')
+const path = require('node:path')
+
+const ROOT = path.join(__dirname, '..')
+const TRIPLE = 'x86_64-unknown-linux-gnu'
+const TOOLCHAIN_PACKAGE = '@napi-rs/cross-toolchain-x64-target-x86_64'
+const TOOLCHAIN_VERSION = '1.0.0'
+
+function fail(message) {
+  console.error(`build-addon: ${message}`)
+  process.exit(1)
+}
+
+/** Where `napi build --use-napi-cross` looks for the toolchain (cli.js `pickCrossToolchain`). */
+function toolchainDir() {
+  const { version } = require('@napi-rs/cross-toolchain/package.json')
+  return path.join(os.homedir(), '.napi-rs', 'cross-toolchain', version, TRIPLE)
+}
+
+/** Downloads and unpacks the cross toolchain once (`npm pack`, then `tar`: gzip, then xz). */
+function ensureToolchain() {
+  const dest = toolchainDir()
+  if (fs.existsSync(path.join(dest, 'package.json'))) return
+  console.error(`build-addon: fetching ${TOOLCHAIN_PACKAGE}@${TOOLCHAIN_VERSION} (glibc 2.17 sysroot, ~50 MB) into ${dest}`)
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'ahp-cross-'))
+  try {
+    const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm'
+    const name = execFileSync(npm, ['pack', '--silent', `${TOOLCHAIN_PACKAGE}@${TOOLCHAIN_VERSION}`], {
+      cwd: scratch,
+      encoding: 'utf8',
+    })
+      .trim()
+      .split('\n')
+      .pop()
+    execFileSync('tar', ['-xzf', name], { cwd: scratch })
+    const partial = `${dest}.partial`
+    fs.rmSync(partial, { recursive: true, force: true })
+    fs.mkdirSync(partial, { recursive: true })
+    execFileSync('tar', ['-xJf', path.join(scratch, 'package', `${TRIPLE}.tar.xz`), '-C', partial])
+    fs.rmSync(dest, { recursive: true, force: true })
+    fs.renameSync(partial, dest)
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true })
+  }
+}
+
+/** This machine's Rust host triple (`rustc -vV`, line `host:`). */
+function hostTriple() {
+  const out = execFileSync(process.env.RUSTC || 'rustc', ['-vV'], { encoding: 'utf8' })
+  const m = /^host: (\S+)$/m.exec(out)
+  if (!m) fail(`no host triple in \`rustc -vV\`: ${out}`)
+  return m[1]
+}
+
+/** The workspace target dir (CARGO_TARGET_DIR or target/). */
+function targetDir() {
+  return process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target')
+}
+
+/** What the last build recorded: {profile: 'release' | 'release-symbols' | 'debug', triple, file}, or undefined. */
+function lastBuild() {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(targetDir(), 'ahp-addon-build.json'), 'utf8'))
+  } catch {
+    return undefined
+  }
+}
+
+function main() {
+  if (process.argv.includes('--fetch-toolchain')) return ensureToolchain()
+  if (process.argv.includes('--host-triple')) return console.log(hostTriple())
+  const debug = process.argv.includes('--debug')
+  const symbols = !debug && (process.argv.includes('--symbols') || process.env.AHP_ADDON_SYMBOLS === '1')
+  const triple = hostTriple()
+  const args = ['build', '--platform', '--target', triple, '--js', 'binding.js', '--dts', 'binding.d.ts']
+  if (!debug) args.push('--release')
+  const cross = !debug && process.platform === 'linux' && process.arch === 'x64' && process.env.AHP_NO_NAPI_CROSS !== '1'
+  if (cross) {
+    ensureToolchain()
+    args.push('--use-napi-cross')
+  }
+  const env = { ...process.env }
+  if (symbols) env.CARGO_PROFILE_RELEASE_STRIP = 'false'
+  const stamp = path.join(targetDir(), 'ahp-addon-build.json')
+  fs.rmSync(stamp, { force: true }) // a failed build leaves no stale record
+  const napi = path.join(ROOT, 'node_modules', '.bin', process.platform === 'win32' ? 'napi.cmd' : 'napi')
+  const r = spawnSync(napi, args, { cwd: ROOT, stdio: 'inherit', env })
+  if (r.error) fail(`cannot run ${napi}: ${r.error.message}`)
+  if (r.status !== 0) fail(`napi ${args.join(' ')} exited with ${r.status}`)
+  const file = fs.readdirSync(ROOT).find((f) => /^ahp-mcp-host\..+\.node$/.test(f))
+  const profile = debug ? 'debug' : symbols ? 'release-symbols' : 'release'
+  fs.mkdirSync(targetDir(), { recursive: true })
+  fs.writeFileSync(stamp, JSON.stringify({ profile, triple, file, cross }) + '\n')
+}
+
+module.exports = { hostTriple, lastBuild }
+
+if (require.main === module) main()

@@ -1,0 +1,150 @@
+//! Where the time of a 1000-tool catalogue goes, stage by stage (ignored:
+//! a measurement, never an assertion on time). Run it on a release build:
+//!
+//! ```text
+//! cargo test --release --lib supervisor::shared::perf -- --ignored --nocapture
+//! ```
+//!
+//! Stages, each the median of several rounds: rmcp's decode of the
+//! `tools/list` response line (untagged `ServerJsonRpcMessage`) and its
+//! re-encoding into a `Value` (what the request path does today), a plain
+//! `Value` decode for comparison, [`ServerTools::build`] (bounds, schema
+//! normalization, digests), [`Catalogue::set_server`] (names, the JSON for
+//! JS), a refresh of an unchanged listing, and the publication
+//! (`session/serverToolsChanged` through the reducer, serialized).
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ahp_types::actions::{SessionServerToolsChangedAction, StateAction};
+use serde_json::{json, Value};
+
+use crate::catalogue::{Catalogue, ServerTools};
+use crate::limits::Limits;
+use crate::session::SessionStore;
+
+/// `n` tools like the benchmark server's, every tenth one richer (title,
+/// annotations, an output schema, `_meta`), as a JSON-RPC response line.
+fn response_line(n: usize) -> String {
+    let tools: Vec<Value> = (0..n)
+        .map(|i| {
+            let mut t = json!({
+                "name": format!("tool_{i:04}"),
+                "description": format!("Benchmark filler tool number {i:04}"),
+                "inputSchema": {
+                    "type": "object",
+                    "properties": {
+                        "query": {"type": "string", "description": "what to look for"},
+                        "limit": {"type": "integer", "minimum": 1}
+                    },
+                    "required": ["query"]
+                }
+            });
+            if i % 10 == 0 {
+                t["title"] = json!(format!("Tool {i}"));
+                t["annotations"] = json!({"readOnlyHint": true, "openWorldHint": false});
+                t["outputSchema"] = json!({"type": "object", "properties": {"hits": {"type": "array", "items": {"type": "string"}}}});
+                t["_meta"] = json!({"example.com/origin": "bench"});
+            }
+            t
+        })
+        .collect();
+    json!({"jsonrpc": "2.0", "id": 3, "result": {"tools": tools}}).to_string()
+}
+
+/// Median of `rounds` runs of `f`.
+fn median(rounds: usize, mut f: impl FnMut()) -> Duration {
+    let mut times: Vec<Duration> = (0..rounds)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[rounds / 2]
+}
+
+fn raw_tools(line: &str) -> Vec<Value> {
+    let mut v: Value = serde_json::from_str(line).unwrap();
+    match v["result"]["tools"].take() {
+        Value::Array(a) => a,
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+#[ignore = "a measurement: run with --ignored --nocapture on a release build"]
+fn catalogue_of_1000_tools_stage_by_stage() {
+    const ROUNDS: usize = 15;
+    let line = response_line(1000);
+    let limits = Limits::default();
+    let report = |stage: &str, d: Duration| {
+        println!("{stage:<58} {:>9.3} ms", d.as_secs_f64() * 1e3);
+    };
+    println!(
+        "response line: {} bytes, {ROUNDS} rounds, medians",
+        line.len()
+    );
+    report(
+        "rmcp decode (ServerJsonRpcMessage) + to_value",
+        median(ROUNDS, || {
+            let m: rmcp::model::ServerJsonRpcMessage = serde_json::from_str(&line).unwrap();
+            let rmcp::model::ServerJsonRpcMessage::Response(r) = m else {
+                panic!("not a response")
+            };
+            std::hint::black_box(serde_json::to_value(r.result).unwrap());
+        }),
+    );
+    report(
+        "plain Value decode",
+        median(ROUNDS, || {
+            std::hint::black_box(raw_tools(&line));
+        }),
+    );
+    report(
+        "ServerTools::build",
+        median(ROUNDS, || {
+            let raw = raw_tools(&line);
+            std::hint::black_box(ServerTools::build("bench", raw, &limits).unwrap());
+        }),
+    );
+    let build = || Arc::new(ServerTools::build("bench", raw_tools(&line), &limits).unwrap());
+    report(
+        "build + Catalogue::set_server (new server: names, JSON)",
+        median(ROUNDS, || {
+            let mut c = Catalogue::default();
+            std::hint::black_box(c.set_server("bench", Some(build())));
+        }),
+    );
+    let mut catalogue = Catalogue::default();
+    catalogue.set_server("bench", Some(build()));
+    report(
+        "refresh, unchanged: build + set_server",
+        median(ROUNDS, || {
+            std::hint::black_box(catalogue.set_server("bench", Some(build())));
+        }),
+    );
+    let entries = catalogue.entries();
+    let mut session = SessionStore::new("ahp-session:/perf");
+    report(
+        "publish: definitions (built from the checked tools)",
+        median(ROUNDS, || {
+            let tools: Vec<_> = entries.iter().map(|e| e.definition()).collect();
+            std::hint::black_box(tools);
+        }),
+    );
+    let mut bytes = 0;
+    report(
+        "publish: definitions + reducer + envelope JSON",
+        median(ROUNDS, || {
+            let tools = entries.iter().map(|e| e.definition()).collect();
+            let action =
+                StateAction::SessionServerToolsChanged(SessionServerToolsChangedAction { tools });
+            let envelope = session.emit(action);
+            let json = serde_json::to_string(&envelope).unwrap();
+            bytes = json.len();
+        }),
+    );
+    println!("(the envelope is {bytes} bytes)");
+}

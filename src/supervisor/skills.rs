@@ -1,0 +1,65 @@
+//! A server's skills (SEP-2640) listed after connect: when its declared
+//! capabilities carry the `io.modelcontextprotocol/skills` extension, every
+//! page of `skills/list` (bounded: `maxListPages`, `maxCursorBytes`,
+//! [`MAX_SKILLS_PER_SERVER`] entries, the startup timeout), each entry
+//! checked ([`crate::skills::entry_of`]), kept in
+//! [`HostShared::skills`] under the server's id and published as AHP skill
+//! customizations ([`crate::skills::publish`]). No skill file is read
+//! here (SEP-2640 "Lazy Retrieval"): files are read only by `loadSkill`.
+//!
+//! Runs before the server's `ready` state, so `listSkills()` has them when
+//! `ready` is seen. A failed listing keeps the previous entries (a warning
+//! on `host.skills`); the server stays usable. A server that does not
+//! declare the extension is sent nothing and has no skills.
+
+use std::time::Duration;
+
+use super::request::{list_all, RequestFailure};
+use super::{HostShared, ServerLive};
+use crate::events::{log, LogLevel};
+use crate::limits::MAX_SKILLS_PER_SERVER;
+use crate::skills::{entry_of, publish::skills_action};
+
+/// Lists server `id`'s skills on its live connection and publishes them.
+pub async fn list_skills(shared: &HostShared, id: &str, live: &ServerLive, timeout: Duration) {
+    let Some(conn) = live.connection() else {
+        return;
+    };
+    let declared = conn
+        .peer
+        .peer_info()
+        .is_some_and(|info| info.capabilities.supports_skills());
+    if !declared {
+        set_skills(shared, id, Vec::new());
+        return;
+    }
+    let limits = &shared.limits;
+    let bound = (MAX_SKILLS_PER_SERVER, "MAX_SKILLS_PER_SERVER");
+    let walk = list_all(conn.wire(), id, "skills/list", "skills", limits, bound);
+    let warn = |message: String| shared.log(log(LogLevel::Warn, "host.skills", Some(id), message));
+    let items = match tokio::time::timeout(timeout, walk).await {
+        Ok(Ok(items)) => items,
+        Ok(Err(RequestFailure::Failed(e))) => {
+            return warn(format!("{}; the previous skills are kept", e.message))
+        }
+        Ok(Err(RequestFailure::Auth(_))) => {
+            return warn("skills/list was refused (authorization)".to_owned())
+        }
+        Err(_) => return warn("skills/list timed out; the previous skills are kept".to_owned()),
+    };
+    let entries: Vec<_> = items.into_iter().map(entry_of).collect();
+    for e in &entries {
+        if let Some(problem) = &e.problem {
+            warn(format!("skill {:?} cannot be loaded: {problem}", e.uri));
+        }
+    }
+    set_skills(shared, id, entries);
+}
+
+/// Keeps `entries` as server `id`'s skills and publishes them when they changed.
+fn set_skills(shared: &HostShared, id: &str, entries: Vec<crate::skills::ListedSkill>) {
+    if shared.skills.set(id, entries) {
+        let entries = shared.skills.of(id);
+        shared.emit_from(|state| skills_action(state, id, &entries));
+    }
+}
