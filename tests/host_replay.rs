@@ -231,6 +231,24 @@ fn replay<'a>(
     state
 }
 
+/// Drains the envelopes until their replay is the host's state. The host
+/// emits an envelope right after it changes its state, so one drain can miss
+/// the latest envelope (a catalogue published after `ready`, say): a
+/// difference that lasts [`WAIT`] fails with both states printed.
+async fn assert_replay_settles(host: &Host, events: &mut Events, what: &str) {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        events.drain();
+        let replayed = replay(&events.actions, false);
+        let state = host.state();
+        if replayed == state || tokio::time::Instant::now() >= deadline {
+            assert_same_state(what, &replayed, &state);
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 fn assert_same_state(what: &str, got: &SessionState, expected: &SessionState) {
     if got != expected {
         panic!(
@@ -825,11 +843,7 @@ async fn mcp_apps_state_replays_to_host_state_across_stop_and_start() {
     let plain = add_everything(&host, "everything").await;
     wait_server(&host, &mut events, &app, "ready", is_ready).await;
     wait_server(&host, &mut events, &plain, "ready", is_ready).await;
-    let check_replay = |events: &mut Events, what: &str| {
-        events.drain();
-        assert_same_state(what, &replay(&events.actions, false), &host.state());
-    };
-    check_replay(&mut events, "both ready");
+    assert_replay_settles(&host, &mut events, "both ready").await;
     let (has_app, first) = app_fields(&host.state(), &app);
     assert!(has_app, "the App server has mcpApp");
     let first = first.expect("a ready App server has a channel");
@@ -850,7 +864,7 @@ async fn mcp_apps_state_replays_to_host_state_across_stop_and_start() {
         (true, None),
         "stopped: no channel"
     );
-    check_replay(&mut events, "App server stopped");
+    assert_replay_settles(&host, &mut events, "App server stopped").await;
 
     host.dispatch(start_action(&app), origin(2)).expect("start");
     events
@@ -861,7 +875,7 @@ async fn mcp_apps_state_replays_to_host_state_across_stop_and_start() {
     let (_, second) = app_fields(&host.state(), &app);
     let second = second.expect("ready again: a channel");
     assert_ne!(first, second, "a restart gives a new channel URI");
-    check_replay(&mut events, "App server restarted");
+    assert_replay_settles(&host, &mut events, "App server restarted").await;
 
     host.shutdown().await;
     assert_final_replay(&host, &mut events, &[&app, &plain]);
