@@ -102,6 +102,22 @@ for (const transport of ['stdio', 'http']) {
   }
 }
 
+for (const transport of ['stdio', 'http']) {
+  test(`${transport}: notifications/resources/list_changed re-lists the skills while connected, and the new one is published`, async (t) => {
+    const { host, actions } = newHost(t, { session: SESSION })
+    const id = await addSkillsServer(t, host, transport, 'docs')
+    const hidden = 'skill://hidden/SKILL.md'
+    assert.deepEqual(host.listSkills(id).map((s) => s.uri), [PDF, REFUNDS, DAILY])
+    const result = await host.callTool({ serverId: id, name: 'list_hidden' })
+    assert.equal(result.content[0].text, 'listed')
+    await waitFor(() => host.listSkills(id).some((s) => s.uri === hidden), { what: 'the hidden skill listed after resources/list_changed' })
+    assert.deepEqual(host.listSkills(id).map((s) => s.uri), [PDF, REFUNDS, DAILY, hidden])
+    const container = findCustomization(host.getState(), `${id}/skills`)
+    assert.ok(container.children.some((c) => c.id === `${id}/skill:${hidden}`), JSON.stringify(container.children.map((c) => c.id)))
+    await replayMatches(host, actions)
+  })
+}
+
 test('a skill absent from the listing is loaded through skills/get; an unknown one is not_found', async (t) => {
   const { host } = newHost(t, { session: SESSION })
   const id = await addSkillsServer(t, host, 'stdio', 'docs')

@@ -12,9 +12,8 @@ use std::time::{Duration, Instant};
 
 use ahp_types::state::{AhpMcpUiHostCapabilities, McpServerState};
 use rmcp::transport::auth::{AuthClient, AuthorizationManager};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::{mpsc, oneshot};
 
-use super::client::Notice;
 use super::connect::{HttpAuth, TransportSpec};
 use super::connector::{
     open_listed, relist_tools, BoxFuture, Connector, Discovered, Opened, ServerConnection,
@@ -28,11 +27,16 @@ use crate::apps::capabilities::host_capabilities;
 use crate::auth::AuthChallenge;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel, ToolsChangeReason};
-use crate::limits::{LIST_CHANGED_BURST, LIST_CHANGED_DEBOUNCE_MS};
+use crate::limits::LIST_CHANGED_DEBOUNCE_MS;
 use crate::requests::ServerRequestKind;
 
 #[cfg(test)]
 mod tests;
+mod waiting;
+
+#[cfg(test)]
+use waiting::relist_time;
+use waiting::{relist_credit, Waiting};
 
 /// The parts of a command that are not plain data.
 #[derive(Default)]
@@ -80,148 +84,6 @@ fn split(command: Option<Command>) -> (Input, Payload) {
         }
     };
     (input, payload)
-}
-
-/// What the current phase waits on besides commands.
-enum Waiting<K> {
-    /// Nothing (stopped, failed, `authRequired`).
-    Nothing,
-    /// Starting: the attempt in flight.
-    Open(BoxFuture<Result<Opened<K>, RequestFailure>>),
-    /// Ready: the connection.
-    Serve(Serving<K>),
-    /// Backing off: the restart timer.
-    Backoff(std::pin::Pin<Box<tokio::time::Sleep>>),
-}
-
-/// A ready connection and what the actor watches on it.
-struct Serving<K> {
-    conn: K,
-    closed: watch::Sender<Option<String>>,
-    notices: Option<mpsc::UnboundedReceiver<Notice>>,
-    relist_at: Option<tokio::time::Instant>,
-    /// The re-list pacing credit (see [`relist_time`]); `None` before the
-    /// first re-list.
-    relist_tat: Option<tokio::time::Instant>,
-    gone: Option<BoxFuture<String>>,
-}
-
-impl<K: ServerConnection> Serving<K> {
-    fn new(opened: Opened<K>) -> Self {
-        let mut conn = opened.conn;
-        let notices = Some(conn.take_notices());
-        let gone = Some(conn.ended());
-        Self {
-            conn,
-            closed: opened.closed,
-            notices,
-            relist_at: None,
-            relist_tat: None,
-            gone,
-        }
-    }
-
-    /// Schedules a re-list after `notifications/tools/list_changed` (see
-    /// [`relist_time`]: [`LIST_CHANGED_BURST`] at once, then one per
-    /// [`LIST_CHANGED_DEBOUNCE_MS`]).
-    fn schedule_relist(&mut self) {
-        let now = tokio::time::Instant::now();
-        let burst = LIST_CHANGED_BURST.saturating_sub(1);
-        let window = Duration::from_millis(LIST_CHANGED_DEBOUNCE_MS * u64::from(burst));
-        self.relist_at = Some(relist_time(self.relist_at, self.relist_tat, now, window));
-    }
-
-    /// The connection's next event: it ended, tools changed, or the
-    /// re-list debounce passed.
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: the end watch is kept until it resolves; notices are
-    /// taken only when returned.
-    async fn next(&mut self) -> Input {
-        loop {
-            let relist_at = self.relist_at;
-            let relist = async move {
-                match relist_at {
-                    Some(at) => tokio::time::sleep_until(at).await,
-                    None => std::future::pending().await,
-                }
-            };
-            let gone = async {
-                match &mut self.gone {
-                    Some(gone) => gone.as_mut().await,
-                    None => std::future::pending().await,
-                }
-            };
-            let notices = &mut self.notices;
-            // Biased: notices already received are taken before a due
-            // re-list, so notices that arrived together cost one re-list.
-            tokio::select! {
-                biased;
-                reason = gone => {
-                    self.gone = None;
-                    return Input::Crashed(reason);
-                }
-                notice = async { notices.as_mut()?.recv().await }, if notices.is_some() => match notice {
-                    Some(Notice::ToolsChanged) => return Input::ToolsListChanged,
-                    None => self.notices = None,
-                },
-                _ = relist => {
-                    self.relist_at = None;
-                    return Input::RelistDue;
-                }
-            }
-        }
-    }
-}
-
-impl<K: ServerConnection> Waiting<K> {
-    /// The current phase's next event. A finished attempt becomes the
-    /// served connection (or nothing).
-    ///
-    /// # Cancel safety
-    ///
-    /// Cancel safe: the attempt, the connection's watches and the timer are
-    /// polled by reference and kept until they resolve.
-    async fn next(&mut self) -> Input {
-        match self {
-            Waiting::Nothing => std::future::pending().await,
-            Waiting::Open(attempt) => {
-                let outcome = attempt.as_mut().await;
-                *self = Waiting::Nothing;
-                match outcome {
-                    Ok(opened) => {
-                        let tools_changed = opened.tools_changed;
-                        *self = Waiting::Serve(Serving::new(opened));
-                        let at = Instant::now();
-                        Input::Opened { at, tools_changed }
-                    }
-                    Err(RequestFailure::Auth(header)) => Input::Challenged(header),
-                    Err(RequestFailure::Failed(e)) => Input::OpenFailed(e),
-                }
-            }
-            Waiting::Serve(serving) => serving.next().await,
-            Waiting::Backoff(timer) => {
-                timer.as_mut().await;
-                *self = Waiting::Nothing;
-                Input::BackoffElapsed
-            }
-        }
-    }
-
-    /// Drops what `phase` no longer waits on.
-    fn keep_for(&mut self, phase: &Phase) {
-        let keep = matches!(
-            (&*self, phase),
-            (Waiting::Nothing, _)
-                | (Waiting::Open(_), Phase::Starting { .. })
-                | (Waiting::Serve(_), Phase::Ready { .. })
-                | (Waiting::Backoff(_), Phase::BackingOff { .. })
-        );
-        if !keep {
-            *self = Waiting::Nothing;
-        }
-    }
 }
 
 /// One server's actor.
@@ -480,8 +342,10 @@ impl<C: Connector> Actor<C> {
         })
     }
 
-    /// Re-lists tools after `notifications/tools/list_changed` (free-standing,
-    /// or on a `subscriptions/listen` stream: see [`super::listen`]).
+    /// Re-lists what change notices made stale (free-standing, or on a
+    /// `subscriptions/listen` stream: see [`super::listen`]): tools after
+    /// `notifications/tools/list_changed`, skills after
+    /// `notifications/resources/list_changed` from a server with skills.
     async fn relist(&mut self) {
         let Waiting::Serve(serving) = &mut self.waiting else {
             return;
@@ -489,8 +353,19 @@ impl<C: Connector> Actor<C> {
         let interval = Duration::from_millis(LIST_CHANGED_DEBOUNCE_MS);
         let now = tokio::time::Instant::now();
         serving.relist_tat = Some(relist_credit(serving.relist_tat, now, interval));
-        let serving = &*serving;
-        if let Some(tools) = relist_tools(&self.shared, &self.spec, &serving.conn).await {
+        let stale = std::mem::take(&mut serving.stale);
+        if stale.skills {
+            let timeout = Duration::from_millis(self.shared.limits.call_timeout_ms);
+            super::skills::list_skills(&self.shared, &self.spec.id, &self.live, timeout).await;
+        }
+        if !stale.tools {
+            return;
+        }
+        let Waiting::Serve(serving) = &self.waiting else {
+            return;
+        };
+        let conn = &serving.conn;
+        if let Some(tools) = relist_tools(&self.shared, &self.spec, conn).await {
             let count = tools.tools.len();
             self.log(
                 LogLevel::Info,
@@ -531,33 +406,6 @@ impl<C: Connector> Actor<C> {
             }
         }
     }
-}
-
-/// When to re-list after a `notifications/tools/list_changed` at `now`
-/// (pacing by the generic cell rate algorithm): a re-list already
-/// `scheduled` is kept (not pushed back, so a steady stream of notices
-/// cannot starve it); else at once while the pacing credit `tat` (see
-/// [`relist_credit`]) is at most `window` ahead of `now`, else when it is.
-/// With `window` = (burst − 1) × interval, up to `burst` re-lists run at
-/// once, then at most one per interval; notices that arrive while one is
-/// scheduled cost nothing more.
-fn relist_time<T>(scheduled: Option<T>, tat: Option<T>, now: T, window: Duration) -> T
-where
-    T: Copy + Ord + std::ops::Add<Duration, Output = T> + std::ops::Sub<Duration, Output = T>,
-{
-    scheduled.unwrap_or_else(|| match tat {
-        Some(tat) if tat > now + window => tat - window,
-        _ => now,
-    })
-}
-
-/// The pacing credit (theoretical arrival time) once a re-list begins at
-/// `start`: one `interval` past the later of the old credit and `start`.
-fn relist_credit<T>(tat: Option<T>, start: T, interval: Duration) -> T
-where
-    T: Copy + Ord + std::ops::Add<Duration, Output = T>,
-{
-    tat.map_or(start, |t| t.max(start)) + interval
 }
 
 /// Waits for the launch permit of server `id` (logged at `debug` when it

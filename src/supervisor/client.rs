@@ -76,6 +76,9 @@ impl Drop for WaitGuard {
 pub enum Notice {
     /// `notifications/tools/list_changed`.
     ToolsChanged,
+    /// `notifications/resources/list_changed` (skills are resources: the
+    /// actor re-lists them when the server declared the extension).
+    ResourcesChanged,
 }
 
 /// Per-connection client handler.

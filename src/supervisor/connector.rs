@@ -270,6 +270,8 @@ pub struct Opened<K> {
     pub closed: watch::Sender<Option<String>>,
     /// Whether the model catalogue changed (to publish after `ready`).
     pub tools_changed: bool,
+    /// Whether the server declared the skills extension (SEP-2640).
+    pub skills: bool,
 }
 
 /// A whole start: opens, lists tools (a server may accept `initialize`
@@ -315,12 +317,13 @@ pub async fn open_listed<C: Connector>(
     }
     let (closed, watch) = watch::channel(None);
     live.set(conn.live(watch));
-    super::skills::list_skills(shared, &spec.id, live, spec.startup_timeout).await;
+    let skills = super::skills::list_skills(shared, &spec.id, live, spec.startup_timeout).await;
     let tools_changed = shared.update_tools(&spec.id, Some(tools));
     Ok(Opened {
         conn,
         closed,
         tools_changed,
+        skills,
     })
 }
 

@@ -85,6 +85,7 @@ impl HostClient {
             }
             Change::Resources => {
                 self.cache.invalidate(&Invalidation::Resources);
+                let _ = self.notices.send(Notice::ResourcesChanged);
                 self.to_app("notifications/resources/list_changed");
                 let list = "resources";
                 self.sink.send(HostEvent::ListChanged { server_id, list });

@@ -209,8 +209,9 @@ pub enum Input {
     Challenged(String),
     /// Challenged: what discovery found.
     Discovered(Discovery),
-    /// Ready: `notifications/tools/list_changed` arrived.
-    ToolsListChanged,
+    /// Ready: a list the host re-lists changed (`notifications/tools/list_changed`;
+    /// `notifications/resources/list_changed` from a server with skills).
+    ListChanged,
     /// Ready: a scheduled re-list is due.
     RelistDue,
     /// Ready: the connection ended on its own (exit status, stderr tail).

@@ -8,7 +8,8 @@
 //! here (SEP-2640 "Lazy Retrieval"): files are read only by `loadSkill`.
 //!
 //! Runs before the server's `ready` state, so `listSkills()` has them when
-//! `ready` is seen. A failed listing keeps the previous entries (a warning
+//! `ready` is seen, and again, by the actor, after
+//! `notifications/resources/list_changed` (skills are resources). A failed listing keeps the previous entries (a warning
 //! on `host.skills`); the server stays usable. A server that does not
 //! declare the extension is sent nothing and has no skills.
 
@@ -21,9 +22,16 @@ use crate::limits::MAX_SKILLS_PER_SERVER;
 use crate::skills::{entry_of, publish::skills_action};
 
 /// Lists server `id`'s skills on its live connection and publishes them.
-pub async fn list_skills(shared: &HostShared, id: &str, live: &ServerLive, timeout: Duration) {
+/// Returns whether the server declared the extension (then
+/// `notifications/resources/list_changed` re-lists them: see the actor).
+pub async fn list_skills(
+    shared: &HostShared,
+    id: &str,
+    live: &ServerLive,
+    timeout: Duration,
+) -> bool {
     let Some(conn) = live.connection() else {
-        return;
+        return false;
     };
     let declared = conn
         .peer
@@ -31,7 +39,7 @@ pub async fn list_skills(shared: &HostShared, id: &str, live: &ServerLive, timeo
         .is_some_and(|info| info.capabilities.supports_skills());
     if !declared {
         set_skills(shared, id, Vec::new());
-        return;
+        return false;
     }
     let limits = &shared.limits;
     let bound = (MAX_SKILLS_PER_SERVER, "MAX_SKILLS_PER_SERVER");
@@ -40,12 +48,17 @@ pub async fn list_skills(shared: &HostShared, id: &str, live: &ServerLive, timeo
     let items = match tokio::time::timeout(timeout, walk).await {
         Ok(Ok(items)) => items,
         Ok(Err(RequestFailure::Failed(e))) => {
-            return warn(format!("{}; the previous skills are kept", e.message))
+            warn(format!("{}; the previous skills are kept", e.message));
+            return true;
         }
         Ok(Err(RequestFailure::Auth(_))) => {
-            return warn("skills/list was refused (authorization)".to_owned())
+            warn("skills/list was refused (authorization)".to_owned());
+            return true;
         }
-        Err(_) => return warn("skills/list timed out; the previous skills are kept".to_owned()),
+        Err(_) => {
+            warn("skills/list timed out; the previous skills are kept".to_owned());
+            return true;
+        }
     };
     let entries: Vec<_> = items.into_iter().map(entry_of).collect();
     for e in &entries {
@@ -54,6 +67,7 @@ pub async fn list_skills(shared: &HostShared, id: &str, live: &ServerLive, timeo
         }
     }
     set_skills(shared, id, entries);
+    true
 }
 
 /// Keeps `entries` as server `id`'s skills and publishes them when they changed.

@@ -140,12 +140,23 @@ async fn kinds(events: &mut mpsc::UnboundedReceiver<HostEvent>, n: usize) -> Vec
     out
 }
 
-#[tokio::test]
-async fn starts_and_becomes_ready_without_repeating_starting() {
+/// A host whose server `srv` (one fake attempt, which succeeds) is `ready`.
+async fn ready_server() -> (
+    Arc<HostShared>,
+    mpsc::UnboundedReceiver<HostEvent>,
+    Arc<Fake>,
+    ServerHandle,
+) {
     let (shared, mut events) = host(Limits::default());
     let fake = Fake::new([Attempt::Ready]);
     let handle = spawn(&shared, &fake);
     assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    (shared, events, fake, handle)
+}
+
+#[tokio::test]
+async fn starts_and_becomes_ready_without_repeating_starting() {
+    let (shared, _events, fake, handle) = ready_server().await;
     assert_eq!(fake.auths(), ["none"]);
     assert_eq!(fake.listings.load(Ordering::SeqCst), 1);
     let tools = shared
@@ -219,10 +230,7 @@ async fn stop_while_starting_abandons_the_attempt_and_stops() {
 
 #[tokio::test]
 async fn shutdown_closes_acks_and_every_task_ends() {
-    let (shared, mut events) = host(Limits::default());
-    let fake = Fake::new([Attempt::Ready]);
-    let handle = spawn(&shared, &fake);
-    assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    let (_shared, mut events, fake, handle) = ready_server().await;
     handle.shutdown().await;
     assert_eq!(*lock(&fake.conn(0).closed), Some("closed"));
     assert_eq!(kinds(&mut events, 1).await, ["stopped"]);
@@ -233,10 +241,7 @@ async fn shutdown_closes_acks_and_every_task_ends() {
 
 #[tokio::test]
 async fn dispose_ends_the_actor_and_its_tasks() {
-    let (shared, mut events) = host(Limits::default());
-    let fake = Fake::new([Attempt::Ready]);
-    let handle = spawn(&shared, &fake);
-    assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    let (shared, _events, fake, handle) = ready_server().await;
     shared.disposed.cancel();
     tokio::time::timeout(Duration::from_secs(5), handle.tasks_ended())
         .await
@@ -250,10 +255,7 @@ async fn dispose_ends_the_actor_and_its_tasks() {
 
 #[tokio::test]
 async fn authenticate_while_not_waiting_is_refused() {
-    let (shared, mut events) = host(Limits::default());
-    let fake = Fake::new([Attempt::Ready]);
-    let handle = spawn(&shared, &fake);
-    assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    let (_shared, _events, _fake, handle) = ready_server().await;
     let (reply, answer) = oneshot::channel();
     handle.send(Command::Authenticate {
         token: "tok".to_owned(),
@@ -289,10 +291,7 @@ async fn authenticate_while_waiting_retries_quietly_with_the_token() {
 
 #[tokio::test]
 async fn a_step_up_token_is_written_by_the_actor() {
-    let (shared, mut events) = host(Limits::default());
-    let fake = Fake::new([Attempt::Ready]);
-    let handle = spawn(&shared, &fake);
-    assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    let (_shared, mut events, fake, handle) = ready_server().await;
     handle.step_up_token("stepped".to_owned()).await;
     let cell = fake.conn(0).bearer;
     assert_eq!(
@@ -342,10 +341,7 @@ async fn a_failed_start_stays_in_error_until_started() {
 
 #[tokio::test]
 async fn list_changed_relists_after_the_debounce() {
-    let (shared, mut events) = host(Limits::default());
-    let fake = Fake::new([Attempt::Ready]);
-    let handle = spawn(&shared, &fake);
-    assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    let (_shared, _events, fake, handle) = ready_server().await;
     let notices = fake.conn(0).notices;
     let _ = notices.send(Notice::ToolsChanged);
     let _ = notices.send(Notice::ToolsChanged);
@@ -366,6 +362,22 @@ async fn list_changed_relists_after_the_debounce() {
     handle.shutdown().await;
 }
 
+#[tokio::test]
+async fn resources_list_changed_relists_no_tools() {
+    let (_shared, _events, fake, handle) = ready_server().await;
+    let notices = fake.conn(0).notices;
+    let _ = notices.send(Notice::ResourcesChanged);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        fake.listings.load(Ordering::SeqCst),
+        1,
+        "resources/list_changed (no skills declared) re-lists no tools"
+    );
+    let _ = notices.send(Notice::ToolsChanged);
+    listed(&fake, 2).await;
+    handle.shutdown().await;
+}
+
 /// Waits until the fake listed `n` times (failing after 10 s).
 async fn listed(fake: &Fake, n: usize) {
     let wait = async {
@@ -380,10 +392,7 @@ async fn listed(fake: &Fake, n: usize) {
 
 #[tokio::test]
 async fn a_lone_list_changed_relists_and_a_burst_right_after_once_more() {
-    let (shared, mut events) = host(Limits::default());
-    let fake = Fake::new([Attempt::Ready]);
-    let handle = spawn(&shared, &fake);
-    assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    let (_shared, _events, fake, handle) = ready_server().await;
     let notices = fake.conn(0).notices;
     let _ = notices.send(Notice::ToolsChanged);
     listed(&fake, 2).await;
@@ -439,10 +448,7 @@ fn server_state(shared: &HostShared, id: &str) -> Option<McpServerState> {
 #[tokio::test]
 async fn a_crash_ends_the_paused_tool_calls_before_the_state_changes() {
     use crate::auth::step_up::{AuthWaitEnd, CallKey, Leaving};
-    let (shared, mut events) = host(Limits::default());
-    let fake = Fake::new([Attempt::Ready]);
-    let handle = spawn(&shared, &fake);
-    assert_eq!(kinds(&mut events, 1).await, ["ready"]);
+    let (shared, mut events, fake, handle) = ready_server().await;
     let key = CallKey {
         chat: "ahp-chat:/c".into(),
         turn_id: "turn-1".into(),

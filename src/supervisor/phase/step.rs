@@ -166,7 +166,7 @@ impl Step<'_> {
                 self.fx.push(Effect::Close(Closing::Stopped));
                 self.m.phase = Phase::Exited;
             }
-            Input::ToolsListChanged => self.fx.push(Effect::ScheduleRelist),
+            Input::ListChanged => self.fx.push(Effect::ScheduleRelist),
             Input::RelistDue => self.fx.push(Effect::Relist),
             Input::Crashed(reason) => {
                 self.leave(Leaving::Crashed);

@@ -395,7 +395,7 @@ fn ready_rows() {
             => P::Failed,
             [end(Leaving::Failed(ErrorCode::RedirectRefused)), stop.clone(), error(&redirect),
              show_error(&redirect)];
-        "list changed: debounce": ready(1), I::ToolsListChanged => ready(1), [ScheduleRelist];
+        "list changed: debounce": ready(1), I::ListChanged => ready(1), [ScheduleRelist];
         "debounce passed: relist": ready(1), I::RelistDue => ready(1), [Relist];
         "crash: discard first": ready(1), crash => crashed(1),
             [end(Leaving::Crashed), Close(Closing::Crashed("exited with code 1".to_owned()))];
