@@ -355,8 +355,9 @@ impl<C: Connector> Actor<C> {
         serving.relist_tat = Some(relist_credit(serving.relist_tat, now, interval));
         let stale = std::mem::take(&mut serving.stale);
         if stale.skills {
-            let timeout = Duration::from_millis(self.shared.limits.call_timeout_ms);
-            super::skills::list_skills(&self.shared, &self.spec.id, &self.live, timeout).await;
+            // Bounded like a tools re-list (`relist_tools`): the startup timeout.
+            let (id, timeout) = (&self.spec.id, self.spec.startup_timeout);
+            super::skills::list_skills(&self.shared, id, &self.live, timeout).await;
         }
         if !stale.tools {
             return;
