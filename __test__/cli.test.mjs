@@ -1,6 +1,7 @@
 // The CLI (`bin/ahp-mcp-host.js`) as a shell user runs it: when the reader
-// of its output goes away early (`… | head`), it exits 0 without an
-// unhandled EPIPE error, and leaves no server process behind.
+// of its output goes away early (`… | head`), it ends without an unhandled
+// EPIPE error and still exits with the run's own code (0: a server became
+// ready; 1: none did), so a script with `pipefail` sees a failed run.
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -11,21 +12,49 @@ import { fileURLToPath } from 'node:url'
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')
 
-test('a closed output pipe ends the CLI quietly with exit code 0', async () => {
-  const cli = spawn(process.execPath, ['bin/ahp-mcp-host.js', 'run', 'examples/everything-stdio', '--json'], {
+/** Runs the CLI on `args`, reads its first output, closes the pipe as `head -1` does; resolves with its exit code and stderr. */
+async function runClosingOutput(args) {
+  const cli = spawn(process.execPath, ['bin/ahp-mcp-host.js', ...args], {
     cwd: root,
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let stderr = ''
   cli.stderr.on('data', (d) => { stderr += d })
-  // Read the first line, then close our end of the pipe, as `head -1` does.
   await new Promise((resolve) => {
     cli.stdout.once('data', () => { cli.stdout.destroy(); resolve() })
   })
   const [code, signal] = await once(cli, 'exit')
   assert.equal(signal, null)
-  assert.equal(code, 0, stderr)
   assert.doesNotMatch(stderr, /EPIPE|Unhandled/, stderr)
+  return { code, stderr }
+}
+
+test('a closed output pipe ends the CLI quietly with the exit code of its run', async () => {
+  const ok = await runClosingOutput(['run', 'examples/everything-stdio', '--json'])
+  assert.equal(ok.code, 0, ok.stderr)
+  // No server of examples/broken starts: 1, as without the pipe closed
+  // (the output used to be cut with exit code 0).
+  const failed = await runClosingOutput(['run', 'examples/broken'])
+  assert.equal(failed.code, 1, failed.stderr)
+})
+
+test('bad usage names what is wrong on its first line, then the usage, with exit code 2', async () => {
+  const cases = [
+    [[], 'missing command: the command is run'],
+    [['frobnicate', 'x'], 'unknown command "frobnicate": the command is run'],
+    [['run'], 'run needs at least one plugin folder'],
+    [['run', 'examples/broken', '--bogus'], 'unknown option --bogus'],
+  ]
+  for (const [args, first] of cases) {
+    const cli = spawn(process.execPath, ['bin/ahp-mcp-host.js', ...args], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stderr = ''
+    cli.stderr.on('data', (d) => { stderr += d })
+    const [code] = await once(cli, 'exit')
+    assert.equal(code, 2, `${args.join(' ')}: ${stderr}`)
+    const lines = stderr.split('\n')
+    assert.equal(lines[0], first, stderr)
+    assert.match(lines[1], /^usage: ahp-mcp-host run /, stderr)
+  }
 })
 
 // `run` only calls tools annotated read-only (readOnlyHint: true); a

@@ -37,7 +37,8 @@ function parseArgs(argv) {
   const opts = { dirs: [], json: false, verbose: false, mcpApps: false, timeoutMs: 60_000, call: null, args: undefined, help: false }
   const [command, ...rest] = argv
   if (command === '--help' || command === '-h' || command === 'help') return { ...opts, help: true }
-  if (command !== 'run') throw new Error(USAGE)
+  if (command === undefined) throw new Error(`missing command: the command is run\n${USAGE}`)
+  if (command !== 'run') throw new Error(`unknown command ${JSON.stringify(command)}: the command is run\n${USAGE}`)
   for (let i = 0; i < rest.length; i++) {
     const a = rest[i]
     if (a === '--json') opts.json = true
@@ -58,7 +59,7 @@ function parseArgs(argv) {
   }
   if (opts.help) return opts
   if (opts.args !== undefined && opts.call === null) throw new Error(`--args needs --call <tool>\n${USAGE}`)
-  if (opts.dirs.length === 0) throw new Error(USAGE)
+  if (opts.dirs.length === 0) throw new Error(`run needs at least one plugin folder\n${USAGE}`)
   return opts
 }
 
@@ -177,6 +178,13 @@ async function callAndPrint(host, tool, args, { print, emit, json }) {
   }
 }
 
+/**
+ * Runs the CLI on `argv` (without node and the script), writing to `out`
+ * (anything with `write(text)`). Resolves with the exit code: 0 when at least
+ * one server became ready (and a `--call` tool was found and answered), else
+ * 1. Throws an Error whose message names the bad argument, then the usage
+ * text, on bad usage (the bin exits 2).
+ */
 async function run(argv, out = process.stdout) {
   const opts = parseArgs(argv)
   if (opts.help) {
