@@ -34,8 +34,6 @@ use crate::requests::ServerRequestKind;
 mod tests;
 mod waiting;
 
-#[cfg(test)]
-use waiting::relist_time;
 use waiting::{relist_credit, Waiting};
 
 /// The parts of a command that are not plain data.

@@ -411,23 +411,29 @@ fn relists_come_in_a_burst_of_four_then_once_per_interval() {
     let window = i * 3;
     let t = |ms: u64| Duration::from_millis(ms);
     // Quiet (never re-listed): at once.
-    assert_eq!(super::relist_time(None, None, t(5_000), window), t(5_000));
+    assert_eq!(
+        super::waiting::relist_time(None, None, t(5_000), window),
+        t(5_000)
+    );
     // Notices every 20 ms, each re-listed when due: four at once, then paced.
     let mut tat = None;
     let mut starts = Vec::new();
     let mut now = t(5_000);
     for _ in 0..7 {
-        let at = super::relist_time(None, tat, now, window);
+        let at = super::waiting::relist_time(None, tat, now, window);
         starts.push(at.as_millis());
-        tat = Some(super::relist_credit(tat, at, i));
+        tat = Some(super::waiting::relist_credit(tat, at, i));
         now = at + t(20);
     }
     assert_eq!(starts, [5_000, 5_020, 5_040, 5_060, 5_100, 5_200, 5_300]);
     // After a quiet second the credit is back: at once again.
-    assert_eq!(super::relist_time(None, tat, t(6_400), window), t(6_400));
+    assert_eq!(
+        super::waiting::relist_time(None, tat, t(6_400), window),
+        t(6_400)
+    );
     // One already scheduled is kept, never pushed back.
     assert_eq!(
-        super::relist_time(Some(t(5_070)), tat, t(5_060), window),
+        super::waiting::relist_time(Some(t(5_070)), tat, t(5_060), window),
         t(5_070)
     );
 }
