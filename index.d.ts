@@ -553,6 +553,15 @@ export interface ToolDefinition {
     idempotentHint?: boolean
     openWorldHint?: boolean
   }
+  /**
+   * MCP 2025-11-25 "Tools › Tool" `execution`, as the server sent it.
+   * `taskSupport` (default `'forbidden'`): whether the tool may or must be
+   * called as a task-augmented `tools/call`. The host does not send task
+   * augmentation (`params.task`), so a `'required'` tool is not in
+   * {@link McpHost.listTools} (an `omitted` {@link ToolDiagnostic} says
+   * why); `'optional'` tools are listed and called as ordinary requests.
+   */
+  execution?: { taskSupport?: 'forbidden' | 'optional' | 'required'; [key: string]: unknown }
   _meta?: Record<string, unknown>
 }
 
@@ -587,7 +596,10 @@ export interface HostTool extends ToolDefinition {
  * requires); `required` found inside `properties` moves up; any other
  * non-object input schema leaves the tool out; a bad `outputSchema` costs
  * only the output schema. Tools with `_meta.ui.visibility: ['app']` are not
- * in the catalogue (MCP Apps only) and get no diagnostic.
+ * in the catalogue (MCP Apps only) and get no diagnostic. A tool with
+ * `execution.taskSupport: 'required'` (MCP 2025-11-25 tasks) is not in the
+ * catalogue either, with an `omitted` diagnostic: the host does not call
+ * tools as tasks. Its definition keeps `execution`.
  */
 export interface ToolDiagnostic {
   serverId: string
@@ -918,6 +930,72 @@ export interface ServerRequestContext {
   chatInput?: { chat: URI; turnId: string; toolCallId: string; requestId: string }
 }
 
+/**
+ * One content block of a sampling message (MCP 2025-11-25 `SamplingMessage`
+ * content: text, image, audio; with sampling tools, SEP-1577, `tool_use` and
+ * `tool_result`). `data` is base64.
+ */
+export type SamplingContent =
+  | { type: 'text'; text: string; _meta?: Record<string, unknown> }
+  | { type: 'image'; data: string; mimeType: string; _meta?: Record<string, unknown> }
+  | { type: 'audio'; data: string; mimeType: string; _meta?: Record<string, unknown> }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown>; _meta?: Record<string, unknown> }
+  | {
+      type: 'tool_result'
+      toolUseId: string
+      content: Array<Record<string, unknown>>
+      structuredContent?: Record<string, unknown>
+      isError?: boolean
+      _meta?: Record<string, unknown>
+    }
+
+/** One message of a sampling conversation (MCP `SamplingMessage`). */
+export interface SamplingMessage {
+  role: 'user' | 'assistant'
+  content: SamplingContent | SamplingContent[]
+  _meta?: Record<string, unknown>
+}
+
+/**
+ * The params of `sampling/createMessage` as the server sent them (MCP
+ * 2025-11-25 `CreateMessageRequestParams`); members a later revision adds
+ * are passed on too.
+ */
+export interface CreateMessageParams {
+  messages: SamplingMessage[]
+  /** Most tokens to sample (tokens). */
+  maxTokens: number
+  modelPreferences?: {
+    hints?: Array<{ name?: string }>
+    /** 0 to 1. */
+    costPriority?: number
+    /** 0 to 1. */
+    speedPriority?: number
+    /** 0 to 1. */
+    intelligencePriority?: number
+  }
+  systemPrompt?: string
+  includeContext?: 'none' | 'thisServer' | 'allServers'
+  temperature?: number
+  stopSequences?: string[]
+  metadata?: Record<string, unknown>
+  /** Tools the model may call (SEP-1577; only when the client declared `sampling.tools`). */
+  tools?: Array<{ name: string; description?: string; inputSchema: Record<string, unknown>; [key: string]: unknown }>
+  toolChoice?: { mode?: 'auto' | 'required' | 'none' }
+  _meta?: Record<string, unknown>
+  [key: string]: unknown
+}
+
+/** What a `sampling` handler resolves (MCP 2025-11-25 `CreateMessageResult`). */
+export interface CreateMessageResult {
+  role: 'user' | 'assistant'
+  content: SamplingContent | SamplingContent[]
+  /** The model that sampled, e.g. `"claude-sonnet-4"`. */
+  model: string
+  stopReason?: 'endTurn' | 'stopSequence' | 'maxTokens' | 'toolUse' | (string & {})
+  _meta?: Record<string, unknown>
+}
+
 /** App handlers for server-initiated requests; each resolves the MCP result object. */
 export interface RequestHandlers {
   /**
@@ -929,8 +1007,8 @@ export interface RequestHandlers {
     params: { mode?: 'form'; message: string; requestedSchema: Record<string, unknown>; _meta?: Record<string, unknown> },
     context: ServerRequestContext,
   ) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>
-  /** `sampling/createMessage`: resolve an MCP `CreateMessageResult`. */
-  sampling?: (params: Record<string, unknown>, context: ServerRequestContext) => Promise<Record<string, unknown>>
+  /** `sampling/createMessage` (MCP 2025-11-25 "Client Features › Sampling"): resolve an MCP `CreateMessageResult`. */
+  sampling?: (params: CreateMessageParams, context: ServerRequestContext) => Promise<CreateMessageResult>
   /**
    * `roots/list`: resolve `{roots: [{uri, name?}]}`; each `uri` a `file:`
    * URI or an absolute path, sent percent-encoded. A root that is not a
@@ -962,6 +1040,9 @@ export interface AddPluginOptions {
  *   `initialize` handshake offering 2025-11-25 on the same connection. A
  *   server that does not answer the probe at all is retried with `initialize`
  *   after 10 s (within `startupTimeoutMs`); give such a server `'legacy'`.
+ *   A configuration that ended on the 2025 era is remembered in `dataDir`
+ *   (`protocol-eras.json`, 7 days), so its next start sends `initialize`
+ *   without the probe.
  * - `'2026-07-28'`: `server/discover` only (stateless: every request carries
  *   its protocol version, client info and capabilities in `_meta`); a
  *   2025-era server fails to start with `protocol_error`.
@@ -1023,7 +1104,13 @@ export interface PluginAdded {
   load: CustomizationLoadState
 }
 
-/** One `mcp.json` server entry (Agent Plugins 1.0.0). */
+/**
+ * One `mcp.json` server entry (Agent Plugins 1.0.0). On Windows a bare
+ * stdio `command` resolves through `PATH` and `PATHEXT` (`npx` → `npx.cmd`),
+ * and a `.cmd` / `.bat` file runs through `cmd.exe` with each of `args`
+ * quoted to arrive unchanged; an argument that cannot (a line break) puts
+ * the server in `error` with `invalid_argument` naming it (`args[1]`).
+ */
 export type McpServerConfig =
   | { type: 'stdio'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
   | { type: 'streamable-http'; url: string; headers?: Record<string, string> }
@@ -1102,6 +1189,20 @@ export interface ProgressInfo {
   message?: string
 }
 
+/**
+ * `error._meta["ahp-mcp-host/restart"]` of a crashed server's `error` state
+ * (AHP `ErrorInfo._meta`) while its automatic restart is scheduled; absent
+ * when no restart is coming (a failed start, the restart limit reached).
+ */
+export interface RestartScheduled {
+  /** The backoff before the restart (ms): `limits.restartBackoffMs × 2^(attempt-1)`, capped. */
+  delayMs: number
+  /** Which restart in a row this is (from 1). */
+  attempt: number
+  /** `limits.maxRestarts`: after that many restarts in a row the server stays in `error`. */
+  maxRestarts: number
+}
+
 /** Options of {@link McpHost.callTool}: common fields. */
 interface CallToolCommon {
   arguments?: Record<string, unknown>
@@ -1114,10 +1215,14 @@ interface CallToolCommon {
    */
   signal?: AbortSignal
   /**
-   * Called with each MCP `notifications/progress` of this call, in order,
+   * Called with the MCP `notifications/progress` of this call, in order,
    * before the call resolves; with or without `chat`. Every call carries a
    * `_meta.progressToken`. Only increasing `progress` is passed on (a
-   * notification overtaken by a later one is dropped). A throwing listener
+   * notification overtaken by a later one is dropped), at most one per
+   * 20 ms (`PROGRESS_MIN_INTERVAL_MS`): within that the latest is kept and
+   * passed on when the 20 ms end or before the result, so the last one
+   * always arrives and a server flooding progress costs at most 50 calls a
+   * second (and as many AHP chat actions). A throwing listener
    * does not affect the call: a `warn` log (target `host.progress`) says so.
    * Not a function: `invalid_argument` (`onProgress: must be a function …`).
    */
@@ -1239,7 +1344,16 @@ export interface LogRecord {
    * `server.stderr`, `server.log` (MCP logging), `host.stdio`, `host.supervisor`, `host.config`,
    * `host.apps` (MCP Apps: an App tool's `_meta.ui` left off for its size),
    * `host.mcpApp` (an MCP App's `notifications/message` on an `mcp://` channel, and refused channel notifications),
-   * `host.progress` (a `callTool` `onProgress` listener threw; emitted by the JS wrapper).
+   * `host.progress` (a `callTool` `onProgress` listener threw; emitted by the JS wrapper),
+   * `host.requests` (a request handler of {@link RequestHandlers} threw or rejected: the server
+   * got an error answer; emitted by the JS wrapper),
+   * `host.process` (Linux: a descendant of a stdio server left its process group; it is ended with the server),
+   * `host.tasks` (task records under `dataDir`: unreadable files, dropped records),
+   * `host.notifications`, `host.requests`, `host.events` (also counts of what a flood lost:
+   * notifications dropped, server requests refused past their cap, log records dropped
+   * while JS was behind). Floods are bounded (docs/reliability.md, "Floods"): a server's
+   * `server.log` and `server.stderr` records are paced (1,000 at once, then 200 per second;
+   * the rest counted in a `warn` record of the same target) and a stderr line is cut at 8 KiB.
    */
   target: string
   message: string
@@ -1251,7 +1365,7 @@ export interface LogRecord {
    * `trace`, `verbose`, …); `info` ← info, notice (and any unknown text);
    * `warn` ← warning (and `warn…`); `error` ← error, critical, alert,
    * emergency (and `fatal`, `severe`, …). A level MCP does not define is
-   * delivered this way, never dropped.
+   * delivered this way, never dropped for its level.
    *
    * A server's records (`server.log`, `server.stderr`, the host's records
    * about it) and its other events reach JS in the order the host received
@@ -1368,7 +1482,11 @@ export interface AuthorizeOptions {
    * `scopes_supported`, else none.
    */
   scopes?: string[]
-  /** Time allowed for the user to finish (ms). Default 300 000. Expiry: `timeout`. */
+  /**
+   * Time allowed for the whole sign-in (ms): the user, the redirect and the
+   * token exchange (a token response that trickles too). Default 300 000.
+   * Expiry: `timeout`.
+   */
   timeoutMs?: number
   /**
    * Aborting ends the sign-in: the wait for the user ends, the loopback
@@ -1462,8 +1580,29 @@ export declare class HostError extends Error {
    * JSON-RPC code is not here but in `data.code` (`protocol_error`).
    */
   readonly rpcCode?: number
-  readonly data?: { resources?: ProtectedResourceMetadata[]; [key: string]: unknown } | unknown
+  readonly data?: HostErrorData
 }
+
+/**
+ * The `data` of a {@link HostError}, by the code that carries it (see each
+ * method's Errors):
+ * - `protocol_error`, `task_failed`: the MCP server's JSON-RPC error `{code, data}`;
+ * - `auth_required` / `invalid_params` of `authenticate`: `{resources?}` (AHP);
+ * - `auth_required` of a request (RFC 6750 challenge): `{code: -32007, insufficientScope, requiredScopes}`;
+ * - `timeout`: `{kind: 'inactivity' | 'total', ms}`, or `{kind: 'ready', ms, serverId}` from `whenReady`;
+ * - `stale_tool`: `{reason: 'changed' | 'removed', serverId?, toolName?}`;
+ * - `skill_verification_failed`: `{serverId, uri, file, reason: 'size' | 'digest' | 'frontmatter'}`;
+ * - `whenReady`'s `connect_failed`, `auth_required`, …: `{serverId, state}`.
+ */
+export type HostErrorData =
+  | { code: number; data: unknown }
+  | { code?: number; resources?: ProtectedResourceMetadata[] }
+  | { code: -32007; insufficientScope: boolean; requiredScopes: string[] }
+  | { kind: 'inactivity' | 'total'; ms: number }
+  | { kind: 'ready'; ms: number; serverId: string }
+  | { reason: 'changed' | 'removed'; serverId?: string; toolName?: string }
+  | { serverId: string; uri: string; file: string; reason: 'size' | 'digest' | 'frontmatter' }
+  | { serverId: string; state: McpServerState }
 
 // ─── MCP Apps: the mcp:// channel ────────────────────────────────────────────
 
@@ -1579,6 +1718,16 @@ export interface McpHostEvents {
  * The MCP host of one AHP session. Servers run in Rust; state changes arrive
  * as `'action'` events in `serverSeq` order. While alive the host keeps the
  * Node process running (see {@link McpHost.unref}); call {@link McpHost.dispose}.
+ *
+ * Events are delivered in batches. Each listener of an event the host
+ * emits is called on its own: one that throws neither stops the other
+ * listeners nor the rest of the batch, and its exception is then reported
+ * as an uncaught one (`process.on('uncaughtException')` sees it; without
+ * a handler Node ends the process, as for any uncaught exception). The
+ * answers in a batch settle their requests before any listener runs.
+ * While a request, a {@link McpHost.whenReady} or a server request on a
+ * handler is pending, the host is held: an app that only awaits it
+ * (`return await host.callTool(…)`) never loses it to garbage collection.
  */
 export declare class McpHost extends EventEmitter<McpHostEvents> {
   /**
@@ -1657,12 +1806,21 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * (it or its plugin toggled off); `server_removed` ({@link McpHost.remove}
    * of it or its plugin); `disposed`; `not_found` (no such server, e.g. a
    * plugin id); `timeout` and `cancelled` (see {@link WhenReadyOptions});
-   * `invalid_argument`. A server that restarts (crash, start request) is
-   * judged by the state it is in when the host next looks: the host looks
-   * at the session state ({@link McpHost.getState}) when called and after
-   * each action about the server, so a wait never misses the outcome.
+   * `invalid_argument`. A server that crashed and whose automatic restart
+   * is scheduled (its `error` state carries
+   * `error._meta["ahp-mcp-host/restart"]`: {@link RestartScheduled}) is on
+   * its way back: the wait goes on through the backoff and settles with
+   * the restarted server's outcome; `server_exited` rejects only once no
+   * restart is coming (the restart limit). A server that restarts (crash,
+   * start request) is judged by the state it is in when the host next
+   * looks: the host looks at the session state ({@link McpHost.getState})
+   * when called and after each action about the server, so a wait never
+   * misses the outcome. It settles only once the `action` envelopes that
+   * led to that state have been delivered to the `action` listeners, so a
+   * state mirror fed by them ({@link AhpStateMirror}) already shows it.
    * Waiting costs no listener of the caller's: one observer per host
-   * serves every wait.
+   * serves every wait. While a wait (or any request) is pending the host is
+   * held, so it is not garbage-collected under an awaiting caller.
    */
   whenReady(serverId: string, options?: WhenReadyOptions): Promise<ServerInfo>
   /**
@@ -1772,8 +1930,9 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * JSON-RPC error; also a stdio response the host cannot decode, and a
    * Streamable HTTP response stream that closed before the response while
    * the server stays `ready`), `auth_required`, `limit_exceeded`
-   * (`maxResultBytes`, `maxJsonDepth`, `maxJsonProperties`, or a stdio
-   * message over 16 MiB), `disposed`. Progress: {@link CallToolCommon.onProgress}.
+   * (`maxResultBytes`, `maxJsonDepth`, `maxJsonProperties`, a stdio
+   * message over 16 MiB, or a Streamable HTTP answer over the 16 MiB HTTP
+   * response limit: a JSON body or one SSE event), `disposed`. Progress: {@link CallToolCommon.onProgress}.
    *
    * Task-based tools (Tasks extension `io.modelcontextprotocol/tasks`,
    * SEP-2663; declared in the per-request capabilities of `tools/call` and
@@ -1792,10 +1951,11 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * sends `tasks/cancel` once and rejects `cancelled`; so does an AHP
    * client's failed `chat/toolCallComplete` for the running AHP tool call
    * (its echo is then the call's completion). The task of an AHP tool call
-   * is recorded under `dataDir` (`tasks.json`, mode 0600; ids, tool name,
+   * is recorded under `dataDir` (`.tasks/<host instance>.json`, mode 0600; ids, tool name,
    * `ttlMs`; never arguments, results or tokens) while it runs; a host
    * disposed mid-task leaves it recorded and the AHP tool call running, and
-   * a host created later on the same `dataDir` follows it again once a
+   * a host created later on the same `dataDir` (once the one that recorded
+   * it no longer runs) follows it again once a
    * server with the same id is added and ready, then completes the AHP tool
    * call (or fails it `task_expired`; see the README, "Tasks"). Errors of
    * a task: `task_failed` (`data: {code, data}`), `task_cancelled`,

@@ -47,13 +47,23 @@ function clientSeqOf(value) {
   return value
 }
 
-// `value` as JSON, or HostError `invalid_argument` naming it (a cycle, a BigInt).
+// `value` as JSON, or HostError `invalid_argument` naming it: a BigInt, a
+// cycle, a `toJSON` that throws, or a value with no JSON form (`toJSON`
+// returning undefined, a function).
 function jsonText(name, value) {
+  let text
   try {
-    return JSON.stringify(value)
+    text = JSON.stringify(value)
   } catch (err) {
-    throw new HostError('invalid_argument', `${name}: cannot be serialized: ${err.message}`)
+    const why = err instanceof TypeError && /BigInt/.test(err.message) ? 'it contains a BigInt (JSON has no BigInt)'
+      : err instanceof TypeError && /circular/i.test(err.message) ? 'it contains a cycle'
+        : `${String(err?.message ?? err).split('\n', 1)[0]}`
+    throw new HostError('invalid_argument', `${name}: cannot be serialized: ${why}`)
   }
+  if (text === undefined) {
+    throw new HostError('invalid_argument', `${name}: cannot be serialized: it has no JSON form (a toJSON returning undefined, or a function)`)
+  }
+  return text
 }
 
 // A native reducer call: `state` and `action` as JSON, the answer parsed;
@@ -149,7 +159,7 @@ const noCredentials = async () => '{}'
 // `inner` (so the host's servers) alive after the host is collected.
 function readinessOf(inner) {
   return new Readiness({
-    state: () => JSON.parse(inner.getState()),
+    state: () => JSON.parse(inner.getStateAt()),
     info: (id) => unwrap(inner.serverInfo(id)),
     error: (code, message, data) => new HostError(code, message, data),
   })
@@ -158,6 +168,49 @@ function readinessOf(inner) {
 // A host that is garbage-collected without dispose() releases its keep-alive
 // timer (its native half kills its servers when collected).
 const collected = new FinalizationRegistry((timer) => clearInterval(timer))
+
+// Hosts with something pending (a request's answer, a `whenReady` waiter, a
+// server request on a handler), held strongly: a host that only an awaiting
+// function references (`return await host.callTool(…)`) is not collected,
+// with its servers, while that function waits. The native side reaches the
+// host only through a WeakRef, and a pending promise does not reference its
+// creator, so without this nothing would root it. A host leaves the set
+// when nothing of it is pending, and can then be collected as before.
+const busyHosts = new Set()
+
+// A listener's exception, reported the way Node reports an uncaught one
+// (`process.on('uncaughtException')` sees it), after the batch it was
+// called in has been delivered to every other listener (each is isolated,
+// as VS Code's Emitter isolates its listeners).
+function reportListenerError(err) {
+  process.nextTick(() => { throw err })
+}
+
+// What the app's code threw, as text for a `warn` log: its `message`, or
+// the value itself. A value that cannot be read (a throwing `message`
+// getter or `toString`, a revoked Proxy) is named as such: describing it
+// must never throw in its turn.
+function thrownText(err) {
+  try {
+    return String(err?.message ?? err)
+  } catch {
+    return 'a value that cannot be read as text'
+  }
+}
+
+// `emitter.emit(event, payload)` with each listener isolated: one that
+// throws neither stops the others nor its caller; its exception is
+// reported by reportListenerError. Every event the host emits goes
+// through it (batch events, its own `warn` logs).
+function emitEach(emitter, event, payload) {
+  for (const listener of emitter.rawListeners(event)) {
+    try {
+      listener.call(emitter, payload)
+    } catch (err) {
+      reportListenerError(err)
+    }
+  }
+}
 
 // The server requests now waiting on a JS handler, each with the
 // AbortController of its `context.signal`. The native side withdraws a
@@ -168,6 +221,8 @@ const collected = new FinalizationRegistry((timer) => clearInterval(timer))
 class ServerRequests {
   #waiting = new Map()
   #early = new Set()
+  /** Told when the first request starts waiting and the last one ends. */
+  onBusy = undefined
   // The handlers' pending answers, held until they settle or the request is
   // withdrawn: a promise nothing else references (e.g. a UI that dropped
   // its resolver) would otherwise be garbage-collected with the native
@@ -175,9 +230,13 @@ class ServerRequests {
   // of waiting like any unanswered request.
   #answers = new Map()
 
+  /** Whether any request waits on a handler. */
+  get busy() { return this.#waiting.size > 0 }
+
   begin(requestId) {
     const controller = new AbortController()
     this.#waiting.set(requestId, controller)
+    if (this.#waiting.size === 1) this.onBusy?.()
     if (this.#early.delete(requestId)) this.withdraw(requestId)
     return controller.signal
   }
@@ -187,7 +246,7 @@ class ServerRequests {
   }
 
   end(requestId) {
-    this.#waiting.delete(requestId)
+    if (this.#waiting.delete(requestId) && this.#waiting.size === 0) this.onBusy?.()
     this.#answers.delete(requestId)
   }
 
@@ -196,12 +255,20 @@ class ServerRequests {
     if (controller) {
       this.#waiting.delete(requestId)
       this.#answers.delete(requestId)
+      if (this.#waiting.size === 0) this.onBusy?.()
       controller.abort(new HostError('cancelled', 'the request was withdrawn: the server cancelled it, its tool call ended, or an AHP client answered it first'))
       return
     }
     this.#early.add(requestId)
     if (this.#early.size > 256) this.#early.delete(this.#early.values().next().value)
   }
+}
+
+// A request handler that threw or rejected (or answered something that is not
+// JSON): a `warn` log, target `host.requests`, on `host` (when still alive).
+function handlerThrew(host, serverId, method, err) {
+  const message = `the ${kindOf(method)} handler failed on ${method}: ${thrownText(err)}`
+  if (host) emitEach(host, 'log', { level: 'warn', target: 'host.requests', serverId, message })
 }
 
 class McpHost extends EventEmitter {
@@ -224,6 +291,8 @@ class McpHost extends EventEmitter {
     }
     const self = new WeakRef(this)
     const requests = new ServerRequests()
+    // Weak: the native side holds `requests` (through onRequest) for ever.
+    requests.onBusy = () => self.deref()?.#busyChanged()
     this.#requests = requests
     // The native side holds these callbacks strongly; they must not hold `this`.
     const onRequest = async (json) => {
@@ -235,6 +304,10 @@ class McpHost extends EventEmitter {
         requests.hold(requestId, answer)
         const result = await answer
         return JSON.stringify(result ?? {})
+      } catch (err) {
+        // The server gets an error answer; the app a `warn` log saying why.
+        if (!signal.aborted) handlerThrew(self.deref(), serverId, method, err)
+        throw err
       } finally {
         requests.end(requestId)
       }
@@ -257,20 +330,58 @@ class McpHost extends EventEmitter {
     // Events arrive through a weak native callback; this timer keeps the
     // process alive while the host is in use (see ref()/unref()).
     this.#keepAlive = setInterval(() => {}, 2 ** 31 - 1)
-    this.#responses = new PendingResponses(this.#keepAlive, hostError)
+    this.#watchBusy()
     collected.register(this, this.#keepAlive, this)
   }
 
+  // One event batch. Answers and withdrawals first, so nothing a listener
+  // does keeps a request from settling (the awaiting code resumes in a
+  // microtask, after the batch: a call's progress, queued before its
+  // answer, still reaches onProgress first); then progress and events in
+  // order, each listener called on its own (`#emitEach`).
   #deliver(batch) {
-    for (const item of JSON.parse(batch)) {
+    const items = JSON.parse(batch)
+    for (const item of items) {
       if (item.event === 'response') this.#responses.settle(item.payload)
       else if (item.event === 'requestWithdrawn') this.#requests.withdraw(item.payload.requestId)
-      else if (item.event === 'progress') this.#onProgress(item.payload)
-      else {
-        if (item.event === 'action') this.#readiness.observe(item.payload)
-        this.emit(item.event, item.payload)
+    }
+    for (const item of items) {
+      if (item.event === 'response' || item.event === 'requestWithdrawn') continue
+      // Each item on its own: whatever one of them throws, the rest of the
+      // batch (another server's `ready`, a later serverSeq) is delivered.
+      try {
+        this.#deliverItem(item)
+      } catch (err) {
+        reportListenerError(err)
       }
     }
+  }
+
+  #deliverItem(item) {
+    if (item.event === 'progress') return this.#onProgress(item.payload)
+    if (item.event === 'action') this.#readiness.observe(item.payload)
+    this.#emitEach(item.event, item.payload)
+  }
+
+  // `emit`, with each listener isolated: one that throws neither stops the
+  // others nor the rest of the batch; its exception is reported as an
+  // uncaught one once the batch is through (reportListenerError).
+  #emitEach(event, payload) {
+    emitEach(this, event, payload)
+  }
+
+  // Made outside the constructor: a closure there that captured `this`
+  // would share the constructor's scope with the callbacks the native side
+  // holds for ever, and through it keep the host from being collected.
+  #watchBusy() {
+    this.#responses = new PendingResponses(this.#keepAlive, hostError, () => this.#busyChanged())
+    this.#readiness.onBusy = () => this.#busyChanged()
+  }
+
+  // Keeps the host in `busyHosts` exactly while something of it is pending.
+  #busyChanged() {
+    if (this.#responses?.busy || this.#readiness?.busy || this.#requests?.busy) busyHosts.add(this)
+    else busyHosts.delete(this)
   }
 
   ref() { this.#responses.setRef(true); return this }
@@ -450,7 +561,7 @@ class McpHost extends EventEmitter {
     if (onProgress !== undefined && typeof onProgress !== 'function') {
       throw new HostError('invalid_argument', `onProgress: must be a function, got ${typeof onProgress}`)
     }
-    const argsJson = JSON.stringify(args)
+    const argsJson = jsonText('options', args)
     if (!onProgress) return this.#abortable({ signal }, 'the call', (native, id) => native.callTool(id, argsJson))
     let callId
     try {
@@ -473,7 +584,7 @@ class McpHost extends EventEmitter {
     try {
       listener(progress)
     } catch (err) {
-      this.emit('log', { level: 'warn', target: 'host.progress', message: `callTool onProgress threw: ${err?.message ?? String(err)}` })
+      emitEach(this, 'log', { level: 'warn', target: 'host.progress', message: `callTool onProgress threw: ${thrownText(err)}` })
     }
   }
 
@@ -535,6 +646,7 @@ class McpHost extends EventEmitter {
   #final() {
     this.#native.dispose()
     this.#settleLast()
+    busyHosts.delete(this)
     liveHosts.delete(this.#nativeRef)
     clearInterval(this.#keepAlive)
     collected.unregister(this)

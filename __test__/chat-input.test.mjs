@@ -11,7 +11,7 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { newHost, waitState, waitFor, fixtureEntry, startHttpFixture } from './helpers/host.mjs'
+import { newHost, waitState, waitFor, fixtureEntry, startHttpFixture, sleep } from './helpers/host.mjs'
 
 const CHAT = 'ahp-chat:/c1'
 const ORIGIN = { clientId: 'client-1', clientSeq: 1 }
@@ -126,14 +126,17 @@ for (const era of ERAS) {
   test(`${era.era}: without a JS handler the AHP client alone answers (chatElicitation declares the capability)`, async (t) => {
     const { host, actions } = newHost(t, { chatElicitation: true })
     const id = await addServer(host, era)
-    const call = chatCall(host, id, era.tool, 'tc-n', { timeoutMs: 200 })
+    // The client answers each input later than the call's inactivity
+    // timeout: waiting on it is not inactivity (the server's own rounds
+    // must each come within the timeout, which a loaded machine keeps).
+    const call = chatCall(host, id, era.tool, 'tc-n', { timeoutMs: 1500 })
     const answered = new Set()
     for (const field of era.fields) {
       const entry = await openInput(host, 'tc-n', answered)
       answered.add(entry.request.id)
+      await sleep(2000)
       assert.equal(complete(host, entry.request.id, 'accept', { [field]: submitted(ANSWERS[field]) }).rejectionReason, undefined)
     }
-    // (That waiting on the AHP client is not inactivity: the maxTotalTimeoutMs test below.)
     assert.equal((await call).content[0].text, era.expect)
     assert.equal(trail(actions, 'tc-n').filter((a) => a === 'chat/inputRequested').length, era.fields.length)
   })

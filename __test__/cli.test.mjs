@@ -130,3 +130,29 @@ test('--help describes --call and --args; --args without --call is refused', asy
   assert.equal(bad.code, 2)
   assert.match(bad.stderr, /--args needs --call/)
 })
+
+// Issue 24, item 1: the CLI's host is referenced only by the function
+// awaiting the call; with collection forced every 20 ms it still prints the
+// result (it used to exit 0 with none once the host was collected).
+test('run --call on a slow tool prints its result under constant garbage collection', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ahp-cli-gc-'))
+  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  const plugin = path.join(dir, 'slow')
+  mkdirSync(plugin)
+  const server = { type: 'stdio', command: process.execPath, args: [path.join(root, '__test__', 'fixtures', 'slow-server.mjs')] }
+  writeFileSync(path.join(plugin, 'mcp.json'), JSON.stringify({ mcpServers: { slow: server } }))
+  const preload = path.join(root, '__test__', 'fixtures', 'gc-loop.cjs')
+  const cli = spawn(process.execPath, ['--expose-gc', '-r', preload, 'bin/ahp-mcp-host.js', 'run', plugin, '--call', 'wait', '--args', '{"ms":3000}', '--json'], {
+    cwd: root,
+    env: { ...process.env, XDG_DATA_HOME: dir },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let stdout = ''
+  let stderr = ''
+  cli.stdout.on('data', (d) => { stdout += d })
+  cli.stderr.on('data', (d) => { stderr += d })
+  const [code] = await once(cli, 'exit')
+  assert.equal(code, 0, stdout + stderr)
+  const called = stdout.trim().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l)).filter((l) => l.kind === 'call')
+  assert.deepEqual(called.map((c) => c.result?.content?.[0]?.text), ['waited'], stdout + stderr)
+})

@@ -518,3 +518,24 @@ test('canary (DPoP): tokens, DPoP proofs and the DPoP key never appear in action
   }
   assert.ok(seen.errors.length >= 2 && seen.results.length >= 2, JSON.stringify({ errors: seen.errors.length, results: seen.results.length }))
 })
+
+test('an authorization server at a forbidden address fails the sign-in naming the rule (no fallback to the server\'s own /token)', async (t) => {
+  for (const forbidden of ['http://169.254.169.254/', 'https://10.1.2.3/', 'file:///etc/passwd']) {
+    const world = await oauthWorld(t, { authorizationServers: [forbidden] })
+    const { host } = newHost(t)
+    const { id, state } = await addProtected(host, world)
+    assert.deepEqual(state.resource.authorization_servers, [forbidden])
+    const urls = []
+    host.on('authorizationUrl', (e) => urls.push(e.url))
+    await assert.rejects(host.authorize(id, { timeoutMs: 20_000 }), (e) => {
+      assert.equal(e.code, 'auth_failed', e.message)
+      assert.match(e.message, /names only authorization servers the host may not reach/, e.message)
+      assert.match(e.message, /link-local/, e.message)
+      assert.match(e.message, forbidden.startsWith('file:') ? /a file: URL/ : new RegExp(new URL(forbidden).hostname.replaceAll('.', '\\.')), e.message)
+      return true
+    }, forbidden)
+    assert.deepEqual(urls, [], `${forbidden}: no authorization URL was handed out`)
+    const fallback = world.rs.unknownPaths.filter((p) => /^\/(authorize|token|register)$/.test(p))
+    assert.deepEqual(fallback, [], `${forbidden}: the server's own endpoints were not used`)
+  }
+})

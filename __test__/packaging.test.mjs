@@ -94,7 +94,7 @@ function requireAs(t, platform, arch) {
 }
 
 test('loader: on a platform without a binary, require() names the platform and the supported list (not napi\'s "npm has a bug")', (t) => {
-  for (const [platform, arch] of [['win32', 'x64'], ['freebsd', 'x64'], ['linux', 'riscv64']]) {
+  for (const [platform, arch] of [['win32', 'ia32'], ['freebsd', 'x64'], ['linux', 'riscv64']]) {
     const e = requireAs(t, platform, arch)
     assert.equal(e.code, 'ERR_AHP_UNSUPPORTED_PLATFORM', JSON.stringify(e))
     assert.match(e.message, /has no native binary for this platform/)
@@ -111,4 +111,7 @@ test('loader: on a supported platform whose optional package is missing, require
   assert.match(e.message, /platform darwin, arch arm64/)
   assert.match(e.message, /optional package ahp-mcp-host-darwin-arm64 is missing or failed to load/)
   assert.match(e.message, /Supported: linux-x64-gnu/)
+  const win = requireAs(t, 'win32', 'x64')
+  assert.equal(win.code, 'ERR_AHP_UNSUPPORTED_PLATFORM')
+  assert.match(win.message, /optional package ahp-mcp-host-win32-x64-msvc is missing or failed to load/)
 })

@@ -218,3 +218,37 @@ test('unknown ids and bad arguments', async (t) => {
     await assert.rejects(host.whenReady(...args), (err) => err instanceof HostError && err.code === 'invalid_argument' && field.test(err.message), JSON.stringify(args))
   }
 })
+
+// Issue 24, item 4: a crash whose restart is scheduled is on its way back.
+test('whenReady during the restart backoff waits for the restarted server; the error state says a restart is coming', async (t) => {
+  const { host, actions } = newHost(t, { limits: { restartBackoffMs: 1500 } })
+  const id = await host.addServer({ name: 'tools', config: TOOLS })
+  await host.whenReady(id)
+  const first = await host.callTool({ serverId: id, name: 'pid' })
+  const pid = Number(first.content[0].text)
+  process.kill(-pid, 'SIGKILL')
+  const crashed = await waitState(host, id, 'error')
+  assert.deepEqual(crashed.error._meta?.['ahp-mcp-host/restart'], { delayMs: 1500, attempt: 1, maxRestarts: 3 })
+  const info = await host.whenReady(id, { timeoutMs: 60_000 })
+  assert.equal(info.name, 'ahp-test-tools')
+  const again = await host.callTool({ serverId: id, name: 'pid' })
+  assert.notEqual(Number(again.content[0].text), pid)
+  assert.ok(actions.some((e) => e.action.type === 'session/mcpServerStateChanged' && e.action.id === id && e.action.state.error?._meta), 'the restart meta was published')
+})
+
+// Issue 24, item 4: the waiter settles only once the listeners have had the
+// envelopes that made the server ready, so a mirror fed by them agrees.
+test('whenReady settles only after the action listeners received the ready state (a state mirror shows it, 20 of 20)', async (t) => {
+  const { AhpStateMirror } = await import('../index.js').then((m) => m.default ?? m)
+  for (let run = 0; run < 20; run++) {
+    const session = `ahp-session:/ready-mirror-${run}`
+    const { host } = newHost(t, { session })
+    const mirror = new AhpStateMirror({ session })
+    host.on('action', (e) => mirror.receive(e))
+    const id = await host.addServer({ name: `tools${run}`, config: TOOLS })
+    await host.whenReady(id)
+    const mirrored = mirror.session.customizations?.find((c) => c.id === id)
+    assert.equal(mirrored?.state?.kind, 'ready', `run ${run}: the mirror shows ${JSON.stringify(mirrored?.state)}`)
+    await host.dispose()
+  }
+})

@@ -13,7 +13,7 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readFileSync, statSync, existsSync } from 'node:fs'
+import { readFileSync, statSync, existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { newHost, waitState, waitFor, fixtureEntry, startHttpFixture, callText, rejectsWith, tmpDir } from './helpers/host.mjs'
 import { replaySession } from './helpers/replay.mjs'
@@ -138,7 +138,12 @@ test('a failed task-based AHP tool call completes failed with the task error', a
 
 // ─── tasks that outlive the app (dataDir) ────────────────────────────────────
 
-const recorded = (dataDir) => existsSync(join(dataDir, 'tasks.json')) ? JSON.parse(readFileSync(join(dataDir, 'tasks.json'), 'utf8')).tasks : []
+// One record file per host instance under <dataDir>/.tasks (src/host/tasks/store.rs).
+const recordFiles = (dataDir) => {
+  const dir = join(dataDir, '.tasks')
+  return existsSync(dir) ? readdirSync(dir).filter((n) => n.endsWith('.json')).map((n) => join(dir, n)) : []
+}
+const recorded = (dataDir) => recordFiles(dataDir).flatMap((f) => JSON.parse(readFileSync(f, 'utf8')).tasks)
 
 for (const transport of ['stdio', 'http']) {
   const outcome = { completes: 'completes the AHP tool call', expired: 'fails it task_expired', cancelled: "lets an AHP client cancel it (tasks/cancel; the client's echo completes it)" }
@@ -155,11 +160,14 @@ for (const transport of ['stdio', 'http']) {
       const call = first.host.callTool({ serverId: id, name: 'hold', arguments: {}, chat: CHAT, turnId: 'turn-1', toolCallId: 'tc-r', onProgress: (p) => seen.push(p.message) })
       call.catch(() => {})
       await waitFor(() => seen.includes('holding'), { what: 'the task to be held' })
-      const records = recorded(dataDir)
+      // Written off the JS thread, so looked at until it is there.
+      const records = await waitFor(() => recorded(dataDir).length && recorded(dataDir), { what: 'the task record' })
       assert.deepEqual(records.map((r) => [r.serverId, r.tool, r.chat, r.turnId, r.toolCallId]), [[id, 'hold', CHAT, 'turn-1', 'tc-r']])
       assert.match(records[0].taskId, /^task-hold-/)
       assert.ok(!JSON.stringify(records).includes('arguments'))
-      assert.equal(statSync(join(dataDir, 'tasks.json')).mode & 0o777, 0o600)
+      assert.equal(recordFiles(dataDir).length, 1)
+      assert.equal(statSync(recordFiles(dataDir)[0]).mode & 0o777, 0o600)
+      assert.equal(statSync(join(dataDir, '.tasks')).mode & 0o777, 0o700)
       await first.host.dispose()
       await rejectsWith(() => call, 'disposed')
       // The AHP tool call stays running: the first host did not complete it.
@@ -213,7 +221,8 @@ test('secrets stay out of tasks.json, actions and logs: a canary bearer header a
   const seen = []
   const call = host.callTool({ serverId: id, name: 'hold', arguments: { note: CANARY_ARG }, chat: CHAT, turnId: 'turn-c', toolCallId: 'tc-c', onProgress: (p) => seen.push(p.message) })
   await waitFor(() => seen.includes('holding'), { what: 'the task to be held' })
-  const file = readFileSync(join(dataDir, 'tasks.json'), 'utf8')
+  await waitFor(() => recorded(dataDir).length === 1, { what: 'the task record' })
+  const file = readFileSync(recordFiles(dataDir)[0], 'utf8')
   assert.equal(recorded(dataDir).length, 1, file)
   for (const canary of [CANARY_TOKEN, CANARY_ARG]) assert.ok(!file.includes(canary), `tasks.json holds ${canary}`)
   await callText(host, id, 'release')

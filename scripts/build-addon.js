@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 'use strict'
-// Builds the native addon, written to ahp-mcp-host.<platform>.node with
+// Builds the native addon (the binding crate, binding/Cargo.toml; `CRATE`
+// below), written to ahp-mcp-host.<platform>.node with
 // binding.js / binding.d.ts beside it, and records what it built in
 // target/ahp-addon-build.json (`lastBuild()`: {profile, triple, file}).
 //   - release (the default, `npm run build`): the way it ships
@@ -36,6 +37,8 @@ const ROOT = path.join(__dirname, '..')
 const TRIPLE = 'x86_64-unknown-linux-gnu'
 const TOOLCHAIN_PACKAGE = '@napi-rs/cross-toolchain-x64-target-x86_64'
 const TOOLCHAIN_VERSION = '1.0.0'
+/** The binding crate (binding/, cdylib), its files written to the package root. */
+const CRATE = ['--manifest-path', path.join('binding', 'Cargo.toml'), '--output-dir', '.']
 
 function fail(message) {
   console.error(`build-addon: ${message}`)
@@ -103,7 +106,7 @@ function main() {
   const debug = process.argv.includes('--debug')
   const symbols = !debug && (process.argv.includes('--symbols') || process.env.AHP_ADDON_SYMBOLS === '1')
   const triple = hostTriple()
-  const args = ['build', '--platform', '--target', triple, '--js', 'binding.js', '--dts', 'binding.d.ts']
+  const args = ['build', ...CRATE, '--platform', '--target', triple, '--js', 'binding.js', '--dts', 'binding.d.ts']
   if (!debug) args.push('--release')
   const cross = !debug && process.platform === 'linux' && process.arch === 'x64' && process.env.AHP_NO_NAPI_CROSS !== '1'
   if (cross) {
@@ -118,12 +121,13 @@ function main() {
   const r = spawnSync(napi, args, { cwd: ROOT, stdio: 'inherit', env })
   if (r.error) fail(`cannot run ${napi}: ${r.error.message}`)
   if (r.status !== 0) fail(`napi ${args.join(' ')} exited with ${r.status}`)
-  const file = fs.readdirSync(ROOT).find((f) => /^ahp-mcp-host\..+\.node$/.test(f))
+  // This platform's file (a Windows build, scripts/build-windows.js, may lie beside it).
+  const file = fs.readdirSync(ROOT).find((f) => /^ahp-mcp-host\..+\.node$/.test(f) && f.startsWith(`ahp-mcp-host.${process.platform}-`))
   const profile = debug ? 'debug' : symbols ? 'release-symbols' : 'release'
   fs.mkdirSync(targetDir(), { recursive: true })
   fs.writeFileSync(stamp, JSON.stringify({ profile, triple, file, cross }) + '\n')
 }
 
-module.exports = { hostTriple, lastBuild }
+module.exports = { CRATE, hostTriple, lastBuild }
 
 if (require.main === module) main()

@@ -207,11 +207,18 @@ pub struct HostError {
 }
 
 impl HostError {
-    /// Builds an error with no detail.
+    /// Builds an error with no detail. Every `http(s)` URL in `message` is
+    /// shown without userinfo, query and fragment (`crate::redact::shown_urls`): a library's
+    /// error text may carry a URL's path and query, which can hold secrets.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        let message = message.into();
+        let message = match crate::redact::shown_urls(&message) {
+            std::borrow::Cow::Borrowed(_) => message,
+            std::borrow::Cow::Owned(shown) => shown,
+        };
         Self {
             code,
-            message: message.into(),
+            message,
             detail: ErrorDetail::None,
         }
     }

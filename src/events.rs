@@ -143,17 +143,19 @@ impl EventSink for tokio::sync::mpsc::UnboundedSender<HostEvent> {
     }
 }
 
-/// Builds a log record.
+/// Builds a log record of the host's own; every `http(s)` URL in `message`
+/// is shown without userinfo, query and fragment (`crate::redact::shown_urls`).
 pub fn log(
     level: LogLevel,
     target: &'static str,
     server_id: Option<&str>,
     message: impl Into<String>,
 ) -> HostEvent {
+    let message = message.into();
     HostEvent::Log(LogRecord {
         level,
         target,
-        message: message.into(),
+        message: crate::redact::shown_urls(&message).into_owned(),
         server_id: server_id.map(str::to_owned),
         server_level: None,
     })

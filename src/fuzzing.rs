@@ -73,7 +73,15 @@ pub fn stdout_lines(data: &[u8]) {
     let reader = Chunked { data: rest, chunk };
     let reporter = Reporter::new("fuzz/srv".to_owned(), sink, max_line, Some(ids));
     let mut transport = StdioTransport::new((reader, tokio::io::sink()), reporter);
-    futures::executor::block_on(async { while transport.receive().await.is_some() {} });
+    // A runtime with a timer: the transport's writes (its `Invalid Request`
+    // answers) are bounded in time.
+    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    else {
+        return; // no runtime (out of resources): nothing to fuzz
+    };
+    runtime.block_on(async { while transport.receive().await.is_some() {} });
     for line in rest.split(|b| *b == b'\n') {
         let fast = format!("{:?}", fast::decode(line));
         assert_eq!(fast, format!("{:?}", fast::full_decode(line)), "fast path");
@@ -131,7 +139,9 @@ fn model_safe(name: &str) -> bool {
 /// endpoint, and its scopes split.
 pub fn www_authenticate(data: &[u8]) {
     let header = String::from_utf8_lossy(data);
-    let base = url::Url::parse("https://mcp.example.test/mcp").expect("fixed URL");
+    let Ok(base) = url::Url::parse("https://mcp.example.test/mcp") else {
+        return; // not reached: a constant, valid URL
+    };
     let challenge = AuthChallenge::from_header(&header, &base);
     let _ = challenge.scopes();
 }
@@ -173,7 +183,7 @@ fn check_message(message: ServerJsonRpcMessage, limits: &Limits) {
         return;
     };
     if crate::json::check_bounds("fuzz", &value, limits).is_ok() {
-        let _ = crate::toolcall::map_result("fuzz", &value);
+        let _ = crate::chat::map_result("fuzz", &value);
     }
     if let Some(Value::Array(items)) = value.get("tools") {
         let _ = crate::json::check_list_bounds("fuzz", items, limits);

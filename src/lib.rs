@@ -1,14 +1,16 @@
 //! # ahp-mcp-host
 //!
-//! The MCP host core of an Agent Host Protocol (AHP) host, as a Node.js
-//! native addon. It reads Agent Plugins `mcp.json` files, launches stdio MCP
-//! servers and connects Streamable HTTP ones, runs the MCP handshake,
-//! discovers and calls tools, supervises every server's lifecycle and reports
-//! all of it as AHP action envelopes.
+//! The MCP host core of an Agent Host Protocol (AHP) host; the Node.js
+//! addon is the binding crate `ahp-mcp-host-napi` (`binding/`), which uses
+//! only this crate's public API. It reads Agent Plugins `mcp.json` files,
+//! launches stdio MCP servers and connects Streamable HTTP ones, runs the
+//! MCP handshake, discovers and calls tools, supervises every server's
+//! lifecycle and reports all of it as AHP action envelopes.
 //!
 //! Data flows one way: [`config`] → supervisor actors → [`session`] (the
 //! `ahp` reducer, `serverSeq`) → [`events::EventSink`] → JS. Commands flow
-//! back through [`host::Host`]. Only `napi` knows about JavaScript.
+//! back through [`host::Host`]. Only the binding crate knows about
+//! JavaScript; this crate never links napi.
 //! `docs/architecture.md` is the map: layers, the data flow of a tool call
 //! and of a state change, the lock order, and where each concept lives.
 //!
@@ -24,6 +26,7 @@
 mod apps;
 mod auth;
 mod catalogue;
+mod chat;
 pub mod config;
 pub mod error;
 pub mod events;
@@ -37,15 +40,12 @@ mod json;
 pub mod limits;
 mod network;
 mod platform;
+mod redact;
 pub mod requests;
 pub mod session;
 mod skills;
 mod supervisor;
-mod toolcall;
 mod transport;
-
-#[cfg(not(test))]
-pub mod napi;
 
 pub use auth::store::{MemorySecretStore, SecretStore};
 pub use catalogue::{CatalogueEntry, DiagnosticAction, ToolDiagnostic};

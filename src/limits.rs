@@ -12,7 +12,7 @@ use serde::Deserialize;
 // Fixed bounds (not configurable)
 // ---------------------------------------------------------------------------
 
-/// Worker threads of the addon's tokio runtime (see `napi::runtime`): one,
+/// Worker threads of the addon's tokio runtime (see the binding crate's `runtime.rs`): one,
 /// so the tasks of a call hand off on one thread; blocking work has tokio's
 /// own pool.
 pub const RUNTIME_WORKER_THREADS: usize = 1;
@@ -51,13 +51,38 @@ pub const LIST_CHANGED_DEBOUNCE_MS: u64 = 100;
 /// right after another, before [`LIST_CHANGED_DEBOUNCE_MS`] paces them (a
 /// count; credit comes back at one per [`LIST_CHANGED_DEBOUNCE_MS`]).
 pub const LIST_CHANGED_BURST: u32 = 4;
-/// Grace after closing stdin before SIGTERM is sent to the process group (ms).
+/// Grace after closing stdin before SIGTERM is sent to the process group
+/// (ms); on Windows, before the server's Job Object is ended.
 pub const STOP_STDIN_GRACE_MS: u64 = 2_000;
-/// Grace after SIGTERM before SIGKILL is sent to the process group (ms).
+/// Grace after SIGTERM before SIGKILL is sent to the process group (ms); on
+/// Windows, the wait for the exit of a server whose job was ended.
 pub const STOP_TERM_GRACE_MS: u64 = 2_000;
+/// The shortest time between two progress notifications of one
+/// `tools/call` passed on to the app (`onProgress`, AHP chat actions), in
+/// ms: within it the latest is kept and passed on when it ends or before
+/// the result (`supervisor::tool_call::pacing`), so a flood of progress for
+/// a live call costs at most one item per interval.
+pub const PROGRESS_MIN_INTERVAL_MS: u64 = 20;
+/// How long a `notifications/cancelled` (a timed-out, aborted or
+/// abandoned request) may wait for the transport to take it (ms). It is sent
+/// from a task of its own, never awaited by the request it ends: a server
+/// that stopped reading stdin (a full pipe) or a stalled HTTP POST can delay
+/// the notice, never the request's own timeout or abort.
+pub const CANCEL_NOTICE_WAIT_MS: u64 = 5_000;
 /// Interval at which a stopping server's process group is polled for "gone"
 /// (leader reaped, group empty) (ms).
 pub const PROCESS_GONE_POLL_MS: u64 = 20;
+/// Interval at which a running stdio server's process tree is walked for
+/// descendants that left its process group (`setsid()`, a double fork;
+/// Linux only, `src/transport/descendants.rs`) (ms).
+pub const DESCENDANT_SCAN_MS: u64 = 500;
+/// Most processes one walk of a server's process tree looks at (a count).
+pub const MAX_DESCENDANT_WALK: usize = 4_096;
+/// Most descendants outside its process group remembered per server (a
+/// count); one found beyond it is still signalled by the walk right before
+/// each stop signal, but not after it was orphaned, nor by the host-death
+/// watchdog.
+pub const MAX_TRACKED_DESCENDANTS: usize = 256;
 /// After a graceful `shutdown` disposed the host, how long it waits for every
 /// server's tasks (actor, connection service) to end, in ms.
 pub const TASKS_END_WAIT_MS: u64 = 2_000;
@@ -73,6 +98,19 @@ pub const HTTP_POOL_IDLE_MS: u64 = 4_000;
 /// for the answer to the session's standalone GET stream request before the
 /// server is reported `ready` (ms; see `transport::stream_watch`).
 pub const GET_STREAM_WAIT_MS: u64 = 2_000;
+/// Most Streamable HTTP requests per connection whose response stream
+/// carried an SSE event over rmcp's event size limit (16 MiB) and that were
+/// not yet failed `limit_exceeded` (see `transport::stream_watch`): 64; an
+/// older note is forgotten (its request then fails as a closed stream).
+pub const MAX_OVERSIZED_EVENT_NOTES: usize = 64;
+/// Most Streamable HTTP `tools/list` responses per connection whose tools'
+/// `execution` members (MCP 2025-11-25) are noted from the SSE text and not
+/// yet taken by their request (see `transport::raw_tools`): 8; an older
+/// note is forgotten.
+pub const MAX_EXECUTION_NOTES: usize = 8;
+/// Longest `execution` member of a tool (compact JSON, bytes: 1 KiB) noted
+/// from a Streamable HTTP `tools/list` SSE event; a longer one is left out.
+pub const MAX_EXECUTION_MEMBER_BYTES: usize = 1024;
 /// Largest OAuth metadata document (RFC 9728 / RFC 8414) accepted: 64 KiB.
 pub const MAX_AUTH_METADATA_BYTES: usize = 64 * 1024;
 /// Largest `NODE_EXTRA_CA_CERTS` file read (a PEM bundle): 4 MiB (the
@@ -149,9 +187,21 @@ pub const TASK_MAX_LIFETIME_MS: u64 = 24 * 60 * 60 * 1_000;
 /// Most input requests (`inputRequests` keys) answered for one task before
 /// the call fails `limit_exceeded`.
 pub const MAX_TASK_INPUT_REQUESTS: usize = 64;
-/// Most outstanding tasks recorded under `dataDir` (`tasks.json`) per host:
-/// a task beyond it is followed but not recorded (a `warn` log).
+/// Most outstanding tasks recorded under `dataDir` (`.tasks/`) per host:
+/// a task beyond it is followed but not recorded (a `warn` log), and a host
+/// adopts at most this many of former hosts (the rest dropped, a `warn`).
 pub const MAX_RECORDED_TASKS: usize = 256;
+/// Largest task record file (`<dataDir>/.tasks/<instance>.json`) a host
+/// adopts from a host no longer running (bytes); a larger one is refused
+/// with a `warn` and removed.
+pub const MAX_TASK_RECORD_FILE_BYTES: usize = 1024 * 1024;
+/// Most entries of `<dataDir>/.tasks/` looked at when a host adopts the
+/// records of hosts no longer running (a count).
+pub const MAX_TASK_RECORD_FILES: usize = 256;
+/// Age after which an unlocked lock file without records, or a temporary
+/// file, that a crashed host left under `<dataDir>/.tasks/` is removed by
+/// the next host (ms).
+pub const STALE_TASK_FILE_MS: u64 = 60_000;
 /// How often a host that found a recorded task looks whether its server is
 /// `ready` again (ms; only while such a task waits).
 pub const TASK_RESUME_POLL_MS: u64 = 100;
@@ -198,6 +248,84 @@ pub const MAX_CACHE_ENTRIES: usize = 256;
 /// Most bytes of JSON kept in one connection's response cache (the oldest
 /// entries go first; a larger single result is not kept): 8 MiB.
 pub const MAX_CACHE_BYTES: usize = 8 * 1024 * 1024;
+/// Most server configurations whose 2025 era `dataDir/protocol-eras.json`
+/// remembers (the least recently seen go first; `supervisor::eras`): 256.
+pub const MAX_ERA_MEMORY_ENTRIES: usize = 256;
+/// Largest `protocol-eras.json` read (bytes; a larger one counts as empty): 64 KiB.
+pub const MAX_ERA_MEMORY_FILE_BYTES: usize = 64 * 1024;
+/// Longest read of `protocol-eras.json` (ms; then it counts as empty): 2 s.
+pub const ERA_MEMORY_READ_TIMEOUT_MS: u64 = 2_000;
+/// How long a remembered 2025 era holds before `auto` probes with
+/// `server/discover` again (ms): 7 days.
+pub const ERA_MEMORY_TTL_MS: u64 = 7 * 24 * 60 * 60 * 1000;
+/// Longest wait for the answer a failed Streamable HTTP handshake is asked
+/// again for, to say what the endpoint answered (ms): 5 s.
+pub const HTTP_DIAGNOSTIC_TIMEOUT_MS: u64 = 5_000;
+/// Most bytes of that answer's body read (bytes): 4 KiB.
+pub const MAX_HTTP_ERROR_BODY_BYTES: usize = 4 * 1024;
+/// Most characters of that body shown in the error (chars): 200.
+pub const MAX_HTTP_ERROR_PREVIEW_CHARS: usize = 200;
+
+// ---------------------------------------------------------------------------
+// Floods from a server (docs/reliability.md, "Floods")
+// ---------------------------------------------------------------------------
+
+/// Notifications and requests of one server connection handed to rmcp's
+/// handler tasks and not finished yet (a count): 256. rmcp runs each in a
+/// task of its own; at this many the connection's reader stops reading
+/// until one finishes, so a flood slows the server down (its pipe or
+/// stream fills) instead of queueing tasks without end. Above
+/// [`MAX_PENDING_SERVER_REQUESTS`], so requests waiting on the app never
+/// hold every slot.
+pub const PEER_MESSAGES_IN_FLIGHT: usize = 256;
+/// Messages of one connection handed to its transport and not yet written
+/// (a count): 256. While none is free the connection's reader waits, so
+/// answers a server does not take in (a stdin it stopped reading, a flood
+/// of server requests over Streamable HTTP, each answered by a POST) hold
+/// its own stream back instead of queueing in this process.
+pub const SENDS_IN_FLIGHT: usize = 256;
+/// Server-initiated requests (`roots/list`, `sampling/createMessage`,
+/// `elicitation/create`) of one server connection waiting on the app at
+/// once (a count): 64. One more is answered at once with a JSON-RPC error
+/// naming this bound (and a rate-limited `warn` log, target `host.requests`).
+pub const MAX_PENDING_SERVER_REQUESTS: usize = 64;
+// Requests waiting on the app never take every reader slot.
+const _: () = assert!(PEER_MESSAGES_IN_FLIGHT > MAX_PENDING_SERVER_REQUESTS);
+/// Open AHP input requests (`chat/inputRequested`) of one tool call (a
+/// count): 16. A further form elicitation of that call is not published:
+/// it is answered with a JSON-RPC error naming this bound.
+pub const MAX_OPEN_INPUTS_PER_CALL: usize = 16;
+/// Interval of the counted warnings about what a flood lost (ms): notifications
+/// dropped, log records and stderr lines suppressed. The count is logged
+/// at most this often while the flood lasts, and once more when it ends
+/// (the connection or stream closes, or, for stderr, a quiet interval).
+pub const FLOOD_REPORT_INTERVAL_MS: u64 = 5_000;
+/// MCP log messages (`notifications/message`) of one server connection
+/// delivered at once before [`SERVER_LOG_PER_SECOND`] paces them (a count;
+/// token bucket). The rest are counted in a `warn` record (target `server.log`).
+pub const SERVER_LOG_BURST: u32 = 1_000;
+/// Sustained rate of MCP log messages delivered per server connection
+/// (records per second) once [`SERVER_LOG_BURST`] is spent.
+pub const SERVER_LOG_PER_SECOND: u32 = 200;
+/// Stderr lines of one server delivered at once before
+/// [`STDERR_LINES_PER_SECOND`] paces them (a count; token bucket). The
+/// rest are counted (lines and bytes) in a `warn` record (target `server.stderr`).
+pub const STDERR_LINES_BURST: u32 = 1_000;
+/// Sustained rate of stderr lines delivered per server (lines per second)
+/// once [`STDERR_LINES_BURST`] is spent.
+pub const STDERR_LINES_PER_SECOND: u32 = 200;
+/// Log records waiting in the addon's outbox for the JS thread (a count):
+/// 10,000. Beyond it log records are dropped (actions, answers and every
+/// other event never are) and the count is delivered as one `warn` record
+/// (target `host.events`) with the next drain.
+pub const MAX_OUTBOX_LOG_RECORDS: usize = 10_000;
+/// Longest time a stdio server's stdin may take no byte of the message
+/// being written (ms): 10 s. Then that write, and the sends waiting behind
+/// it, are abandoned: they fail (a `warn` log, target `host.stdio`), and
+/// when part of the message was written (the stream now carries a torn
+/// line) the connection fails too. A slow reader that keeps taking bytes
+/// stalls nothing.
+pub const STDIN_WRITE_TIMEOUT_MS: u64 = 10_000;
 
 // ---------------------------------------------------------------------------
 // Hard caps of the tunable limits

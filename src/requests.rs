@@ -70,7 +70,7 @@ pub struct HandlerRequest {
     /// The MCP request's `params`.
     pub params: Value,
     /// The AHP chat input request published for it too (a form elicitation
-    /// of an AHP tool call: see `crate::toolcall::input`), if any; an AHP
+    /// of an AHP tool call: see `crate::chat::input`), if any; an AHP
     /// client may answer it first.
     pub chat_input: Option<ChatInputRef>,
 }

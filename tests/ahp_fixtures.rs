@@ -6,6 +6,10 @@
 //! itself always starts from an empty state, so it cannot take a fixture's
 //! `initial`). Chat fixtures go through `apply_action_to_chat`.
 
+// Test code: a failed unwrap or expect is a failed test (the workspace
+// lints deny both outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::{Path, PathBuf};
 
 use ahp::reducers::{apply_action_to_chat, apply_action_to_session};

@@ -11,6 +11,10 @@
 //! `apply_action_to_chat`, session ones with `apply_action_to_session`, and
 //! each must be `Applied`. The session replay must end in the host's state.
 
+// Test code: a failed unwrap or expect is a failed test (the workspace
+// lints deny both outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -18,7 +22,8 @@ use std::time::Duration;
 
 use ahp::reducers::{apply_action_to_chat, apply_action_to_session, ReduceOutcome};
 use ahp_mcp_host::events::HostEvent;
-use ahp_mcp_host::host::{AddServer, CallTool, Host, HostDeps, HostOptions};
+use ahp_mcp_host::host::{AddServer, CallTool, ChatCall, Host, HostConfig, HostDeps, ToolRef};
+use ahp_mcp_host::limits::Limits;
 use ahp_mcp_host::requests::{HandlerRequest, RequestHandler, ServerRequestKind};
 use ahp_mcp_host::session::empty_session_state;
 use ahp_types::actions::{ActionOrigin, StateAction};
@@ -42,11 +47,16 @@ fn fixture(name: &str) -> PathBuf {
 
 fn new_host(handler: Option<Arc<dyn RequestHandler>>) -> (Arc<Host>, Replay, tempfile::TempDir) {
     let data = tempfile::tempdir().expect("tempdir");
-    let options: HostOptions = serde_json::from_value(json!({
-        "session": SESSION, "dataDir": data.path(), "chatElicitation": true,
-        "limits": {"startupTimeoutMs": 60_000},
-    }))
-    .unwrap();
+    let options = HostConfig {
+        session: SESSION.into(),
+        data_dir: data.path().into(),
+        chat_elicitation: true,
+        limits: Limits {
+            startup_timeout_ms: 60_000,
+            ..Limits::default()
+        },
+        ..HostConfig::default()
+    };
     let (tx, rx) = unbounded_channel();
     let deps = HostDeps {
         requests: handler,
@@ -212,7 +222,7 @@ async fn add(host: &Host, script: &str, args: &[&str]) -> String {
     let mut all = vec![fixture(script).display().to_string()];
     all.extend(args.iter().map(|a| a.to_string()));
     let config = json!({"type": "stdio", "command": "node", "args": all});
-    let add: AddServer = serde_json::from_value(json!({"name": "el", "config": config})).unwrap();
+    let add = AddServer::new("el", config);
     let id = host.add_server(add).await.unwrap();
     let deadline = tokio::time::Instant::now() + WAIT;
     loop {
@@ -228,7 +238,15 @@ async fn add(host: &Host, script: &str, args: &[&str]) -> String {
 }
 
 fn chat_call(server: &str, name: &str, tool_call_id: &str) -> CallTool {
-    serde_json::from_value(json!({"serverId": server, "name": name, "arguments": {}, "chat": CHAT, "turnId": "turn-1", "toolCallId": tool_call_id})).unwrap()
+    let chat = ChatCall::new(CHAT.into(), "turn-1".into(), tool_call_id.into()).unwrap();
+    CallTool {
+        arguments: Some(serde_json::Map::new()),
+        chat: Some(chat),
+        ..CallTool::new(ToolRef::Original {
+            server_id: server.into(),
+            tool_name: name.into(),
+        })
+    }
 }
 
 fn origin(seq: i64) -> ActionOrigin {

@@ -10,6 +10,10 @@
 //! Deterministic by construction: every wait is "until a condition holds, or
 //! fail after a generous timeout"; nothing asserts on durations.
 
+// Test code: a failed unwrap or expect is a failed test (the workspace
+// lints deny both outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,7 +21,8 @@ use std::time::Duration;
 use ahp::reducers::apply_action_to_session;
 use ahp_mcp_host::error::ErrorCode;
 use ahp_mcp_host::events::{HostEvent, LogLevel, LogRecord};
-use ahp_mcp_host::host::{AddPlugin, AddServer, CallTool, Host, HostOptions};
+use ahp_mcp_host::host::{AddPlugin, AddServer, CallTool, Host, HostConfig, ToolRef};
+use ahp_mcp_host::limits::Limits;
 use ahp_mcp_host::session::{empty_session_state, find, Found};
 use ahp_types::actions::{ActionEnvelope, ActionOrigin, StateAction};
 use ahp_types::state::{Customization, CustomizationLoadState, McpServerState, SessionState};
@@ -56,13 +61,16 @@ fn new_host() -> (Host, Events, tempfile::TempDir) {
 /// [`new_host`], with `mcpApps` (the AHP client declared MCP Apps) when asked.
 fn new_host_with(mcp_apps: bool) -> (Host, Events, tempfile::TempDir) {
     let data = tempfile::tempdir().expect("tempdir");
-    let options: HostOptions = serde_json::from_value(json!({
-        "session": CHANNEL,
-        "dataDir": data.path(),
-        "limits": {"startupTimeoutMs": 60_000},
-        "mcpApps": mcp_apps,
-    }))
-    .expect("HostOptions");
+    let options = HostConfig {
+        session: CHANNEL.into(),
+        data_dir: data.path().into(),
+        limits: Limits {
+            startup_timeout_ms: 60_000,
+            ..Limits::default()
+        },
+        mcp_apps,
+        ..HostConfig::default()
+    };
     let (tx, rx) = unbounded_channel::<HostEvent>();
     let host = Host::new(options, Arc::new(tx));
     (
@@ -282,10 +290,13 @@ async fn echo(
     server_id: &str,
     message: &str,
 ) -> Result<String, ahp_mcp_host::error::HostError> {
-    let args: CallTool = serde_json::from_value(
-        json!({"serverId": server_id, "name": "echo", "arguments": {"message": message}}),
-    )
-    .expect("CallTool");
+    let args = CallTool {
+        arguments: json!({"message": message}).as_object().cloned(),
+        ..CallTool::new(ToolRef::Original {
+            server_id: server_id.into(),
+            tool_name: "echo".into(),
+        })
+    };
     let result = host.call_tool(args, CancellationToken::new()).await?;
     assert_ne!(
         result.get("isError"),
@@ -374,9 +385,7 @@ fn assert_final_replay(host: &Host, events: &mut Events, server_ids: &[&str]) {
 }
 
 async fn add_everything(host: &Host, name: &str) -> String {
-    let opts: AddServer =
-        serde_json::from_value(json!({"name": name, "config": everything_config()}))
-            .expect("AddServer");
+    let opts = AddServer::new(name, everything_config());
     host.add_server(opts).await.expect("add_server")
 }
 
@@ -611,8 +620,10 @@ async fn invalid_sibling_degrades_plugin_but_valid_server_reaches_ready() {
     )
     .unwrap();
 
-    let opts: AddPlugin =
-        serde_json::from_value(json!({"root": plugin.path(), "name": "plug"})).expect("AddPlugin");
+    let opts = AddPlugin {
+        name: Some("plug".into()),
+        ..AddPlugin::new(plugin.path())
+    };
     let added = host.add_plugin(opts).await.expect("add_plugin");
     assert_eq!(added.id, "plug");
     assert_eq!(
@@ -709,9 +720,11 @@ async fn unwritable_plugin_data_ends_in_load_error_not_loading() {
     let scratch = tempfile::tempdir().expect("tempdir");
     let not_a_dir = scratch.path().join("data-file");
     std::fs::write(&not_a_dir, b"not a directory").unwrap();
-    let options: HostOptions =
-        serde_json::from_value(json!({"session": CHANNEL, "dataDir": not_a_dir}))
-            .expect("HostOptions");
+    let options = HostConfig {
+        session: CHANNEL.into(),
+        data_dir: not_a_dir,
+        ..HostConfig::default()
+    };
     let (tx, rx) = unbounded_channel::<HostEvent>();
     let host = Host::new(options, Arc::new(tx));
     let mut events = Events {
@@ -726,8 +739,10 @@ async fn unwritable_plugin_data_ends_in_load_error_not_loading() {
         json!({"mcpServers": {"good": everything_config()}}).to_string(),
     )
     .unwrap();
-    let opts: AddPlugin =
-        serde_json::from_value(json!({"root": plugin.path(), "name": "plug"})).expect("AddPlugin");
+    let opts = AddPlugin {
+        name: Some("plug".into()),
+        ..AddPlugin::new(plugin.path())
+    };
     let added = host
         .add_plugin(opts)
         .await
@@ -786,8 +801,7 @@ async fn concurrent_add_server_with_one_name_admits_only_one() {
         let host = Arc::new(host);
         let add = |h: Arc<Host>, c: Value| {
             tokio::spawn(async move {
-                let opts: AddServer =
-                    serde_json::from_value(json!({"name": "x", "config": c})).expect("AddServer");
+                let opts = AddServer::new("x", c);
                 h.add_server(opts).await.map_err(|e| e.code)
             })
         };
@@ -836,9 +850,7 @@ fn app_fields(state: &SessionState, id: &str) -> (bool, Option<String>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mcp_apps_state_replays_to_host_state_across_stop_and_start() {
     let (host, mut events, _data) = new_host_with(true);
-    let opts: AddServer =
-        serde_json::from_value(json!({"name": "vanilla", "config": vanilla_config()}))
-            .expect("AddServer");
+    let opts = AddServer::new("vanilla", vanilla_config());
     let app = host.add_server(opts).await.expect("add_server");
     let plain = add_everything(&host, "everything").await;
     wait_server(&host, &mut events, &app, "ready", is_ready).await;

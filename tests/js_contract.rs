@@ -3,6 +3,10 @@
 //! `ServerRequestKind::ALL` by `name()`. (Which errors carry an AHP JSON-RPC
 //! number is decided in Rust: `HostError::rpc_code`, sent as `rpcCode`.)
 
+// Test code: a failed unwrap or expect is a failed test (the workspace
+// lints deny both outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::Path;
 
 use ahp_mcp_host::requests::ServerRequestKind;

@@ -12,13 +12,20 @@
 //! 084): running → auth-required → running → completed; running → completed
 //! with content; running → completed (cancelled).
 
+// Test code: a failed unwrap or expect is a failed test (the workspace
+// lints deny both outside tests).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use ahp::reducers::{apply_action_to_chat, apply_action_to_session};
 use ahp_mcp_host::events::HostEvent;
-use ahp_mcp_host::host::{AddServer, AuthenticateArgs, CallTool, Host, HostOptions};
+use ahp_mcp_host::host::{
+    AddServer, AuthenticateArgs, CallTool, ChatCall, Host, HostConfig, ToolRef,
+};
+use ahp_mcp_host::limits::Limits;
 use ahp_mcp_host::session::empty_session_state;
 use ahp_types::actions::{ActionEnvelope, ActionOrigin, StateAction};
 use ahp_types::state::{ChatState, McpServerState, SessionState};
@@ -39,7 +46,15 @@ fn fixture(name: &str) -> PathBuf {
 
 fn new_host() -> (Arc<Host>, UnboundedReceiver<HostEvent>, tempfile::TempDir) {
     let data = tempfile::tempdir().expect("tempdir");
-    let options: HostOptions = serde_json::from_value(json!({ "session": SESSION, "dataDir": data.path(), "limits": {"startupTimeoutMs": 60_000} })).unwrap();
+    let options = HostConfig {
+        session: SESSION.into(),
+        data_dir: data.path().into(),
+        limits: Limits {
+            startup_timeout_ms: 60_000,
+            ..Limits::default()
+        },
+        ..HostConfig::default()
+    };
     let (tx, rx) = unbounded_channel();
     (Arc::new(Host::new(options, Arc::new(tx))), rx, data)
 }
@@ -186,16 +201,30 @@ async fn wait_ready(host: &Host, id: &str) {
     }
 }
 
+/// A plain `callTool` of `server`'s tool `name` (no arguments, no chat).
+fn original(server: &str, name: &str) -> CallTool {
+    CallTool::new(ToolRef::Original {
+        server_id: server.into(),
+        tool_name: name.into(),
+    })
+}
+
 fn chat_call(server: &str, name: &str, arguments: Value, tool_call_id: &str) -> CallTool {
-    serde_json::from_value(json!({"serverId": server, "name": name, "arguments": arguments, "chat": CHAT, "turnId": "turn-1", "toolCallId": tool_call_id})).unwrap()
+    let chat = ChatCall::new(CHAT.into(), "turn-1".into(), tool_call_id.into()).unwrap();
+    CallTool {
+        arguments: arguments.as_object().cloned(),
+        chat: Some(chat),
+        ..CallTool::new(ToolRef::Original {
+            server_id: server.into(),
+            tool_name: name.into(),
+        })
+    }
 }
 
 async fn add_slow_server(host: &Host, log: &std::path::Path) -> String {
     let config = json!({"type": "stdio", "command": "node", "args": [fixture("slow-server.mjs")], "env": {"CANCEL_LOG": log}});
     let id = host
-        .add_server(
-            serde_json::from_value::<AddServer>(json!({"name": "slow", "config": config})).unwrap(),
-        )
+        .add_server(AddServer::new("slow", config))
         .await
         .unwrap();
     wait_ready(host, &id).await;
@@ -329,10 +358,7 @@ async fn progress_then_cancelled_sends_one_cancellation() {
     assert_eq!(cancels[0]["requestId"], call_id);
     // The server stays usable.
     let ok = host
-        .call_tool(
-            serde_json::from_value(json!({"serverId": id, "name": "rich"})).unwrap(),
-            CancellationToken::new(),
-        )
+        .call_tool(original(&id, "rich"), CancellationToken::new())
         .await
         .unwrap();
     assert_eq!(ok["content"][0]["text"], "hello");
@@ -385,12 +411,10 @@ impl StepUpServer {
 /// A server signed in with the read-only token: ready, for step-up tests.
 async fn stepup_ready(host: &Host, server: &StepUpServer) -> (String, String) {
     let id = host
-        .add_server(
-            serde_json::from_value::<AddServer>(
-                json!({"name": "stepup", "config": {"type": "streamable-http", "url": server.url}}),
-            )
-            .unwrap(),
-        )
+        .add_server(AddServer::new(
+            "stepup",
+            json!({"type": "streamable-http", "url": server.url}),
+        ))
         .await
         .unwrap();
     let deadline = tokio::time::Instant::now() + WAIT;
@@ -455,10 +479,7 @@ async fn step_up_pauses_resumes_and_completes() {
     // The server stays ready and other calls keep working meanwhile.
     assert!(server_ready(&host, &id));
     let read = host
-        .call_tool(
-            serde_json::from_value(json!({"serverId": id, "name": "read"})).unwrap(),
-            CancellationToken::new(),
-        )
+        .call_tool(original(&id, "read"), CancellationToken::new())
         .await
         .unwrap();
     assert_eq!(read["content"][0]["text"], "read-ok");
@@ -761,12 +782,9 @@ async fn an_expired_token_pauses_the_call_until_authenticate() {
     let server = StepUpServer::start_with(&[("EXPIRE_AFTER", "1")]).await;
     let (host, rx, _data) = new_host();
     let (id, resource) = stepup_ready(&host, &server).await;
-    let read = json!({"serverId": id, "name": "read"});
+    let read = original(&id, "read");
     let first = host
-        .call_tool(
-            serde_json::from_value(read).unwrap(),
-            CancellationToken::new(),
-        )
+        .call_tool(read, CancellationToken::new())
         .await
         .unwrap();
     assert_eq!(

@@ -66,16 +66,24 @@ export function everythingEntry(extraArgs = []) {
  * and is disposed when the test ends (even when it fails).
  */
 export function newHost(t, options = {}) {
-  const dataDir = options.dataDir ?? tmpDir(t, 'ahp-mcp-host-data-')
+  // A dataDir made here is removed after the host is disposed, in the same
+  // hook: a running host holds its task-record lock file open there, which
+  // Windows does not let go (after hooks run in the order they were added).
+  const made = options.dataDir === undefined ? mkdtempSync(join(tmpdir(), 'ahp-mcp-host-data-')) : undefined
+  const dataDir = options.dataDir ?? made
   const host = new McpHost({ ...options, dataDir })
   const actions = []
   const logs = []
   host.on('action', (a) => actions.push(a))
   host.on('log', (l) => logs.push(l))
   t.after(async () => {
-    await host.dispose()
-    // The host must not leave any process group behind.
-    await waitFor(() => host.processCount === 0, { timeout: 15_000, what: 'processCount 0 after dispose' })
+    try {
+      await host.dispose()
+      // The host must not leave any process group behind.
+      await waitFor(() => host.processCount === 0, { timeout: 15_000, what: 'processCount 0 after dispose' })
+    } finally {
+      if (made) rmSync(made, { recursive: true, force: true, maxRetries: 5 })
+    }
   })
   return { host, actions, logs, dataDir }
 }

@@ -11,3 +11,16 @@ export function markedEverythingConfig(marker) {
   const script = `${grandchild} & exec ${q(NODE)} ${q(EVERYTHING)} stdio server-${marker}`
   return { type: 'stdio', command: 'sh', args: ['-c', script, `wrapper-${marker}`] }
 }
+
+/**
+ * Like {@link markedEverythingConfig}, but the grandchild calls setsid()
+ * first (`setsid(1)`: a new session and process group, as a browser an
+ * automation server starts detached), so signalling the server's process
+ * group does not reach it. Its parent (the server) stays alive.
+ */
+export function markedDetachedConfig(marker) {
+  const q = (s) => `'${s.replaceAll("'", `'\\''`)}'`
+  const grandchild = `setsid sh -c 'trap "" TERM; while :; do sleep 1; done' grandchild-${marker}`
+  const script = `${grandchild} & exec ${q(NODE)} ${q(EVERYTHING)} stdio server-${marker}`
+  return { type: 'stdio', command: 'sh', args: ['-c', script, `wrapper-${marker}`] }
+}

@@ -255,3 +255,37 @@ async function taskUsage(host: McpHost): Promise<void> {
   console.log(code)
 }
 void taskUsage
+
+// A typed sampling handler (MCP CreateMessageRequest / CreateMessageResult)
+// and HostError.data narrowed by shape.
+import type { CreateMessageParams, CreateMessageResult, HostErrorData } from '../../index.js'
+function samplingUsage(): McpHost {
+  return new McpHost({
+    handlers: {
+      sampling: async (params, { serverId }): Promise<CreateMessageResult> => {
+        const first = params.messages[0]
+        const text = first && !Array.isArray(first.content) && first.content.type === 'text' ? first.content.text : ''
+        const budget: number = params.maxTokens
+        console.log(serverId, budget, params.systemPrompt?.length, params.includeContext)
+        return { role: 'assistant', content: { type: 'text', text: `echo ${text}` }, model: 'test-model', stopReason: 'endTurn' }
+      },
+    },
+  })
+}
+void samplingUsage
+function wrongSampling(): McpHost {
+  return new McpHost({
+    handlers: {
+      // @ts-expect-error a CreateMessageResult needs `model` and `content`
+      sampling: async (_params: CreateMessageParams) => ({ role: 'assistant' }),
+    },
+  })
+}
+void wrongSampling
+function errorData(err: HostError): void {
+  const data: HostErrorData | undefined = err.data
+  if (data && 'kind' in data && data.kind === 'total') console.log(data.ms)
+  if (data && 'requiredScopes' in data) console.log(data.requiredScopes.join(' '), data.insufficientScope)
+  if (data && 'state' in data) console.log(data.serverId, data.state.kind)
+}
+void errorData

@@ -18,6 +18,8 @@ const SUPPORTED = [
   ['linux-arm64-musl', 'aarch64-unknown-linux-musl'],
   ['darwin-x64', 'x86_64-apple-darwin'],
   ['darwin-arm64', 'aarch64-apple-darwin'],
+  ['win32-x64-msvc', 'x86_64-pc-windows-msvc'],
+  ['win32-arm64-msvc', 'aarch64-pc-windows-msvc'],
 ]
 
 /** `'glibc'` or `'musl'` on Linux (from the process report), else `null`. */
@@ -31,8 +33,12 @@ function libcOf(platform) {
   }
 }
 
-/** This process's platform as a package suffix: `linux-x64-gnu`, `darwin-arm64`, … */
+/**
+ * This process's platform as a package suffix: `linux-x64-gnu`,
+ * `darwin-arm64`, `win32-x64-msvc` (napi's name: Node for Windows is an MSVC build), …
+ */
 function platformSuffix(platform = process.platform, arch = process.arch, libc = libcOf(platform)) {
+  if (platform === 'win32') return `${platform}-${arch}-msvc`
   if (platform !== 'linux') return `${platform}-${arch}`
   return `${platform}-${arch}-${libc === 'musl' ? 'musl' : 'gnu'}`
 }
@@ -76,15 +82,40 @@ function nestedDetail(err) {
  * Requires the native addon. On failure throws an `Error` with
  * `code: 'ERR_AHP_UNSUPPORTED_PLATFORM'` naming `process.platform`, `process.arch`,
  * the libc on Linux and the supported platforms; napi's error is its `cause`.
+ * When the require gives something that is not the addon (a bundler's file
+ * loader gives a file name), `code: 'ERR_AHP_NOT_AN_ADDON'` saying how to
+ * bundle the package.
  */
 function loadNative(load = () => require('../../binding.js')) {
+  let binding
   try {
-    return load()
+    binding = load()
   } catch (cause) {
     const err = new Error(describeLoadFailure(cause), { cause })
     err.code = 'ERR_AHP_UNSUPPORTED_PLATFORM'
     throw err
   }
+  if (typeof binding?.NativeHost !== 'function') {
+    const err = new Error(describeNotAddon(binding))
+    err.code = 'ERR_AHP_NOT_AN_ADDON'
+    throw err
+  }
+  return binding
 }
 
-module.exports = { loadNative, SUPPORTED, platformSuffix, describeLoadFailure }
+/**
+ * The message when `require()` of the addon gave something that is not the
+ * addon: a bundler rewrote it (esbuild's `file` loader, webpack asset
+ * modules give the copied file's name as a string).
+ */
+function describeNotAddon(binding) {
+  const got = typeof binding === 'string' ? `the file name ${JSON.stringify(binding)}` : `a ${typeof binding}`
+  return (
+    `ahp-mcp-host: loading the native addon gave ${got}, not a Node addon: a bundler rewrote the ` +
+    'require() of the .node file (esbuild --loader:.node=file, webpack asset modules). Keep ahp-mcp-host ' +
+    'out of the bundle (esbuild --external:ahp-mcp-host, webpack externals) and ship it in node_modules, ' +
+    'or load .node files as Node addons (webpack node-loader).'
+  )
+}
+
+module.exports = { loadNative, SUPPORTED, platformSuffix, describeLoadFailure, describeNotAddon }

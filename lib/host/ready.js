@@ -2,19 +2,29 @@
 // `host.whenReady(serverId, {signal, timeoutMs})`: a promise for the outcome
 // of one MCP server's start (see index.d.ts `McpHost.whenReady`).
 //
-// The host's session state (`getState()`, read from the native side at
-// once) is the truth; `action` envelopes only say when to look again. The
-// envelopes JS has been handed may lag that state (they are queued and
-// delivered in batches), never lead it: every change made after a look is
-// followed by its envelope. So a waiter looks once when it is made and again
-// after each batch that touches its server (its state, its customization or
-// plugin, a toggle, a start or stop request), and nothing is missed. One
+// The host's session state (read from the native side at once, with the
+// `serverSeq` of the last envelope it reflects) is the truth; `action`
+// envelopes only say when to look again. The envelopes JS has been handed
+// may lag that state (they are queued and delivered in batches), never lead
+// it: every change made after a look is followed by its envelope. So a
+// waiter looks once when it is made and again after each batch that touches
+// its server (its state, its customization or plugin, a toggle, a start or
+// stop request), and nothing is missed. A look that decides the outcome
+// settles the waiter only once the envelope of that `serverSeq` has been
+// delivered to the `action` listeners, so a state mirror fed by them shows
+// what the waiter saw (`ready`) when the promise settles. A crashed server
+// whose restart is scheduled (its `error` state carries
+// `_meta["ahp-mcp-host/restart"]`) is still on its way to `ready`: waiters
+// keep waiting through the backoff. One
 // observer per host serves every waiter (the host calls `observe` for each
 // envelope it delivers; no EventEmitter listener), one `abort` listener per
 // AbortSignal serves every waiter sharing it (request-options.js `watchAbort`,
 // shared with the request methods).
 
 const { MAX_TIMEOUT_MS, abortError, checkSignal, watchAbort } = require('./request-options.js')
+
+/** The `ErrorInfo._meta` key of a crash whose restart is scheduled (src/session/customizations.rs). */
+const RESTART_META_KEY = 'ahp-mcp-host/restart'
 
 /** Action types after which a waiter on the id they name looks again. */
 const WAKES = new Set([
@@ -53,9 +63,11 @@ function enabled(enablement) {
 }
 
 /**
- * The waiters of one host. `state()` reads the session state, `info(id)`
- * the server's `ServerInfo` (throws when it is gone), `error(code, message,
- * data)` makes a `HostError`.
+ * The waiters of one host. `state()` reads `{serverSeq, state}` (the
+ * session state and the `serverSeq` of the last envelope it reflects),
+ * `info(id)` the server's `ServerInfo` (throws when it is gone),
+ * `error(code, message, data)` makes a `HostError`. `onBusy(busy)`, when
+ * set, is told when the first waiter starts and the last one ends.
  */
 class Readiness {
   #state
@@ -65,12 +77,20 @@ class Readiness {
   #removing = new Map()
   #due = new Set()
   #flushing = false
+  // The highest `serverSeq` delivered to the listeners so far.
+  #delivered = 0
+  // Waiters whose outcome is known, each waiting for the envelope of `decided.seq`.
+  #decided = new Set()
+  onBusy = undefined
 
   constructor({ state, info, error }) {
     this.#state = state
     this.#info = info
     this.#error = error
   }
+
+  /** Whether any waiter is pending. */
+  get busy() { return this.#waiters.size > 0 }
 
   /**
    * A promise for server `serverId` becoming `ready` (see index.d.ts).
@@ -88,9 +108,9 @@ class Readiness {
     }
     if (signal?.aborted) return Promise.reject(this.#aborted(serverId, signal))
     return new Promise((resolve, reject) => {
-      const waiter = { id: serverId, resolve, reject, timer: undefined, unwatch: undefined, seen: false }
-      if (this.#judge(waiter, this.#state())) return
-      this.#waiters.add(waiter)
+      const waiter = { id: serverId, resolve, reject, timer: undefined, unwatch: undefined, seen: false, decided: undefined }
+      this.#add(waiter)
+      if (this.#judge(waiter, this.#state()) || waiter.decided) return
       if (timeoutMs !== undefined) {
         waiter.timer = setTimeout(() => {
           this.#settle(waiter, this.#error('timeout', `server ${JSON.stringify(serverId)} was not ready within ${timeoutMs} ms`, { kind: 'ready', ms: timeoutMs, serverId }))
@@ -116,23 +136,34 @@ class Readiness {
   }
 
   /**
-   * Settles `waiter` if the state decides it; true when it did. A server
-   * not (or no longer) in the state is `not_found` at the first look and
+   * Decides `waiter` if the snapshot (`{serverSeq, state}`, or undefined:
+   * only a `remove` under way decides) settles it; true when it did (it
+   * settles once that `serverSeq` is delivered, see `#decide`). A server not
+   * (or no longer) in the state is `not_found` at the first look and
    * `server_removed` later.
    */
-  #judge(waiter, state) {
+  #judge(waiter, snapshot) {
     const { id } = waiter
     if (this.#removingOf(id)) return this.#settle(waiter, this.#error('server_removed', `server ${JSON.stringify(id)} was removed`, { serverId: id }))
+    const verdict = this.#verdict(waiter, snapshot?.state)
+    if (verdict === undefined) return false
+    return this.#decide(waiter, snapshot.serverSeq, verdict)
+  }
+
+  /** `{err}` or `{value}` if `state` decides `waiter`, else undefined (still starting). */
+  #verdict(waiter, state) {
+    const { id } = waiter
+    const fail = (err) => ({ err })
     const found = findServer(state, id)
     if (found === undefined || found.other) {
-      if (waiter.seen) return this.#settle(waiter, this.#error('server_removed', `server ${JSON.stringify(id)} was removed`, { serverId: id }))
+      if (waiter.seen) return fail(this.#error('server_removed', `server ${JSON.stringify(id)} was removed`, { serverId: id }))
       const what = found ? `${JSON.stringify(id)} is a ${found.other}, not an MCP server (wait for each of its servers: addPlugin resolves their ids as \`servers\`)` : `no MCP server ${JSON.stringify(id)}`
-      return this.#settle(waiter, this.#error('not_found', what, { serverId: id }))
+      return fail(this.#error('not_found', what, { serverId: id }))
     }
     waiter.seen = true
     const { server, plugin } = found
     if (!enabled(server.enablement) || (plugin && !enabled(plugin.enablement))) {
-      return this.#settle(waiter, this.#error('server_disabled', `server ${JSON.stringify(id)} is disabled`, { serverId: id }))
+      return fail(this.#error('server_disabled', `server ${JSON.stringify(id)} is disabled`, { serverId: id }))
     }
     const s = server.state
     switch (s?.kind) {
@@ -141,26 +172,47 @@ class Readiness {
         try {
           info = this.#info(id)
         } catch {
-          return this.#settle(waiter, this.#error('server_removed', `server ${JSON.stringify(id)} was removed`, { serverId: id }))
+          return fail(this.#error('server_removed', `server ${JSON.stringify(id)} was removed`, { serverId: id }))
         }
-        return this.#settle(waiter, undefined, info)
+        return { value: info }
       }
       case 'error':
-        return this.#settle(waiter, this.#error(s.error.errorType, `server ${JSON.stringify(id)}: ${s.error.message}`, { serverId: id, state: s }))
+        if (s.error?._meta?.[RESTART_META_KEY]) return undefined // restarting after a crash
+        return fail(this.#error(s.error.errorType, `server ${JSON.stringify(id)}: ${s.error.message}`, { serverId: id, state: s }))
       case 'authRequired': {
         const why = s.description ? `: ${s.description}` : ''
-        return this.#settle(waiter, this.#error('auth_required', `server ${JSON.stringify(id)} needs authorization (${s.reason}, resource ${s.resource?.resource})${why}`, { serverId: id, state: s }))
+        return fail(this.#error('auth_required', `server ${JSON.stringify(id)} needs authorization (${s.reason}, resource ${s.resource?.resource})${why}`, { serverId: id, state: s }))
       }
       case 'stopped':
-        return this.#settle(waiter, this.#error('server_stopped', `server ${JSON.stringify(id)} is stopped`, { serverId: id }))
+        return fail(this.#error('server_stopped', `server ${JSON.stringify(id)} is stopped`, { serverId: id }))
       default:
-        return false // starting
+        return undefined // starting
     }
+  }
+
+  /**
+   * Settles `waiter` with `verdict` once the envelope of `seq` has been
+   * delivered: now if it has, else at the delivery (`observe`); true.
+   */
+  #decide(waiter, seq, { err, value }) {
+    if (typeof seq !== 'number' || seq <= this.#delivered) return this.#settle(waiter, err, value)
+    waiter.decided = { seq, err, value }
+    this.#decided.add(waiter)
+    if (waiter.timer !== undefined) clearTimeout(waiter.timer)
+    waiter.timer = undefined
+    return true
+  }
+
+  #add(waiter) {
+    this.#waiters.add(waiter)
+    if (this.#waiters.size === 1) this.onBusy?.(true)
   }
 
   /** Ends `waiter` (rejected with `err`, else resolved with `value`); true. */
   #settle(waiter, err, value) {
-    this.#waiters.delete(waiter)
+    if (!this.#waiters.delete(waiter)) return true
+    this.#decided.delete(waiter)
+    if (this.#waiters.size === 0) this.onBusy?.(false)
     if (waiter.timer !== undefined) clearTimeout(waiter.timer)
     waiter.unwatch?.()
     if (err) waiter.reject(err)
@@ -179,23 +231,33 @@ class Readiness {
    * (or on a child of that plugin) look again once the batch is through.
    */
   observe(envelope) {
+    const seq = envelope?.serverSeq
+    if (typeof seq === 'number' && seq > this.#delivered) this.#delivered = seq
     if (this.#waiters.size === 0) return
+    if (this.#decided.size > 0) this.#schedule()
     const action = envelope?.action
     if (!action || !WAKES.has(action.type)) return
     const id = action.id ?? action.customization?.id
     if (typeof id !== 'string') return
     for (const w of this.#waiters) {
-      if (w.id === id || w.id.startsWith(`${id}/`)) this.#due.add(w)
+      if (!w.decided && (w.id === id || w.id.startsWith(`${id}/`))) this.#due.add(w)
     }
-    if (this.#due.size > 0 && !this.#flushing) {
-      this.#flushing = true
-      queueMicrotask(() => this.#flush())
-    }
+    if (this.#due.size > 0) this.#schedule()
+  }
+
+  /** Looks again once the batch is through (a microtask: the batch's listeners have run). */
+  #schedule() {
+    if (this.#flushing) return
+    this.#flushing = true
+    queueMicrotask(() => this.#flush())
   }
 
   #flush() {
     this.#flushing = false
-    const due = [...this.#due].filter((w) => this.#waiters.has(w))
+    for (const w of [...this.#decided]) {
+      if (w.decided.seq <= this.#delivered) this.#settle(w, w.decided.err, w.decided.value)
+    }
+    const due = [...this.#due].filter((w) => this.#waiters.has(w) && !w.decided)
     this.#due.clear()
     if (due.length === 0) return
     let state

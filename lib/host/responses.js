@@ -17,15 +17,22 @@ class PendingResponses {
   #keepAlive
   #wantRef = true
   #makeError
+  #onBusy
 
   /**
    * `keepAlive`: the host's keep-alive timer; `makeError(answer)`: the
-   * HostError of a failed answer (`{ok: false, code, message, …}`).
+   * HostError of a failed answer (`{ok: false, code, message, …}`);
+   * `onBusy()`: called when the first request starts waiting and when the
+   * last one is settled (read `busy`).
    */
-  constructor(keepAlive, makeError) {
+  constructor(keepAlive, makeError, onBusy = () => {}) {
     this.#keepAlive = keepAlive
     this.#makeError = makeError
+    this.#onBusy = onBusy
   }
+
+  /** Whether any request is waiting for its answer. */
+  get busy() { return this.#waiting.size > 0 }
 
   /**
    * Starts request `id`: registers it, then calls `start()` (the native
@@ -37,7 +44,10 @@ class PendingResponses {
     const answer = new Promise((resolve, reject) => {
       this.#waiting.set(id, { resolve, reject })
     })
-    if (this.#waiting.size === 1 && !this.#wantRef) this.#keepAlive.ref()
+    if (this.#waiting.size === 1) {
+      if (!this.#wantRef) this.#keepAlive.ref()
+      this.#onBusy()
+    }
     try {
       start()
     } catch (err) {
@@ -72,8 +82,9 @@ class PendingResponses {
   }
 
   #forget(id) {
-    this.#waiting.delete(id)
-    if (this.#waiting.size === 0 && !this.#wantRef) this.#keepAlive.unref()
+    if (!this.#waiting.delete(id) || this.#waiting.size > 0) return
+    if (!this.#wantRef) this.#keepAlive.unref()
+    this.#onBusy()
   }
 }
 

@@ -5,7 +5,7 @@
 // side, and throws HostError `invalid_argument` whose message starts with
 // the parameter and field path (`options.limits.callTimeoutMs: must be …`).
 // Deeper fields are checked natively, where the same path notation is used
-// (src/napi/mod.rs `parse`), so no napi or serde wording reaches users.
+// (binding/src/lib.rs `parse`), so no napi or serde wording reaches users.
 // `credentials` (index.js) and `RequestOptions` (lib/host/request-options.js)
 // are checked where they are used.
 
@@ -93,10 +93,23 @@ const stringOrObject = (value, path) => {
 /** The request handlers the host can declare (src/requests.rs `ServerRequestKind`). */
 const REQUEST_KINDS = ['elicitation', 'sampling', 'roots']
 
+/** Every field of `McpHostOptions` (index.d.ts), in its order there. */
+const HOST_OPTIONS = ['session', 'clientInfo', 'dataDir', 'limits', 'env', 'publishServerTools', 'credentials',
+  'clientMetadataUrl', 'oauthRedirectPort', 'handlers', 'chatElicitation', 'mcpApps', 'roots', 'proxy', 'caCertificates']
+
+/** An unknown field of `value` (at `path`) is `invalid_argument` listing every field of `names`. */
+function known(value, path, names) {
+  const unknown = Object.keys(value).find((k) => !names.includes(k))
+  if (unknown !== undefined) {
+    throw invalid(`${path}.${unknown}: unknown field \`${unknown}\`, expected one of ${names.map((n) => `\`${n}\``).join(', ')}`)
+  }
+}
+
 /** `new McpHost(options)`: the options object and its top-level fields. */
 function hostOptions(options) {
   if (options === undefined) return {}
   object(options, 'options', ' (McpHostOptions)')
+  known(options, 'options', HOST_OPTIONS)
   fields(options, 'options', {
     session: optional.nonEmptyString,
     clientInfo: optional.object,

@@ -23,9 +23,13 @@ use std::ptr::NonNull;
 
 use crate::{InputError, Scope};
 
-/// The layout of a byte buffer of `len` bytes (`len` > 0).
+/// The layout of a byte buffer of `len` bytes (`len` > 0); a length no
+/// layout holds (over `isize::MAX`) traps, as a failed allocation does.
 fn bytes(len: usize) -> Layout {
-    Layout::array::<u8>(len).expect("a wasm32 buffer length fits a layout")
+    match Layout::array::<u8>(len) {
+        Ok(layout) => layout,
+        Err(_) => std::process::abort(),
+    }
 }
 
 /// Allocates `len` bytes in linear memory and returns their address (a

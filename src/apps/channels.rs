@@ -139,7 +139,10 @@ fn channel_uri(session: &str, server_id: &str, generation: u64) -> String {
         .split_once(':')
         .map_or(session, |(_, rest)| rest)
         .trim_start_matches('/');
-    let mut uri = url::Url::parse("mcp:/").expect("a constant URL");
+    let Ok(mut uri) = url::Url::parse("mcp:/") else {
+        // Not reached: a constant, valid URL.
+        return format!("mcp:/{generation}");
+    };
     if let Ok(mut segments) = uri.path_segments_mut() {
         segments
             .clear()

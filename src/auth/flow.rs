@@ -15,8 +15,8 @@
 use std::time::Duration;
 
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore,
-    OAuthHttpClient,
+    AuthError, AuthorizationManager, AuthorizationMetadataSource, AuthorizationRequest,
+    AuthorizationSession, CredentialStore, OAuthHttpClient,
 };
 use url::Url;
 
@@ -281,10 +281,22 @@ async fn discover_with(
     AuthorizationManager,
     rmcp::transport::auth::AuthorizationMetadata,
 )> {
-    let metadata = match manager
+    let resolved = manager
         .resolve_metadata_from_challenge(opts.challenge.as_deref())
-        .await
+        .await;
+    // rmcp found no authorization server through RFC 9728: one the metadata
+    // names may have been refused by the address rule, which must not end
+    // in the server's own endpoints.
+    if !matches!(&resolved, Ok(r) if r.source == AuthorizationMetadataSource::ProtectedResourceMetadata)
     {
+        let challenge = opts.challenge.as_deref();
+        if let Some(refused) =
+            super::refused_authorization_servers(&opts.server, challenge, &opts.network).await
+        {
+            return Err(refused);
+        }
+    }
+    let metadata = match resolved {
         Ok(resolution) => resolution.metadata,
         Err(e) => super::legacy_metadata(&opts.server, &opts.network)
             .await
@@ -418,7 +430,10 @@ fn oauth_http(
 }
 
 /// Maps an rmcp auth error. rmcp's messages name URLs and OAuth error codes,
-/// never tokens or client secrets.
+/// never tokens or client secrets; the values a parse error quotes (a
+/// wrongly typed member of a token response) are taken out
+/// ([`super::echo::without_echoed_values`]).
 fn failed(e: AuthError) -> HostError {
-    HostError::new(ErrorCode::AuthFailed, format!("sign-in failed: {e}"))
+    let text = super::echo::without_echoed_values(&e.to_string());
+    HostError::new(ErrorCode::AuthFailed, format!("sign-in failed: {text}"))
 }

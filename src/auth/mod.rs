@@ -10,6 +10,7 @@
 pub mod callback;
 mod challenge;
 pub mod dpop;
+mod echo;
 pub mod flow;
 pub mod grant;
 mod jwt_bearer;
@@ -19,4 +20,6 @@ pub mod step_up;
 pub mod store;
 
 pub use challenge::{AuthChallenge, ChallengeStatus};
-pub use resource_metadata::{discover, legacy_metadata, requirement};
+pub use resource_metadata::{
+    discover, legacy_metadata, refused_authorization_servers, requirement,
+};

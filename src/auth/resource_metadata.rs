@@ -28,6 +28,7 @@ use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::{AUTH_METADATA_TIMEOUT_MS, MAX_AUTH_METADATA_BYTES};
 use crate::network::address_policy::AddressPolicy;
 use crate::network::Network;
+use crate::redact::{origin, shown_server_url};
 
 /// GETs of metadata documents for one MCP server: no redirects, the
 /// server's address rule, the host's network.
@@ -130,13 +131,81 @@ pub async fn discover(
     ))
 }
 
-/// Builds the AHP `authRequired` state for a challenge (no token, no client secret).
+/// The sign-in's guard against a silent fallback (MCP 2025-11-25
+/// "Authorization › Security Considerations"): when the first valid RFC
+/// 9728 document of `server` (found as [`discover`] finds it) names only
+/// authorization servers the address rule refuses (a link-local, private
+/// or unique-local address the server itself is not on, `http` to a
+/// non-loopback host, `file:` or any other scheme), the error naming them
+/// and the rule, instead of the server's own endpoints rmcp would fall
+/// back to. `None` when no document is found or one named server is allowed.
+pub async fn refused_authorization_servers(
+    server: &Url,
+    challenge: Option<&str>,
+    network: &Arc<Network>,
+) -> Option<HostError> {
+    let client = Fetcher::new(server, network).ok()?;
+    let challenge = AuthChallenge::from_header(challenge.unwrap_or(""), server);
+    for url in candidates(server, &challenge) {
+        let Ok(Ok(metadata)) = fetch(&client, &url).await.map(|doc| check(doc, server)) else {
+            continue;
+        };
+        let named = metadata.authorization_servers.unwrap_or_default();
+        let mut refused = Vec::new();
+        for issuer in &named {
+            let refuses = match Url::parse(issuer) {
+                Ok(u) => client.policy.refuses(&u).await,
+                Err(_) => true,
+            };
+            if refuses {
+                refused.push(shown_issuer(issuer));
+            }
+        }
+        if refused.len() < named.len() {
+            return None;
+        }
+        return Some(HostError::new(
+            ErrorCode::AuthFailed,
+            format!(
+                "sign-in failed: the protected resource metadata at {} names only authorization \
+                 servers the host may not reach ({}): {}",
+                origin(&url),
+                refused.join(", "),
+                crate::network::address_policy::RULE
+            ),
+        ));
+    }
+    None
+}
+
+/// An authorization server URL as shown in errors: its origin (or scheme
+/// for a URL without a host, e.g. `file:`), never its path or query.
+fn shown_issuer(issuer: &str) -> String {
+    match Url::parse(issuer) {
+        Ok(u) if u.host().is_some() => origin(&u),
+        Ok(u) => format!("a {}: URL", u.scheme()),
+        Err(_) => "a malformed URL".to_owned(),
+    }
+}
+
+/// Builds the AHP `authRequired` state for a challenge (no token, no client
+/// secret). Its `resource.resource` is shown without userinfo, query and
+/// fragment when it has any ([`shown_server_url`]: a metadata document
+/// made from, or echoing, a server URL with `?api_key=…` must not carry it
+/// into the session state); `authenticate` matches that shown form, and the
+/// sign-in itself sends the server's own URL as RFC 8707 `resource`.
 pub fn requirement(
     challenge: &AuthChallenge,
     had_token: bool,
-    resource: ProtectedResourceMetadata,
+    mut resource: ProtectedResourceMetadata,
     client_id: Option<&str>,
 ) -> McpServerAuthRequiredState {
+    if let Ok(url) = Url::parse(&resource.resource) {
+        let secret_bearing = url.query().is_some() || url.fragment().is_some();
+        if secret_bearing || !url.username().is_empty() || url.password().is_some() {
+            resource.resource = shown_server_url(&url);
+        }
+    }
     let reason = match challenge.status {
         ChallengeStatus::InsufficientScope => McpAuthRequiredReason::InsufficientScope,
         ChallengeStatus::Unauthorized if had_token => McpAuthRequiredReason::Expired,
@@ -189,10 +258,6 @@ async fn legacy_endpoint_exists(client: &Fetcher, endpoint: &str) -> bool {
         Ok(r) => r.status() != reqwest::StatusCode::NOT_FOUND,
         Err(_) => false,
     }
-}
-
-fn origin(url: &Url) -> String {
-    url.origin().ascii_serialization()
 }
 
 fn candidates(server: &Url, challenge: &AuthChallenge) -> Vec<Url> {

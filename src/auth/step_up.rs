@@ -57,7 +57,7 @@ pub struct Shown {
     /// The tool call's display name.
     pub display_name: String,
     /// The `_meta` of the call's AHP tool-call actions (an App tool call's
-    /// `{ui}`, see `crate::toolcall`); `None` for an ordinary call.
+    /// `{ui}`, see `crate::chat`); `None` for an ordinary call.
     pub meta: Option<Map<String, Value>>,
 }
 

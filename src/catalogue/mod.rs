@@ -146,7 +146,7 @@ impl Catalogue {
             .flat_map(|(id, st)| {
                 st.tools
                     .iter()
-                    .filter(|t| !t.app_only)
+                    .filter(|t| !t.app_only && !t.task_required)
                     .map(move |t| (id.as_str(), t))
             })
             .collect();

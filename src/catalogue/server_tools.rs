@@ -54,7 +54,8 @@ pub struct ServerTool {
     pub tool_name: String,
     /// AHP `ToolDefinition` fields except `name`, in this order: `title`,
     /// `description`, `inputSchema` (normalized), `outputSchema`,
-    /// `annotations`, `_meta` (each member's own keys in the server's order).
+    /// `annotations`, `execution` (MCP 2025-11-25), `_meta` (each member's
+    /// own keys in the server's order).
     pub definition: Map<String, Value>,
     /// `definition` as compact JSON text, serialized once: the digest is
     /// taken over it and the catalogue's JSON for JS is spliced from it.
@@ -64,7 +65,18 @@ pub struct ServerTool {
     pub digest: String,
     /// `_meta.ui.visibility` is `["app"]`: callable, not in the model catalogue.
     pub app_only: bool,
+    /// `execution.taskSupport` is `"required"` (MCP 2025-11-25 "Tools ›
+    /// Tool", "Tasks › Tool-Level Negotiation"): the tool runs only as a
+    /// task-augmented `tools/call` (`params.task`), which the host does not
+    /// send, so it is kept out of the model catalogue (with an `omitted`
+    /// diagnostic, [`TASK_REQUIRED_REASON`]); its definition keeps `execution`.
+    pub task_required: bool,
 }
+
+/// The reason of the `omitted` diagnostic of a task-required tool.
+pub const TASK_REQUIRED_REASON: &str = "execution.taskSupport is \"required\" (MCP 2025-11-25 \
+     Tasks): the tool runs only as a task-augmented tools/call, which this host does not \
+     send, so the model is not offered it";
 
 /// One server's tools after checks.
 #[derive(Debug, Clone, Default)]
@@ -211,10 +223,18 @@ impl<'a> Listing<'a> {
                 )),
             }
         }
-        for key in ["annotations", "_meta"] {
+        for key in ["annotations", "execution", "_meta"] {
             move_member(&mut tool, &mut definition, key);
         }
-        Ok(Some(ServerTool::new(name, definition)))
+        let tool = ServerTool::new(name, definition);
+        if tool.task_required {
+            self.diagnostics.push(self.diag(
+                &tool.tool_name,
+                DiagnosticAction::Omitted,
+                TASK_REQUIRED_REASON.to_owned(),
+            ));
+        }
+        Ok(Some(tool))
     }
 
     /// The entry as an object with a usable, first-seen name.
@@ -359,6 +379,7 @@ impl ServerTool {
 
     fn new(tool_name: String, definition: Map<String, Value>) -> Self {
         let app_only = is_app_only(&definition);
+        let task_required = is_task_required(&definition);
         let definition_json = serde_json::to_string(&definition).unwrap_or_else(|_| "{}".into());
         let digest = digest(&tool_name, &definition_json);
         Self {
@@ -367,6 +388,7 @@ impl ServerTool {
             definition_json,
             digest,
             app_only,
+            task_required,
         }
     }
 }
@@ -391,6 +413,14 @@ fn is_app_only(definition: &Map<String, Value>) -> bool {
         .and_then(|u| u.get("visibility"))
         .and_then(Value::as_array);
     matches!(visibility, Some(v) if v.len() == 1 && v[0] == "app")
+}
+
+/// `execution.taskSupport` is `"required"`.
+fn is_task_required(definition: &Map<String, Value>) -> bool {
+    let support = definition
+        .get("execution")
+        .and_then(|e| e.get("taskSupport"));
+    support.and_then(Value::as_str) == Some("required")
 }
 
 /// [`ServerTool::digest`]: SHA-256 over `name \0 definition-JSON` (the
@@ -534,5 +564,24 @@ mod tests {
         // published state, so the function must not change.
         let st = ServerTools::build("s", vec![tool("a")], &Limits::default()).unwrap();
         assert_eq!(st.tools[0].digest, "6cd082cc8e9d581b");
+    }
+
+    #[test]
+    fn task_required_tools_keep_execution_and_get_an_omitted_diagnostic() {
+        let mut required = tool("job");
+        required["execution"] = json!({"taskSupport": "required"});
+        let mut optional = tool("maybe");
+        optional["execution"] = json!({"taskSupport": "optional"});
+        let built = ServerTools::build("s", vec![required, optional], &Limits::default()).unwrap();
+        let job = built.get("job").unwrap();
+        assert!(job.task_required);
+        assert_eq!(
+            job.definition["execution"],
+            json!({"taskSupport": "required"})
+        );
+        assert!(!built.get("maybe").unwrap().task_required);
+        assert_eq!(built.diagnostics.len(), 1);
+        assert_eq!(built.diagnostics[0].tool, "job");
+        assert_eq!(built.diagnostics[0].action, DiagnosticAction::Omitted);
     }
 }

@@ -20,6 +20,6 @@ mod vars;
 
 pub use host_settings::{IdpSetting, OAuthClientSetting, OAuthGrant, ProtocolSetting};
 pub use model::*;
-pub use read::{read_config_file, ReadBounds};
+pub use read::{read_config_file, read_regular_file, ReadBounds};
 pub use validate::{parse_mcp_json, validate_entry_value};
 pub use vars::{check_variables, expand, PluginVars};

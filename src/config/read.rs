@@ -4,7 +4,10 @@
 //! A path that is not a regular file after following symlinks (a named
 //! pipe, a device such as `/dev/zero` or `/dev/urandom`, a directory, a
 //! socket) is refused before it is opened, and again on the opened handle
-//! (so a file swapped between the check and the open is refused too). The
+//! (so a file swapped between the check and the open is refused too); on
+//! Windows a device or pipe name (`NUL`, `CON`, `\\.\pipe\…`) is refused by
+//! name before anything is opened, and a handle that is no disk file by its
+//! `GetFileType` (`crate::platform`). The
 //! file is opened with `O_NONBLOCK | O_NOCTTY`: opening a named pipe never
 //! waits for a writer, and opening a terminal never makes it the process's
 //! controlling terminal. At most `max_bytes + 1` bytes are read, so a
@@ -53,6 +56,15 @@ pub async fn read_config_file(path: &Path, bounds: ReadBounds) -> Result<String,
     }
 }
 
+/// The blocking half of [`read_config_file`], for a caller already off the
+/// async runtime (`bounds.timeout` is then the caller's to enforce).
+///
+/// # Errors
+/// Why the file cannot be read (without the path).
+pub fn read_regular_file(path: &Path, bounds: ReadBounds) -> Result<String, String> {
+    read_regular(path, bounds)
+}
+
 /// The blocking half of [`read_config_file`].
 ///
 /// # Errors
@@ -65,6 +77,9 @@ fn read_regular(path: &Path, bounds: ReadBounds) -> Result<String, String> {
             bounds.limit_name, bounds.max_bytes
         )
     };
+    if let Some(kind) = crate::platform::device_path_kind(path) {
+        return Err(format!("it is {kind}, not a regular file"));
+    }
     let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
     regular(metadata.file_type())?;
     if metadata.len() > max {
@@ -73,6 +88,9 @@ fn read_regular(path: &Path, bounds: ReadBounds) -> Result<String, String> {
     let file = open_nonblocking(path).map_err(|e| e.to_string())?;
     let opened = file.metadata().map_err(|e| e.to_string())?;
     regular(opened.file_type())?;
+    if let Some(kind) = crate::platform::opened_kind(&file) {
+        return Err(format!("it is {kind}, not a regular file"));
+    }
     let mut bytes = Vec::new();
     file.take(max + 1)
         .read_to_end(&mut bytes)

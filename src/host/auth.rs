@@ -17,9 +17,33 @@ use crate::events::HostEvent;
 use crate::session;
 use crate::supervisor::{Command, ServerHandle, TransportSpec};
 
-use super::options::AuthenticateArgs;
+/// AHP `authenticate` command parameters (AHP 1.0 "Authentication").
+/// `Debug` never shows the token.
+#[derive(Clone)]
+pub struct AuthenticateArgs {
+    /// The protected resource identifier (`resource` of the advertised RFC 9728 metadata).
+    pub resource: String,
+    /// Bearer access token; empty revokes. A secret: never logged or emitted.
+    pub token: String,
+    /// Seconds until the token expires, as the client computed it.
+    pub expires_in: Option<u64>,
+    /// Scopes the token grants; when given they must cover `requiredScopes`.
+    pub scopes: Option<Vec<String>>,
+}
 
-/// One host-run sign-in (built from the JS `AuthorizeArgs` by `From`).
+impl std::fmt::Debug for AuthenticateArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AuthenticateArgs")
+            .field("resource", &self.resource)
+            .field("token", &"…")
+            .field("expires_in", &self.expires_in)
+            .field("scopes", &self.scopes)
+            .finish()
+    }
+}
+
+/// One host-run sign-in (the binding builds it from the JS `authorize`
+/// options, the timeout by [`Authorize::timeout_of`]).
 /// `Debug` never shows the ID token or the assertion.
 #[derive(Clone, PartialEq, Eq)]
 pub struct Authorize {
@@ -242,9 +266,18 @@ impl Host {
         let (sink, id) = (self.shared.sink.clone(), server_id.to_owned());
         let open_url = move |url| sink.send(HostEvent::AuthorizationUrl { server_id: id, url });
         let (secrets, locks) = (&self.shared.secrets, &self.shared.refresh_locks);
-        let granted = self
-            .until_disposed(run_grant(grant, &opts, secrets, locks, open_url))
-            .await;
+        // `timeoutMs` bounds the whole sign-in, the token exchange too (a
+        // response that trickles), not only the wait for the redirect.
+        let limit = args.timeout;
+        let bounded = async move {
+            let run = run_grant(grant, &opts, secrets, locks, open_url);
+            tokio::time::timeout(limit, run).await.unwrap_or_else(|_| {
+                let ms = limit.as_millis();
+                let text = format!("the sign-in did not complete within {ms} ms (timeoutMs)");
+                Err(HostError::new(ErrorCode::Timeout, text))
+            })
+        };
+        let granted = self.until_disposed(bounded).await;
         match granted {
             Ok(Granted::AccessToken(token)) => {
                 let (reply, rx) = tokio::sync::oneshot::channel();

@@ -350,7 +350,7 @@ impl Host {
 
     /// JS `readAppResource`: MCP `resources/read` of UI resource `uri`
     /// (`ui://…`) on `server_id`, through the UI resource gate
-    /// ([`crate::apps::ui_resource`]); the result untouched (its `_meta.ui`
+    /// (`crate::apps::ui_resource`); the result untouched (its `_meta.ui`
     /// included).
     ///
     /// # Errors

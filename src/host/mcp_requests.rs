@@ -153,7 +153,7 @@ impl Host {
     }
 
     /// MCP `resources/read`: the `ReadResourceResult` (`{contents: [...]}`).
-    /// Once `abort` is cancelled the read is given up (see [`Sending::abort`]).
+    /// Once `abort` is cancelled the read is given up (see `Sending::abort`).
     ///
     /// # Errors
     /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,
@@ -191,7 +191,7 @@ impl Host {
     }
 
     /// MCP `prompts/get` with string `arguments`: the `GetPromptResult`.
-    /// Once `abort` is cancelled the request is given up (see [`Sending::abort`]).
+    /// Once `abort` is cancelled the request is given up (see `Sending::abort`).
     ///
     /// # Errors
     /// `not_found`, `server_not_ready`, `protocol_error`, `timeout`,

@@ -15,8 +15,9 @@
 //! - `registry.rs`: which top-level ids are taken and what each is doing
 //!   (adding, live, being removed), so that adds and removals of one id
 //!   apply in call order;
-//! - `options.rs`: the JS-shaped option types and their conversion into the
-//!   typed parameters of the core;
+//! - `options.rs`: the typed parameters of `addPlugin`, `addServer` and
+//!   `authenticate`, the defaults of [`HostConfig`], timeout clamping and
+//!   the wording of argument errors (the JS shapes are the binding's);
 //! - this file: construction, `dispatch` of client actions, `state`,
 //!   `remove`, `shutdown` (graceful) and `dispose_sync` (kills everything
 //!   without needing the async runtime).
@@ -56,7 +57,7 @@
 //!   (`ChannelCalls`);
 //! - catalogue: `HostShared::catalogue` (`RwLock`);
 //! - read view: `ReadCatalogue` (`catalogue::read_view`);
-//! - `Outbox.pending`: the JS binding's event queue (`napi`).
+//! - `Outbox.pending`: the JS binding's event queue (the binding crate, `binding/`).
 //!
 //! No `std` lock is held across an `.await` (these futures must be `Send`).
 //! The one async lock held across awaits, the per-credential refresh lock
@@ -102,19 +103,24 @@ use crate::supervisor::{Command, HostShared, ServerHandle, SessionCell};
 use crate::transport::process::ProcessRegistry;
 use registry::{Registry, Removal};
 
-pub use auth::Authorize;
+pub use auth::{AuthenticateArgs, Authorize};
 pub use channel::ChannelTask;
 pub use options::{
-    field_error, AddPlugin, AddServer, AuthenticateArgs, AuthorizeArgs, CallToolArgs,
-    ClientInfoOption, EnvOption, HostOptions, PluginAdded, ServerOverrides,
+    clamped_timeout, default_client_info, default_data_dir, field_error, AddPlugin, AddServer,
+    PluginAdded, ServerOverrides, DEFAULT_SESSION,
 };
 pub use tools::{CallTool, ChatCall, OnProgress, ToolRef};
+
+/// One progress notification of a `callTool`, as an [`OnProgress`] listener
+/// receives it (the binding turns it into a JS `progress` item).
+pub use crate::supervisor::tool_call::Progress;
 
 /// Re-exported for tests: the session snapshot type.
 pub use crate::session::empty_session_state;
 
 /// A host's settings, with every default resolved and every bound clamped
-/// (built from the JS [`HostOptions`] by `From`).
+/// (the binding builds it from the JS options; `Default`: the settings of
+/// `new McpHost({})`).
 #[derive(Debug, Clone)]
 pub struct HostConfig {
     /// Session channel URI stamped on every envelope.
@@ -134,7 +140,7 @@ pub struct HostConfig {
     /// Declare form elicitation without an `elicitation` handler (AHP
     /// clients answer the elicitations of chat tool calls).
     pub chat_elicitation: bool,
-    /// The AHP client declared `mcpApps`: serve MCP Apps (see [`crate::apps`]).
+    /// The AHP client declared `mcpApps`: serve MCP Apps (see `crate::apps`).
     pub mcp_apps: bool,
     /// Proxy and extra trusted CAs of every HTTP client (see [`crate::NetworkOptions`]).
     pub network: crate::NetworkOptions,
@@ -246,6 +252,7 @@ impl Host {
             step_up: StepUpWaits::default(),
             launches: LaunchGate::new(config.limits.clamped().max_concurrent_launches),
             skills: Default::default(),
+            eras: crate::supervisor::eras::EraMemory::in_dir(&config.data_dir),
         });
         for warning in shared.network.warnings() {
             let level = crate::events::LogLevel::Warn;
@@ -256,7 +263,7 @@ impl Host {
             shared.log(crate::events::log(level, "host.config", None, warning));
         }
         let closing = shared.disposed.child_token();
-        let task_records = Arc::new(tasks::TaskRecords::load(&config.data_dir, &shared));
+        let task_records = tasks::TaskRecords::load(&config.data_dir, &shared);
         Self {
             task_records,
             shared,
@@ -365,7 +372,7 @@ impl Host {
     ///
     /// `chat/inputAnswerChanged` and `chat/inputCompleted` answer an input
     /// request this host published for a form elicitation of a chat tool
-    /// call (see [`ChatInputs::completed`]); they are echoed on its chat.
+    /// call (see `ChatInputs::completed`); they are echoed on its chat.
     /// `chat/toolCallComplete` (failed) cancels a call paused for
     /// authentication.
     ///
@@ -465,6 +472,14 @@ impl Host {
         self.shared.read_state(SessionState::clone)
     }
 
+    /// The session state with the `serverSeq` of the last envelope it
+    /// reflects, read together (AHP `Snapshot`'s `fromSeq`): an observer of
+    /// the envelopes has seen that state once it has seen that `serverSeq`.
+    pub fn state_at(&self) -> (u64, SessionState) {
+        self.shared
+            .read_store(|s| (s.server_seq(), s.state().clone()))
+    }
+
     /// What server `server_id` said about itself at its last connection
     /// (name, title, version, icons, `instructions`, declared capabilities,
     /// negotiated protocol version and handshake: see
@@ -504,6 +519,7 @@ impl Host {
     pub fn dispose_sync(&self) {
         self.shared.disposed.cancel();
         self.shared.processes.kill_all();
+        self.task_records.release();
     }
 
     /// Process groups currently alive under this host.

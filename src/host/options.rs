@@ -1,11 +1,15 @@
-//! The JS-shaped option and argument types of `McpHost` (camelCase,
-//! `deny_unknown_fields`; each field is documented as JS sees it), and
-//! their conversion into the typed parameters of the core.
+//! The typed parameters of the host's commands (`addPlugin`, `addServer`,
+//! `authenticate`), the defaults of a host's settings ([`HostConfig`]'s
+//! `Default`: what `new McpHost({})` gets) and of a sign-in, the clamping
+//! of timeouts, and the wording of argument errors ([`field_error`]).
 //!
-//! The binding (`napi`) parses these from JSON and converts them; the core
-//! never sees an illegal combination: `callTool`'s "all three of `chat`,
-//! `turnId`, `toolCallId` or none" and every timeout's clamping are checked
-//! once, here.
+//! The JS shapes (camelCase JSON, `deny_unknown_fields`) are the binding
+//! crate's `Js*` types (`binding/src/options.rs`), converted into these by
+//! `From` / `TryFrom`; the core never parses JS-shaped JSON. Rules shared by
+//! every caller live here or beside their type: `callTool`'s "all three of
+//! `chat`, `turnId`, `toolCallId` or none" ([`ChatCall::from_parts`]), a
+//! tool named by catalogue name or by server and original name
+//! ([`ToolRef::named`]), every timeout's clamping ([`clamped_timeout`]).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -13,16 +17,16 @@ use std::time::Duration;
 
 use ahp_types::state::CustomizationLoadState;
 use rmcp::model::Implementation;
-use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::auth::Authorize;
-use super::tools::{CallTool, ChatCall, ToolRef};
+use super::tools::{ChatCall, ToolRef};
 use super::{HostConfig, OAuthHostOptions};
 use crate::auth::flow::DEFAULT_SIGN_IN_TIMEOUT;
 use crate::config::launch::EnvPolicy;
 use crate::config::{OAuthClientSetting, ProtocolSetting};
-use crate::error::{ErrorCode, HostError};
+use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::{Limits, MAX_TIMEOUT_MS};
 
 /// A timeout option in ms, clamped to 1 ms ..= 24 h ([`MAX_TIMEOUT_MS`]),
@@ -31,101 +35,82 @@ pub fn clamped_timeout(ms: u64) -> Duration {
     Duration::from_millis(ms.clamp(1, MAX_TIMEOUT_MS))
 }
 
-/// Options of `new McpHost(options)`; converts into [`HostConfig`].
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct HostOptions {
-    /// Session channel URI stamped on every envelope. Default `ahp-session:/mcp-host`.
-    #[serde(default = "default_session")]
-    pub session: String,
-    /// `clientInfo` sent in `initialize`. Default `{name: "ahp-mcp-host", version: <crate version>}`.
-    #[serde(default)]
-    pub client_info: Option<ClientInfoOption>,
-    /// Directory under which one `PLUGIN_DATA` directory per plugin is created.
-    /// Default: [`default_data_dir`] (per user, survives restarts).
-    #[serde(default)]
-    pub data_dir: Option<PathBuf>,
-    /// Timeouts and restart policy overrides (clamped to hard caps).
-    #[serde(default)]
-    pub limits: Limits,
-    /// HTTPS URL of this app's OAuth Client ID Metadata Document, used as
-    /// `client_id` when an authorization server supports CIMD.
-    #[serde(default)]
-    pub client_metadata_url: Option<String>,
-    /// Port of the loopback OAuth redirect listener; default: random.
-    #[serde(default)]
-    pub oauth_redirect_port: Option<u16>,
-    /// `"inherit"` (default): servers get the host's environment; `"allowList"`:
-    /// only PATH, HOME, locale and similar basics (see `EnvPolicy`).
-    #[serde(default)]
-    pub env: EnvOption,
-    /// Emit `session/serverToolsChanged` with the model tool catalogue
-    /// whenever it changes (default `true`). A harness that merges MCP tools
-    /// with its own publishes the merged list itself and sets this to `false`.
-    #[serde(default = "yes")]
-    pub publish_server_tools: bool,
-    /// Declare the MCP form-elicitation capability even without an
-    /// `elicitation` handler, so that AHP clients answer the elicitations of
-    /// AHP tool calls (`chat/inputCompleted`); any other elicitation is then
-    /// declined. Default `false`.
-    #[serde(default)]
-    pub chat_elicitation: bool,
-    /// The AHP client declared `capabilities.mcpApps` in its `initialize`
-    /// (AHP "MCP Servers › MCP Apps"): declare the MCP Apps extension to
-    /// servers, publish `mcpApp` and the `mcp://` `channel` on their
-    /// customizations, and carry `_meta.ui` on App tool calls. Default
-    /// `false` (App tool calls are ordinary tool calls).
-    #[serde(default)]
-    pub mcp_apps: bool,
-    /// The app's own proxy setting (like VS Code's `http.proxy`): a proxy URL
-    /// or `{url, noProxy?}`; wins over `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY`/
-    /// `NO_PROXY`. Loopback is never proxied. See [`crate::ProxyOption`].
-    #[serde(default)]
-    pub proxy: Option<crate::ProxyOption>,
-    /// PEM text of extra trusted CA certificates, besides the OS trust store
-    /// and `NODE_EXTRA_CA_CERTS`. See [`crate::CaCertificates`].
-    #[serde(default)]
-    pub ca_certificates: crate::CaCertificates,
+/// The session channel URI of a host without a `session` option.
+pub const DEFAULT_SESSION: &str = "ahp-session:/mcp-host";
+
+/// The `clientInfo` of `initialize` without a `clientInfo` option:
+/// `{name: "ahp-mcp-host", version: <crate version>}`.
+pub fn default_client_info() -> Implementation {
+    let mut info = Implementation::default();
+    info.name = "ahp-mcp-host".to_owned();
+    info.version = env!("CARGO_PKG_VERSION").to_owned();
+    info.title = None;
+    info
 }
 
-fn yes() -> bool {
-    true
-}
-
-fn default_session() -> String {
-    "ahp-session:/mcp-host".to_owned()
-}
-
-impl From<HostOptions> for HostConfig {
-    /// Resolves the defaults (client info, data directory) and clamps the limits.
-    fn from(options: HostOptions) -> Self {
-        let info = options.client_info;
-        let mut client_info = Implementation::default();
-        client_info.name = info
-            .as_ref()
-            .map_or_else(|| "ahp-mcp-host".to_owned(), |i| i.name.clone());
-        client_info.version = info.as_ref().map_or_else(
-            || env!("CARGO_PKG_VERSION").to_owned(),
-            |i| i.version.clone(),
-        );
-        client_info.title = info.and_then(|i| i.title);
+impl Default for HostConfig {
+    /// The settings of `new McpHost({})`: session [`DEFAULT_SESSION`],
+    /// [`default_client_info`], the [`default_data_dir`], default limits,
+    /// the inherited environment (the JS default), the model catalogue
+    /// published, no chat elicitation, no MCP Apps, no proxy or extra CAs.
+    fn default() -> Self {
         Self {
-            session: options.session,
-            client_info,
-            data_dir: options.data_dir.unwrap_or_else(default_data_dir),
-            limits: options.limits.clamped(),
-            oauth: OAuthHostOptions {
-                client_metadata_url: options.client_metadata_url,
-                redirect_port: options.oauth_redirect_port,
+            session: DEFAULT_SESSION.to_owned(),
+            client_info: default_client_info(),
+            data_dir: default_data_dir(),
+            limits: Limits::default(),
+            oauth: OAuthHostOptions::default(),
+            env_policy: EnvPolicy::Inherit,
+            publish_server_tools: true,
+            chat_elicitation: false,
+            mcp_apps: false,
+            network: crate::NetworkOptions::default(),
+        }
+    }
+}
+
+impl Authorize {
+    /// The time a sign-in allows: `timeout_ms` clamped like every timeout,
+    /// else 300 000 ms (5 min).
+    pub fn timeout_of(timeout_ms: Option<u64>) -> Duration {
+        timeout_ms.map_or(DEFAULT_SIGN_IN_TIMEOUT, clamped_timeout)
+    }
+}
+
+impl ChatCall {
+    /// The AHP tool call of a `callTool` from its three optional parts:
+    /// all three (checked by [`ChatCall::new`]) or none.
+    ///
+    /// # Errors
+    /// `invalid_argument` when only some are given, or one is empty.
+    pub fn from_parts(
+        chat: Option<String>,
+        turn_id: Option<String>,
+        tool_call_id: Option<String>,
+    ) -> HostResult<Option<Self>> {
+        match (chat, turn_id, tool_call_id) {
+            (Some(chat), Some(turn_id), Some(tool_call_id)) => {
+                Self::new(chat, turn_id, tool_call_id).map(Some)
+            }
+            (None, None, None) => Ok(None),
+            _ => Err(HostError::new(
+                ErrorCode::InvalidArgument,
+                "chat, turnId and toolCallId go together: give all three or none",
+            )),
+        }
+    }
+}
+
+impl ToolRef {
+    /// A tool named by its catalogue `name` (no `server_id`), or by
+    /// `server_id` plus the server's original tool name.
+    pub fn named(server_id: Option<String>, name: String) -> Self {
+        match server_id {
+            Some(server_id) => Self::Original {
+                server_id,
+                tool_name: name,
             },
-            env_policy: options.env.into(),
-            publish_server_tools: options.publish_server_tools,
-            chat_elicitation: options.chat_elicitation,
-            mcp_apps: options.mcp_apps,
-            network: crate::NetworkOptions {
-                proxy: options.proxy,
-                ca_certificates: options.ca_certificates,
-            },
+            None => Self::Catalogue(name),
         }
     }
 }
@@ -137,7 +122,7 @@ const DATA_DIR_NAME: &str = "ahp-mcp-host";
 /// directory (`dirs::data_local_dir`): Linux `$XDG_DATA_HOME` (when
 /// absolute), else `~/.local/share`; macOS `~/Library/Application Support`;
 /// Windows `%LOCALAPPDATA%`. Only when no home directory is known:
-/// `<os temp dir>/ahp-mcp-host-data` (see [`data_dir_warning`]). Created
+/// `<os temp dir>/ahp-mcp-host-data` (see `data_dir_warning`). Created
 /// (mode `0700` on Unix) when the first plugin data directory is.
 pub fn default_data_dir() -> PathBuf {
     dirs::data_local_dir().map_or_else(temp_data_dir, |dir| dir.join(DATA_DIR_NAME))
@@ -195,98 +180,75 @@ pub fn field_error(what: &str, path: &str, inner: &str) -> String {
     format!("{full}: {inner}")
 }
 
-/// `clientInfo` of `initialize` (MCP `Implementation`).
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ClientInfoOption {
-    /// Client name, e.g. `"my-extension"`.
-    pub name: String,
-    /// Client version, e.g. `"1.2.0"`.
-    pub version: String,
-    /// Optional display title.
-    #[serde(default)]
-    pub title: Option<String>,
-}
-
-/// Base environment policy option (JS `env`; default `"inherit"`, while
-/// [`EnvPolicy`]'s Rust default is the allow-list).
-#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "camelCase")]
-pub enum EnvOption {
-    /// Inherit the host process environment.
-    #[default]
-    Inherit,
-    /// Only an allow-list of basic variables.
-    AllowList,
-}
-
-impl From<EnvOption> for EnvPolicy {
-    fn from(option: EnvOption) -> Self {
-        match option {
-            EnvOption::Inherit => EnvPolicy::Inherit,
-            EnvOption::AllowList => EnvPolicy::AllowList,
-        }
-    }
-}
-
-/// `addPlugin` options.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// `addPlugin` parameters (JS `AddPluginOptions`).
+#[derive(Debug, Clone, Default)]
 pub struct AddPlugin {
     /// Plugin root directory; `<root>/mcp.json` is read.
     pub root: PathBuf,
     /// Customization `uri`; default: the root's `file://` URI.
-    #[serde(default)]
     pub uri: Option<String>,
     /// Display name and customization id; default: the root's folder name.
-    #[serde(default)]
     pub name: Option<String>,
     /// Startup timeout (ms) for every server of this plugin.
-    #[serde(default)]
     pub startup_timeout_ms: Option<u64>,
     /// Per-server overrides, keyed by the server's name in `mcpServers`.
-    #[serde(default)]
     pub servers: HashMap<String, ServerOverrides>,
 }
 
+impl AddPlugin {
+    /// The plugin at `root`, every other parameter at its default.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        Self {
+            root: root.into(),
+            ..Self::default()
+        }
+    }
+}
+
 /// Per-server host-side settings (not part of `mcp.json`).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[derive(Debug, Clone, Default)]
 pub struct ServerOverrides {
     /// Startup timeout (ms): spawn/connect plus `initialize`. Default `limits.startupTimeoutMs`.
-    #[serde(default)]
     pub startup_timeout_ms: Option<u64>,
     /// Pre-registered OAuth client for this server.
-    #[serde(default)]
     pub oauth: Option<OAuthClientSetting>,
     /// MCP revision to speak: `auto` (default), `2026-07-28` or `legacy`.
-    #[serde(default)]
     pub protocol: ProtocolSetting,
 }
 
-/// `addServer` options: a top-level server outside any plugin.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// `addServer` parameters: a top-level server outside any plugin.
+#[derive(Debug, Clone)]
 pub struct AddServer {
     /// Name and customization id.
     pub name: String,
     /// One `mcp.json` server entry (`{type: "stdio", command, …}` or `{type: "streamable-http", url, …}`).
     pub config: Value,
     /// Root for `./` commands, `${PLUGIN_ROOT}` and the default `cwd`; default: the host's cwd.
-    #[serde(default)]
     pub root: Option<PathBuf>,
     /// Customization `uri`; default: the URL (HTTP) or the root's `file://` URI (stdio).
-    #[serde(default)]
     pub uri: Option<String>,
     /// Startup timeout (ms).
-    #[serde(default)]
     pub startup_timeout_ms: Option<u64>,
     /// Pre-registered OAuth client for this server.
-    #[serde(default)]
     pub oauth: Option<OAuthClientSetting>,
     /// MCP revision to speak: `auto` (default), `2026-07-28` or `legacy`.
-    #[serde(default)]
     pub protocol: ProtocolSetting,
+}
+
+impl AddServer {
+    /// Server `name` from the `mcp.json` entry `config`, every other
+    /// parameter at its default.
+    pub fn new(name: impl Into<String>, config: Value) -> Self {
+        Self {
+            name: name.into(),
+            config,
+            root: None,
+            uri: None,
+            startup_timeout_ms: None,
+            oauth: None,
+            protocol: ProtocolSetting::default(),
+        }
+    }
 }
 
 /// What `addPlugin` reports.
@@ -301,183 +263,42 @@ pub struct PluginAdded {
     pub load: CustomizationLoadState,
 }
 
-/// `callTool` arguments; converts into [`CallTool`].
-///
-/// The tool is named either by its model-safe catalogue `name` (no
-/// `serverId`), or by `serverId` plus the server's original tool name.
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CallToolArgs {
-    /// Customization id of the server; when given, `name` is the original tool name.
-    #[serde(default)]
-    pub server_id: Option<String>,
-    /// Catalogue name, or (with `server_id`) the tool's original name.
-    pub name: String,
-    /// Arguments object.
-    #[serde(default)]
-    pub arguments: Option<Map<String, Value>>,
-    /// Inactivity limit (ms), reset by each progress notification; default `limits.callTimeoutMs`.
-    #[serde(default)]
-    pub timeout_ms: Option<u64>,
-    /// Absolute limit (ms) that progress never extends; default `limits.callMaxTotalMs`.
-    #[serde(default)]
-    pub max_total_timeout_ms: Option<u64>,
-    /// The `digest` of the catalogue entry the caller validated the arguments
-    /// against; default: the digest as of the last `listTools()`.
-    #[serde(default)]
-    pub digest: Option<String>,
-    /// Chat channel URI of the AHP tool call (with `turnId` and `toolCallId`).
-    #[serde(default)]
-    pub chat: Option<String>,
-    /// The chat's active turn.
-    #[serde(default)]
-    pub turn_id: Option<String>,
-    /// The AHP tool call id.
-    #[serde(default)]
-    pub tool_call_id: Option<String>,
-    /// Display name for AHP messages; default the tool's `title`, else its `annotations.title`, else its name.
-    #[serde(default)]
-    pub display_name: Option<String>,
-    /// Resolve with the task handle (the server's `CreateTaskResult`) when
-    /// the server answers with a task, instead of following it (SEP-2663).
-    #[serde(default)]
-    pub task_handle: Option<bool>,
-}
-
-impl TryFrom<CallToolArgs> for CallTool {
-    type Error = HostError;
-
-    /// # Errors
-    /// `invalid_argument` when only some of `chat`/`turnId`/`toolCallId` are
-    /// given, or one of them is empty.
-    fn try_from(args: CallToolArgs) -> Result<Self, HostError> {
-        let chat = match (args.chat, args.turn_id, args.tool_call_id) {
-            (Some(chat), Some(turn_id), Some(tool_call_id)) => {
-                Some(ChatCall::new(chat, turn_id, tool_call_id)?)
-            }
-            (None, None, None) => None,
-            _ => {
-                return Err(HostError::new(
-                    ErrorCode::InvalidArgument,
-                    "chat, turnId and toolCallId go together: give all three or none",
-                ))
-            }
-        };
-        let target = match args.server_id {
-            Some(server_id) => ToolRef::Original {
-                server_id,
-                tool_name: args.name,
-            },
-            None => ToolRef::Catalogue(args.name),
-        };
-        Ok(Self {
-            target,
-            arguments: args.arguments,
-            timeout: args.timeout_ms.map(clamped_timeout),
-            max_total: args.max_total_timeout_ms.map(clamped_timeout),
-            digest: args.digest,
-            chat,
-            display_name: args.display_name,
-            task_handle: args.task_handle.unwrap_or(false),
-        })
-    }
-}
-
-/// AHP `authenticate` command parameters (AHP 1.0 "Authentication").
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AuthenticateArgs {
-    /// The protected resource identifier (`resource` of the advertised RFC 9728 metadata).
-    pub resource: String,
-    /// Bearer access token; empty revokes. A secret: never logged or emitted.
-    pub token: String,
-    /// Seconds until the token expires, as the client computed it.
-    #[serde(default)]
-    pub expires_in: Option<u64>,
-    /// Scopes the token grants; when given they must cover `requiredScopes`.
-    #[serde(default)]
-    pub scopes: Option<Vec<String>>,
-}
-
-/// `authorize` options; converts into [`Authorize`]. `Debug` never shows
-/// the ID token or the assertion.
-#[derive(Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct AuthorizeArgs {
-    /// Scopes to request; default: the challenge's, else `scopes_supported`, else none.
-    #[serde(default)]
-    pub scopes: Option<Vec<String>>,
-    /// Time allowed for the user to finish (ms); default 300 000, clamped to
-    /// 1 ..= 86 400 000 like every timeout.
-    #[serde(default)]
-    pub timeout_ms: Option<u64>,
-    /// Enterprise ID token for `grant: "enterpriseManaged"` (a secret).
-    #[serde(default)]
-    pub id_token: Option<String>,
-    /// Workload JWT for `grant: "jwtBearer"` (SEP-1933; a secret).
-    #[serde(default)]
-    pub assertion: Option<String>,
-}
-
-impl std::fmt::Debug for AuthorizeArgs {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        Authorize::from(self.clone()).fmt(f)
-    }
-}
-
-impl From<AuthorizeArgs> for Authorize {
-    fn from(args: AuthorizeArgs) -> Self {
-        Self {
-            scopes: args.scopes.unwrap_or_default(),
-            timeout: args
-                .timeout_ms
-                .map_or(DEFAULT_SIGN_IN_TIMEOUT, clamped_timeout),
-            id_token: args.id_token,
-            assertion: args.assertion,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    fn call(v: Value) -> Result<CallTool, HostError> {
-        CallTool::try_from(serde_json::from_value::<CallToolArgs>(v).unwrap())
-    }
 
     #[test]
     fn chat_turn_and_tool_call_go_together() {
-        let partial = call(json!({"name": "t", "chat": "c", "turnId": "t"})).unwrap_err();
+        let some = |s: &str| Some(s.to_owned());
+        let partial = ChatCall::from_parts(some("c"), some("t"), None).unwrap_err();
         assert_eq!(partial.code, ErrorCode::InvalidArgument);
         assert_eq!(
             partial.message,
             "chat, turnId and toolCallId go together: give all three or none"
         );
-        let empty = call(json!({"name": "t", "chat": "", "turnId": "t", "toolCallId": "x"}));
+        let empty = ChatCall::from_parts(some(""), some("t"), some("x"));
         let empty = empty.unwrap_err();
         assert_eq!(empty.code, ErrorCode::InvalidArgument);
         assert_eq!(
             empty.message,
             "chat, turnId and toolCallId must not be empty"
         );
-        let all = call(json!({"name": "t", "chat": "c", "turnId": "t", "toolCallId": "x"}));
-        let chat = all.unwrap().chat.unwrap();
+        let all = ChatCall::from_parts(some("c"), some("t"), some("x"));
+        let chat = all.unwrap().unwrap();
         assert_eq!(
             (chat.chat(), chat.turn_id(), chat.tool_call_id()),
             ("c", "t", "x")
         );
-        assert_eq!(call(json!({"name": "t"})).unwrap().chat, None);
+        assert_eq!(ChatCall::from_parts(None, None, None).unwrap(), None);
     }
 
     #[test]
     fn the_target_is_a_catalogue_name_or_server_and_original_name() {
-        let by_name = call(json!({"name": "srv__echo"})).unwrap();
-        assert_eq!(by_name.target, ToolRef::Catalogue("srv__echo".into()));
-        let original = call(json!({"serverId": "srv", "name": "echo"})).unwrap();
+        let by_name = ToolRef::named(None, "srv__echo".into());
+        assert_eq!(by_name, ToolRef::Catalogue("srv__echo".into()));
+        let original = ToolRef::named(Some("srv".into()), "echo".into());
         assert_eq!(
-            original.target,
+            original,
             ToolRef::Original {
                 server_id: "srv".into(),
                 tool_name: "echo".into()
@@ -486,43 +307,34 @@ mod tests {
     }
 
     #[test]
-    fn call_timeouts_are_clamped_and_default_to_the_limits() {
-        let c = call(json!({"name": "t", "timeoutMs": 0, "maxTotalTimeoutMs": u64::MAX})).unwrap();
-        assert_eq!(c.timeout, Some(Duration::from_millis(1)));
-        assert_eq!(c.max_total, Some(Duration::from_millis(MAX_TIMEOUT_MS)));
-        let d = call(json!({"name": "t"})).unwrap();
-        assert_eq!((d.timeout, d.max_total), (None, None));
+    fn call_timeouts_are_clamped() {
+        assert_eq!(clamped_timeout(0), Duration::from_millis(1));
+        assert_eq!(
+            clamped_timeout(u64::MAX),
+            Duration::from_millis(MAX_TIMEOUT_MS)
+        );
     }
 
     #[test]
     fn authorize_timeout_is_clamped_with_the_sign_in_default() {
-        let none = Authorize::from(AuthorizeArgs::default());
-        assert_eq!(none.timeout, DEFAULT_SIGN_IN_TIMEOUT);
-        assert!(none.scopes.is_empty());
+        assert_eq!(Authorize::timeout_of(None), DEFAULT_SIGN_IN_TIMEOUT);
         for (ms, want) in [(0, 1), (5_000, 5_000), (u64::MAX, MAX_TIMEOUT_MS)] {
-            let args = AuthorizeArgs {
-                timeout_ms: Some(ms),
-                ..Default::default()
-            };
-            assert_eq!(Authorize::from(args).timeout, Duration::from_millis(want));
+            assert_eq!(Authorize::timeout_of(Some(ms)), Duration::from_millis(want));
         }
     }
 
     #[test]
-    fn host_options_resolve_defaults_and_clamp_limits() {
-        let options: HostOptions = serde_json::from_value(json!({
-            "limits": {"callTimeoutMs": 0},
-            "env": "allowList",
-        }))
-        .unwrap();
-        let config = HostConfig::from(options);
+    fn host_config_defaults_are_those_of_an_empty_options_object() {
+        let config = HostConfig::default();
         assert_eq!(config.session, "ahp-session:/mcp-host");
         assert_eq!(config.client_info.name, "ahp-mcp-host");
-        assert_eq!(config.limits.call_timeout_ms, 1);
-        assert_eq!(config.env_policy, EnvPolicy::AllowList);
+        assert_eq!(config.env_policy, EnvPolicy::Inherit);
         assert!(config.publish_server_tools);
-        let inherit: HostOptions = serde_json::from_value(json!({})).unwrap();
-        assert_eq!(HostConfig::from(inherit).env_policy, EnvPolicy::Inherit);
+        let limits = Limits {
+            call_timeout_ms: 0,
+            ..Limits::default()
+        };
+        assert_eq!(limits.clamped().call_timeout_ms, 1);
     }
 
     #[test]

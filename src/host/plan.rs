@@ -185,8 +185,28 @@ mod tests {
         }
     }
 
+    /// The `addPlugin` parameters of a JS-shaped options object (`root`,
+    /// `startupTimeoutMs`, `servers` with `startupTimeoutMs`, `oauth`,
+    /// `protocol`), as the binding converts them.
     fn opts(v: serde_json::Value) -> AddPlugin {
-        serde_json::from_value(v).unwrap()
+        let ms = |v: &serde_json::Value| v.get("startupTimeoutMs").and_then(|m| m.as_u64());
+        let mut opts = AddPlugin::new(v["root"].as_str().unwrap());
+        opts.startup_timeout_ms = ms(&v);
+        for (name, o) in v
+            .get("servers")
+            .and_then(|s| s.as_object())
+            .into_iter()
+            .flatten()
+        {
+            let field = |k: &str| o.get(k).cloned().unwrap_or_default();
+            let overrides = super::super::ServerOverrides {
+                startup_timeout_ms: ms(o),
+                oauth: serde_json::from_value(field("oauth")).unwrap(),
+                protocol: serde_json::from_value(field("protocol")).unwrap_or_default(),
+            };
+            opts.servers.insert(name.clone(), overrides);
+        }
+        opts
     }
 
     fn plan(file: &str, opts: &AddPlugin, limits: &Limits) -> PluginPlan {

@@ -140,7 +140,7 @@ impl Host {
     /// a file that cannot be used: missing, not a regular file (a named
     /// pipe, a device, a directory), larger than `maxConfigFileBytes`, not
     /// UTF-8, or not read within `configReadTimeoutMs` (see
-    /// [`Host::read_mcp_json`]); the message names the file and why.
+    /// `Host::read_mcp_json`); the message names the file and why.
     ///
     /// The id is taken before the first `.await` when `opts.name` is given
     /// (else once the root is resolved). A `remove` of the id while this
@@ -179,7 +179,13 @@ impl Host {
         let text = self.read_mcp_json(&adding, &file).await?;
         adding.check(ADD_PLUGIN)?;
         let loaded = text.and_then(|text| parse_mcp_json(&text, &file.display().to_string()));
-        let loaded = loaded.and_then(|mcp| Ok((mcp, self.plugin_vars(&name, &root)?)));
+        let loaded = loaded.and_then(|mcp| {
+            let stdio = mcp
+                .servers
+                .iter()
+                .any(|e| matches!(e.config, Ok(ServerConfig::Stdio(_))));
+            Ok((mcp, self.plugin_vars(&name, &root, stdio)?))
+        });
         let source = PluginSource {
             name: &name,
             uri: &uri,
@@ -232,16 +238,21 @@ impl Host {
         self.until_disposed(read).await
     }
 
-    /// `${PLUGIN_ROOT}` and `${PLUGIN_DATA}` of plugin `name` (creates the
-    /// data directory).
+    /// `${PLUGIN_ROOT}` and `${PLUGIN_DATA}` of plugin `name`; the data
+    /// directory is created only for a `stdio` server (`create`): a
+    /// Streamable HTTP server never sees `PLUGIN_DATA`, so none is left
+    /// behind for it.
     ///
     /// # Errors
     /// The message saying why `PLUGIN_DATA` could not be created.
-    fn plugin_vars(&self, name: &str, root: &Path) -> Result<PluginVars, String> {
-        let data = ensure_plugin_data_dir(&self.data_dir, name).map_err(|e| {
-            let dir = self.data_dir.display();
-            format!("cannot create PLUGIN_DATA under {dir}: {e}")
-        })?;
+    fn plugin_vars(&self, name: &str, root: &Path, create: bool) -> Result<PluginVars, String> {
+        let data = match create {
+            true => ensure_plugin_data_dir(&self.data_dir, name).map_err(|e| {
+                let dir = self.data_dir.display();
+                format!("cannot create PLUGIN_DATA under {dir}: {e}")
+            })?,
+            false => PathBuf::new(),
+        };
         Ok(PluginVars {
             plugin_root: root.to_path_buf(),
             plugin_data: data,
@@ -292,11 +303,12 @@ impl Host {
             )
         })?;
         let uri = opts.uri.clone().unwrap_or_else(|| match &config {
-            ServerConfig::StreamableHttp(h) => h.url.to_string(),
+            ServerConfig::StreamableHttp(h) => crate::redact::shown_server_url(&h.url),
             ServerConfig::Stdio(_) => file_uri(&root, /* dir */ true),
         });
+        let stdio = matches!(config, ServerConfig::Stdio(_));
         let vars = self
-            .plugin_vars(&opts.name, &root)
+            .plugin_vars(&opts.name, &root, stdio)
             .map_err(|m| HostError::new(ErrorCode::Internal, m))?;
         let spec = ServerSpec {
             id: opts.name.clone(),

@@ -4,8 +4,10 @@
 //! for the following itself), the record of the outstanding tasks of AHP
 //! tool calls under `dataDir`, and their re-attachment by a later host.
 //!
-//! The record (`<dataDir>/tasks.json`, mode `0600`, rewritten whole through
-//! a temporary file and a rename) holds per task only the task id, the
+//! The record (one file per host instance under `<dataDir>/.tasks/`, mode
+//! `0600`, rewritten whole through a new temporary file and a rename, off
+//! the JS thread; see [`store`] for the layout, the sharing between hosts
+//! on one `dataDir` and the bounds) holds per task only the task id, the
 //! server id, the tool name, the AHP call (chat, turn id, tool call id,
 //! display name), when it was recorded and the task's `ttlMs`: never
 //! arguments, results or tokens. Only calls that run as AHP tool calls are
@@ -14,7 +16,9 @@
 //! the call gave it up (cancel, error) or when a later host settled it; a
 //! host disposed mid-task leaves it recorded and its AHP tool call running.
 //!
-//! A host made on the same `dataDir` reads the record at creation; when a
+//! A host made on the same `dataDir` adopts the records of hosts no longer
+//! running, on a thread of its own started at creation (never on the JS
+//! thread; waited for at most `configReadTimeoutMs`); when a
 //! recorded task's server is added (same id) it follows the task again as
 //! soon as the server is `ready` (the readiness is looked at every
 //! [`TASK_RESUME_POLL_MS`], only while such a task waits), publishes its
@@ -24,10 +28,9 @@
 //! passed since it was recorded, else the task's error.
 
 use std::collections::{HashMap, HashSet};
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rmcp::model::{Task, TaskStatus};
@@ -36,6 +39,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Host;
+use crate::chat::{self, ChatContext};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel};
 use crate::limits::{MAX_RECORDED_TASKS, TASK_MAX_LIFETIME_MS, TASK_RESUME_POLL_MS};
@@ -43,10 +47,10 @@ use crate::supervisor::chat_input::{ChatCallInputs, ChatInputs};
 use crate::supervisor::task::{self, Follow, TaskJournal, TaskOptions};
 use crate::supervisor::tool_call::Progress;
 use crate::supervisor::{HostShared, ServerHandle};
-use crate::toolcall::{self, ChatContext};
 
-/// The file under `dataDir` that records outstanding tasks.
-const FILE_NAME: &str = "tasks.json";
+mod store;
+
+use store::TaskStore;
 
 /// One outstanding task of an AHP tool call.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,8 +78,19 @@ struct RecordFile {
 
 /// The outstanding tasks of this host's `dataDir` (a leaf lock).
 pub(super) struct TaskRecords {
-    path: PathBuf,
+    data_dir: PathBuf,
+    shared: Arc<HostShared>,
+    /// Set once the loading thread was started (on first use).
+    started: AtomicBool,
     inner: Mutex<Inner>,
+    /// This host's record file, once opened by the loading thread.
+    store: OnceLock<Arc<TaskStore>>,
+    /// Set once the loading thread ended (adopted records merged, or failed).
+    loaded: tokio::sync::watch::Sender<bool>,
+    /// Set by [`TaskRecords::release`] (dispose): nothing is written after it.
+    released: AtomicBool,
+    /// The generation of the next write (older writes are skipped).
+    generation: AtomicU64,
 }
 
 #[derive(Default)]
@@ -97,27 +112,81 @@ struct Running {
 }
 
 impl TaskRecords {
-    /// Reads `<data_dir>/tasks.json`; a missing file is no tasks, an
-    /// unreadable one is no tasks with a `warn` log (target `host.tasks`).
-    pub(super) fn load(data_dir: &Path, shared: &HostShared) -> Self {
-        let path = data_dir.join(FILE_NAME);
-        let tasks = match std::fs::read(&path) {
-            Ok(bytes) => match serde_json::from_slice::<RecordFile>(&bytes) {
-                Ok(file) => file.tasks,
-                Err(e) => {
-                    let message = format!("{}: not a task record ({e}); ignored", path.display());
-                    shared.log(log(LogLevel::Warn, "host.tasks", None, message));
-                    Vec::new()
+    /// No records yet. On first use (a task recorded, or a server added
+    /// that a former host's task may belong to) a thread opens this host's
+    /// store under `data_dir` and adopts the records of hosts no longer
+    /// running (see [`store`]); each problem found is a `warn` log (target
+    /// `host.tasks`). A host that never records a task creates no file.
+    pub(super) fn load(data_dir: &Path, shared: &Arc<HostShared>) -> Arc<Self> {
+        Arc::new(Self {
+            data_dir: data_dir.to_path_buf(),
+            shared: shared.clone(),
+            started: AtomicBool::new(false),
+            inner: Mutex::default(),
+            store: OnceLock::new(),
+            loaded: tokio::sync::watch::Sender::new(false),
+            released: AtomicBool::new(false),
+            generation: AtomicU64::new(2),
+        })
+    }
+
+    /// Starts the loading thread, once.
+    fn begin(self: &Arc<Self>) {
+        if self.started.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let this = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("ahp-task-records".into())
+            .spawn(move || this.open());
+        if spawned.is_err() {
+            self.loaded.send_replace(true);
+        }
+    }
+
+    /// The loading thread: opens the store, merges the adopted records.
+    fn open(&self) {
+        let shared = &self.shared;
+        let warn = |message: String| shared.log(log(LogLevel::Warn, "host.tasks", None, message));
+        match TaskStore::open(&self.data_dir) {
+            Ok(opened) => {
+                opened.warnings.into_iter().for_each(warn);
+                let store = Arc::new(opened.store);
+                let _ = self.store.set(store.clone());
+                let mut inner = self.lock();
+                let mine = std::mem::replace(&mut inner.tasks, opened.records);
+                for record in mine {
+                    inner.tasks.retain(|r| r.task_id != record.task_id);
+                    inner.tasks.push(record);
                 }
-            },
-            Err(_) => Vec::new(),
-        };
-        Self {
-            path,
-            inner: Mutex::new(Inner {
-                tasks,
-                ..Inner::default()
-            }),
+                self.save(&inner.tasks);
+                let empty = inner.tasks.is_empty();
+                drop(inner);
+                if self.released.load(Ordering::SeqCst) {
+                    store.release(empty);
+                }
+            }
+            Err(why) => warn(format!("task records: {why}; tasks are not recorded")),
+        }
+        self.loaded.send_replace(true);
+    }
+
+    /// Waits (at most `within`) until the records of former hosts were
+    /// read. Returns false on timeout.
+    async fn wait_loaded(self: &Arc<Self>, within: Duration) -> bool {
+        self.begin();
+        let mut loaded = self.loaded.subscribe();
+        let done = tokio::time::timeout(within, loaded.wait_for(|done| *done)).await;
+        matches!(done, Ok(Ok(_)))
+    }
+
+    /// Dispose: nothing further is written, and the records are left to
+    /// the next host (this host's lock is dropped; with no records left,
+    /// its files are removed).
+    pub(super) fn release(&self) {
+        self.released.store(true, Ordering::SeqCst);
+        if let Some(store) = self.store.get() {
+            store.release(self.lock().tasks.is_empty());
         }
     }
 
@@ -126,7 +195,8 @@ impl TaskRecords {
     }
 
     /// Adds `record` (false when [`MAX_RECORDED_TASKS`] are recorded).
-    fn add(&self, record: Record) -> bool {
+    fn add(self: &Arc<Self>, record: Record) -> bool {
+        self.begin();
         let mut inner = self.lock();
         if inner.tasks.len() >= MAX_RECORDED_TASKS {
             return false;
@@ -186,25 +256,21 @@ impl TaskRecords {
         };
     }
 
-    /// Writes the file (under the lock: writes never interleave); a
-    /// failure is left for the next write.
+    /// Writes `tasks` as this host's file (called under the lock, so the
+    /// generations follow the changes), on the blocking pool when a
+    /// runtime runs; before the store is open nothing is written (the
+    /// loading thread writes once it is).
     fn save(&self, tasks: &[Record]) {
-        let file = RecordFile {
-            version: 1,
-            tasks: tasks.to_vec(),
-        };
-        let Ok(bytes) = serde_json::to_vec_pretty(&file) else {
+        let Some(store) = self.store.get().cloned() else {
             return;
         };
-        let tmp = self.path.with_extension("json.tmp");
-        let mut options = std::fs::OpenOptions::new();
-        options.write(true).create(true).truncate(true);
-        crate::platform::private_file(&mut options);
-        let written = options
-            .open(&tmp)
-            .and_then(|mut f| f.write_all(&bytes).and_then(|()| f.sync_all()));
-        if written.is_ok() {
-            let _ = std::fs::rename(&tmp, &self.path);
+        let generation = self.generation.fetch_add(1, Ordering::SeqCst);
+        let tasks = tasks.to_vec();
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                runtime.spawn_blocking(move || store.save(generation, &tasks));
+            }
+            Err(_) => store.save(generation, &tasks),
         }
     }
 }
@@ -345,26 +411,51 @@ impl Host {
     /// Follows again the recorded tasks of servers `server_ids` (just
     /// added), each in its own task ended by dispose.
     pub(super) fn resume_tasks(&self, server_ids: &[String]) {
-        let found = self.task_records.take_for(server_ids);
-        for record in found {
-            let Ok(handle) = self.server(&record.server_id) else {
-                continue;
-            };
-            let resume = Resume {
-                shared: self.shared.clone(),
-                inputs: self.chat_inputs.clone(),
-                records: self.task_records.clone(),
-                handle,
-                record,
-            };
-            let disposed = self.shared.disposed.clone();
-            tokio::spawn(async move {
-                tokio::select! {
-                    () = resume.run() => {}
-                    () = disposed.cancelled() => {}
-                }
-            });
-        }
+        let handles: HashMap<String, Arc<ServerHandle>> = server_ids
+            .iter()
+            .filter_map(|id| Some((id.clone(), self.server(id).ok()?)))
+            .collect();
+        let (shared, inputs) = (self.shared.clone(), self.chat_inputs.clone());
+        let records = self.task_records.clone();
+        let within = Duration::from_millis(shared.limits.config_read_timeout_ms);
+        let (disposed, ended) = (self.shared.disposed.clone(), self.shared.disposed.clone());
+        let ids = server_ids.to_vec();
+        let resume_all = async move {
+            if !records.wait_loaded(within).await {
+                let message = format!(
+                    "the records of former hosts were not read within configReadTimeoutMs \
+                     ({} ms); their tasks are not followed again",
+                    within.as_millis()
+                );
+                shared.log(log(LogLevel::Warn, "host.tasks", None, message));
+                return;
+            }
+            for record in records.take_for(&ids) {
+                let Some(handle) = handles.get(&record.server_id).cloned() else {
+                    continue;
+                };
+                let resume = Resume {
+                    shared: shared.clone(),
+                    inputs: inputs.clone(),
+                    records: records.clone(),
+                    handle,
+                    record,
+                };
+                let disposed = disposed.clone();
+                tokio::spawn(async move {
+                    tokio::select! {
+                        () = resume.run() => {}
+                        () = disposed.cancelled() => {}
+                    }
+                });
+            }
+        };
+        tokio::spawn(async move {
+            tokio::select! {
+                () = resume_all => {}
+                () = ended.cancelled() => {}
+            }
+        });
     }
 }
 
@@ -415,7 +506,7 @@ impl Resume {
             message,
         ));
         if !completed.load(Ordering::SeqCst) {
-            let action = toolcall::complete_action(&ctx, &r.display_name, &result);
+            let action = chat::complete_action(&ctx, &r.display_name, &result);
             self.shared.emit_on(&ctx.chat, action);
         }
         self.records.remove(&r.task_id);
@@ -470,7 +561,7 @@ impl Resume {
         let seed = Task::new(r.task_id.clone(), TaskStatus::Working, "", "");
         let shared = &self.shared;
         let mut on_progress = |p: Progress| {
-            let action = toolcall::progress_action(ctx, p.progress, p.total, p.message.as_deref());
+            let action = chat::progress_action(ctx, p.progress, p.total, p.message.as_deref());
             shared.emit_on(&ctx.chat, action);
         };
         task::follow(&follow, seed, cancel, &mut on_progress).await

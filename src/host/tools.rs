@@ -1,6 +1,6 @@
 //! `listTools`, `toolDiagnostics` and `callTool`: the model tool catalogue
 //! (see [`crate::catalogue`]) and calls of its tools, with the AHP
-//! execution-phase actions of a chat tool call (see [`crate::toolcall`])
+//! execution-phase actions of a chat tool call (see [`crate::chat`])
 //! and its pause on a step-up challenge.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -8,7 +8,6 @@ use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
 use ahp_types::state::McpServerAuthRequiredState;
-use serde::Deserialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -16,22 +15,21 @@ use super::Host;
 use crate::apps::capabilities::{call_ui, CallUi};
 use crate::auth::step_up::{AuthWaitEnd, CallKey, Shown};
 use crate::catalogue::{CatalogueEntry, ToolDiagnostic};
+use crate::chat::{self, ChatContext};
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult};
 use crate::events::{log, LogLevel};
 use crate::supervisor::chat_input::ChatCallInputs;
 use crate::supervisor::tool_call::{call_tool, CallRequest, Progress};
 use crate::supervisor::{Command, HostShared, ServerHandle, TransportSpec};
-use crate::toolcall::{self, ChatContext};
 
 pub use crate::catalogue::read_view::ToolRef;
 
 /// Receives each progress notification of one call (see [`Host::call_tool_with`]).
 pub type OnProgress = Arc<dyn Fn(&Progress) + Send + Sync>;
 
-/// One `callTool`, checked (built from the JS `CallToolArgs` by `TryFrom`,
-/// which also makes it deserializable from that JSON shape).
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-#[serde(try_from = "super::options::CallToolArgs")]
+/// One `callTool`, checked (the binding builds it from the JS arguments
+/// by `TryFrom`, with [`ChatCall::from_parts`] and [`ToolRef::named`]).
+#[derive(Debug, Clone, PartialEq)]
 pub struct CallTool {
     /// The tool: a catalogue name, or a server id plus original name.
     pub target: ToolRef,
@@ -54,6 +52,23 @@ pub struct CallTool {
     /// When the server answers with a task (SEP-2663): resolve with its
     /// handle instead of following it to the end.
     pub task_handle: bool,
+}
+
+impl CallTool {
+    /// A call of `target` without arguments, limits of its own, digest,
+    /// chat or display name, following a task to its end.
+    pub fn new(target: ToolRef) -> Self {
+        Self {
+            target,
+            arguments: None,
+            timeout: None,
+            max_total: None,
+            digest: None,
+            chat: None,
+            display_name: None,
+            task_handle: false,
+        }
+    }
 }
 
 /// The AHP tool call a `callTool` runs as: chat channel URI, turn id and
@@ -133,7 +148,7 @@ impl Drop for InputNeeded<'_> {
     fn drop(&mut self) {
         if self.shown {
             self.shared
-                .emit(toolcall::input_needed_removed_action(self.ctx));
+                .emit(chat::input_needed_removed_action(self.ctx));
         }
     }
 }
@@ -184,7 +199,7 @@ impl Host {
     /// JSON (an `isError` result resolves too).
     ///
     /// With [`CallTool::chat`] the call runs as that AHP tool call and the
-    /// host emits its execution-phase actions (see `crate::toolcall`):
+    /// host emits its execution-phase actions (see `crate::chat`):
     /// progress, the server's form elicitations as chat input requests
     /// (`chat/inputRequested` and `session/inputNeededSet` of kind
     /// `chatInput`, answered by the app's handler or an AHP client, see
@@ -282,7 +297,7 @@ impl Host {
             end.completed.load(Ordering::SeqCst) || super::tasks::settled(&task, &result);
         if let Some(ctx) = ctx.as_ref().filter(|_| !completed) {
             self.shared
-                .emit_on(&ctx.chat, toolcall::complete_action(ctx, &display, &result));
+                .emit_on(&ctx.chat, chat::complete_action(ctx, &display, &result));
         }
         match &result {
             // A refused token paused the call and already told the actor.
@@ -347,7 +362,7 @@ impl Host {
                 if let Some(ctx) = ctx {
                     shared.emit_on(
                         &ctx.chat,
-                        toolcall::progress_action(ctx, p.progress, p.total, p.message.as_deref()),
+                        chat::progress_action(ctx, p.progress, p.total, p.message.as_deref()),
                     );
                 }
             };
@@ -369,7 +384,7 @@ impl Host {
                 return result;
             };
             paused = true;
-            let call = toolcall::PausedToolCall {
+            let call = chat::PausedToolCall {
                 tool_name: &req.name,
                 display_name: display,
                 invocation_message: &format!("Calling {display}"),
@@ -399,7 +414,7 @@ impl Host {
         &self,
         handle: &ServerHandle,
         ctx: &ChatContext,
-        call: &toolcall::PausedToolCall<'_>,
+        call: &chat::PausedToolCall<'_>,
         refused: Option<&HostError>,
         cancel: &CancellationToken,
         end: &CallEnd,
@@ -409,7 +424,7 @@ impl Host {
             // Unannounced: `callTool` reports a refused token as before.
             Err(e) => return StepUp::Failed(refused.cloned().unwrap_or(e)),
         };
-        let auth = toolcall::auth_requirement(&requirement);
+        let auth = chat::auth_requirement(&requirement);
         let key = CallKey {
             chat: ctx.chat.clone(),
             turn_id: ctx.turn_id.clone(),
@@ -423,9 +438,8 @@ impl Host {
         let server = (handle.id.as_str(), shown);
         let announce = || {
             self.shared
-                .emit_on(&ctx.chat, toolcall::auth_required(ctx, &auth));
-            self.shared
-                .emit(toolcall::input_needed_set(ctx, call, &auth));
+                .emit_on(&ctx.chat, chat::auth_required(ctx, &auth));
+            self.shared.emit(chat::input_needed_set(ctx, call, &auth));
         };
         let waits = &self.shared.step_up;
         let wait = match refused {
@@ -468,7 +482,7 @@ impl Host {
         match ended {
             AuthWaitEnd::Token => {
                 self.shared
-                    .emit_on(&ctx.chat, toolcall::auth_resolved_action(ctx));
+                    .emit_on(&ctx.chat, chat::auth_resolved_action(ctx));
                 StepUp::Resolved
             }
             AuthWaitEnd::Ended(why) => StepUp::Completed(why.error(server)),

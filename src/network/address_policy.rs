@@ -216,7 +216,28 @@ impl AddressPolicy {
     pub fn check_url(&self, url: &Url) -> Result<(), AddressRefused> {
         match self.allows_url(url) {
             true => Ok(()),
-            false => Err(AddressRefused(super::error_text::origin(url))),
+            false => Err(AddressRefused(crate::redact::origin(url))),
+        }
+    }
+
+    /// Whether `url` is refused: by [`AddressPolicy::allows_url`], or
+    /// because every address its host name resolves to is refused (a
+    /// proxy's name, or a lookup that fails, is no refusal: the request
+    /// would fail on its own).
+    pub async fn refuses(&self, url: &Url) -> bool {
+        if !self.allows_url(url) {
+            return true;
+        }
+        let Some(Host::Domain(host)) = url.host() else {
+            return false;
+        };
+        if self.proxies.iter().any(|p| p.eq_ignore_ascii_case(host)) {
+            return false;
+        }
+        let (host, lookup) = (host.to_owned(), self.lookup.clone());
+        match tokio::task::spawn_blocking(move || lookup(&host)).await {
+            Ok(Ok(found)) => !found.is_empty() && !found.iter().any(|ip| self.allows(*ip)),
+            _ => false,
         }
     }
 

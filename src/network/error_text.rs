@@ -18,6 +18,8 @@ use rmcp::transport::streamable_http_client::StreamableHttpError;
 use rustls::CertificateError;
 use url::Url;
 
+use crate::redact::origin;
+
 type Cause<'a> = &'a (dyn Error + 'static);
 
 /// Every error in the chain of `e`, outermost first (at most 32).
@@ -119,12 +121,6 @@ fn tls_text(e: &rustls::Error) -> String {
         other => return format!("TLS failure: {other}"),
     };
     format!("TLS failure: certificate {problem}")
-}
-
-/// The origin of `url` (scheme, host, port; never path, query or
-/// credentials).
-pub fn origin(url: &Url) -> String {
-    url.origin().ascii_serialization()
 }
 
 /// `"<what happened> at <origin>"`, plus `" through proxy <proxy origin>"`

@@ -39,7 +39,7 @@ pub struct ProxyOption {
 impl std::fmt::Debug for ProxyOption {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ProxyOption")
-            .field("url", &error_text::origin(&self.url))
+            .field("url", &crate::redact::origin(&self.url))
             .field("no_proxy", &self.no_proxy)
             .finish()
     }
@@ -78,7 +78,7 @@ impl TryFrom<serde_json::Value> for ProxyOption {
     }
 }
 
-/// The host's network options (see [`Network`]).
+/// The host's network options (see `Network`).
 #[derive(Debug, Clone, Default)]
 pub struct NetworkOptions {
     /// The app's own proxy setting; `None`: the environment's.
@@ -142,10 +142,14 @@ impl Network {
     /// `internal` when the HTTP stack cannot start.
     pub fn build(builder: reqwest::ClientBuilder) -> HostResult<reqwest::Client> {
         builder.build().map_err(|e| {
-            HostError::new(
-                ErrorCode::Internal,
-                format!("cannot build HTTP client: {e}"),
-            )
+            // reqwest's own text is only "builder error": add its causes.
+            let mut text = format!("cannot build HTTP client: {e}");
+            let mut cause = std::error::Error::source(&e);
+            while let Some(inner) = cause {
+                text.push_str(&format!(": {inner}"));
+                cause = inner.source();
+            }
+            HostError::new(ErrorCode::Internal, text)
         })
     }
 

@@ -28,7 +28,7 @@ pub struct ProxyRoute {
 impl std::fmt::Debug for ProxyRoute {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Proxy URLs may carry credentials: origins only.
-        let origin = |u: &Option<Url>| u.as_ref().map(super::error_text::origin);
+        let origin = |u: &Option<Url>| u.as_ref().map(crate::redact::origin);
         f.debug_struct("ProxyRoute")
             .field("http", &origin(&self.http))
             .field("https", &origin(&self.https))

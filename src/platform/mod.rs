@@ -5,28 +5,66 @@
 //! | --- | --- | --- |
 //! | [`kill_group`] (`kill(2)` on `-pgid`), [`exit_signal`] | yes | yes |
 //! | [`set_parent_death_signal`] (`PR_SET_PDEATHSIG` = SIGKILL) | yes | no-op (the watchdog covers host death) |
-//! | [`spawn_watchdog`] (`/bin/sh` in its own process group) | yes | yes |
-//! | [`open_without_blocking`] (`O_NONBLOCK \| O_NOCTTY`), [`special_file_kind`] | yes | yes |
+//! | [`spawn_watchdog`] (`/bin/sh` in its own process group; [`watchdog_add`] names escaped descendants it also ends) | yes | yes (nothing to add) |
+//! | [`open_without_blocking`] (`O_NONBLOCK \| O_NOCTTY`), [`open_no_follow`] (also `O_NOFOLLOW`), [`special_file_kind`] | yes | yes |
 //! | [`private_dir`] (mode `0700`), [`private_file`] (mode `0600`) | yes | yes |
+//! | [`escaped_descendants`] (descendants outside the process group: `setsid()`, double fork), [`signal_process`] (pidfd + start time) | yes (`/proc` `children` links, see `linux.rs`) | none found: only the process group is signalled (macOS has no subreaper and no `/proc`) |
+//! | [`lock_exclusive`] (`flock(2)`, non-blocking) | yes | yes |
 //!
-//! Only Unix targets are supported: the stdio transport stops a server by
-//! signalling its process group and cleans up after a dead host with a
-//! `/bin/sh` watchdog (`src/transport/process.rs`); a Windows port would
-//! need Job Objects instead, which are not written. Building for a
-//! non-Unix target stops here with one clear error first (`compile_error!`;
-//! the unresolved `transport::process` imports that follow are its echo).
+//! On Windows (`windows.rs`) the stdio transport is `transport/process_windows.rs`
+//! and the calls are: `wrap_in_job` (process-wrap's Job Object, kill-on-close,
+//! `CREATE_NO_WINDOW`); `open_without_blocking` and `special_file_kind`
+//! (no-ops there), `device_path_kind` and `opened_kind` (a config read
+//! refuses `NUL`, `CON`, `\\.\pipe\…` by name and a non-disk handle by
+//! `GetFileType`, so it never waits on them; both are `None` on Unix);
+//! `private_dir` and `private_file` (the folder's inherited ACL);
+//! `open_no_follow` (`FILE_FLAG_OPEN_REPARSE_POINT`: a link is opened
+//! itself, never followed) and `lock_exclusive` (`LockFileEx`, through
+//! std's `File::try_lock`). Descendants need no walk there: the Job Object
+//! holds the whole tree, detached grandchildren included.
+//! Other targets stop here with one clear error (`compile_error!`).
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 compile_error!(
-    "ahp-mcp-host supports Unix targets only (Linux, macOS): the stdio \
-     transport relies on POSIX process groups and signals (src/platform/)"
+    "ahp-mcp-host supports Unix (Linux, macOS) and Windows targets only: the \
+     stdio transport needs POSIX process groups or Job Objects (src/platform/)"
 );
 
+#[cfg(target_os = "linux")]
+mod linux;
 #[cfg(unix)]
 mod unix;
+#[cfg(target_os = "linux")]
+pub use linux::{escaped_descendants, signal_process, ProcessId};
+#[cfg(all(unix, not(target_os = "linux")))]
+pub use unix::{escaped_descendants, signal_process, ProcessId};
 #[cfg(unix)]
 pub use unix::{
-    exit_signal, kill_group, open_without_blocking, private_dir, private_file,
-    set_parent_death_signal, spawn_watchdog, special_file_kind, SIGABRT, SIGINT, SIGKILL, SIGSEGV,
-    SIGTERM,
+    exit_signal, kill_group, lock_exclusive, open_no_follow, open_without_blocking, private_dir,
+    private_file, set_parent_death_signal, spawn_watchdog, special_file_kind, watchdog_add,
+    SIGABRT, SIGINT, SIGKILL, SIGSEGV, SIGTERM,
 };
+
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+pub use self::windows::{
+    device_path_kind, lock_exclusive, open_no_follow, open_without_blocking, opened_kind,
+    private_dir, private_file, special_file_kind, wrap_in_job,
+};
+
+/// A config path that names a device or pipe by name: never on Unix (the
+/// opened file's type is checked there, see `special_file_kind`).
+#[cfg(unix)]
+pub fn device_path_kind(path: &std::path::Path) -> Option<&'static str> {
+    let _ = path;
+    None
+}
+
+/// What an opened config file is when it is no disk file: never on Unix
+/// (its `FileType` says it, see `special_file_kind`).
+#[cfg(unix)]
+pub fn opened_kind(file: &std::fs::File) -> Option<&'static str> {
+    let _ = file;
+    None
+}

@@ -6,6 +6,9 @@ use std::os::unix::fs::{DirBuilderExt, FileTypeExt, OpenOptionsExt};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{ExitStatus, Stdio};
 
+#[cfg(target_os = "linux")]
+use super::ProcessId;
+
 /// Signal numbers the transport sends or names (`signal(7)`).
 pub use libc::{SIGABRT, SIGINT, SIGKILL, SIGSEGV, SIGTERM};
 
@@ -44,12 +47,21 @@ pub fn set_parent_death_signal(cmd: &mut tokio::process::Command) {
 
 /// Starts the watchdog that SIGKILLs group `pgid` when the returned pipe
 /// closes (host exit, crash or `SIGKILL`): a `/bin/sh` in its own process
-/// group reading the pipe. Returns `None` where no `/bin/sh` exists.
+/// group reading the pipe. Each line `<pid> <start time>` the host writes
+/// first ([`watchdog_add`]) names a descendant outside the group, which is
+/// SIGKILLed too if `/proc/<pid>/stat` still shows that start time (so a
+/// reused pid is spared). Returns `None` where no `/bin/sh` exists.
 pub fn spawn_watchdog(pgid: i32) -> Option<std::process::ChildStdin> {
+    // No `--`: dash's built-in kill rejects it; `-KILL -<pgid>` works in every POSIX sh.
+    // `${20}` after the last ") " of /proc/<pid>/stat is field 22, the start time.
+    const SCRIPT: &str = r#"g=$1; l=; while read -r p t; do l="$l $p:$t"; done
+kill -KILL -"$g" 2>/dev/null
+for e in $l; do p=${e%%:*}; t=${e#*:}
+read -r s 2>/dev/null </proc/"$p"/stat || continue; s=${s##*) }; set -- $s
+[ "${20}" = "$t" ] && kill -KILL "$p" 2>/dev/null; done"#;
     let mut child = std::process::Command::new("/bin/sh")
         .arg("-c")
-        // No `--`: dash's built-in kill rejects it; `-KILL -<pgid>` works in every POSIX sh.
-        .arg("read -r _; kill -KILL -\"$1\" 2>/dev/null")
+        .arg(SCRIPT)
         .arg("ahp-mcp-host-watchdog")
         .arg(pgid.to_string())
         .stdin(Stdio::piped())
@@ -65,6 +77,47 @@ pub fn spawn_watchdog(pgid: i32) -> Option<std::process::ChildStdin> {
         .spawn(move || child.wait())
         .ok()?;
     pipe
+}
+
+/// Tells the watchdog of [`spawn_watchdog`] to SIGKILL `process` too when
+/// the host dies (one short line; the watchdog reads as they come, so the
+/// pipe never fills within the tracked bound).
+pub fn watchdog_add(pipe: &mut std::process::ChildStdin, process: ProcessId) {
+    use std::io::Write;
+    let _ = writeln!(pipe, "{} {}", process.pid, process.start);
+}
+
+/// Takes an exclusive `flock(2)` on `file` without waiting. Returns false
+/// when another open file description holds a lock on it (another host,
+/// alive: the lock goes with its process, even on SIGKILL).
+pub fn lock_exclusive(file: &std::fs::File) -> bool {
+    use std::os::fd::AsRawFd;
+    // SAFETY: plain syscall on a descriptor `file` owns.
+    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) == 0 }
+}
+
+/// Other Unix (macOS): one process as named on Linux (pid and start time);
+/// nothing here finds descendants outside the process group.
+#[cfg(not(target_os = "linux"))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ProcessId {
+    /// The process id.
+    pub pid: i32,
+    /// When it started (unused here).
+    pub start: u64,
+}
+
+/// Other Unix (macOS): no descendant outside the process group is found
+/// (no `/proc`; macOS has no subreaper): always empty.
+#[cfg(not(target_os = "linux"))]
+pub fn escaped_descendants(_leader: i32, _pgid: i32, _max_walked: usize) -> Vec<ProcessId> {
+    Vec::new()
+}
+
+/// Other Unix (macOS): never called with a process (none is found); false.
+#[cfg(not(target_os = "linux"))]
+pub fn signal_process(_process: ProcessId, _signal: i32) -> bool {
+    false
 }
 
 /// Opens files without waiting (a named pipe without a writer) and without
@@ -89,6 +142,13 @@ pub fn special_file_kind(kind: FileType) -> Option<&'static str> {
         return Some("a socket");
     }
     None
+}
+
+/// Opens files without following a symlink in the last component
+/// (`O_NOFOLLOW`: the open fails instead), without waiting and without
+/// taking a terminal: `O_NOFOLLOW | O_NONBLOCK | O_NOCTTY`.
+pub fn open_no_follow(options: &mut OpenOptions) {
+    options.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY);
 }
 
 /// Files `options` creates are private to the user (mode `0600`).

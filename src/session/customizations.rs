@@ -67,16 +67,45 @@ pub fn plugin_entry(
 }
 
 /// `McpServerState::Error` (AHP `McpServerErrorState`) with `errorType` =
-/// the stable string of `code` (e.g. `"server_exited"`) and `message`.
+/// the stable string of `code` (e.g. `"server_exited"`) and `message`
+/// (every `http(s)` URL in it without userinfo, query and fragment).
 pub fn server_error_state(code: ErrorCode, message: impl Into<String>) -> McpServerState {
+    let message = message.into();
     McpServerState::Error(McpServerErrorState {
         error: ErrorInfo {
             error_type: code.as_str().to_owned(),
-            message: message.into(),
+            message: crate::redact::shown_urls(&message).into_owned(),
             stack: None,
             meta: None,
         },
     })
+}
+
+/// The `ErrorInfo._meta` key of a crashed server's `error` state while a
+/// restart is scheduled: `{delayMs, attempt, maxRestarts}` (ms; the attempt
+/// counts from 1). Its absence means no restart is coming (a failed start,
+/// the restart limit). AHP `ErrorInfo._meta` holds provider-specific keys.
+pub const RESTART_META_KEY: &str = "ahp-mcp-host/restart";
+
+/// [`server_error_state`] of a crashed server that restarts after
+/// `delay_ms` (restart `attempt` of `max_restarts`), under [`RESTART_META_KEY`].
+pub fn restarting_error_state(
+    code: ErrorCode,
+    message: impl Into<String>,
+    (delay_ms, attempt, max_restarts): (u64, u32, u32),
+) -> McpServerState {
+    let restart = serde_json::json!({
+        "delayMs": delay_ms,
+        "attempt": attempt,
+        "maxRestarts": max_restarts,
+    });
+    let mut meta = serde_json::Map::new();
+    meta.insert(RESTART_META_KEY.to_owned(), restart);
+    let mut state = server_error_state(code, message);
+    if let McpServerState::Error(e) = &mut state {
+        e.error.meta = Some(meta);
+    }
+    state
 }
 
 /// AHP "effective enabled": the first enablement entry decides; no entries = enabled.

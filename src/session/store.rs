@@ -61,6 +61,12 @@ impl SessionStore {
         &self.state
     }
 
+    /// The `serverSeq` of the last envelope made (0 before the first): the
+    /// point of the action stream [`Self::state`] reflects.
+    pub fn server_seq(&self) -> u64 {
+        self.last_seq
+    }
+
     /// Applies a host-originated action through the `ahp` session reducer and
     /// wraps it in the next envelope (no `origin`).
     pub fn emit(&mut self, action: StateAction) -> ActionEnvelope {

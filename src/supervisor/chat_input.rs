@@ -28,7 +28,7 @@
 //! the chat inputs lock, so an answer and its withdrawal never both happen).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use ahp_types::actions::{
@@ -43,8 +43,9 @@ use serde_json::{json, Map, Value};
 use tokio::sync::oneshot;
 
 use super::HostShared;
+use crate::chat::{answers, input, ChatContext};
+use crate::limits::MAX_OPEN_INPUTS_PER_CALL;
 use crate::requests::ChatInputRef;
-use crate::toolcall::{answers, input, ChatContext};
 
 /// The AHP input requests of this host now waiting on an answer, by
 /// `ChatInputRequest.id` (unique in the host). Owned by the host; lock
@@ -209,6 +210,8 @@ pub struct ChatCallInputs {
     call: u64,
     /// Set by [`ChatCallInputs::end`]: nothing more is published.
     ended: AtomicBool,
+    /// Its [`PendingInput`]s alive now (at most [`MAX_OPEN_INPUTS_PER_CALL`]).
+    open_inputs: AtomicUsize,
 }
 
 impl std::fmt::Debug for ChatCallInputs {
@@ -231,6 +234,7 @@ impl ChatCallInputs {
             ctx,
             call,
             ended: AtomicBool::new(false),
+            open_inputs: AtomicUsize::new(0),
         })
     }
 
@@ -238,7 +242,14 @@ impl ChatCallInputs {
     /// call: `chat/inputRequested` on the chat, `session/inputNeededSet` of
     /// kind `chatInput`. Its id is `<toolCallId>/elicitation/<n>`. Once the
     /// call ended nothing is published and the input is already withdrawn.
-    pub fn open(self: &Arc<Self>, message: &str, requested_schema: &Value) -> PendingInput {
+    ///
+    /// `None` when the call has [`MAX_OPEN_INPUTS_PER_CALL`] open already
+    /// (nothing is published).
+    pub fn open(self: &Arc<Self>, message: &str, requested_schema: &Value) -> Option<PendingInput> {
+        if self.open_inputs.fetch_add(1, Ordering::AcqRel) >= MAX_OPEN_INPUTS_PER_CALL {
+            self.open_inputs.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
         let n = self.inputs.next.fetch_add(1, Ordering::Relaxed);
         let request_id = format!("{}/elicitation/{n}", self.ctx.tool_call_id);
         let (tx, rx) = oneshot::channel();
@@ -262,12 +273,17 @@ impl ChatCallInputs {
             self.shared.emit(input::input_needed_set(chat, &request));
         }
         drop(pending);
-        PendingInput {
+        Some(PendingInput {
             call: self.clone(),
             request_id,
             schema: requested_schema.clone(),
             answer: rx,
-        }
+        })
+    }
+
+    /// The AHP tool call id (for error texts).
+    pub fn tool_call_id(&self) -> &str {
+        &self.ctx.tool_call_id
     }
 
     /// The call ended: every input request of it still open is withdrawn
@@ -343,6 +359,7 @@ impl PendingInput {
 
 impl Drop for PendingInput {
     fn drop(&mut self) {
+        self.call.open_inputs.fetch_sub(1, Ordering::AcqRel);
         let mut pending = self.call.inputs.lock();
         let cancel = ChatInputResponseKind::Cancel;
         ChatInputs::close(

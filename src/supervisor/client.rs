@@ -35,11 +35,15 @@ use super::listen::Change;
 use crate::apps::channels::AppChannels;
 use crate::apps::policy;
 use crate::events::{log, server_log, EventSink, HostEvent, LogLevel};
+use crate::limits::MAX_OPEN_INPUTS_PER_CALL;
 use crate::requests::roots::check_handler_answer;
 use crate::requests::{
     apply_elicitation_defaults, HandlerRequest, RequestHandler, ServerRequestKind,
 };
-use crate::transport::ordered::{InOrder, Observed};
+use crate::transport::ordered::{InOrder, Observed, Seen};
+
+mod bounds;
+pub(crate) use bounds::Bounds;
 
 /// How many server-initiated requests (elicitation, sampling, roots) of one
 /// connection are waiting on the app's handler right now. While any is, the
@@ -90,7 +94,7 @@ pub struct HostClient {
     pub(crate) sink: Arc<dyn EventSink>,
     pub(crate) requests: Option<Arc<dyn RequestHandler>>,
     /// Routes `notifications/progress` to the waiting call.
-    pub(crate) progress: rmcp::handler::client::progress::ProgressDispatcher,
+    pub(crate) progress: super::progress::ProgressRoutes,
     /// The requests now waiting on the app (shared with the live connection).
     pub(crate) waits: ServerRequestWaits,
     /// The connection's response cache (change notifications invalidate it).
@@ -101,6 +105,9 @@ pub struct HostClient {
     /// The host's `mcp://` channels (with `mcpApps`): list changes the
     /// server's channel advertises go to it ([`HostClient::to_app`]).
     pub(crate) app_channels: Option<Arc<AppChannels>>,
+    /// The connection's flood bounds: log pacing, dropped notifications,
+    /// the cap on server requests waiting on the app ([`Bounds`]).
+    pub(crate) bounds: Bounds,
 }
 
 impl HostClient {
@@ -194,7 +201,17 @@ impl HostClient {
                 None => Ok(serde_json::json!({ "action": "decline" })),
             };
         };
-        let mut pending = call.open(message, schema);
+        let Some(mut pending) = call.open(message, schema) else {
+            return Err(ErrorData::internal_error(
+                format!(
+                    "elicitation/create declined: tool call {} already has {MAX_OPEN_INPUTS_PER_CALL} \
+                     open input requests (the host's bound of {MAX_OPEN_INPUTS_PER_CALL} open input \
+                     requests per tool call, MAX_OPEN_INPUTS_PER_CALL)",
+                    call.tool_call_id()
+                ),
+                None,
+            ));
+        };
         let mut request = HandlerRequest::new(self.server_id.clone(), kind, params.clone());
         request.chat_input = Some(pending.chat_input_ref());
         let app = handler.map(|h| h.request(request));
@@ -232,6 +249,7 @@ impl ClientHandler for HostClient {
             // URL mode is not declared; decline it.
             _ => return decline().map_err(|e| ErrorData::internal_error(e.to_string(), None)),
         };
+        let _slot = self.bounds.request_slot(ServerRequestKind::Elicitation)?;
         let params = serde_json::to_value(&request)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let mut answer = self.elicit(params, &context).await?;
@@ -256,6 +274,7 @@ impl ClientHandler for HostClient {
                 None,
             ));
         };
+        let _slot = self.bounds.request_slot(ServerRequestKind::Sampling)?;
         let params = serde_json::to_value(&params)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         self.forward(handler, ServerRequestKind::Sampling, params, &context)
@@ -276,6 +295,7 @@ impl ClientHandler for HostClient {
         if let Some(roots) = handler.host_roots() {
             roots.record_reader(&self.server_id, context.peer.clone());
         }
+        let _slot = self.bounds.request_slot(ServerRequestKind::Roots)?;
         let params = Value::Object(Default::default());
         let answer = self
             .ask(handler, ServerRequestKind::Roots, params, &context)
@@ -369,7 +389,13 @@ impl HostClient {
     /// Emits one MCP log message as a `server.log` record: `[logger] data`
     /// (data as text when it is a string, else its JSON), `serverLevel` as
     /// sent, `level` the nearest one ([`LogLevel::nearest`]).
+    ///
+    /// Paced by [`Bounds::admit_log`]: past the burst a message is counted,
+    /// not delivered.
     fn logged(&self, server_level: String, logger: Option<&str>, data: &Value) {
+        if !self.bounds.admit_log() {
+            return;
+        }
         let text = match data {
             Value::String(s) => s.clone(),
             other => other.to_string(),
@@ -404,35 +430,53 @@ impl HostClient {
 /// `Call::round`): its subscriber may be slow, and the receive loop must
 /// never wait.
 impl InOrder for HostClient {
+    fn unanswered(&self) {
+        self.bounds.unanswered();
+    }
+
     #[allow(deprecated)]
-    fn observe(&self, notification: &ServerNotification) -> bool {
+    fn observe(&self, notification: &ServerNotification) -> Seen {
         use ServerNotification as N;
         let change = match notification {
             N::LoggingMessageNotification(n) => {
                 let p = &n.params;
                 self.logged(level_text(&p.level), p.logger.as_deref(), &p.data);
-                return true;
+                return Seen::Done;
             }
             N::CustomNotification(n) if n.method == LOGGING_METHOD => {
                 self.logged_raw(n.params.as_ref());
-                return true;
+                return Seen::Done;
             }
             // To the call's subscriber now, so it has its progress before its
-            // response (received after it) and in order; `false` (rmcp's
-            // handler passes it on later) only when that subscriber's queue is full.
+            // response (received after it) and in order; when that
+            // subscriber's queue is full, kept aside as its newest (never a
+            // task of rmcp's per notification, which could come late).
+            N::ProgressNotification(n) if !self.progress.is_live(&n.params.progress_token) => {
+                self.bounds.dropped();
+                return Seen::Drop;
+            }
             N::ProgressNotification(n) => {
                 let routed = self.progress.handle_notification(n.params.clone());
-                return routed.now_or_never().is_some();
+                if routed.now_or_never().is_some() {
+                    return Seen::Observed;
+                }
+                self.progress.keep_latest(n.params.clone());
+                return Seen::Done;
             }
-            _ if notification.get_meta().subscription_id().is_some() => return false,
+            _ if notification.get_meta().subscription_id().is_some() => return Seen::Pass,
             N::ToolListChangedNotification(_) => Change::Tools,
             N::ResourceListChangedNotification(_) => Change::Resources,
             N::PromptListChangedNotification(_) => Change::Prompts,
             N::ResourceUpdatedNotification(n) => Change::Resource(n.params.uri.clone()),
-            _ => return false,
+            // A method MCP does not define: nothing to act on, no answer due.
+            N::CustomNotification(_) => {
+                self.bounds.dropped();
+                return Seen::Drop;
+            }
+            _ => return Seen::Pass,
         };
         self.changed(change);
-        true
+        Seen::Observed
     }
 }
 

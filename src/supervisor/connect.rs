@@ -9,33 +9,29 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::ProtocolVersion;
-use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, RunningServiceCancellationToken,
-};
+use rmcp::service::{ClientLifecycleMode, Peer, RoleClient, RunningServiceCancellationToken};
 use tokio::sync::{mpsc, watch};
 
-use super::client::{HostClient, Notice, ServerRequestWaits};
+use super::client::{Bounds, HostClient, Notice, ServerRequestWaits};
 use super::identity::{self, ServerIdentity};
 use super::listen::Subscriptions;
 use super::request::RequestFailure;
 use super::{HostShared, ServerSpec, ServerTasks};
-use crate::config::launch::resolve_stdio;
 use crate::config::{HttpConfig, PluginVars, ProtocolSetting, StdioConfig};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel};
-use crate::limits::MAX_STDIO_MESSAGE_BYTES;
-use crate::transport::ordered::Ordered;
+use crate::limits::STDIN_WRITE_TIMEOUT_MS;
 use crate::transport::process::{describe_exit, ServerProcess};
 use crate::transport::stderr::StderrTail;
-use crate::transport::stdio::StdioTransport;
-use crate::transport::stdout_monitor::Reporter;
-use crate::transport::{drain, http, process, stderr, stdout_monitor};
-use startup::StartFailure;
+use crate::transport::{http, stdout_monitor};
 
+mod http_answer;
 mod http_open;
 mod startup;
+mod stdio_open;
 
 use http_open::open_http;
+use stdio_open::{open_stdio, Stdio};
 
 /// How long to wait for the last stderr bytes after an exit. (A settle time
 /// of this module's own, not a user-tunable limit: it stays here.)
@@ -83,10 +79,12 @@ pub struct Connection {
     ended: watch::Receiver<bool>,
     process: Option<ServerProcess>,
     stderr: Option<Arc<StderrTail>>,
+    /// `true` once a stdin write tore the stream (stdio only).
+    stdin_stalled: Option<watch::Receiver<bool>>,
     /// Set when the HTTP client refused a cross-origin redirect (HTTP only).
     pub redirect_refused: Option<http::RedirectRefused>,
     /// Routes `notifications/progress` to calls (shared with the client handler).
-    pub progress: rmcp::handler::client::progress::ProgressDispatcher,
+    pub progress: super::progress::ProgressRoutes,
     /// Server requests waiting on the app (shared with the client handler).
     pub waits: ServerRequestWaits,
     /// The replaceable bearer token (Streamable HTTP without host-run OAuth).
@@ -147,9 +145,20 @@ pub async fn open(
     auth: HttpAuth<'_>,
     tasks: &ServerTasks,
 ) -> Result<Connection, RequestFailure> {
-    let first = open_with(shared, server, auth, tasks, lifecycle(server.protocol)).await;
-    match first {
-        Err(Opening::ProbeUnusable(why)) if server.protocol == ProtocolSetting::Auto => {
+    let auto = server.protocol == ProtocolSetting::Auto;
+    let digest = auto.then(|| super::eras::digest(&server.transport));
+    let known_legacy = match &digest {
+        Some(d) => shared.eras.is_legacy(d).await,
+        None => false,
+    };
+    let first_lifecycle = match known_legacy {
+        // This configuration spoke the 2025 era last time: no probe.
+        true => ClientLifecycleMode::Initialize,
+        false => lifecycle(server.protocol),
+    };
+    let first = open_with(shared, server, auth, tasks, first_lifecycle).await;
+    let opened = match first {
+        Err(Opening::ProbeUnusable(why)) if auto => {
             let text = format!(
                 "server/discover answered with {why}; connecting again with initialize \
                  (give this server protocol: \"legacy\" to skip the probe)"
@@ -161,7 +170,11 @@ pub async fn open(
                 .map_err(Opening::into_failure)
         }
         other => other.map_err(Opening::into_failure),
+    };
+    if let Some(d) = &digest {
+        shared.eras.after_start(d, known_legacy, &opened).await;
     }
+    opened
 }
 
 /// Why one connection attempt failed.
@@ -203,7 +216,7 @@ async fn open_with(
     let (server_id, spec) = (server.id.as_str(), &server.transport);
     let startup_timeout = server.startup_timeout;
     let (notice_tx, notices) = mpsc::unbounded_channel();
-    let progress = rmcp::handler::client::progress::ProgressDispatcher::new();
+    let progress = super::progress::ProgressRoutes::default();
     let waits = ServerRequestWaits::default();
     let handler = HostClient {
         info: shared.client_info.clone(),
@@ -216,6 +229,7 @@ async fn open_with(
         cache: Default::default(),
         calls: Default::default(),
         app_channels: shared.mcp_apps.then(|| shared.app_channels.clone()),
+        bounds: Bounds::new(server_id, shared.sink.clone()),
     };
     let mut conn = match spec {
         TransportSpec::Stdio(cfg, vars) => {
@@ -241,6 +255,11 @@ async fn open_with(
     };
     conn.progress = progress;
     conn.waits = waits;
+    let base = conn.endpoint.clone();
+    for src in Arc::make_mut(&mut conn.identity).resolve_icons(base.as_ref()) {
+        let text = format!("serverInfo icon {src:?} dropped: a relative URI that cannot be resolved (no server URL, or too long)");
+        shared.log(log(LogLevel::Warn, "host.connect", Some(server_id), text));
+    }
     if let Err(e) = check_version(server_id, &conn.identity) {
         conn.close().await;
         return Err(e.into());
@@ -263,133 +282,6 @@ fn check_version(server_id: &str, identity: &ServerIdentity) -> HostResult<()> {
             identity::supported_list()
         ),
     ))
-}
-
-/// What a stdio start needs from the server's spec.
-struct Stdio<'a> {
-    cfg: &'a StdioConfig,
-    vars: &'a PluginVars,
-    startup_timeout: Duration,
-    lifecycle: ClientLifecycleMode,
-}
-
-async fn open_stdio(
-    shared: &Arc<HostShared>,
-    server_id: &str,
-    stdio: Stdio<'_>,
-    handler: HostClient,
-    notices: mpsc::UnboundedReceiver<Notice>,
-    tasks: &ServerTasks,
-) -> Result<Connection, Opening> {
-    let Stdio {
-        cfg,
-        vars,
-        startup_timeout,
-        lifecycle,
-    } = stdio;
-    let launch = resolve_stdio(cfg, vars, &shared.base_env, shared.env_policy)?;
-    let mut proc = process::spawn(&launch, &shared.processes)?;
-    let Some((stdin, stdout, stderr_pipe)) = proc.stdio.take() else {
-        return Err(
-            HostError::new(ErrorCode::SpawnFailed, "server stdio pipes are unavailable").into(),
-        );
-    };
-    let tail = stderr::drain(stderr_pipe, server_id.to_owned(), shared.sink.clone());
-    let (discarded, mut discards) = tokio::sync::broadcast::channel(16);
-    // Drained after the transport is gone, so a server being stopped never
-    // writes to a closed pipe (EPIPE).
-    let stdout = drain::DrainOnDrop::new(stdout);
-    let reporter = Reporter::new(
-        server_id.to_owned(),
-        shared.sink.clone(),
-        MAX_STDIO_MESSAGE_BYTES,
-        Some(discarded.clone()),
-    );
-    let transport = StdioTransport::new((stdout, stdin), reporter);
-    let transport = Ordered::new(transport, handler.clone());
-    let mut exit = proc.exit.clone();
-    let now = tokio::time::Instant::now();
-    let deadline = now.checked_add(startup_timeout).unwrap_or(now + NEVER);
-    let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
-    let method = startup::handshake_method(&lifecycle);
-    let handshake = handler.serve_with_lifecycle(transport, lifecycle);
-    let started = tokio::select! {
-        biased;
-        started = startup::race(handshake, &mut exit, deadline) => started,
-        gone = startup::first_discard(&mut discards) => Err(StartFailure::Discarded(gone)),
-    };
-    match started {
-        Ok(service) => {
-            let mut conn = finish(service, notices, (Some(proc), Some(tail)), tasks);
-            conn.discarded = Some(discarded);
-            Ok(conn)
-        }
-        Err(StartFailure::Discarded(gone)) if auto && startup::answered_probe(&gone) => {
-            proc.stop().await;
-            let why = format!("a response the host discarded ({})", gone.reason);
-            Err(Opening::ProbeUnusable(why))
-        }
-        Err(StartFailure::Refused(e)) if auto && startup::probe_unusable(&e).is_some() => {
-            proc.stop().await;
-            Err(Opening::ProbeUnusable(
-                startup::probe_unusable(&e).unwrap_or_default(),
-            ))
-        }
-        Err(failure) => {
-            let started = (&mut proc, &*tail);
-            Err(
-                stdio_failure((server_id, method), failure, started, startup_timeout)
-                    .await
-                    .into(),
-            )
-        }
-    }
-}
-
-/// The error of a failed stdio start, from its first cause (see
-/// [`startup`]): `protocol_error` for an answer, `startup_timeout`, or
-/// `server_exited` with the exit status (settled) and stderr tail.
-async fn stdio_failure(
-    (server_id, method): (&str, &str),
-    failure: StartFailure,
-    (proc, tail): (&mut ServerProcess, &StderrTail),
-    startup_timeout: Duration,
-) -> HostError {
-    let answer = match failure {
-        StartFailure::Discarded(gone) => {
-            let e = startup::discarded_answer(server_id, method, &gone);
-            return HostError {
-                message: with_tail(e.message.clone(), tail),
-                ..e
-            };
-        }
-        StartFailure::TimedOut => {
-            let ms = startup_timeout.as_millis();
-            let what = format!("did not answer initialize within {ms} ms; process group killed");
-            return HostError::new(ErrorCode::StartupTimeout, with_tail(what, tail));
-        }
-        StartFailure::Refused(e) => Some(e),
-        StartFailure::Exited(answer) => answer,
-    };
-    // The same message whether the host read the answer before or after
-    // the exit it was racing (after a refusal the host closes stdin, and
-    // most servers exit then): the exit is not the cause.
-    if let Some(refusal) = answer
-        .as_ref()
-        .and_then(|e| startup::initialize_refusal(server_id, e, method))
-    {
-        return HostError {
-            message: with_tail(refusal.message.clone(), tail),
-            ..refusal
-        };
-    }
-    let status = settle_exit(proc).await;
-    tail.wait_eof(STDERR_SETTLE).await;
-    let what = match (status, answer) {
-        (None, Some(e)) => format!("initialize failed: {}", strip_type_names(&e.to_string())),
-        _ => format!("{} before completing initialize", describe_exit(status)),
-    };
-    HostError::new(ErrorCode::ServerExited, with_tail(what, tail))
 }
 
 /// Removes `[path::Type<…>]` segments (Rust type names) from an error text.
@@ -444,6 +336,7 @@ fn finish(
         ended,
         process,
         stderr,
+        stdin_stalled: None,
         redirect_refused: None,
         progress: Default::default(),
         waits: Default::default(),
@@ -455,13 +348,6 @@ fn finish(
         handler,
         subscriptions,
     }
-}
-
-async fn settle_exit(proc: &mut ServerProcess) -> Option<std::process::ExitStatus> {
-    tokio::time::timeout(EXIT_SETTLE, proc.wait_exit())
-        .await
-        .ok()
-        .flatten()
 }
 
 fn with_tail(what: String, tail: &StderrTail) -> String {
@@ -487,6 +373,7 @@ impl Connection {
         let mut ended = self.ended.clone();
         let exit = self.process.as_ref().map(|p| p.exit.clone());
         let stderr = self.stderr.clone();
+        let stalled = self.stdin_stalled.clone();
         async move {
             let Some(mut exit) = exit else {
                 until_true(&mut ended).await;
@@ -498,6 +385,9 @@ impl Connection {
             }
             let status = settle_status(&mut exit).await;
             let what = match status {
+                _ if stalled.is_some_and(|s| *s.borrow()) => format!(
+                    "stopped reading its stdin (a message could not be written within {STDIN_WRITE_TIMEOUT_MS} ms)"
+                ),
                 Some(_) => describe_exit(status),
                 None => "closed its stdout".to_owned(),
             };

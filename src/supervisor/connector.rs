@@ -190,6 +190,7 @@ impl ServerConnection for Connection {
             progress: self.progress.clone(),
             waits: self.waits.clone(),
             discarded: self.discarded.clone(),
+            stream_watch: self.stream_watch.clone(),
             endpoint: self.endpoint.clone(),
             handler: self.handler.clone(),
             subscriptions: self.subscriptions.clone(),
@@ -240,6 +241,7 @@ impl ServerConnection for Connection {
         let wire = request::Wire {
             peer: &self.peer,
             discarded: self.discarded.as_ref(),
+            watch: self.stream_watch.as_deref(),
             cache: Some(&self.handler.cache),
             abort: None,
         };

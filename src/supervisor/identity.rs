@@ -144,6 +144,32 @@ impl ServerIdentity {
         }
     }
 
+    /// Resolves relative icon `src`s (MCP `Icon.src` is a URI; servers send
+    /// paths such as `/static/icon.png`) against `base`, the Streamable HTTP
+    /// endpoint; without a base (stdio) or when the result is longer than
+    /// [`MAX_SERVER_ICON_SRC_BYTES`], the icon is dropped. Returns each
+    /// dropped `src` (cut to 200 bytes), for a diagnostic.
+    pub fn resolve_icons(&mut self, base: Option<&url::Url>) -> Vec<String> {
+        let mut dropped = Vec::new();
+        self.icons.retain_mut(|icon| {
+            if url::Url::parse(&icon.src).is_ok() {
+                return true;
+            }
+            let joined = base.and_then(|b| b.join(&icon.src).ok());
+            match joined.filter(|u| u.as_str().len() <= MAX_SERVER_ICON_SRC_BYTES) {
+                Some(url) => {
+                    icon.src = url.into();
+                    true
+                }
+                None => {
+                    dropped.push(cut(&icon.src, 200).0);
+                    false
+                }
+            }
+        });
+        dropped
+    }
+
     /// The identity as a JSON object (for `_meta` and JS).
     pub fn to_json(&self) -> Value {
         serde_json::to_value(self).unwrap_or(Value::Null)
@@ -269,5 +295,32 @@ mod tests {
         assert!(supported("2025-06-18") && supported("2026-07-28"));
         assert!(!supported("1999-01-01") && !supported(""));
         assert!(supported_list().contains("2025-11-25, 2026-07-28"));
+    }
+
+    #[test]
+    fn relative_icons_resolve_against_the_endpoint_or_are_dropped() {
+        let mut implementation = Implementation::new("s", "1");
+        implementation.icons = Some(vec![
+            Icon::new("/static/icon.png"),
+            Icon::new("https://cdn.example.test/a.png"),
+            Icon::new("data:image/png;base64,AAAA"),
+        ]);
+        let mut info = peer(ProtocolVersion::V_2025_11_25);
+        info.server_info = Some(implementation);
+        let base: url::Url = "http://127.0.0.1:9/mcp?k=v".parse().unwrap();
+        let mut http = ServerIdentity::from_peer(&info);
+        assert!(http.resolve_icons(Some(&base)).is_empty());
+        let srcs: Vec<_> = http.icons.iter().map(|i| i.src.as_str()).collect();
+        assert_eq!(
+            srcs,
+            [
+                "http://127.0.0.1:9/static/icon.png",
+                "https://cdn.example.test/a.png",
+                "data:image/png;base64,AAAA"
+            ]
+        );
+        let mut stdio = ServerIdentity::from_peer(&info);
+        assert_eq!(stdio.resolve_icons(None), ["/static/icon.png"]);
+        assert_eq!(stdio.icons.len(), 2);
     }
 }

@@ -419,7 +419,7 @@ impl Subscriptions {
             method,
             params,
             options,
-            (None, abort),
+            (None, None, abort),
         );
         match sending.await {
             Ok(_) => Ok(()),

@@ -7,7 +7,6 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use super::identity::ServerIdentity;
 
-use rmcp::handler::client::progress::ProgressDispatcher;
 use rmcp::service::{Peer, RoleClient};
 use tokio::sync::watch;
 
@@ -21,12 +20,14 @@ pub struct LiveConnection {
     /// Set when the HTTP client refused a cross-origin redirect (HTTP only).
     pub redirect_refused: Option<crate::transport::http::RedirectRefused>,
     /// Routes `notifications/progress` to the call that owns the token.
-    pub progress: ProgressDispatcher,
+    pub progress: super::progress::ProgressRoutes,
     /// Server requests of this connection waiting on the app's handler.
     pub waits: super::client::ServerRequestWaits,
     /// Responses the stdout reader discarded: too long or too deep, or not a
     /// JSON-RPC message rmcp can decode (stdio only).
     pub discarded: Option<crate::transport::stdout_monitor::DiscardedIds>,
+    /// What the HTTP client saw (HTTP only): answers over the SSE event limit.
+    pub stream_watch: Option<Arc<crate::transport::stream_watch::StreamWatch>>,
     /// The Streamable HTTP endpoint (HTTP only): the base a challenge's
     /// relative `resource_metadata` resolves against.
     pub endpoint: Option<url::Url>,

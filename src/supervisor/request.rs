@@ -15,11 +15,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use rmcp::model::{
-    CancelledNotificationParam, ClientRequest, CustomRequest, ProgressToken, RequestId,
-    ServerResult,
-};
-use rmcp::service::{Peer, PeerRequestOptions, RoleClient, ServiceError};
+use rmcp::model::{ClientRequest, CustomRequest, ProgressToken, RequestId, ServerResult};
+use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RoleClient, ServiceError};
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
@@ -31,12 +28,7 @@ use crate::error::{ErrorCode, ErrorDetail, HostError, TimeoutKind};
 use crate::limits::Limits;
 use crate::network::error_text::what_happened;
 use crate::transport::stdout_monitor::{Discarded, DiscardedIds};
-
-/// How long a request that rmcp ended with `TransportClosed` waits for the
-/// connection's end before it is taken for a closed response stream (see
-/// [`connection_ended`]). A settle time of this module's own; not a
-/// user-tunable limit.
-const CLOSE_SETTLE: Duration = Duration::from_millis(200);
+use crate::transport::stream_watch::StreamWatch;
 
 /// Why a request failed.
 #[derive(Debug, Clone, PartialEq)]
@@ -164,61 +156,6 @@ pub fn discarded_error(context: &str, gone: Discarded) -> HostError {
     HostError::new(code, message)
 }
 
-/// `Some(protocol_error)` for request `id` (`context` as in
-/// [`map_service_error`]) that rmcp ended with `ServiceError::TransportClosed`
-/// while the connection lives on ([`connection_ended`]): only its response
-/// stream closed (Streamable HTTP: the POST's SSE stream ended before the
-/// response; rmcp reports that and a closed connection alike). The server
-/// is sent `notifications/cancelled` for it, since no answer can arrive any
-/// more. `None` once the connection has ended: that is `server_exited`;
-/// always `None` for a `stdio` connection, whose one stream is the connection.
-pub async fn stream_closed(
-    context: &str,
-    peer: &Peer<RoleClient>,
-    id: RequestId,
-    stdio: bool,
-) -> Option<HostError> {
-    if stdio || connection_ended(peer).await {
-        return None;
-    }
-    let why = "the response stream closed before the response".to_owned();
-    let _ = peer
-        .notify_cancelled(CancelledNotificationParam::new(Some(id), Some(why)))
-        .await;
-    Some(HostError::new(
-        ErrorCode::ProtocolError,
-        format!(
-            "{context} failed: the response stream closed before the response (the connection \
-             is still open)"
-        ),
-    ))
-}
-
-/// Whether the connection of `peer` has ended: rmcp's service loop is gone.
-/// A request's pending response is dropped together with the loop, so the
-/// loop's end is waited for a moment ([`CLOSE_SETTLE`]) before it is ruled out.
-async fn connection_ended(peer: &Peer<RoleClient>) -> bool {
-    let start = tokio::time::Instant::now();
-    while !peer.is_transport_closed() {
-        if start.elapsed() >= CLOSE_SETTLE {
-            return false;
-        }
-        tokio::time::sleep(CLOSE_SETTLE / 20).await;
-    }
-    true
-}
-
-/// Frees rmcp's pending entry for a request whose response was discarded
-/// (`notifications/cancelled`; the server already answered, so it ignores it).
-pub async fn abandon(peer: &Peer<RoleClient>, id: RequestId) {
-    let _ = peer
-        .notify_cancelled(CancelledNotificationParam::new(
-            Some(id),
-            Some("the response could not be delivered".to_owned()),
-        ))
-        .await;
-}
-
 /// The two limits of a `tools/call` (they name a timeout's kind).
 #[derive(Debug, Clone, Copy)]
 pub struct CallTimeouts {
@@ -268,6 +205,10 @@ pub fn map_service_error(
         ),
         // What happened on the wire (reset, refused, timed out, TLS, …)
         // first: rmcp's text ends at "error sending request".
+        other if super::too_large::response_limit(&other).is_some() => {
+            let limit = super::too_large::response_limit(&other).unwrap_or_default();
+            super::too_large::over_limit(context, limit)
+        }
         other => {
             let text = strip_type_names(&other.to_string());
             let message = match what_happened(&other) {
@@ -328,6 +269,15 @@ pub fn call_timeout(context: &str, kind: TimeoutKind, limit: Duration) -> HostEr
     })
 }
 
+/// What [`send_bounded`] sends on besides the peer: the stdout reader's
+/// discard notices (stdio), the HTTP client's [`StreamWatch`] (Streamable
+/// HTTP) and a token that gives the request up.
+pub type Bounded<'a> = (
+    Option<&'a DiscardedIds>,
+    Option<&'a StreamWatch>,
+    Option<&'a CancellationToken>,
+);
+
 /// Sends one request `method` with `params` to server `server_id` and
 /// returns the raw result object. A response the stdout reader had to
 /// discard (too long or too deep, or undecodable; stdio with `discarded`)
@@ -340,7 +290,7 @@ pub fn call_timeout(context: &str, kind: TimeoutKind, limit: Duration) -> HostEr
 /// that closed before the response), `server_exited` (the connection
 /// closed), `timeout` (`options.timeout` passed; the request is cancelled
 /// with `notifications/cancelled`), `limit_exceeded` (a response too long
-/// or too deep) or `internal`, each naming `server_id` and `method`;
+/// or too deep; over the HTTP response limit, a JSON body or an SSE event) or `internal`, each naming `server_id` and `method`;
 /// `cancelled` once `abort` is (see [`send_cached`]).
 pub async fn send_bounded(
     peer: &Peer<RoleClient>,
@@ -348,11 +298,12 @@ pub async fn send_bounded(
     method: &str,
     params: Value,
     options: PeerRequestOptions,
-    (discarded, abort): (Option<&DiscardedIds>, Option<&CancellationToken>),
+    (discarded, watch, abort): Bounded<'_>,
 ) -> Result<Value, RequestFailure> {
     let wire = Wire {
         peer,
         discarded,
+        watch,
         cache: None,
         abort,
     };
@@ -382,6 +333,17 @@ async fn send_on(
         // cancellation sent right behind its request could overtake it.
         return Err(cancelled().into());
     }
+    // The request's timeout is the host's own (`deadline`), not rmcp's:
+    // rmcp's awaits its `notifications/cancelled` write, which a server not
+    // reading its stdin never lets finish.
+    let mut options = options;
+    let limit = options.timeout.take().or(options.max_total_timeout.take());
+    let deadline = async {
+        match limit {
+            Some(limit) => tokio::time::sleep(limit).await,
+            None => std::future::pending().await,
+        }
+    };
     let mut sent = InFlight::send(peer, method, params, options, wire.discarded)
         .await
         .map_err(|e| map_service_error(&context, e, None))?;
@@ -394,7 +356,8 @@ async fn send_on(
     let result = tokio::select! {
         r = &mut sent.response => match r {
             Err(ServiceError::TransportClosed) => {
-                let closed = stream_closed(&context, peer, sent.id, wire.discarded.is_some()).await;
+                let on = (wire.discarded.is_some(), wire.watch);
+                let closed = stream_closed(&context, peer, sent.id, on).await;
                 return Err(closed.map_or_else(
                     || map_service_error(&context, ServiceError::TransportClosed, None),
                     RequestFailure::Failed,
@@ -403,24 +366,32 @@ async fn send_on(
             r => r.map_err(|e| map_service_error(&context, e, None))?,
         },
         gone = sent.discarded.notice() => {
-            abandon(peer, sent.id).await;
+            abandon(peer, sent.id);
             return Err(discarded_error(&context, gone).into());
         }
         () = aborted => {
-            let why = "the client cancelled the request".to_owned();
-            let _ = peer
-                .notify_cancelled(CancelledNotificationParam::new(Some(sent.id), Some(why)))
-                .await;
+            cancel_in_background(peer, sent.id, "the client cancelled the request");
             return Err(cancelled().into());
         }
+        () = deadline => {
+            let reason = RequestHandle::<RoleClient>::REQUEST_TIMEOUT_REASON;
+            cancel_in_background(peer, sent.id, reason);
+            let timeout = limit.unwrap_or_default();
+            return Err(map_service_error(&context, ServiceError::Timeout { timeout }, None));
+        }
     };
-    serde_json::to_value(result).map_err(|e| {
+    let mut value = serde_json::to_value(result).map_err(|e| {
         HostError::new(
             ErrorCode::Internal,
             format!("{context}: cannot encode result: {e}"),
         )
-        .into()
-    })
+    })?;
+    if let (Some(watch), "tools/list") = (wire.watch, method) {
+        // The `execution` members rmcp's `Tool` dropped (see `raw_tools`).
+        let found = watch.take_executions(&sent.id);
+        crate::transport::raw_tools::restore_executions(&mut value, &found);
+    }
+    Ok(value)
 }
 
 /// Where a request goes: the connection's peer, its discard notices (stdio)
@@ -431,6 +402,8 @@ pub struct Wire<'a> {
     pub peer: &'a Peer<RoleClient>,
     /// Responses discarded by the stdout reader (stdio only).
     pub discarded: Option<&'a DiscardedIds>,
+    /// Answers over the SSE event limit (Streamable HTTP only).
+    pub watch: Option<&'a StreamWatch>,
     /// The connection's response cache (`None`: nothing is cached).
     pub cache: Option<&'a ResponseCache>,
     /// Gives the request up when cancelled (`None`: never); see [`send_cached`].
@@ -443,6 +416,7 @@ impl super::LiveConnection {
         Wire {
             peer: &self.peer,
             discarded: self.discarded.as_ref(),
+            watch: self.stream_watch.as_deref(),
             cache: Some(&self.handler.cache),
             abort: None,
         }
@@ -580,5 +554,7 @@ fn next_cursor(
     }
 }
 
+mod cancel;
+pub use cancel::{abandon, cancel_in_background, stream_closed};
 #[cfg(test)]
 mod tests;

@@ -30,11 +30,11 @@ use tokio_util::sync::CancellationToken;
 use super::identity::ServerIdentity;
 use crate::auth::step_up::{Leaving, StepUpWaits};
 use crate::catalogue::{Catalogue, CatalogueEntry, ServerTools};
+use crate::chat::{self, ChatContext};
 use crate::config::launch::EnvPolicy;
 use crate::events::{EventSink, HostEvent, ToolsChangeReason};
 use crate::limits::Limits;
 use crate::session::{find, with_mcp_app, with_server_info, Found, SessionStore};
-use crate::toolcall::{self, ChatContext};
 use crate::transport::process::ProcessRegistry;
 
 #[cfg(test)]
@@ -96,6 +96,9 @@ pub struct HostShared {
     /// Every server's last `skills/list` entries (SEP-2640; see
     /// [`super::skills`]), keyed by server id. A leaf lock.
     pub skills: crate::skills::SkillRegistry,
+    /// Which configurations spoke the 2025 era last time (`auto` probes
+    /// once per configuration; see [`super::eras`]).
+    pub eras: super::eras::EraMemory,
 }
 
 /// The session store behind the one session lock. Only [`HostShared`]'s
@@ -189,6 +192,11 @@ impl HostShared {
     /// every emitter waits for it).
     pub fn read_state<R>(&self, read: impl FnOnce(&SessionState) -> R) -> R {
         read(self.lock_session().state())
+    }
+
+    /// Reads the session store (state and `serverSeq` together) under its lock.
+    pub fn read_store<R>(&self, read: impl FnOnce(&SessionStore) -> R) -> R {
+        read(&self.lock_session())
     }
 
     /// The session channel URI stamped on every envelope.
@@ -295,10 +303,10 @@ impl HostShared {
                 customization_id: id.to_owned(),
                 meta: shown.meta.clone().map(Arc::new),
             };
-            self.emit(toolcall::input_needed_removed_action(&ctx));
+            self.emit(chat::input_needed_removed_action(&ctx));
             let failed = Err(error.clone());
             let display = &shown.display_name;
-            self.emit_on(&ctx.chat, toolcall::complete_action(&ctx, display, &failed));
+            self.emit_on(&ctx.chat, chat::complete_action(&ctx, display, &failed));
         });
     }
 

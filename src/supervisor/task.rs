@@ -35,8 +35,8 @@ use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::chat_input::ChatCallInputs;
+use super::progress::Progress;
 use super::request::{self, RequestFailure};
-use super::tool_call::Progress;
 use super::LiveConnection;
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, TimeoutKind};
 use crate::limits::{
@@ -201,7 +201,11 @@ async fn send(f: &Follow<'_>, method: &str, params: Value) -> HostResult<Value> 
     let mut options = PeerRequestOptions::no_options();
     options.timeout = Some(f.request_timeout);
     options.meta = declaring_meta(&f.conn.peer, &f.conn.handler);
-    let wire = (f.conn.discarded.as_ref(), None);
+    let wire = (
+        f.conn.discarded.as_ref(),
+        f.conn.stream_watch.as_deref(),
+        None,
+    );
     request::send_bounded(&f.conn.peer, f.server_id, method, params, options, wire)
         .await
         .map_err(|e| match e {

@@ -1,23 +1,29 @@
 //! MCP `tools/call` on a ready server (MCP 2025-11-25 "Server Features ›
 //! Tools › Calling Tools"), with progress ("Utilities › Progress"), an
 //! inactivity timeout that progress resets and that stands still while the
-//! server waits on the app (this module's clock), an absolute cap (rmcp's
-//! `max_total_timeout`), caller cancellation (`notifications/cancelled`,
+//! server waits on the app (this module's clock), an absolute cap (also
+//! this module's: both clocks are armed when the request is issued, and
+//! rmcp gets neither), caller cancellation (`notifications/cancelled`,
 //! "Utilities › Cancellation"), result bounds, and immediate rejection when
 //! the server crashes mid-call. (AHP chat actions for a call are built in
-//! [`crate::toolcall`].)
+//! [`crate::chat`].)
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{FutureExt, Stream, StreamExt};
-use rmcp::model::{CancelledNotificationParam, ProgressNotificationParam, ServerResult};
+use rmcp::model::{ProgressNotificationParam, ServerResult};
 use rmcp::service::{PeerRequestOptions, RequestHandle, RoleClient, ServiceError};
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
+mod pacing;
+
+use pacing::Paced;
+
 use super::chat_input::ChatCallInputs;
 use super::mrtr;
+pub use super::progress::Progress;
 use super::request::{self, CallTimeouts, InFlight, RequestFailure};
 use super::task;
 use super::{LiveConnection, ServerLive};
@@ -48,27 +54,6 @@ pub struct CallRequest {
     pub chat: Option<Arc<ChatCallInputs>>,
     /// What to do when the server answers with a task (SEP-2663, [`task`]).
     pub task: task::TaskOptions,
-}
-
-/// One `notifications/progress` of a call (MCP 2025-11-25 "Utilities › Progress").
-#[derive(Debug, Clone, PartialEq)]
-pub struct Progress {
-    /// Progress so far (increases with each notification).
-    pub progress: f64,
-    /// Total, when known.
-    pub total: Option<f64>,
-    /// Human-readable status.
-    pub message: Option<String>,
-}
-
-impl From<ProgressNotificationParam> for Progress {
-    fn from(p: ProgressNotificationParam) -> Self {
-        Self {
-            progress: p.progress,
-            total: p.total,
-            message: p.message,
-        }
-    }
 }
 
 /// Calls a tool and returns the MCP `CallToolResult` as JSON.
@@ -247,16 +232,10 @@ impl Call<'_> {
         cancel: &CancellationToken,
         on_progress: &mut (dyn FnMut(Progress) + Send),
     ) -> HostResult<Result<ServerResult, ServiceError>> {
-        let mut last: Option<f64> = None;
-        let on_progress = &mut |p: Progress| {
-            if last.is_none_or(|last| p.progress > last) {
-                last = Some(p.progress);
-                on_progress(p);
-            }
-        };
-        // rmcp keeps the absolute cap; the inactivity clock is `Call::wait`'s.
+        let paced = &mut Paced::new(on_progress);
+        // Both clocks are `Call::wait`'s (rmcp's own timeout would await its
+        // `notifications/cancelled` write, which a full stdin never finishes).
         let mut options = PeerRequestOptions::no_options();
-        options.max_total_timeout = Some(left);
         let conn = self.conn;
         options.meta = task::declaring_meta(&conn.peer, &conn.handler);
         let discarded = conn.discarded.as_ref();
@@ -268,7 +247,7 @@ impl Call<'_> {
         in_flight.sent(sent.id.clone());
         let mut progress = conn.progress.subscribe(sent.progress_token.clone()).await;
         let outcome = self
-            .wait(&mut sent, &mut progress, cancel, on_progress)
+            .wait(&mut sent, &mut progress, (cancel, left), paced)
             .await?;
         // A later round's cap is what is left of the total: report it as the total.
         let outcome = outcome.map_err(|e| match e {
@@ -280,8 +259,8 @@ impl Call<'_> {
         if matches!(outcome, Err(ServiceError::TransportClosed)) {
             // Only this response stream closed (HTTP), or the connection.
             let id = sent.id.clone();
-            let stdio = conn.discarded.is_some();
-            if let Some(e) = request::stream_closed(&self.context, &conn.peer, id, stdio).await {
+            let on = (conn.discarded.is_some(), conn.stream_watch.as_deref());
+            if let Some(e) = request::stream_closed(&self.context, &conn.peer, id, on).await {
                 return Err(e);
             }
         }
@@ -289,27 +268,33 @@ impl Call<'_> {
         // receive loop routes it as it arrives, `HostClient::observe`): passed
         // on before the result.
         while let Some(Some(p)) = progress.next().now_or_never() {
-            on_progress(p.into());
+            paced.offer(p.into());
         }
+        paced.flush();
         Ok(outcome)
     }
 
     /// Waits for the response while passing progress on; ends early on
     /// cancellation, a crash, a discarded response, or inactivity (no
     /// response or progress for `timeouts.inactivity` while no request of
-    /// the server waits on the app: see [`call_tool`]).
+    /// the server waits on the app: see [`call_tool`]) or when `left` (what
+    /// is left of the total limit) runs out. Every limit is armed when the
+    /// request is issued and none waits for the server to read a
+    /// cancellation (see [`request::cancel_in_background`]).
     async fn wait(
         &self,
         sent: &mut InFlight,
         progress: &mut (impl Stream<Item = ProgressNotificationParam> + Unpin),
-        cancel: &CancellationToken,
-        on_progress: &mut (dyn FnMut(Progress) + Send),
+        (cancel, left): (&CancellationToken, Duration),
+        paced: &mut Paced<'_>,
     ) -> HostResult<Result<ServerResult, ServiceError>> {
         let context = &self.context;
         let mut closed = self.conn.closed.clone();
         let limit = self.timeouts.inactivity;
         let idle = tokio::time::sleep(limit);
-        tokio::pin!(idle);
+        // The round's share of the total limit.
+        let total = tokio::time::sleep(left);
+        tokio::pin!(idle, total);
         let mut waits = self.conn.waits.subscribe();
         let mut on_user = *waits.borrow_and_update() > 0;
         let mut watching = true;
@@ -318,9 +303,11 @@ impl Call<'_> {
                 biased;
                 r = &mut sent.response => return Ok(r),
                 Some(p) = progress.next() => {
-                    on_progress(p.into());
+                    paced.offer(p.into());
                     idle.as_mut().reset(tokio::time::Instant::now() + limit);
                 }
+                () = tokio::time::sleep_until(paced.due().unwrap_or_else(tokio::time::Instant::now)),
+                    if paced.due().is_some() => paced.flush(),
                 changed = waits.changed(), if watching => {
                     watching = changed.is_ok();
                     let now_on_user = *waits.borrow_and_update() > 0;
@@ -330,23 +317,26 @@ impl Call<'_> {
                     on_user = now_on_user;
                 }
                 () = &mut idle, if !on_user => {
-                    let reason = RequestHandle::<RoleClient>::REQUEST_TIMEOUT_REASON.to_owned();
-                    let param = CancelledNotificationParam::new(Some(sent.id.clone()), Some(reason));
-                    let _ = self.conn.peer.notify_cancelled(param).await;
+                    let reason = RequestHandle::<RoleClient>::REQUEST_TIMEOUT_REASON;
+                    request::cancel_in_background(&self.conn.peer, sent.id.clone(), reason);
                     return Err(request::call_timeout(context, TimeoutKind::Inactivity, limit));
+                }
+                () = &mut total => {
+                    let reason = RequestHandle::<RoleClient>::REQUEST_TIMEOUT_REASON;
+                    request::cancel_in_background(&self.conn.peer, sent.id.clone(), reason);
+                    return Ok(Err(ServiceError::Timeout { timeout: left }));
                 }
                 _ = cancel.cancelled() => {
                     // rmcp forgets the request when the notification is sent: a late response is dropped.
-                    let reason = Some("cancelled by the client".to_owned());
-                    let param = CancelledNotificationParam::new(Some(sent.id.clone()), reason);
-                    let _ = self.conn.peer.notify_cancelled(param).await;
+                    let reason = "cancelled by the client";
+                    request::cancel_in_background(&self.conn.peer, sent.id.clone(), reason);
                     return Err(HostError::new(ErrorCode::Cancelled, format!("{context} was cancelled")));
                 }
                 reason = closed_reason(&mut closed, Duration::MAX) => {
                     return Err(self.exited(&reason.unwrap_or_default()));
                 }
                 gone = sent.discarded.notice() => {
-                    request::abandon(&self.conn.peer, sent.id.clone()).await;
+                    request::abandon(&self.conn.peer, sent.id.clone());
                     return Err(request::discarded_error(context, gone));
                 }
             }

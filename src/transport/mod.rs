@@ -3,12 +3,20 @@
 //! parent-death cleanup), and how a Streamable HTTP client is configured (origin-bound
 //! headers, redirects).
 
+#[cfg(unix)]
+pub mod descendants;
 pub mod drain;
+pub mod flood;
 pub mod http;
 pub mod ordered;
 #[cfg(unix)]
 pub mod process;
+#[cfg(windows)]
+#[path = "process_windows.rs"]
+pub mod process;
+pub mod raw_tools;
 pub mod stderr;
 pub mod stdio;
 pub mod stdout_monitor;
 pub mod stream_watch;
+pub mod too_large;

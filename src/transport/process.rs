@@ -13,6 +13,12 @@
 //! closes and the watchdog SIGKILLs the server's whole process group, which
 //! also catches grandchildren that ignore SIGTERM.
 //!
+//! Descendants that left the group (`setsid()`, a double fork) are found
+//! and ended with it wherever the platform lets the host see them (Linux:
+//! yes, see [`super::descendants`]; macOS: no): on stop (they share the
+//! stdin grace, then get SIGTERM and SIGKILL with the group), on dispose,
+//! after a crash of the leader, and by the watchdog when the host dies.
+//!
 //! Unix only (process groups, `kill(2)`, `/bin/sh`): the module is compiled
 //! under `#[cfg(unix)]`; the system calls themselves are in `crate::platform`.
 
@@ -27,33 +33,41 @@ use tokio::sync::watch;
 
 use crate::config::launch::LaunchSpec;
 use crate::error::{ErrorCode, HostError, HostResult};
+use crate::events::EventSink;
 use crate::limits::{PROCESS_GONE_POLL_MS, STOP_STDIN_GRACE_MS, STOP_TERM_GRACE_MS};
 use crate::platform;
+
+use super::descendants::Escaped;
 
 /// Process groups the host currently owns, for a synchronous kill from
 /// `dispose()`, `Drop` or an exit hook (no async runtime needed).
 #[derive(Debug, Default)]
 pub struct ProcessRegistry {
-    groups: Mutex<HashMap<i32, Option<std::process::ChildStdin>>>,
+    groups: Mutex<HashMap<i32, Arc<Escaped>>>,
 }
 
 impl ProcessRegistry {
-    fn insert(&self, pgid: i32, watchdog_pipe: Option<std::process::ChildStdin>) {
+    fn insert(&self, pgid: i32, escaped: Arc<Escaped>) {
         self.groups
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .insert(pgid, watchdog_pipe);
+            .insert(pgid, escaped);
     }
 
     /// Forgets a group once it is gone; closing its watchdog pipe lets the watchdog exit.
     pub fn remove(&self, pgid: i32) {
-        self.groups
+        let removed = self
+            .groups
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(&pgid);
+        if let Some(escaped) = removed {
+            escaped.close_watchdog();
+        }
     }
 
-    /// SIGKILLs every registered process group and forgets them. Synchronous,
+    /// SIGKILLs every registered process group and the descendants that
+    /// left it (walked again first), and forgets them. Synchronous,
     /// idempotent, safe on any thread and after the runtime is gone.
     pub fn kill_all(&self) {
         let groups: Vec<_> = self
@@ -62,8 +76,9 @@ impl ProcessRegistry {
             .unwrap_or_else(PoisonError::into_inner)
             .drain()
             .collect();
-        for (pgid, _watchdog_pipe) in groups {
-            kill_group(pgid, platform::SIGKILL);
+        for (pgid, escaped) in groups {
+            kill_tree(pgid, &escaped, platform::SIGKILL);
+            escaped.close_watchdog();
         }
     }
 
@@ -85,6 +100,8 @@ pub struct ServerProcess {
     /// Becomes `Some(status)` once the leader exited and was reaped.
     pub exit: watch::Receiver<Option<ExitStatus>>,
     registry: Arc<ProcessRegistry>,
+    /// Its descendants outside the group (shared with the registry).
+    escaped: Arc<Escaped>,
     /// Set once the group was seen empty: its id may be reused, never signal it again.
     gone: bool,
 }
@@ -125,8 +142,8 @@ pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<S
     let stdin = child.stdin().take();
     let stdout = child.stdout().take();
     let stderr = child.stderr().take();
-    let watchdog = platform::spawn_watchdog(pgid);
-    registry.insert(pgid, watchdog);
+    let escaped = Arc::new(Escaped::new(pgid, platform::spawn_watchdog(pgid)));
+    registry.insert(pgid, escaped.clone());
     let (exit_tx, exit_rx) = watch::channel(None);
     tokio::spawn(reap(child, exit_tx));
     let stdio = match (stdin, stdout, stderr) {
@@ -138,8 +155,28 @@ pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<S
         stdio,
         exit: exit_rx,
         registry: registry.clone(),
+        escaped,
         gone: false,
     })
+}
+
+/// Walks the tree below `pgid`'s leader (while it is intact), then sends
+/// `signal` to the group and to every descendant that left it.
+fn kill_tree(pgid: i32, escaped: &Escaped, signal: i32) {
+    let (_, found) = escaped.scan();
+    kill_group(pgid, signal);
+    escaped.signal(signal, &found);
+}
+
+impl ServerProcess {
+    /// Starts walking the server's tree for descendants that leave its
+    /// process group (see [`super::descendants::watch`]); each one found is
+    /// an `info` log of `server_id` on `sink`.
+    pub fn watch_descendants(&self, server_id: String, sink: Arc<dyn EventSink>) {
+        let watch =
+            super::descendants::watch(self.escaped.clone(), self.exit.clone(), server_id, sink);
+        tokio::spawn(watch);
+    }
 }
 
 async fn reap(mut child: Box<dyn ChildWrapper>, exit_tx: watch::Sender<Option<ExitStatus>>) {
@@ -177,7 +214,7 @@ impl ServerProcess {
     async fn wait_gone(&mut self, within: Duration) -> bool {
         let deadline = tokio::time::Instant::now() + within;
         loop {
-            if self.exited().is_some() && !group_alive(self.pgid) {
+            if self.exited().is_some() && !group_alive(self.pgid) && !self.escaped.any_alive() {
                 self.gone = true;
                 return true;
             }
@@ -197,16 +234,18 @@ impl ServerProcess {
     /// [`ServerProcess`], whose `Drop` SIGKILLs the group at once (the
     /// remaining grace is skipped, nothing is left behind).
     pub async fn stop(mut self) -> Option<ExitStatus> {
+        // While the leader lives its tree is whole: every escaped descendant is found now.
+        self.escaped.scan();
         if !self
             .wait_gone(Duration::from_millis(STOP_STDIN_GRACE_MS))
             .await
         {
-            kill_group(self.pgid, platform::SIGTERM);
+            kill_tree(self.pgid, &self.escaped, platform::SIGTERM);
             if !self
                 .wait_gone(Duration::from_millis(STOP_TERM_GRACE_MS))
                 .await
             {
-                kill_group(self.pgid, platform::SIGKILL);
+                kill_tree(self.pgid, &self.escaped, platform::SIGKILL);
                 self.wait_gone(Duration::from_millis(STOP_TERM_GRACE_MS))
                     .await;
             }
@@ -221,7 +260,7 @@ impl ServerProcess {
     /// The SIGKILL is sent before the first await; dropping the future only
     /// skips waiting for the group to be gone.
     pub async fn sweep(mut self) {
-        kill_group(self.pgid, platform::SIGKILL);
+        kill_tree(self.pgid, &self.escaped, platform::SIGKILL);
         self.wait_gone(Duration::from_millis(STOP_TERM_GRACE_MS))
             .await;
     }
@@ -231,7 +270,7 @@ impl Drop for ServerProcess {
     fn drop(&mut self) {
         // Whatever path got here, leave nothing behind.
         if !self.gone {
-            kill_group(self.pgid, platform::SIGKILL);
+            kill_tree(self.pgid, &self.escaped, platform::SIGKILL);
         }
         self.registry.remove(self.pgid);
     }

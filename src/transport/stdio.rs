@@ -14,16 +14,27 @@
 //!
 //! Sending: each message is serialized once into a reused buffer with its
 //! `\n` and written whole; a send cancelled half-way is finished by the next
-//! one, so the stream never carries a torn line.
+//! one, so the stream never carries a torn line. A server that stops
+//! reading its stdin fills the pipe: once stdin took nothing for
+//! [`STDIN_WRITE_TIMEOUT_MS`] the send being written, and those waiting
+//! behind it, are abandoned and fail (a `warn` log says so, target
+//! `host.stdio`; a slow reader that keeps taking bytes stalls nothing); when
+//! part of its line was written the stream is torn, so the connection
+//! fails too (stdin is closed, the receiving side ends).
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use rmcp::model::{ErrorData, ServerJsonRpcMessage};
 use rmcp::service::{RoleClient, TxJsonRpcMessage};
 use rmcp::transport::Transport;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::sync::Mutex;
+use tokio::sync::{watch, Mutex};
+use tokio::time::timeout;
+
+use crate::events::{log, EventSink, LogLevel};
+use crate::limits::STDIN_WRITE_TIMEOUT_MS;
 
 use crate::transport::stdout_monitor::framer::{Frame, Framer};
 use crate::transport::stdout_monitor::{framed, Reporter};
@@ -32,6 +43,9 @@ mod compat;
 pub(crate) mod fast;
 #[cfg(test)]
 mod report_tests;
+mod stall;
+#[cfg(test)]
+mod stall_tests;
 #[cfg(test)]
 mod test_support;
 #[cfg(test)]
@@ -47,6 +61,14 @@ pub struct StdioTransport<R, W> {
     framer: Framer,
     reporter: Reporter,
     writer: Arc<Mutex<Writer<W>>>,
+    /// Set once a send tore the stream (see the module documentation).
+    torn: Arc<watch::Sender<bool>>,
+    /// Where the writer's warning goes: the server's id and sink.
+    warn_to: (String, Arc<dyn EventSink>),
+    /// [`STDIN_WRITE_TIMEOUT_MS`] (shorter in tests).
+    write_timeout: Duration,
+    /// When the writer last made progress.
+    last_write: stall::LastWrite,
     /// A line was well-formed JSON of the wrong shape: answer it with an
     /// `Invalid Request` error before reading on.
     answer_invalid: bool,
@@ -62,7 +84,14 @@ where
     /// `\n` included) are dropped; undeliverable lines go to `reporter`
     /// (`log` warnings, and discarded response ids).
     pub fn new((read, write): (R, W), reporter: Reporter) -> Self {
+        let (torn, _) = watch::channel(false);
+        let last_write = stall::LastWrite::new();
+        let stall = Duration::from_millis(STDIN_WRITE_TIMEOUT_MS);
         Self {
+            torn: Arc::new(torn),
+            warn_to: reporter.sink(),
+            write_timeout: Duration::from_millis(STDIN_WRITE_TIMEOUT_MS),
+            last_write: last_write.clone(),
             read,
             framer: Framer::new(reporter.max_line()),
             reporter,
@@ -70,9 +99,27 @@ where
                 out: Some(write),
                 buf: Vec::new(),
                 written: 0,
+                stall,
+                last: last_write,
             })),
             answer_invalid: false,
         }
+    }
+
+    /// The same with a write timeout of `timeout` (tests).
+    #[cfg(test)]
+    fn with_write_timeout(mut self, timeout: Duration) -> Self {
+        self.write_timeout = timeout;
+        if let Ok(mut writer) = self.writer.try_lock() {
+            writer.stall = timeout;
+        }
+        self
+    }
+
+    /// Becomes `true` once a send tore the stream and the connection failed
+    /// (the server stopped reading its stdin).
+    pub fn stalled(&self) -> watch::Receiver<bool> {
+        self.torn.subscribe()
     }
 
     /// Decodes one line (without `\n`); reports it when it does not decode.
@@ -97,9 +144,14 @@ where
     }
 
     /// Sends the `Invalid Request` error rmcp answers a malformed message
-    /// with; `false` when stdin is closed or failed.
+    /// with; `false` when stdin is closed or failed. Like a send, given up
+    /// when stdin takes nothing for [`STDIN_WRITE_TIMEOUT_MS`], so a server
+    /// that does not read its stdin never stalls the receiving side.
     async fn answer_invalid_request(&mut self) -> bool {
-        let mut writer = self.writer.lock().await;
+        let lock = stall::lock(&self.writer, &self.last_write, self.write_timeout);
+        let Some(mut writer) = lock.await else {
+            return false;
+        };
         if writer.out.is_none() {
             return false;
         }
@@ -107,11 +159,23 @@ where
             ErrorData::invalid_request("Invalid request", None),
             None,
         );
-        if writer.finish().await.is_err() || writer.enqueue(&response).is_err() {
-            return false;
+        let written = async {
+            writer.finish().await?;
+            writer.enqueue(&response)?;
+            writer.finish().await
+        };
+        match written.await {
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                if writer.abandon() {
+                    self.torn.send_replace(true);
+                }
+                false
+            }
+            result => {
+                self.answer_invalid = false;
+                result.is_ok()
+            }
         }
-        self.answer_invalid = false;
-        writer.finish().await.is_ok()
     }
 }
 
@@ -127,11 +191,34 @@ where
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let writer = self.writer.clone();
+        let torn = self.torn.clone();
+        let warn_to = self.warn_to.clone();
+        let (last, stall) = (self.last_write.clone(), self.write_timeout);
         async move {
-            let mut writer = writer.lock().await;
-            writer.finish().await?;
-            writer.enqueue(&item)?;
-            writer.finish().await
+            let Some(mut writer) = stall::lock(&writer, &last, stall).await else {
+                // Behind a write that stalled: that one says so.
+                return Err(stall::stalled(stall));
+            };
+            let written = async {
+                writer.finish().await?;
+                writer.enqueue(&item)?;
+                writer.finish().await
+            };
+            match written.await {
+                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
+                    let why = if writer.abandon() {
+                        torn.send_replace(true);
+                        "its line is torn, so the connection fails"
+                    } else {
+                        "it was dropped (none of it was written)"
+                    };
+                    let (server_id, sink) = warn_to;
+                    let message = format!("the server stopped reading its stdin: nothing could be written for {} ms; {why}", stall.as_millis());
+                    sink.send(log(LogLevel::Warn, "host.stdio", Some(&server_id), message));
+                    Err(e)
+                }
+                result => result,
+            }
         }
     }
 
@@ -154,7 +241,13 @@ where
                 None => {}
             }
             let buffer = self.framer.buffer();
-            match self.read.read_buf(buffer).await {
+            let mut torn = self.torn.subscribe();
+            let read = tokio::select! {
+                biased;
+                _ = torn.wait_for(|torn| *torn) => return None,
+                read = self.read.read_buf(buffer) => read,
+            };
+            match read {
                 Ok(0) => return None,
                 Ok(_) => {}
                 // The connection ends; the process watch reports why.
@@ -176,6 +269,10 @@ struct Writer<W> {
     buf: Vec<u8>,
     /// Bytes of `buf` written so far.
     written: usize,
+    /// How long one write may take nothing before it is given up.
+    stall: Duration,
+    /// Marked at each write that took bytes.
+    last: stall::LastWrite,
 }
 
 impl<W: AsyncWrite + Unpin> Writer<W> {
@@ -192,9 +289,24 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
         Ok(())
     }
 
+    /// Gives up the message being written: `true` when part of its line
+    /// was written (the stream is torn: stdin is closed, every later send
+    /// fails), `false` when none was (the message is dropped).
+    fn abandon(&mut self) -> bool {
+        let torn = self.written > 0 && self.written < self.buf.len();
+        self.buf.clear();
+        self.written = 0;
+        if torn {
+            self.out = None;
+        }
+        torn
+    }
+
     /// Writes what is left of the buffer (a message, or the rest of one
-    /// whose send was cancelled) and flushes.
+    /// whose send was cancelled) and flushes; `TimedOut` when stdin took
+    /// nothing for `stall` (see [`Writer::abandon`]).
     async fn finish(&mut self) -> std::io::Result<()> {
+        let stall = self.stall;
         let Some(out) = self.out.as_mut() else {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::NotConnected,
@@ -202,12 +314,17 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
             ));
         };
         while self.written < self.buf.len() {
-            match out.write(&self.buf[self.written..]).await? {
+            let write = timeout(stall, out.write(&self.buf[self.written..]));
+            match write.await.map_err(|_| stall::stalled(stall))?? {
                 0 => return Err(std::io::ErrorKind::WriteZero.into()),
-                n => self.written += n,
+                n => {
+                    self.written += n;
+                    self.last.mark();
+                }
             }
         }
-        out.flush().await?;
+        let flush = timeout(stall, out.flush());
+        flush.await.map_err(|_| stall::stalled(stall))??;
         if self.buf.capacity() > KEEP_WRITE_CAPACITY {
             self.buf = Vec::new();
             self.written = 0;

@@ -83,6 +83,12 @@ struct NoiseWindow {
 }
 
 impl Reporter {
+    /// The server's id and the sink its warnings go to (for the writer's
+    /// own warning, see `transport::stdio`).
+    pub(crate) fn sink(&self) -> (String, Arc<dyn EventSink>) {
+        (self.server_id.clone(), self.sink.clone())
+    }
+
     /// The line limit (bytes, `\n` included).
     pub(crate) fn max_line(&self) -> usize {
         self.max_line

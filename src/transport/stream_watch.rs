@@ -16,8 +16,18 @@
 //! annotations are invalid (SEP-2243, MCP 2026-07-28): the catalogue compares
 //! them with what it received and reports each dropped tool as a diagnostic
 //! ([`StreamWatch::take_listed`]).
+//!
+//! And it notes a POST's SSE event that rmcp refused for being over its
+//! maximum event size ("SSE event exceeded the maximum size of N bytes"):
+//! rmcp then ends that response stream, and the request it answered would
+//! read as a closed stream; [`StreamWatch::take_oversized`] tells the
+//! supervisor it was an answer over the limit (`limit_exceeded`).
+//!
+//! And it notes the `execution` member of each tool of a `tools/list`
+//! result sent as an SSE event, which rmcp's typed `Tool` drops
+//! ([`StreamWatch::take_executions`], see [`crate::transport::raw_tools`]).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -25,7 +35,7 @@ use std::time::Duration;
 use futures::StreamExt;
 
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::model::{ClientJsonRpcMessage, ServerJsonRpcMessage, ServerResult};
+use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage, ServerResult};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
@@ -38,7 +48,12 @@ pub struct StreamWatch {
     session: AtomicBool,
     answered: watch::Sender<bool>,
     listed: Mutex<Vec<String>>,
+    oversized: Mutex<VecDeque<(RequestId, usize)>>,
+    executions: Mutex<VecDeque<Executions>>,
 }
+
+/// The `execution` members (by tool name) of one `tools/list` response.
+type Executions = (RequestId, Vec<(String, serde_json::Value)>);
 
 impl StreamWatch {
     /// A new watch (nothing seen yet).
@@ -47,7 +62,62 @@ impl StreamWatch {
             session: AtomicBool::new(false),
             answered: watch::channel(false).0,
             listed: Mutex::new(Vec::new()),
+            oversized: Mutex::new(VecDeque::new()),
+            executions: Mutex::new(VecDeque::new()),
         })
+    }
+
+    /// The tools' `execution` members (tool name, member) of the SSE
+    /// `tools/list` response to request `id`, taken once; empty when none.
+    pub fn take_executions(&self, id: &RequestId) -> Vec<(String, serde_json::Value)> {
+        let mut noted = self
+            .executions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        match noted.iter().position(|(noted, _)| noted == id) {
+            Some(at) => noted.remove(at).map(|(_, found)| found).unwrap_or_default(),
+            None => Vec::new(),
+        }
+    }
+
+    /// Notes the `execution` members of a `tools/list` response's SSE text;
+    /// the oldest note goes past `MAX_EXECUTION_NOTES`.
+    fn note_executions(&self, data: &str) {
+        let Some(found) = crate::transport::raw_tools::executions(data) else {
+            return;
+        };
+        let mut noted = self
+            .executions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if noted.len() >= crate::limits::MAX_EXECUTION_NOTES {
+            noted.pop_front();
+        }
+        noted.push_back(found);
+    }
+
+    /// The limit (bytes) an SSE event on the response stream of request
+    /// `id` went over, taken once; `None` when none did.
+    pub fn take_oversized(&self, id: &RequestId) -> Option<usize> {
+        let mut noted = self
+            .oversized
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let at = noted.iter().position(|(noted, _)| noted == id)?;
+        noted.remove(at).map(|(_, limit)| limit)
+    }
+
+    /// Notes that the response stream of request `id` carried an event over
+    /// `limit` bytes; the oldest note goes past `MAX_OVERSIZED_NOTES`.
+    fn note_oversized(&self, id: RequestId, limit: usize) {
+        let mut noted = self
+            .oversized
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if noted.len() >= MAX_OVERSIZED_NOTES {
+            noted.pop_front();
+        }
+        noted.push_back((id, limit));
     }
 
     /// The tool names of the `tools/list` results seen since the last call,
@@ -80,8 +150,13 @@ impl StreamWatch {
         }
     }
 
-    /// Notes a POST answer: its JSON message, or each event of its SSE stream.
-    fn inspect(self: &Arc<Self>, answer: StreamableHttpPostResponse) -> StreamableHttpPostResponse {
+    /// Notes a POST answer: its JSON message, or each event of its SSE
+    /// stream (for the POST of request `id`: an event over the size limit).
+    fn inspect(
+        self: &Arc<Self>,
+        id: Option<RequestId>,
+        answer: StreamableHttpPostResponse,
+    ) -> StreamableHttpPostResponse {
         match answer {
             StreamableHttpPostResponse::Json(message, session) => {
                 if let ServerJsonRpcMessage::Response(response) = &message {
@@ -93,9 +168,18 @@ impl StreamWatch {
             }
             StreamableHttpPostResponse::Sse(stream, session) => {
                 let watch = self.clone();
-                let stream = stream.inspect(move |event| {
-                    if let Some(data) = event.as_ref().ok().and_then(|e| e.data.as_deref()) {
-                        watch.note_text(data);
+                let stream = stream.inspect(move |event| match event {
+                    Ok(event) => {
+                        if let Some(data) = event.data.as_deref() {
+                            watch.note_text(data);
+                            watch.note_executions(data);
+                        }
+                    }
+                    Err(e) => {
+                        let limit = crate::transport::too_large::response_limit(e);
+                        if let (Some(id), Some(limit)) = (id.clone(), limit) {
+                            watch.note_oversized(id, limit);
+                        }
                     }
                 });
                 StreamableHttpPostResponse::Sse(stream.boxed(), session)
@@ -149,6 +233,18 @@ pub struct Watched<C> {
     pub watch: Arc<StreamWatch>,
 }
 
+/// Most oversized-event notes kept (one per request whose answer was over
+/// the limit and not yet asked about; see [`StreamWatch::take_oversized`]).
+const MAX_OVERSIZED_NOTES: usize = crate::limits::MAX_OVERSIZED_EVENT_NOTES;
+
+/// The id of `message` when it is a request.
+fn request_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
+    match message {
+        ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
+        _ => None,
+    }
+}
+
 /// Most tool names kept between two [`StreamWatch::take_listed`] calls.
 const MAX_LISTED_NAMES: usize = crate::limits::HARD_MAX_TOOLS_PER_SERVER;
 
@@ -169,11 +265,11 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
         custom_headers: HashMap<HeaderName, HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<C::Error>> {
         self.watch.saw_session(session_id.as_ref());
-        let inner = &self.inner;
+        let (inner, id) = (&self.inner, request_id(&message));
         let answer = inner
             .post_message(uri, message, session_id, auth_header, custom_headers)
             .await?;
-        Ok(self.watch.inspect(answer))
+        Ok(self.watch.inspect(id, answer))
     }
 
     async fn post_message_with_response_limits(
@@ -187,6 +283,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
     ) -> Result<StreamableHttpPostResponse, StreamableHttpError<C::Error>> {
         self.watch.saw_session(session_id.as_ref());
         let (inner, headers) = (&self.inner, custom_headers);
+        let id = request_id(&message);
         let answer = inner
             .post_message_with_response_limits(
                 uri,
@@ -197,7 +294,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
                 limits,
             )
             .await?;
-        Ok(self.watch.inspect(answer))
+        Ok(self.watch.inspect(id, answer))
     }
 
     async fn delete_session(
@@ -270,6 +367,24 @@ mod tests {
         );
         assert_eq!(watch.take_listed(), ["valid_tool", "bad_header"]);
         assert!(watch.take_listed().is_empty());
+    }
+
+    #[test]
+    fn an_oversized_event_is_noted_per_request_taken_once_and_bounded() {
+        let watch = StreamWatch::new();
+        watch.note_oversized(RequestId::Number(7), 16);
+        assert_eq!(watch.take_oversized(&RequestId::Number(8)), None);
+        assert_eq!(watch.take_oversized(&RequestId::Number(7)), Some(16));
+        assert_eq!(watch.take_oversized(&RequestId::Number(7)), None);
+        for n in 0..=MAX_OVERSIZED_NOTES {
+            watch.note_oversized(RequestId::Number(n as i64), 16);
+        }
+        assert_eq!(
+            watch.take_oversized(&RequestId::Number(0)),
+            None,
+            "oldest forgotten"
+        );
+        assert_eq!(watch.take_oversized(&RequestId::Number(1)), Some(16));
     }
 
     #[tokio::test]

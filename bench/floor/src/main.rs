@@ -108,7 +108,7 @@ async fn connect(spec: &Spec, handler: Handler) -> Result<Service, Error> {
             .spawn()?;
         Ok(handler.serve(transport).await?)
     } else {
-        let client = spec.http.clone().expect("http client");
+        let client = spec.http.clone().ok_or("an http spec without its client")?;
         let config = StreamableHttpClientTransportConfig::with_uri(spec.str("url"));
         let transport = StreamableHttpClientTransport::with_client(client, config);
         Ok(handler.serve(transport).await?)
@@ -352,10 +352,16 @@ fn main() {
         }
     };
     let http = (raw["transport"] == "http").then(reqwest::Client::new);
-    let rt = tokio::runtime::Builder::new_current_thread()
+    let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-        .expect("tokio runtime");
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("ahp-bench-floor: no tokio runtime: {e}");
+            std::process::exit(2);
+        }
+    };
     let out = rt.block_on(run(Spec { raw, http }));
     match out {
         Ok(v) => println!("{v}"),

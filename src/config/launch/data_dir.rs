@@ -5,13 +5,19 @@ use std::path::{Path, PathBuf};
 
 use crate::limits::MAX_DATA_DIR_NAME_BYTES;
 
+/// The directory under `dataDir` where the host records outstanding tasks
+/// (`src/host/tasks/store.rs`): no plugin data directory takes its name
+/// (a plugin named so gets the hash suffix).
+pub const TASK_RECORDS_DIR: &str = ".tasks";
+
 /// Creates (if needed) and returns the plugin's data directory
 /// `<data_dir>/<sanitized plugin_id>`.
 ///
 /// The id is reduced to `[A-Za-z0-9._-]` (other characters become `_`, at
 /// most [`MAX_DATA_DIR_NAME_BYTES`] of them kept); if anything was changed,
 /// or the result would be a special name (`""`, `.`, `..`, a trailing `.`, a
-/// Windows device name such as `CON`), `-<8 hex digits>` of a stable FNV-1a
+/// Windows device name such as `CON`, the host's own [`TASK_RECORDS_DIR`]
+/// in any letter case), `-<8 hex digits>` of a stable FNV-1a
 /// hash of the original id is appended so that distinct ids do not share a
 /// directory. Uses `create_dir_all` (mode `0700` for created directories on
 /// Unix); an existing directory and its contents are left untouched, so data
@@ -53,7 +59,11 @@ fn is_special_name(name: &str) -> bool {
     let numbered = (stem.starts_with("COM") || stem.starts_with("LPT"))
         && stem.len() == 4
         && stem.as_bytes()[3].is_ascii_digit();
-    name.is_empty() || name.ends_with('.') || DEVICES.contains(&stem.as_str()) || numbered
+    name.is_empty()
+        || name.ends_with('.')
+        || DEVICES.contains(&stem.as_str())
+        || numbered
+        || name.eq_ignore_ascii_case(TASK_RECORDS_DIR)
 }
 
 /// 64-bit FNV-1a: stable across platforms and Rust versions. Not SHA-256
@@ -83,7 +93,9 @@ mod tests {
             "ids differing only in replaced chars must not collide"
         );
         assert_eq!(a, data_dir_name("acme/tools"), "stable");
-        for special in ["", ".", "..", "CON", "nul.txt", "com1", "x."] {
+        for special in [
+            "", ".", "..", "CON", "nul.txt", "com1", "x.", ".tasks", ".TASKS",
+        ] {
             let name = data_dir_name(special);
             assert!(
                 name.len() >= 9 && name.as_bytes()[name.len() - 9] == b'-',

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 mod data_dir;
 mod env;
 
-pub use data_dir::ensure_plugin_data_dir;
+pub use data_dir::{ensure_plugin_data_dir, TASK_RECORDS_DIR};
 pub use env::{host_base_env, EnvPolicy};
 
 use super::command::{dot_relative, is_separator};
@@ -150,19 +150,25 @@ fn resolve_in_root(command: &str, rest: &str, root: &Path) -> Result<PathBuf, Ho
     existing_file(command, program)
 }
 
-/// Canonicalizes `path`; on Windows also tries the `PATHEXT` extensions
-/// (`./bin/server` → `bin\server.exe`) when the exact name does not exist.
+/// Canonicalizes `path`; on Windows a name without a `PATHEXT` extension
+/// tries the `PATHEXT` extensions first, as `cmd.exe` does (`./bin/server`
+/// → `bin\server.cmd`, not npm's POSIX shell twin `bin\server`, which
+/// Windows cannot run), then the exact name.
 fn canonical_with_pathext(path: &Path) -> Option<PathBuf> {
-    if let Ok(p) = path.canonicalize() {
-        return Some(p);
-    }
     if !cfg!(windows) {
-        return None;
+        return path.canonicalize().ok();
     }
     let pathext = std::env::var_os("PATHEXT").unwrap_or_else(|| ".COM;.EXE;.BAT;.CMD".into());
     let pathext = pathext.to_string_lossy();
+    let executable = path.extension().is_some_and(|ext| {
+        let ext = format!(".{}", ext.to_string_lossy());
+        pathext.split(';').any(|e| e.eq_ignore_ascii_case(&ext))
+    });
+    if executable {
+        return path.canonicalize().ok();
+    }
     let found = with_extensions(path, &pathext).find_map(|p| p.canonicalize().ok());
-    found
+    found.or_else(|| path.canonicalize().ok())
 }
 
 /// `path` with each `;`-separated extension of `pathext` appended.

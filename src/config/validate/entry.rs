@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::{field_msg, remote, string_field, wrong_type};
+use super::{check_fields, field_msg, remote, string_field, wrong_type};
 use crate::config::command::{dot_relative, is_separator};
 use crate::config::model::{ServerConfig, StdioConfig};
 use crate::config::vars::{check_variables, quote};
@@ -47,7 +47,8 @@ const SUPPORTED_TYPES: &str = "stdio, streamable-http";
 ///   contain no CR, LF, NUL or other control character except tab. `${…}` is
 ///   literal text here.
 /// * `type: "sse"` (legacy HTTP+SSE) is not supported by this host; any other
-///   type is unknown. Unknown fields make the entry invalid.
+///   type is unknown (`"http"` and other spellings of a supported one get a
+///   "did you mean"). Unknown fields make the entry invalid.
 pub fn validate_entry_value(name: &str, value: &Value) -> Result<ServerConfig, String> {
     if name.is_empty() {
         return Err("server \"\": server name must not be empty".to_string());
@@ -69,10 +70,29 @@ fn entry(value: &Value) -> Result<ServerConfig, String> {
         other => Err(field_msg(
             "type",
             format!(
-                "unknown transport {} (supported: {SUPPORTED_TYPES})",
-                quote(other)
+                "unknown transport {} (supported: {SUPPORTED_TYPES}){}",
+                quote(other),
+                suggestion(other)
             ),
         )),
+    }
+}
+
+/// A hint for a transport name other configuration formats use: VS Code
+/// and Claude Code write `"http"` (also `"streamableHttp"`,
+/// `"streamable_http"`) for Streamable HTTP.
+fn suggestion(name: &str) -> &'static str {
+    let folded: String = name
+        .chars()
+        .filter(|c| !matches!(c, '-' | '_' | ' '))
+        .collect::<String>()
+        .to_ascii_lowercase();
+    match folded.as_str() {
+        "http" | "https" | "streamablehttp" | "streamable" => {
+            "; did you mean \"streamable-http\"? (VS Code and Claude Code call it \"http\")"
+        }
+        "stdio" | "local" | "command" => "; did you mean \"stdio\"?",
+        _ => "",
     }
 }
 
@@ -83,24 +103,6 @@ fn transport_type(obj: &Map<String, Value>) -> Result<&str, String> {
         )),
         Some(Value::String(t)) => Ok(t),
         Some(other) => Err(wrong_type("type", "a string", other)),
-    }
-}
-
-pub(super) fn check_fields(
-    obj: &Map<String, Value>,
-    allowed: &[&str],
-    transport: &str,
-) -> Result<(), String> {
-    match obj.keys().find(|k| !allowed.contains(&k.as_str())) {
-        None => Ok(()),
-        Some(k) => Err(field_msg(
-            k,
-            format!(
-                "unknown field for type {} (allowed: {})",
-                quote(transport),
-                allowed.join(", ")
-            ),
-        )),
     }
 }
 

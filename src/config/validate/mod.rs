@@ -15,7 +15,7 @@ mod remote;
 
 use std::fmt::Display;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::vars::quote;
 use crate::json::type_name;
@@ -29,6 +29,22 @@ fn string_field(field: &str, value: &Value) -> Result<String, String> {
     match value {
         Value::String(s) => Ok(s.clone()),
         other => Err(wrong_type(field, "a string", other)),
+    }
+}
+
+/// `Err` naming the first member of `obj` that `allowed` does not list
+/// (the transport `transport`'s fields).
+fn check_fields(obj: &Map<String, Value>, allowed: &[&str], transport: &str) -> Result<(), String> {
+    match obj.keys().find(|k| !allowed.contains(&k.as_str())) {
+        None => Ok(()),
+        Some(k) => Err(field_msg(
+            k,
+            format!(
+                "unknown field for type {} (allowed: {})",
+                quote(transport),
+                allowed.join(", ")
+            ),
+        )),
     }
 }
 

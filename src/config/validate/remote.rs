@@ -7,8 +7,7 @@ use std::collections::BTreeMap;
 use reqwest::header::HeaderName;
 use serde_json::{Map, Value};
 
-use super::entry::check_fields;
-use super::{field_msg, string_field, wrong_type};
+use super::{check_fields, field_msg, string_field, wrong_type};
 use crate::config::model::HttpConfig;
 use crate::config::vars::quote;
 

@@ -176,6 +176,13 @@ fn type_rules() {
         one(json!({"type": "ws"})),
         Err("server \"s\": field \"type\": unknown transport \"ws\" (supported: stdio, streamable-http)".into())
     );
+    assert_eq!(
+        one(json!({"type": "http", "url": "https://a"})),
+        Err("server \"s\": field \"type\": unknown transport \"http\" (supported: stdio, streamable-http); did you mean \"streamable-http\"? (VS Code and Claude Code call it \"http\")".into())
+    );
+    assert!(one(json!({"type": "Streamable_HTTP"}))
+        .unwrap_err()
+        .contains("did you mean \"streamable-http\"?"));
 }
 
 #[test]

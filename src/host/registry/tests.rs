@@ -10,7 +10,7 @@ use serde_json::json;
 
 use super::*;
 use crate::events::{EventSink, HostEvent};
-use crate::host::{AddPlugin, Host, HostOptions};
+use crate::host::{AddPlugin, Host, HostConfig};
 use crate::session::empty_session_state;
 
 fn code<T: std::fmt::Debug>(r: HostResult<T>) -> (ErrorCode, String) {
@@ -160,12 +160,16 @@ async fn add_plugin_and_remove_of_one_id_apply_in_call_order() {
     // 2 MB of JSON whitespace: reading and parsing the file takes a while.
     let text = format!("{}{mcp}", " \n".repeat(1 << 20));
     std::fs::write(root.path().join("mcp.json"), text).expect("mcp.json");
-    let options: HostOptions =
-        serde_json::from_value(json!({"dataDir": data.path()})).expect("options");
+    let options = HostConfig {
+        data_dir: data.path().into(),
+        ..HostConfig::default()
+    };
     let sink = Arc::new(Actions::default());
     let host = Host::new(options, sink.clone());
-    let opts: AddPlugin =
-        serde_json::from_value(json!({"root": root.path(), "name": "racy"})).expect("opts");
+    let opts = AddPlugin {
+        name: Some("racy".into()),
+        ..AddPlugin::new(root.path())
+    };
     for turns in [0, 1, 2, 3, 5, 8, 13, 50, 200].repeat(3) {
         let remove = async {
             // From the moment the add has published its `loading` entry.

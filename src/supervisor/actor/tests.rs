@@ -68,6 +68,7 @@ fn host_with(
         step_up: Default::default(),
         launches: crate::supervisor::launch::LaunchGate::new(limits.max_concurrent_launches),
         skills: Default::default(),
+        eras: Default::default(),
     });
     let starting = McpServerState::Starting(Default::default());
     let entry = mcp_server_entry(ID, "https://mcp.example.test/mcp", ID, None, starting);

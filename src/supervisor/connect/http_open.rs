@@ -6,6 +6,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rmcp::handler::client::ClientHandler;
+use rmcp::model::ProtocolVersion;
 use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService,
 };
@@ -15,7 +17,7 @@ use rmcp::transport::streamable_http_client::{
 use rmcp::transport::StreamableHttpClientTransport;
 use tokio::sync::mpsc;
 
-use super::{finish, startup, strip_type_names, Connection, HttpAuth, Opening};
+use super::{finish, http_answer, startup, Connection, HttpAuth, Opening};
 use crate::auth::dpop::DpopKeys;
 use crate::config::HttpConfig;
 use crate::error::{ErrorCode, HostError};
@@ -24,7 +26,7 @@ use crate::supervisor::client::{HostClient, Notice};
 use crate::supervisor::request::RequestFailure;
 use crate::supervisor::ServerTasks;
 use crate::transport::http;
-use crate::transport::ordered::Ordered;
+use crate::transport::ordered::{Ordered, Overflow};
 use crate::transport::stream_watch::{StreamWatch, Watched};
 
 /// Connects to `cfg.url` with `auth` and runs the `lifecycle` handshake
@@ -48,6 +50,7 @@ pub(super) async fn open_http(
     let auto = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
     let method = startup::handshake_method(&lifecycle);
     let (client, config, redirect_refused) = http::client_for(cfg, network)?;
+    let diagnosis = (client.clone(), initialize_body(&handler));
     let mut cell = None;
     let watch = StreamWatch::new();
     let how = (handler, config, lifecycle, startup_timeout, watch.clone());
@@ -96,12 +99,10 @@ pub(super) async fn open_http(
             )
             .into())
         }
-        Ok(Err(e)) => Err(handshake_failure(
-            (server_id, method),
-            &e,
-            auto,
-            (cfg, network),
-        )),
+        Ok(Err(e)) => {
+            let failure = handshake_failure((server_id, method), &e, auto, (cfg, network));
+            Err(with_answer(failure, cfg, auth, diagnosis).await)
+        }
         Err(_) => Err(HostError::new(
             ErrorCode::StartupTimeout,
             format!(
@@ -134,7 +135,7 @@ async fn serve<C: StreamableHttpClient + Sync>(
         watch,
     };
     let transport = StreamableHttpClientTransport::with_client(client, config);
-    let transport = Ordered::new(transport, handler.clone());
+    let transport = Ordered::new(transport, handler.clone(), Overflow::DropAnswers);
     tokio::time::timeout(
         startup_timeout,
         handler.serve_with_lifecycle(transport, lifecycle),
@@ -163,29 +164,82 @@ fn handshake_failure(
     }
 }
 
-/// Maps a connect failure to `connect_failed` with a readable message: what
-/// happened at which origin (and proxy; see [`Network::describe`]), then
-/// the error chain, minus the Rust type names rmcp puts in brackets.
+/// The JSON of the `initialize` request `handler` sends (2025 era), for
+/// [`http_answer::ask`].
+fn initialize_body(handler: &HostClient) -> Vec<u8> {
+    let mut params = serde_json::to_value(handler.get_info()).unwrap_or_default();
+    params["protocolVersion"] = ProtocolVersion::LATEST_WITH_INITIALIZE.to_string().into();
+    let request = serde_json::json!({
+        "jsonrpc": "2.0", "id": 0, "method": "initialize", "params": params
+    });
+    serde_json::to_vec(&request).unwrap_or_default()
+}
+
+/// A `connect_failed` `failure` said again with what the endpoint answered
+/// (see [`http_answer`]), when it answered over HTTP with something that is
+/// not MCP; any other failure, and any failure of a host-run sign-in's
+/// connection, unchanged.
+async fn with_answer(
+    failure: Opening,
+    cfg: &HttpConfig,
+    auth: HttpAuth<'_>,
+    (client, body): (reqwest::Client, Vec<u8>),
+) -> Opening {
+    let Opening::Failed(RequestFailure::Failed(e)) = &failure else {
+        return failure;
+    };
+    if e.code != ErrorCode::ConnectFailed {
+        return failure;
+    }
+    let bearer = match auth {
+        HttpAuth::Bearer(token) => Some(token),
+        HttpAuth::None => None,
+        // rmcp's `AuthClient` holds the token: asked without it, the answer
+        // would be a 401, not what the handshake got.
+        HttpAuth::OAuth(_) => return failure,
+    };
+    match http_answer::ask(&client, cfg, bearer, body).await {
+        Some(answer) => {
+            let text = http_answer::message(&cfg.url, &answer);
+            HostError::new(ErrorCode::ConnectFailed, text).into()
+        }
+        None => failure,
+    }
+}
+
+/// Maps a failed handshake exchange to `connect_failed`: what happened at
+/// which origin (and proxy; see [`Network::describe`]) and what to check,
+/// in the host's words (never rmcp's or reqwest's, which name the URL's
+/// path and query).
 fn http_error(
     e: &(dyn std::error::Error + 'static),
     url: &url::Url,
     network: &Network,
 ) -> HostError {
-    let mut chain: Vec<String> = Vec::new();
-    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
-    while let Some(err) = cur {
-        let text = strip_type_names(&err.to_string());
-        if !chain.iter().any(|c| c.contains(&text)) {
-            chain.push(text);
+    let texts: Vec<String> = crate::network::error_text::causes(e)
+        .iter()
+        .map(|c| c.to_string())
+        .collect();
+    let any = |needle: &str| texts.iter().any(|t| t.contains(needle));
+    let fallback = if any("connection closed before message completed") {
+        "the connection closed without an answer"
+    } else if any("error decoding response body") || any("unexpected end of") {
+        "the answer broke off"
+    } else {
+        "the request failed"
+    };
+    let what = network.describe(e, url, fallback);
+    let hint = match () {
+        () if what.starts_with("connection refused") => "; is the server running on that port?",
+        () if what.starts_with("DNS lookup failed") => "; check the URL's host name",
+        () if what.starts_with("TLS failure") => {
+            "; check the server's certificate (or the caCertificates option)"
         }
-        cur = err.source();
-    }
+        () if what.starts_with("timed out") => "; the server or the network did not answer",
+        () => "",
+    };
     HostError::new(
         ErrorCode::ConnectFailed,
-        format!(
-            "connect failed: {}; {}",
-            network.describe(e, url, "request failed"),
-            chain.join(": ")
-        ),
+        format!("connect failed: {what} during the MCP handshake{hint}"),
     )
 }

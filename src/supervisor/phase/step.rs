@@ -15,7 +15,7 @@ use super::{
 use crate::auth::{requirement, AuthChallenge};
 use crate::error::ErrorCode;
 use crate::events::LogLevel;
-use crate::session::server_error_state;
+use crate::session::{restarting_error_state, server_error_state};
 
 /// One transition in progress: the machine being changed and the effects so far.
 pub(super) struct Step<'r> {
@@ -212,9 +212,13 @@ impl Step<'_> {
             self.m.phase = Phase::Failed;
             return;
         }
-        self.set_state(server_error_state(exited, message));
         let delay = limits.restart_delay_ms(crashes);
         let max = limits.max_restarts;
+        self.set_state(restarting_error_state(
+            exited,
+            message,
+            (delay, crashes, max),
+        ));
         let note = format!("restarting in {delay} ms (restart {crashes} of {max})");
         self.fx.push(Effect::Log(LogLevel::Info, note));
         self.fx

@@ -16,7 +16,7 @@ use super::Phase as P;
 use super::*;
 use crate::auth::{requirement, AuthChallenge};
 use crate::error::ErrorCode;
-use crate::session::server_error_state;
+use crate::session::{restarting_error_state, server_error_state};
 
 const HEADER: &str =
     r#"Bearer resource_metadata="/.well-known/oauth-protected-resource/mcp", scope="files:read""#;
@@ -413,18 +413,25 @@ fn crash_and_backoff_rows() {
         ErrorCode::ServerExited,
         "server exited with code 1",
     ));
-    let show_crash = show_exited("server exited with code 1");
+    let message = "server exited with code 1";
+    let show_crash = |ms: u64, n: u32| {
+        SetState(restarting_error_state(
+            ErrorCode::ServerExited,
+            message,
+            (ms, n, 2),
+        ))
+    };
     let limit = show_exited("server exited with code 1; restart limit reached (2 restarts)");
     let restart = |n: u32, ms: u64| info(&format!("restarting in {ms} ms (restart {n} of 2)"));
     let after = |ms| ScheduleRestart(Duration::from_millis(ms));
     table! { rules();
         "first crash backs off": crashed(0), discarded(1) => backing_off(1),
-            [crash.clone(), show_crash.clone(), restart(1, 100), after(100)];
+            [crash.clone(), show_crash(100, 1), restart(1, 100), after(100)];
         "second crash backs off twice as long": crashed(1), discarded(1) => backing_off(2),
-            [crash.clone(), show_crash.clone(), restart(2, 200), after(200)];
+            [crash.clone(), show_crash(200, 2), restart(2, 200), after(200)];
         "restart limit": crashed(2), discarded(1) => P::Failed, [crash.clone(), limit];
         "a long uptime resets the count": crashed(2), discarded(60) => backing_off(1),
-            [crash.clone(), show_crash.clone(), restart(1, 100), after(100)];
+            [crash.clone(), show_crash(100, 1), restart(1, 100), after(100)];
         "no commands while discarding": crashed(0), I::Stop => crashed(0), [];
         "backoff elapsed": backing_off(1), I::BackoffElapsed => starting(1),
             [show_starting(), Open];

@@ -51,14 +51,16 @@ const CALL_TOOL_RESULT_KEYS: [&str; 5] = [
 
 /// Decodes one line (without `\n`, `\r` and byte order mark) as rmcp does:
 /// a `tools/call` result on the fast path, anything else with
-/// `serde_json::from_slice::<ServerJsonRpcMessage>`.
+/// `serde_json::from_slice::<ServerJsonRpcMessage>`; a `tools/list` result
+/// with `execution` members as the raw result
+/// ([`crate::transport::raw_tools::keep_raw_result`]).
 ///
 /// # Errors
 /// The full decode's error when the line is not a message rmcp decodes.
 pub fn decode(line: &[u8]) -> Result<ServerJsonRpcMessage, serde_json::Error> {
     match call_tool_response(line) {
         Some(message) => Ok(message),
-        None => full_decode(line),
+        None => full_decode(line).map(|m| crate::transport::raw_tools::keep_raw_result(line, m)),
     }
 }
 

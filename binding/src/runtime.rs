@@ -10,7 +10,7 @@
 //! blocking pool. Installed with napi-rs's `create_custom_tokio_runtime`
 //! before the first async method runs.
 
-use crate::limits::RUNTIME_WORKER_THREADS;
+use ahp_mcp_host::limits::RUNTIME_WORKER_THREADS;
 
 /// Installs the runtime (module load; napi-rs runs it once per process).
 #[napi_derive::module_init]

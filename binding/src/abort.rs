@@ -24,15 +24,15 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use ahp_mcp_host::error::{ErrorCode, HostError, HostResult};
+use ahp_mcp_host::host::{CallTool, OnProgress, Progress};
 use napi_derive::napi;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
+use super::options::{JsAuthorizeArgs, JsCallToolArgs};
 use super::{parse, run, JsSink, NativeHost};
-use crate::error::{ErrorCode, HostError, HostResult};
-use crate::host::{AuthorizeArgs, CallTool, CallToolArgs, OnProgress};
-use crate::supervisor::tool_call::Progress;
 
 /// The cancellation tokens of the abortable requests in flight, by JS request id.
 #[derive(Clone, Default)]
@@ -164,7 +164,7 @@ impl NativeHost {
         let on_progress =
             (with_progress == Some(true)).then(|| progress_to(self.sink.clone(), request_id));
         self.abortable(request_id, |token| async move {
-            let args = parse::<CallToolArgs>("options", &args_json)?;
+            let args = parse::<JsCallToolArgs>("options", &args_json)?;
             host.call_tool_with(CallTool::try_from(args)?, token, on_progress)
                 .await
         })
@@ -241,7 +241,7 @@ impl NativeHost {
     pub fn authorize(&self, request_id: u32, server_id: String, args_json: String) {
         let host = self.host.clone();
         self.abortable(request_id, |token| async move {
-            let args = parse::<AuthorizeArgs>("options", &args_json)?;
+            let args = parse::<JsAuthorizeArgs>("options", &args_json)?;
             let what = format!("the sign-in to {server_id}");
             // Boxed: the sign-in's future is large, and this one is built on the JS stack.
             let signing_in = Box::pin(host.authorize(&server_id, args.into()));

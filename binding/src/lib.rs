@@ -1,4 +1,8 @@
-//! The JavaScript binding: the only module that knows about Node-API.
+//! The JavaScript binding (crate `ahp-mcp-host-napi`, built into
+//! `ahp-mcp-host.<platform>.node`): the only crate that knows about
+//! Node-API. It uses only the public API of the core (`ahp_mcp_host`); the
+//! JS-shaped arguments are parsed here (`options.rs`, `parse`) and
+//! converted into the core's typed parameters.
 //!
 //! `NativeHost` is the internal class behind the public `McpHost` wrapper in
 //! `index.js`. Events leave as one JSON string per batch through a weak
@@ -8,9 +12,21 @@
 //! `{"ok":false,"code":…,"message":…,"data":…}`, and the wrapper turns the
 //! latter into a `HostError` with a stable `code`.
 
+// `clippy --all-targets` also builds this crate's (empty) test harness,
+// where napi-derive registers no export: the `#[napi]` functions then
+// look unused.
+#![cfg_attr(test, allow(dead_code))]
+
+use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use ahp_mcp_host::error::{ErrorCode, HostError, HostResult};
+use ahp_mcp_host::events::{EventSink, HostEvent};
+use ahp_mcp_host::host::{field_error, Host, HostConfig, HostDeps};
+use ahp_mcp_host::requests::roots::{parse_roots, Root};
+use ahp_mcp_host::requests::{RequestHandler, ServerRequestKind};
+use ahp_mcp_host::SecretStore;
 use ahp_types::actions::ActionOrigin;
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -18,24 +34,17 @@ use napi_derive::napi;
 use serde::Serialize;
 use serde_json::{json, Value};
 
-use crate::auth::store::SecretStore;
-use crate::error::{ErrorCode, HostError, HostResult};
-use crate::events::{EventSink, HostEvent};
-use crate::host::{
-    field_error, AddPlugin, AddServer, AuthenticateArgs, Host, HostDeps, HostOptions,
-};
-use crate::requests::roots::parse_roots;
-use crate::requests::{RequestHandler, ServerRequestKind};
-use std::future::Future;
-
 mod abort;
 mod apps;
 mod callbacks;
+mod options;
+mod outbox_bound;
 mod reducers;
 mod runtime;
 mod skills;
 
 use callbacks::{JsRequests, JsSecrets};
+use options::{JsAddPlugin, JsAddServer, JsAuthenticateArgs, JsHostOptions};
 
 type EventsFn = ThreadsafeFunction<(), (), String, Status, false, true, 0>;
 /// A JS callback taking one JSON text and resolving one JSON text.
@@ -43,7 +52,7 @@ pub(crate) type RequestFn =
     ThreadsafeFunction<String, Promise<String>, String, Status, false, true, 0>;
 
 /// The `roots` option (`null`: not given), checked and encoded.
-fn initial_roots(json: &str) -> HostResult<Option<Vec<crate::requests::roots::Root>>> {
+fn initial_roots(json: &str) -> HostResult<Option<Vec<Root>>> {
     match parse::<Value>("roots", json)? {
         Value::Null => Ok(None),
         value => parse_roots(&value).map(Some),
@@ -72,6 +81,8 @@ struct Outbox {
     /// Wakes JS again when a drain left items behind (set once the
     /// threadsafe function exists; weak, so no cycle keeps it alive).
     rewake: std::sync::OnceLock<std::sync::Weak<EventsFn>>,
+    /// Log records and coalescible events held back (`outbox_bound`).
+    bound: outbox_bound::OutboxBound,
 }
 
 /// An item at least this long (a large catalogue's
@@ -84,8 +95,10 @@ impl Outbox {
     /// Every pending item, as one JSON array.
     fn take_batch(&self) -> String {
         self.scheduled.store(false, Ordering::Release);
-        let batch =
-            std::mem::take(&mut *self.pending.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut batch = std::mem::take(&mut *pending);
+        batch.extend(self.bound.drained());
+        drop(pending);
         json_array(&batch)
     }
 
@@ -104,7 +117,8 @@ impl Outbox {
             None => pending.len(),
         };
         let rest = pending.split_off(cut);
-        let batch = std::mem::replace(&mut *pending, rest);
+        let mut batch = std::mem::replace(&mut *pending, rest);
+        batch.extend(self.bound.drained());
         let more = !pending.is_empty();
         drop(pending);
         if more && !self.scheduled.swap(true, Ordering::AcqRel) {
@@ -146,6 +160,13 @@ impl EventSink for JsSink {
         fn out<T: Serialize>(event: &'static str, payload: &T) -> serde_json::Result<String> {
             serde_json::to_string(&Out { event, payload })
         }
+        let kind = match &event {
+            HostEvent::Log(_) => outbox_bound::Kind::Log,
+            HostEvent::ListChanged { .. } | HostEvent::ResourceUpdated { .. } => {
+                outbox_bound::Kind::Coalesced
+            }
+            _ => outbox_bound::Kind::Kept,
+        };
         let json = match &event {
             HostEvent::Action(envelope) => out("action", envelope),
             HostEvent::Log(record) => out("log", record),
@@ -172,7 +193,9 @@ impl EventSink for JsSink {
             HostEvent::ChannelMessage(message) => out("channelMessage", message),
         };
         let Ok(json) = json else { return };
-        self.push(json);
+        if self.outbox.bound.admit(kind, &json) {
+            self.push(json);
+        }
     }
 }
 
@@ -316,7 +339,7 @@ impl NativeHost {
         let roots = initial_roots(&roots_json)
             .map_err(|e| HostError::new(e.code, format!("options.{}", e.message)))
             .map_err(refused)?;
-        let options: HostOptions = parse("options", &options_json).map_err(refused)?;
+        let options: JsHostOptions = parse("options", &options_json).map_err(refused)?;
         let outbox = Arc::new(Outbox::default());
         let drain = outbox.clone();
         let tsfn: EventsFn = on_events
@@ -360,7 +383,7 @@ impl NativeHost {
             secrets,
             roots,
         };
-        let host = Host::with_handlers(options, sink.clone(), deps);
+        let host = Host::with_handlers(HostConfig::from(options), sink.clone(), deps);
         Ok(Self {
             host: Arc::new(host),
             cancels: abort::Cancels::default(),
@@ -373,8 +396,8 @@ impl NativeHost {
     pub async fn add_plugin(&self, options_json: String) -> String {
         let host = self.host.clone();
         run(async move {
-            let opts = parse::<AddPlugin>("options", &options_json)?;
-            host.add_plugin(opts).await
+            let opts = parse::<JsAddPlugin>("options", &options_json)?;
+            host.add_plugin(opts.into()).await
         })
         .await
     }
@@ -384,8 +407,8 @@ impl NativeHost {
     pub async fn add_server(&self, options_json: String) -> String {
         let host = self.host.clone();
         run(async move {
-            let opts = parse::<AddServer>("options", &options_json)?;
-            host.add_server(opts).await
+            let opts = parse::<JsAddServer>("options", &options_json)?;
+            host.add_server(opts.into()).await
         })
         .await
     }
@@ -400,7 +423,7 @@ impl NativeHost {
     /// `dispatch(actionJson, clientId, clientSeq)` → response JSON with the echoed envelope.
     /// `clientSeq` is taken as a JS number and must be a non-negative safe
     /// integer (`invalid_argument` naming `origin.clientSeq` otherwise; never
-    /// rounded or clamped, see [`client_seq_of`]).
+    /// rounded or clamped, see `client_seq_of`).
     #[napi(catch_unwind)]
     pub fn dispatch(&self, action_json: String, client_id: String, client_seq: f64) -> String {
         let result = client_seq_of(client_seq).and_then(|client_seq| {
@@ -421,8 +444,8 @@ impl NativeHost {
     pub async fn authenticate(&self, args_json: String) -> String {
         let host = self.host.clone();
         run(async move {
-            let args = parse::<AuthenticateArgs>("params", &args_json)?;
-            host.authenticate(args).await
+            let args = parse::<JsAuthenticateArgs>("params", &args_json)?;
+            host.authenticate(args.into()).await
         })
         .await
     }
@@ -442,6 +465,16 @@ impl NativeHost {
     #[napi(catch_unwind)]
     pub fn get_state(&self) -> String {
         serde_json::to_string(&self.host.state()).unwrap_or_else(|_| "null".to_owned())
+    }
+
+    /// `{serverSeq, state}` as JSON: the session state and the `serverSeq`
+    /// of the last envelope it reflects, read together (used by
+    /// `whenReady`, which settles only once that envelope was delivered).
+    #[napi(catch_unwind)]
+    pub fn get_state_at(&self) -> String {
+        let (server_seq, state) = self.host.state_at();
+        let snapshot = serde_json::json!({ "serverSeq": server_seq, "state": state });
+        serde_json::to_string(&snapshot).unwrap_or_else(|_| "null".to_owned())
     }
 
     /// `serverInfo(serverId)` → response JSON with the server's identity or `null`.

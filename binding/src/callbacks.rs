@@ -6,12 +6,12 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use ahp_mcp_host::requests::{HandlerRequest, RequestHandler, ServerRequestKind};
+use ahp_mcp_host::SecretStore;
 use futures::future::BoxFuture;
 use serde_json::{json, Value};
 
 use super::{JsSink, RequestFn};
-use crate::auth::store::SecretStore;
-use crate::requests::{HandlerRequest, RequestHandler, ServerRequestKind};
 
 /// Server-initiated requests answered by the JS handlers of `McpHost`.
 pub(super) struct JsRequests {

@@ -1,0 +1,387 @@
+//! The JS-shaped option and argument types of `McpHost` (camelCase,
+//! `deny_unknown_fields`; each field is documented as JS sees it), parsed
+//! from the JSON the wrapper sends (`parse` in `lib.rs`), and their
+//! conversion into the core's typed parameters by `From` / `TryFrom`.
+//!
+//! The rules every caller of the core shares are the core's
+//! (`ChatCall::from_parts`, `ToolRef::named`, `clamped_timeout`,
+//! `Authorize::timeout_of`, `HostConfig::default`); these types only map
+//! JS names and defaults onto them. The field order is the order serde
+//! lists in an unknown-field message.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use ahp_mcp_host::config::launch::EnvPolicy;
+use ahp_mcp_host::config::{OAuthClientSetting, ProtocolSetting};
+use ahp_mcp_host::error::HostError;
+use ahp_mcp_host::host::{
+    clamped_timeout, AddPlugin, AddServer, AuthenticateArgs, Authorize, CallTool, ChatCall,
+    HostConfig, OAuthHostOptions, ServerOverrides, ToolRef, DEFAULT_SESSION,
+};
+use ahp_mcp_host::limits::Limits;
+use ahp_mcp_host::{CaCertificates, NetworkOptions, ProxyOption};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// Options of `new McpHost(options)`; converts into [`HostConfig`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct JsHostOptions {
+    /// Session channel URI stamped on every envelope. Default `ahp-session:/mcp-host`.
+    #[serde(default = "default_session")]
+    session: String,
+    /// `clientInfo` sent in `initialize`. Default `{name: "ahp-mcp-host", version: <crate version>}`.
+    #[serde(default)]
+    client_info: Option<JsClientInfo>,
+    /// Directory under which one `PLUGIN_DATA` directory per plugin is created.
+    /// Default: the core's `default_data_dir` (per user, survives restarts).
+    #[serde(default)]
+    data_dir: Option<PathBuf>,
+    /// Timeouts and restart policy overrides (clamped to hard caps).
+    #[serde(default)]
+    limits: Limits,
+    /// HTTPS URL of this app's OAuth Client ID Metadata Document, used as
+    /// `client_id` when an authorization server supports CIMD.
+    #[serde(default)]
+    client_metadata_url: Option<String>,
+    /// Port of the loopback OAuth redirect listener; default: random.
+    #[serde(default)]
+    oauth_redirect_port: Option<u16>,
+    /// `"inherit"` (default): servers get the host's environment; `"allowList"`:
+    /// only PATH, HOME, locale and similar basics (see `EnvPolicy`).
+    #[serde(default)]
+    env: JsEnv,
+    /// Emit `session/serverToolsChanged` with the model tool catalogue
+    /// whenever it changes (default `true`). A harness that merges MCP tools
+    /// with its own publishes the merged list itself and sets this to `false`.
+    #[serde(default = "yes")]
+    publish_server_tools: bool,
+    /// Declare the MCP form-elicitation capability even without an
+    /// `elicitation` handler, so that AHP clients answer the elicitations of
+    /// AHP tool calls (`chat/inputCompleted`); any other elicitation is then
+    /// declined. Default `false`.
+    #[serde(default)]
+    chat_elicitation: bool,
+    /// The AHP client declared `capabilities.mcpApps` in its `initialize`
+    /// (AHP "MCP Servers › MCP Apps"): declare the MCP Apps extension to
+    /// servers, publish `mcpApp` and the `mcp://` `channel` on their
+    /// customizations, and carry `_meta.ui` on App tool calls. Default
+    /// `false` (App tool calls are ordinary tool calls).
+    #[serde(default)]
+    mcp_apps: bool,
+    /// The app's own proxy setting (like VS Code's `http.proxy`): a proxy URL
+    /// or `{url, noProxy?}`; wins over `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY`/
+    /// `NO_PROXY`. Loopback is never proxied. See [`ProxyOption`].
+    #[serde(default)]
+    proxy: Option<ProxyOption>,
+    /// PEM text of extra trusted CA certificates, besides the OS trust store
+    /// and `NODE_EXTRA_CA_CERTS`. See [`CaCertificates`].
+    #[serde(default)]
+    ca_certificates: CaCertificates,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_session() -> String {
+    DEFAULT_SESSION.to_owned()
+}
+
+impl From<JsHostOptions> for HostConfig {
+    /// Resolves the defaults (`HostConfig::default`: client info, data
+    /// directory) and clamps the limits.
+    fn from(options: JsHostOptions) -> Self {
+        let defaults = HostConfig::default();
+        let mut client_info = defaults.client_info;
+        if let Some(info) = options.client_info {
+            client_info.name = info.name;
+            client_info.version = info.version;
+            client_info.title = info.title;
+        }
+        Self {
+            session: options.session,
+            client_info,
+            data_dir: options.data_dir.unwrap_or(defaults.data_dir),
+            limits: options.limits.clamped(),
+            oauth: OAuthHostOptions {
+                client_metadata_url: options.client_metadata_url,
+                redirect_port: options.oauth_redirect_port,
+            },
+            env_policy: options.env.into(),
+            publish_server_tools: options.publish_server_tools,
+            chat_elicitation: options.chat_elicitation,
+            mcp_apps: options.mcp_apps,
+            network: NetworkOptions {
+                proxy: options.proxy,
+                ca_certificates: options.ca_certificates,
+            },
+        }
+    }
+}
+
+/// `clientInfo` of `initialize` (MCP `Implementation`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct JsClientInfo {
+    /// Client name, e.g. `"my-extension"`.
+    name: String,
+    /// Client version, e.g. `"1.2.0"`.
+    version: String,
+    /// Optional display title.
+    #[serde(default)]
+    title: Option<String>,
+}
+
+/// Base environment policy option (JS `env`; default `"inherit"`, while
+/// [`EnvPolicy`]'s Rust default is the allow-list).
+#[derive(Debug, Clone, Copy, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+enum JsEnv {
+    /// Inherit the host process environment.
+    #[default]
+    Inherit,
+    /// Only an allow-list of basic variables.
+    AllowList,
+}
+
+impl From<JsEnv> for EnvPolicy {
+    fn from(option: JsEnv) -> Self {
+        match option {
+            JsEnv::Inherit => EnvPolicy::Inherit,
+            JsEnv::AllowList => EnvPolicy::AllowList,
+        }
+    }
+}
+
+/// `addPlugin` options; converts into [`AddPlugin`].
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct JsAddPlugin {
+    /// Plugin root directory; `<root>/mcp.json` is read.
+    root: PathBuf,
+    /// Customization `uri`; default: the root's `file://` URI.
+    #[serde(default)]
+    uri: Option<String>,
+    /// Display name and customization id; default: the root's folder name.
+    #[serde(default)]
+    name: Option<String>,
+    /// Startup timeout (ms) for every server of this plugin.
+    #[serde(default)]
+    startup_timeout_ms: Option<u64>,
+    /// Per-server overrides, keyed by the server's name in `mcpServers`.
+    #[serde(default)]
+    servers: HashMap<String, JsServerOverrides>,
+}
+
+impl From<JsAddPlugin> for AddPlugin {
+    fn from(js: JsAddPlugin) -> Self {
+        Self {
+            root: js.root,
+            uri: js.uri,
+            name: js.name,
+            startup_timeout_ms: js.startup_timeout_ms,
+            servers: js.servers.into_iter().map(|(k, v)| (k, v.into())).collect(),
+        }
+    }
+}
+
+/// Per-server host-side settings (not part of `mcp.json`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct JsServerOverrides {
+    /// Startup timeout (ms): spawn/connect plus `initialize`. Default `limits.startupTimeoutMs`.
+    #[serde(default)]
+    startup_timeout_ms: Option<u64>,
+    /// Pre-registered OAuth client for this server.
+    #[serde(default)]
+    oauth: Option<OAuthClientSetting>,
+    /// MCP revision to speak: `auto` (default), `2026-07-28` or `legacy`.
+    #[serde(default)]
+    protocol: ProtocolSetting,
+}
+
+impl From<JsServerOverrides> for ServerOverrides {
+    fn from(js: JsServerOverrides) -> Self {
+        Self {
+            startup_timeout_ms: js.startup_timeout_ms,
+            oauth: js.oauth,
+            protocol: js.protocol,
+        }
+    }
+}
+
+/// `addServer` options: a top-level server outside any plugin; converts
+/// into [`AddServer`].
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct JsAddServer {
+    /// Name and customization id.
+    name: String,
+    /// One `mcp.json` server entry (`{type: "stdio", command, …}` or `{type: "streamable-http", url, …}`).
+    config: Value,
+    /// Root for `./` commands, `${PLUGIN_ROOT}` and the default `cwd`; default: the host's cwd.
+    #[serde(default)]
+    root: Option<PathBuf>,
+    /// Customization `uri`; default: the URL (HTTP) or the root's `file://` URI (stdio).
+    #[serde(default)]
+    uri: Option<String>,
+    /// Startup timeout (ms).
+    #[serde(default)]
+    startup_timeout_ms: Option<u64>,
+    /// Pre-registered OAuth client for this server.
+    #[serde(default)]
+    oauth: Option<OAuthClientSetting>,
+    /// MCP revision to speak: `auto` (default), `2026-07-28` or `legacy`.
+    #[serde(default)]
+    protocol: ProtocolSetting,
+}
+
+impl From<JsAddServer> for AddServer {
+    fn from(js: JsAddServer) -> Self {
+        Self {
+            name: js.name,
+            config: js.config,
+            root: js.root,
+            uri: js.uri,
+            startup_timeout_ms: js.startup_timeout_ms,
+            oauth: js.oauth,
+            protocol: js.protocol,
+        }
+    }
+}
+
+/// `callTool` arguments; converts into [`CallTool`].
+///
+/// The tool is named either by its model-safe catalogue `name` (no
+/// `serverId`), or by `serverId` plus the server's original tool name.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct JsCallToolArgs {
+    /// Customization id of the server; when given, `name` is the original tool name.
+    #[serde(default)]
+    server_id: Option<String>,
+    /// Catalogue name, or (with `server_id`) the tool's original name.
+    name: String,
+    /// Arguments object.
+    #[serde(default)]
+    arguments: Option<Map<String, Value>>,
+    /// Inactivity limit (ms), reset by each progress notification; default `limits.callTimeoutMs`.
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+    /// Absolute limit (ms) that progress never extends; default `limits.callMaxTotalMs`.
+    #[serde(default)]
+    max_total_timeout_ms: Option<u64>,
+    /// The `digest` of the catalogue entry the caller validated the arguments
+    /// against; default: the digest as of the last `listTools()`.
+    #[serde(default)]
+    digest: Option<String>,
+    /// Chat channel URI of the AHP tool call (with `turnId` and `toolCallId`).
+    #[serde(default)]
+    chat: Option<String>,
+    /// The chat's active turn.
+    #[serde(default)]
+    turn_id: Option<String>,
+    /// The AHP tool call id.
+    #[serde(default)]
+    tool_call_id: Option<String>,
+    /// Display name for AHP messages; default the tool's `title`, else its `annotations.title`, else its name.
+    #[serde(default)]
+    display_name: Option<String>,
+    /// Resolve with the task handle (the server's `CreateTaskResult`) when
+    /// the server answers with a task, instead of following it (SEP-2663).
+    #[serde(default)]
+    task_handle: Option<bool>,
+}
+
+impl TryFrom<JsCallToolArgs> for CallTool {
+    type Error = HostError;
+
+    /// # Errors
+    /// `invalid_argument` when only some of `chat`/`turnId`/`toolCallId` are
+    /// given, or one of them is empty (`ChatCall::from_parts`).
+    fn try_from(args: JsCallToolArgs) -> Result<Self, HostError> {
+        Ok(Self {
+            chat: ChatCall::from_parts(args.chat, args.turn_id, args.tool_call_id)?,
+            arguments: args.arguments,
+            timeout: args.timeout_ms.map(clamped_timeout),
+            max_total: args.max_total_timeout_ms.map(clamped_timeout),
+            digest: args.digest,
+            display_name: args.display_name,
+            task_handle: args.task_handle.unwrap_or(false),
+            ..Self::new(ToolRef::named(args.server_id, args.name))
+        })
+    }
+}
+
+/// AHP `authenticate` command parameters (AHP 1.0 "Authentication");
+/// converts into [`AuthenticateArgs`]. `Debug` never shows the token.
+#[derive(Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct JsAuthenticateArgs {
+    /// The protected resource identifier (`resource` of the advertised RFC 9728 metadata).
+    resource: String,
+    /// Bearer access token; empty revokes. A secret: never logged or emitted.
+    token: String,
+    /// Seconds until the token expires, as the client computed it.
+    #[serde(default)]
+    expires_in: Option<u64>,
+    /// Scopes the token grants; when given they must cover `requiredScopes`.
+    #[serde(default)]
+    scopes: Option<Vec<String>>,
+}
+
+impl std::fmt::Debug for JsAuthenticateArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        AuthenticateArgs::from(self.clone()).fmt(f)
+    }
+}
+
+impl From<JsAuthenticateArgs> for AuthenticateArgs {
+    fn from(js: JsAuthenticateArgs) -> Self {
+        Self {
+            resource: js.resource,
+            token: js.token,
+            expires_in: js.expires_in,
+            scopes: js.scopes,
+        }
+    }
+}
+
+/// `authorize` options; converts into [`Authorize`]. `Debug` never shows
+/// the ID token or the assertion.
+#[derive(Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct JsAuthorizeArgs {
+    /// Scopes to request; default: the challenge's, else `scopes_supported`, else none.
+    #[serde(default)]
+    scopes: Option<Vec<String>>,
+    /// Time allowed for the user to finish (ms); default 300 000, clamped to
+    /// 1 ..= 86 400 000 like every timeout.
+    #[serde(default)]
+    timeout_ms: Option<u64>,
+    /// Enterprise ID token for `grant: "enterpriseManaged"` (a secret).
+    #[serde(default)]
+    id_token: Option<String>,
+    /// Workload JWT for `grant: "jwtBearer"` (SEP-1933; a secret).
+    #[serde(default)]
+    assertion: Option<String>,
+}
+
+impl std::fmt::Debug for JsAuthorizeArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        Authorize::from(self.clone()).fmt(f)
+    }
+}
+
+impl From<JsAuthorizeArgs> for Authorize {
+    fn from(args: JsAuthorizeArgs) -> Self {
+        Self {
+            scopes: args.scopes.unwrap_or_default(),
+            timeout: Authorize::timeout_of(args.timeout_ms),
+            id_token: args.id_token,
+            assertion: args.assertion,
+        }
+    }
+}

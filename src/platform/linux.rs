@@ -1,0 +1,192 @@
+//! Linux: a server's descendants that left its process group (`setsid()`,
+//! `setpgid()`, a double fork), found by walking the `children` links of
+//! `/proc/<pid>/task/<tid>/children` down from the server, and signalled
+//! through a pidfd so a reused pid is never hit.
+//!
+//! Why this mechanism (and not the others Linux has):
+//!
+//! - `PR_SET_CHILD_SUBREAPER` would have to be set on the app's own Node
+//!   process: every orphan of the app (not only of MCP servers) would then
+//!   be reparented to it and stay a zombie unless reaped, and reaping with
+//!   `waitpid(-1)` would steal the exit statuses of libuv's children. Not
+//!   used.
+//! - A cgroup v2 per server would catch everything (`cgroup.kill`), but it
+//!   needs a delegated, writable cgroup of the app's own, which a desktop
+//!   app, a container or a CI runner rarely has (cgroup v1 hosts have none).
+//!   Not used.
+//! - The `children` links need no privilege and see every descendant whose
+//!   parent chain to the server is alive when the walk runs (e.g. a browser
+//!   an automation server starts detached). A descendant orphaned before a
+//!   walk saw it (a double fork whose middle process already exited) is
+//!   reparented to init or a subreaper and cannot be told from any other
+//!   process: it escapes.
+//!
+//! A process is named by its pid and its start time (`/proc/<pid>/stat`
+//! field 22, clock ticks since boot), so a pid reused by another process is
+//! never taken for it. Signals go through `pidfd_open(2)` (Linux 5.3) after
+//! the start time is checked on the opened pidfd's process, then
+//! `pidfd_send_signal(2)`; a kernel without pidfds gets the start-time check
+//! and `kill(2)`.
+
+use std::collections::{HashSet, VecDeque};
+
+/// One process, named so that a reuse of its pid is told apart: the pid
+/// and the start time (`/proc/<pid>/stat` field 22, clock ticks since boot).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ProcessId {
+    /// The process id.
+    pub pid: i32,
+    /// When it started (clock ticks since boot).
+    pub start: u64,
+}
+
+/// The fields of `/proc/<pid>/stat` the walk needs.
+struct Stat {
+    pgrp: i32,
+    start: u64,
+}
+
+/// `/proc/<pid>/stat`: process group (field 5) and start time (field 22).
+/// The command name (field 2) may hold spaces and parentheses, so fields
+/// are counted after its last `") "`.
+fn stat(pid: i32) -> Option<Stat> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &text[text.rfind(") ")? + 2..];
+    // Field 3 (state) is index 0 here, so field n is index n - 3.
+    let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
+    if fields.first() == Some(&"Z") {
+        return None;
+    }
+    Some(Stat {
+        pgrp: fields.get(2)?.parse().ok()?,
+        start: fields.get(19)?.parse().ok()?,
+    })
+}
+
+/// The children of every thread of `pid` (`/proc/<pid>/task/*/children`).
+fn children(pid: i32, out: &mut Vec<i32>) {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return;
+    };
+    for task in tasks.flatten() {
+        let Ok(text) = std::fs::read_to_string(task.path().join("children")) else {
+            continue;
+        };
+        out.extend(
+            text.split_ascii_whitespace()
+                .filter_map(|s| s.parse::<i32>().ok()),
+        );
+    }
+}
+
+/// The living descendants of `leader` outside process group `pgid`, found
+/// by walking the `children` links (at most `max_walked` processes are
+/// looked at). Empty when `/proc` has no `children` files (a kernel built
+/// without `CONFIG_PROC_CHILDREN`).
+pub fn escaped_descendants(leader: i32, pgid: i32, max_walked: usize) -> Vec<ProcessId> {
+    let mut found = Vec::new();
+    let mut seen = HashSet::from([leader]);
+    let mut queue = VecDeque::from([leader]);
+    let mut kids = Vec::new();
+    while let Some(pid) = queue.pop_front() {
+        kids.clear();
+        children(pid, &mut kids);
+        for &child in &kids {
+            if seen.len() >= max_walked || !seen.insert(child) {
+                continue;
+            }
+            let Some(st) = stat(child) else { continue };
+            if st.pgrp != pgid {
+                found.push(ProcessId {
+                    pid: child,
+                    start: st.start,
+                });
+            }
+            queue.push_back(child);
+        }
+    }
+    found
+}
+
+/// Sends `signal` to `process` if it is still that process (same start
+/// time). Returns false when it is gone (or its pid now names another
+/// process).
+pub fn signal_process(process: ProcessId, signal: i32) -> bool {
+    if process.pid <= 1 {
+        return false;
+    }
+    // SAFETY: pidfd_open takes a pid and flags and returns a new descriptor or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, process.pid, 0) };
+    let same = || stat(process.pid).is_some_and(|s| s.start == process.start);
+    if fd < 0 {
+        // No pidfd (Linux < 5.3): the start time is checked just before kill(2).
+        // SAFETY: plain syscall on a pid whose start time was just checked.
+        return same() && unsafe { libc::kill(process.pid, signal) == 0 };
+    }
+    let fd = fd as libc::c_int;
+    // The pidfd pins the process: once its start time matches, the signal
+    // reaches it or nothing (a reused pid gets a new process, not this fd's).
+    let sent = same()
+        // SAFETY: `fd` is the pidfd opened above; no siginfo, no flags.
+        && unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                fd,
+                signal,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            ) == 0
+        };
+    // SAFETY: `fd` was opened above and is closed once.
+    unsafe { libc::close(fd) };
+    sent
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_setsid_child_is_found_and_a_same_group_child_is_not() {
+        let me = std::process::id() as i32;
+        let pgid = unsafe { libc::getpgrp() };
+        let mut plain = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .unwrap();
+        let mut detached = {
+            use std::os::unix::process::CommandExt;
+            let mut cmd = std::process::Command::new("sleep");
+            cmd.arg("31");
+            // SAFETY: setsid is async-signal-safe.
+            unsafe {
+                cmd.pre_exec(|| {
+                    libc::setsid();
+                    Ok(())
+                });
+            }
+            cmd.spawn().unwrap()
+        };
+        let found = escaped_descendants(me, pgid, 4096);
+        let pids: Vec<i32> = found.iter().map(|p| p.pid).collect();
+        assert!(pids.contains(&(detached.id() as i32)), "{pids:?}");
+        assert!(!pids.contains(&(plain.id() as i32)), "{pids:?}");
+        let entry = found
+            .iter()
+            .find(|p| p.pid == detached.id() as i32)
+            .copied()
+            .unwrap();
+        let stale = ProcessId {
+            start: entry.start + 1,
+            ..entry
+        };
+        assert!(
+            !signal_process(stale, libc::SIGKILL),
+            "a reused pid is not signalled"
+        );
+        assert!(signal_process(entry, libc::SIGKILL));
+        assert!(detached.wait().unwrap().code().is_none());
+        plain.kill().unwrap();
+        plain.wait().unwrap();
+    }
+}

@@ -1,0 +1,79 @@
+//! A server that stops reading its stdin: sends are abandoned after the
+//! write timeout; a torn line fails the connection, an unstarted one only
+//! its own send.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::service::{RoleClient, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+
+use super::StdioTransport;
+use crate::events::HostEvent;
+use crate::transport::stdout_monitor::Reporter;
+
+/// The write timeout of these tests (ms): only when a stuck send gives up.
+const TIMEOUT: Duration = Duration::from_millis(50);
+
+fn ping(id: i64) -> TxJsonRpcMessage<RoleClient> {
+    let ping = rmcp::model::ClientRequest::PingRequest(Default::default());
+    TxJsonRpcMessage::<RoleClient>::request(ping, rmcp::model::NumberOrString::Number(id))
+}
+
+fn line_len(message: &TxJsonRpcMessage<RoleClient>) -> usize {
+    serde_json::to_vec(message).expect("serializes").len() + 1
+}
+
+/// A transport whose stdin (never read) holds `capacity` bytes; stdout
+/// stays open and silent.
+fn deaf(
+    capacity: usize,
+) -> (
+    StdioTransport<tokio::io::DuplexStream, tokio::io::DuplexStream>,
+    [tokio::io::DuplexStream; 2],
+    tokio::sync::mpsc::UnboundedReceiver<HostEvent>,
+) {
+    let (stdin, server_in) = tokio::io::duplex(capacity);
+    let (stdout, server_out) = tokio::io::duplex(1024);
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<HostEvent>();
+    let reporter = Reporter::new("srv".into(), Arc::new(tx), 1 << 20, None);
+    let transport = StdioTransport::new((stdout, stdin), reporter).with_write_timeout(TIMEOUT);
+    (transport, [server_in, server_out], rx)
+}
+
+#[tokio::test]
+async fn a_torn_line_fails_the_send_and_the_connection() {
+    let (mut transport, _server, mut logs) = deaf(16);
+    let stalled = transport.stalled();
+    let err = transport.send(ping(1)).await.expect_err("abandoned");
+    assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+    assert!(*stalled.borrow(), "the stream is torn");
+    // The receiving side ends; later sends fail at once.
+    assert!(transport.receive().await.is_none());
+    assert!(transport.send(ping(2)).await.is_err());
+    let Ok(HostEvent::Log(warning)) = logs.try_recv() else {
+        panic!("a warning")
+    };
+    assert_eq!(warning.target, "host.stdio");
+    assert!(warning.message.contains("stopped reading its stdin"));
+    assert!(warning
+        .message
+        .ends_with("its line is torn, so the connection fails"));
+}
+
+#[tokio::test]
+async fn a_line_not_started_fails_only_its_send() {
+    let first = ping(1);
+    let (mut transport, _server, mut logs) = deaf(line_len(&first));
+    let stalled = transport.stalled();
+    transport.send(first).await.expect("fits the pipe");
+    let err = transport.send(ping(2)).await.expect_err("abandoned");
+    assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+    assert!(!*stalled.borrow(), "nothing of it was written");
+    let Ok(HostEvent::Log(warning)) = logs.try_recv() else {
+        panic!("a warning")
+    };
+    assert!(warning
+        .message
+        .ends_with("it was dropped (none of it was written)"));
+}
