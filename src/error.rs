@@ -208,11 +208,13 @@ pub struct HostError {
 
 impl HostError {
     /// Builds an error with no detail. Every `http(s)` URL in `message` is
-    /// shown without userinfo, query and fragment (`crate::redact::shown_urls`): a library's
-    /// error text may carry a URL's path and query, which can hold secrets.
+    /// shown without userinfo, query and fragment, and every secret value
+    /// the host holds is replaced by `[redacted]` (`crate::redact::shown`):
+    /// a library's error text may carry a URL's path and query, and a
+    /// server's may echo a header value or the query it was sent.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         let message = message.into();
-        let message = match crate::redact::shown_urls(&message) {
+        let message = match crate::redact::shown(&message) {
             std::borrow::Cow::Borrowed(_) => message,
             std::borrow::Cow::Owned(shown) => shown,
         };

@@ -144,7 +144,8 @@ impl EventSink for tokio::sync::mpsc::UnboundedSender<HostEvent> {
 }
 
 /// Builds a log record of the host's own; every `http(s)` URL in `message`
-/// is shown without userinfo, query and fragment (`crate::redact::shown_urls`).
+/// is shown without userinfo, query and fragment, and every secret value
+/// the host holds is replaced (`crate::redact::shown`).
 pub fn log(
     level: LogLevel,
     target: &'static str,
@@ -155,7 +156,7 @@ pub fn log(
     HostEvent::Log(LogRecord {
         level,
         target,
-        message: crate::redact::shown_urls(&message).into_owned(),
+        message: crate::redact::shown(&message).into_owned(),
         server_id: server_id.map(str::to_owned),
         server_level: None,
     })
@@ -163,8 +164,14 @@ pub fn log(
 
 /// Builds the log record of a server's MCP log message (target
 /// `"server.log"`): `server_level` as the server sent it, `level` its
-/// [`LogLevel::nearest`].
+/// [`LogLevel::nearest`]; `message` as [`log`] shows it
+/// (`crate::redact::shown`: a server may echo the query or a header value
+/// it was sent).
 pub fn server_log(server_id: &str, server_level: String, message: String) -> HostEvent {
+    let message = match crate::redact::shown(&message) {
+        std::borrow::Cow::Borrowed(_) => message,
+        std::borrow::Cow::Owned(shown) => shown,
+    };
     HostEvent::Log(LogRecord {
         level: LogLevel::nearest(&server_level),
         target: "server.log",

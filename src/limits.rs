@@ -83,6 +83,14 @@ pub const MAX_DESCENDANT_WALK: usize = 4_096;
 /// each stop signal, but not after it was orphaned, nor by the host-death
 /// watchdog.
 pub const MAX_TRACKED_DESCENDANTS: usize = 256;
+/// Most processes of `/proc` looked at by one search for a server's
+/// process mark, right before a stop signal (Linux only,
+/// `src/transport/descendants.rs`) (a count): 65,536.
+pub const MAX_MARK_SCAN_PROCESSES: usize = 65_536;
+/// Most bytes of one process's environment read by that search: 2 MiB
+/// (Linux puts environment and arguments in at most a quarter of the 8 MiB
+/// default stack).
+pub const MAX_ENVIRON_READ_BYTES: usize = 2 * 1024 * 1024;
 /// After a graceful `shutdown` disposed the host, how long it waits for every
 /// server's tasks (actor, connection service) to end, in ms.
 pub const TASKS_END_WAIT_MS: u64 = 2_000;
@@ -265,6 +273,11 @@ pub const HTTP_DIAGNOSTIC_TIMEOUT_MS: u64 = 5_000;
 pub const MAX_HTTP_ERROR_BODY_BYTES: usize = 4 * 1024;
 /// Most characters of that body shown in the error (chars): 200.
 pub const MAX_HTTP_ERROR_PREVIEW_CHARS: usize = 200;
+/// Shortest secret value (a configured header value, a URL's query value,
+/// a token) the host takes out of every text it shows (bytes): 6. Shorter
+/// values (`1`, `json`) are too likely to be ordinary words of a text, so
+/// they are not kept (`crate::redact::KeptSecret`).
+pub const MIN_KEPT_SECRET_BYTES: usize = 6;
 
 // ---------------------------------------------------------------------------
 // Floods from a server (docs/reliability.md, "Floods")

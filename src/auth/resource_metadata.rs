@@ -223,7 +223,11 @@ pub fn requirement(
         }),
         resource,
         required_scopes: (!scopes.is_empty()).then_some(scopes),
-        description: challenge.params.error_description.clone(),
+        description: challenge
+            .params
+            .error_description
+            .as_deref()
+            .map(|text| crate::redact::shown(text).into_owned()),
     }
 }
 

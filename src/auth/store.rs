@@ -19,6 +19,8 @@ use rmcp::transport::auth::{
     AuthError, CredentialRefreshGuard, CredentialStore, StoredCredentials,
 };
 
+use crate::redact::KeptSecret;
+
 /// An async key/value store for secrets. Implementations must not log values.
 pub trait SecretStore: Send + Sync + 'static {
     /// The value under `key`, if any.
@@ -93,6 +95,9 @@ pub struct BridgedCredentialStore {
     store: Arc<dyn SecretStore>,
     key: String,
     locks: Arc<RefreshLocks>,
+    /// The tokens last loaded or saved, hidden from every text the host
+    /// shows while this store is in use (`crate::redact`).
+    kept: Mutex<Vec<KeptSecret>>,
 }
 
 impl BridgedCredentialStore {
@@ -107,7 +112,21 @@ impl BridgedCredentialStore {
             store,
             key: credential_key(issuer, resource),
             locks,
+            kept: Mutex::default(),
         }
+    }
+
+    /// Keeps the access and refresh tokens of `credentials` (replacing the
+    /// ones kept before).
+    fn keep(&self, credentials: &StoredCredentials) {
+        use oauth2::TokenResponse;
+        let Some(tokens) = &credentials.token_response else {
+            return;
+        };
+        let access = tokens.access_token().secret().as_str();
+        let refresh = tokens.refresh_token().map(|t| t.secret().as_str());
+        let kept = KeptSecret::all(std::iter::once(access).chain(refresh));
+        *self.kept.lock().unwrap_or_else(PoisonError::into_inner) = kept;
     }
 }
 
@@ -133,11 +152,18 @@ impl CredentialStore for BridgedCredentialStore {
         {
             None => Ok(None),
             // An unreadable entry is treated as absent (it will be replaced).
-            Some(json) => Ok(serde_json::from_str(&json).ok()),
+            Some(json) => {
+                let credentials: Option<StoredCredentials> = serde_json::from_str(&json).ok();
+                if let Some(credentials) = &credentials {
+                    self.keep(credentials);
+                }
+                Ok(credentials)
+            }
         }
     }
 
     async fn save(&self, credentials: StoredCredentials) -> Result<(), AuthError> {
+        self.keep(&credentials);
         let json = serde_json::to_string(&credentials).map_err(|e| store_error(e.to_string()))?;
         self.store
             .set(self.key.clone(), json)

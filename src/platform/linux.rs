@@ -18,8 +18,15 @@
 //!   parent chain to the server is alive when the walk runs (e.g. a browser
 //!   an automation server starts detached). A descendant orphaned before a
 //!   walk saw it (a double fork whose middle process already exited) is
-//!   reparented to init or a subreaper and cannot be told from any other
-//!   process: it escapes.
+//!   reparented to init or a subreaper, so the walk no longer reaches it.
+//! - So each server is also started with a mark in its environment
+//!   (`PROCESS_MARK_VAR` = a value unique to that start, `process_mark`),
+//!   which its descendants inherit; before each stop signal (and in the
+//!   watchdog, when the host dies) every process whose
+//!   `/proc/<pid>/environ` holds the mark is ended too
+//!   ([`marked_processes`]), wherever it was reparented. Only a descendant
+//!   that both was orphaned between two walks and cleared or replaced its
+//!   environment (`env -i`, `execve` with a new one) escapes.
 //!
 //! A process is named by its pid and its start time (`/proc/<pid>/stat`
 //! field 22, clock ticks since boot), so a pid reused by another process is
@@ -29,6 +36,11 @@
 //! and `kill(2)`.
 
 use std::collections::{HashSet, VecDeque};
+use std::io::Read;
+
+#[cfg(test)]
+use super::unix::process_mark;
+use super::unix::PROCESS_MARK_VAR;
 
 /// One process, named so that a reuse of its pid is told apart: the pid
 /// and the start time (`/proc/<pid>/stat` field 22, clock ticks since boot).
@@ -108,6 +120,48 @@ pub fn escaped_descendants(leader: i32, pgid: i32, max_walked: usize) -> Vec<Pro
     found
 }
 
+/// Whether the environment `/proc/<pid>/environ` holds the entry
+/// `needle` (`NAME=value`), reading at most `max_bytes` of it.
+fn environ_holds(pid: i32, needle: &[u8], max_bytes: usize, buf: &mut Vec<u8>) -> bool {
+    let Ok(file) = std::fs::File::open(format!("/proc/{pid}/environ")) else {
+        return false;
+    };
+    buf.clear();
+    if file.take(max_bytes as u64).read_to_end(buf).is_err() {
+        return false;
+    }
+    buf.split(|&b| b == 0).any(|entry| entry == needle)
+}
+
+/// The living processes whose environment holds `PROCESS_MARK_VAR=mark`
+/// (at most `max_looked` processes of `/proc` are looked at, at most
+/// `max_environ_bytes` of each environment read). A process the host may
+/// not read (another user's, or one that made itself non-dumpable) is not
+/// found.
+pub fn marked_processes(mark: &str, max_looked: usize, max_environ_bytes: usize) -> Vec<ProcessId> {
+    let needle = format!("{PROCESS_MARK_VAR}={mark}").into_bytes();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    let mut buf = Vec::new();
+    let pids = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()));
+    for pid in pids.take(max_looked) {
+        if !environ_holds(pid, &needle, max_environ_bytes, &mut buf) {
+            continue;
+        }
+        if let Some(st) = stat(pid) {
+            found.push(ProcessId {
+                pid,
+                start: st.start,
+            });
+        }
+    }
+    found
+}
+
 /// Sends `signal` to `process` if it is still that process (same start
 /// time). Returns false when it is gone (or its pid now names another
 /// process).
@@ -145,6 +199,31 @@ pub fn signal_process(process: ProcessId, signal: i32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_marked_process_is_found_wherever_it_is_and_others_are_not() {
+        let mark = process_mark();
+        assert_ne!(mark, process_mark(), "every mark is new");
+        // A double fork: the marked `sleep` is orphaned (reparented) at once.
+        let status = std::process::Command::new("sh")
+            .arg("-c")
+            .arg("sleep 30 >/dev/null 2>&1 & exit 0")
+            .env(PROCESS_MARK_VAR, &mark)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let mut unmarked = std::process::Command::new("sleep")
+            .arg("32")
+            .spawn()
+            .unwrap();
+        let found = marked_processes(&mark, 1 << 16, 1 << 20);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_ne!(found[0].pid, unmarked.id() as i32);
+        assert!(signal_process(found[0], libc::SIGKILL));
+        unmarked.kill().unwrap();
+        unmarked.wait().unwrap();
+        assert!(marked_processes(&format!("{mark}x"), 1 << 16, 1 << 20).is_empty());
+    }
 
     #[test]
     fn a_setsid_child_is_found_and_a_same_group_child_is_not() {

@@ -9,6 +9,7 @@
 //! | [`open_without_blocking`] (`O_NONBLOCK \| O_NOCTTY`), [`open_no_follow`] (also `O_NOFOLLOW`), [`special_file_kind`] | yes | yes |
 //! | [`private_dir`] (mode `0700`), [`private_file`] (mode `0600`) | yes | yes |
 //! | [`escaped_descendants`] (descendants outside the process group: `setsid()`, double fork), [`signal_process`] (pidfd + start time) | yes (`/proc` `children` links, see `linux.rs`) | none found: only the process group is signalled (macOS has no subreaper and no `/proc`) |
+//! | [`process_mark`] ([`PROCESS_MARK_VAR`] in each server's environment), [`marked_processes`] (every process holding a mark, wherever it was reparented) | yes (`/proc/<pid>/environ`) | the mark is set, none found |
 //! | [`lock_exclusive`] (`flock(2)`, non-blocking) | yes | yes |
 //!
 //! On Windows (`windows.rs`) the stdio transport is `transport/process_windows.rs`
@@ -35,14 +36,14 @@ mod linux;
 #[cfg(unix)]
 mod unix;
 #[cfg(target_os = "linux")]
-pub use linux::{escaped_descendants, signal_process, ProcessId};
+pub use linux::{escaped_descendants, marked_processes, signal_process, ProcessId};
 #[cfg(all(unix, not(target_os = "linux")))]
-pub use unix::{escaped_descendants, signal_process, ProcessId};
+pub use unix::{escaped_descendants, marked_processes, signal_process, ProcessId};
 #[cfg(unix)]
 pub use unix::{
     exit_signal, kill_group, lock_exclusive, open_no_follow, open_without_blocking, private_dir,
-    private_file, set_parent_death_signal, spawn_watchdog, special_file_kind, watchdog_add,
-    SIGABRT, SIGINT, SIGKILL, SIGSEGV, SIGTERM,
+    private_file, process_mark, set_parent_death_signal, spawn_watchdog, special_file_kind,
+    watchdog_add, PROCESS_MARK_VAR, SIGABRT, SIGINT, SIGKILL, SIGSEGV, SIGTERM,
 };
 
 #[cfg(windows)]

@@ -5,6 +5,7 @@ use std::fs::{DirBuilder, FileType, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, OpenOptionsExt};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 #[cfg(target_os = "linux")]
 use super::ProcessId;
@@ -50,20 +51,28 @@ pub fn set_parent_death_signal(cmd: &mut tokio::process::Command) {
 /// group reading the pipe. Each line `<pid> <start time>` the host writes
 /// first ([`watchdog_add`]) names a descendant outside the group, which is
 /// SIGKILLed too if `/proc/<pid>/stat` still shows that start time (so a
-/// reused pid is spared). Returns `None` where no `/bin/sh` exists.
-pub fn spawn_watchdog(pgid: i32) -> Option<std::process::ChildStdin> {
+/// reused pid is spared). With `mark` (the group's [`process_mark`]),
+/// every process whose `/proc/<pid>/environ` holds it is SIGKILLed last
+/// (`grep -l` over `/proc/*/environ`; nothing where there is no `/proc`).
+/// Returns `None` where no `/bin/sh` exists.
+pub fn spawn_watchdog(pgid: i32, mark: Option<&str>) -> Option<std::process::ChildStdin> {
     // No `--`: dash's built-in kill rejects it; `-KILL -<pgid>` works in every POSIX sh.
     // `${20}` after the last ") " of /proc/<pid>/stat is field 22, the start time.
-    const SCRIPT: &str = r#"g=$1; l=; while read -r p t; do l="$l $p:$t"; done
+    // A mark is fixed-width (`process_mark`), so `NAME=<mark>` matches it only.
+    const SCRIPT: &str = r#"g=$1; m=$2; l=; while read -r p t; do l="$l $p:$t"; done
 kill -KILL -"$g" 2>/dev/null
 for e in $l; do p=${e%%:*}; t=${e#*:}
 read -r s 2>/dev/null </proc/"$p"/stat || continue; s=${s##*) }; set -- $s
-[ "${20}" = "$t" ] && kill -KILL "$p" 2>/dev/null; done"#;
+[ "${20}" = "$t" ] && kill -KILL "$p" 2>/dev/null; done
+[ -n "$m" ] && for f in $(grep -lsaF "$m" /proc/[0-9]*/environ 2>/dev/null); do
+p=${f#/proc/}; kill -KILL "${p%/environ}" 2>/dev/null; done"#;
+    let needle = mark.map_or_else(String::new, |m| format!("{PROCESS_MARK_VAR}={m}"));
     let mut child = std::process::Command::new("/bin/sh")
         .arg("-c")
         .arg(SCRIPT)
         .arg("ahp-mcp-host-watchdog")
         .arg(pgid.to_string())
+        .arg(needle)
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -111,6 +120,35 @@ pub struct ProcessId {
 /// (no `/proc`; macOS has no subreaper): always empty.
 #[cfg(not(target_os = "linux"))]
 pub fn escaped_descendants(_leader: i32, _pgid: i32, _max_walked: usize) -> Vec<ProcessId> {
+    Vec::new()
+}
+
+/// The environment variable that marks a server's process tree: each
+/// server starts with [`PROCESS_MARK_VAR`] = [`process_mark`], which its
+/// descendants inherit (Linux finds them by it, see `linux.rs`).
+pub const PROCESS_MARK_VAR: &str = "AHP_MCP_HOST_PROCESS_MARK";
+
+/// A value for [`PROCESS_MARK_VAR`] that no other start of this or any
+/// other host shares: the host's pid, a counter and the time in ns.
+pub fn process_mark() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let seq = NEXT.fetch_add(1, Ordering::Relaxed);
+    // Fixed width (40 hex digits): no mark is the start of another.
+    format!(
+        "{:08x}{:08x}{:024x}",
+        std::process::id(),
+        seq as u32,
+        nanos & ((1 << 96) - 1)
+    )
+}
+
+/// Other Unix (macOS): no process is found by its mark (no `/proc`):
+/// always empty.
+#[cfg(not(target_os = "linux"))]
+pub fn marked_processes(_mark: &str, _max_looked: usize, _max_bytes: usize) -> Vec<ProcessId> {
     Vec::new()
 }
 

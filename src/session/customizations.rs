@@ -68,13 +68,14 @@ pub fn plugin_entry(
 
 /// `McpServerState::Error` (AHP `McpServerErrorState`) with `errorType` =
 /// the stable string of `code` (e.g. `"server_exited"`) and `message`
-/// (every `http(s)` URL in it without userinfo, query and fragment).
+/// (every `http(s)` URL in it without userinfo, query and fragment, every
+/// secret value the host holds replaced: `crate::redact::shown`).
 pub fn server_error_state(code: ErrorCode, message: impl Into<String>) -> McpServerState {
     let message = message.into();
     McpServerState::Error(McpServerErrorState {
         error: ErrorInfo {
             error_type: code.as_str().to_owned(),
-            message: crate::redact::shown_urls(&message).into_owned(),
+            message: crate::redact::shown(&message).into_owned(),
             stack: None,
             meta: None,
         },
@@ -104,6 +105,25 @@ pub fn restarting_error_state(
     let mut state = server_error_state(code, message);
     if let McpServerState::Error(e) = &mut state {
         e.error.meta = Some(meta);
+    }
+    state
+}
+
+/// `state` with its server-authored texts as the host may show them
+/// (`crate::redact::shown`): an `error` state's message, an `authRequired`
+/// state's `description` (an authorization server's `error_description`
+/// or a sign-in failure, either of which may echo a secret it was sent).
+/// Every server state passes through here before it is published.
+pub fn shown_server_state(mut state: McpServerState) -> McpServerState {
+    let text = match &mut state {
+        McpServerState::Error(e) => Some(&mut e.error.message),
+        McpServerState::AuthRequired(required) => required.description.as_mut(),
+        _ => None,
+    };
+    if let Some(text) = text {
+        if let std::borrow::Cow::Owned(shown) = crate::redact::shown(text) {
+            *text = shown;
+        }
     }
     state
 }

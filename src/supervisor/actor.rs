@@ -28,6 +28,7 @@ use crate::auth::AuthChallenge;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel, ToolsChangeReason};
 use crate::limits::LIST_CHANGED_DEBOUNCE_MS;
+use crate::redact::KeptSecret;
 use crate::requests::ServerRequestKind;
 
 #[cfg(test)]
@@ -103,6 +104,8 @@ pub(super) struct Actor<C: Connector> {
     /// created (so first starts go in configuration order); used by the
     /// first start, dropped after the first step otherwise.
     queued: Option<Queued>,
+    /// The pushed token in use and its [`KeptSecret`] ([`Actor::keep_token`]).
+    kept_token: Option<(String, Option<KeptSecret>)>,
 }
 
 /// Runs `actor` (starting its server at once) until it exits or the
@@ -152,6 +155,7 @@ impl<C: Connector> Actor<C> {
             held: None,
             waiting: Waiting::Nothing,
             queued,
+            kept_token: None,
         }
     }
 
@@ -174,12 +178,22 @@ impl<C: Connector> Actor<C> {
         while let Some(input) = next.take() {
             let (machine, effects) = transition(&self.machine, input, &self.rules);
             self.machine = machine;
+            self.keep_token();
             for effect in effects {
                 if let Some(follow) = self.run(effect, &mut payload).await {
                     next = Some(follow);
                 }
             }
             self.waiting.keep_for(&self.machine.phase);
+        }
+    }
+
+    /// Keeps the pushed token the machine now holds (`crate::redact`: hidden
+    /// from every text while it is in use), forgetting the one it replaced.
+    fn keep_token(&mut self) {
+        let current = self.machine.creds.token.as_ref().map(|t| t.0.as_str());
+        if self.kept_token.as_ref().map(|(token, _)| token.as_str()) != current {
+            self.kept_token = current.map(|t| (t.to_owned(), KeptSecret::new(t)));
         }
     }
 

@@ -47,6 +47,7 @@ pub use shared::{HostShared, SessionCell};
 
 use crate::auth::step_up::Leaving;
 use crate::config::{OAuthClientSetting, ProtocolSetting};
+use crate::redact::KeptSecret;
 
 use connector::{Connector, McpConnector};
 
@@ -85,6 +86,31 @@ pub struct ServerHandle {
     pub live: Arc<ServerLive>,
     commands: mpsc::UnboundedSender<Command>,
     tasks: ServerTasks,
+    /// The secret values of `spec`, hidden from every text while the
+    /// server is configured ([`ServerSpec::secrets`]).
+    _kept: Vec<KeptSecret>,
+}
+
+impl ServerSpec {
+    /// The values of this server's configuration that are secrets
+    /// (`crate::redact`): a Streamable HTTP server's header values (and a
+    /// `<scheme> <credentials>` value's credentials), its URL's password,
+    /// query (whole, each pair, each value) and fragment; the OAuth
+    /// client's secret and private key.
+    pub fn secrets(&self) -> Vec<String> {
+        let mut all = Vec::new();
+        if let TransportSpec::StreamableHttp(cfg) = &self.transport {
+            all.extend(crate::redact::url_secrets(&cfg.url));
+            for value in cfg.headers.values() {
+                all.extend(crate::redact::header_secrets(value));
+            }
+        }
+        if let Some(client) = &self.oauth_client {
+            all.extend(client.client_secret.iter().cloned());
+            all.extend(client.private_key_pem.iter().cloned());
+        }
+        all
+    }
 }
 
 impl ServerHandle {
@@ -99,6 +125,7 @@ impl ServerHandle {
         spec: ServerSpec,
         connector: Arc<C>,
     ) -> Self {
+        let kept = KeptSecret::all(spec.secrets().iter().map(String::as_str));
         let (commands, rx) = mpsc::unbounded_channel();
         let live = Arc::new(ServerLive::default());
         let tasks = ServerTasks {
@@ -123,6 +150,7 @@ impl ServerHandle {
             live,
             commands,
             tasks,
+            _kept: kept,
         }
     }
 

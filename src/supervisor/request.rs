@@ -172,7 +172,8 @@ pub struct CallTimeouts {
 ///
 /// The mapping itself: [`RequestFailure::Auth`] for an authorization
 /// challenge; otherwise `protocol_error` (a JSON-RPC error: message with its
-/// code, `data` `{code, data}`; or the transport error without Rust type
+/// code, `data` `{code, data}`, both without the secret values the host
+/// holds, `crate::redact`; or the transport error without Rust type
 /// names), `server_exited` (the connection closed under the request: the
 /// server stopped, exited or crashed) or `timeout` (with `call`, the message
 /// says "without progress" or "in total" and `data` is `{kind:
@@ -186,17 +187,25 @@ pub fn map_service_error(
         return RequestFailure::Auth(header.to_owned());
     }
     RequestFailure::Failed(match e {
-        ServiceError::McpError(err) => HostError::new(
-            ErrorCode::ProtocolError,
-            format!(
-                "{context} failed: {} (JSON-RPC error {})",
-                err.message, err.code.0
-            ),
-        )
-        .with_detail(ErrorDetail::JsonRpc {
-            code: err.code.0.into(),
-            data: err.data,
-        }),
+        ServiceError::McpError(err) => {
+            // The server's `data` is shown as its message is (`HostError::new`):
+            // without the secret values the host holds.
+            let mut data = err.data;
+            if let Some(data) = &mut data {
+                crate::redact::hidden_in_value(data);
+            }
+            HostError::new(
+                ErrorCode::ProtocolError,
+                format!(
+                    "{context} failed: {} (JSON-RPC error {})",
+                    err.message, err.code.0
+                ),
+            )
+            .with_detail(ErrorDetail::JsonRpc {
+                code: err.code.0.into(),
+                data,
+            })
+        }
         ServiceError::Timeout { timeout } => timeout_error(context, timeout, call),
         // Callers tell a closed response stream apart: see `stream_closed`.
         ServiceError::TransportClosed => HostError::new(

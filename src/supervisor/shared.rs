@@ -221,6 +221,7 @@ impl HostShared {
         state: McpServerState,
         app: Option<AhpMcpUiHostCapabilities>,
     ) {
+        let state = crate::session::shown_server_state(state);
         let mut session = self.lock_session();
         let ready = matches!(state, McpServerState::Ready(_)) && self.mcp_apps;
         if !ready {

@@ -12,10 +12,17 @@
 //! A remembered process keeps being ended after it was orphaned (its parent
 //! exited), and a reused pid is never signalled.
 //!
+//! Each server also starts with a mark in its environment
+//! (`platform::PROCESS_MARK_VAR`, unique to that start), which descendants
+//! inherit: right before each stop signal and by the synchronous kill
+//! ([`Escaped::sweep`]), and by the watchdog, every process holding the
+//! mark is ended too, wherever it was reparented, so a descendant that
+//! left the group and lost its parent within one scan interval (a fast
+//! double fork) is found as well, unless it also dropped its environment.
+//!
 //! What each platform finds is in `crate::platform` (Linux: the `/proc`
-//! `children` links; macOS and other Unix: nothing outside the group). A
-//! descendant that left the group and lost its parent within one scan
-//! interval (a fast double fork) is not found anywhere.
+//! `children` links and `/proc/<pid>/environ`; macOS and other Unix:
+//! nothing outside the group).
 
 use std::process::{ChildStdin, ExitStatus};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -24,13 +31,18 @@ use std::time::Duration;
 use tokio::sync::watch;
 
 use crate::events::{log, EventSink, LogLevel};
-use crate::limits::{DESCENDANT_SCAN_MS, MAX_DESCENDANT_WALK, MAX_TRACKED_DESCENDANTS};
+use crate::limits::{
+    DESCENDANT_SCAN_MS, MAX_DESCENDANT_WALK, MAX_ENVIRON_READ_BYTES, MAX_MARK_SCAN_PROCESSES,
+    MAX_TRACKED_DESCENDANTS,
+};
 use crate::platform::{self, ProcessId};
 
 /// The escaped descendants of one server (pid = process group id `pgid`).
 #[derive(Debug)]
 pub struct Escaped {
     pgid: i32,
+    /// The group's `platform::PROCESS_MARK_VAR` value, if it has one.
+    mark: Option<String>,
     inner: Mutex<Inner>,
 }
 
@@ -43,11 +55,12 @@ struct Inner {
 }
 
 impl Escaped {
-    /// Nothing found yet for the group led by `pgid`, whose watchdog reads
-    /// `watchdog` (see `platform::spawn_watchdog`).
-    pub fn new(pgid: i32, watchdog: Option<ChildStdin>) -> Self {
+    /// Nothing found yet for the group led by `pgid`, started with `mark`,
+    /// whose watchdog reads `watchdog` (see `platform::spawn_watchdog`).
+    pub fn new(pgid: i32, mark: Option<String>, watchdog: Option<ChildStdin>) -> Self {
         Self {
             pgid,
+            mark,
             inner: Mutex::new(Inner {
                 known: Vec::new(),
                 watchdog,
@@ -65,6 +78,30 @@ impl Escaped {
     /// every one this walk found.
     pub fn scan(&self) -> (Vec<ProcessId>, Vec<ProcessId>) {
         let found = platform::escaped_descendants(self.pgid, self.pgid, MAX_DESCENDANT_WALK);
+        self.remember(found)
+    }
+
+    /// [`Escaped::scan`], then every process holding the group's mark that
+    /// is not the leader (found wherever it was reparented; at most
+    /// [`MAX_MARK_SCAN_PROCESSES`] looked at): what a stop signal is sent
+    /// to besides the group. Returns what [`Escaped::scan`] returns.
+    pub fn sweep(&self) -> (Vec<ProcessId>, Vec<ProcessId>) {
+        let mut found = platform::escaped_descendants(self.pgid, self.pgid, MAX_DESCENDANT_WALK);
+        if let Some(mark) = &self.mark {
+            let marked =
+                platform::marked_processes(mark, MAX_MARK_SCAN_PROCESSES, MAX_ENVIRON_READ_BYTES);
+            for process in marked {
+                if process.pid != self.pgid && !found.contains(&process) {
+                    found.push(process);
+                }
+            }
+        }
+        self.remember(found)
+    }
+
+    /// Remembers (and names to the watchdog) each of `found` not known yet,
+    /// at most [`MAX_TRACKED_DESCENDANTS`]: returns those and `found`.
+    fn remember(&self, found: Vec<ProcessId>) -> (Vec<ProcessId>, Vec<ProcessId>) {
         let mut inner = self.lock();
         let mut new = Vec::new();
         for &process in &found {

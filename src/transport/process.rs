@@ -120,10 +120,12 @@ impl std::fmt::Debug for ServerProcess {
 /// # Errors
 /// `spawn_failed` naming the program and the OS error.
 pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<ServerProcess> {
+    let mark = platform::process_mark();
     let mut wrap = CommandWrap::with_new(&spec.program, |cmd| {
         cmd.args(&spec.args)
             .env_clear()
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
+            .env(platform::PROCESS_MARK_VAR, &mark)
             .current_dir(&spec.cwd)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -142,7 +144,8 @@ pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<S
     let stdin = child.stdin().take();
     let stdout = child.stdout().take();
     let stderr = child.stderr().take();
-    let escaped = Arc::new(Escaped::new(pgid, platform::spawn_watchdog(pgid)));
+    let watchdog = platform::spawn_watchdog(pgid, Some(&mark));
+    let escaped = Arc::new(Escaped::new(pgid, Some(mark), watchdog));
     registry.insert(pgid, escaped.clone());
     let (exit_tx, exit_rx) = watch::channel(None);
     tokio::spawn(reap(child, exit_tx));
@@ -160,10 +163,11 @@ pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<S
     })
 }
 
-/// Walks the tree below `pgid`'s leader (while it is intact), then sends
-/// `signal` to the group and to every descendant that left it.
+/// Walks the tree below `pgid`'s leader (while it is intact) and finds the
+/// processes holding its mark ([`Escaped::sweep`]), then sends `signal` to
+/// the group and to every descendant that left it.
 fn kill_tree(pgid: i32, escaped: &Escaped, signal: i32) {
-    let (_, found) = escaped.scan();
+    let (_, found) = escaped.sweep();
     kill_group(pgid, signal);
     escaped.signal(signal, &found);
 }
@@ -235,7 +239,7 @@ impl ServerProcess {
     /// remaining grace is skipped, nothing is left behind).
     pub async fn stop(mut self) -> Option<ExitStatus> {
         // While the leader lives its tree is whole: every escaped descendant is found now.
-        self.escaped.scan();
+        self.escaped.sweep();
         if !self
             .wait_gone(Duration::from_millis(STOP_STDIN_GRACE_MS))
             .await

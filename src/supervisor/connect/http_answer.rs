@@ -10,14 +10,17 @@
 //! reads the answer: its HTTP status, content type, and a preview of the
 //! body (at most [`MAX_HTTP_ERROR_BODY_BYTES`] read, [`MAX_HTTP_ERROR_PREVIEW_CHARS`]
 //! shown, control characters and runs of white space collapsed; an HTML
-//! page by its `<title>`; every configured header value, the bearer token
-//! and the URL's query and fragment replaced by `[redacted]`), within [`HTTP_DIAGNOSTIC_TIMEOUT_MS`].
+//! page by its `<title>`; every secret value the host holds, among them the
+//! configured header values, the bearer token and the URL's query and
+//! fragment, replaced by `[redacted]` before it is cut: `crate::redact`),
+//! within [`HTTP_DIAGNOSTIC_TIMEOUT_MS`].
 //! The message names the origin only (never the path or query) and says
 //! what to do: a 405 may be a legacy HTTP+SSE server, a 404 a wrong path, a
 //! web page a URL that is not the MCP endpoint. An answer that is an MCP
 //! one (a 2xx JSON or event stream), or no answer, gives `None`: the caller
 //! keeps its transport-level text.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use futures::StreamExt;
@@ -61,8 +64,6 @@ pub(super) async fn ask(
         request = request.header(AUTHORIZATION, format!("Bearer {token}"));
     }
     let limit = Duration::from_millis(HTTP_DIAGNOSTIC_TIMEOUT_MS);
-    let secrets = secrets_of(cfg, bearer);
-    let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
     tokio::time::timeout(limit, async {
         let response = request.send().await.ok()?;
         let status = response.status().as_u16();
@@ -80,7 +81,7 @@ pub(super) async fn ask(
             return None;
         }
         let bytes = read_prefix(response).await;
-        let preview = preview(&bytes, content_type.as_deref(), &secrets);
+        let preview = preview(&bytes, content_type.as_deref());
         Some(Answer {
             status,
             content_type,
@@ -90,27 +91,6 @@ pub(super) async fn ask(
     .await
     .ok()
     .flatten()
-}
-
-/// What an answer must not show: the configured header values, the bearer
-/// token, and the URL's query (whole, each pair, each value) and fragment;
-/// longest first, so a value inside another is not left half.
-fn secrets_of(cfg: &HttpConfig, bearer: Option<&str>) -> Vec<String> {
-    let mut all: Vec<String> = cfg.headers.values().cloned().collect();
-    all.extend(bearer.map(str::to_owned));
-    let url = &cfg.url;
-    all.extend(url.query().map(str::to_owned));
-    all.extend(url.fragment().map(str::to_owned));
-    for (key, value) in url.query_pairs() {
-        all.push(format!("{key}={value}"));
-        all.push(value.into_owned());
-    }
-    if let Some(query) = url.query() {
-        all.extend(query.split('&').map(str::to_owned));
-    }
-    all.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    all.dedup();
-    all
 }
 
 /// At most [`MAX_HTTP_ERROR_BODY_BYTES`] of the body (what arrived of it).
@@ -128,17 +108,18 @@ async fn read_prefix(response: reqwest::Response) -> Vec<u8> {
 }
 
 /// The body as one short line: an HTML page's `<title>`, else the text with
-/// control characters and white space runs collapsed, `secrets` redacted,
+/// control characters and white space runs collapsed, the secret values
+/// the host holds redacted (before it is cut, so none is left half shown),
 /// at most [`MAX_HTTP_ERROR_PREVIEW_CHARS`] characters.
-fn preview(bytes: &[u8], content_type: Option<&str>, secrets: &[&str]) -> String {
+fn preview(bytes: &[u8], content_type: Option<&str>) -> String {
     let mut text = String::from_utf8_lossy(bytes).into_owned();
     if content_type.is_some_and(|t| t.contains("html")) {
         if let Some(title) = html_title(&text) {
             text = title;
         }
     }
-    for secret in secrets.iter().filter(|s| s.len() >= 4) {
-        text = text.replace(secret, "[redacted]");
+    if let Cow::Owned(hidden) = crate::redact::hidden(&text) {
+        text = hidden;
     }
     let line = text
         .split(|c: char| c.is_whitespace() || c.is_control())
@@ -208,28 +189,28 @@ mod tests {
 
     #[test]
     fn a_preview_is_one_short_redacted_line_and_a_page_shows_its_title() {
+        let _kept = crate::redact::KeptSecret::new("CANARY-123");
         let body = b"error:\n\n  key CANARY-123 is\tnot valid\x07 here";
-        let shown = preview(body, Some("text/plain"), &["CANARY-123"]);
+        let shown = preview(body, Some("text/plain"));
         assert_eq!(shown, "error: key [redacted] is not valid here");
         let page = b"<html><head><TITLE> Welcome to nginx </TITLE></head><body>x</body></html>";
-        assert_eq!(preview(page, Some("text/html"), &[]), "Welcome to nginx");
+        assert_eq!(preview(page, Some("text/html")), "Welcome to nginx");
         let long = "x".repeat(MAX_HTTP_ERROR_PREVIEW_CHARS + 10);
-        let shown = preview(long.as_bytes(), None, &[]);
+        let shown = preview(long.as_bytes(), None);
         assert_eq!(shown.chars().count(), MAX_HTTP_ERROR_PREVIEW_CHARS + 1);
     }
 
     #[test]
     fn the_url_query_and_fragment_are_redacted_in_the_preview() {
-        let cfg = HttpConfig {
-            url: "http://127.0.0.1:9/p/mcp?api_key=CANARY1&x=1#CANARY2"
-                .parse()
-                .unwrap(),
-            headers: [("X-Key".to_owned(), "CANARY3".to_owned())].into(),
-        };
-        let secrets = secrets_of(&cfg, Some("CANARY4"));
-        let secrets: Vec<&str> = secrets.iter().map(String::as_str).collect();
+        let url = "http://127.0.0.1:9/p/mcp?api_key=CANARY1&x=1#CANARY2"
+            .parse()
+            .unwrap();
+        let mut values = crate::redact::url_secrets(&url);
+        values.extend(crate::redact::header_secrets("Token CANARY3"));
+        values.push("CANARY4".into());
+        let _kept = crate::redact::KeptSecret::all(values.iter().map(String::as_str));
         let body = b"no /p/mcp?api_key=CANARY1&x=1#CANARY2 for CANARY3 or CANARY4; CANARY1";
-        let shown = preview(body, Some("text/plain"), &secrets);
+        let shown = preview(body, Some("text/plain"));
         assert!(
             !shown.contains("CANARY") && !shown.contains("api_key"),
             "{shown}"

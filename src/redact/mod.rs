@@ -11,11 +11,33 @@
 //! endpoint was tried (texts about a failed exchange, `crate::network`'s
 //! error texts, name the origin only).
 //!
-//! A leaf: uses only the `url` crate.
+//! Beside URLs, the secret values the host holds are taken out of every
+//! such text, whoever wrote it ([`kept`]: a server echoing a header value
+//! or its URL's query); [`shown`] does both.
+//!
+//! A leaf: uses only the `url` and `serde_json` crates and
+//! `crate::limits`.
 
 use std::borrow::Cow;
 
 use url::Url;
+
+mod kept;
+
+pub use kept::{header_secrets, hidden, hidden_in_value, url_secrets, KeptSecret};
+
+/// `text` as the host may show it: every `http(s)` URL without userinfo,
+/// query and fragment ([`shown_urls`]), then every kept secret value
+/// replaced ([`hidden`]). Returned as is (no copy) when nothing changes.
+pub fn shown(text: &str) -> Cow<'_, str> {
+    match shown_urls(text) {
+        Cow::Borrowed(text) => hidden(text),
+        Cow::Owned(urls_shown) => match hidden(&urls_shown) {
+            Cow::Borrowed(_) => Cow::Owned(urls_shown),
+            Cow::Owned(both) => Cow::Owned(both),
+        },
+    }
+}
 
 /// `text` with every `http://` / `https://` URL in it shown without
 /// userinfo, query and fragment ([`shown_server_url`]). A URL runs to the
@@ -32,7 +54,7 @@ pub fn shown_urls(text: &str) -> Cow<'_, str> {
         out.push_str(&rest[..start]);
         let tail = &rest[start..];
         let end = url_end(tail);
-        out.push_str(&shown(&tail[..end]));
+        out.push_str(&shown_url(&tail[..end]));
         rest = &tail[end..];
     }
     out.push_str(rest);
@@ -84,7 +106,7 @@ fn url_end(text: &str) -> usize {
 
 /// `raw` without userinfo, query and fragment, or `<url>`. A text may end
 /// a URL with a full stop or colon; it is kept outside.
-fn shown(raw: &str) -> String {
+fn shown_url(raw: &str) -> String {
     let trimmed = raw.trim_end_matches(['.', ':']);
     match Url::parse(trimmed) {
         Ok(url) if url.has_host() => {

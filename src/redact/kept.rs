@@ -1,0 +1,241 @@
+//! The secret values this process holds, so that no text it shows carries
+//! one, whoever wrote the text.
+//!
+//! A server can echo what it was sent: a Streamable HTTP server's JSON-RPC
+//! error that quotes the request line (`POST /mcp?token=…`), a 404 page
+//! naming the path and query, an `invalid token sk-…` log message, an
+//! authorization server's `error_description` repeating the client
+//! secret. URL scrubbing ([`super::shown_urls`]) cannot see those (they are
+//! not whole URLs), so the values themselves are kept here while something
+//! of the host holds them ([`KeptSecret`]: a server's configured header
+//! values, its URL's query, fragment and userinfo, its OAuth client
+//! secret, a pushed or stored token), and [`hidden`] replaces each with
+//! `[redacted]` in every text the host shows: [`super::shown`] runs at the
+//! same places URL scrubbing does (`HostError::new`, `events::log`, server
+//! log records, the server states of `crate::session`), and JSON-RPC error
+//! `data` goes through [`hidden_in_value`].
+//!
+//! The set is process-wide: two hosts in one process hide each other's
+//! values too, which costs nothing but a redaction that was not needed.
+//! Values shorter than [`MIN_KEPT_SECRET_BYTES`] are not kept (a header
+//! value `1` or a query `v=2` would otherwise redact every such word); the
+//! set holds one entry per [`KeptSecret`] alive, so it is bounded by what
+//! holds them (the configured servers and their tokens).
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
+
+use serde_json::Value;
+
+use crate::limits::MIN_KEPT_SECRET_BYTES;
+
+/// What a hidden value is shown as.
+const REDACTED: &str = "[redacted]";
+
+/// The live values, by the id of the [`KeptSecret`] that holds each, and
+/// the same values longest first (what [`hidden`] reads), rebuilt on every
+/// change (rare: a server added or removed, a token replaced).
+#[derive(Default)]
+struct Kept {
+    by_id: BTreeMap<u64, Arc<str>>,
+    longest_first: Arc<Vec<Arc<str>>>,
+}
+
+static KEPT: RwLock<Option<Kept>> = RwLock::new(None);
+/// How many values are kept: [`hidden`] reads nothing else while it is 0.
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// One secret value held by the host: while it lives, [`hidden`] takes the
+/// value out of every text. Dropping it forgets the value (unless another
+/// `KeptSecret` holds the same one).
+pub struct KeptSecret {
+    id: u64,
+}
+
+impl KeptSecret {
+    /// Keeps `value`; `None` when it is shorter than
+    /// [`MIN_KEPT_SECRET_BYTES`] (not kept, see the module documentation).
+    pub fn new(value: &str) -> Option<Self> {
+        if value.len() < MIN_KEPT_SECRET_BYTES {
+            return None;
+        }
+        let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+        change(|kept| {
+            kept.by_id.insert(id, Arc::from(value));
+        });
+        Some(Self { id })
+    }
+
+    /// Keeps every value of `values` that is long enough.
+    pub fn all<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<Self> {
+        values.into_iter().filter_map(Self::new).collect()
+    }
+}
+
+impl Drop for KeptSecret {
+    fn drop(&mut self) {
+        let id = self.id;
+        change(|kept| {
+            kept.by_id.remove(&id);
+        });
+    }
+}
+
+impl std::fmt::Debug for KeptSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "KeptSecret(#{})", self.id)
+    }
+}
+
+/// Applies `edit` to the set and rebuilds its longest-first list.
+fn change(edit: impl FnOnce(&mut Kept)) {
+    let mut guard = KEPT.write().unwrap_or_else(PoisonError::into_inner);
+    let kept = guard.get_or_insert_with(Kept::default);
+    edit(kept);
+    let mut values: Vec<Arc<str>> = kept.by_id.values().cloned().collect();
+    values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    values.dedup();
+    COUNT.store(values.len(), Ordering::Release);
+    kept.longest_first = Arc::new(values);
+}
+
+/// The kept values, longest first (so a value inside another is not left
+/// half shown).
+fn values() -> Option<Arc<Vec<Arc<str>>>> {
+    if COUNT.load(Ordering::Acquire) == 0 {
+        return None;
+    }
+    let guard = KEPT.read().unwrap_or_else(PoisonError::into_inner);
+    guard.as_ref().map(|kept| kept.longest_first.clone())
+}
+
+/// `text` with every kept value replaced by [`REDACTED`]; returned as is
+/// (no copy) when it holds none.
+pub fn hidden(text: &str) -> Cow<'_, str> {
+    let Some(values) = values() else {
+        return Cow::Borrowed(text);
+    };
+    let mut out = Cow::Borrowed(text);
+    for value in values.iter() {
+        if out.contains(&**value) {
+            out = Cow::Owned(out.replace(&**value, REDACTED));
+        }
+    }
+    out
+}
+
+/// [`hidden`] applied to every string (and object key) inside `value`.
+pub fn hidden_in_value(value: &mut Value) {
+    if COUNT.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    match value {
+        Value::String(text) => {
+            if let Cow::Owned(shown) = hidden(text) {
+                *text = shown;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(hidden_in_value),
+        Value::Object(members) => {
+            let shown: serde_json::Map<String, Value> = std::mem::take(members)
+                .into_iter()
+                .map(|(key, mut member)| {
+                    hidden_in_value(&mut member);
+                    (hidden(&key).into_owned(), member)
+                })
+                .collect();
+            *members = shown;
+        }
+        _ => {}
+    }
+}
+
+/// The values of `url` that can carry a secret: its password, its whole
+/// query and fragment, each `key=value` pair of the query and each value,
+/// as sent (percent-encoded) and decoded.
+pub fn url_secrets(url: &url::Url) -> Vec<String> {
+    let mut all = Vec::new();
+    all.extend(url.password().map(str::to_owned));
+    all.extend(url.query().map(str::to_owned));
+    all.extend(url.fragment().map(str::to_owned));
+    if let Some(query) = url.query() {
+        for pair in query.split('&') {
+            all.push(pair.to_owned());
+            all.extend(pair.split_once('=').map(|(_, v)| v.to_owned()));
+        }
+    }
+    for (key, value) in url.query_pairs() {
+        all.push(format!("{key}={value}"));
+        all.push(value.into_owned());
+    }
+    all
+}
+
+/// The values of a header value that can carry a secret: the whole value
+/// and, for `<scheme> <credentials>` (`Bearer sk-…`, `Basic …`), the
+/// credentials alone (a server may quote only those).
+pub fn header_secrets(value: &str) -> Vec<String> {
+    let mut all = vec![value.to_owned()];
+    if let Some((_, credentials)) = value.trim().split_once(' ') {
+        all.push(credentials.trim().to_owned());
+    }
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_kept_value_is_hidden_while_it_lives() {
+        let text = "POST /p/mcp?token=KEPTCANARY1 failed";
+        let kept = KeptSecret::new("KEPTCANARY1");
+        assert!(kept.is_some());
+        assert_eq!(hidden(text), "POST /p/mcp?token=[redacted] failed");
+        drop(kept);
+        assert_eq!(hidden(text), text);
+    }
+
+    #[test]
+    fn longer_values_go_first_and_short_ones_are_not_kept() {
+        let _a = KeptSecret::new("KEPTCANARY2");
+        let _b = KeptSecret::new("token=KEPTCANARY2&x=1");
+        assert!(KeptSecret::new("short").is_none());
+        assert_eq!(
+            hidden("q token=KEPTCANARY2&x=1, short"),
+            "q [redacted], short"
+        );
+    }
+
+    #[test]
+    fn strings_and_keys_inside_json_are_hidden() {
+        let _a = KeptSecret::new("KEPTCANARY3");
+        let mut value =
+            serde_json::json!({"KEPTCANARY3": ["a KEPTCANARY3", 1, {"b": "KEPTCANARY3"}]});
+        hidden_in_value(&mut value);
+        assert_eq!(
+            value,
+            serde_json::json!({"[redacted]": ["a [redacted]", 1, {"b": "[redacted]"}]})
+        );
+    }
+
+    #[test]
+    fn url_and_header_values_include_their_parts() {
+        let url = url::Url::parse("https://u:pw@h.test/mcp?api_key=a%20b&v=2#frag").unwrap();
+        let all = url_secrets(&url);
+        for want in [
+            "pw",
+            "api_key=a%20b&v=2",
+            "frag",
+            "api_key=a%20b",
+            "a%20b",
+            "a b",
+        ] {
+            assert!(all.iter().any(|v| v == want), "{want}: {all:?}");
+        }
+        assert_eq!(header_secrets("Bearer sk-1"), ["Bearer sk-1", "sk-1"]);
+    }
+}
