@@ -400,6 +400,27 @@ impl std::error::Error for HostError {}
 /// Result alias used across the crate.
 pub type HostResult<T> = Result<T, HostError>;
 
+/// Removes `[path::Type<…>]` segments (Rust type names) from a library's
+/// error text (rmcp's `Display` texts name its types), and collapses white
+/// space.
+pub(crate) fn strip_type_names(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find('[') {
+        let Some(len) = rest[start..].find(']') else {
+            break;
+        };
+        let inner = &rest[start..start + len];
+        out.push_str(&rest[..start]);
+        if !inner.contains("::") {
+            out.push_str(&rest[start..=start + len]);
+        }
+        rest = &rest[start + len + 1..];
+    }
+    out.push_str(rest);
+    out.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -21,6 +21,11 @@ use std::path::{Path, PathBuf};
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 
+#[path = "code_shape/files.rs"]
+mod files;
+#[path = "code_shape/rules.rs"]
+mod rules;
+
 /// Longest allowed source file, in lines.
 const MAX_FILE_LINES: usize = 600;
 /// Longest allowed function, in lines (signature to closing brace).
@@ -130,92 +135,44 @@ impl<'ast> Visit<'ast> for FnLengths {
     }
 }
 
-/// Collects the top-level modules a file refers to through paths.
-struct ModuleRefs<'a> {
-    here: &'a [String],
-    /// Nesting of inline `mod x { … }` blocks inside the file.
-    inline: Vec<String>,
-    found: BTreeSet<String>,
-}
-
-impl ModuleRefs<'_> {
-    fn resolve(&mut self, segments: &[String]) {
-        let mut base: Vec<String> = self.here.iter().chain(&self.inline).cloned().collect();
-        let mut rest = segments;
-        match rest.first().map(String::as_str) {
-            Some("crate") => {
-                base.clear();
-                rest = &rest[1..];
+/// The paths a `use` tree names: `(path, the name it binds, whether it is
+/// a glob)`; `use a::{self, B as C}` gives `([a], a)` and `([a, B], C)`.
+fn use_paths(tree: &syn::UseTree) -> Vec<(Vec<String>, Option<String>, bool)> {
+    fn walk(
+        tree: &syn::UseTree,
+        prefix: &mut Vec<String>,
+        out: &mut Vec<(Vec<String>, Option<String>, bool)>,
+    ) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                walk(&p.tree, prefix, out);
+                prefix.pop();
             }
-            Some("super") => {
-                while rest.first().map(String::as_str) == Some("super") {
-                    base.pop();
-                    rest = &rest[1..];
-                }
+            syn::UseTree::Name(n) if n.ident == "self" => {
+                out.push((prefix.clone(), prefix.last().cloned(), false));
             }
-            _ => return,
-        }
-        let target = base.first().cloned().or_else(|| rest.first().cloned());
-        if let Some(target) = target {
-            self.found.insert(target);
-        }
-    }
-}
-
-impl<'ast> Visit<'ast> for ModuleRefs<'_> {
-    fn visit_item_mod(&mut self, m: &'ast syn::ItemMod) {
-        if is_cfg_test(&m.attrs) {
-            return;
-        }
-        self.inline.push(m.ident.to_string());
-        syn::visit::visit_item_mod(self, m);
-        self.inline.pop();
-    }
-    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
-        if !is_cfg_test(&f.attrs) {
-            syn::visit::visit_item_fn(self, f);
-        }
-    }
-    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
-        fn flatten(tree: &syn::UseTree, prefix: &mut Vec<String>, out: &mut Vec<Vec<String>>) {
-            match tree {
-                syn::UseTree::Path(p) => {
-                    prefix.push(p.ident.to_string());
-                    flatten(&p.tree, prefix, out);
-                    prefix.pop();
-                }
-                syn::UseTree::Name(n) => {
-                    let mut full = prefix.clone();
-                    full.push(n.ident.to_string());
-                    out.push(full);
-                }
-                syn::UseTree::Rename(r) => {
-                    let mut full = prefix.clone();
-                    full.push(r.ident.to_string());
-                    out.push(full);
-                }
-                syn::UseTree::Glob(_) => out.push(prefix.clone()),
-                syn::UseTree::Group(g) => {
-                    for t in &g.items {
-                        flatten(t, prefix, out);
-                    }
+            syn::UseTree::Name(n) => {
+                let mut full = prefix.clone();
+                full.push(n.ident.to_string());
+                out.push((full, Some(n.ident.to_string()), false));
+            }
+            syn::UseTree::Rename(r) => {
+                let mut full = prefix.clone();
+                full.push(r.ident.to_string());
+                out.push((full, Some(r.rename.to_string()), false));
+            }
+            syn::UseTree::Glob(_) => out.push((prefix.clone(), None, true)),
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    walk(t, prefix, out);
                 }
             }
         }
-        if is_cfg_test(&u.attrs) {
-            return;
-        }
-        let mut paths = Vec::new();
-        flatten(&u.tree, &mut Vec::new(), &mut paths);
-        for p in paths {
-            self.resolve(&p);
-        }
     }
-    fn visit_path(&mut self, p: &'ast syn::Path) {
-        let segments: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
-        self.resolve(&segments);
-        syn::visit::visit_path(self, p);
-    }
+    let mut out = Vec::new();
+    walk(tree, &mut Vec::new(), &mut out);
+    out
 }
 
 #[test]
@@ -264,23 +221,19 @@ fn no_function_is_longer_than_the_limit() {
     );
 }
 
-/// The module graph, `module → modules it uses`, without self-edges.
+/// The module graph, `module → modules it uses`, without self-edges: the
+/// file graph ([`files::graph`]) by top-level module (`lib.rs` left out:
+/// it declares the modules and may name any of them).
 fn module_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let files = files::read();
     let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for path in src_files() {
-        let here = module_path(&path);
-        let Some(top) = here.first().cloned() else {
-            continue; // lib.rs declares the modules; it may name any of them
+    for (file, uses) in files::graph(&files) {
+        let Some(top) = file.first().cloned() else {
+            continue;
         };
-        let (_, file) = parse(&path);
-        let mut v = ModuleRefs {
-            here: &here,
-            inline: Vec::new(),
-            found: BTreeSet::new(),
-        };
-        v.visit_file(&file);
         let edges = graph.entry(top.clone()).or_default();
-        edges.extend(v.found.into_iter().filter(|m| *m != top));
+        let targets = uses.into_iter().filter_map(|u| u.first().cloned());
+        edges.extend(targets.filter(|m| *m != top));
     }
     graph
 }

@@ -14,7 +14,7 @@ use ahp_types::state::{AhpMcpUiHostCapabilities, McpServerState};
 use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use tokio::sync::{mpsc, oneshot};
 
-use super::connect::{HttpAuth, TransportSpec};
+use super::connect::HttpAuth;
 use super::connector::{
     open_listed, relist_tools, BoxFuture, Connector, Discovered, Opened, ServerConnection,
 };
@@ -22,6 +22,7 @@ use super::launch::{LaunchPermit, Queued};
 use super::phase::{transition, Closing, Discovery, Effect, Input, Machine, Phase, Rules};
 use super::phase::{Secret, Supersede};
 use super::request::RequestFailure;
+use super::TransportSpec;
 use super::{Command, HostShared, ServerLive, ServerSpec, ServerTasks};
 use crate::apps::capabilities::host_capabilities;
 use crate::auth::AuthChallenge;

@@ -31,7 +31,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::chat_input::{self, InFlightCalls};
-use super::listen::Change;
 use crate::apps::channels::AppChannels;
 use crate::apps::policy;
 use crate::events::{log, server_log, EventSink, HostEvent, LogLevel};
@@ -73,6 +72,19 @@ impl Drop for WaitGuard {
     fn drop(&mut self) {
         self.0.send_modify(|n| *n = n.saturating_sub(1));
     }
+}
+
+/// A change a server announced (either era).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    /// `notifications/tools/list_changed`.
+    Tools,
+    /// `notifications/prompts/list_changed`.
+    Prompts,
+    /// `notifications/resources/list_changed`.
+    Resources,
+    /// `notifications/resources/updated` for this URI.
+    Resource(String),
 }
 
 /// A server notification the actor acts on.

@@ -17,9 +17,10 @@ use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
 use super::client::Notice;
-use super::connect::{self, Connection, HttpAuth, TransportSpec};
+use super::connect::{self, Connection, HttpAuth};
 use super::identity::{Handshake, ServerIdentity};
 use super::request::{self, RequestFailure};
+use super::TransportSpec;
 use super::{HostShared, LiveConnection, ServerLive, ServerSpec, ServerTasks};
 use crate::auth::{self, AuthChallenge};
 use crate::catalogue::{DiagnosticAction, ServerTools, ToolDiagnostic};

@@ -32,9 +32,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::connect::{Connection, TransportSpec};
 use super::identity::Handshake;
-use super::request::RequestFailure;
+use super::TransportSpec;
 use crate::config::{read_config_file, ReadBounds};
 use crate::error::ErrorCode;
 use crate::limits::{
@@ -108,15 +107,17 @@ impl EraMemory {
     /// ended on the 2025 era is remembered; one that ended on 2026-07-28, or
     /// a remembered one that failed with `protocol_error` (the server may
     /// speak only 2026-07-28 now), is forgotten; other failures change nothing.
+    /// `opened` is the handshake of the connection, or the code of the
+    /// failure (`None`: an authorization challenge).
     pub async fn after_start(
         &self,
         digest: &str,
         known_legacy: bool,
-        opened: &Result<Connection, RequestFailure>,
+        opened: Result<&Handshake, Option<ErrorCode>>,
     ) {
         let legacy = match opened {
-            Ok(conn) => conn.identity.handshake == Handshake::Initialize,
-            Err(RequestFailure::Failed(e)) if e.code == ErrorCode::ProtocolError => false,
+            Ok(handshake) => *handshake == Handshake::Initialize,
+            Err(Some(ErrorCode::ProtocolError)) => false,
             Err(_) => return,
         };
         if legacy != known_legacy {

@@ -44,7 +44,7 @@ use tokio_util::task::TaskTracker;
 
 use super::cache::Invalidation;
 use super::capabilities;
-use super::client::{HostClient, Notice};
+use super::client::{Change, HostClient, Notice};
 use super::request::{send_bounded, RequestFailure};
 use super::ServerTasks;
 use crate::error::{ErrorCode, HostError, HostResult};
@@ -53,19 +53,6 @@ use crate::limits::{LISTEN_STOP_WAIT_MS, MAX_RESOURCE_SUBSCRIPTIONS};
 use stream::Stream;
 
 mod stream;
-
-/// A change a server announced (either era).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Change {
-    /// `notifications/tools/list_changed`.
-    Tools,
-    /// `notifications/prompts/list_changed`.
-    Prompts,
-    /// `notifications/resources/list_changed`.
-    Resources,
-    /// `notifications/resources/updated` for this URI.
-    Resource(String),
-}
 
 impl HostClient {
     /// Acts on `change`: drops the cached results it makes stale, then
@@ -233,7 +220,8 @@ impl Subscriptions {
         if self.modern() {
             if let Some(filter) = self.list_filter() {
                 let stream = Stream {
-                    subs: self.clone(),
+                    peer: self.0.peer.clone(),
+                    client: self.0.client.clone(),
                     filter,
                     uri: None,
                     cancel: self.0.root.child_token(),
@@ -315,7 +303,8 @@ impl Subscriptions {
                 resources.insert(uri.to_owned(), follow);
             }
             let stream = Stream {
-                subs: self.clone(),
+                peer: self.0.peer.clone(),
+                client: self.0.client.clone(),
                 filter: SubscriptionFilter::builder()
                     .resource_subscription(uri)
                     .build(),

@@ -38,6 +38,19 @@ pub struct LiveConnection {
     pub subscriptions: super::listen::Subscriptions,
 }
 
+impl LiveConnection {
+    /// This connection as a request target.
+    pub fn wire(&self) -> super::request::Wire<'_> {
+        super::request::Wire {
+            peer: &self.peer,
+            discarded: self.discarded.as_ref(),
+            watch: self.stream_watch.as_deref(),
+            cache: Some(&self.handler.cache),
+            abort: None,
+        }
+    }
+}
+
 /// What callers can read about a server without asking its actor.
 #[derive(Default)]
 pub struct ServerLive {

@@ -41,15 +41,23 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub use command::Command;
-pub use connect::TransportSpec;
 pub use live::{LiveConnection, ServerLive};
 pub use shared::{HostShared, SessionCell};
 
 use crate::auth::step_up::Leaving;
-use crate::config::{OAuthClientSetting, ProtocolSetting};
+use crate::config::{HttpConfig, OAuthClientSetting, PluginVars, ProtocolSetting, StdioConfig};
 use crate::redact::KeptSecret;
 
 use connector::{Connector, McpConnector};
+
+/// Where a server lives.
+#[derive(Debug, Clone)]
+pub enum TransportSpec {
+    /// A local process; variables come from its plugin (or the top-level server's root).
+    Stdio(StdioConfig, PluginVars),
+    /// A remote Streamable HTTP endpoint.
+    StreamableHttp(HttpConfig),
+}
 
 /// Everything an actor needs to know about its server.
 #[derive(Debug, Clone)]

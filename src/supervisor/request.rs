@@ -23,7 +23,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::cache::ResponseCache;
 use super::capabilities;
-use super::connect::strip_type_names;
+use crate::error::strip_type_names;
 use crate::error::{ErrorCode, ErrorDetail, HostError, TimeoutKind};
 use crate::limits::Limits;
 use crate::network::error_text::what_happened;
@@ -417,19 +417,6 @@ pub struct Wire<'a> {
     pub cache: Option<&'a ResponseCache>,
     /// Gives the request up when cancelled (`None`: never); see [`send_cached`].
     pub abort: Option<&'a CancellationToken>,
-}
-
-impl super::LiveConnection {
-    /// This connection as a request target.
-    pub fn wire(&self) -> Wire<'_> {
-        Wire {
-            peer: &self.peer,
-            discarded: self.discarded.as_ref(),
-            watch: self.stream_watch.as_deref(),
-            cache: Some(&self.handler.cache),
-            abort: None,
-        }
-    }
 }
 
 /// [`send_bounded`] through the connection's response cache (SEP-2549, see

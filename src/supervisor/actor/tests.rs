@@ -13,9 +13,10 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
 use super::super::client::Notice;
-use super::super::connect::{HttpAuth, TransportSpec};
+use super::super::connect::HttpAuth;
 use super::super::connector::{BoxFuture, Connector, Discovered, ServerConnection};
 use super::super::request::RequestFailure;
+use super::super::TransportSpec;
 use super::super::{Command, HostShared, LiveConnection, ServerHandle, ServerSpec, ServerTasks};
 use crate::auth::store::MemorySecretStore;
 use crate::auth::AuthChallenge;

@@ -17,7 +17,8 @@ use rmcp::transport::streamable_http_client::{
 use rmcp::transport::StreamableHttpClientTransport;
 use tokio::sync::mpsc;
 
-use super::{finish, http_answer, startup, Connection, HttpAuth, Opening};
+use super::connection::{finish, Connection, HttpAuth, Opening};
+use super::{http_answer, startup};
 use crate::auth::dpop::DpopKeys;
 use crate::config::HttpConfig;
 use crate::error::{ErrorCode, HostError};

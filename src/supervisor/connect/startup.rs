@@ -26,7 +26,8 @@ use rmcp::service::ClientInitializeError;
 use tokio::sync::{broadcast, watch};
 use tokio::time::Instant;
 
-use super::{changed, strip_type_names};
+use super::connection::changed;
+use crate::error::strip_type_names;
 use crate::error::{ErrorCode, ErrorDetail, HostError};
 use crate::transport::stdout_monitor::Discarded;
 

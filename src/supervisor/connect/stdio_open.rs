@@ -9,12 +9,13 @@ use std::time::Duration;
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use tokio::sync::mpsc;
 
-use super::{
-    finish, startup, strip_type_names, with_tail, Connection, Opening, EXIT_SETTLE, NEVER,
-    STDERR_SETTLE,
+use super::connection::{
+    finish, with_tail, Connection, Opening, EXIT_SETTLE, NEVER, STDERR_SETTLE,
 };
+use super::startup;
 use crate::config::launch::resolve_stdio;
 use crate::config::{PluginVars, StdioConfig};
+use crate::error::strip_type_names;
 use crate::error::{ErrorCode, HostError};
 use crate::limits::MAX_STDIO_MESSAGE_BYTES;
 use crate::supervisor::client::{HostClient, Notice};

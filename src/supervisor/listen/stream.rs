@@ -6,23 +6,25 @@
 use std::time::Duration;
 
 use rmcp::model::{ServerNotification, SubscriptionFilter};
-use rmcp::service::{ServiceError, Subscription};
+use rmcp::service::{Peer, RoleClient, ServiceError, Subscription};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::super::cache::Invalidation;
-use super::super::client::Notice;
-use super::super::connect::strip_type_names;
+use super::super::client::{Change, HostClient, Notice};
 use super::super::request::{map_service_error, RequestFailure};
-use super::{Change, Subscriptions};
+use crate::error::strip_type_names;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::LogLevel;
 use crate::limits::{LISTEN_REOPEN_MAX_MS, LISTEN_REOPEN_MIN_MS};
 
 /// One `subscriptions/listen` stream, kept open while the connection lives.
 pub(super) struct Stream {
-    pub(super) subs: Subscriptions,
+    /// The connection's request handle.
+    pub(super) peer: Peer<RoleClient>,
+    /// Where what the stream carries goes.
+    pub(super) client: HostClient,
     pub(super) filter: SubscriptionFilter,
     /// The resource it follows (`None`: the list changes stream).
     pub(super) uri: Option<String>,
@@ -51,7 +53,7 @@ impl Stream {
     /// after each end until cancelled. `first` hears whether the first
     /// opening was acknowledged.
     pub(super) async fn run(self, mut first: Option<oneshot::Sender<HostResult<()>>>) {
-        let client = &self.subs.0.client;
+        let client = &self.client;
         let mut ends: u32 = 0;
         let mut opened_before = false;
         loop {
@@ -84,7 +86,7 @@ impl Stream {
                         let level = if done { LogLevel::Warn } else { LogLevel::Info };
                         client.log(level, format!("{}: {}", self.what(), e.message));
                     }
-                    if done || self.subs.0.peer.is_transport_closed() {
+                    if done || self.peer.is_transport_closed() {
                         Outcome::Done
                     } else {
                         Outcome::Again
@@ -111,10 +113,9 @@ impl Stream {
     /// `timeout`, `cancelled`, `not_supported` (acknowledged without the
     /// resource, or with nothing), or the request's failure.
     async fn open(&self) -> HostResult<Subscription> {
-        let server_id = &self.subs.0.client.server_id;
+        let server_id = &self.client.server_id;
         let context = format!("{} on {server_id}", self.what());
-        let listen =
-            tokio::time::timeout(self.timeout, self.subs.0.peer.listen(self.filter.clone()));
+        let listen = tokio::time::timeout(self.timeout, self.peer.listen(self.filter.clone()));
         let answer = tokio::select! {
             _ = self.cancel.cancelled() => {
                 return Err(HostError::new(ErrorCode::Cancelled, format!("{context}: stopped")));
@@ -153,7 +154,7 @@ impl Stream {
     /// Delivers the stream's notifications until it ends (then [`Outcome::Again`])
     /// or is cancelled (then it cancels the subscription: [`Outcome::Done`]).
     async fn pump(&self, mut subscription: Subscription) -> Outcome {
-        let client = &self.subs.0.client;
+        let client = &self.client;
         loop {
             let next = tokio::select! {
                 _ = self.cancel.cancelled() => {
@@ -192,7 +193,7 @@ impl Stream {
     /// After a reopen: changes may have been missed, so cached results go
     /// and the tools are listed again (published only if they changed).
     fn reopened(&self) {
-        let client = &self.subs.0.client;
+        let client = &self.client;
         match &self.uri {
             Some(uri) => client
                 .cache
