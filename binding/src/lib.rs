@@ -38,7 +38,6 @@ mod abort;
 mod apps;
 mod callbacks;
 mod options;
-mod outbox_bound;
 mod reducers;
 mod runtime;
 mod skills;
@@ -81,8 +80,8 @@ struct Outbox {
     /// Wakes JS again when a drain left items behind (set once the
     /// threadsafe function exists; weak, so no cycle keeps it alive).
     rewake: std::sync::OnceLock<std::sync::Weak<EventsFn>>,
-    /// Log records and coalescible events held back (`outbox_bound`).
-    bound: outbox_bound::OutboxBound,
+    /// Log records and coalescible events held back (`OutboxBound`).
+    bound: ahp_mcp_host::events::OutboxBound,
 }
 
 /// An item at least this long (a large catalogue's
@@ -91,13 +90,18 @@ struct Outbox {
 /// back the delivery of a small item such as a `ready` state.
 const OWN_BATCH_BYTES: usize = 64 * 1024;
 
+/// A log record as an outbox item: `{"event": "log", "payload": …}`.
+fn log_item(record: &ahp_mcp_host::events::LogRecord) -> String {
+    json!({ "event": "log", "payload": record }).to_string()
+}
+
 impl Outbox {
     /// Every pending item, as one JSON array.
     fn take_batch(&self) -> String {
         self.scheduled.store(false, Ordering::Release);
         let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
         let mut batch = std::mem::take(&mut *pending);
-        batch.extend(self.bound.drained());
+        batch.extend(self.bound.drained().map(|record| log_item(&record)));
         drop(pending);
         json_array(&batch)
     }
@@ -118,7 +122,7 @@ impl Outbox {
         };
         let rest = pending.split_off(cut);
         let mut batch = std::mem::replace(&mut *pending, rest);
-        batch.extend(self.bound.drained());
+        batch.extend(self.bound.drained().map(|record| log_item(&record)));
         let more = !pending.is_empty();
         drop(pending);
         if more && !self.scheduled.swap(true, Ordering::AcqRel) {
@@ -161,11 +165,11 @@ impl EventSink for JsSink {
             serde_json::to_string(&Out { event, payload })
         }
         let kind = match &event {
-            HostEvent::Log(_) => outbox_bound::Kind::Log,
+            HostEvent::Log(_) => ahp_mcp_host::events::OutboxKind::Log,
             HostEvent::ListChanged { .. } | HostEvent::ResourceUpdated { .. } => {
-                outbox_bound::Kind::Coalesced
+                ahp_mcp_host::events::OutboxKind::Coalesced
             }
-            _ => outbox_bound::Kind::Kept,
+            _ => ahp_mcp_host::events::OutboxKind::Kept,
         };
         let json = match &event {
             HostEvent::Action(envelope) => out("action", envelope),

@@ -1,10 +1,15 @@
 //! What the host reports outward: AHP action envelopes and log records.
 //!
 //! The napi layer turns each [`HostEvent`] into a JS `'action'` or `'log'`
-//! event; Rust tests collect them with a channel sink.
+//! event, queued within [`OutboxBound`]; Rust tests collect them with a
+//! channel sink.
 
 use ahp_types::actions::ActionEnvelope;
 use serde::Serialize;
+
+mod outbox_bound;
+
+pub use outbox_bound::{OutboxBound, OutboxKind};
 
 /// Severity of a [`LogRecord`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
