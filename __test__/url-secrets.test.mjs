@@ -66,20 +66,23 @@ function leaked(seen, canaries) {
   return `${found} leaked: ${seen.slice(Math.max(0, at - 200), at + 60)}`
 }
 
-for (const mode of ['init', 'call']) {
+for (const mode of ['init', 'call', 'cut']) {
   test(`a server echoing its URL's query and header values shows none of them: ${mode}`, { timeout: 60_000 }, async (t) => {
     const { url } = await startHttpFixture(t, 'echo-secrets-server.mjs', {}, [mode])
     const { host, actions, logs } = newHost(t)
-    const canaries = [`${CANARY}query`, `${CANARY}header`, `${CANARY}bearer`]
+    const canaries = [`${CANARY}query`, `${CANARY}header`, `${CANARY}bearer`, `${CANARY}quo"ted\\x`]
     const config = {
       type: 'streamable-http',
       url: `${url}?api_key=${canaries[0]}`,
-      headers: { 'X-Api-Key': canaries[1], Authorization: `Bearer ${canaries[2]}` },
+      headers: { 'X-Api-Key': canaries[1], Authorization: `Bearer ${canaries[2]}`, 'X-Quoted': canaries[3] },
     }
     const id = await host.addServer({ name: 'echo', config })
     const ready = await host.whenReady(id, { timeoutMs: 30_000 }).then(() => undefined, (e) => e)
     const call = await host.callTool({ serverId: id, name: 'echo', arguments: {} }).then(() => undefined, (e) => e)
-    if (mode === 'init') {
+    if (mode === 'cut') {
+      assert.ok(ready, 'the handshake failed')
+      assert.match(ready.message, /HTTP 500/, `the answer is described: ${ready.message}`)
+    } else if (mode === 'init') {
       assert.ok(ready, 'the handshake failed')
       assert.match(ready.message, /refused: POST \/mcp\?\[redacted\]/, 'the server\'s own text is kept, the secrets taken out')
     } else {
@@ -89,6 +92,7 @@ for (const mode of ['init', 'call']) {
       assert.equal(call.data.data.echo, call.message.split('refused: ')[1].split(' (JSON-RPC')[0], 'the error data is shown as the message is')
       const serverLogs = logs.filter((l) => l.target === 'server.log')
       assert.ok(serverLogs.some((l) => l.message.includes('saw POST')), `the server's log message arrived: ${JSON.stringify(logs)}`)
+      assert.ok(serverLogs.some((l) => l.message.includes('quoted')), `the log message with a JSON object arrived: ${JSON.stringify(serverLogs)}`)
     }
     const seen = JSON.stringify({
       ready: ready && { message: ready.message, data: ready.data },
@@ -97,6 +101,7 @@ for (const mode of ['init', 'call']) {
       logs,
       state: host.getState(),
     })
-    assert.equal(leaked(seen, canaries), '')
+    // No canary, whole, cut short or JSON-escaped: none holds the shared prefix.
+    assert.equal(leaked(seen, [CANARY]), '')
   })
 }

@@ -87,10 +87,14 @@ pub const MAX_TRACKED_DESCENDANTS: usize = 256;
 /// process mark, right before a stop signal (Linux only,
 /// `src/transport/descendants.rs`) (a count): 65,536.
 pub const MAX_MARK_SCAN_PROCESSES: usize = 65_536;
-/// Most bytes of one process's environment read by that search: 2 MiB
-/// (Linux puts environment and arguments in at most a quarter of the 8 MiB
-/// default stack).
-pub const MAX_ENVIRON_READ_BYTES: usize = 2 * 1024 * 1024;
+/// Most sweeps of the final kill of a server's processes (a count): each
+/// stops what it finds, and the kill comes once a sweep finds nothing new.
+pub const MAX_KILL_SWEEPS: usize = 16;
+/// Most bytes of one process's environment read by that search, 64 KiB
+/// at a time: 32 MiB (Linux puts environment and arguments in at most a
+/// quarter of the stack limit: 2 MiB by default, more under a raised
+/// `ulimit -s`).
+pub const MAX_ENVIRON_READ_BYTES: usize = 32 * 1024 * 1024;
 /// After a graceful `shutdown` disposed the host, how long it waits for every
 /// server's tasks (actor, connection service) to end, in ms.
 pub const TASKS_END_WAIT_MS: u64 = 2_000;

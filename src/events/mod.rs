@@ -169,14 +169,15 @@ pub fn log(
 
 /// Builds the log record of a server's MCP log message (target
 /// `"server.log"`): `server_level` as the server sent it, `level` its
-/// [`LogLevel::nearest`]; `message` as [`log`] shows it
-/// (`crate::redact::shown`: a server may echo the query or a header value
-/// it was sent).
+/// [`LogLevel::nearest`]; `message` and `server_level` as [`log`] shows a
+/// message (`crate::redact::shown`: a server may echo the query or a
+/// header value it was sent).
 pub fn server_log(server_id: &str, server_level: String, message: String) -> HostEvent {
-    let message = match crate::redact::shown(&message) {
-        std::borrow::Cow::Borrowed(_) => message,
+    let shown = |text: String| match crate::redact::shown(&text) {
+        std::borrow::Cow::Borrowed(_) => text,
         std::borrow::Cow::Owned(shown) => shown,
     };
+    let (message, server_level) = (shown(message), shown(server_level));
     HostEvent::Log(LogRecord {
         level: LogLevel::nearest(&server_level),
         target: "server.log",

@@ -120,17 +120,41 @@ pub fn escaped_descendants(leader: i32, pgid: i32, max_walked: usize) -> Vec<Pro
     found
 }
 
+/// Bytes of an environment read at a time by [`environ_holds`].
+const ENVIRON_CHUNK_BYTES: usize = 64 * 1024;
+
 /// Whether the environment `/proc/<pid>/environ` holds the entry
-/// `needle` (`NAME=value`), reading at most `max_bytes` of it.
+/// `needle` (`NAME=value`), reading at most `max_bytes` of it, a chunk at
+/// a time (`buf` holds one chunk and the end of the one before).
 fn environ_holds(pid: i32, needle: &[u8], max_bytes: usize, buf: &mut Vec<u8>) -> bool {
     let Ok(file) = std::fs::File::open(format!("/proc/{pid}/environ")) else {
         return false;
     };
+    // An entry is `\0NAME=value\0` (the first one has no NUL before it).
+    let mut entry = Vec::with_capacity(needle.len() + 2);
+    entry.push(0);
+    entry.extend_from_slice(needle);
+    entry.push(0);
+    let finder = memchr::memmem::Finder::new(&entry);
+    let mut file = file.take(max_bytes as u64);
     buf.clear();
-    if file.take(max_bytes as u64).read_to_end(buf).is_err() {
-        return false;
+    buf.push(0);
+    let mut chunk = vec![0u8; ENVIRON_CHUNK_BYTES];
+    loop {
+        let n = match file.read(&mut chunk) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        buf.extend_from_slice(&chunk[..n]);
+        if finder.find(buf).is_some() {
+            return true;
+        }
+        let keep = buf.len().saturating_sub(entry.len());
+        buf.drain(..keep);
     }
-    buf.split(|&b| b == 0).any(|entry| entry == needle)
+    // The last entry may end without a NUL.
+    buf.push(0);
+    finder.find(buf).is_some()
 }
 
 /// The living processes whose environment holds `PROCESS_MARK_VAR=mark`
@@ -149,13 +173,16 @@ pub fn marked_processes(mark: &str, max_looked: usize, max_environ_bytes: usize)
         .flatten()
         .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()));
     for pid in pids.take(max_looked) {
+        // The start time before and after the read: a pid reused between
+        // them is not taken for the process that held the mark.
+        let Some(before) = stat(pid) else { continue };
         if !environ_holds(pid, &needle, max_environ_bytes, &mut buf) {
             continue;
         }
-        if let Some(st) = stat(pid) {
+        if stat(pid).is_some_and(|after| after.start == before.start) {
             found.push(ProcessId {
                 pid,
-                start: st.start,
+                start: before.start,
             });
         }
     }

@@ -43,7 +43,7 @@ pub use unix::{escaped_descendants, marked_processes, signal_process, ProcessId}
 pub use unix::{
     exit_signal, kill_group, lock_exclusive, open_no_follow, open_without_blocking, private_dir,
     private_file, process_mark, set_parent_death_signal, spawn_watchdog, special_file_kind,
-    watchdog_add, PROCESS_MARK_VAR, SIGABRT, SIGINT, SIGKILL, SIGSEGV, SIGTERM,
+    watchdog_add, PROCESS_MARK_VAR, SIGABRT, SIGINT, SIGKILL, SIGSEGV, SIGSTOP, SIGTERM,
 };
 
 #[cfg(windows)]

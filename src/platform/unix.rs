@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use super::ProcessId;
 
 /// Signal numbers the transport sends or names (`signal(7)`).
-pub use libc::{SIGABRT, SIGINT, SIGKILL, SIGSEGV, SIGTERM};
+pub use libc::{SIGABRT, SIGINT, SIGKILL, SIGSEGV, SIGSTOP, SIGTERM};
 
 /// Sends `signal` to every process in group `pgid` (`kill(2)` on `-pgid`;
 /// signal `0` only checks that the group exists). Returns false when the
@@ -52,8 +52,10 @@ pub fn set_parent_death_signal(cmd: &mut tokio::process::Command) {
 /// first ([`watchdog_add`]) names a descendant outside the group, which is
 /// SIGKILLed too if `/proc/<pid>/stat` still shows that start time (so a
 /// reused pid is spared). With `mark` (the group's [`process_mark`]),
-/// every process whose `/proc/<pid>/environ` holds it is SIGKILLed last
-/// (`grep -l` over `/proc/*/environ`; nothing where there is no `/proc`).
+/// every process whose `/proc/<pid>/environ` holds it is ended last
+/// (`grep -l` over `/proc/*/environ`; nothing where there is no `/proc`):
+/// each one found is stopped (`SIGSTOP`), the search repeats while it finds
+/// new ones (at most 16 times), then all are SIGKILLed.
 /// Returns `None` where no `/bin/sh` exists.
 pub fn spawn_watchdog(pgid: i32, mark: Option<&str>) -> Option<std::process::ChildStdin> {
     // No `--`: dash's built-in kill rejects it; `-KILL -<pgid>` works in every POSIX sh.
@@ -64,8 +66,12 @@ kill -KILL -"$g" 2>/dev/null
 for e in $l; do p=${e%%:*}; t=${e#*:}
 read -r s 2>/dev/null </proc/"$p"/stat || continue; s=${s##*) }; set -- $s
 [ "${20}" = "$t" ] && kill -KILL "$p" 2>/dev/null; done
-[ -n "$m" ] && for f in $(grep -lsaF "$m" /proc/[0-9]*/environ 2>/dev/null); do
-p=${f#/proc/}; kill -KILL "${p%/environ}" 2>/dev/null; done"#;
+[ -n "$m" ] || exit 0; a=; i=0
+while [ $i -lt 16 ]; do n=
+for f in $(grep -lsaF "$m" /proc/[0-9]*/environ 2>/dev/null); do p=${f#/proc/}; p=${p%/environ}
+case " $a " in *" $p "*) ;; *) n="$n $p"; kill -STOP "$p" 2>/dev/null;; esac; done
+[ -z "$n" ] && break; a="$a$n"; i=$((i+1)); done
+for p in $a; do kill -KILL "$p" 2>/dev/null; done"#;
     let needle = mark.map_or_else(String::new, |m| format!("{PROCESS_MARK_VAR}={m}"));
     let mut child = std::process::Command::new("/bin/sh")
         .arg("-c")

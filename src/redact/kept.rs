@@ -113,21 +113,67 @@ fn values() -> Option<Arc<Vec<Arc<str>>>> {
 }
 
 /// `text` with every kept value replaced by [`REDACTED`]; returned as is
-/// (no copy) when it holds none.
+/// (no copy) when it holds none. Every occurrence of every value is found
+/// in `text` first and overlapping or touching ones are redacted as one
+/// span, so no part of a value overlapping another is left shown.
 pub fn hidden(text: &str) -> Cow<'_, str> {
     let Some(values) = values() else {
         return Cow::Borrowed(text);
     };
-    let mut out = Cow::Borrowed(text);
-    for value in values.iter() {
-        if out.contains(&**value) {
-            out = Cow::Owned(out.replace(&**value, REDACTED));
-        }
+    let mut spans: Vec<(usize, usize)> = values
+        .iter()
+        .flat_map(|value| {
+            text.match_indices(&**value)
+                .map(|(at, found)| (at, at + found.len()))
+        })
+        .collect();
+    if spans.is_empty() {
+        return Cow::Borrowed(text);
     }
-    out
+    spans.sort_unstable();
+    let mut out = String::with_capacity(text.len());
+    let mut shown_to = 0;
+    let mut spans = spans.into_iter().peekable();
+    while let Some((start, mut end)) = spans.next() {
+        while let Some(&(next, next_end)) = spans.peek() {
+            if next > end {
+                break;
+            }
+            end = end.max(next_end);
+            spans.next();
+        }
+        out.push_str(&text[shown_to..start]);
+        out.push_str(REDACTED);
+        shown_to = end;
+    }
+    out.push_str(&text[shown_to..]);
+    Cow::Owned(out)
 }
 
-/// [`hidden`] applied to every string (and object key) inside `value`.
+/// [`hidden`] for a text that was cut (a bounded read of a body): besides
+/// every whole value, a tail that is the start of a kept value (at least
+/// 4 bytes of it) is redacted, so a value the cut split is not shown
+/// either.
+pub fn hidden_cut(text: &str) -> Cow<'_, str> {
+    let hidden = hidden(text);
+    let Some(values) = values() else {
+        return hidden;
+    };
+    let cut_at = values.iter().find_map(|value| {
+        (4..value.len().min(hidden.len() + 1))
+            .rev()
+            .find(|&k| value.is_char_boundary(k) && hidden.ends_with(&value[..k]))
+            .map(|k| hidden.len() - k)
+    });
+    match cut_at {
+        Some(at) => Cow::Owned(format!("{}{REDACTED}", &hidden[..at])),
+        None => hidden,
+    }
+}
+
+/// [`hidden`] applied to every string (and object key) inside `value`; a
+/// number whose digits hold a kept value becomes the string
+/// `"[redacted]"`.
 pub fn hidden_in_value(value: &mut Value) {
     if COUNT.load(Ordering::Acquire) == 0 {
         return;
@@ -136,6 +182,11 @@ pub fn hidden_in_value(value: &mut Value) {
         Value::String(text) => {
             if let Cow::Owned(shown) = hidden(text) {
                 *text = shown;
+            }
+        }
+        Value::Number(number) => {
+            if matches!(hidden(&number.to_string()), Cow::Owned(_)) {
+                *value = Value::String(REDACTED.to_owned());
             }
         }
         Value::Array(items) => items.iter_mut().for_each(hidden_in_value),
@@ -208,6 +259,23 @@ mod tests {
             hidden("q token=KEPTCANARY2&x=1, short"),
             "q [redacted], short"
         );
+    }
+
+    #[test]
+    fn overlapping_values_are_hidden_as_one_span_and_a_cut_tail_too() {
+        let _a = KeptSecret::new("OVLPAAAAAAXYZXYZ");
+        let _b = KeptSecret::new("XYZXYZOVLPBBBBBB");
+        assert_eq!(hidden("ovl OVLPAAAAAAXYZXYZOVLPBBBBBB."), "ovl [redacted].");
+        assert_eq!(hidden_cut("ends with OVLPAAAA"), "ends with [redacted]");
+        assert_eq!(hidden_cut("ends with OVL"), "ends with OVL");
+    }
+
+    #[test]
+    fn numbers_holding_a_kept_value_are_hidden() {
+        let _a = KeptSecret::new("98765432123");
+        let mut value = serde_json::json!({"n": 98765432123_u64, "m": 7});
+        hidden_in_value(&mut value);
+        assert_eq!(value, serde_json::json!({"n": "[redacted]", "m": 7}));
     }
 
     #[test]

@@ -24,16 +24,19 @@ use url::Url;
 
 mod kept;
 
-pub use kept::{header_secrets, hidden, hidden_in_value, url_secrets, KeptSecret};
+pub use kept::{header_secrets, hidden, hidden_cut, hidden_in_value, url_secrets, KeptSecret};
 
-/// `text` as the host may show it: every `http(s)` URL without userinfo,
-/// query and fragment ([`shown_urls`]), then every kept secret value
-/// replaced ([`hidden`]). Returned as is (no copy) when nothing changes.
+/// `text` as the host may show it: every kept secret value replaced
+/// ([`hidden`]), then every `http(s)` URL without userinfo, query and
+/// fragment ([`shown_urls`]). The values go first: showing a URL rewrites
+/// it (a lowercased host, a percent-encoded path), which would hide a
+/// value from [`hidden`] but not from a reader. Returned as is (no copy)
+/// when nothing changes.
 pub fn shown(text: &str) -> Cow<'_, str> {
-    match shown_urls(text) {
-        Cow::Borrowed(text) => hidden(text),
-        Cow::Owned(urls_shown) => match hidden(&urls_shown) {
-            Cow::Borrowed(_) => Cow::Owned(urls_shown),
+    match hidden(text) {
+        Cow::Borrowed(text) => shown_urls(text),
+        Cow::Owned(hidden) => match shown_urls(&hidden) {
+            Cow::Borrowed(_) => Cow::Owned(hidden),
             Cow::Owned(both) => Cow::Owned(both),
         },
     }

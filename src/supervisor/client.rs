@@ -410,7 +410,12 @@ impl HostClient {
         }
         let text = match data {
             Value::String(s) => s.clone(),
-            other => other.to_string(),
+            // Hidden before it is JSON text: escaping would change a value.
+            other => {
+                let mut other = other.clone();
+                crate::redact::hidden_in_value(&mut other);
+                other.to_string()
+            }
         };
         let text = match logger {
             Some(logger) => format!("[{logger}] {text}"),

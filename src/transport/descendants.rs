@@ -32,8 +32,8 @@ use tokio::sync::watch;
 
 use crate::events::{log, EventSink, LogLevel};
 use crate::limits::{
-    DESCENDANT_SCAN_MS, MAX_DESCENDANT_WALK, MAX_ENVIRON_READ_BYTES, MAX_MARK_SCAN_PROCESSES,
-    MAX_TRACKED_DESCENDANTS,
+    DESCENDANT_SCAN_MS, MAX_DESCENDANT_WALK, MAX_ENVIRON_READ_BYTES, MAX_KILL_SWEEPS,
+    MAX_MARK_SCAN_PROCESSES, MAX_TRACKED_DESCENDANTS,
 };
 use crate::platform::{self, ProcessId};
 
@@ -97,6 +97,30 @@ impl Escaped {
             }
         }
         self.remember(found)
+    }
+
+    /// The final kill: stops (`SIGSTOP`) the group and every process a
+    /// sweep finds, sweeps again while a sweep finds one not stopped yet (at
+    /// most [`MAX_KILL_SWEEPS`] sweeps: a stopped process cannot fork, so a
+    /// descendant that keeps handing itself on to a new pid is caught), then
+    /// SIGKILLs the group and all of them.
+    pub fn kill_all(&self) {
+        platform::kill_group(self.pgid, platform::SIGSTOP);
+        let mut stopped = std::collections::HashSet::new();
+        for _ in 0..MAX_KILL_SWEEPS {
+            let (_, found) = self.sweep();
+            let new: Vec<ProcessId> = found.into_iter().filter(|p| !stopped.contains(p)).collect();
+            if new.is_empty() {
+                break;
+            }
+            for process in new {
+                platform::signal_process(process, platform::SIGSTOP);
+                stopped.insert(process);
+            }
+        }
+        platform::kill_group(self.pgid, platform::SIGKILL);
+        let stopped: Vec<ProcessId> = stopped.into_iter().collect();
+        self.signal(platform::SIGKILL, &stopped);
     }
 
     /// Remembers (and names to the watchdog) each of `found` not known yet,

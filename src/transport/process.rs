@@ -167,6 +167,11 @@ pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<S
 /// processes holding its mark ([`Escaped::sweep`]), then sends `signal` to
 /// the group and to every descendant that left it.
 fn kill_tree(pgid: i32, escaped: &Escaped, signal: i32) {
+    if signal == platform::SIGKILL {
+        // Stopped first, then killed: see `Escaped::kill_all`.
+        escaped.kill_all();
+        return;
+    }
     let (_, found) = escaped.sweep();
     kill_group(pgid, signal);
     escaped.signal(signal, &found);

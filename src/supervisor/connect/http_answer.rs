@@ -118,7 +118,7 @@ fn preview(bytes: &[u8], content_type: Option<&str>) -> String {
             text = title;
         }
     }
-    if let Cow::Owned(hidden) = crate::redact::hidden(&text) {
+    if let Cow::Owned(hidden) = crate::redact::hidden_cut(&text) {
         text = hidden;
     }
     let line = text
