@@ -44,6 +44,11 @@ pub struct Escaped {
     /// The group's `platform::PROCESS_MARK_VAR` value, if it has one.
     mark: Option<String>,
     inner: Mutex<Inner>,
+    /// Held through a final kill ([`Escaped::kill_all`]): two at once (a
+    /// `disposeSync()` beside the drop of the connection) would interleave,
+    /// and killing part of a stopped group makes the kernel continue the
+    /// rest (an orphaned process group with stopped members gets SIGCONT).
+    killing: Mutex<()>,
 }
 
 #[derive(Debug, Default)]
@@ -61,6 +66,7 @@ impl Escaped {
         Self {
             pgid,
             mark,
+            killing: Mutex::new(()),
             inner: Mutex::new(Inner {
                 known: Vec::new(),
                 watchdog,
@@ -101,18 +107,29 @@ impl Escaped {
 
     /// The final kill: stops (`SIGSTOP`) the group and every process a
     /// sweep finds, sweeps again while a sweep finds one not stopped yet (at
-    /// most [`MAX_KILL_SWEEPS`] sweeps: a stopped process cannot fork, so a
-    /// descendant that keeps handing itself on to a new pid is caught), then
-    /// SIGKILLs the group and all of them.
+    /// most [`MAX_KILL_SWEEPS`] sweeps, until two in a row find nothing new:
+    /// a stopped process cannot fork, so a descendant that keeps handing
+    /// itself on to a new pid is caught), then SIGKILLs the group and all
+    /// of them.
     pub fn kill_all(&self) {
+        let _one_at_a_time = self.killing.lock().unwrap_or_else(PoisonError::into_inner);
         platform::kill_group(self.pgid, platform::SIGSTOP);
         let mut stopped = std::collections::HashSet::new();
+        // Two quiet sweeps in a row, 1 ms apart: a child whose fork was under
+        // way when its parent was stopped shows up only once the fork is done.
+        let mut quiet = 0;
         for _ in 0..MAX_KILL_SWEEPS {
             let (_, found) = self.sweep();
             let new: Vec<ProcessId> = found.into_iter().filter(|p| !stopped.contains(p)).collect();
             if new.is_empty() {
-                break;
+                quiet += 1;
+                if quiet == 2 {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(1));
+                continue;
             }
+            quiet = 0;
             for process in new {
                 platform::signal_process(process, platform::SIGSTOP);
                 stopped.insert(process);
