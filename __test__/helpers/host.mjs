@@ -26,10 +26,17 @@ export function uniqueMarker(prefix = 'ahpmark') {
   return `${prefix}${randomBytes(6).toString('hex')}`
 }
 
-/** A fresh temporary directory, removed when the test ends. */
+/**
+ * A fresh temporary directory, removed when the test ends. A host using it
+ * as its `dataDir` may still be writing into it when this hook runs (its
+ * own dispose hook can come later, and a connection that just started
+ * writes its era memory, `protocol-eras.json`, as a temporary file then a
+ * rename), so the removal retries (ENOTEMPTY) instead of failing the test
+ * on a file created while the folder was being emptied.
+ */
 export function tmpDir(t, prefix = 'ahp-mcp-host-test-') {
   const dir = mkdtempSync(join(tmpdir(), prefix))
-  t.after(() => rmSync(dir, { recursive: true, force: true }))
+  t.after(() => rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 }))
   return dir
 }
 
