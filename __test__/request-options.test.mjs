@@ -18,9 +18,12 @@ import { startOAuthWorld, redirectPort, startAuthorize } from './fixtures/oauth-
 const LIMIT = { timeout: 60_000 }
 
 async function optionsServer(t, hostOptions = {}) {
+  // The host first: after hooks run in the order they were added, so the
+  // host (and its server, which writes into the folder) is disposed before
+  // the folder is removed.
+  const { host, logs } = newHost(t, hostOptions)
   const file = join(tmpDir(t), 'requests.log')
   const entry = { ...fixtureEntry('request-options-server.mjs'), env: { REQ_LOG: file } }
-  const { host, logs } = newHost(t, hostOptions)
   const id = await host.addServer({ name: 'ro', config: entry })
   await waitState(host, id, 'ready')
   return { host, id, file, logs }
