@@ -38,8 +38,10 @@ pub mod fuzzing;
 pub mod host;
 mod json;
 pub mod limits;
+mod mcp;
 mod network;
 mod platform;
+mod publisher;
 mod redact;
 pub mod requests;
 pub mod session;
@@ -49,5 +51,5 @@ mod transport;
 
 pub use auth::store::{MemorySecretStore, SecretStore};
 pub use catalogue::{CatalogueEntry, DiagnosticAction, ToolDiagnostic};
+pub use mcp::identity::{Handshake, ServerIcon, ServerIdentity};
 pub use network::{CaCertificates, NetworkOptions, ProxyOption};
-pub use supervisor::identity::{Handshake, ServerIcon, ServerIdentity};

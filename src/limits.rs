@@ -60,7 +60,7 @@ pub const STOP_TERM_GRACE_MS: u64 = 2_000;
 /// The shortest time between two progress notifications of one
 /// `tools/call` passed on to the app (`onProgress`, AHP chat actions), in
 /// ms: within it the latest is kept and passed on when it ends or before
-/// the result (`supervisor::tool_call::pacing`), so a flood of progress for
+/// the result (`mcp::tool_call::pacing`), so a flood of progress for
 /// a live call costs at most one item per interval.
 pub const PROGRESS_MIN_INTERVAL_MS: u64 = 20;
 /// How long a `notifications/cancelled` (a timed-out, aborted or
@@ -261,7 +261,7 @@ pub const MAX_CACHE_ENTRIES: usize = 256;
 /// entries go first; a larger single result is not kept): 8 MiB.
 pub const MAX_CACHE_BYTES: usize = 8 * 1024 * 1024;
 /// Most server configurations whose 2025 era `dataDir/protocol-eras.json`
-/// remembers (the least recently seen go first; `supervisor::eras`): 256.
+/// remembers (the least recently seen go first; `mcp::eras`): 256.
 pub const MAX_ERA_MEMORY_ENTRIES: usize = 256;
 /// Largest `protocol-eras.json` read (bytes; a larger one counts as empty): 64 KiB.
 pub const MAX_ERA_MEMORY_FILE_BYTES: usize = 64 * 1024;

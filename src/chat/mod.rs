@@ -38,6 +38,7 @@ pub mod answers;
 #[cfg(test)]
 mod app_tests;
 pub mod input;
+pub mod input_publisher;
 #[cfg(test)]
 mod input_tests;
 mod result;

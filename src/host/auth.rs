@@ -14,8 +14,9 @@ use crate::auth::step_up::{require_scopes, ResumableCall};
 use crate::config::{OAuthClientSetting, OAuthGrant};
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, JSONRPC_INVALID_PARAMS};
 use crate::events::HostEvent;
+use crate::mcp::TransportSpec;
 use crate::session;
-use crate::supervisor::{Command, ServerHandle, TransportSpec};
+use crate::supervisor::{Command, ServerHandle};
 
 /// AHP `authenticate` command parameters (AHP 1.0 "Authentication").
 /// `Debug` never shows the token.
@@ -92,7 +93,7 @@ impl Host {
     /// (the calls paused on a refused token then fail with it); `disposed`.
     pub async fn authenticate(&self, args: AuthenticateArgs) -> HostResult<()> {
         self.check_live()?;
-        let paused = self.shared.step_up.take_for_resource(
+        let paused = self.shared.step_up().take_for_resource(
             &args.resource,
             &args.token,
             args.scopes.as_deref(),
@@ -102,7 +103,7 @@ impl Host {
         }
         let (targets, mut advertised) = self.auth_required_for(&args.resource);
         // Lock order: the step-up waits are never taken under the session lock.
-        advertised.extend(self.shared.step_up.advertised_resources());
+        advertised.extend(self.shared.step_up().advertised_resources());
         if targets.is_empty() {
             return Err(HostError::new(
                 ErrorCode::InvalidParams,
@@ -196,7 +197,7 @@ impl Host {
     /// The servers whose live `authRequired` state advertises `resource`
     /// (id and that state), and every advertised resource.
     fn auth_required_for(&self, resource: &str) -> (AuthTargets, Vec<ProtectedResourceMetadata>) {
-        self.shared.read_state(|state| {
+        self.shared.publisher().read_state(|state| {
             let mut targets = Vec::new();
             let mut advertised = Vec::new();
             for server in session::mcp_servers(state) {
@@ -254,18 +255,21 @@ impl Host {
                 client_id: client.as_ref().map(|c| c.client_id.clone()),
                 client_secret: client.as_ref().and_then(|c| c.client_secret.clone()),
                 client_metadata_url: self.oauth.client_metadata_url.clone(),
-                client_name: self.shared.client_info.client_info.name.clone(),
+                client_name: self.shared.opener().client_info().client_info.name.clone(),
             },
             scopes: args.scopes,
             redirect_port: self.oauth.redirect_port.unwrap_or(0),
             timeout: args.timeout,
-            dpop: self.shared.dpop_keys.clone(),
-            network: self.shared.network.clone(),
+            dpop: self.shared.opener().dpop_keys().clone(),
+            network: self.shared.opener().network().clone(),
         };
         let grant = grant_of(client.as_ref(), (args.id_token, args.assertion))?;
-        let (sink, id) = (self.shared.sink.clone(), server_id.to_owned());
+        let (sink, id) = (self.shared.publisher().sink().clone(), server_id.to_owned());
         let open_url = move |url| sink.send(HostEvent::AuthorizationUrl { server_id: id, url });
-        let (secrets, locks) = (&self.shared.secrets, &self.shared.refresh_locks);
+        let (secrets, locks) = (
+            &self.shared.credentials().secrets(),
+            &self.shared.credentials().refresh_locks(),
+        );
         // `timeoutMs` bounds the whole sign-in, the token exchange too (a
         // response that trickles), not only the wait for the redirect.
         let limit = args.timeout;
@@ -303,7 +307,7 @@ impl Host {
         handle.send(Command::UseOAuth { manager, reply });
         let outcome = rx.await.unwrap_or_else(|_| Err(server_gone()));
         if outcome.is_ok() {
-            self.shared.step_up.resume_server(&handle.id);
+            self.shared.step_up().resume_server(&handle.id);
         }
         outcome
     }

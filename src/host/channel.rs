@@ -50,7 +50,7 @@ use crate::apps::policy::{self, Route};
 use crate::apps::ui_resource::{check_contents, check_linked, is_ui_uri};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, HostEvent, LogLevel};
-use crate::supervisor::LiveConnection;
+use crate::mcp::LiveConnection;
 use message::{Bad, Incoming, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, SERVER_NOT_READY};
 
 /// The work of one admitted channel request: run it on the async runtime
@@ -123,13 +123,13 @@ impl Host {
                 HostEvent::ChannelMessage(Box::new(answer))
             }
             None => {
-                let server = self.shared.app_channels.resolve(channel);
+                let server = self.shared.publisher().app_channels().resolve(channel);
                 let server_id = server.as_ref().map(|c| c.server_id.as_str());
                 let what = format!("{channel}: notification refused: {}", r.error.message);
                 log(LogLevel::Warn, TARGET, server_id, what)
             }
         };
-        self.shared.log(event);
+        self.shared.publisher().log(event);
     }
 
     /// Steps 1–6 of the module doc.
@@ -139,7 +139,7 @@ impl Host {
         bytes: usize,
         object: &Map<String, Value>,
     ) -> Result<Option<ChannelTask>, Box<Refuse>> {
-        let max = self.shared.limits.max_channel_message_bytes;
+        let max = self.shared.limits().max_channel_message_bytes;
         if bytes > max {
             let id = message::usable_id(object).unwrap_or(Some(Value::Null));
             let what =
@@ -213,7 +213,7 @@ impl Host {
                 what,
             )
         };
-        let Some(target) = self.shared.app_channels.resolve(uri) else {
+        let Some(target) = self.shared.publisher().app_channels().resolve(uri) else {
             return Err(not_ready(format!(
                 "no open mcp:// channel {uri:?} (unknown, or its server is not ready or was \
                  restarted: read the channel again from its customization)"
@@ -264,7 +264,7 @@ impl Host {
                 return Err(refuse);
             }
         }
-        let max = self.shared.limits.max_channel_requests;
+        let max = self.shared.limits().max_channel_requests;
         let Some(slot) = target.begin_request(max) else {
             let what = format!("{max} requests are in flight on this channel (maxChannelRequests)");
             return Err(Refuse::new(
@@ -302,7 +302,8 @@ impl Host {
         server_id: &str,
     ) -> Option<std::sync::Arc<crate::catalogue::ServerTools>> {
         self.shared
-            .catalogue
+            .publisher()
+            .catalogue()
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .server(server_id)
@@ -345,7 +346,9 @@ impl Host {
             Some(logger) => format!("[{logger}] {text}"),
             None => text,
         };
-        self.shared.log(log(level, TARGET, Some(server_id), text));
+        self.shared
+            .publisher()
+            .log(log(level, TARGET, Some(server_id), text));
     }
 
     /// JS `readAppResource`: MCP `resources/read` of UI resource `uri`
@@ -370,7 +373,7 @@ impl Host {
         abort: Option<&CancellationToken>,
     ) -> HostResult<Value> {
         self.check_live()?;
-        if !self.shared.mcp_apps {
+        if !self.shared.publisher().mcp_apps() {
             let what = "readAppResource: the host was made without mcpApps";
             return Err(HostError::new(ErrorCode::NotSupported, what));
         }
@@ -381,7 +384,7 @@ impl Host {
         self.ready_connection(server_id)?;
         check_linked(server_id, uri, self.server_tools(server_id).as_deref())?;
         let result = self.read_resource(server_id, uri, abort).await?;
-        let max = self.shared.limits.max_ui_resource_bytes;
+        let max = self.shared.limits().max_ui_resource_bytes;
         check_contents(server_id, uri, &result, max)?;
         Ok(result)
     }

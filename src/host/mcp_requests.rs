@@ -1,17 +1,17 @@
 //! MCP requests passed through to one ready server: resources and prompts
 //! (MCP 2025-11-25 "Server Features › Resources", "› Prompts"), with every
 //! page of a list walked and every result bounded by the limits, and the
-//! app's resource subscriptions (see [`crate::supervisor::listen`]).
+//! app's resource subscriptions (see [`crate::mcp::listen`]).
 //!
 //! Lists and reads go through the connection's response cache (SEP-2549,
-//! [`crate::supervisor::cache`]): within a result's `ttlMs`, and until a
+//! [`crate::mcp::cache`]): within a result's `ttlMs`, and until a
 //! change notification makes it stale, the same list page or read is
 //! answered without a request.
 //!
 //! ## Errors
 //!
 //! The host follows the capabilities the server declared (see
-//! [`crate::supervisor::capabilities`]): a list of an undeclared capability
+//! [`crate::mcp::capabilities`]): a list of an undeclared capability
 //! is empty and `resources/read` / `prompts/get` fail with `not_supported`,
 //! both without a request.
 //!
@@ -35,9 +35,9 @@ use super::Host;
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult};
 use crate::json::{check_bounds, check_list_bounds};
 use crate::limits::{Limits, MAX_SUBSCRIBED_URI_BYTES};
-use crate::supervisor::request::{list_all, send_cached, RequestFailure};
-use crate::supervisor::LiveConnection;
-use crate::supervisor::{capabilities, mrtr};
+use crate::mcp::request::{list_all, send_cached, RequestFailure};
+use crate::mcp::LiveConnection;
+use crate::mcp::{capabilities, mrtr};
 
 /// Maps a list walk's or request's failure to the host's error.
 fn list_failure(server_id: &str, method: &str, e: RequestFailure) -> HostError {
@@ -81,17 +81,17 @@ impl Host {
         abort: Option<&CancellationToken>,
     ) -> HostResult<Vec<Value>> {
         let conn = self.ready_connection(server_id)?;
-        let limits = self.shared.limits;
+        let limits = self.shared.limits();
         let walk = async {
             let bound = (limits.max_list_items, "maxListItems");
             let mut wire = conn.wire();
             wire.abort = abort;
-            list_all(wire, server_id, method, key, &limits, bound)
+            list_all(wire, server_id, method, key, limits, bound)
                 .await
                 .map_err(|e| list_failure(server_id, method, e))
         };
         let items = self.until_disposed(walk).await?;
-        check_list_bounds(&format!("{method} on {server_id}"), &items, &limits)?;
+        check_list_bounds(&format!("{method} on {server_id}"), &items, limits)?;
         Ok(items)
     }
 
@@ -111,12 +111,12 @@ impl Host {
         abort: Option<&CancellationToken>,
     ) -> HostResult<Value> {
         let conn = self.ready_connection(server_id)?;
-        let limits = self.shared.limits;
+        let limits = self.shared.limits();
         let sending = Sending {
             timeout: Duration::from_millis(limits.call_timeout_ms),
             abort,
         };
-        let request = request_on(&conn, server_id, method, params, &limits, sending);
+        let request = request_on(&conn, server_id, method, params, limits, sending);
         self.until_disposed(request).await
     }
 
@@ -242,7 +242,7 @@ impl Host {
         capabilities::require(&conn.peer, server_id, "resources/subscribe")?;
         let handle = self.server(server_id)?;
         handle.live.resources.insert(server_id, uri)?;
-        let timeout = Duration::from_millis(self.shared.limits.call_timeout_ms);
+        let timeout = Duration::from_millis(self.shared.limits().call_timeout_ms);
         let subscribed = self
             .until_disposed(conn.subscriptions.subscribe(uri, (timeout, abort)))
             .await;
@@ -278,7 +278,7 @@ impl Host {
         let Some(conn) = handle.live.connection() else {
             return Ok(());
         };
-        let timeout = Duration::from_millis(self.shared.limits.call_timeout_ms);
+        let timeout = Duration::from_millis(self.shared.limits().call_timeout_ms);
         self.until_disposed(conn.subscriptions.unsubscribe(uri, (timeout, abort)))
             .await
     }
@@ -302,7 +302,7 @@ pub(super) struct Sending<'a> {
 /// and bounds its result ([`check_bounds`]). An `input_required` result
 /// (MRTR, SEP-2322, 2026-07-28) is answered through the connection's
 /// handlers and the request sent again with `inputResponses` and the
-/// `requestState` untouched (see [`crate::supervisor::mrtr`]).
+/// `requestState` untouched (see [`crate::mcp::mrtr`]).
 ///
 /// # Errors
 /// See the module doc; `not_supported` (not sent) when the server did not

@@ -44,7 +44,7 @@
 //! ```
 //!
 //! - step-up waits: `StepUpWaits` (`auth::step_up`);
-//! - chat inputs: `ChatInputs` (`supervisor::chat_input`), the open AHP
+//! - chat inputs: `ChatInputs` (`chat::input_publisher`), the open AHP
 //!   input requests;
 //! - session: `HostShared::session`; every emit holds it while the sink
 //!   runs, so envelopes leave in `serverSeq` order;
@@ -88,19 +88,19 @@ use rmcp::model::{ClientConfig, Implementation, ProtocolVersion};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::auth::step_up::{CallCompletion, StepUpWaits};
+use crate::auth::step_up::CallCompletion;
 use crate::auth::store::{MemorySecretStore, SecretStore};
 use crate::catalogue::read_view::ReadCatalogue;
+use crate::chat::input_publisher::ChatInputs;
 use crate::config::launch::{host_base_env, EnvPolicy};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::EventSink;
 use crate::limits::Limits;
+use crate::mcp::{Opener, OpenerParts};
+use crate::publisher::{Publishing, SessionPublisher};
 use crate::requests::{client_capabilities_with, RequestHandler};
 use crate::session::{server_enabled, validate_client_action, ClientIntent, SessionStore};
-use crate::supervisor::chat_input::ChatInputs;
-use crate::supervisor::launch::LaunchGate;
-use crate::supervisor::{Command, HostShared, ServerHandle, SessionCell};
-use crate::transport::process::ProcessRegistry;
+use crate::supervisor::{Command, Credentials, HostShared, ServerHandle};
 use registry::{Registry, Removal};
 
 pub use auth::{AuthenticateArgs, Authorize};
@@ -113,7 +113,7 @@ pub use tools::{CallTool, ChatCall, OnProgress, ToolRef};
 
 /// One progress notification of a `callTool`, as an [`OnProgress`] listener
 /// receives it (the binding turns it into a JS `progress` item).
-pub use crate::supervisor::tool_call::Progress;
+pub use crate::mcp::tool_call::Progress;
 
 /// Re-exported for tests: the session snapshot type.
 pub use crate::session::empty_session_state;
@@ -230,39 +230,37 @@ impl Host {
         // (rmcp's default, 2026-07-28, has none).
         let client_info = ClientConfig::new(capabilities, config.client_info)
             .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
-        let shared = Arc::new(HostShared {
-            session: SessionCell::new(SessionStore::new(config.session)),
-            sink,
-            processes: Arc::new(ProcessRegistry::default()),
+        let publishing = Publishing {
+            server_tools: config.publish_server_tools,
+            mcp_apps: config.mcp_apps,
+        };
+        let store = SessionStore::new(config.session);
+        let opener = Opener::new(OpenerParts {
             client_info,
             // Idempotent; keeps a `HostConfig` built in Rust inside the caps too.
             limits: config.limits.clamped(),
+            publisher: Arc::new(SessionPublisher::new(store, sink, publishing)),
+            requests,
+            network: Arc::new(crate::network::Network::new(&config.network)),
+            eras: crate::mcp::eras::EraMemory::in_dir(&config.data_dir),
             base_env: host_base_env(),
             env_policy: config.env_policy,
-            disposed: CancellationToken::new(),
-            requests,
-            secrets: secrets.unwrap_or_else(|| Arc::new(MemorySecretStore::default())),
-            refresh_locks: Arc::default(),
-            dpop_keys: Arc::default(),
-            network: Arc::new(crate::network::Network::new(&config.network)),
-            catalogue: Default::default(),
-            publish_server_tools: config.publish_server_tools,
-            mcp_apps: config.mcp_apps,
-            app_channels: Default::default(),
-            step_up: StepUpWaits::default(),
-            launches: LaunchGate::new(config.limits.clamped().max_concurrent_launches),
-            skills: Default::default(),
-            eras: crate::supervisor::eras::EraMemory::in_dir(&config.data_dir),
         });
-        for warning in shared.network.warnings() {
+        let secrets = secrets.unwrap_or_else(|| Arc::new(MemorySecretStore::default()));
+        let shared = Arc::new(HostShared::new(opener, Credentials::new(secrets)));
+        for warning in shared.opener().network().warnings() {
             let level = crate::events::LogLevel::Warn;
-            shared.log(crate::events::log(level, "network", None, warning.clone()));
+            shared
+                .publisher()
+                .log(crate::events::log(level, "network", None, warning.clone()));
         }
         if let Some(warning) = options::data_dir_warning(&config.data_dir) {
             let level = crate::events::LogLevel::Warn;
-            shared.log(crate::events::log(level, "host.config", None, warning));
+            shared
+                .publisher()
+                .log(crate::events::log(level, "host.config", None, warning));
         }
-        let closing = shared.disposed.child_token();
+        let closing = shared.disposed().child_token();
         let task_records = tasks::TaskRecords::load(&config.data_dir, &shared);
         Self {
             task_records,
@@ -354,13 +352,16 @@ impl Host {
             }
         };
         futures::future::join_all(handles.iter().map(|h| h.remove())).await;
-        self.shared.emit(StateAction::SessionCustomizationRemoved(
-            SessionCustomizationRemovedAction { id: id.to_owned() },
-        ));
+        self.shared
+            .publisher()
+            .emit(StateAction::SessionCustomizationRemoved(
+                SessionCustomizationRemovedAction { id: id.to_owned() },
+            ));
         // A top-level server's skills container (see `skills::publish`).
         self.shared
+            .publisher()
             .emit_from(|s| crate::skills::publish::remove_container(s, id));
-        self.shared.skills.forget(id);
+        self.shared.skills().forget(id);
         self.registry().end_remove(id);
         Ok(())
     }
@@ -387,19 +388,25 @@ impl Host {
                 return Ok(self.dispatch_tool_call_complete(complete, &action, origin));
             }
             StateAction::ChatInputCompleted(completed) => {
-                return Ok(self.chat_inputs.completed(&self.shared, completed, origin));
-            }
-            StateAction::ChatInputAnswerChanged(changed) => {
                 return Ok(self
                     .chat_inputs
-                    .answer_changed(&self.shared, changed, origin));
+                    .completed(self.shared.publisher(), completed, origin));
+            }
+            StateAction::ChatInputAnswerChanged(changed) => {
+                return Ok(self.chat_inputs.answer_changed(
+                    self.shared.publisher(),
+                    changed,
+                    origin,
+                ));
             }
             _ => {}
         }
         let (envelope, request, state) =
-            self.shared.echo_client(action, origin, |state, action| {
-                validate_client_action(state, action)
-            });
+            self.shared
+                .publisher()
+                .echo_client(action, origin, |state, action| {
+                    validate_client_action(state, action)
+                });
         if let Some(request) = request {
             self.act(request, &state);
         }
@@ -421,26 +428,33 @@ impl Host {
         // A running task-based call: the client's cancel sends `tasks/cancel` (`tasks.rs`).
         if !complete.result.success {
             if let Some(chat) = self.cancel_task_call(turn, call) {
-                return self
-                    .shared
-                    .envelope_on(&chat, action.clone(), Some(origin), None);
+                return self.shared.publisher().envelope_on(
+                    &chat,
+                    action.clone(),
+                    Some(origin),
+                    None,
+                );
             }
         }
         // Lock order: step-up waits, then the session.
         self.shared
-            .step_up
+            .step_up()
             .cancel_call(turn, call, complete.result.success, |completion| {
                 let (channel, rejection) = match completion {
                     CallCompletion::NotWaiting { rejection } => {
-                        (self.shared.channel(), Some(rejection.clone()))
+                        (self.shared.publisher().channel(), Some(rejection.clone()))
                     }
                     CallCompletion::Refused { chat, rejection } => {
                         (chat.clone(), Some(rejection.clone()))
                     }
                     CallCompletion::Cancelled { chat } => (chat.clone(), None),
                 };
-                self.shared
-                    .envelope_on(&channel, action.clone(), Some(origin), rejection)
+                self.shared.publisher().envelope_on(
+                    &channel,
+                    action.clone(),
+                    Some(origin),
+                    rejection,
+                )
             })
     }
 
@@ -469,7 +483,7 @@ impl Host {
 
     /// The session state: exactly what the `ahp` reducer made from the emitted envelopes.
     pub fn state(&self) -> SessionState {
-        self.shared.read_state(SessionState::clone)
+        self.shared.publisher().read_state(SessionState::clone)
     }
 
     /// The session state with the `serverSeq` of the last envelope it
@@ -477,6 +491,7 @@ impl Host {
     /// the envelopes has seen that state once it has seen that `serverSeq`.
     pub fn state_at(&self) -> (u64, SessionState) {
         self.shared
+            .publisher()
             .read_store(|s| (s.server_seq(), s.state().clone()))
     }
 
@@ -517,14 +532,14 @@ impl Host {
     /// Kills every process group at once and ends all actors and pending
     /// calls (`disposed`). Synchronous, idempotent, needs no runtime.
     pub fn dispose_sync(&self) {
-        self.shared.disposed.cancel();
-        self.shared.processes.kill_all();
+        self.shared.disposed().cancel();
+        self.shared.opener().processes().kill_all();
         self.task_records.release();
     }
 
     /// Process groups currently alive under this host.
     pub fn process_count(&self) -> usize {
-        self.shared.processes.len()
+        self.shared.opener().processes().len()
     }
 }
 

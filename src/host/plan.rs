@@ -17,8 +17,8 @@ use super::options::{clamped_timeout, AddPlugin};
 use crate::config::{McpJson, PluginVars, ServerConfig};
 use crate::events::{log, HostEvent, LogLevel};
 use crate::limits::Limits;
+use crate::mcp::{ServerSpec, TransportSpec};
 use crate::session::{child_server_id, mcp_server_entry, plugin_entry};
-use crate::supervisor::{ServerSpec, TransportSpec};
 
 /// Where a plugin comes from and what the caller asked for.
 pub(super) struct PluginSource<'a> {

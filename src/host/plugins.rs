@@ -19,8 +19,9 @@ use crate::config::{
     parse_mcp_json, read_config_file, validate_entry_value, PluginVars, ReadBounds, ServerConfig,
 };
 use crate::error::{ErrorCode, HostError, HostResult};
+use crate::mcp::ServerSpec;
 use crate::session::{mcp_server_entry, plugin_entry};
-use crate::supervisor::{ServerHandle, ServerSpec};
+use crate::supervisor::ServerHandle;
 
 /// `addPlugin`, as named in messages.
 const ADD_PLUGIN: &str = "addPlugin";
@@ -191,12 +192,12 @@ impl Host {
             uri: &uri,
             file_uri: &file_uri(&file, /* dir */ false),
             opts: &opts,
-            limits: &self.shared.limits,
+            limits: self.shared.limits(),
         };
         let plan = plan_plugin(&source, loaded);
         adding.check(ADD_PLUGIN)?;
         for record in plan.logs {
-            self.shared.log(record);
+            self.shared.publisher().log(record);
         }
         adding.publish(plan.customization);
         let ids: Vec<String> = plan.specs.iter().map(|s| s.id.clone()).collect();
@@ -222,7 +223,7 @@ impl Host {
         adding: &Adding<'_>,
         file: &Path,
     ) -> HostResult<Result<String, String>> {
-        let limits = &self.shared.limits;
+        let limits = &self.shared.limits();
         let bounds = ReadBounds {
             max_bytes: limits.max_config_file_bytes,
             timeout: Duration::from_millis(limits.config_read_timeout_ms),
@@ -313,7 +314,7 @@ impl Host {
         let spec = ServerSpec {
             id: opts.name.clone(),
             transport: transport_spec(config, vars),
-            startup_timeout: startup_timeout(opts.startup_timeout_ms, &self.shared.limits),
+            startup_timeout: startup_timeout(opts.startup_timeout_ms, self.shared.limits()),
             oauth_client: opts.oauth.clone(),
             protocol: opts.protocol,
         };
@@ -323,6 +324,7 @@ impl Host {
     /// Emits `session/customizationUpdated` (add or replace).
     fn upsert(&self, customization: Customization) {
         self.shared
+            .publisher()
             .emit(StateAction::SessionCustomizationUpdated(Box::new(
                 SessionCustomizationUpdatedAction { customization },
             )));

@@ -65,7 +65,7 @@ impl Host {
         if !self.roots.replace(roots) {
             return Ok(());
         }
-        let limit = Duration::from_millis(self.shared.limits.call_timeout_ms);
+        let limit = Duration::from_millis(self.shared.limits().call_timeout_ms);
         let sends = self.roots_listeners().into_iter().map(|(id, peer)| {
             let shared = self.shared.clone();
             async move {
@@ -78,7 +78,9 @@ impl Host {
                         limit.as_millis()
                     ),
                 };
-                shared.log(log(LogLevel::Debug, "host.roots", Some(&id), what));
+                shared
+                    .publisher()
+                    .log(log(LogLevel::Debug, "host.roots", Some(&id), what));
             }
         });
         let all = async {

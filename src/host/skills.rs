@@ -2,7 +2,7 @@
 //! `loadSkill`.
 //!
 //! `list_skills` answers from the entries each server listed after connect
-//! ([`crate::supervisor::skills`]); it sends nothing. `load_skill` is the
+//! ([`crate::mcp::skills`]); it sends nothing. `load_skill` is the
 //! host's skill-loading path (SEP-2640 "Reading Skill Content",
 //! "Integrity and Verification"):
 //!
@@ -46,9 +46,9 @@ impl Host {
         let servers = match server_id {
             Some(id) => {
                 self.server(id)?;
-                vec![(id.to_owned(), self.shared.skills.of(id))]
+                vec![(id.to_owned(), self.shared.skills().of(id))]
             }
-            None => self.shared.skills.all(),
+            None => self.shared.skills().all(),
         };
         Ok(servers
             .iter()
@@ -127,7 +127,7 @@ impl Host {
                 ),
             ));
         }
-        let listed = self.shared.skills.of(server_id);
+        let listed = self.shared.skills().of(server_id);
         let entry = match listed.iter().find(|e| e.uri == uri) {
             Some(e) => e.clone(),
             None => self.get_skill(server_id, uri, abort).await?,

@@ -1,6 +1,6 @@
 //! Task-based tool calls (Tasks extension `io.modelcontextprotocol/tasks`,
 //! SEP-2663) as the host runs them, and tasks that outlive the app: the
-//! options of one call (handle or follow; see [`crate::supervisor::task`]
+//! options of one call (handle or follow; see [`crate::mcp::task`]
 //! for the following itself), the record of the outstanding tasks of AHP
 //! tool calls under `dataDir`, and their re-attachment by a later host.
 //!
@@ -39,13 +39,13 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::Host;
+use crate::chat::input_publisher::{ChatCallInputs, ChatInputs};
 use crate::chat::{self, ChatContext};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel};
 use crate::limits::{MAX_RECORDED_TASKS, TASK_MAX_LIFETIME_MS, TASK_RESUME_POLL_MS};
-use crate::supervisor::chat_input::{ChatCallInputs, ChatInputs};
-use crate::supervisor::task::{self, Follow, TaskJournal, TaskOptions};
-use crate::supervisor::tool_call::Progress;
+use crate::mcp::task::{self, Follow, TaskJournal, TaskOptions};
+use crate::mcp::tool_call::Progress;
 use crate::supervisor::{HostShared, ServerHandle};
 
 mod store;
@@ -147,7 +147,11 @@ impl TaskRecords {
     /// The loading thread: opens the store, merges the adopted records.
     fn open(&self) {
         let shared = &self.shared;
-        let warn = |message: String| shared.log(log(LogLevel::Warn, "host.tasks", None, message));
+        let warn = |message: String| {
+            shared
+                .publisher()
+                .log(log(LogLevel::Warn, "host.tasks", None, message))
+        };
         match TaskStore::open(&self.data_dir) {
             Ok(opened) => {
                 opened.warnings.into_iter().for_each(warn);
@@ -417,8 +421,11 @@ impl Host {
             .collect();
         let (shared, inputs) = (self.shared.clone(), self.chat_inputs.clone());
         let records = self.task_records.clone();
-        let within = Duration::from_millis(shared.limits.config_read_timeout_ms);
-        let (disposed, ended) = (self.shared.disposed.clone(), self.shared.disposed.clone());
+        let within = Duration::from_millis(shared.limits().config_read_timeout_ms);
+        let (disposed, ended) = (
+            self.shared.disposed().clone(),
+            self.shared.disposed().clone(),
+        );
         let ids = server_ids.to_vec();
         let resume_all = async move {
             if !records.wait_loaded(within).await {
@@ -427,7 +434,9 @@ impl Host {
                      ({} ms); their tasks are not followed again",
                     within.as_millis()
                 );
-                shared.log(log(LogLevel::Warn, "host.tasks", None, message));
+                shared
+                    .publisher()
+                    .log(log(LogLevel::Warn, "host.tasks", None, message));
                 return;
             }
             for record in records.take_for(&ids) {
@@ -479,7 +488,11 @@ impl Resume {
             meta: None,
         };
         let context = format!("tools/call {:?} on {}", r.tool, r.server_id);
-        let inputs = ChatCallInputs::new(self.shared.clone(), self.inputs.clone(), ctx.clone());
+        let inputs = ChatCallInputs::new(
+            self.shared.publisher().clone(),
+            self.inputs.clone(),
+            ctx.clone(),
+        );
         // An AHP client's failed `chat/toolCallComplete` cancels it, as for a call in flight.
         let key = (r.turn_id.clone(), r.tool_call_id.clone());
         let (cancel, completed) = (CancellationToken::new(), Arc::new(AtomicBool::new(false)));
@@ -499,7 +512,7 @@ impl Resume {
                 r.task_id, e.message
             ),
         };
-        self.shared.log(log(
+        self.shared.publisher().log(log(
             LogLevel::Info,
             "host.tasks",
             Some(&r.server_id),
@@ -507,7 +520,7 @@ impl Resume {
         ));
         if !completed.load(Ordering::SeqCst) {
             let action = chat::complete_action(&ctx, &r.display_name, &result);
-            self.shared.emit_on(&ctx.chat, action);
+            self.shared.publisher().emit_on(&ctx.chat, action);
         }
         self.records.remove(&r.task_id);
     }
@@ -549,20 +562,20 @@ impl Resume {
             }
             tokio::time::sleep(Duration::from_millis(TASK_RESUME_POLL_MS)).await;
         };
-        let limits = self.shared.limits;
+        let limits = self.shared.limits();
         let follow = Follow {
             context,
             server_id: &r.server_id,
             conn: &conn,
             chat: Some(inputs),
             request_timeout: Duration::from_millis(limits.call_timeout_ms),
-            limits: &limits,
+            limits,
         };
         let seed = Task::new(r.task_id.clone(), TaskStatus::Working, "", "");
         let shared = &self.shared;
         let mut on_progress = |p: Progress| {
             let action = chat::progress_action(ctx, p.progress, p.total, p.message.as_deref());
-            shared.emit_on(&ctx.chat, action);
+            shared.publisher().emit_on(&ctx.chat, action);
         };
         task::follow(&follow, seed, cancel, &mut on_progress).await
     }

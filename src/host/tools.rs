@@ -15,12 +15,13 @@ use super::Host;
 use crate::apps::capabilities::{call_ui, CallUi};
 use crate::auth::step_up::{AuthWaitEnd, CallKey, Shown};
 use crate::catalogue::{CatalogueEntry, ToolDiagnostic};
+use crate::chat::input_publisher::ChatCallInputs;
 use crate::chat::{self, ChatContext};
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult};
 use crate::events::{log, LogLevel};
-use crate::supervisor::chat_input::ChatCallInputs;
-use crate::supervisor::tool_call::{call_tool, CallRequest, Progress};
-use crate::supervisor::{Command, HostShared, ServerHandle, TransportSpec};
+use crate::mcp::tool_call::{call_tool, CallRequest, Progress};
+use crate::mcp::TransportSpec;
+use crate::supervisor::{Command, HostShared, ServerHandle};
 
 pub use crate::catalogue::read_view::ToolRef;
 
@@ -148,6 +149,7 @@ impl Drop for InputNeeded<'_> {
     fn drop(&mut self) {
         if self.shown {
             self.shared
+                .publisher()
                 .emit(chat::input_needed_removed_action(self.ctx));
         }
     }
@@ -182,14 +184,15 @@ impl Host {
 
     /// The catalogue now, recorded as what the caller has read.
     fn read_catalogue(&self) -> Arc<Vec<Arc<CatalogueEntry>>> {
-        self.read_view.read(&self.shared.catalogue)
+        self.read_view.read(self.shared.publisher().catalogue())
     }
 
     /// What the host normalized, dropped or left out of the catalogue, for
     /// every listed server.
     pub fn tool_diagnostics(&self) -> Vec<ToolDiagnostic> {
         self.shared
-            .catalogue
+            .publisher()
+            .catalogue()
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .diagnostics()
@@ -203,7 +206,7 @@ impl Host {
     /// progress, the server's form elicitations as chat input requests
     /// (`chat/inputRequested` and `session/inputNeededSet` of kind
     /// `chatInput`, answered by the app's handler or an AHP client, see
-    /// `crate::supervisor::chat_input`; those still open when the call ends
+    /// `crate::chat::input_publisher`; those still open when the call ends
     /// are withdrawn first), a mid-call step-up (403 `insufficient_scope` →
     /// `chat/toolCallAuthRequired` and `session/inputNeededSet`; after
     /// `authenticate` → resolved, retried once), and `chat/toolCallComplete`
@@ -218,7 +221,7 @@ impl Host {
     /// `crate::catalogue::read_view::ReadCatalogue::resolve`), `cancelled`
     /// (`cancel` fired: a call not yet sent is not sent, a sent one gets
     /// `notifications/cancelled` once), `disposed`, and those of
-    /// `crate::supervisor::tool_call::call_tool`.
+    /// `crate::mcp::tool_call::call_tool`.
     pub async fn call_tool(&self, call: CallTool, cancel: CancellationToken) -> HostResult<Value> {
         self.call_tool_with(call, cancel, None).await
     }
@@ -237,9 +240,12 @@ impl Host {
         on_progress: Option<OnProgress>,
     ) -> HostResult<Value> {
         self.check_live()?;
-        let tool =
-            self.read_view
-                .resolve(&self.shared.catalogue, &call.target, call.digest.as_deref())?;
+        let publisher = self.shared.publisher();
+        let tool = (self.read_view).resolve(
+            publisher.catalogue(),
+            &call.target,
+            call.digest.as_deref(),
+        )?;
         let handle = self.server(&tool.server_id)?;
         let ctx = call.chat.as_ref().map(|c| {
             let meta = self.app_call_meta(&tool.server_id, &tool.tool_name);
@@ -249,9 +255,9 @@ impl Host {
             .display_name
             .or(tool.title)
             .unwrap_or_else(|| tool.tool_name.clone());
-        let limits = self.shared.limits;
-        let inputs = ctx.as_ref().map(|ctx| {
-            ChatCallInputs::new(self.shared.clone(), self.chat_inputs.clone(), ctx.clone())
+        let limits = self.shared.limits();
+        let inputs = (ctx.as_ref()).map(|ctx| {
+            ChatCallInputs::new(publisher.clone(), self.chat_inputs.clone(), ctx.clone())
         });
         // For an AHP tool call, `cancel` becomes a child the AHP client's cancel can fire too.
         let (task, cancel) = self.task_options(
@@ -296,8 +302,7 @@ impl Host {
         let completed =
             end.completed.load(Ordering::SeqCst) || super::tasks::settled(&task, &result);
         if let Some(ctx) = ctx.as_ref().filter(|_| !completed) {
-            self.shared
-                .emit_on(&ctx.chat, chat::complete_action(ctx, &display, &result));
+            publisher.emit_on(&ctx.chat, chat::complete_action(ctx, &display, &result));
         }
         match &result {
             // A refused token paused the call and already told the actor.
@@ -314,13 +319,13 @@ impl Host {
     /// `limits.maxAppUiMetaBytes`; a larger one is left off with a `warn`
     /// log, target `host.apps`); `None` otherwise.
     fn app_call_meta(&self, server_id: &str, tool_name: &str) -> Option<Arc<Map<String, Value>>> {
-        if !self.shared.mcp_apps {
+        if !self.shared.publisher().mcp_apps() {
             return None;
         }
-        let tools = (self.shared.catalogue.read())
+        let tools = (self.shared.publisher().catalogue().read())
             .unwrap_or_else(PoisonError::into_inner)
             .server(server_id)?;
-        let max = self.shared.limits.max_app_ui_meta_bytes;
+        let max = self.shared.limits().max_app_ui_meta_bytes;
         match call_ui(tools.get(tool_name)?, max) {
             CallUi::None => None,
             CallUi::Ui(ui) => Some(Arc::new(Map::from_iter([(
@@ -332,8 +337,12 @@ impl Host {
                     "tool {tool_name:?}: _meta.ui is {bytes} bytes, more than maxAppUiMetaBytes \
                      ({max}); its AHP tool-call actions go without it"
                 );
-                self.shared
-                    .log(log(LogLevel::Warn, "host.apps", Some(server_id), message));
+                self.shared.publisher().log(log(
+                    LogLevel::Warn,
+                    "host.apps",
+                    Some(server_id),
+                    message,
+                ));
                 None
             }
         }
@@ -360,7 +369,7 @@ impl Host {
                     listener(&p);
                 }
                 if let Some(ctx) = ctx {
-                    shared.emit_on(
+                    shared.publisher().emit_on(
                         &ctx.chat,
                         chat::progress_action(ctx, p.progress, p.total, p.message.as_deref()),
                     );
@@ -370,7 +379,7 @@ impl Host {
                 &handle.live,
                 &handle.id,
                 req.clone(),
-                &self.shared.limits,
+                self.shared.limits(),
                 cancel.clone(),
                 &mut on_progress,
             )
@@ -419,7 +428,7 @@ impl Host {
         cancel: &CancellationToken,
         end: &CallEnd,
     ) -> StepUp {
-        let requirement = match paused_requirement(handle, &self.shared.network).await {
+        let requirement = match paused_requirement(handle, self.shared.opener().network()).await {
             Ok(r) => r,
             // Unannounced: `callTool` reports a refused token as before.
             Err(e) => return StepUp::Failed(refused.cloned().unwrap_or(e)),
@@ -438,10 +447,13 @@ impl Host {
         let server = (handle.id.as_str(), shown);
         let announce = || {
             self.shared
+                .publisher()
                 .emit_on(&ctx.chat, chat::auth_required(ctx, &auth));
-            self.shared.emit(chat::input_needed_set(ctx, call, &auth));
+            self.shared
+                .publisher()
+                .emit(chat::input_needed_set(ctx, call, &auth));
         };
-        let waits = &self.shared.step_up;
+        let waits = &self.shared.step_up();
         let wait = match refused {
             None => {
                 let wait = waits.register(key, server, requirement.resource, required_scopes);
@@ -482,6 +494,7 @@ impl Host {
         match ended {
             AuthWaitEnd::Token => {
                 self.shared
+                    .publisher()
                     .emit_on(&ctx.chat, chat::auth_resolved_action(ctx));
                 StepUp::Resolved
             }

@@ -208,7 +208,7 @@ pub fn mcp_servers(state: &SessionState) -> Vec<&McpServerCustomization> {
 }
 
 /// `_meta` key under which the host publishes a connected server's identity
-/// (see `supervisor::identity::ServerIdentity`) on its `McpServerCustomization`.
+/// (see `mcp::identity::ServerIdentity`) on its `McpServerCustomization`.
 pub const SERVER_INFO_META_KEY: &str = "ahp-mcp-host/serverInfo";
 
 /// The top-level customization holding MCP server `id`, with that server's

@@ -11,7 +11,7 @@
 //! `chat/toolCallComplete` (a call paused for authentication,
 //! `crate::auth::step_up`), and `chat/inputAnswerChanged` /
 //! `chat/inputCompleted` (a form elicitation of a chat tool call,
-//! `crate::supervisor::chat_input`).
+//! `crate::chat::input_publisher`).
 
 use ahp_types::actions::StateAction;
 use ahp_types::state::{CustomizationEnablement, SessionState};

@@ -14,21 +14,22 @@ use ahp_types::state::{AhpMcpUiHostCapabilities, McpServerState};
 use rmcp::transport::auth::{AuthClient, AuthorizationManager};
 use tokio::sync::{mpsc, oneshot};
 
-use super::connect::HttpAuth;
 use super::connector::{
     open_listed, relist_tools, BoxFuture, Connector, Discovered, Opened, ServerConnection,
 };
 use super::launch::{LaunchPermit, Queued};
 use super::phase::{transition, Closing, Discovery, Effect, Input, Machine, Phase, Rules};
 use super::phase::{Secret, Supersede};
-use super::request::RequestFailure;
-use super::TransportSpec;
-use super::{Command, HostShared, ServerLive, ServerSpec, ServerTasks};
+use super::{Command, HostShared};
 use crate::apps::capabilities::host_capabilities;
 use crate::auth::AuthChallenge;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel, ToolsChangeReason};
 use crate::limits::LIST_CHANGED_DEBOUNCE_MS;
+use crate::mcp::connect::HttpAuth;
+use crate::mcp::request::RequestFailure;
+use crate::mcp::TransportSpec;
+use crate::mcp::{ServerLive, ServerSpec, ServerTasks};
 use crate::redact::KeptSecret;
 use crate::requests::ServerRequestKind;
 
@@ -121,7 +122,7 @@ pub(super) async fn run<C: Connector>(actor: Actor<C>) {
         _ = cancel.cancelled() => {}
     }
     // Disposed (no state is emitted then): no channel outlives the actor.
-    shared.close_app_channel(&id);
+    shared.publisher().close_app_channel(&id);
 }
 
 impl<C: Connector> Actor<C> {
@@ -134,9 +135,9 @@ impl<C: Connector> Actor<C> {
         tasks: ServerTasks,
     ) -> Self {
         let stdio = matches!(spec.transport, TransportSpec::Stdio(..));
-        let queued = stdio.then(|| shared.launches.queue());
+        let queued = stdio.then(|| shared.launches().queue());
         let rules = Rules {
-            limits: shared.limits,
+            limits: *shared.limits(),
             endpoint: match &spec.transport {
                 TransportSpec::StreamableHttp(cfg) => Some(cfg.url.clone()),
                 TransportSpec::Stdio(..) => None,
@@ -212,7 +213,10 @@ impl<C: Connector> Actor<C> {
             Effect::Discover { header, restore } => {
                 return Some(self.discover(header, restore).await)
             }
-            Effect::PublishTools => self.shared.publish_tools(id, ToolsChangeReason::Ready),
+            Effect::PublishTools => self
+                .shared
+                .publisher()
+                .publish_tools(id, ToolsChangeReason::Ready),
             Effect::ScheduleRelist => {
                 if let Waiting::Serve(serving) = &mut self.waiting {
                     serving.schedule_relist();
@@ -242,13 +246,15 @@ impl<C: Connector> Actor<C> {
     }
 
     /// Emits `state`; a `ready` one with the server's MCP Apps
-    /// capabilities (see [`HostShared::set_server_state`]).
+    /// capabilities (see [`SessionPublisher::set_server_state`]).
     fn set_state(&self, state: McpServerState) {
         let app = match state {
             McpServerState::Ready(_) => self.app_capabilities(),
             _ => None,
         };
-        self.shared.set_server_state(&self.spec.id, state, app);
+        self.shared
+            .publisher()
+            .set_server_state(&self.spec.id, state, app);
     }
 
     /// The `mcpApp.capabilities` of the ready server (MCP Apps, with
@@ -256,20 +262,22 @@ impl<C: Connector> Actor<C> {
     /// whether the app registered a `sampling` handler; `None` when it does
     /// not host Apps (see [`crate::apps::capabilities`]).
     fn app_capabilities(&self) -> Option<AhpMcpUiHostCapabilities> {
-        if !self.shared.mcp_apps {
+        if !self.shared.publisher().mcp_apps() {
             return None;
         }
         let info = self.live.connection().and_then(|c| c.peer.peer_info());
         let declared = info.as_ref().map(|i| &i.capabilities);
         let tools = self
             .shared
-            .catalogue
+            .publisher()
+            .catalogue()
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .server(&self.spec.id);
         let sampling = self
             .shared
-            .requests
+            .opener()
+            .requests()
             .as_ref()
             .is_some_and(|h| h.handles(ServerRequestKind::Sampling));
         host_capabilities(declared, tools.as_deref(), sampling)
@@ -277,6 +285,7 @@ impl<C: Connector> Actor<C> {
 
     fn log(&self, level: LogLevel, message: String) {
         self.shared
+            .publisher()
             .log(log(level, "host.supervisor", Some(&self.spec.id), message));
     }
 
@@ -308,14 +317,14 @@ impl<C: Connector> Actor<C> {
     fn launch_place(&mut self) -> Option<Queued> {
         let first = self.queued.take();
         let stdio = matches!(self.spec.transport, TransportSpec::Stdio(..));
-        stdio.then(|| first.unwrap_or_else(|| self.shared.launches.queue()))
+        stdio.then(|| first.unwrap_or_else(|| self.shared.launches().queue()))
     }
 
     /// Closes the ready connection, withdraws it and its tools. After a
     /// crash, says when the connection was gone.
     async fn close(&mut self, closing: Closing) -> Option<Input> {
         // Nothing more reaches the connection through its channel.
-        self.shared.close_app_channel(&self.spec.id);
+        self.shared.publisher().close_app_channel(&self.spec.id);
         if let Waiting::Serve(serving) = std::mem::replace(&mut self.waiting, Waiting::Nothing) {
             match &closing {
                 Closing::Crashed(reason) => {
@@ -330,6 +339,7 @@ impl<C: Connector> Actor<C> {
         }
         self.live.set(None);
         self.shared
+            .publisher()
             .set_tools(&self.spec.id, None, ToolsChangeReason::Stopped);
         matches!(closing, Closing::Crashed(_)).then(|| Input::Discarded { at: Instant::now() })
     }
@@ -356,7 +366,7 @@ impl<C: Connector> Actor<C> {
     }
 
     /// Re-lists what change notices made stale (free-standing, or on a
-    /// `subscriptions/listen` stream: see [`super::listen`]): tools after
+    /// `subscriptions/listen` stream: see [`crate::mcp::listen`]): tools after
     /// `notifications/tools/list_changed`, skills after
     /// `notifications/resources/list_changed` from a server with skills.
     async fn relist(&mut self) {
@@ -370,7 +380,8 @@ impl<C: Connector> Actor<C> {
         if stale.skills {
             // Bounded like a tools re-list (`relist_tools`): the startup timeout.
             let (id, timeout) = (&self.spec.id, self.spec.startup_timeout);
-            super::skills::list_skills(&self.shared, id, &self.live, timeout).await;
+            let (opener, skills) = (self.shared.opener(), self.shared.skills());
+            crate::mcp::skills::list_skills(opener, skills, id, &self.live, timeout).await;
         }
         if !stale.tools {
             return;
@@ -385,9 +396,13 @@ impl<C: Connector> Actor<C> {
                 LogLevel::Info,
                 format!("tools/list_changed: now {count} tools"),
             );
+            self.shared.publisher().set_tools(
+                &self.spec.id,
+                Some(tools),
+                ToolsChangeReason::ListChanged,
+            );
             self.shared
-                .set_tools(&self.spec.id, Some(tools), ToolsChangeReason::ListChanged);
-            self.shared
+                .publisher()
                 .update_mcp_app(&self.spec.id, self.app_capabilities());
         }
     }
@@ -426,10 +441,12 @@ impl<C: Connector> Actor<C> {
 /// has to wait).
 async fn wait_turn(shared: &HostShared, id: &str, queued: Queued) -> Option<LaunchPermit> {
     if queued.waits() {
-        let n = shared.limits.max_concurrent_launches;
+        let n = shared.limits().max_concurrent_launches;
         let text =
             format!("waiting to start: {n} stdio servers are starting (maxConcurrentLaunches)");
-        shared.log(log(LogLevel::Debug, "host.supervisor", Some(id), text));
+        shared
+            .publisher()
+            .log(log(LogLevel::Debug, "host.supervisor", Some(id), text));
     }
     queued.permit().await
 }

@@ -1,7 +1,7 @@
 //! The seam between a server's actor and the network or process: a
 //! [`Connector`] opens connections (spawn or connect plus `initialize`) and
 //! runs RFC 9728 discovery; a [`ServerConnection`] is one open connection.
-//! [`McpConnector`] is the real one ([`super::connect`], rmcp); tests drive
+//! [`McpConnector`] is the real one ([`crate::mcp::connect`], rmcp); tests drive
 //! the actor with a fake.
 //!
 //! On top of the seam, [`open_listed`] is a whole start (open, first
@@ -16,17 +16,18 @@ use rmcp::transport::auth::AuthorizationManager;
 use serde_json::Value;
 use tokio::sync::{mpsc, watch};
 
-use super::client::Notice;
-use super::connect::{self, Connection, HttpAuth};
-use super::identity::{Handshake, ServerIdentity};
-use super::request::{self, RequestFailure};
-use super::TransportSpec;
-use super::{HostShared, LiveConnection, ServerLive, ServerSpec, ServerTasks};
+use super::HostShared;
 use crate::auth::{self, AuthChallenge};
 use crate::catalogue::{DiagnosticAction, ServerTools, ToolDiagnostic};
 use crate::error::{ErrorCode, HostError};
 use crate::events::{log, LogLevel};
 use crate::limits::Limits;
+use crate::mcp::client::Notice;
+use crate::mcp::connect::{Connection, HttpAuth};
+use crate::mcp::identity::{Handshake, ServerIdentity};
+use crate::mcp::request::{self, RequestFailure};
+use crate::mcp::TransportSpec;
+use crate::mcp::{LiveConnection, ServerLive, ServerSpec, ServerTasks};
 use crate::transport::http::BearerCell;
 
 /// An owned future, as kept across `select!` rounds.
@@ -102,7 +103,7 @@ pub trait ServerConnection: Send + Sync + 'static {
     fn take_notices(&mut self) -> mpsc::UnboundedReceiver<Notice>;
 
     /// Starts following the server's changes and subscribes to the
-    /// resources in `wanted` (see [`super::listen`]); `timeout` bounds each
+    /// resources in `wanted` (see [`crate::mcp::listen`]); `timeout` bounds each
     /// acknowledgment. Nothing for a connection without a peer (test fakes).
     fn follow(&self, _wanted: Vec<String>, _timeout: std::time::Duration) {}
 
@@ -149,7 +150,7 @@ impl Connector for McpConnector {
         auth: HttpAuth<'a>,
         tasks: &'a ServerTasks,
     ) -> impl Future<Output = Result<Connection, RequestFailure>> + Send + 'a {
-        connect::open(shared, spec, auth, tasks)
+        shared.opener().open(spec, auth, tasks)
     }
 
     async fn discover<'a>(
@@ -159,7 +160,7 @@ impl Connector for McpConnector {
         challenge: &'a AuthChallenge,
         restore: bool,
     ) -> Result<Discovered, HostError> {
-        let resource = auth::discover(endpoint, challenge, &shared.network).await?;
+        let resource = auth::discover(endpoint, challenge, shared.opener().network()).await?;
         if restore {
             let issuer = resource
                 .authorization_servers
@@ -169,10 +170,10 @@ impl Connector for McpConnector {
                 .cloned()
                 .unwrap_or_default();
             let stores = (
-                &shared.secrets,
-                &shared.refresh_locks,
-                &*shared.dpop_keys,
-                &shared.network,
+                shared.credentials().secrets(),
+                shared.credentials().refresh_locks(),
+                &**shared.opener().dpop_keys(),
+                shared.opener().network(),
             );
             if let Some(manager) = auth::flow::restore(endpoint, &issuer, stores).await {
                 return Ok(Discovered::Restored(Box::new(manager)));
@@ -295,7 +296,7 @@ pub async fn open_listed<C: Connector>(
 ) -> Result<Opened<C::Connection>, RequestFailure> {
     let conn = connector.open(shared, spec, auth, tasks).await?;
     // Before the first listing, so that no change after it is missed.
-    let timeout = std::time::Duration::from_millis(shared.limits.call_timeout_ms);
+    let timeout = std::time::Duration::from_millis(shared.limits().call_timeout_ms);
     conn.follow(live.resources.list(), timeout);
     let listing = tokio::time::timeout(spec.startup_timeout, list_tools(shared, spec, &conn));
     // The first listing and the wait for the GET stream's answer overlap.
@@ -320,8 +321,15 @@ pub async fn open_listed<C: Connector>(
     }
     let (closed, watch) = watch::channel(None);
     live.set(conn.live(watch));
-    let skills = super::skills::list_skills(shared, &spec.id, live, spec.startup_timeout).await;
-    let tools_changed = shared.update_tools(&spec.id, Some(tools));
+    let skills = crate::mcp::skills::list_skills(
+        shared.opener(),
+        shared.skills(),
+        &spec.id,
+        live,
+        spec.startup_timeout,
+    )
+    .await;
+    let tools_changed = shared.publisher().update_tools(&spec.id, Some(tools));
     Ok(Opened {
         conn,
         closed,
@@ -348,13 +356,15 @@ fn announce_identity(
         identity.name,
         identity.version.as_deref().unwrap_or("")
     );
-    shared.log(log(
+    shared.publisher().log(log(
         LogLevel::Info,
         "host.connect",
         Some(id),
         text.trim_end().to_owned(),
     ));
-    shared.publish_identity(id, &identity);
+    shared
+        .publisher()
+        .publish_identity(id, identity.ahp_icons(), identity.to_json());
     live.set_identity(identity);
 }
 
@@ -364,7 +374,7 @@ async fn list_tools<K: ServerConnection>(
     spec: &ServerSpec,
     conn: &K,
 ) -> Result<ServerTools, RequestFailure> {
-    let limits = &shared.limits;
+    let limits = &shared.limits();
     conn.take_listed(); // forget what an earlier listing left
     let raw = conn.list_tools(&spec.id, limits).await?;
     let sent = conn.take_listed();
@@ -418,8 +428,11 @@ fn report_listing(
     spec: &ServerSpec,
     listing: Result<Result<ServerTools, RequestFailure>, tokio::time::error::Elapsed>,
 ) -> Result<Arc<ServerTools>, HostError> {
-    let warn =
-        |level, message: String| shared.log(log(level, "host.catalogue", Some(&spec.id), message));
+    let warn = |level, message: String| {
+        shared
+            .publisher()
+            .log(log(level, "host.catalogue", Some(&spec.id), message))
+    };
     let error = match listing {
         Ok(Ok(found)) => {
             for d in &found.diagnostics {

@@ -5,84 +5,31 @@
 //! `limits.max_concurrent_launches` stdio servers start at once ([`launch`]).
 //!
 //! Layout: [`phase`] is the state machine (pure, table-tested); `actor.rs`
-//! its loop; `connector.rs` the seam to processes and the network
-//! (`connect.rs`, rmcp); [`request`] and [`tool_call`] the requests callers
-//! send on a ready server's [`LiveConnection`]; [`HostShared`] the session
-//! and catalogue every actor writes through.
+//! its loop; `connector.rs` the seam to processes and the network (through
+//! [`crate::mcp::Opener`]); [`launch`] the stdio launch permits;
+//! [`HostShared`] the owned parts every actor shares with the host façade.
+//! What a ready connection carries is [`crate::mcp`]'s.
 
 mod actor;
-pub mod cache;
-pub mod capabilities;
-pub mod chat_input;
-mod client;
 mod command;
-mod connect;
 mod connector;
-pub mod eras;
-pub mod identity;
 pub mod launch;
-pub mod listen;
-mod live;
-pub mod mrtr;
 pub mod phase;
-mod progress;
-pub mod request;
 mod shared;
-pub mod skills;
-pub mod task;
-mod too_large;
-pub mod tool_call;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 pub use command::Command;
-pub use live::{LiveConnection, ServerLive};
-pub use shared::{HostShared, SessionCell};
+pub use shared::{Credentials, HostShared};
 
 use crate::auth::step_up::Leaving;
-use crate::config::{HttpConfig, OAuthClientSetting, PluginVars, ProtocolSetting, StdioConfig};
+use crate::mcp::{ServerLive, ServerSpec, ServerTasks};
 use crate::redact::KeptSecret;
 
 use connector::{Connector, McpConnector};
-
-/// Where a server lives.
-#[derive(Debug, Clone)]
-pub enum TransportSpec {
-    /// A local process; variables come from its plugin (or the top-level server's root).
-    Stdio(StdioConfig, PluginVars),
-    /// A remote Streamable HTTP endpoint.
-    StreamableHttp(HttpConfig),
-}
-
-/// Everything an actor needs to know about its server.
-#[derive(Debug, Clone)]
-pub struct ServerSpec {
-    /// Customization id.
-    pub id: String,
-    /// Transport and its configuration.
-    pub transport: TransportSpec,
-    /// Spawn/connect + `initialize` budget.
-    pub startup_timeout: Duration,
-    /// Pre-registered OAuth client for this server (host-side setting).
-    pub oauth_client: Option<OAuthClientSetting>,
-    /// Which MCP revision to speak (host-side setting).
-    pub protocol: ProtocolSetting,
-}
-
-/// The tasks of one server (its actor, its connections' service waiters)
-/// and its cancellation (a child of the host's `disposed`).
-#[derive(Clone)]
-pub struct ServerTasks {
-    /// Every task spawned for the server.
-    pub tracker: TaskTracker,
-    /// Cancelled when the host is disposed.
-    pub cancel: CancellationToken,
-}
 
 /// The host's handle on one server actor.
 pub struct ServerHandle {
@@ -97,28 +44,6 @@ pub struct ServerHandle {
     /// The secret values of `spec`, hidden from every text while the
     /// server is configured ([`ServerSpec::secrets`]).
     _kept: Vec<KeptSecret>,
-}
-
-impl ServerSpec {
-    /// The values of this server's configuration that are secrets
-    /// (`crate::redact`): a Streamable HTTP server's header values (and a
-    /// `<scheme> <credentials>` value's credentials), its URL's password,
-    /// query (whole, each pair, each value) and fragment; the OAuth
-    /// client's secret and private key.
-    pub fn secrets(&self) -> Vec<String> {
-        let mut all = Vec::new();
-        if let TransportSpec::StreamableHttp(cfg) = &self.transport {
-            all.extend(crate::redact::url_secrets(&cfg.url));
-            for value in cfg.headers.values() {
-                all.extend(crate::redact::header_secrets(value));
-            }
-        }
-        if let Some(client) = &self.oauth_client {
-            all.extend(client.client_secret.iter().cloned());
-            all.extend(client.private_key_pem.iter().cloned());
-        }
-        all
-    }
 }
 
 impl ServerHandle {
@@ -138,7 +63,7 @@ impl ServerHandle {
         let live = Arc::new(ServerLive::default());
         let tasks = ServerTasks {
             tracker: TaskTracker::new(),
-            cancel: shared.disposed.child_token(),
+            cancel: shared.disposed().child_token(),
         };
         let actor = actor::Actor::new(
             shared,

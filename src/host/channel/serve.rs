@@ -20,9 +20,10 @@ use crate::apps::ui_resource::check_contents;
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult};
 use crate::events::HostEvent;
 use crate::json::check_bounds;
+use crate::mcp::request::server_error_message;
+use crate::mcp::LiveConnection;
 use crate::requests::{HandlerRequest, ServerRequestKind};
-use crate::supervisor::request::server_error_message;
-use crate::supervisor::{HostShared, LiveConnection};
+use crate::supervisor::HostShared;
 
 /// One admitted request and what it holds while in flight.
 pub(super) struct Job {
@@ -43,7 +44,7 @@ impl Job {
     /// (none once the client cancelled it or the host was disposed).
     pub(super) async fn run(self) {
         let abort = CancellationToken::new();
-        let ms = self.shared.limits.channel_request_timeout_ms;
+        let ms = self.shared.limits().channel_request_timeout_ms;
         let limit = Duration::from_millis(ms);
         let work = self.work(&abort, limit);
         tokio::pin!(work);
@@ -63,12 +64,13 @@ impl Job {
                 let _ = (&mut work).await;
                 None
             }
-            () = self.shared.disposed.cancelled() => None,
+            () = self.shared.disposed().cancelled() => None,
         };
         if let Some(outcome) = outcome {
             let answer = self.answer(outcome);
             self.shared
-                .sink
+                .publisher()
+                .sink()
                 .send(HostEvent::ChannelMessage(Box::new(answer)));
         }
     }
@@ -84,7 +86,7 @@ impl Job {
             timeout: limit,
             abort: Some(abort),
         };
-        let (conn, server_id, limits) = (&self.conn, &self.server_id, &self.shared.limits);
+        let (conn, server_id, limits) = (&self.conn, &self.server_id, &self.shared.limits());
         let method = self.incoming.method.as_str();
         match self.route {
             Route::Forward => request_on(conn, server_id, method, params, limits, sending).await,
@@ -112,7 +114,7 @@ impl Job {
     async fn sample(&self, params: Value, abort: &CancellationToken) -> HostResult<Value> {
         let kind = ServerRequestKind::Sampling;
         let context = self.context();
-        let Some(handler) = self.shared.requests.as_ref().filter(|h| h.handles(kind)) else {
+        let Some(handler) = self.shared.opener().requests().filter(|h| h.handles(kind)) else {
             let what = format!("{context}: the app registered no sampling handler");
             return Err(HostError::new(ErrorCode::NotSupported, what));
         };
@@ -126,7 +128,7 @@ impl Job {
                 return Err(HostError::new(ErrorCode::Cancelled, format!("{context} was cancelled")));
             }
         };
-        check_bounds(&context, &result, &self.shared.limits)?;
+        check_bounds(&context, &result, self.shared.limits())?;
         Ok(result)
     }
 

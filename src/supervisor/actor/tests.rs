@@ -12,12 +12,8 @@ use serde_json::{json, Value};
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 
-use super::super::client::Notice;
-use super::super::connect::HttpAuth;
 use super::super::connector::{BoxFuture, Connector, Discovered, ServerConnection};
-use super::super::request::RequestFailure;
-use super::super::TransportSpec;
-use super::super::{Command, HostShared, LiveConnection, ServerHandle, ServerSpec, ServerTasks};
+use super::super::{Command, Credentials, HostShared, ServerHandle};
 use crate::auth::store::MemorySecretStore;
 use crate::auth::AuthChallenge;
 use crate::config::launch::EnvPolicy;
@@ -25,9 +21,13 @@ use crate::config::HttpConfig;
 use crate::error::{ErrorCode, HostError};
 use crate::events::{HostEvent, LogLevel};
 use crate::limits::Limits;
+use crate::mcp::client::Notice;
+use crate::mcp::connect::HttpAuth;
+use crate::mcp::request::RequestFailure;
+use crate::mcp::{LiveConnection, Opener, OpenerParts, ServerSpec, ServerTasks, TransportSpec};
+use crate::publisher::{Publishing, SessionPublisher};
 use crate::session::{mcp_server_entry, SessionStore};
 use crate::transport::http::BearerCell;
-use crate::transport::process::ProcessRegistry;
 
 mod apps;
 mod fake;
@@ -48,35 +48,31 @@ fn host_with(
     sink: Arc<dyn crate::events::EventSink>,
     mcp_apps: bool,
 ) -> Arc<HostShared> {
-    let shared = Arc::new(HostShared {
-        session: crate::supervisor::SessionCell::new(SessionStore::new("ahp-session:/test")),
-        sink,
-        processes: Arc::new(ProcessRegistry::default()),
+    let publishing = Publishing {
+        server_tools: false,
+        mcp_apps,
+    };
+    let store = SessionStore::new("ahp-session:/test");
+    let opener = Opener::new(OpenerParts {
         client_info: ClientConfig::default(),
         limits,
+        publisher: Arc::new(SessionPublisher::new(store, sink, publishing)),
+        requests: None,
+        network: Arc::default(),
+        eras: Default::default(),
         base_env: Vec::new(),
         env_policy: EnvPolicy::AllowList,
-        disposed: CancellationToken::new(),
-        requests: None,
-        secrets: Arc::new(MemorySecretStore::default()),
-        refresh_locks: Arc::default(),
-        dpop_keys: Arc::default(),
-        network: Arc::default(),
-        catalogue: Default::default(),
-        publish_server_tools: false,
-        mcp_apps,
-        app_channels: Default::default(),
-        step_up: Default::default(),
-        launches: crate::supervisor::launch::LaunchGate::new(limits.max_concurrent_launches),
-        skills: Default::default(),
-        eras: Default::default(),
     });
+    let credentials = Credentials::new(Arc::new(MemorySecretStore::default()));
+    let shared = Arc::new(HostShared::new(opener, credentials));
     let starting = McpServerState::Starting(Default::default());
     let entry = mcp_server_entry(ID, "https://mcp.example.test/mcp", ID, None, starting);
     let customization = Customization::McpServer(Box::new(entry));
-    shared.emit(StateAction::SessionCustomizationUpdated(Box::new(
-        SessionCustomizationUpdatedAction { customization },
-    )));
+    shared
+        .publisher()
+        .emit(StateAction::SessionCustomizationUpdated(Box::new(
+            SessionCustomizationUpdatedAction { customization },
+        )));
     shared
 }
 
@@ -162,7 +158,8 @@ async fn starts_and_becomes_ready_without_repeating_starting() {
     assert_eq!(fake.auths(), ["none"]);
     assert_eq!(fake.listings.load(Ordering::SeqCst), 1);
     let tools = shared
-        .catalogue
+        .publisher()
+        .catalogue()
         .read()
         .unwrap_or_else(PoisonError::into_inner)
         .entries()
@@ -244,7 +241,7 @@ async fn shutdown_closes_acks_and_every_task_ends() {
 #[tokio::test]
 async fn dispose_ends_the_actor_and_its_tasks() {
     let (shared, _events, fake, handle) = ready_server().await;
-    shared.disposed.cancel();
+    shared.disposed().cancel();
     tokio::time::timeout(Duration::from_secs(5), handle.tasks_ended())
         .await
         .unwrap_or_else(|_| panic!("tasks still running after dispose"));
@@ -442,7 +439,7 @@ fn relists_come_in_a_burst_of_four_then_once_per_interval() {
 
 /// The current state of MCP server `id` in the session.
 fn server_state(shared: &HostShared, id: &str) -> Option<McpServerState> {
-    shared.read_state(|state| {
+    shared.publisher().read_state(|state| {
         crate::session::mcp_servers(state)
             .into_iter()
             .find(|s| s.id == id)
@@ -465,7 +462,7 @@ async fn a_crash_ends_the_paused_tool_calls_before_the_state_changes() {
     let resource = serde_json::from_value(json!({"resource": "https://mcp.example.test/mcp"}))
         .unwrap_or_else(|e| panic!("{e}"));
     let wait = shared
-        .step_up
+        .step_up()
         .register(key, (ID, "Admin"), resource, Vec::new());
     let _ = fake
         .conn(0)

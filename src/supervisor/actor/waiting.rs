@@ -6,11 +6,11 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
 
-use super::super::client::Notice;
 use super::super::connector::{BoxFuture, Opened, ServerConnection};
 use super::super::phase::{Input, Phase};
-use super::super::request::RequestFailure;
 use crate::limits::{LIST_CHANGED_BURST, LIST_CHANGED_DEBOUNCE_MS};
+use crate::mcp::client::Notice;
+use crate::mcp::request::RequestFailure;
 
 /// What the current phase waits on besides commands.
 pub(super) enum Waiting<K> {

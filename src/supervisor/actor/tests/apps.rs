@@ -30,7 +30,7 @@ impl crate::events::EventSink for Recorder {
         if let HostEvent::Action(envelope) = &event {
             let registry = || {
                 let shared = self.shared.get().and_then(Weak::upgrade);
-                shared.and_then(|s| s.app_channels.uri_of(ID))
+                shared.and_then(|s| s.publisher().app_channels().uri_of(ID))
             };
             let seen = match &envelope.action {
                 StateAction::SessionMcpServerStateChanged(a) => Some(Seen {
@@ -85,11 +85,19 @@ async fn the_channel_is_open_exactly_while_ready_and_new_after_a_restart() {
     let fake = Fake::new([Attempt::Ready, Attempt::Ready, Attempt::Ready]);
     let handle = spawn(&shared, &fake);
     assert_eq!(kinds(&mut events, 1).await, ["ready"]);
-    let first = shared.app_channels.uri_of(ID).unwrap_or_default();
+    let first = shared
+        .publisher()
+        .app_channels()
+        .uri_of(ID)
+        .unwrap_or_default();
     assert!(first.starts_with("mcp:/test/srv/"), "{first}");
     let _ = fake.conn(0).crash.send(Some("exited".to_owned()));
     assert_eq!(kinds(&mut events, 3).await, ["error", "starting", "ready"]);
-    let second = shared.app_channels.uri_of(ID).unwrap_or_default();
+    let second = shared
+        .publisher()
+        .app_channels()
+        .uri_of(ID)
+        .unwrap_or_default();
     assert_ne!(first, second, "a restart gives a new URI");
     // A client's start request: its echo clears the channel, so the channel
     // is closed before it; the restart opens a third one.
@@ -98,13 +106,17 @@ async fn the_channel_is_open_exactly_while_ready_and_new_after_a_restart() {
     });
     let origin: ActionOrigin = serde_json::from_value(json!({"clientId": "c", "clientSeq": 1}))
         .unwrap_or_else(|e| panic!("{e}"));
-    shared.echo_client(start, origin, |_, _| Ok(()));
+    shared.publisher().echo_client(start, origin, |_, _| Ok(()));
     handle.send(Command::Start);
     assert_eq!(kinds(&mut events, 1).await, ["ready"]);
-    let third = shared.app_channels.uri_of(ID).unwrap_or_default();
+    let third = shared
+        .publisher()
+        .app_channels()
+        .uri_of(ID)
+        .unwrap_or_default();
     handle.send(Command::Stop);
     assert_eq!(kinds(&mut events, 1).await, ["stopped"]);
-    assert_eq!(shared.app_channels.uri_of(ID), None);
+    assert_eq!(shared.publisher().app_channels().uri_of(ID), None);
     let at = |kind, uri: &str| Seen {
         kind,
         carried: (!uri.is_empty()).then(|| uri.to_owned()),
@@ -153,19 +165,27 @@ async fn dispose_and_shutdown_leave_no_channel() {
     let fake = Fake::new([Attempt::Ready]);
     let handle = spawn(&shared, &fake);
     assert_eq!(kinds(&mut events, 1).await, ["ready"]);
-    assert!(shared.app_channels.uri_of(ID).is_some());
-    shared.disposed.cancel();
+    assert!(shared.publisher().app_channels().uri_of(ID).is_some());
+    shared.disposed().cancel();
     tokio::time::timeout(Duration::from_secs(5), handle.tasks_ended())
         .await
         .unwrap_or_else(|_| panic!("tasks still running after dispose"));
-    assert_eq!(shared.app_channels.uri_of(ID), None, "closed on dispose");
+    assert_eq!(
+        shared.publisher().app_channels().uri_of(ID),
+        None,
+        "closed on dispose"
+    );
 
     let (shared, _recorder, mut events) = apps_host(Limits::default(), true);
     let fake = Fake::new([Attempt::Ready]);
     let handle = spawn(&shared, &fake);
     assert_eq!(kinds(&mut events, 1).await, ["ready"]);
     handle.shutdown().await;
-    assert_eq!(shared.app_channels.uri_of(ID), None, "closed on shutdown");
+    assert_eq!(
+        shared.publisher().app_channels().uri_of(ID),
+        None,
+        "closed on shutdown"
+    );
 }
 
 #[tokio::test]
@@ -181,7 +201,7 @@ async fn without_mcp_apps_there_is_never_a_channel() {
         .map(|s| (s.kind, s.carried, s.registry))
         .collect();
     assert_eq!(carried, [("ready", None, None), ("stopped", None, None)]);
-    let mcp_app = shared.read_state(|s| {
+    let mcp_app = shared.publisher().read_state(|s| {
         crate::session::mcp_servers(s)
             .iter()
             .map(|m| m.mcp_app.is_some() || m.channel.is_some())

@@ -42,9 +42,9 @@ use rmcp::service::{InboundStreamOrigin, RequestContext, RoleClient};
 use serde_json::{json, Map, Value};
 use tokio::sync::oneshot;
 
-use super::HostShared;
 use crate::chat::{answers, input, ChatContext};
 use crate::limits::MAX_OPEN_INPUTS_PER_CALL;
+use crate::publisher::SessionPublisher;
 use crate::requests::ChatInputRef;
 
 /// The AHP input requests of this host now waiting on an answer, by
@@ -93,7 +93,7 @@ impl ChatInputs {
     /// with that id is waiting or its form has no such question.
     pub fn answer_changed(
         &self,
-        shared: &HostShared,
+        publisher: &SessionPublisher,
         a: &ChatInputAnswerChangedAction,
         origin: ActionOrigin,
     ) -> ActionEnvelope {
@@ -117,7 +117,7 @@ impl ChatInputs {
             }
         };
         let action = StateAction::ChatInputAnswerChanged(a.clone());
-        echo(shared, action, origin, verdict)
+        echo(publisher, action, origin, verdict)
     }
 
     /// A client's `chat/inputCompleted`: with `accept`, its answers (the
@@ -130,14 +130,14 @@ impl ChatInputs {
     /// answers that do not fit.
     pub fn completed(
         &self,
-        shared: &HostShared,
+        publisher: &SessionPublisher,
         a: &ChatInputCompletedAction,
         origin: ActionOrigin,
     ) -> ActionEnvelope {
         let mut pending = self.lock();
         let action = StateAction::ChatInputCompleted(a.clone());
         let Some(p) = pending.get(&a.request_id) else {
-            return echo(shared, action, origin, not_waiting(&a.request_id));
+            return echo(publisher, action, origin, not_waiting(&a.request_id));
         };
         let mut final_answers = p.drafts.clone();
         final_answers.extend(a.answers.clone().unwrap_or_default());
@@ -145,15 +145,15 @@ impl ChatInputs {
             Ok(result) => result,
             Err(reason) => {
                 let chat = Some(p.chat.clone());
-                return echo(shared, action, origin, Verdict::Refused { chat, reason });
+                return echo(publisher, action, origin, Verdict::Refused { chat, reason });
             }
         };
         let Some(p) = pending.remove(&a.request_id) else {
-            return echo(shared, action, origin, not_waiting(&a.request_id));
+            return echo(publisher, action, origin, not_waiting(&a.request_id));
         };
         let chat = p.chat.clone();
-        let envelope = echo(shared, action, origin, Verdict::Applied { chat });
-        shared.emit(input::input_needed_removed(&p.chat, &a.request_id));
+        let envelope = echo(publisher, action, origin, Verdict::Applied { chat });
+        publisher.emit(input::input_needed_removed(&p.chat, &a.request_id));
         let _ = p.answer.send(result);
         envelope
     }
@@ -163,7 +163,7 @@ impl ChatInputs {
     /// `session/inputNeededRemoved`; `false` when it was no longer open.
     fn close(
         pending: &mut HashMap<String, Pending>,
-        shared: &HostShared,
+        publisher: &SessionPublisher,
         request_id: &str,
         response: ChatInputResponseKind,
         answers: Option<HashMap<String, ChatInputAnswer>>,
@@ -172,8 +172,8 @@ impl ChatInputs {
             return false;
         };
         let completed = input::input_completed_action(request_id, response, answers);
-        shared.emit_on(&p.chat, completed);
-        shared.emit(input::input_needed_removed(&p.chat, request_id));
+        publisher.emit_on(&p.chat, completed);
+        publisher.emit(input::input_needed_removed(&p.chat, request_id));
         true
     }
 }
@@ -187,23 +187,23 @@ fn not_waiting(request_id: &str) -> Verdict {
 
 /// Echoes a client's chat input action with `origin`.
 fn echo(
-    shared: &HostShared,
+    publisher: &SessionPublisher,
     action: StateAction,
     origin: ActionOrigin,
     verdict: Verdict,
 ) -> ActionEnvelope {
     match verdict {
-        Verdict::Applied { chat } => shared.envelope_on(&chat, action, Some(origin), None),
+        Verdict::Applied { chat } => publisher.envelope_on(&chat, action, Some(origin), None),
         Verdict::Refused { chat, reason } => {
-            let channel = chat.unwrap_or_else(|| shared.channel());
-            shared.envelope_on(&channel, action, Some(origin), Some(reason))
+            let channel = chat.unwrap_or_else(|| publisher.channel());
+            publisher.envelope_on(&channel, action, Some(origin), Some(reason))
         }
     }
 }
 
 /// The inputs of one AHP tool call (see the module doc).
 pub struct ChatCallInputs {
-    shared: Arc<HostShared>,
+    publisher: Arc<SessionPublisher>,
     inputs: Arc<ChatInputs>,
     ctx: ChatContext,
     /// Unique in the host: ties the call's requests to it.
@@ -224,12 +224,16 @@ impl std::fmt::Debug for ChatCallInputs {
 }
 
 impl ChatCallInputs {
-    /// The inputs of the AHP tool call `ctx`, published through `shared`
+    /// The inputs of the AHP tool call `ctx`, published through `publisher`
     /// and registered in `inputs`.
-    pub fn new(shared: Arc<HostShared>, inputs: Arc<ChatInputs>, ctx: ChatContext) -> Arc<Self> {
+    pub fn new(
+        publisher: Arc<SessionPublisher>,
+        inputs: Arc<ChatInputs>,
+        ctx: ChatContext,
+    ) -> Arc<Self> {
         let call = inputs.next.fetch_add(1, Ordering::Relaxed);
         Arc::new(Self {
-            shared,
+            publisher,
             inputs,
             ctx,
             call,
@@ -268,9 +272,9 @@ impl ChatCallInputs {
                 },
             );
             let chat = &self.ctx.chat;
-            self.shared
+            self.publisher
                 .emit_on(chat, input::input_requested_action(&request));
-            self.shared.emit(input::input_needed_set(chat, &request));
+            self.publisher.emit(input::input_needed_set(chat, &request));
         }
         drop(pending);
         Some(PendingInput {
@@ -299,7 +303,7 @@ impl ChatCallInputs {
             .collect();
         for id in mine {
             let cancel = ChatInputResponseKind::Cancel;
-            ChatInputs::close(&mut pending, &self.shared, &id, cancel, None);
+            ChatInputs::close(&mut pending, &self.publisher, &id, cancel, None);
         }
     }
 }
@@ -348,8 +352,8 @@ impl PendingInput {
             }
             Err(_) => (ChatInputResponseKind::Cancel, None),
         };
-        let shared = &self.call.shared;
-        if ChatInputs::close(&mut pending, shared, &self.request_id, response, answers) {
+        let publisher = &self.call.publisher;
+        if ChatInputs::close(&mut pending, publisher, &self.request_id, response, answers) {
             return None;
         }
         drop(pending);
@@ -364,7 +368,7 @@ impl Drop for PendingInput {
         let cancel = ChatInputResponseKind::Cancel;
         ChatInputs::close(
             &mut pending,
-            &self.call.shared,
+            &self.call.publisher,
             &self.request_id,
             cancel,
             None,

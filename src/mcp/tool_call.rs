@@ -21,13 +21,13 @@ mod pacing;
 
 use pacing::Paced;
 
-use super::chat_input::ChatCallInputs;
 use super::mrtr;
 pub use super::progress::Progress;
 use super::request::{self, CallTimeouts, InFlight, RequestFailure};
 use super::task;
 use super::{LiveConnection, ServerLive};
 use crate::auth::{AuthChallenge, ChallengeStatus};
+use crate::chat::input_publisher::ChatCallInputs;
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, TimeoutKind};
 use crate::limits::Limits;
 
@@ -50,7 +50,7 @@ pub struct CallRequest {
     pub max_total: Duration,
     /// The AHP tool call this call runs as, if any: its form elicitations
     /// (2025-era `elicitation/create` and MRTR input requests) are published
-    /// to AHP clients too ([`super::chat_input`]).
+    /// to AHP clients too ([`crate::chat::input_publisher`]).
     pub chat: Option<Arc<ChatCallInputs>>,
     /// What to do when the server answers with a task (SEP-2663, [`task`]).
     pub task: task::TaskOptions,

@@ -1,7 +1,7 @@
 //! The rmcp `ClientHandler` of one server connection: our `clientInfo`,
 //! server-initiated requests forwarded to the app's handlers (counted in
 //! [`ServerRequestWaits`] while they wait; a form elicitation of an AHP tool
-//! call is also published to AHP clients, see [`super::chat_input`]), and
+//! call is also published to AHP clients, see [`crate::chat::input_publisher`]), and
 //! server notifications routed to the server's actor or to `log` events
 //! (changes through [`HostClient::changed`], see [`super::listen`]). Log
 //! messages and free-standing change notifications are acted on in arrival
@@ -30,9 +30,9 @@ use rmcp::service::RequestContext;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::chat_input::{self, InFlightCalls};
 use crate::apps::channels::AppChannels;
 use crate::apps::policy;
+use crate::chat::input_publisher::InFlightCalls;
 use crate::events::{log, server_log, EventSink, HostEvent, LogLevel};
 use crate::limits::MAX_OPEN_INPUTS_PER_CALL;
 use crate::requests::roots::check_handler_answer;
@@ -194,7 +194,7 @@ impl HostClient {
     }
 
     /// A form elicitation's raw answer. When it belongs to an AHP tool call
-    /// ([`chat_input::attribute`]) it is published the AHP way too and the
+    /// ([`crate::chat::input_publisher::attribute`]) it is published the AHP way too and the
     /// first answer wins, the app handler's or an AHP client's (without a
     /// handler only the AHP client answers, until the call ends); otherwise
     /// the app's handler answers, and without one it is declined.
@@ -205,8 +205,10 @@ impl HostClient {
     ) -> Result<Value, ErrorData> {
         let kind = ServerRequestKind::Elicitation;
         let handler = self.handler(kind);
-        let chat = chat_input::attribute(&self.calls, context);
-        let form = chat.as_ref().zip(chat_input::form(&params));
+        let chat = crate::chat::input_publisher::attribute(&self.calls, context);
+        let form = chat
+            .as_ref()
+            .zip(crate::chat::input_publisher::form(&params));
         let Some((call, (message, schema))) = form else {
             return match handler {
                 Some(handler) => self.ask(handler, kind, params, context).await,
@@ -227,7 +229,7 @@ impl HostClient {
         let mut request = HandlerRequest::new(self.server_id.clone(), kind, params.clone());
         request.chat_input = Some(pending.chat_input_ref());
         let app = handler.map(|h| h.request(request));
-        let answer = chat_input::race(&mut pending, app);
+        let answer = crate::chat::input_publisher::race(&mut pending, app);
         self.wait_on_user(kind, answer, context).await
     }
 }
@@ -266,7 +268,7 @@ impl ClientHandler for HostClient {
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         let mut answer = self.elicit(params, &context).await?;
         if answer.get("action").and_then(Value::as_str) == Some("accept") {
-            if let Some(content) = chat_input::content_mut(&mut answer) {
+            if let Some(content) = crate::chat::input_publisher::content_mut(&mut answer) {
                 apply_elicitation_defaults(&schema, content);
             }
         }

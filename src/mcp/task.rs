@@ -34,10 +34,10 @@ use rmcp::service::PeerRequestOptions;
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::chat_input::ChatCallInputs;
 use super::progress::Progress;
 use super::request::{self, RequestFailure};
 use super::LiveConnection;
+use crate::chat::input_publisher::ChatCallInputs;
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, TimeoutKind};
 use crate::limits::{
     Limits, MAX_TASK_INPUT_REQUESTS, TASK_MAX_LIFETIME_MS, TASK_POLL_DEFAULT_MS, TASK_POLL_MAX_MS,

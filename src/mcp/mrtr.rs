@@ -15,8 +15,8 @@ use rmcp::model::{InputRequest, InputRequiredResult, NumberOrString, ServerReque
 use rmcp::service::{Peer, RequestContext, RoleClient, Service};
 use serde_json::{Map, Value};
 
-use super::chat_input::{ChatCallInputs, MrtrChatCall};
 use super::client::HostClient;
+use crate::chat::input_publisher::{ChatCallInputs, MrtrChatCall};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::{
     MAX_INPUT_REQUIRED_ROUNDS, MAX_STATE_ONLY_ROUND_PAUSE_MS, STATE_ONLY_ROUND_PAUSE_MS,
@@ -64,7 +64,7 @@ impl Rounds {
     ///
     /// With `chat` (the request runs as that AHP tool call) a form
     /// elicitation among the input requests is also published to AHP
-    /// clients ([`super::chat_input`]): its request context carries a
+    /// clients ([`crate::chat::input_publisher`]): its request context carries a
     /// [`MrtrChatCall`].
     pub async fn answer(
         &mut self,

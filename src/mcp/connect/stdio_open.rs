@@ -3,7 +3,6 @@
 //! transport, run the handshake raced against its exit and the startup
 //! timeout, and say why a start failed (exit status, stderr tail).
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
@@ -18,8 +17,8 @@ use crate::config::{PluginVars, StdioConfig};
 use crate::error::strip_type_names;
 use crate::error::{ErrorCode, HostError};
 use crate::limits::MAX_STDIO_MESSAGE_BYTES;
-use crate::supervisor::client::{HostClient, Notice};
-use crate::supervisor::{HostShared, ServerTasks};
+use crate::mcp::client::{HostClient, Notice};
+use crate::mcp::{Opener, ServerTasks};
 use crate::transport::ordered::{Ordered, Overflow};
 use crate::transport::process::{describe_exit, ServerProcess};
 use crate::transport::stderr::StderrTail;
@@ -37,7 +36,7 @@ pub(super) struct Stdio<'a> {
 }
 
 pub(super) async fn open_stdio(
-    shared: &Arc<HostShared>,
+    opener: &Opener,
     server_id: &str,
     stdio: Stdio<'_>,
     handler: HostClient,
@@ -50,22 +49,24 @@ pub(super) async fn open_stdio(
         startup_timeout,
         lifecycle,
     } = stdio;
-    let launch = resolve_stdio(cfg, vars, &shared.base_env, shared.env_policy)?;
-    let mut proc = process::spawn(&launch, &shared.processes)?;
-    proc.watch_descendants(server_id.to_owned(), shared.sink.clone());
+    let (base_env, policy) = opener.base_env();
+    let launch = resolve_stdio(cfg, vars, base_env, policy)?;
+    let sink = opener.publisher().sink();
+    let mut proc = process::spawn(&launch, opener.processes())?;
+    proc.watch_descendants(server_id.to_owned(), sink.clone());
     let Some((stdin, stdout, stderr_pipe)) = proc.stdio.take() else {
         return Err(
             HostError::new(ErrorCode::SpawnFailed, "server stdio pipes are unavailable").into(),
         );
     };
-    let tail = stderr::drain(stderr_pipe, server_id.to_owned(), shared.sink.clone());
+    let tail = stderr::drain(stderr_pipe, server_id.to_owned(), sink.clone());
     let (discarded, mut discards) = tokio::sync::broadcast::channel(16);
     // Drained after the transport is gone, so a server being stopped never
     // writes to a closed pipe (EPIPE).
     let stdout = drain::DrainOnDrop::new(stdout);
     let reporter = Reporter::new(
         server_id.to_owned(),
-        shared.sink.clone(),
+        sink.clone(),
         MAX_STDIO_MESSAGE_BYTES,
         Some(discarded.clone()),
     );

@@ -13,11 +13,11 @@ use tokio::sync::{mpsc, watch};
 
 use crate::error::{ErrorCode, HostError};
 use crate::limits::STDIN_WRITE_TIMEOUT_MS;
-use crate::supervisor::client::{HostClient, Notice, ServerRequestWaits};
-use crate::supervisor::identity::ServerIdentity;
-use crate::supervisor::listen::Subscriptions;
-use crate::supervisor::request::RequestFailure;
-use crate::supervisor::ServerTasks;
+use crate::mcp::client::{HostClient, Notice, ServerRequestWaits};
+use crate::mcp::identity::ServerIdentity;
+use crate::mcp::listen::Subscriptions;
+use crate::mcp::request::RequestFailure;
+use crate::mcp::ServerTasks;
 use crate::transport::process::{describe_exit, ServerProcess};
 use crate::transport::stderr::StderrTail;
 use crate::transport::{http, stdout_monitor};
@@ -64,7 +64,7 @@ pub struct Connection {
     /// Set when the HTTP client refused a cross-origin redirect (HTTP only).
     pub redirect_refused: Option<http::RedirectRefused>,
     /// Routes `notifications/progress` to calls (shared with the client handler).
-    pub progress: crate::supervisor::progress::ProgressRoutes,
+    pub progress: crate::mcp::progress::ProgressRoutes,
     /// Server requests waiting on the app (shared with the client handler).
     pub waits: ServerRequestWaits,
     /// The replaceable bearer token (Streamable HTTP without host-run OAuth).
@@ -80,7 +80,7 @@ pub struct Connection {
     pub identity: Arc<ServerIdentity>,
     /// The connection's client handler (also answers MRTR input requests).
     pub handler: HostClient,
-    /// Its change streams and resource subscriptions (see [`crate::supervisor::listen`]).
+    /// Its change streams and resource subscriptions (see [`crate::mcp::listen`]).
     pub subscriptions: Subscriptions,
 }
 

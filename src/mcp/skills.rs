@@ -3,7 +3,7 @@
 //! page of `skills/list` (bounded: `maxListPages`, `maxCursorBytes`,
 //! [`MAX_SKILLS_PER_SERVER`] entries, the startup timeout), each entry
 //! checked ([`crate::skills::entry_of`]), kept in
-//! [`HostShared::skills`] under the server's id and published as AHP skill
+//! the host's [`SkillRegistry`] under the server's id and published as AHP skill
 //! customizations ([`crate::skills::publish`]). No skill file is read
 //! here (SEP-2640 "Lazy Retrieval"): files are read only by `loadSkill`.
 //!
@@ -16,16 +16,18 @@
 use std::time::Duration;
 
 use super::request::{list_all, RequestFailure};
-use super::{HostShared, ServerLive};
+use super::{Opener, ServerLive};
 use crate::events::{log, LogLevel};
 use crate::limits::MAX_SKILLS_PER_SERVER;
+use crate::skills::SkillRegistry;
 use crate::skills::{entry_of, publish::skills_action};
 
 /// Lists server `id`'s skills on its live connection and publishes them.
 /// Returns whether the server declared the extension (then
 /// `notifications/resources/list_changed` re-lists them: see the actor).
 pub async fn list_skills(
-    shared: &HostShared,
+    opener: &Opener,
+    skills: &SkillRegistry,
     id: &str,
     live: &ServerLive,
     timeout: Duration,
@@ -38,13 +40,13 @@ pub async fn list_skills(
         .peer_info()
         .is_some_and(|info| info.capabilities.supports_skills());
     if !declared {
-        set_skills(shared, id, Vec::new());
+        set_skills(opener, skills, id, Vec::new());
         return false;
     }
-    let limits = &shared.limits;
+    let limits = opener.limits();
     let bound = (MAX_SKILLS_PER_SERVER, "MAX_SKILLS_PER_SERVER");
     let walk = list_all(conn.wire(), id, "skills/list", "skills", limits, bound);
-    let warn = |message: String| shared.log(log(LogLevel::Warn, "host.skills", Some(id), message));
+    let warn = |message: String| opener.log(log(LogLevel::Warn, "host.skills", Some(id), message));
     let items = match tokio::time::timeout(timeout, walk).await {
         Ok(Ok(items)) => items,
         Ok(Err(RequestFailure::Failed(e))) => {
@@ -66,14 +68,21 @@ pub async fn list_skills(
             warn(format!("skill {:?} cannot be loaded: {problem}", e.uri));
         }
     }
-    set_skills(shared, id, entries);
+    set_skills(opener, skills, id, entries);
     true
 }
 
 /// Keeps `entries` as server `id`'s skills and publishes them when they changed.
-fn set_skills(shared: &HostShared, id: &str, entries: Vec<crate::skills::ListedSkill>) {
-    if shared.skills.set(id, entries) {
-        let entries = shared.skills.of(id);
-        shared.emit_from(|state| skills_action(state, id, &entries));
+fn set_skills(
+    opener: &Opener,
+    skills: &SkillRegistry,
+    id: &str,
+    entries: Vec<crate::skills::ListedSkill>,
+) {
+    if skills.set(id, entries) {
+        let entries = skills.of(id);
+        opener
+            .publisher()
+            .emit_from(|state| skills_action(state, id, &entries));
     }
 }

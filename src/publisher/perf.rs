@@ -2,7 +2,7 @@
 //! a measurement, never an assertion on time). Run it on a release build:
 //!
 //! ```text
-//! cargo test --release --lib supervisor::shared::perf -- --ignored --nocapture
+//! cargo test --release --lib publisher::perf -- --ignored --nocapture
 //! ```
 //!
 //! Stages, each the median of several rounds: rmcp's decode of the

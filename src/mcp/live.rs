@@ -102,7 +102,7 @@ impl ServerLive {
     }
 
     /// Records the identity of a new connection; the actor's alone.
-    pub(super) fn set_identity(&self, identity: Arc<ServerIdentity>) {
+    pub(crate) fn set_identity(&self, identity: Arc<ServerIdentity>) {
         *self
             .identity
             .write()
@@ -110,7 +110,7 @@ impl ServerLive {
     }
 
     /// Publishes (`Some`) or withdraws (`None`) the connection; the actor's alone.
-    pub(super) fn set(&self, conn: Option<LiveConnection>) {
+    pub(crate) fn set(&self, conn: Option<LiveConnection>) {
         *self.conn.write().unwrap_or_else(PoisonError::into_inner) = conn;
     }
 }

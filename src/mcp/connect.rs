@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 use super::client::{Bounds, HostClient, ServerRequestWaits};
 use super::identity::{self, ServerIdentity};
 use super::request::RequestFailure;
-use super::{HostShared, ServerSpec, ServerTasks, TransportSpec};
+use super::{Opener, ServerSpec, ServerTasks, TransportSpec};
 use crate::config::ProtocolSetting;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel};
@@ -49,6 +49,25 @@ pub fn lifecycle(setting: ProtocolSetting) -> ClientLifecycleMode {
     }
 }
 
+impl Opener {
+    /// Opens and initializes a connection for `server` (see
+    /// [`open`] for the errors).
+    ///
+    /// # Errors
+    ///
+    /// `command_not_found`, `spawn_failed`, `protocol_error`,
+    /// `server_exited`, `startup_timeout`, `connect_failed`,
+    /// `redirect_refused`; [`RequestFailure::Auth`] on a 401/403 challenge.
+    pub async fn open(
+        &self,
+        server: &ServerSpec,
+        auth: HttpAuth<'_>,
+        tasks: &ServerTasks,
+    ) -> Result<Connection, RequestFailure> {
+        open(self, server, auth, tasks).await
+    }
+}
+
 /// Opens and initializes a connection for server `server_id`; its service
 /// task runs on `tasks` and ends with the server's token at the latest.
 ///
@@ -67,7 +86,7 @@ pub fn lifecycle(setting: ProtocolSetting) -> ClientLifecycleMode {
 /// `redirect_refused`; [`RequestFailure::Auth`] when the server answers
 /// 401/403 with a challenge.
 pub async fn open(
-    shared: &Arc<HostShared>,
+    opener: &Opener,
     server: &ServerSpec,
     auth: HttpAuth<'_>,
     tasks: &ServerTasks,
@@ -75,7 +94,7 @@ pub async fn open(
     let auto = server.protocol == ProtocolSetting::Auto;
     let digest = auto.then(|| super::eras::digest(&server.transport));
     let known_legacy = match &digest {
-        Some(d) => shared.eras.is_legacy(d).await,
+        Some(d) => opener.eras().is_legacy(d).await,
         None => false,
     };
     let first_lifecycle = match known_legacy {
@@ -83,16 +102,16 @@ pub async fn open(
         true => ClientLifecycleMode::Initialize,
         false => lifecycle(server.protocol),
     };
-    let first = open_with(shared, server, auth, tasks, first_lifecycle).await;
+    let first = open_with(opener, server, auth, tasks, first_lifecycle).await;
     let opened = match first {
         Err(Opening::ProbeUnusable(why)) if auto => {
             let text = format!(
                 "server/discover answered with {why}; connecting again with initialize \
                  (give this server protocol: \"legacy\" to skip the probe)"
             );
-            shared.log(log(LogLevel::Warn, "host.connect", Some(&server.id), text));
+            opener.log(log(LogLevel::Warn, "host.connect", Some(&server.id), text));
             let legacy = ClientLifecycleMode::Initialize;
-            open_with(shared, server, auth, tasks, legacy)
+            open_with(opener, server, auth, tasks, legacy)
                 .await
                 .map_err(Opening::into_failure)
         }
@@ -106,14 +125,14 @@ pub async fn open(
                 RequestFailure::Failed(e) => Some(e.code),
                 RequestFailure::Auth(_) => None,
             });
-        shared.eras.after_start(d, known_legacy, handshake).await;
+        opener.eras().after_start(d, known_legacy, handshake).await;
     }
     opened
 }
 
 /// One connection attempt with `lifecycle`.
 async fn open_with(
-    shared: &Arc<HostShared>,
+    opener: &Opener,
     server: &ServerSpec,
     auth: HttpAuth<'_>,
     tasks: &ServerTasks,
@@ -125,17 +144,18 @@ async fn open_with(
     let progress = super::progress::ProgressRoutes::default();
     let waits = ServerRequestWaits::default();
     let handler = HostClient {
-        info: shared.client_info.clone(),
+        info: opener.client_info().clone(),
         server_id: server_id.to_owned(),
         notices: notice_tx,
-        sink: shared.sink.clone(),
-        requests: shared.requests.clone(),
+        sink: opener.publisher().sink().clone(),
+        requests: opener.requests().cloned(),
         progress: progress.clone(),
         waits: waits.clone(),
         cache: Default::default(),
         calls: Default::default(),
-        app_channels: shared.mcp_apps.then(|| shared.app_channels.clone()),
-        bounds: Bounds::new(server_id, shared.sink.clone()),
+        app_channels: (opener.publisher().mcp_apps())
+            .then(|| opener.publisher().app_channels().clone()),
+        bounds: Bounds::new(server_id, opener.publisher().sink().clone()),
     };
     let mut conn = match spec {
         TransportSpec::Stdio(cfg, vars) => {
@@ -145,11 +165,11 @@ async fn open_with(
                 startup_timeout,
                 lifecycle,
             };
-            open_stdio(shared, server_id, stdio, handler, notices, tasks).await?
+            open_stdio(opener, server_id, stdio, handler, notices, tasks).await?
         }
         TransportSpec::StreamableHttp(cfg) => {
             open_http(
-                (server_id, &shared.dpop_keys, &shared.network),
+                (server_id, opener.dpop_keys(), opener.network()),
                 cfg,
                 handler,
                 notices,
@@ -164,7 +184,7 @@ async fn open_with(
     let base = conn.endpoint.clone();
     for src in Arc::make_mut(&mut conn.identity).resolve_icons(base.as_ref()) {
         let text = format!("serverInfo icon {src:?} dropped: a relative URI that cannot be resolved (no server URL, or too long)");
-        shared.log(log(LogLevel::Warn, "host.connect", Some(server_id), text));
+        opener.log(log(LogLevel::Warn, "host.connect", Some(server_id), text));
     }
     if let Err(e) = check_version(server_id, &conn.identity) {
         conn.close().await;

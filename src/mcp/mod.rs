@@ -1,0 +1,91 @@
+//! One MCP connection's client: opening it ([`Opener`]: spawn or connect
+//! and the handshake of the server's era), the rmcp client handler (server
+//! requests and notifications), and the requests callers send on a ready
+//! connection ([`LiveConnection`]: `tools/call` with progress, tasks and
+//! MRTR, paginated lists, the response cache, `subscriptions/listen`,
+//! capabilities, the server's identity, the skills listing). It knows no
+//! actor: the supervisor decides when to open and close, this module speaks
+//! MCP (MCP 2025-11-25 and 2026-07-28) over [`crate::transport`].
+
+pub mod cache;
+pub mod capabilities;
+pub mod client;
+pub mod connect;
+pub mod eras;
+pub mod identity;
+pub mod listen;
+mod live;
+pub mod mrtr;
+mod opener;
+pub mod progress;
+pub mod request;
+pub mod skills;
+pub mod task;
+mod too_large;
+pub mod tool_call;
+
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+pub use live::{LiveConnection, ServerLive};
+pub use opener::{Opener, OpenerParts};
+
+use crate::config::{HttpConfig, OAuthClientSetting, PluginVars, ProtocolSetting, StdioConfig};
+
+/// Where a server lives.
+#[derive(Debug, Clone)]
+pub enum TransportSpec {
+    /// A local process; variables come from its plugin (or the top-level server's root).
+    Stdio(StdioConfig, PluginVars),
+    /// A remote Streamable HTTP endpoint.
+    StreamableHttp(HttpConfig),
+}
+
+/// Everything an actor needs to know about its server.
+#[derive(Debug, Clone)]
+pub struct ServerSpec {
+    /// Customization id.
+    pub id: String,
+    /// Transport and its configuration.
+    pub transport: TransportSpec,
+    /// Spawn/connect + `initialize` budget.
+    pub startup_timeout: Duration,
+    /// Pre-registered OAuth client for this server (host-side setting).
+    pub oauth_client: Option<OAuthClientSetting>,
+    /// Which MCP revision to speak (host-side setting).
+    pub protocol: ProtocolSetting,
+}
+
+/// The tasks of one server (its actor, its connections' service waiters)
+/// and its cancellation (a child of the host's `disposed`).
+#[derive(Clone)]
+pub struct ServerTasks {
+    /// Every task spawned for the server.
+    pub tracker: TaskTracker,
+    /// Cancelled when the host is disposed.
+    pub cancel: CancellationToken,
+}
+
+impl ServerSpec {
+    /// The values of this server's configuration that are secrets
+    /// (`crate::redact`): a Streamable HTTP server's header values (and a
+    /// `<scheme> <credentials>` value's credentials), its URL's password,
+    /// query (whole, each pair, each value) and fragment; the OAuth
+    /// client's secret and private key.
+    pub fn secrets(&self) -> Vec<String> {
+        let mut all = Vec::new();
+        if let TransportSpec::StreamableHttp(cfg) = &self.transport {
+            all.extend(crate::redact::url_secrets(&cfg.url));
+            for value in cfg.headers.values() {
+                all.extend(crate::redact::header_secrets(value));
+            }
+        }
+        if let Some(client) = &self.oauth_client {
+            all.extend(client.client_secret.iter().cloned());
+            all.extend(client.private_key_pem.iter().cloned());
+        }
+        all
+    }
+}
