@@ -251,7 +251,7 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * a host created later on the same `dataDir` (once the one that recorded
    * it no longer runs) follows it again once a
    * server with the same id is added and ready, then completes the AHP tool
-   * call (or fails it `task_expired`; see the README, "Tasks"). Errors of
+   * call (or fails it `task_expired`; see docs/guide/tools-and-calls.md, "Tasks"). Errors of
    * a task: `task_failed` (`data: {code, data}`), `task_cancelled`,
    * `task_expired`. With `taskHandle: true` it resolves the
    * {@link McpTaskHandle} instead.
@@ -1629,8 +1629,8 @@ export interface AddServerOptions {
  * parameter is `requestOptions` for `addServer`, `addPlugin` and `readAppResource`,
  * whose first parameter is their `options`).
  *
- * What an abort or a timeout stops, per method (README "Cancellation,
- * timeouts and progress"):
+ * What an abort or a timeout stops, per method (docs/guide/tools-and-calls.md,
+ * "Cancellation, timeouts and progress"):
  * - MCP requests (`listResources`, `listResourceTemplates`, `listPrompts`
  *   (the page in flight; no further page), `readResource`, `getPrompt`,
  *   `subscribeResource`, `unsubscribeResource`, `readAppResource`,
