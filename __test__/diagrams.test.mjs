@@ -97,7 +97,7 @@ test('the phase table lists exactly the variants of the Rust enum Phase, each sh
 
 const flows = {
   'tools-and-calls.md': ['McpHost', 'binding', 'Host', 'ServerHandle', 'transport'],
-  'supervision.md': ['transport', 'Actor', 'phase', 'SessionStore', 'binding', 'McpHost'],
+  'supervision.md': ['transport', 'supervisor', 'phase', 'SessionStore', 'binding', 'McpHost'],
 }
 
 for (const [file, layers] of Object.entries(flows)) {
