@@ -17,8 +17,10 @@ const GUIDES = join(ROOT, 'docs', 'guide')
 const guides = readdirSync(GUIDES).filter((f) => f.endsWith('.md')).sort()
 const text = (file) => readFileSync(file, 'utf8')
 
-test('the guides are there, and the README links each of them', () => {
+test('the guides are there, the README links each of them, and the README stays short', () => {
   const readme = text(join(ROOT, 'README.md'))
+  const lines = readme.split('\n').length - 1
+  assert.ok(lines <= 250, `README.md has ${lines} lines: the manual belongs in docs/guide/ (at most 250 in the README)`)
   assert.ok(guides.length >= 11, guides.join(', '))
   for (const guide of guides) assert.ok(readme.includes(`](docs/guide/${guide})`), `README links docs/guide/${guide}`)
 })
