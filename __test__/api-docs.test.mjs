@@ -7,7 +7,8 @@
 //   - TypeDoc builds the reference without a warning (typedoc.json makes
 //     warnings, broken or invalid links and not-exported references errors),
 //     and every link of the README into target/api-docs/ names a page it
-//     wrote and, with an anchor, the heading of that very member.
+//     wrote and, with an anchor, the heading of that very member;
+//   - index.d.ts opens with McpHost, McpHostEvents, McpHostOptions, HostLimits.
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
@@ -71,6 +72,12 @@ test('the README API table lists every McpHost member and McpHostEvents event, o
   const listedEvents = eventRows.map((r) => r.name)
   assert.deepEqual([...listedEvents].sort(), [...events].sort(), 'the event table = the events of McpHostEvents')
   for (const { href } of [...memberRows, ...eventRows]) assert.ok(href.startsWith(API_DOCS), `links into ${API_DOCS}: ${href}`)
+})
+
+test('index.d.ts opens with McpHost, its events and its options, the way a reader meets them', () => {
+  const source = ts.createSourceFile('index.d.ts', readFileSync(join(ROOT, 'index.d.ts'), 'utf8'), ts.ScriptTarget.Latest, true)
+  const first = source.statements.filter((s) => s.name).slice(0, 4).map((s) => s.name.text)
+  assert.deepEqual(first, ['McpHost', 'McpHostEvents', 'McpHostOptions', 'HostLimits'])
 })
 
 test('TypeDoc builds the reference without warnings, and every README link into it names a page and the member\'s heading', async (t) => {
