@@ -6,6 +6,696 @@
 
 import { EventEmitter } from 'node:events'
 
+// ─── The host: McpHost, its options and its events ──────────────────────────
+
+/**
+ * The MCP host of one AHP session. Servers run in Rust; state changes arrive
+ * as `'action'` events in `serverSeq` order. While alive the host keeps the
+ * Node process running (see {@link McpHost.unref}); call {@link McpHost.dispose}.
+ *
+ * Events are delivered in batches. Each listener of an event the host
+ * emits is called on its own: one that throws neither stops the other
+ * listeners nor the rest of the batch, and its exception is then reported
+ * as an uncaught one (`process.on('uncaughtException')` sees it; without
+ * a handler Node ends the process, as for any uncaught exception). The
+ * answers in a batch settle their requests before any listener runs.
+ * While a request, a {@link McpHost.whenReady} or a server request on a
+ * handler is pending, the host is held: an app that only awaits it
+ * (`return await host.callTool(…)`) never loses it to garbage collection.
+ */
+export declare class McpHost extends EventEmitter<McpHostEvents> {
+  /**
+   * Throws a {@link HostError} for refused options: `invalid_argument` (e.g.
+   * `options` not an object, an unknown option, a field of the wrong type,
+   * or a `roots` entry that is not a `file:` URI or absolute path),
+   * `limit_exceeded` (more than 1 000 roots). Like every method's argument
+   * errors, the message starts with the parameter and field path, e.g.
+   * `options.limits.callTimeoutMs: must be a non-negative integer, got "x"`
+   * or `options.clientInfo.extra: unknown field …`.
+   */
+  constructor(options?: McpHostOptions)
+  /**
+   * Sets the host's roots (MCP 2025-11-25 "Client Features › Roots") and
+   * tells the servers. Each entry's `uri` (a `file:` URI or an absolute
+   * path) is sent as a percent-encoded `file://` URI, dot segments resolved
+   * (see {@link Root}). From now on `roots/list` answers these roots; a
+   * `roots` handler is no longer called.
+   *
+   * When the list differs from the current one, every 2025-era server that
+   * is `ready` or has read roots gets `notifications/roots/list_changed`
+   * (and then asks `roots/list` again); resolves once each notification was
+   * written (each bounded by `limits.callTimeoutMs`). The same list again
+   * sends nothing. MCP 2026-07-28 removed that notification: servers of that
+   * era ask for roots inside each request that needs them (an
+   * `input_required` result with a `roots/list` input request) and get the
+   * current roots then.
+   *
+   * Errors: `invalid_argument` (not an array; an entry that is not
+   * `{uri, name?, _meta?}`; a `uri` that is not a `file:` URI or absolute
+   * path, e.g. `https://…`, or has a query or fragment: the message names
+   * the entry and quotes the value, `roots[1].uri: "https://example.com/repo"
+   * is not a file:// URI (MCP roots must be file:// URIs)`; or a host with
+   * neither the `roots` option nor a `roots` handler, which declared no
+   * roots capability), `limit_exceeded` (more than 1 000 roots), `disposed`.
+   * Nothing changes when it rejects, except after an abort or `options.timeoutMs`
+   * while it ran (`cancelled` / `timeout`: the roots are set all the same; see {@link RequestOptions}).
+   */
+  setRoots(roots: RootInput[], options?: RequestOptions): Promise<void>
+  /**
+   * Reads `<root>/mcp.json`, publishes a `PluginCustomization` and starts its valid servers.
+   * An unusable `mcp.json` is not a rejection: the plugin is added with `load.kind: 'error'` and a
+   * message naming the file and why (invalid JSON or rules with line:column; missing; not a regular
+   * file, e.g. a named pipe, a device such as `/dev/zero`, a directory; larger than
+   * `limits.maxConfigFileBytes`; not read within `limits.configReadTimeoutMs`).
+   * The id is held once: while it is being added, is live or is being removed, another add of it
+   * rejects `already_exists`. A `remove` of the id before this settles stops it (nothing further is
+   * published, no server starts) and it rejects `cancelled`.
+   * Errors: `invalid_argument`, `already_exists`, `cancelled`, `disposed`;
+   * `cancelled` / `timeout` from `requestOptions` (the plugin is removed again, see {@link RequestOptions}).
+   */
+  addPlugin(options: AddPluginOptions, requestOptions?: RequestOptions): Promise<PluginAdded>
+  /**
+   * Publishes a top-level `McpServerCustomization` and starts it; resolves to its id.
+   * The id is held once, as for {@link McpHost.addPlugin}.
+   * Errors: `invalid_entry`, `already_exists`, `cancelled` (a `remove` of the id came first), `disposed`;
+   * `cancelled` / `timeout` from `requestOptions` (the server is removed again, see {@link RequestOptions}).
+   */
+  addServer(options: AddServerOptions, requestOptions?: RequestOptions): Promise<string>
+  /**
+   * Waits for MCP server `serverId` (a top-level server, or a plugin's
+   * `<plugin>/<server>`: {@link PluginAdded.servers}) to be `ready`, and
+   * resolves with its {@link ServerInfo}: at once when it already is. Call
+   * it after {@link McpHost.addServer} / {@link McpHost.addPlugin} resolved
+   * and before `listTools()` / `callTool()` (a server is `starting` when
+   * they resolve, and has no tools yet).
+   *
+   * Rejects with a {@link HostError} as soon as the server cannot become
+   * ready without something else happening, at once when that is already
+   * so: its `error` state's code (`error.errorType`: `command_not_found`,
+   * `spawn_failed`, `server_exited`, `startup_timeout`, `protocol_error`,
+   * `connect_failed`, …; `data: {serverId, state}`); `auth_required` in
+   * `authRequired` (`data: {serverId, state}`: `state.resource` names what
+   * to sign in to, see {@link McpHost.authorize}); `server_stopped`
+   * (stopped: a stop request, or it was not running); `server_disabled`
+   * (it or its plugin toggled off); `server_removed` ({@link McpHost.remove}
+   * of it or its plugin); `disposed`; `not_found` (no such server, e.g. a
+   * plugin id); `timeout` and `cancelled` (see {@link WhenReadyOptions});
+   * `invalid_argument`. A server that crashed and whose automatic restart
+   * is scheduled (its `error` state carries
+   * `error._meta["ahp-mcp-host/restart"]`: {@link RestartScheduled}) is on
+   * its way back: the wait goes on through the backoff and settles with
+   * the restarted server's outcome; `server_exited` rejects only once no
+   * restart is coming (the restart limit). A server that restarts (crash,
+   * start request) is judged by the state it is in when the host next
+   * looks: the host looks at the session state ({@link McpHost.getState})
+   * when called and after each action about the server, so a wait never
+   * misses the outcome. It settles only once the `action` envelopes that
+   * led to that state have been delivered to the `action` listeners, so a
+   * state mirror fed by them ({@link AhpStateMirror}) already shows it.
+   * Waiting costs no listener of the caller's: one observer per host
+   * serves every wait. While a wait (or any request) is pending the host is
+   * held, so it is not garbage-collected under an awaiting caller.
+   */
+  whenReady(serverId: string, options?: WhenReadyOptions): Promise<ServerInfo>
+  /**
+   * Stops and removes a plugin (with its servers) or a top-level server; resolves once
+   * `session/customizationRemoved` is emitted, and no action about the id follows. Commands on one id
+   * apply in call order: an add of the id still in flight is stopped (it rejects `cancelled`) and
+   * waited for; the id stays taken until the removal has finished.
+   * Errors: `not_found` (no such id, a plugin's child, or a removal of it already under way), `disposed`;
+   * `cancelled` / `timeout` from `options` (before it started: nothing removed; while it ran: the
+   * removal goes on, see {@link RequestOptions}).
+   */
+  remove(id: string, options?: RequestOptions): Promise<null>
+  /**
+   * Node's `EventEmitter.on`: adds `listener` and returns **the host** (for
+   * chaining), not a subscription. `host.on('log', f).dispose()` therefore
+   * disposes the whole host. To remove one listener later, use the
+   * `onX` method of the event ({@link McpHost.onLog}, {@link McpHost.onAction}, …),
+   * which returns a {@link Disposable}, or `host.off(event, listener)`.
+   */
+  on<K extends keyof McpHostEvents>(eventName: K, listener: (...args: McpHostEvents[K]) => void): this
+  /**
+   * Subscribes to `action` ({@link ActionEnvelope}s in `serverSeq` order);
+   * `dispose()` removes only this listener. Like every `onX` method: the
+   * listener is called with the host as `this`, exactly as with `on`, and
+   * one that is not a function throws a {@link HostError} `invalid_argument`.
+   */
+  onAction(listener: (...args: McpHostEvents['action']) => void): Disposable
+  /** Subscribes to `log` ({@link LogRecord}s); `dispose()` removes only this listener. */
+  onLog(listener: (...args: McpHostEvents['log']) => void): Disposable
+  /** Subscribes to `authorizationUrl` (see {@link McpHostEvents}); `dispose()` removes only this listener. */
+  onAuthorizationUrl(listener: (...args: McpHostEvents['authorizationUrl']) => void): Disposable
+  /** Subscribes to `toolsChanged` (see {@link McpHostEvents}); `dispose()` removes only this listener. */
+  onToolsChanged(listener: (...args: McpHostEvents['toolsChanged']) => void): Disposable
+  /** Subscribes to `listChanged` (see {@link McpHostEvents}); `dispose()` removes only this listener. */
+  onListChanged(listener: (...args: McpHostEvents['listChanged']) => void): Disposable
+  /** Subscribes to `resourceUpdated` (see {@link McpHostEvents}); `dispose()` removes only this listener. */
+  onResourceUpdated(listener: (...args: McpHostEvents['resourceUpdated']) => void): Disposable
+  /** Subscribes to `channelMessage` (MCP Apps, see {@link McpHostEvents}); `dispose()` removes only this listener. */
+  onChannelMessage(listener: (...args: McpHostEvents['channelMessage']) => void): Disposable
+  /**
+   * AHP `dispatchAction`: returns the echoed envelope (with `rejectionReason`
+   * when refused). A failed `chat/toolCallComplete` for a call waiting in
+   * `auth-required` cancels it (echoed on its chat channel); a successful one
+   * is refused. `chat/inputAnswerChanged` and `chat/inputCompleted` answer an
+   * open chat input request of this host (see {@link ChatInputCompletedAction});
+   * echoed on its chat channel (on the session channel when no such request is open).
+   * `origin` defaults to `{clientId: 'local', clientSeq: 0}`.
+   * Throws a {@link HostError} `invalid_argument` for an action that is not an AHP action,
+   * a `clientId` that is not a non-empty string or a `clientSeq` that is not a
+   * non-negative safe integer (see {@link ActionOrigin.clientSeq}); `disposed`.
+   */
+  dispatch(
+    action: ClientSessionAction | ChatToolCallCompleteAction | ChatInputAnswerChangedAction | ChatInputCompletedAction,
+    origin?: Partial<ActionOrigin>,
+  ): ActionEnvelope
+  /**
+   * AHP `authenticate`: pushes a bearer token for a protected resource this
+   * host advertised in a live `authRequired` state (`state.resource.resource`).
+   * Resolves `{}` once the server is `ready` with it. An empty token revokes.
+   * Rejects with a {@link HostError}: `code: 'invalid_params'`, `rpcCode:
+   * -32602` (InvalidParams; unknown resource; `data.resources` lists the
+   * advertised ones) or `code: 'auth_required'`, `rpcCode: -32007`
+   * (AuthRequired; the server refused the token, or `scopes` do not cover
+   * `requiredScopes`; `data.resources`). `cancelled` / `timeout` from `options`
+   * (see {@link RequestOptions}).
+   */
+  authenticate(params: AuthenticateParams, options?: RequestOptions): Promise<Record<string, never>>
+  /**
+   * Host-run OAuth sign-in (authorization code + PKCE S256, RFC 8707
+   * `resource`, RFC 9207 `iss` check), all in Rust. The authorization URL
+   * arrives as an `authorizationUrl` event (and through `openUrl`); the app
+   * opens it, the browser is redirected to a one-shot listener on 127.0.0.1.
+   * Resolves once the server is `ready`; tokens are refreshed automatically.
+   * A denied consent, wrong `state` or timeout (default 5 min) rejects
+   * (`auth_denied`, `auth_failed`, `timeout`) and leaves the server
+   * `authRequired` with the reason as `description`. Never opens a browser itself.
+   * With the server's `oauth.grant` it runs that grant instead (client
+   * credentials, enterprise-managed with `idToken`, JWT bearer with
+   * `assertion`: see {@link OAuthClientOption}); DPoP is used whenever the
+   * authorization server supports it. Rejects `auth_required` when the
+   * server refuses the new token at once (it is `authRequired` again, e.g.
+   * because its protected resource metadata now names another authorization
+   * server: the next `authorize` signs in there, registering anew, SEP-2352).
+   * `options.signal` ends the sign-in (`cancelled`, see {@link AuthorizeOptions.signal}).
+   */
+  authorize(serverId: string, options?: AuthorizeOptions): Promise<void>
+  /** The session state, exactly as the AHP reducer made it from the emitted actions. */
+  getState(): SessionState
+  /** The model tool catalogue: tools of every `ready` server (app-only tools excluded). Records the digests the caller has read (see {@link CallToolOptions}). */
+  listTools(): HostTool[]
+  /** What the catalogue normalized, cut or left out, per server. */
+  toolDiagnostics(): ToolDiagnostic[]
+  /**
+   * What server `serverId` said about itself at its last connection (name,
+   * title, version, icons, `instructions`, declared capabilities, negotiated
+   * protocol version); `null` before its first connection. Replaced on every
+   * reconnect; kept while the server is stopped. Throws `HostError` with
+   * `not_found` (no such server), `invalid_argument`, `disposed`.
+   */
+  serverInfo(serverId: string): ServerInfo | null
+  /**
+   * Calls a tool (MCP `tools/call`) with a unique progress token. Resolves
+   * the `CallToolResult` (also when `isError`). Errors: `invalid_argument`,
+   * `not_found`, `stale_tool` (`data.reason: 'changed' | 'removed'`),
+   * `server_not_ready`, `server_exited` (the connection closed), `timeout`
+   * (`data.kind`), `cancelled`, `protocol_error` (`data: {code, data}` for a
+   * JSON-RPC error; also a stdio response the host cannot decode, and a
+   * Streamable HTTP response stream that closed before the response while
+   * the server stays `ready`), `auth_required`, `limit_exceeded`
+   * (`maxResultBytes`, `maxJsonDepth`, `maxJsonProperties`, a stdio
+   * message over 16 MiB, or a Streamable HTTP answer over the 16 MiB HTTP
+   * response limit: a JSON body or one SSE event), `disposed`. Progress: {@link CallToolCommon.onProgress}.
+   *
+   * Task-based tools (Tasks extension `io.modelcontextprotocol/tasks`,
+   * SEP-2663; declared in the per-request capabilities of `tools/call` and
+   * `tasks/*` to a 2026-07-28 server; the 2025-11-25 era has no SEP-2663,
+   * nothing is declared there): when the server answers with a task,
+   * the host polls `tasks/get` (at the server's `pollIntervalMs`, clamped to
+   * 50 ms … 30 s; 1 s without a hint; each request bounded by `timeoutMs`,
+   * the task by 24 h) and resolves the task's final `CallToolResult`. Each
+   * new status or `statusMessage` reaches `onProgress` as `{progress: n,
+   * message}` (`n` counts the updates, `message` is the `statusMessage`,
+   * else the status) and, for an AHP tool call, `chat/toolCallContentChanged`.
+   * The task's `inputRequests` are answered like MRTR input requests (the
+   * `elicitation` / `sampling` / `roots` handlers; a form elicitation of an
+   * AHP tool call also as a chat input request) and sent with
+   * `tasks/update`. Aborting (`signal`, `timeoutMs` of the call itself)
+   * sends `tasks/cancel` once and rejects `cancelled`; so does an AHP
+   * client's failed `chat/toolCallComplete` for the running AHP tool call
+   * (its echo is then the call's completion). The task of an AHP tool call
+   * is recorded under `dataDir` (`.tasks/<host instance>.json`, mode 0600; ids, tool name,
+   * `ttlMs`; never arguments, results or tokens) while it runs; a host
+   * disposed mid-task leaves it recorded and the AHP tool call running, and
+   * a host created later on the same `dataDir` (once the one that recorded
+   * it no longer runs) follows it again once a
+   * server with the same id is added and ready, then completes the AHP tool
+   * call (or fails it `task_expired`; see docs/guide/tools-and-calls.md, "Tasks"). Errors of
+   * a task: `task_failed` (`data: {code, data}`), `task_cancelled`,
+   * `task_expired`. With `taskHandle: true` it resolves the
+   * {@link McpTaskHandle} instead.
+   */
+  callTool(options: CallToolOptions & { taskHandle: true }): Promise<CallToolResult | McpTaskHandle>
+  callTool(options: CallToolOptions): Promise<CallToolResult>
+  /**
+   * MCP `resources/list`, every page; `[]` without a request when the server
+   * did not declare the `resources` capability. Caching (SEP-2549, all list
+   * methods and `readResource`): a page or read result carrying `ttlMs` is
+   * reused without a request for that many milliseconds (at most 24 h), until
+   * a change notification of its kind (either era) drops it; private
+   * (`cacheScope` not `"public"`) results are also dropped when the
+   * connection's token is replaced. Errors: `not_found`,
+   * `server_not_ready` (also from the moment a stop or crash starts closing
+   * the connection), `server_exited` (the connection closed while the
+   * request was in flight), `protocol_error`, `timeout`, `limit_exceeded`,
+   * `auth_required`, `disposed`; `cancelled` / `timeout` from `options`
+   * (see {@link RequestOptions}: the page in flight is cancelled upstream).
+   */
+  listResources(serverId: string, options?: RequestOptions): Promise<Resource[]>
+  /** MCP `resources/templates/list`, every page; `[]` without `resources`. Errors as {@link McpHost.listResources}. */
+  listResourceTemplates(serverId: string, options?: RequestOptions): Promise<ResourceTemplate[]>
+  /**
+   * MCP `resources/read`. Errors as {@link McpHost.listResources}, plus
+   * `not_supported` (not sent) when the server did not declare `resources`;
+   * an unknown resource is `not_found`, the server's answer in `data`
+   * (`{code: -32602, data: {uri}}`, SEP-2164, MCP 2026-07-28; or the
+   * 2025-era -32002).
+   * An `input_required` answer (MRTR) goes through the request handlers,
+   * as for `prompts/get` and tool calls.
+   * `options.signal` aborts it as {@link CallToolCommon.signal} does a tool call
+   * (code `cancelled`, `cause`: `signal.reason`); `options.timeoutMs` bounds it
+   * (`timeout`, see {@link RequestOptions}).
+   */
+  readResource(serverId: string, uri: string, options?: RequestOptions): Promise<ReadResourceResult>
+  /**
+   * The skill entries (Skills extension, SEP-2640) of `serverId`, or of
+   * every server when absent, as each listed them with `skills/list` (every
+   * page, bounded) when it connected; nothing is sent, and no skill file is
+   * ever read before {@link McpHost.loadSkill}. A server that did not declare
+   * `io.modelcontextprotocol/skills` has none. Entries are kept per server:
+   * two servers may serve the same URI. A broken entry is listed with its
+   * `problem` and never hides the others. Throws {@link HostError}
+   * `not_found` (no such server) or `disposed`.
+   */
+  listSkills(serverId?: string): SkillEntry[]
+  /**
+   * Loads skill `uri` of `serverId` (SEP-2640 "Integrity and Verification"):
+   * its entry is the listed one (else `skills/get`); `SKILL.md` is read first
+   * (`resources/read`), its size and `sha256:` digest checked against the
+   * entry, its YAML frontmatter parsed (bounded) and compared field by field
+   * with the entry's `frontmatter`; then every other listed file is read and
+   * checked the same way. Any mismatch rejects `skill_verification_failed`
+   * naming the file (`data: {serverId, uri, file, reason: 'size' | 'digest' |
+   * 'frontmatter'}`) and no further file is read. Also `not_found` (no such
+   * server, or it serves no skill at `uri`), `server_not_ready`,
+   * `not_supported` (the server did not declare the extension; a skill
+   * whose `resources` is `"dynamic"`: this host loads only skills with a
+   * file manifest), `invalid_entry` (the entry breaks the spec's rules or
+   * limits: 512 files, 16 MiB), and the errors of
+   * {@link McpHost.readResource} for a file read. `options` as for
+   * {@link McpHost.readResource}.
+   */
+  loadSkill(serverId: string, uri: string, options?: RequestOptions): Promise<LoadedSkill>
+  /**
+   * Follows updates of resource `uri` on `serverId`: each change arrives as
+   * a `resourceUpdated` event. 2025 era: MCP `resources/subscribe` (MCP
+   * 2025-11-25 "Resources › Subscriptions"); 2026-07-28: a
+   * `subscriptions/listen` stream with `resourceSubscriptions: [uri]`,
+   * reopened (bounded backoff) if it ends while the server is ready. The
+   * subscription is kept across reconnects of the server (each new
+   * connection subscribes again) until {@link McpHost.unsubscribeResource}
+   * or the server is removed. Resolves once the server accepted
+   * (acknowledged) it; subscribing again is a no-op.
+   *
+   * Errors: `invalid_argument` (empty `uri`, or longer than 8 KiB),
+   * `not_found`, `server_not_ready`, `not_supported` (the server did not
+   * declare `resources.subscribe`: nothing sent; or a 2026-07-28 server did
+   * not acknowledge `uri`), `limit_exceeded` (more than 256 subscriptions on
+   * one server), `protocol_error`, `timeout` (`limits.callTimeoutMs`),
+   * `auth_required`, `disposed`; `cancelled` / `timeout` from `options` (the
+   * subscription is given up: see {@link RequestOptions}).
+   */
+  subscribeResource(serverId: string, uri: string, options?: RequestOptions): Promise<void>
+  /**
+   * Stops following resource `uri` on `serverId`: no `resourceUpdated` for
+   * it once this resolves. On a ready server, MCP `resources/unsubscribe`
+   * (2025 era) or the stream is cancelled (2026-07-28); a `uri` not
+   * subscribed is a no-op. Errors: `invalid_argument`, `not_found`,
+   * `disposed`; 2025 era: those of `resources/unsubscribe` (`protocol_error`,
+   * `timeout`), the subscription being dropped all the same; `cancelled` /
+   * `timeout` from `options` (the request in flight is cancelled upstream).
+   */
+  unsubscribeResource(serverId: string, uri: string, options?: RequestOptions): Promise<void>
+  /**
+   * MCP Apps (option `mcpApps`): sends one MCP JSON-RPC request or
+   * notification on an `mcp://` channel (`message.channel`: the
+   * `McpServerCustomization.channel` of a ready server; AHP "MCP Servers ›
+   * MCP Apps"). Returns at once; a request's response arrives as a
+   * `channelMessage` event with the client's own `id` — exactly one per
+   * request (none once the client cancelled it with
+   * `notifications/cancelled`). A notification is never answered; a
+   * refused one is logged (`warn`, target `host.mcpApp`, the server's id).
+   *
+   * Served: the union of the channel's `mcpApp.capabilities` —
+   * `serverTools`: `tools/list`, `tools/call` (app-only tools included; not
+   * an AHP chat tool call); `serverResources`: `resources/list`,
+   * `resources/templates/list`, `resources/read`; `logging`:
+   * `logging/setLevel` (forwarded) and the App's `notifications/message` (a
+   * `log` event, target `host.mcpApp`, not sent to the server); `sampling`:
+   * `sampling/createMessage` (answered by the `sampling` handler). With any
+   * capability: `resources/read` of a `ui://` URI (the gate of
+   * {@link McpHost.readAppResource}) and `notifications/cancelled` of the
+   * channel's own requests (cancelled upstream). An `input_required` answer
+   * (MRTR, 2026-07-28) goes through the request handlers.
+   *
+   * Error responses (`error.data.code`):
+   * - `-32601` `not_supported`: a method outside that union, `initialize`,
+   *   `notifications/initialized`, `server/discover`, methods whose state AHP
+   *   mirrors (`tasks/*`, `notifications/tasks/*`, `notifications/progress`,
+   *   `notifications/roots/list_changed`); everything on the channel of a
+   *   server that hosts no Apps. The message names the method and the
+   *   served methods.
+   * - `-32000` `server_not_ready`: an unknown channel, a stale one (the
+   *   server restarted: read `channel` again), a server that is not ready;
+   *   nothing reaches any server.
+   * - `-32600` `limit_exceeded`: the message is over `limits.maxChannelMessageBytes`
+   *   (default 1 MiB of JSON), or `limits.maxChannelRequests` (default 16)
+   *   requests are in flight on the channel.
+   * - `-32600` `invalid_argument`: not JSON-RPC 2.0 (`jsonrpc` not `'2.0'`,
+   *   no string `method`, an `id` that is not a string or number — then
+   *   answered with `id: null` —, `params` not an object), or an id already
+   *   in flight on the channel.
+   * - `-32602` `invalid_argument`: `tools/call` of a tool whose
+   *   `_meta.ui.visibility` lacks `'app'`.
+   * - `-32602` `not_found` (`data.uri`): a `ui://` resource no tool of the
+   *   server links from `_meta.ui.resourceUri` (not sent).
+   * - `-32603` `protocol_error`: a `ui://` content item without the MIME type
+   *   `text/html;profile=mcp-app` (the message names the type found), or a
+   *   transport failure; `-32603` `limit_exceeded`: a result over
+   *   `limits.maxResultBytes` (default 10 000 000 bytes), `maxJsonDepth`,
+   *   `maxJsonProperties`, or a `ui://` resource over
+   *   `limits.maxUiResourceBytes` (default 4 MiB); `-32603` `internal`: the
+   *   `sampling` handler failed; `-32603` `server_exited`: the server's
+   *   connection closed while the request was in flight (stop, exit, crash).
+   * - `-32001` `timeout`: over `limits.channelRequestTimeoutMs` (default
+   *   60 000 ms; the request is cancelled upstream).
+   * - the server's own JSON-RPC errors pass through unchanged.
+   *
+   * Throws a {@link HostError}: `invalid_argument` only when `message` is
+   * not an object or has no string `channel` (or cannot be serialized);
+   * `disposed` after dispose.
+   */
+  sendChannelMessage(message: McpChannelMessage): void
+  /**
+   * MCP Apps (option `mcpApps`): the UI resource `uri` (`ui://…`) of server
+   * `serverId` — MCP `resources/read` through the same gate as a `ui://`
+   * read on the server's `mcp://` channel. Resolves the `ReadResourceResult`
+   * untouched (each content item's `_meta.ui` — `csp`, `permissions`,
+   * `domain`, `prefersBorder` — is the client's to enforce) only when a tool
+   * of the server (app-only tools included) links `uri` from
+   * `_meta.ui.resourceUri`, every content item has the MIME type
+   * `text/html;profile=mcp-app`, and the contents' `text` / `blob` add up to
+   * at most `limits.maxUiResourceBytes` (default 4 MiB).
+   *
+   * Errors: `not_supported` (the host was made without `mcpApps`; or the
+   * server did not declare `resources`), `invalid_argument` (`serverId` or
+   * `uri` not a non-empty string, or `uri` not a `ui://` URI), `not_found`
+   * (no such server; no tool links `uri`, nothing sent; the server has no
+   * such resource), `server_not_ready`, `protocol_error` (another MIME type,
+   * named in the message; a JSON-RPC error), `limit_exceeded`
+   * (`maxUiResourceBytes`, `maxResultBytes`), `timeout`
+   * (`limits.callTimeoutMs`), `auth_required`, `disposed`; `cancelled` /
+   * `timeout` from `requestOptions` (see {@link RequestOptions}).
+   */
+  readAppResource(options: { serverId: string; uri: string }, requestOptions?: RequestOptions): Promise<ReadResourceResult>
+  /** MCP `prompts/list`, every page; `[]` without a request when the server did not declare `prompts`. Errors as {@link McpHost.listResources}. */
+  listPrompts(serverId: string, options?: RequestOptions): Promise<Prompt[]>
+  /**
+   * MCP `prompts/get`. Errors as {@link McpHost.readResource} (`not_supported` without `prompts`);
+   * `options.signal` aborts it the same way (code `cancelled`).
+   */
+  getPrompt(serverId: string, name: string, args?: Record<string, string>, options?: RequestOptions): Promise<GetPromptResult>
+  /**
+   * Stops every server (stdin close → SIGTERM → SIGKILL of each process
+   * group; its stdout is read until it exits, so a server still writing
+   * never gets `EPIPE`) and releases the host. Idempotent: every call
+   * returns the same promise, which resolves once every server process is
+   * gone ({@link McpHost.processCount} 0). Requests in flight reject with
+   * {@link HostError} `disposed` at once; so does every later call. Actions
+   * and log records the stop itself causes (a paused chat call's
+   * completion, a server's last stderr lines) are still emitted.
+   */
+  dispose(): Promise<void>
+  /** Kills every server process group immediately. Synchronous, idempotent. */
+  disposeSync(): void
+  /** Keep the process alive while the host lives (default). */
+  ref(): this
+  /** Let the process exit even though the host is alive. */
+  unref(): this
+  /** Number of live server process groups. */
+  readonly processCount: number
+  [Symbol.asyncDispose](): Promise<void>
+  [Symbol.dispose](): void
+}
+
+/** Events of {@link McpHost}. */
+export interface McpHostEvents {
+  action: [envelope: ActionEnvelope]
+  log: [record: LogRecord]
+  /** A host-run sign-in ({@link McpHost.authorize}) needs this URL opened in a browser. */
+  authorizationUrl: [event: { serverId: string; url: string }]
+  /** The model tool catalogue changed because of `serverId`; `tools` is the catalogue's size now. */
+  toolsChanged: [event: { serverId: string; reason: 'ready' | 'listChanged' | 'stopped'; tools: number }]
+  /**
+   * A server's resource or prompt list changed: `notifications/resources/list_changed`
+   * or `notifications/prompts/list_changed`, sent free-standing by a 2025-era
+   * server, or on the host's `subscriptions/listen` stream by a 2026-07-28
+   * server that declared `listChanged` (MCP 2026-07-28 "Subscriptions").
+   * Cached list results of that kind are dropped first.
+   */
+  listChanged: [event: { serverId: string; list: 'resources' | 'prompts' }]
+  /**
+   * A resource subscribed with {@link McpHost.subscribeResource} changed
+   * (`notifications/resources/updated`, either era); read it again with
+   * {@link McpHost.readResource} (its cached read was dropped). `uri` is as
+   * the server sent it.
+   */
+  resourceUpdated: [event: { serverId: string; uri: string }]
+  /**
+   * A message for an AHP client on an MCP Apps `mcp://` channel (option
+   * `mcpApps`): the response to a request sent with
+   * {@link McpHost.sendChannelMessage} (exactly one per request, none once
+   * the client cancelled it), or a forwarded server notification —
+   * `notifications/tools/list_changed` / `notifications/resources/list_changed`
+   * (free-standing in the 2025 era, from the host's `subscriptions/listen`
+   * stream in 2026-07-28) when the channel's `mcpApp.capabilities.serverTools`
+   * / `.serverResources` has `listChanged: true`.
+   */
+  channelMessage: [message: McpChannelMessage]
+}
+
+export interface McpHostOptions {
+  /** Session channel URI stamped on every envelope. Default `ahp-session:/mcp-host`. */
+  session?: URI
+  /** `clientInfo` sent in MCP `initialize`. Default `{name: 'ahp-mcp-host', version}`. */
+  clientInfo?: { name: string; version: string; title?: string }
+  /**
+   * Parent of the per-plugin `PLUGIN_DATA` directories (created with mode
+   * `0700` on Unix, never emptied). Default, per user: Linux
+   * `$XDG_DATA_HOME/ahp-mcp-host`, else `~/.local/share/ahp-mcp-host`; macOS
+   * `~/Library/Application Support/ahp-mcp-host`; Windows
+   * `%LOCALAPPDATA%\ahp-mcp-host`. Only when no home directory is known:
+   * `<os temp dir>/ahp-mcp-host-data`, with a `warn` log record (target
+   * `host.config`). A VS Code extension passes `context.globalStorageUri.fsPath`.
+   */
+  dataDir?: string
+  limits?: HostLimits
+  /**
+   * Base environment of stdio servers: `'inherit'` (default) passes the host's
+   * environment; `'allowList'` passes only PATH, HOME, USER, LOGNAME, SHELL, TMPDIR/TMP/TEMP, LANG/LC_*, TZ, TERM
+   * (and Windows basics). Configured `env` overlays it; PLUGIN_ROOT/PLUGIN_DATA are set last.
+   */
+  env?: 'inherit' | 'allowList'
+  /**
+   * Emit `session/serverToolsChanged` with the whole model catalogue (as AHP
+   * `ToolDefinition`s with model-safe names; `_meta['ahp-mcp-host/source']`
+   * is `{customizationId, toolName}`) whenever it changes. Default `true`.
+   * A harness that merges MCP tools with its own tools publishes the merged
+   * list itself and sets this to `false`.
+   */
+  publishServerTools?: boolean
+  /**
+   * Where OAuth tokens and client registrations persist (for example VS Code
+   * `SecretStorage` or a keychain); default: memory. Key format:
+   * `ahp-mcp-host/oauth/v1 <issuer> <resource>`; the value is JSON with
+   * `client_id`, the token response (access/refresh token, expiry, scopes),
+   * `granted_scopes`, `token_received_at` and `issuer`. With stored tokens a
+   * new host connects without a browser. DPoP-bound tokens (`token_type:
+   * "DPoP"`, RFC 9449) are bound to a key that lives only in this host's
+   * memory: a new host's servers refuse them and it signs in again.
+   * In a VS Code extension pass `context.secrets` as is. `undefined` or
+   * `null`: memory.
+   */
+  credentials?: CredentialStore
+  /** HTTPS URL of the app's OAuth Client ID Metadata Document (used when the AS supports CIMD). */
+  clientMetadataUrl?: string
+  /** Fixed port for the loopback OAuth redirect listener; default random. */
+  oauthRedirectPort?: number
+  /**
+   * Answers to requests servers send to the client (MCP 2025-11-25 "Client
+   * Features"). A capability is declared in `initialize` only when its handler
+   * is given. Without one: elicitation is declined, sampling gets `-32601`,
+   * `roots/list` returns no roots. A handler that throws answers `-32603`.
+   * While a handler has not answered, the inactivity timeout (`timeoutMs`)
+   * of that server's tool calls stands still and restarts when the answer is
+   * sent; `maxTotalTimeoutMs` still holds. A request the server cancels
+   * stops counting, and its handler's `context.signal` aborts.
+   * A form elicitation of an AHP tool call is also published to AHP clients
+   * (see {@link ServerRequestContext.chatInput}).
+   */
+  handlers?: RequestHandlers
+  /**
+   * Declare the MCP form-elicitation capability even without an
+   * `elicitation` handler, so that servers may ask and AHP clients answer
+   * the elicitations of AHP tool calls (`chat/inputCompleted` through
+   * {@link McpHost.dispatch}); any other elicitation is declined. Default
+   * `false`. (Servers do not send an elicitation the client did not
+   * declare, in either era.)
+   */
+  chatElicitation?: boolean
+  /**
+   * The AHP client declared `capabilities.mcpApps` in its `initialize`
+   * (AHP "MCP Servers › MCP Apps"; MCP Apps is SEP-1865, the
+   * `io.modelcontextprotocol/ui` extension). With `true` the host declares
+   * the extension to every server (`mimeTypes: ['text/html;profile=mcp-app']`,
+   * in `initialize` and on 2026-07-28 requests), publishes `mcpApp` and the
+   * `mcp://` `channel` on server customizations, and carries `_meta.ui` on
+   * the tool-call actions of App tools. Default `false`: no `mcpApp`, no
+   * `channel`, App tool calls are ordinary tool calls.
+   */
+  mcpApps?: boolean
+  /**
+   * The host's roots from the start (MCP 2025-11-25 "Client Features ›
+   * Roots"); see {@link McpHost.setRoots} for the rules. Giving it (even
+   * `[]`) declares the `roots` capability with `listChanged: true`, also
+   * without a `roots` handler, and `roots/list` answers these roots (the
+   * `roots` handler is not called). Invalid roots make the constructor throw
+   * a {@link HostError} (`invalid_argument`, `limit_exceeded`).
+   */
+  roots?: RootInput[]
+  /**
+   * The app's own proxy setting (like VS Code's `http.proxy`) for every HTTP
+   * request of the host (Streamable HTTP servers, OAuth and metadata
+   * fetches). A proxy URL (`'http://proxy.corp:3128'`; `'proxy.corp:3128'`
+   * means `http://`; credentials as `http://user:pass@…`), or
+   * `{url, noProxy}` with `noProxy` in `NO_PROXY` syntax. Given, it wins
+   * over the environment: `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and
+   * `NO_PROXY` (either case) are then not read. Without it those variables
+   * are honoured as curl reads them (lower case first; `ALL_PROXY` for both
+   * schemes). `NO_PROXY` entries, comma-separated: `*` (no proxy at all), an
+   * IP address or CIDR block (`10.0.0.0/8`), a domain matching itself and
+   * its subdomains (`example.com` = `.example.com`), each optionally with
+   * `:port` (then only that port). Loopback (`localhost`, `*.localhost`,
+   * `127.0.0.0/8`, `::1`) is never proxied. `https` URLs go through a
+   * `CONNECT` tunnel. The message of an error on a proxied request names the
+   * proxy's origin (`… at https://mcp.example.com through proxy
+   * http://proxy.corp:3128`), never its credentials. Not an `http(s)` URL
+   * with a host, or another shape: the constructor throws {@link HostError}
+   * `invalid_argument` (`options: proxy: …`).
+   */
+  proxy?: string | { url: string; noProxy?: string }
+  /**
+   * PEM text of extra trusted CA certificates (each entry one or more
+   * `-----BEGIN CERTIFICATE-----` blocks), for servers, authorization
+   * servers and proxies behind a private CA. Trusted besides the operating
+   * system's trust store and the PEM file named by `NODE_EXTRA_CA_CERTS`
+   * (read once, when the host is created; unreadable: a `warn` log record
+   * and ignored, as Node does). Host names are always checked. A
+   * certificate that fails makes the error say why: `unknown issuer`,
+   * `expired`, `not valid yet`, `name mismatch`, with the server's origin.
+   * An entry without a certificate: the constructor throws
+   * {@link HostError} `invalid_argument` (`caCertificates[i]: …`).
+   */
+  caCertificates?: string[]
+}
+
+/**
+ * Timeouts (ms), restart policy and size bounds; clamped to hard caps
+ * (timeouts 1 ms … 24 h, ≤ 100 restarts, hard caps named per field).
+ * Exceeding a size bound fails with `limit_exceeded`, naming the server and
+ * the bound; a failed re-listing keeps the previous catalogue.
+ */
+export interface HostLimits {
+  /** Spawn/connect + `initialize` budget per server. Default 30 000 ms. */
+  startupTimeoutMs?: number
+  /** Default inactivity timeout of `tools/call` (reset by progress); also each resources/prompts request and list page. Default 60 000 ms. */
+  callTimeoutMs?: number
+  /** Default absolute cap of one `tools/call`; progress never extends it. Default 600 000 ms. */
+  callMaxTotalMs?: number
+  /** Pages of one list walk. Default 100 (hard cap 1 000). */
+  maxListPages?: number
+  /** Longest pagination cursor. Default 4 096 bytes (hard cap 16 KiB). */
+  maxCursorBytes?: number
+  /** Tools per server; more fails the listing. Default 5 000 (hard cap 50 000). */
+  maxToolsPerServer?: number
+  /** Items of one resources/prompts list walk. Default 10 000 (hard cap 100 000). */
+  maxListItems?: number
+  /** Longest tool name; longer tools are left out. Default 256 bytes (hard cap 1 KiB). */
+  maxToolNameBytes?: number
+  /** Longest description; longer ones are cut. Default 16 KiB (hard cap 64 KiB). */
+  maxToolDescriptionBytes?: number
+  /** Input + output schema of one tool; larger tools are left out. Default 256 KiB (hard cap 1 MiB). */
+  maxToolSchemaBytes?: number
+  /** All schemas of one server's listing; more fails the listing. Default 16 MiB (hard cap 64 MiB). */
+  maxTotalSchemaBytes?: number
+  /** One tool result, resource read, prompt or list, serialized. Default 10 000 000 bytes (hard cap 16 MiB). */
+  maxResultBytes?: number
+  /** Nesting depth of schemas and results. Default 64 (hard cap 128). */
+  maxJsonDepth?: number
+  /** Object members + array elements of one schema or result. Default 100 000 (hard cap 1 000 000). */
+  maxJsonProperties?: number
+  /**
+   * Largest `_meta.ui` of an App tool carried on its AHP tool-call actions
+   * (bytes of JSON, `mcpApps` only); a larger one is left off with a `warn`
+   * log (target `host.apps`) naming the server and the tool. Default 16 KiB
+   * (hard cap 256 KiB).
+   */
+  maxAppUiMetaBytes?: number
+  /** Automatic restarts after crashes before staying in `error`. Default 3. */
+  maxRestarts?: number
+  /** First restart delay; doubles per consecutive crash. Default 1 000 ms. */
+  restartBackoffMs?: number
+  /** Restart delay cap. Default 30 000 ms. */
+  restartBackoffMaxMs?: number
+  /** Uptime after which the crash counter resets. Default 60 000 ms. */
+  restartResetAfterMs?: number
+  /** One message given to {@link McpHost.sendChannelMessage}, as JSON text (`channel` included). Default 1 MiB (hard cap 16 MiB). */
+  maxChannelMessageBytes?: number
+  /** Requests in flight on one `mcp://` channel; one more is refused. Default 16 (hard cap 1 024). */
+  maxChannelRequests?: number
+  /** Time one `mcp://` channel request may take, every `input_required` round included; then it is cancelled upstream. Default 60 000 ms. */
+  channelRequestTimeoutMs?: number
+  /** A `ui://` resource (`readAppResource`, `resources/read` on a channel): `text` / `blob` of all its contents, as sent. Default 4 MiB (hard cap 16 MiB). */
+  maxUiResourceBytes?: number
+  /**
+   * Stdio servers starting at once, host-wide, from spawn until `ready` (or
+   * the start failed). The others show `starting` and wait their turn in
+   * the order they asked (first start, restart, start request); servers
+   * already `ready` are usable meanwhile, and `stop` / `remove` / `dispose`
+   * end a wait at once. Streamable HTTP servers do not wait. The wait does
+   * not count toward `startupTimeoutMs`. Default 8 (hard cap 256).
+   */
+  maxConcurrentLaunches?: number
+  /**
+   * Largest plugin `mcp.json` read by {@link McpHost.addPlugin}; a larger file gives the plugin
+   * load state `error` naming the file and this limit. Default 8 MiB (hard cap 64 MiB).
+   */
+  maxConfigFileBytes?: number
+  /** Time reading a plugin's `mcp.json` may take; then its load state is `error` naming the file. Default 10 000 ms. */
+  configReadTimeoutMs?: number
+}
+
 // ─── AHP common ──────────────────────────────────────────────────────────────
 
 /** A URI string (`file:///…`, `https://…`, `ahp-session:/…`). */
@@ -680,207 +1370,6 @@ export interface CallToolResult {
 // ─── Host API ────────────────────────────────────────────────────────────────
 
 /**
- * Timeouts (ms), restart policy and size bounds; clamped to hard caps
- * (timeouts 1 ms … 24 h, ≤ 100 restarts, hard caps named per field).
- * Exceeding a size bound fails with `limit_exceeded`, naming the server and
- * the bound; a failed re-listing keeps the previous catalogue.
- */
-export interface HostLimits {
-  /** Spawn/connect + `initialize` budget per server. Default 30 000 ms. */
-  startupTimeoutMs?: number
-  /** Default inactivity timeout of `tools/call` (reset by progress); also each resources/prompts request and list page. Default 60 000 ms. */
-  callTimeoutMs?: number
-  /** Default absolute cap of one `tools/call`; progress never extends it. Default 600 000 ms. */
-  callMaxTotalMs?: number
-  /** Pages of one list walk. Default 100 (hard cap 1 000). */
-  maxListPages?: number
-  /** Longest pagination cursor. Default 4 096 bytes (hard cap 16 KiB). */
-  maxCursorBytes?: number
-  /** Tools per server; more fails the listing. Default 5 000 (hard cap 50 000). */
-  maxToolsPerServer?: number
-  /** Items of one resources/prompts list walk. Default 10 000 (hard cap 100 000). */
-  maxListItems?: number
-  /** Longest tool name; longer tools are left out. Default 256 bytes (hard cap 1 KiB). */
-  maxToolNameBytes?: number
-  /** Longest description; longer ones are cut. Default 16 KiB (hard cap 64 KiB). */
-  maxToolDescriptionBytes?: number
-  /** Input + output schema of one tool; larger tools are left out. Default 256 KiB (hard cap 1 MiB). */
-  maxToolSchemaBytes?: number
-  /** All schemas of one server's listing; more fails the listing. Default 16 MiB (hard cap 64 MiB). */
-  maxTotalSchemaBytes?: number
-  /** One tool result, resource read, prompt or list, serialized. Default 10 000 000 bytes (hard cap 16 MiB). */
-  maxResultBytes?: number
-  /** Nesting depth of schemas and results. Default 64 (hard cap 128). */
-  maxJsonDepth?: number
-  /** Object members + array elements of one schema or result. Default 100 000 (hard cap 1 000 000). */
-  maxJsonProperties?: number
-  /**
-   * Largest `_meta.ui` of an App tool carried on its AHP tool-call actions
-   * (bytes of JSON, `mcpApps` only); a larger one is left off with a `warn`
-   * log (target `host.apps`) naming the server and the tool. Default 16 KiB
-   * (hard cap 256 KiB).
-   */
-  maxAppUiMetaBytes?: number
-  /** Automatic restarts after crashes before staying in `error`. Default 3. */
-  maxRestarts?: number
-  /** First restart delay; doubles per consecutive crash. Default 1 000 ms. */
-  restartBackoffMs?: number
-  /** Restart delay cap. Default 30 000 ms. */
-  restartBackoffMaxMs?: number
-  /** Uptime after which the crash counter resets. Default 60 000 ms. */
-  restartResetAfterMs?: number
-  /** One message given to {@link McpHost.sendChannelMessage}, as JSON text (`channel` included). Default 1 MiB (hard cap 16 MiB). */
-  maxChannelMessageBytes?: number
-  /** Requests in flight on one `mcp://` channel; one more is refused. Default 16 (hard cap 1 024). */
-  maxChannelRequests?: number
-  /** Time one `mcp://` channel request may take, every `input_required` round included; then it is cancelled upstream. Default 60 000 ms. */
-  channelRequestTimeoutMs?: number
-  /** A `ui://` resource (`readAppResource`, `resources/read` on a channel): `text` / `blob` of all its contents, as sent. Default 4 MiB (hard cap 16 MiB). */
-  maxUiResourceBytes?: number
-  /**
-   * Stdio servers starting at once, host-wide, from spawn until `ready` (or
-   * the start failed). The others show `starting` and wait their turn in
-   * the order they asked (first start, restart, start request); servers
-   * already `ready` are usable meanwhile, and `stop` / `remove` / `dispose`
-   * end a wait at once. Streamable HTTP servers do not wait. The wait does
-   * not count toward `startupTimeoutMs`. Default 8 (hard cap 256).
-   */
-  maxConcurrentLaunches?: number
-  /**
-   * Largest plugin `mcp.json` read by {@link McpHost.addPlugin}; a larger file gives the plugin
-   * load state `error` naming the file and this limit. Default 8 MiB (hard cap 64 MiB).
-   */
-  maxConfigFileBytes?: number
-  /** Time reading a plugin's `mcp.json` may take; then its load state is `error` naming the file. Default 10 000 ms. */
-  configReadTimeoutMs?: number
-}
-
-export interface McpHostOptions {
-  /** Session channel URI stamped on every envelope. Default `ahp-session:/mcp-host`. */
-  session?: URI
-  /** `clientInfo` sent in MCP `initialize`. Default `{name: 'ahp-mcp-host', version}`. */
-  clientInfo?: { name: string; version: string; title?: string }
-  /**
-   * Parent of the per-plugin `PLUGIN_DATA` directories (created with mode
-   * `0700` on Unix, never emptied). Default, per user: Linux
-   * `$XDG_DATA_HOME/ahp-mcp-host`, else `~/.local/share/ahp-mcp-host`; macOS
-   * `~/Library/Application Support/ahp-mcp-host`; Windows
-   * `%LOCALAPPDATA%\ahp-mcp-host`. Only when no home directory is known:
-   * `<os temp dir>/ahp-mcp-host-data`, with a `warn` log record (target
-   * `host.config`). A VS Code extension passes `context.globalStorageUri.fsPath`.
-   */
-  dataDir?: string
-  limits?: HostLimits
-  /**
-   * Base environment of stdio servers: `'inherit'` (default) passes the host's
-   * environment; `'allowList'` passes only PATH, HOME, USER, LOGNAME, SHELL, TMPDIR/TMP/TEMP, LANG/LC_*, TZ, TERM
-   * (and Windows basics). Configured `env` overlays it; PLUGIN_ROOT/PLUGIN_DATA are set last.
-   */
-  env?: 'inherit' | 'allowList'
-  /**
-   * Emit `session/serverToolsChanged` with the whole model catalogue (as AHP
-   * `ToolDefinition`s with model-safe names; `_meta['ahp-mcp-host/source']`
-   * is `{customizationId, toolName}`) whenever it changes. Default `true`.
-   * A harness that merges MCP tools with its own tools publishes the merged
-   * list itself and sets this to `false`.
-   */
-  publishServerTools?: boolean
-  /**
-   * Where OAuth tokens and client registrations persist (for example VS Code
-   * `SecretStorage` or a keychain); default: memory. Key format:
-   * `ahp-mcp-host/oauth/v1 <issuer> <resource>`; the value is JSON with
-   * `client_id`, the token response (access/refresh token, expiry, scopes),
-   * `granted_scopes`, `token_received_at` and `issuer`. With stored tokens a
-   * new host connects without a browser. DPoP-bound tokens (`token_type:
-   * "DPoP"`, RFC 9449) are bound to a key that lives only in this host's
-   * memory: a new host's servers refuse them and it signs in again.
-   * In a VS Code extension pass `context.secrets` as is. `undefined` or
-   * `null`: memory.
-   */
-  credentials?: CredentialStore
-  /** HTTPS URL of the app's OAuth Client ID Metadata Document (used when the AS supports CIMD). */
-  clientMetadataUrl?: string
-  /** Fixed port for the loopback OAuth redirect listener; default random. */
-  oauthRedirectPort?: number
-  /**
-   * Answers to requests servers send to the client (MCP 2025-11-25 "Client
-   * Features"). A capability is declared in `initialize` only when its handler
-   * is given. Without one: elicitation is declined, sampling gets `-32601`,
-   * `roots/list` returns no roots. A handler that throws answers `-32603`.
-   * While a handler has not answered, the inactivity timeout (`timeoutMs`)
-   * of that server's tool calls stands still and restarts when the answer is
-   * sent; `maxTotalTimeoutMs` still holds. A request the server cancels
-   * stops counting, and its handler's `context.signal` aborts.
-   * A form elicitation of an AHP tool call is also published to AHP clients
-   * (see {@link ServerRequestContext.chatInput}).
-   */
-  handlers?: RequestHandlers
-  /**
-   * Declare the MCP form-elicitation capability even without an
-   * `elicitation` handler, so that servers may ask and AHP clients answer
-   * the elicitations of AHP tool calls (`chat/inputCompleted` through
-   * {@link McpHost.dispatch}); any other elicitation is declined. Default
-   * `false`. (Servers do not send an elicitation the client did not
-   * declare, in either era.)
-   */
-  chatElicitation?: boolean
-  /**
-   * The AHP client declared `capabilities.mcpApps` in its `initialize`
-   * (AHP "MCP Servers › MCP Apps"; MCP Apps is SEP-1865, the
-   * `io.modelcontextprotocol/ui` extension). With `true` the host declares
-   * the extension to every server (`mimeTypes: ['text/html;profile=mcp-app']`,
-   * in `initialize` and on 2026-07-28 requests), publishes `mcpApp` and the
-   * `mcp://` `channel` on server customizations, and carries `_meta.ui` on
-   * the tool-call actions of App tools. Default `false`: no `mcpApp`, no
-   * `channel`, App tool calls are ordinary tool calls.
-   */
-  mcpApps?: boolean
-  /**
-   * The host's roots from the start (MCP 2025-11-25 "Client Features ›
-   * Roots"); see {@link McpHost.setRoots} for the rules. Giving it (even
-   * `[]`) declares the `roots` capability with `listChanged: true`, also
-   * without a `roots` handler, and `roots/list` answers these roots (the
-   * `roots` handler is not called). Invalid roots make the constructor throw
-   * a {@link HostError} (`invalid_argument`, `limit_exceeded`).
-   */
-  roots?: RootInput[]
-  /**
-   * The app's own proxy setting (like VS Code's `http.proxy`) for every HTTP
-   * request of the host (Streamable HTTP servers, OAuth and metadata
-   * fetches). A proxy URL (`'http://proxy.corp:3128'`; `'proxy.corp:3128'`
-   * means `http://`; credentials as `http://user:pass@…`), or
-   * `{url, noProxy}` with `noProxy` in `NO_PROXY` syntax. Given, it wins
-   * over the environment: `HTTP_PROXY`, `HTTPS_PROXY`, `ALL_PROXY` and
-   * `NO_PROXY` (either case) are then not read. Without it those variables
-   * are honoured as curl reads them (lower case first; `ALL_PROXY` for both
-   * schemes). `NO_PROXY` entries, comma-separated: `*` (no proxy at all), an
-   * IP address or CIDR block (`10.0.0.0/8`), a domain matching itself and
-   * its subdomains (`example.com` = `.example.com`), each optionally with
-   * `:port` (then only that port). Loopback (`localhost`, `*.localhost`,
-   * `127.0.0.0/8`, `::1`) is never proxied. `https` URLs go through a
-   * `CONNECT` tunnel. The message of an error on a proxied request names the
-   * proxy's origin (`… at https://mcp.example.com through proxy
-   * http://proxy.corp:3128`), never its credentials. Not an `http(s)` URL
-   * with a host, or another shape: the constructor throws {@link HostError}
-   * `invalid_argument` (`options: proxy: …`).
-   */
-  proxy?: string | { url: string; noProxy?: string }
-  /**
-   * PEM text of extra trusted CA certificates (each entry one or more
-   * `-----BEGIN CERTIFICATE-----` blocks), for servers, authorization
-   * servers and proxies behind a private CA. Trusted besides the operating
-   * system's trust store and the PEM file named by `NODE_EXTRA_CA_CERTS`
-   * (read once, when the host is created; unreadable: a `warn` log record
-   * and ignored, as Node does). Host names are always checked. A
-   * certificate that fails makes the error say why: `unknown issuer`,
-   * `expired`, `not valid yet`, `name mismatch`, with the server's origin.
-   * An entry without a certificate: the constructor throws
-   * {@link HostError} `invalid_argument` (`caCertificates[i]: …`).
-   */
-  caCertificates?: string[]
-}
-
-/**
  * A root the app gives (`roots` option, {@link McpHost.setRoots}). `uri` is a
  * `file:` URI (`file:///home/me/My Project`; `%XX` already encoded is kept)
  * or an absolute path (`/home/me/My Project`); servers get it as a
@@ -1140,8 +1629,8 @@ export interface AddServerOptions {
  * parameter is `requestOptions` for `addServer`, `addPlugin` and `readAppResource`,
  * whose first parameter is their `options`).
  *
- * What an abort or a timeout stops, per method (README "Cancellation,
- * timeouts and progress"):
+ * What an abort or a timeout stops, per method (docs/guide/tools-and-calls.md,
+ * "Cancellation, timeouts and progress"):
  * - MCP requests (`listResources`, `listResourceTemplates`, `listPrompts`
  *   (the page in flight; no further page), `readResource`, `getPrompt`,
  *   `subscribeResource`, `unsubscribeResource`, `readAppResource`,
@@ -1676,493 +2165,6 @@ export interface WhenReadyOptions {
    * then `startup_timeout`).
    */
   timeoutMs?: number
-}
-
-/** Events of {@link McpHost}. */
-export interface McpHostEvents {
-  action: [envelope: ActionEnvelope]
-  log: [record: LogRecord]
-  /** A host-run sign-in ({@link McpHost.authorize}) needs this URL opened in a browser. */
-  authorizationUrl: [event: { serverId: string; url: string }]
-  /** The model tool catalogue changed because of `serverId`; `tools` is the catalogue's size now. */
-  toolsChanged: [event: { serverId: string; reason: 'ready' | 'listChanged' | 'stopped'; tools: number }]
-  /**
-   * A server's resource or prompt list changed: `notifications/resources/list_changed`
-   * or `notifications/prompts/list_changed`, sent free-standing by a 2025-era
-   * server, or on the host's `subscriptions/listen` stream by a 2026-07-28
-   * server that declared `listChanged` (MCP 2026-07-28 "Subscriptions").
-   * Cached list results of that kind are dropped first.
-   */
-  listChanged: [event: { serverId: string; list: 'resources' | 'prompts' }]
-  /**
-   * A resource subscribed with {@link McpHost.subscribeResource} changed
-   * (`notifications/resources/updated`, either era); read it again with
-   * {@link McpHost.readResource} (its cached read was dropped). `uri` is as
-   * the server sent it.
-   */
-  resourceUpdated: [event: { serverId: string; uri: string }]
-  /**
-   * A message for an AHP client on an MCP Apps `mcp://` channel (option
-   * `mcpApps`): the response to a request sent with
-   * {@link McpHost.sendChannelMessage} (exactly one per request, none once
-   * the client cancelled it), or a forwarded server notification —
-   * `notifications/tools/list_changed` / `notifications/resources/list_changed`
-   * (free-standing in the 2025 era, from the host's `subscriptions/listen`
-   * stream in 2026-07-28) when the channel's `mcpApp.capabilities.serverTools`
-   * / `.serverResources` has `listChanged: true`.
-   */
-  channelMessage: [message: McpChannelMessage]
-}
-
-/**
- * The MCP host of one AHP session. Servers run in Rust; state changes arrive
- * as `'action'` events in `serverSeq` order. While alive the host keeps the
- * Node process running (see {@link McpHost.unref}); call {@link McpHost.dispose}.
- *
- * Events are delivered in batches. Each listener of an event the host
- * emits is called on its own: one that throws neither stops the other
- * listeners nor the rest of the batch, and its exception is then reported
- * as an uncaught one (`process.on('uncaughtException')` sees it; without
- * a handler Node ends the process, as for any uncaught exception). The
- * answers in a batch settle their requests before any listener runs.
- * While a request, a {@link McpHost.whenReady} or a server request on a
- * handler is pending, the host is held: an app that only awaits it
- * (`return await host.callTool(…)`) never loses it to garbage collection.
- */
-export declare class McpHost extends EventEmitter<McpHostEvents> {
-  /**
-   * Throws a {@link HostError} for refused options: `invalid_argument` (e.g.
-   * `options` not an object, an unknown option, a field of the wrong type,
-   * or a `roots` entry that is not a `file:` URI or absolute path),
-   * `limit_exceeded` (more than 1 000 roots). Like every method's argument
-   * errors, the message starts with the parameter and field path, e.g.
-   * `options.limits.callTimeoutMs: must be a non-negative integer, got "x"`
-   * or `options.clientInfo.extra: unknown field …`.
-   */
-  constructor(options?: McpHostOptions)
-  /**
-   * Sets the host's roots (MCP 2025-11-25 "Client Features › Roots") and
-   * tells the servers. Each entry's `uri` (a `file:` URI or an absolute
-   * path) is sent as a percent-encoded `file://` URI, dot segments resolved
-   * (see {@link Root}). From now on `roots/list` answers these roots; a
-   * `roots` handler is no longer called.
-   *
-   * When the list differs from the current one, every 2025-era server that
-   * is `ready` or has read roots gets `notifications/roots/list_changed`
-   * (and then asks `roots/list` again); resolves once each notification was
-   * written (each bounded by `limits.callTimeoutMs`). The same list again
-   * sends nothing. MCP 2026-07-28 removed that notification: servers of that
-   * era ask for roots inside each request that needs them (an
-   * `input_required` result with a `roots/list` input request) and get the
-   * current roots then.
-   *
-   * Errors: `invalid_argument` (not an array; an entry that is not
-   * `{uri, name?, _meta?}`; a `uri` that is not a `file:` URI or absolute
-   * path, e.g. `https://…`, or has a query or fragment: the message names
-   * the entry and quotes the value, `roots[1].uri: "https://example.com/repo"
-   * is not a file:// URI (MCP roots must be file:// URIs)`; or a host with
-   * neither the `roots` option nor a `roots` handler, which declared no
-   * roots capability), `limit_exceeded` (more than 1 000 roots), `disposed`.
-   * Nothing changes when it rejects, except after an abort or `options.timeoutMs`
-   * while it ran (`cancelled` / `timeout`: the roots are set all the same; see {@link RequestOptions}).
-   */
-  setRoots(roots: RootInput[], options?: RequestOptions): Promise<void>
-  /**
-   * Reads `<root>/mcp.json`, publishes a `PluginCustomization` and starts its valid servers.
-   * An unusable `mcp.json` is not a rejection: the plugin is added with `load.kind: 'error'` and a
-   * message naming the file and why (invalid JSON or rules with line:column; missing; not a regular
-   * file, e.g. a named pipe, a device such as `/dev/zero`, a directory; larger than
-   * `limits.maxConfigFileBytes`; not read within `limits.configReadTimeoutMs`).
-   * The id is held once: while it is being added, is live or is being removed, another add of it
-   * rejects `already_exists`. A `remove` of the id before this settles stops it (nothing further is
-   * published, no server starts) and it rejects `cancelled`.
-   * Errors: `invalid_argument`, `already_exists`, `cancelled`, `disposed`;
-   * `cancelled` / `timeout` from `requestOptions` (the plugin is removed again, see {@link RequestOptions}).
-   */
-  addPlugin(options: AddPluginOptions, requestOptions?: RequestOptions): Promise<PluginAdded>
-  /**
-   * Publishes a top-level `McpServerCustomization` and starts it; resolves to its id.
-   * The id is held once, as for {@link McpHost.addPlugin}.
-   * Errors: `invalid_entry`, `already_exists`, `cancelled` (a `remove` of the id came first), `disposed`;
-   * `cancelled` / `timeout` from `requestOptions` (the server is removed again, see {@link RequestOptions}).
-   */
-  addServer(options: AddServerOptions, requestOptions?: RequestOptions): Promise<string>
-  /**
-   * Waits for MCP server `serverId` (a top-level server, or a plugin's
-   * `<plugin>/<server>`: {@link PluginAdded.servers}) to be `ready`, and
-   * resolves with its {@link ServerInfo}: at once when it already is. Call
-   * it after {@link McpHost.addServer} / {@link McpHost.addPlugin} resolved
-   * and before `listTools()` / `callTool()` (a server is `starting` when
-   * they resolve, and has no tools yet).
-   *
-   * Rejects with a {@link HostError} as soon as the server cannot become
-   * ready without something else happening, at once when that is already
-   * so: its `error` state's code (`error.errorType`: `command_not_found`,
-   * `spawn_failed`, `server_exited`, `startup_timeout`, `protocol_error`,
-   * `connect_failed`, …; `data: {serverId, state}`); `auth_required` in
-   * `authRequired` (`data: {serverId, state}`: `state.resource` names what
-   * to sign in to, see {@link McpHost.authorize}); `server_stopped`
-   * (stopped: a stop request, or it was not running); `server_disabled`
-   * (it or its plugin toggled off); `server_removed` ({@link McpHost.remove}
-   * of it or its plugin); `disposed`; `not_found` (no such server, e.g. a
-   * plugin id); `timeout` and `cancelled` (see {@link WhenReadyOptions});
-   * `invalid_argument`. A server that crashed and whose automatic restart
-   * is scheduled (its `error` state carries
-   * `error._meta["ahp-mcp-host/restart"]`: {@link RestartScheduled}) is on
-   * its way back: the wait goes on through the backoff and settles with
-   * the restarted server's outcome; `server_exited` rejects only once no
-   * restart is coming (the restart limit). A server that restarts (crash,
-   * start request) is judged by the state it is in when the host next
-   * looks: the host looks at the session state ({@link McpHost.getState})
-   * when called and after each action about the server, so a wait never
-   * misses the outcome. It settles only once the `action` envelopes that
-   * led to that state have been delivered to the `action` listeners, so a
-   * state mirror fed by them ({@link AhpStateMirror}) already shows it.
-   * Waiting costs no listener of the caller's: one observer per host
-   * serves every wait. While a wait (or any request) is pending the host is
-   * held, so it is not garbage-collected under an awaiting caller.
-   */
-  whenReady(serverId: string, options?: WhenReadyOptions): Promise<ServerInfo>
-  /**
-   * Stops and removes a plugin (with its servers) or a top-level server; resolves once
-   * `session/customizationRemoved` is emitted, and no action about the id follows. Commands on one id
-   * apply in call order: an add of the id still in flight is stopped (it rejects `cancelled`) and
-   * waited for; the id stays taken until the removal has finished.
-   * Errors: `not_found` (no such id, a plugin's child, or a removal of it already under way), `disposed`;
-   * `cancelled` / `timeout` from `options` (before it started: nothing removed; while it ran: the
-   * removal goes on, see {@link RequestOptions}).
-   */
-  remove(id: string, options?: RequestOptions): Promise<null>
-  /**
-   * Node's `EventEmitter.on`: adds `listener` and returns **the host** (for
-   * chaining), not a subscription. `host.on('log', f).dispose()` therefore
-   * disposes the whole host. To remove one listener later, use the
-   * `onX` method of the event ({@link McpHost.onLog}, {@link McpHost.onAction}, …),
-   * which returns a {@link Disposable}, or `host.off(event, listener)`.
-   */
-  on<K extends keyof McpHostEvents>(eventName: K, listener: (...args: McpHostEvents[K]) => void): this
-  /**
-   * Subscribes to `action` ({@link ActionEnvelope}s in `serverSeq` order);
-   * `dispose()` removes only this listener. Like every `onX` method: the
-   * listener is called with the host as `this`, exactly as with `on`, and
-   * one that is not a function throws a {@link HostError} `invalid_argument`.
-   */
-  onAction(listener: (...args: McpHostEvents['action']) => void): Disposable
-  /** Subscribes to `log` ({@link LogRecord}s); `dispose()` removes only this listener. */
-  onLog(listener: (...args: McpHostEvents['log']) => void): Disposable
-  /** Subscribes to `authorizationUrl` (see {@link McpHostEvents}); `dispose()` removes only this listener. */
-  onAuthorizationUrl(listener: (...args: McpHostEvents['authorizationUrl']) => void): Disposable
-  /** Subscribes to `toolsChanged` (see {@link McpHostEvents}); `dispose()` removes only this listener. */
-  onToolsChanged(listener: (...args: McpHostEvents['toolsChanged']) => void): Disposable
-  /** Subscribes to `listChanged` (see {@link McpHostEvents}); `dispose()` removes only this listener. */
-  onListChanged(listener: (...args: McpHostEvents['listChanged']) => void): Disposable
-  /** Subscribes to `resourceUpdated` (see {@link McpHostEvents}); `dispose()` removes only this listener. */
-  onResourceUpdated(listener: (...args: McpHostEvents['resourceUpdated']) => void): Disposable
-  /** Subscribes to `channelMessage` (MCP Apps, see {@link McpHostEvents}); `dispose()` removes only this listener. */
-  onChannelMessage(listener: (...args: McpHostEvents['channelMessage']) => void): Disposable
-  /**
-   * AHP `dispatchAction`: returns the echoed envelope (with `rejectionReason`
-   * when refused). A failed `chat/toolCallComplete` for a call waiting in
-   * `auth-required` cancels it (echoed on its chat channel); a successful one
-   * is refused. `chat/inputAnswerChanged` and `chat/inputCompleted` answer an
-   * open chat input request of this host (see {@link ChatInputCompletedAction});
-   * echoed on its chat channel (on the session channel when no such request is open).
-   * `origin` defaults to `{clientId: 'local', clientSeq: 0}`.
-   * Throws a {@link HostError} `invalid_argument` for an action that is not an AHP action,
-   * a `clientId` that is not a non-empty string or a `clientSeq` that is not a
-   * non-negative safe integer (see {@link ActionOrigin.clientSeq}); `disposed`.
-   */
-  dispatch(
-    action: ClientSessionAction | ChatToolCallCompleteAction | ChatInputAnswerChangedAction | ChatInputCompletedAction,
-    origin?: Partial<ActionOrigin>,
-  ): ActionEnvelope
-  /**
-   * AHP `authenticate`: pushes a bearer token for a protected resource this
-   * host advertised in a live `authRequired` state (`state.resource.resource`).
-   * Resolves `{}` once the server is `ready` with it. An empty token revokes.
-   * Rejects with a {@link HostError}: `code: 'invalid_params'`, `rpcCode:
-   * -32602` (InvalidParams; unknown resource; `data.resources` lists the
-   * advertised ones) or `code: 'auth_required'`, `rpcCode: -32007`
-   * (AuthRequired; the server refused the token, or `scopes` do not cover
-   * `requiredScopes`; `data.resources`). `cancelled` / `timeout` from `options`
-   * (see {@link RequestOptions}).
-   */
-  authenticate(params: AuthenticateParams, options?: RequestOptions): Promise<Record<string, never>>
-  /**
-   * Host-run OAuth sign-in (authorization code + PKCE S256, RFC 8707
-   * `resource`, RFC 9207 `iss` check), all in Rust. The authorization URL
-   * arrives as an `authorizationUrl` event (and through `openUrl`); the app
-   * opens it, the browser is redirected to a one-shot listener on 127.0.0.1.
-   * Resolves once the server is `ready`; tokens are refreshed automatically.
-   * A denied consent, wrong `state` or timeout (default 5 min) rejects
-   * (`auth_denied`, `auth_failed`, `timeout`) and leaves the server
-   * `authRequired` with the reason as `description`. Never opens a browser itself.
-   * With the server's `oauth.grant` it runs that grant instead (client
-   * credentials, enterprise-managed with `idToken`, JWT bearer with
-   * `assertion`: see {@link OAuthClientOption}); DPoP is used whenever the
-   * authorization server supports it. Rejects `auth_required` when the
-   * server refuses the new token at once (it is `authRequired` again, e.g.
-   * because its protected resource metadata now names another authorization
-   * server: the next `authorize` signs in there, registering anew, SEP-2352).
-   * `options.signal` ends the sign-in (`cancelled`, see {@link AuthorizeOptions.signal}).
-   */
-  authorize(serverId: string, options?: AuthorizeOptions): Promise<void>
-  /** The session state, exactly as the AHP reducer made it from the emitted actions. */
-  getState(): SessionState
-  /** The model tool catalogue: tools of every `ready` server (app-only tools excluded). Records the digests the caller has read (see {@link CallToolOptions}). */
-  listTools(): HostTool[]
-  /** What the catalogue normalized, cut or left out, per server. */
-  toolDiagnostics(): ToolDiagnostic[]
-  /**
-   * What server `serverId` said about itself at its last connection (name,
-   * title, version, icons, `instructions`, declared capabilities, negotiated
-   * protocol version); `null` before its first connection. Replaced on every
-   * reconnect; kept while the server is stopped. Throws `HostError` with
-   * `not_found` (no such server), `invalid_argument`, `disposed`.
-   */
-  serverInfo(serverId: string): ServerInfo | null
-  /**
-   * Calls a tool (MCP `tools/call`) with a unique progress token. Resolves
-   * the `CallToolResult` (also when `isError`). Errors: `invalid_argument`,
-   * `not_found`, `stale_tool` (`data.reason: 'changed' | 'removed'`),
-   * `server_not_ready`, `server_exited` (the connection closed), `timeout`
-   * (`data.kind`), `cancelled`, `protocol_error` (`data: {code, data}` for a
-   * JSON-RPC error; also a stdio response the host cannot decode, and a
-   * Streamable HTTP response stream that closed before the response while
-   * the server stays `ready`), `auth_required`, `limit_exceeded`
-   * (`maxResultBytes`, `maxJsonDepth`, `maxJsonProperties`, a stdio
-   * message over 16 MiB, or a Streamable HTTP answer over the 16 MiB HTTP
-   * response limit: a JSON body or one SSE event), `disposed`. Progress: {@link CallToolCommon.onProgress}.
-   *
-   * Task-based tools (Tasks extension `io.modelcontextprotocol/tasks`,
-   * SEP-2663; declared in the per-request capabilities of `tools/call` and
-   * `tasks/*` to a 2026-07-28 server; the 2025-11-25 era has no SEP-2663,
-   * nothing is declared there): when the server answers with a task,
-   * the host polls `tasks/get` (at the server's `pollIntervalMs`, clamped to
-   * 50 ms … 30 s; 1 s without a hint; each request bounded by `timeoutMs`,
-   * the task by 24 h) and resolves the task's final `CallToolResult`. Each
-   * new status or `statusMessage` reaches `onProgress` as `{progress: n,
-   * message}` (`n` counts the updates, `message` is the `statusMessage`,
-   * else the status) and, for an AHP tool call, `chat/toolCallContentChanged`.
-   * The task's `inputRequests` are answered like MRTR input requests (the
-   * `elicitation` / `sampling` / `roots` handlers; a form elicitation of an
-   * AHP tool call also as a chat input request) and sent with
-   * `tasks/update`. Aborting (`signal`, `timeoutMs` of the call itself)
-   * sends `tasks/cancel` once and rejects `cancelled`; so does an AHP
-   * client's failed `chat/toolCallComplete` for the running AHP tool call
-   * (its echo is then the call's completion). The task of an AHP tool call
-   * is recorded under `dataDir` (`.tasks/<host instance>.json`, mode 0600; ids, tool name,
-   * `ttlMs`; never arguments, results or tokens) while it runs; a host
-   * disposed mid-task leaves it recorded and the AHP tool call running, and
-   * a host created later on the same `dataDir` (once the one that recorded
-   * it no longer runs) follows it again once a
-   * server with the same id is added and ready, then completes the AHP tool
-   * call (or fails it `task_expired`; see the README, "Tasks"). Errors of
-   * a task: `task_failed` (`data: {code, data}`), `task_cancelled`,
-   * `task_expired`. With `taskHandle: true` it resolves the
-   * {@link McpTaskHandle} instead.
-   */
-  callTool(options: CallToolOptions & { taskHandle: true }): Promise<CallToolResult | McpTaskHandle>
-  callTool(options: CallToolOptions): Promise<CallToolResult>
-  /**
-   * MCP `resources/list`, every page; `[]` without a request when the server
-   * did not declare the `resources` capability. Caching (SEP-2549, all list
-   * methods and `readResource`): a page or read result carrying `ttlMs` is
-   * reused without a request for that many milliseconds (at most 24 h), until
-   * a change notification of its kind (either era) drops it; private
-   * (`cacheScope` not `"public"`) results are also dropped when the
-   * connection's token is replaced. Errors: `not_found`,
-   * `server_not_ready` (also from the moment a stop or crash starts closing
-   * the connection), `server_exited` (the connection closed while the
-   * request was in flight), `protocol_error`, `timeout`, `limit_exceeded`,
-   * `auth_required`, `disposed`; `cancelled` / `timeout` from `options`
-   * (see {@link RequestOptions}: the page in flight is cancelled upstream).
-   */
-  listResources(serverId: string, options?: RequestOptions): Promise<Resource[]>
-  /** MCP `resources/templates/list`, every page; `[]` without `resources`. Errors as {@link McpHost.listResources}. */
-  listResourceTemplates(serverId: string, options?: RequestOptions): Promise<ResourceTemplate[]>
-  /**
-   * MCP `resources/read`. Errors as {@link McpHost.listResources}, plus
-   * `not_supported` (not sent) when the server did not declare `resources`;
-   * an unknown resource is `not_found`, the server's answer in `data`
-   * (`{code: -32602, data: {uri}}`, SEP-2164, MCP 2026-07-28; or the
-   * 2025-era -32002).
-   * An `input_required` answer (MRTR) goes through the request handlers,
-   * as for `prompts/get` and tool calls.
-   * `options.signal` aborts it as {@link CallToolCommon.signal} does a tool call
-   * (code `cancelled`, `cause`: `signal.reason`); `options.timeoutMs` bounds it
-   * (`timeout`, see {@link RequestOptions}).
-   */
-  readResource(serverId: string, uri: string, options?: RequestOptions): Promise<ReadResourceResult>
-  /**
-   * The skill entries (Skills extension, SEP-2640) of `serverId`, or of
-   * every server when absent, as each listed them with `skills/list` (every
-   * page, bounded) when it connected; nothing is sent, and no skill file is
-   * ever read before {@link McpHost.loadSkill}. A server that did not declare
-   * `io.modelcontextprotocol/skills` has none. Entries are kept per server:
-   * two servers may serve the same URI. A broken entry is listed with its
-   * `problem` and never hides the others. Throws {@link HostError}
-   * `not_found` (no such server) or `disposed`.
-   */
-  listSkills(serverId?: string): SkillEntry[]
-  /**
-   * Loads skill `uri` of `serverId` (SEP-2640 "Integrity and Verification"):
-   * its entry is the listed one (else `skills/get`); `SKILL.md` is read first
-   * (`resources/read`), its size and `sha256:` digest checked against the
-   * entry, its YAML frontmatter parsed (bounded) and compared field by field
-   * with the entry's `frontmatter`; then every other listed file is read and
-   * checked the same way. Any mismatch rejects `skill_verification_failed`
-   * naming the file (`data: {serverId, uri, file, reason: 'size' | 'digest' |
-   * 'frontmatter'}`) and no further file is read. Also `not_found` (no such
-   * server, or it serves no skill at `uri`), `server_not_ready`,
-   * `not_supported` (the server did not declare the extension; a skill
-   * whose `resources` is `"dynamic"`: this host loads only skills with a
-   * file manifest), `invalid_entry` (the entry breaks the spec's rules or
-   * limits: 512 files, 16 MiB), and the errors of
-   * {@link McpHost.readResource} for a file read. `options` as for
-   * {@link McpHost.readResource}.
-   */
-  loadSkill(serverId: string, uri: string, options?: RequestOptions): Promise<LoadedSkill>
-  /**
-   * Follows updates of resource `uri` on `serverId`: each change arrives as
-   * a `resourceUpdated` event. 2025 era: MCP `resources/subscribe` (MCP
-   * 2025-11-25 "Resources › Subscriptions"); 2026-07-28: a
-   * `subscriptions/listen` stream with `resourceSubscriptions: [uri]`,
-   * reopened (bounded backoff) if it ends while the server is ready. The
-   * subscription is kept across reconnects of the server (each new
-   * connection subscribes again) until {@link McpHost.unsubscribeResource}
-   * or the server is removed. Resolves once the server accepted
-   * (acknowledged) it; subscribing again is a no-op.
-   *
-   * Errors: `invalid_argument` (empty `uri`, or longer than 8 KiB),
-   * `not_found`, `server_not_ready`, `not_supported` (the server did not
-   * declare `resources.subscribe`: nothing sent; or a 2026-07-28 server did
-   * not acknowledge `uri`), `limit_exceeded` (more than 256 subscriptions on
-   * one server), `protocol_error`, `timeout` (`limits.callTimeoutMs`),
-   * `auth_required`, `disposed`; `cancelled` / `timeout` from `options` (the
-   * subscription is given up: see {@link RequestOptions}).
-   */
-  subscribeResource(serverId: string, uri: string, options?: RequestOptions): Promise<void>
-  /**
-   * Stops following resource `uri` on `serverId`: no `resourceUpdated` for
-   * it once this resolves. On a ready server, MCP `resources/unsubscribe`
-   * (2025 era) or the stream is cancelled (2026-07-28); a `uri` not
-   * subscribed is a no-op. Errors: `invalid_argument`, `not_found`,
-   * `disposed`; 2025 era: those of `resources/unsubscribe` (`protocol_error`,
-   * `timeout`), the subscription being dropped all the same; `cancelled` /
-   * `timeout` from `options` (the request in flight is cancelled upstream).
-   */
-  unsubscribeResource(serverId: string, uri: string, options?: RequestOptions): Promise<void>
-  /**
-   * MCP Apps (option `mcpApps`): sends one MCP JSON-RPC request or
-   * notification on an `mcp://` channel (`message.channel`: the
-   * `McpServerCustomization.channel` of a ready server; AHP "MCP Servers ›
-   * MCP Apps"). Returns at once; a request's response arrives as a
-   * `channelMessage` event with the client's own `id` — exactly one per
-   * request (none once the client cancelled it with
-   * `notifications/cancelled`). A notification is never answered; a
-   * refused one is logged (`warn`, target `host.mcpApp`, the server's id).
-   *
-   * Served: the union of the channel's `mcpApp.capabilities` —
-   * `serverTools`: `tools/list`, `tools/call` (app-only tools included; not
-   * an AHP chat tool call); `serverResources`: `resources/list`,
-   * `resources/templates/list`, `resources/read`; `logging`:
-   * `logging/setLevel` (forwarded) and the App's `notifications/message` (a
-   * `log` event, target `host.mcpApp`, not sent to the server); `sampling`:
-   * `sampling/createMessage` (answered by the `sampling` handler). With any
-   * capability: `resources/read` of a `ui://` URI (the gate of
-   * {@link McpHost.readAppResource}) and `notifications/cancelled` of the
-   * channel's own requests (cancelled upstream). An `input_required` answer
-   * (MRTR, 2026-07-28) goes through the request handlers.
-   *
-   * Error responses (`error.data.code`):
-   * - `-32601` `not_supported`: a method outside that union, `initialize`,
-   *   `notifications/initialized`, `server/discover`, methods whose state AHP
-   *   mirrors (`tasks/*`, `notifications/tasks/*`, `notifications/progress`,
-   *   `notifications/roots/list_changed`); everything on the channel of a
-   *   server that hosts no Apps. The message names the method and the
-   *   served methods.
-   * - `-32000` `server_not_ready`: an unknown channel, a stale one (the
-   *   server restarted: read `channel` again), a server that is not ready;
-   *   nothing reaches any server.
-   * - `-32600` `limit_exceeded`: the message is over `limits.maxChannelMessageBytes`
-   *   (default 1 MiB of JSON), or `limits.maxChannelRequests` (default 16)
-   *   requests are in flight on the channel.
-   * - `-32600` `invalid_argument`: not JSON-RPC 2.0 (`jsonrpc` not `'2.0'`,
-   *   no string `method`, an `id` that is not a string or number — then
-   *   answered with `id: null` —, `params` not an object), or an id already
-   *   in flight on the channel.
-   * - `-32602` `invalid_argument`: `tools/call` of a tool whose
-   *   `_meta.ui.visibility` lacks `'app'`.
-   * - `-32602` `not_found` (`data.uri`): a `ui://` resource no tool of the
-   *   server links from `_meta.ui.resourceUri` (not sent).
-   * - `-32603` `protocol_error`: a `ui://` content item without the MIME type
-   *   `text/html;profile=mcp-app` (the message names the type found), or a
-   *   transport failure; `-32603` `limit_exceeded`: a result over
-   *   `limits.maxResultBytes` (default 10 000 000 bytes), `maxJsonDepth`,
-   *   `maxJsonProperties`, or a `ui://` resource over
-   *   `limits.maxUiResourceBytes` (default 4 MiB); `-32603` `internal`: the
-   *   `sampling` handler failed; `-32603` `server_exited`: the server's
-   *   connection closed while the request was in flight (stop, exit, crash).
-   * - `-32001` `timeout`: over `limits.channelRequestTimeoutMs` (default
-   *   60 000 ms; the request is cancelled upstream).
-   * - the server's own JSON-RPC errors pass through unchanged.
-   *
-   * Throws a {@link HostError}: `invalid_argument` only when `message` is
-   * not an object or has no string `channel` (or cannot be serialized);
-   * `disposed` after dispose.
-   */
-  sendChannelMessage(message: McpChannelMessage): void
-  /**
-   * MCP Apps (option `mcpApps`): the UI resource `uri` (`ui://…`) of server
-   * `serverId` — MCP `resources/read` through the same gate as a `ui://`
-   * read on the server's `mcp://` channel. Resolves the `ReadResourceResult`
-   * untouched (each content item's `_meta.ui` — `csp`, `permissions`,
-   * `domain`, `prefersBorder` — is the client's to enforce) only when a tool
-   * of the server (app-only tools included) links `uri` from
-   * `_meta.ui.resourceUri`, every content item has the MIME type
-   * `text/html;profile=mcp-app`, and the contents' `text` / `blob` add up to
-   * at most `limits.maxUiResourceBytes` (default 4 MiB).
-   *
-   * Errors: `not_supported` (the host was made without `mcpApps`; or the
-   * server did not declare `resources`), `invalid_argument` (`serverId` or
-   * `uri` not a non-empty string, or `uri` not a `ui://` URI), `not_found`
-   * (no such server; no tool links `uri`, nothing sent; the server has no
-   * such resource), `server_not_ready`, `protocol_error` (another MIME type,
-   * named in the message; a JSON-RPC error), `limit_exceeded`
-   * (`maxUiResourceBytes`, `maxResultBytes`), `timeout`
-   * (`limits.callTimeoutMs`), `auth_required`, `disposed`; `cancelled` /
-   * `timeout` from `requestOptions` (see {@link RequestOptions}).
-   */
-  readAppResource(options: { serverId: string; uri: string }, requestOptions?: RequestOptions): Promise<ReadResourceResult>
-  /** MCP `prompts/list`, every page; `[]` without a request when the server did not declare `prompts`. Errors as {@link McpHost.listResources}. */
-  listPrompts(serverId: string, options?: RequestOptions): Promise<Prompt[]>
-  /**
-   * MCP `prompts/get`. Errors as {@link McpHost.readResource} (`not_supported` without `prompts`);
-   * `options.signal` aborts it the same way (code `cancelled`).
-   */
-  getPrompt(serverId: string, name: string, args?: Record<string, string>, options?: RequestOptions): Promise<GetPromptResult>
-  /**
-   * Stops every server (stdin close → SIGTERM → SIGKILL of each process
-   * group; its stdout is read until it exits, so a server still writing
-   * never gets `EPIPE`) and releases the host. Idempotent: every call
-   * returns the same promise, which resolves once every server process is
-   * gone ({@link McpHost.processCount} 0). Requests in flight reject with
-   * {@link HostError} `disposed` at once; so does every later call. Actions
-   * and log records the stop itself causes (a paused chat call's
-   * completion, a server's last stderr lines) are still emitted.
-   */
-  dispose(): Promise<void>
-  /** Kills every server process group immediately. Synchronous, idempotent. */
-  disposeSync(): void
-  /** Keep the process alive while the host lives (default). */
-  ref(): this
-  /** Let the process exit even though the host is alive. */
-  unref(): this
-  /** Number of live server process groups. */
-  readonly processCount: number
-  [Symbol.asyncDispose](): Promise<void>
-  [Symbol.dispose](): void
 }
 
 // ─── Reducers and the state mirror (issue 12) ────────────────────────────────

@@ -393,7 +393,7 @@ class McpHost extends EventEmitter {
   }
 
   // addPlugin/addServer/remove/setRoots/authenticate return soon and cannot
-  // be stopped half-way: see #quick and the README.
+  // be stopped half-way: see #quick and docs/guide/tools-and-calls.md.
   async addPlugin(options, requestOpts) {
     const json = jsonText('options', check.addPluginOptions(options))
     const opts = requestOptions(requestOpts, 'requestOptions')

@@ -37,7 +37,7 @@ const FIXTURE = join(ROOT, '__test__', 'fixtures', 'tools-server.mjs')
  * The highest GLIBC symbol version the Linux x64 gnu binary may need, as
  * measured (GLIBC_2.16): scripts/build-addon.js links it with napi-rs's cross
  * toolchain, whose sysroot is glibc 2.17, so 2.17 is the bound to raise it to
- * if a dependency ever needs it (README "Install").
+ * if a dependency ever needs it (docs/guide/platforms-and-packaging.md, "Platforms").
  */
 const GLIBC_FLOOR = [2, 16]
 const NPM = process.platform === 'win32' ? 'npm.cmd' : 'npm'

@@ -50,9 +50,9 @@ test('package.json: LICENSE (MIT) and repository; `files` packs no stray .node a
   assert.ok(pkg.files.includes('LICENSE'))
   assert.ok(!pkg.files.some((f) => f.includes('.node')), `files: ${pkg.files.join(', ')}`)
   const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
-  for (const [, doc] of readme.matchAll(/`(docs\/[\w.-]+\.md)`|\]\((docs\/[\w.-]+\.md)\)/g)) {
-    if (doc) assert.ok(existsSync(join(ROOT, doc)), doc)
-  }
+  const named = [...readme.matchAll(/`(docs\/[\w./-]+\.md)`|\]\((docs\/[\w./-]+\.md)(?:#[\w-]*)?\)/g)].map((m) => m[1] ?? m[2])
+  assert.ok(named.some((doc) => doc.startsWith('docs/guide/')), 'the README names the guides')
+  for (const doc of named) assert.ok(existsSync(join(ROOT, doc)), doc)
   assert.ok(pkg.files.includes('docs/'), 'docs/ ships, so the README\'s docs/*.md references work from the tarball')
 })
 

@@ -1,7 +1,8 @@
-// The README's TypeScript is real: every ```ts block of "Quick start",
-// "Use from TypeScript" and "Electron & VS Code" is type-checked with
-// `tsc --strict` against index.d.ts (and the pinned @types/vscode) in a
-// temporary app that has this package as `node_modules/ahp-mcp-host`; the
+// The README's TypeScript is real: every ```ts block of README.md is
+// type-checked with `tsc --strict` against index.d.ts (and the pinned
+// @types/vscode) in a temporary app that has this package as
+// `node_modules/ahp-mcp-host` (helpers/typecheck.mjs; the guides' blocks,
+// docs/guide/*.md, are checked the same way by guides.test.mjs); the
 // "Quick start" blocks are then transpiled with the repository's TypeScript
 // and run with Node against the MCP reference server
 // (@modelcontextprotocol/server-everything, a devDependency). The only
@@ -13,11 +14,11 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readFileSync, writeFileSync, mkdirSync, symlinkSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
-import { ROOT, EVERYTHING, tmpDir } from './helpers/host.mjs'
+import { ROOT, EVERYTHING } from './helpers/host.mjs'
+import { tsBlocksOf, makeApp, run, assertTypeChecks } from './helpers/typecheck.mjs'
 
 const require = createRequire(import.meta.url)
 const ts = require('typescript')
@@ -31,33 +32,7 @@ function tsBlocks(title) {
   const start = README.indexOf(`\n## ${title}\n`)
   assert.ok(start >= 0, `README has no "## ${title}" section`)
   const end = README.indexOf('\n## ', start + 1)
-  const section = README.slice(start, end < 0 ? undefined : end)
-  return [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1])
-}
-
-/** A temporary app with this package (and the type packages) linked into node_modules. */
-function makeApp(t) {
-  const app = tmpDir(t, 'ahp-mcp-host-readme-')
-  mkdirSync(join(app, 'node_modules', '@types'), { recursive: true })
-  symlinkSync(ROOT, join(app, 'node_modules', 'ahp-mcp-host'), 'dir')
-  for (const types of ['node', 'vscode']) {
-    symlinkSync(join(ROOT, 'node_modules', '@types', types), join(app, 'node_modules', '@types', types), 'dir')
-  }
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'readme-app', private: true, type: 'module' }))
-  return app
-}
-
-/** Runs `node <args>` in `cwd`; `{code, stdout, stderr}`. */
-function run(args, cwd) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] })
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => { stdout += d })
-    child.stderr.on('data', (d) => { stderr += d })
-    child.on('error', reject)
-    child.on('close', (code) => resolve({ code, stdout, stderr }))
-  })
+  return tsBlocksOf(README.slice(start + 1, end < 0 ? undefined : end))
 }
 
 const quick = tsBlocks('Quick start')
@@ -71,36 +46,14 @@ test('the quick start waits for readiness before it lists or calls tools', () =>
   }
 })
 
-test('every TypeScript block of Quick start, Use from TypeScript and Electron & VS Code type-checks with tsc --strict', async (t) => {
-  const app = makeApp(t)
-  const files = []
-  for (const [section, tag] of [['Quick start', 'quick'], ['Use from TypeScript', 'tour'], ['Electron & VS Code', 'vscode']]) {
-    const blocks = tsBlocks(section)
-    assert.ok(blocks.length > 0, `"${section}" has a ts block`)
-    blocks.forEach((code, i) => {
-      const file = `${tag}-${i + 1}.mts`
-      writeFileSync(join(app, file), code)
-      files.push(file)
-    })
-  }
-  writeFileSync(join(app, 'tsconfig.json'), JSON.stringify({
-    compilerOptions: {
-      strict: true,
-      noEmit: true,
-      target: 'ES2022',
-      module: 'NodeNext',
-      moduleResolution: 'NodeNext',
-      lib: ['ES2022', 'ESNext.Disposable'],
-      types: ['node'],
-    },
-    files,
-  }))
-  const { code, stdout, stderr } = await run([join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', app], app)
-  assert.equal(code, 0, `tsc --strict on the README blocks (${files.join(', ')}):\n${stdout}${stderr}`)
+test('every TypeScript block of the README type-checks with tsc --strict', async (t) => {
+  const blocks = tsBlocksOf(README)
+  assert.ok(blocks.length >= quick.length, 'the quick start blocks are among them')
+  await assertTypeChecks(makeApp(t, 'ahp-mcp-host-readme-'), blocks.map((code, i) => ({ file: `readme-${i + 1}.mts`, code })), 'the README')
 })
 
 test('the quick start runs: the server is ready, its tools are listed, echo answers', async (t) => {
-  const app = makeApp(t)
+  const app = makeApp(t, 'ahp-mcp-host-readme-')
   const outputs = []
   for (const [i, block] of quick.entries()) {
     assert.ok(block.includes(NPX_EVERYTHING), `quick start block ${i + 1} starts server-everything with npx`)

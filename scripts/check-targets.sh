@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `cargo check --lib --target <t>` for every configured target other than the
-# host (README "Install", platform table): type-checks the Rust code, cfg
+# host (docs/guide/platforms-and-packaging.md, platform table): type-checks the Rust code, cfg
 # gates included (src/platform/), for targets whose C toolchain is not here.
 # aws-lc-sys's build script compiles C; where no C compiler for the target
 # exists, a no-op stand-in (created in a temp dir) "compiles" it, so only the

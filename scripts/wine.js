@@ -51,8 +51,8 @@ function winPath(p) {
 /**
  * Unix variables naming Unix trust files: Wine passes the environment on,
  * and Node for Windows would read `/etc/ssl/…` as `\\etc\\ssl\\…` on drive Z:.
- * Extra trust roots are also what Wine 8 cannot verify with (README,
- * "Windows"): rustls-platform-verifier builds a chain engine of its own for
+ * Extra trust roots are also what Wine 8 cannot verify with
+ * (docs/guide/platforms-and-packaging.md, "Windows"): rustls-platform-verifier builds a chain engine of its own for
  * them, with a Windows 8 structure Wine's CertCreateCertificateChainEngine
  * refuses (E_INVALIDARG).
  */

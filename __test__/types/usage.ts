@@ -1,4 +1,4 @@
-// Type-checked by `npm test` (tsc --noEmit): the README's usage, compiled
+// Type-checked by `npm test` (tsc --noEmit): the usage of the README and the guides, compiled
 // against index.d.ts. A wrong or missing type here fails the test run.
 import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo, type RootInput, type Root, type McpChannelMessage, type ReadResourceResult, type RequestOptions, type ProgressInfo } from '../../index.js'
 
