@@ -50,7 +50,7 @@ use crate::apps::policy::{self, Route};
 use crate::apps::ui_resource::{check_contents, check_linked, is_ui_uri};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, HostEvent, LogLevel};
-use crate::mcp::LiveConnection;
+use crate::mcp::Session;
 use message::{Bad, Incoming, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, SERVER_NOT_READY};
 
 /// The work of one admitted channel request: run it on the async runtime
@@ -200,10 +200,7 @@ impl Host {
     }
 
     /// The open channel `incoming` names and its server's live connection.
-    fn channel_target(
-        &self,
-        incoming: &Incoming,
-    ) -> Result<(ChannelRef, LiveConnection), Box<Refuse>> {
+    fn channel_target(&self, incoming: &Incoming) -> Result<(ChannelRef, Session), Box<Refuse>> {
         let uri = &incoming.channel;
         let not_ready = |what: String| {
             Refuse::new(
@@ -221,10 +218,7 @@ impl Host {
         };
         let server_id = &target.server_id;
         // A connection being closed (stop, crash) is not ready either.
-        let live = self
-            .server(server_id)
-            .ok()
-            .and_then(|h| h.live.connection());
+        let live = self.server(server_id).ok().and_then(|h| h.live.session());
         match live {
             Some(conn) => Ok((target, conn)),
             None => Err(not_ready(format!("server {server_id} is not ready"))),
@@ -236,7 +230,7 @@ impl Host {
         &self,
         incoming: Incoming,
         target: &ChannelRef,
-        conn: LiveConnection,
+        conn: Session,
         route: Route,
     ) -> Result<ChannelTask, Box<Refuse>> {
         let id = incoming.id.clone().unwrap_or(Value::Null);

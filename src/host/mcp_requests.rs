@@ -27,38 +27,24 @@
 
 use std::time::Duration;
 
-use rmcp::service::PeerRequestOptions;
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::Host;
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult};
-use crate::json::{check_bounds, check_list_bounds};
-use crate::limits::{Limits, MAX_SUBSCRIBED_URI_BYTES};
-use crate::mcp::request::{list_all, send_cached, RequestFailure};
-use crate::mcp::LiveConnection;
-use crate::mcp::{capabilities, mrtr};
-
-/// Maps a list walk's or request's failure to the host's error.
-fn list_failure(server_id: &str, method: &str, e: RequestFailure) -> HostError {
-    match e {
-        RequestFailure::Failed(e) => e,
-        RequestFailure::Auth(_) => HostError::new(
-            ErrorCode::AuthRequired,
-            format!("{method} on {server_id} was refused (authorization)"),
-        ),
-    }
-}
+use crate::json::check_list_bounds;
+use crate::limits::MAX_SUBSCRIBED_URI_BYTES;
+use crate::mcp::{Sending, Session};
 
 impl Host {
     /// The live connection of ready server `server_id`.
     ///
     /// # Errors
     /// `not_found`, `server_not_ready`, `disposed`.
-    pub(super) fn ready_connection(&self, server_id: &str) -> HostResult<LiveConnection> {
+    pub(super) fn ready_connection(&self, server_id: &str) -> HostResult<Session> {
         self.check_live()?;
         let handle = self.server(server_id)?;
-        handle.live.connection().ok_or_else(|| {
+        handle.live.session().ok_or_else(|| {
             HostError::new(
                 ErrorCode::ServerNotReady,
                 format!("server {server_id} is not ready"),
@@ -84,18 +70,17 @@ impl Host {
         let limits = self.shared.limits();
         let walk = async {
             let bound = (limits.max_list_items, "maxListItems");
-            let mut wire = conn.wire();
-            wire.abort = abort;
-            list_all(wire, server_id, method, key, limits, bound)
-                .await
-                .map_err(|e| list_failure(server_id, method, e))
+            (conn
+                .list_all(server_id, (method, key), (limits, bound), abort)
+                .await)
+                .map_err(|e| e.into_error(server_id, method))
         };
         let items = self.until_disposed(walk).await?;
         check_list_bounds(&format!("{method} on {server_id}"), &items, limits)?;
         Ok(items)
     }
 
-    /// Sends one request to ready server `server_id` (see [`request_on`];
+    /// Sends one request to ready server `server_id` (see [`Session::request`];
     /// each send bounded by `callTimeoutMs`), given up once `abort` is
     /// cancelled (not sent when it already is).
     ///
@@ -116,7 +101,7 @@ impl Host {
             timeout: Duration::from_millis(limits.call_timeout_ms),
             abort,
         };
-        let request = request_on(&conn, server_id, method, params, limits, sending);
+        let request = conn.request(server_id, (method, params), limits, sending);
         self.until_disposed(request).await
     }
 
@@ -239,12 +224,12 @@ impl Host {
     ) -> HostResult<()> {
         check_uri("subscribeResource", uri)?;
         let conn = self.ready_connection(server_id)?;
-        capabilities::require(&conn.peer, server_id, "resources/subscribe")?;
+        conn.require(server_id, "resources/subscribe")?;
         let handle = self.server(server_id)?;
         handle.live.resources.insert(server_id, uri)?;
         let timeout = Duration::from_millis(self.shared.limits().call_timeout_ms);
         let subscribed = self
-            .until_disposed(conn.subscriptions.subscribe(uri, (timeout, abort)))
+            .until_disposed(conn.subscribe(uri, (timeout, abort)))
             .await;
         if subscribed.is_err() {
             handle.live.resources.remove(uri);
@@ -275,79 +260,12 @@ impl Host {
         self.check_live()?;
         let handle = self.server(server_id)?;
         handle.live.resources.remove(uri);
-        let Some(conn) = handle.live.connection() else {
+        let Some(conn) = handle.live.session() else {
             return Ok(());
         };
         let timeout = Duration::from_millis(self.shared.limits().call_timeout_ms);
-        self.until_disposed(conn.subscriptions.unsubscribe(uri, (timeout, abort)))
+        self.until_disposed(conn.unsubscribe(uri, (timeout, abort)))
             .await
-    }
-}
-
-/// How [`request_on`] sends: the time bound of each send and what gives the
-/// request up.
-#[derive(Clone, Copy)]
-pub(super) struct Sending<'a> {
-    /// Time allowed for each send (one `input_required` round); rmcp then
-    /// cancels it upstream (`timeout`).
-    pub timeout: Duration,
-    /// Cancelled: the request is given up (`notifications/cancelled` to the
-    /// server, once, if it was sent; not sent at all if cancelled before)
-    /// and fails with `cancelled`.
-    pub abort: Option<&'a CancellationToken>,
-}
-
-/// Sends one request on `conn` (server `server_id`) through the one request
-/// path ([`send_cached`]: bounded send, error mapping, the response cache)
-/// and bounds its result ([`check_bounds`]). An `input_required` result
-/// (MRTR, SEP-2322, 2026-07-28) is answered through the connection's
-/// handlers and the request sent again with `inputResponses` and the
-/// `requestState` untouched (see [`crate::mcp::mrtr`]).
-///
-/// # Errors
-/// See the module doc; `not_supported` (not sent) when the server did not
-/// declare the capability `method` needs; `limit_exceeded` after 10
-/// `input_required` rounds; `cancelled` once `sending.abort` is cancelled.
-pub(super) async fn request_on(
-    conn: &LiveConnection,
-    server_id: &str,
-    method: &str,
-    params: Value,
-    limits: &Limits,
-    sending: Sending<'_>,
-) -> HostResult<Value> {
-    capabilities::require(&conn.peer, server_id, method)?;
-    let context = format!("{method} on {server_id}");
-    let mut wire = conn.wire();
-    wire.abort = sending.abort;
-    let mut rounds = mrtr::Rounds::default();
-    let mut answers = Map::new();
-    loop {
-        let mut params = params.clone();
-        if let Some(params) = params.as_object_mut() {
-            params.append(&mut answers);
-        }
-        let mut options = PeerRequestOptions::no_options();
-        options.timeout = Some(sending.timeout);
-        let result = send_cached(wire, server_id, method, params, options)
-            .await
-            .map_err(|e| list_failure(server_id, method, e))?;
-        check_bounds(&context, &result, limits)?;
-        if !mrtr::is_input_required(&result) {
-            return Ok(mrtr::finished(result));
-        }
-        let with = (&conn.handler, &conn.peer);
-        let answering = rounds.answer(&context, result, with, None);
-        answers = match sending.abort {
-            None => answering.await?,
-            Some(abort) => tokio::select! {
-                answered = answering => answered?,
-                () = abort.cancelled() => {
-                    let what = format!("{context} was cancelled");
-                    return Err(HostError::new(ErrorCode::Cancelled, what));
-                }
-            },
-        };
     }
 }
 

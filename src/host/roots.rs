@@ -96,8 +96,8 @@ impl Host {
         let mut peers: HashMap<String, Peer<RoleClient>> =
             self.roots.readers().into_iter().collect();
         for (id, handle) in &self.registry().servers {
-            if let Some(conn) = handle.live.connection() {
-                peers.insert(id.clone(), conn.peer);
+            if let Some(conn) = handle.live.session() {
+                peers.insert(id.clone(), conn.peer().clone());
             }
         }
         let modern = |peer: &Peer<RoleClient>| {

@@ -117,7 +117,7 @@ impl Host {
         abort: Option<&CancellationToken>,
     ) -> HostResult<Skill> {
         let conn = self.ready_connection(server_id)?;
-        let declared = conn.peer.peer_info();
+        let declared = conn.peer_info();
         if !declared.is_some_and(|i| i.capabilities.supports_skills()) {
             return Err(HostError::new(
                 ErrorCode::NotSupported,

@@ -551,7 +551,7 @@ impl Resume {
             if now_ms() >= expires {
                 return Err(expired());
             }
-            if let Some(conn) = self.handle.live.connection() {
+            if let Some(conn) = self.handle.live.session() {
                 break conn;
             }
             if cancel.is_cancelled() {

@@ -19,7 +19,7 @@ use crate::chat::input_publisher::ChatCallInputs;
 use crate::chat::{self, ChatContext};
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult};
 use crate::events::{log, LogLevel};
-use crate::mcp::tool_call::{call_tool, CallRequest, Progress};
+use crate::mcp::tool_call::{CallRequest, Progress};
 use crate::mcp::TransportSpec;
 use crate::supervisor::{Command, HostShared, ServerHandle};
 
@@ -375,15 +375,10 @@ impl Host {
                     );
                 }
             };
-            let result = call_tool(
-                &handle.live,
-                &handle.id,
-                req.clone(),
-                self.shared.limits(),
-                cancel.clone(),
-                &mut on_progress,
-            )
-            .await;
+            let bounds = (self.shared.limits(), cancel.clone());
+            let result = (handle.live)
+                .call_tool(&handle.id, req.clone(), bounds, &mut on_progress)
+                .await;
             let pause = match &result {
                 Err(e) if e.is_step_up() => Some(None),
                 Err(e) if is_refused_token(e) => Some(Some(e)),

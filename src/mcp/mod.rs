@@ -1,7 +1,7 @@
 //! One MCP connection's client: opening it ([`Opener`]: spawn or connect
 //! and the handshake of the server's era), the rmcp client handler (server
 //! requests and notifications), and the requests callers send on a ready
-//! connection ([`LiveConnection`]: `tools/call` with progress, tasks and
+//! connection ([`Session`]: `tools/call` with progress, tasks and
 //! MRTR, paginated lists, the response cache, `subscriptions/listen`,
 //! capabilities, the server's identity, the skills listing). It knows no
 //! actor: the supervisor decides when to open and close, this module speaks
@@ -14,11 +14,11 @@ pub mod connect;
 pub mod eras;
 pub mod identity;
 pub mod listen;
-mod live;
 pub mod mrtr;
 mod opener;
 pub mod progress;
 pub mod request;
+mod session;
 pub mod skills;
 pub mod task;
 mod too_large;
@@ -29,8 +29,8 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-pub use live::{LiveConnection, ServerLive};
 pub use opener::{Opener, OpenerParts};
+pub use session::{Sending, ServerLive, Session};
 
 use crate::config::{HttpConfig, OAuthClientSetting, PluginVars, ProtocolSetting, StdioConfig};
 

@@ -43,6 +43,20 @@ pub enum RequestFailure {
     Failed(HostError),
 }
 
+impl RequestFailure {
+    /// The host's error for this failure of `method` on `server_id`: a
+    /// challenge becomes `auth_required` ("refused (authorization)").
+    pub fn into_error(self, server_id: &str, method: &str) -> HostError {
+        match self {
+            Self::Failed(e) => e,
+            Self::Auth(_) => HostError::new(
+                ErrorCode::AuthRequired,
+                format!("{method} on {server_id} was refused (authorization)"),
+            ),
+        }
+    }
+}
+
 impl From<HostError> for RequestFailure {
     fn from(e: HostError) -> Self {
         Self::Failed(e)

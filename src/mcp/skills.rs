@@ -32,7 +32,7 @@ pub async fn list_skills(
     live: &ServerLive,
     timeout: Duration,
 ) -> bool {
-    let Some(conn) = live.connection() else {
+    let Some(conn) = live.session() else {
         return false;
     };
     let declared = conn

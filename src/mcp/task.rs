@@ -36,7 +36,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::progress::Progress;
 use super::request::{self, RequestFailure};
-use super::LiveConnection;
+use super::Session;
 use crate::chat::input_publisher::ChatCallInputs;
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, TimeoutKind};
 use crate::limits::{
@@ -127,7 +127,7 @@ pub struct Follow<'a> {
     /// The server's id (names the server in request errors).
     pub server_id: &'a str,
     /// The ready connection.
-    pub conn: &'a LiveConnection,
+    pub conn: &'a Session,
     /// The AHP tool call it runs as (its form elicitations are published).
     pub chat: Option<&'a Arc<ChatCallInputs>>,
     /// Bound of each `tasks/*` request.

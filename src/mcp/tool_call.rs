@@ -25,7 +25,7 @@ use super::mrtr;
 pub use super::progress::Progress;
 use super::request::{self, CallTimeouts, InFlight, RequestFailure};
 use super::task;
-use super::{LiveConnection, ServerLive};
+use super::{ServerLive, Session};
 use crate::auth::{AuthChallenge, ChallengeStatus};
 use crate::chat::input_publisher::ChatCallInputs;
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, TimeoutKind};
@@ -54,6 +54,25 @@ pub struct CallRequest {
     pub chat: Option<Arc<ChatCallInputs>>,
     /// What to do when the server answers with a task (SEP-2663, [`task`]).
     pub task: task::TaskOptions,
+}
+
+impl ServerLive {
+    /// MCP `tools/call` on this server's session (see
+    /// [`call_tool`] for the progress, task and MRTR handling and
+    /// the errors); a refusal's challenge is recorded here.
+    ///
+    /// # Errors
+    /// `server_not_ready`, `timeout`, `cancelled`, `server_exited`,
+    /// `protocol_error`, `limit_exceeded`, `redirect_refused`, `auth_required`.
+    pub async fn call_tool(
+        &self,
+        server_id: &str,
+        req: CallRequest,
+        (limits, cancel): (&Limits, CancellationToken),
+        on_progress: &mut (dyn FnMut(Progress) + Send),
+    ) -> HostResult<Value> {
+        call_tool(self, server_id, req, limits, cancel, on_progress).await
+    }
 }
 
 /// Calls a tool and returns the MCP `CallToolResult` as JSON.
@@ -97,7 +116,7 @@ pub async fn call_tool(
     cancel: CancellationToken,
     on_progress: &mut (dyn FnMut(Progress) + Send),
 ) -> HostResult<Value> {
-    let conn = live.connection().ok_or_else(|| {
+    let conn = live.session().ok_or_else(|| {
         HostError::new(
             ErrorCode::ServerNotReady,
             format!("server {server_id} is not ready"),
@@ -153,7 +172,7 @@ struct Call<'a> {
     context: String,
     timeouts: CallTimeouts,
     live: &'a ServerLive,
-    conn: &'a LiveConnection,
+    conn: &'a Session,
     /// The AHP tool call it runs as.
     chat: Option<&'a Arc<ChatCallInputs>>,
 }

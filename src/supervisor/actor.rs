@@ -265,7 +265,7 @@ impl<C: Connector> Actor<C> {
         if !self.shared.publisher().mcp_apps() {
             return None;
         }
-        let info = self.live.connection().and_then(|c| c.peer.peer_info());
+        let info = self.live.session().and_then(|c| c.peer_info());
         let declared = info.as_ref().map(|i| &i.capabilities);
         let tools = self
             .shared
@@ -417,8 +417,8 @@ impl<C: Connector> Actor<C> {
             *cell.write().unwrap_or_else(PoisonError::into_inner) = Some(token.0.clone());
         }
         // Another token, another authorization context (SEP-2549 `cacheScope`).
-        if let Some(live) = self.live.connection() {
-            live.handler.cache.drop_private();
+        if let Some(live) = self.live.session() {
+            live.drop_private_cache();
         }
     }
 

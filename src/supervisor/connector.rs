@@ -27,7 +27,7 @@ use crate::mcp::connect::{Connection, HttpAuth};
 use crate::mcp::identity::{Handshake, ServerIdentity};
 use crate::mcp::request::{self, RequestFailure};
 use crate::mcp::TransportSpec;
-use crate::mcp::{LiveConnection, ServerLive, ServerSpec, ServerTasks};
+use crate::mcp::{ServerLive, ServerSpec, ServerTasks, Session};
 use crate::transport::http::BearerCell;
 
 /// An owned future, as kept across `select!` rounds.
@@ -83,7 +83,7 @@ pub trait Connector: Send + Sync + 'static {
 pub trait ServerConnection: Send + Sync + 'static {
     /// What callers see while it is ready (`closed` tells them when it
     /// ends); `None` when it has no request handle (test fakes).
-    fn live(&self, closed: watch::Receiver<Option<String>>) -> Option<LiveConnection>;
+    fn live(&self, closed: watch::Receiver<Option<String>>) -> Option<Session>;
 
     /// The tool names of the `tools/list` results the transport received
     /// since the last call, before it dropped any (HTTP; empty otherwise).
@@ -184,19 +184,8 @@ impl Connector for McpConnector {
 }
 
 impl ServerConnection for Connection {
-    fn live(&self, closed: watch::Receiver<Option<String>>) -> Option<LiveConnection> {
-        Some(LiveConnection {
-            peer: self.peer.clone(),
-            closed,
-            redirect_refused: self.redirect_refused.clone(),
-            progress: self.progress.clone(),
-            waits: self.waits.clone(),
-            discarded: self.discarded.clone(),
-            stream_watch: self.stream_watch.clone(),
-            endpoint: self.endpoint.clone(),
-            handler: self.handler.clone(),
-            subscriptions: self.subscriptions.clone(),
-        })
+    fn live(&self, closed: watch::Receiver<Option<String>>) -> Option<Session> {
+        Some(self.session(closed))
     }
 
     fn bearer(&self) -> Option<BearerCell> {
@@ -270,7 +259,7 @@ impl ServerConnection for Connection {
 pub struct Opened<K> {
     /// The connection.
     pub conn: K,
-    /// Tells callers (through [`LiveConnection::closed`]) why it ended.
+    /// Tells callers (through [`Session::closed`]) why it ended.
     pub closed: watch::Sender<Option<String>>,
     /// Whether the model catalogue changed (to publish after `ready`).
     pub tools_changed: bool,

@@ -1,5 +1,5 @@
 //! Serving one admitted channel request: forwarded to the server through
-//! the one request path ([`request_on`]: bounded send, MRTR, error
+//! the one request path ([`Session::request`]: bounded send, MRTR, error
 //! mapping, the response cache), read through the UI resource gate, or
 //! answered by the app's `sampling` handler; bounded by
 //! `channelRequestTimeoutMs` and by the client's `notifications/cancelled`;
@@ -11,7 +11,6 @@ use std::time::Duration;
 use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
-use super::super::mcp_requests::{request_on, Sending};
 use super::calls::Registration;
 use super::message::{self, Incoming};
 use crate::apps::channels::RequestSlot;
@@ -21,14 +20,14 @@ use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult};
 use crate::events::HostEvent;
 use crate::json::check_bounds;
 use crate::mcp::request::server_error_message;
-use crate::mcp::LiveConnection;
+use crate::mcp::{Sending, Session};
 use crate::requests::{HandlerRequest, ServerRequestKind};
 use crate::supervisor::HostShared;
 
 /// One admitted request and what it holds while in flight.
 pub(super) struct Job {
     pub(super) shared: Arc<HostShared>,
-    pub(super) conn: LiveConnection,
+    pub(super) conn: Session,
     pub(super) server_id: String,
     pub(super) incoming: Incoming,
     pub(super) id: Value,
@@ -89,14 +88,19 @@ impl Job {
         let (conn, server_id, limits) = (&self.conn, &self.server_id, &self.shared.limits());
         let method = self.incoming.method.as_str();
         match self.route {
-            Route::Forward => request_on(conn, server_id, method, params, limits, sending).await,
+            Route::Forward => {
+                conn.request(server_id, (method, params), limits, sending)
+                    .await
+            }
             Route::ReadUi => {
                 let uri = params
                     .get("uri")
                     .and_then(Value::as_str)
                     .unwrap_or_default()
                     .to_owned();
-                let result = request_on(conn, server_id, method, params, limits, sending).await?;
+                let result = conn
+                    .request(server_id, (method, params), limits, sending)
+                    .await?;
                 check_contents(server_id, &uri, &result, limits.max_ui_resource_bytes)?;
                 Ok(result)
             }

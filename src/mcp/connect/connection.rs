@@ -169,6 +169,23 @@ pub(super) fn with_tail(what: String, tail: &StderrTail) -> String {
 }
 
 impl Connection {
+    /// This connection as callers see it while it is ready; `closed` tells
+    /// them when it ends.
+    pub fn session(&self, closed: watch::Receiver<Option<String>>) -> crate::mcp::Session {
+        crate::mcp::Session {
+            peer: self.peer.clone(),
+            closed,
+            redirect_refused: self.redirect_refused.clone(),
+            progress: self.progress.clone(),
+            waits: self.waits.clone(),
+            discarded: self.discarded.clone(),
+            stream_watch: self.stream_watch.clone(),
+            endpoint: self.endpoint.clone(),
+            handler: self.handler.clone(),
+            subscriptions: self.subscriptions.clone(),
+        }
+    }
+
     /// A future that resolves when the connection is gone on its own
     /// (process exit or transport closed) with a message giving the exit
     /// status and stderr tail. It owns what it watches, so it can be kept

@@ -24,7 +24,7 @@ use crate::limits::Limits;
 use crate::mcp::client::Notice;
 use crate::mcp::connect::HttpAuth;
 use crate::mcp::request::RequestFailure;
-use crate::mcp::{LiveConnection, Opener, OpenerParts, ServerSpec, ServerTasks, TransportSpec};
+use crate::mcp::{Opener, OpenerParts, ServerSpec, ServerTasks, Session, TransportSpec};
 use crate::publisher::{Publishing, SessionPublisher};
 use crate::session::{mcp_server_entry, SessionStore};
 use crate::transport::http::BearerCell;

@@ -133,7 +133,7 @@ impl Fake {
 }
 
 impl ServerConnection for FakeConnection {
-    fn live(&self, _closed: watch::Receiver<Option<String>>) -> Option<LiveConnection> {
+    fn live(&self, _closed: watch::Receiver<Option<String>>) -> Option<Session> {
         None
     }
 
