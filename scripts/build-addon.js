@@ -20,6 +20,9 @@
 //   - `--symbols` (or AHP_ADDON_SYMBOLS=1): the release build NOT stripped
 //     (CARGO_PROFILE_RELEASE_STRIP=false: only the link step differs), for
 //     profiling (docs/benchmark.md, "Profile"); recorded as `release-symbols`.
+//     The release builds use AHP_RELEASE_TARGET_DIR as cargo's target dir
+//     when it is set (.ci/run), else CARGO_TARGET_DIR or target/ like the
+//     debug build.
 //   - `--stage <dir>` (with any of the above): writes the .node, binding.js,
 //     binding.d.ts and the record into <dir> instead of the clone, which is
 //     left alone; .ci/run builds the release addon that way while the JS
@@ -97,6 +100,27 @@ function hostTriple() {
   return m[1]
 }
 
+/** Cargo's target dir for the workspace: CARGO_TARGET_DIR, else target/ of the clone. */
+function targetDir() {
+  return process.env.CARGO_TARGET_DIR || path.join(ROOT, 'target')
+}
+
+/**
+ * spawnSync(cmd, args, options) holding an exclusive lock on
+ * <dir>/ahp-build.lock (flock(1), where there is one) for the whole run. A
+ * target dir may be shared by several clones (.ci/run's cache): cargo locks
+ * it only while it compiles, and napi (or scripts/build-wasm.js) copies the
+ * built file out of it after cargo ends, by a name that is the same for
+ * every clone; the lock keeps another clone's build from replacing that
+ * file in between.
+ */
+function spawnLocked(dir, cmd, args, options) {
+  const flock = process.platform !== 'win32' && spawnSync('flock', ['--version'], { stdio: 'ignore' }).status === 0
+  if (!flock) return spawnSync(cmd, args, options)
+  fs.mkdirSync(dir, { recursive: true })
+  return spawnSync('flock', [path.join(dir, 'ahp-build.lock'), cmd, ...args], options)
+}
+
 /** Where this clone records what it built: target/ahp-addon-build.json (of `dir`, the clone by default). */
 function stampFile(dir = path.join(ROOT, 'target')) {
   return path.join(dir, 'ahp-addon-build.json')
@@ -138,13 +162,18 @@ function main() {
   }
   const env = { ...process.env }
   if (symbols) env.CARGO_PROFILE_RELEASE_STRIP = 'false'
+  // The release build's own target dir when AHP_RELEASE_TARGET_DIR says so
+  // (.ci/run: a cache beside the debug one, so both can build at once;
+  // cargo locks a target dir for the whole of a build).
+  const releaseDir = !debug && process.env.AHP_RELEASE_TARGET_DIR
+  if (releaseDir) args.push('--target-dir', releaseDir)
   const stampDir = stage ? outDir : path.join(ROOT, 'target')
   const stamp = stampFile(stampDir)
   fs.rmSync(stamp, { force: true }) // a failed build leaves no stale record
   fs.mkdirSync(outDir, { recursive: true })
   const napi = path.join(ROOT, 'node_modules', '.bin', process.platform === 'win32' ? 'napi.cmd' : 'napi')
   const started = Date.now()
-  const r = spawnSync(napi, args, { cwd: ROOT, stdio: 'inherit', env })
+  const r = spawnLocked(releaseDir || targetDir(), napi, args, { cwd: ROOT, stdio: 'inherit', env })
   if (r.error) fail(`cannot run ${napi}: ${r.error.message}`)
   if (r.status !== 0) fail(`napi ${args.join(' ')} exited with ${r.status}`)
   // This platform's file (a Windows build, scripts/build-windows.js, may lie beside it).
@@ -157,6 +186,6 @@ function main() {
   console.error(`build-addon: ${path.relative(ROOT, path.join(outDir, file)) || file} (${profile}, cargo profile ${cargoProfile}) in ${seconds} s`)
 }
 
-module.exports = { CRATE, QUICK_PROFILE, hostTriple, lastBuild }
+module.exports = { CRATE, QUICK_PROFILE, hostTriple, lastBuild, spawnLocked, targetDir }
 
 if (require.main === module) main()

@@ -14,9 +14,11 @@ const path = require('node:path')
 const { QUICK_PROFILE, hostTriple } = require('./build-addon.js')
 
 const args = ['test', '--workspace', '--profile', QUICK_PROFILE, '--target', hostTriple(), ...process.argv.slice(2)]
+const started = Date.now()
 const r = spawnSync('cargo', args, { cwd: path.join(__dirname, '..'), stdio: 'inherit' })
 if (r.error) {
   console.error(`cargo-test: cannot run cargo: ${r.error.message}`)
   process.exit(1)
 }
+console.error(`cargo-test: cargo ${args.join(' ')} exited with ${r.status} in ${((Date.now() - started) / 1000).toFixed(1)} s`)
 process.exit(r.status ?? 1)
