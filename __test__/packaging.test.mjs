@@ -64,10 +64,13 @@ test('Cargo.toml: the release profile the addon ships with strips symbols and de
   assert.doesNotMatch(pkg.scripts.build, /--debug/)
 })
 
-test('npm test builds the debug addon; .ci/run checks the release build after it; demo and bench use release', () => {
+test('npm test and the demo build the debug addon; .ci/run checks the release build after npm test; bench uses release', () => {
   assert.match(pkg.scripts.test, /^npm run build:test && /)
   assert.match(pkg.scripts['build:test'], /scripts\/build-addon\.js --debug/)
-  assert.match(pkg.scripts.demo, /^npm run build && /)
+  // The demo builds (the `quick` profile, quicker from nothing than the
+  // release build) before it runs: never a stale or missing addon.
+  assert.match(pkg.scripts.demo, /^npm run build:debug && /)
+  assert.match(pkg.scripts['build:debug'], /^node scripts\/build-addon\.js --debug$/)
   const ci = readFileSync(join(ROOT, '.ci', 'run'), 'utf8')
   const at = ci.indexOf('\nnpm test\n')
   assert.ok(at >= 0, '.ci/run runs npm test')

@@ -11,8 +11,8 @@ import { fileURLToPath } from 'node:url'
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 const TARGET = process.env.CARGO_TARGET_DIR || join(ROOT, 'target')
 export const FLOOR = join(TARGET, 'release', process.platform === 'win32' ? 'ahp-bench-floor.exe' : 'ahp-bench-floor')
-/** Where scripts/build-addon.js records what it last built. */
-export const STAMP = join(TARGET, 'ahp-addon-build.json')
+/** Where scripts/build-addon.js records what it last built into this clone (target/ of the clone, whatever CARGO_TARGET_DIR says). */
+export const STAMP = join(ROOT, 'target', 'ahp-addon-build.json')
 
 /** The newest modification time (ms) of the files under `paths` (recursively). */
 function newest(paths) {

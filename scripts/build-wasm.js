@@ -13,6 +13,7 @@
 const { spawnSync } = require('node:child_process')
 const { copyFileSync, statSync } = require('node:fs')
 const { join } = require('node:path')
+const { spawnLocked, targetDir } = require('./build-addon.js')
 
 const ROOT = join(__dirname, '..')
 const TARGET = 'wasm32-unknown-unknown'
@@ -56,6 +57,14 @@ function artifactOf(stdout) {
 }
 
 function main() {
+  // The whole build and copy under the target dir's build lock
+  // (scripts/build-addon.js `spawnLocked`): the .wasm is copied out of a
+  // target dir other clones may share, from a file name they all write.
+  if (!process.env.AHP_WASM_LOCKED) {
+    const r = spawnLocked(targetDir(), process.execPath, [__filename, ...process.argv.slice(2)], { stdio: 'inherit', env: { ...process.env, AHP_WASM_LOCKED: '1' } })
+    if (r.error) fail(`cannot run ${process.execPath}: ${r.error.message}`)
+    process.exit(r.status ?? 1)
+  }
   ensureTarget()
   const started = Date.now()
   const args = ['build', '-p', 'ahp-reducers-json', '--target', TARGET, '--profile', PROFILE, '--message-format=json-render-diagnostics']

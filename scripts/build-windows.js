@@ -30,13 +30,17 @@
 // Needs: `x86_64-w64-mingw32-gcc` and `nasm` (Debian: apt-get install
 // gcc-mingw-w64-x86-64 nasm) and `rustup target add x86_64-pc-windows-gnu`.
 //
-//   node scripts/build-windows.js [--debug]
+// `--stage <dir>`: the .node, binding.js and binding.d.ts go to <dir>, the
+// clone is left alone (.ci/run builds it that way while the Linux JS tests
+// run, then copies the .node in for `npm run test:windows`).
+//
+//   node scripts/build-windows.js [--debug] [--stage <dir>]
 
 const { spawnSync } = require('node:child_process')
 const fs = require('node:fs')
 const path = require('node:path')
 
-const { CRATE } = require('./build-addon.js')
+const { CRATE, spawnLocked } = require('./build-addon.js')
 
 const ROOT = path.join(__dirname, '..')
 const TRIPLE = 'x86_64-pc-windows-gnu'
@@ -87,22 +91,36 @@ function placeholderLibnode() {
   return dir
 }
 
+/** The value after `flag` in argv, or undefined. */
+function option(flag) {
+  const at = process.argv.indexOf(flag)
+  if (at < 0) return undefined
+  const value = process.argv[at + 1]
+  if (!value || value.startsWith('--')) fail(`${flag} needs a value`)
+  return value
+}
+
 function main() {
   const debug = process.argv.includes('--debug')
+  const stage = option('--stage')
+  const outDir = stage ? path.resolve(stage) : ROOT
   checkTools()
   const env = { ...process.env, LIBNODE_PATH: placeholderLibnode() }
-  const args = ['build', ...CRATE, '--platform', '--target', TRIPLE, '--target-dir', targetDir(), '--js', 'binding.js', '--dts', 'binding.d.ts']
+  const [manifestFlag, manifest] = CRATE
+  const args = ['build', manifestFlag, manifest, '--output-dir', outDir, '--platform', '--target', TRIPLE, '--target-dir', targetDir(), '--js', 'binding.js', '--dts', 'binding.d.ts']
   args.push(...(debug ? ['--profile', 'windows-test'] : ['--release']))
   const stamp = path.join(targetDir(), 'ahp-windows-build.json')
   fs.rmSync(stamp, { force: true })
+  fs.mkdirSync(outDir, { recursive: true })
   const napi = path.join(ROOT, 'node_modules', '.bin', 'napi')
   const started = Date.now()
-  const r = spawnSync(napi, args, { cwd: ROOT, stdio: 'inherit', env })
+  // Under the target dir's build lock (scripts/build-addon.js `spawnLocked`).
+  const r = spawnLocked(targetDir(), napi, args, { cwd: ROOT, stdio: 'inherit', env })
   if (r.error) fail(`cannot run ${napi}: ${r.error.message}`)
   if (r.status !== 0) fail(`napi ${args.join(' ')} exited with ${r.status}`)
-  fs.renameSync(path.join(ROOT, NAPI_OUTPUT), path.join(ROOT, OUTPUT))
+  fs.renameSync(path.join(outDir, NAPI_OUTPUT), path.join(outDir, OUTPUT))
   const seconds = Math.round((Date.now() - started) / 100) / 10
-  const bytes = fs.statSync(path.join(ROOT, OUTPUT)).size
+  const bytes = fs.statSync(path.join(outDir, OUTPUT)).size
   const profile = debug ? 'windows-test' : 'release'
   fs.writeFileSync(stamp, JSON.stringify({ profile, triple: TRIPLE, file: OUTPUT, seconds, bytes }) + '\n')
   console.error(`build-windows: ${OUTPUT} (${profile}, ${(bytes / 1e6).toFixed(1)} MB) in ${seconds} s`)
