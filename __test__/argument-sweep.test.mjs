@@ -61,6 +61,7 @@ function sweep(host) {
       ['options.id', [5, 'x'], (v) => host.addServer({ id: v, name: 'a', config: stdio })],
       ['options.config', OBJECT_BAD, (v) => host.addServer({ name: 'a', config: v })],
       ['options.oauth.clientId', STRING_BAD, (v) => host.addServer({ name: 'a', config: stdio, oauth: { clientId: v } })],
+      ['options.oauth.clientSecrets', ['x'], (v) => host.addServer({ name: 'a', config: stdio, oauth: { clientId: 'c', clientSecrets: v } })],
       ['options.oauth.idp.issuer', [5], (v) => host.addServer({ name: 'a', config: stdio, oauth: { clientId: 'c', idp: { issuer: v, tokenEndpoint: 'https://x', clientId: 'c' } } })],
       ['options.protocol', ['2024', 5], (v) => host.addServer({ name: 'a', config: stdio, protocol: v })],
       ['options.startupTimeoutMs', [-1, 'x'], (v) => host.addServer({ name: 'a', config: stdio, startupTimeoutMs: v })],

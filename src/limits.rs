@@ -6,8 +6,6 @@
 //! [`Limits::clamped`] keeps it within the hard caps (the `HARD_MAX_*`
 //! constants, and [`MAX_TIMEOUT_MS`] for every timeout).
 
-use serde::Deserialize;
-
 // ---------------------------------------------------------------------------
 // Fixed bounds (not configurable)
 // ---------------------------------------------------------------------------
@@ -392,10 +390,10 @@ pub const HARD_MAX_CONCURRENT_LAUNCHES: usize = 256;
 /// Hard cap of [`Limits::max_config_file_bytes`] (bytes): 64 MiB.
 pub const HARD_MAX_CONFIG_FILE_BYTES: usize = 64 * 1024 * 1024;
 
-/// Tunable limits (host option `limits`). Every field is optional in JS;
-/// missing fields take the defaults of [`Limits::default`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "camelCase", default, deny_unknown_fields)]
+/// Tunable limits (host option `limits`, parsed by the binding's
+/// `JsLimits`: every field is optional in JS, missing fields take the
+/// defaults of [`Limits::default`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Time allowed for spawn/connect plus the `initialize` handshake (ms). Default 30 000.
     pub startup_timeout_ms: u64,

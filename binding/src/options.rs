@@ -12,8 +12,9 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
+use crate::limits::JsLimits;
 use ahp_mcp_host::config::launch::EnvPolicy;
-use ahp_mcp_host::config::{OAuthClientSetting, ProtocolSetting};
+use ahp_mcp_host::config::{IdpSetting, OAuthClientSetting, OAuthGrant, ProtocolSetting};
 use ahp_mcp_host::error::HostError;
 use ahp_mcp_host::host::{
     clamped_timeout, AddPlugin, AddServer, AuthenticateArgs, Authorize, CallTool, ChatCall,
@@ -40,7 +41,7 @@ pub(crate) struct JsHostOptions {
     data_dir: Option<PathBuf>,
     /// Timeouts and restart policy overrides (clamped to hard caps).
     #[serde(default)]
-    limits: Limits,
+    limits: JsLimits,
     /// HTTPS URL of this app's OAuth Client ID Metadata Document, used as
     /// `client_id` when an authorization server supports CIMD.
     #[serde(default)]
@@ -104,7 +105,7 @@ impl From<JsHostOptions> for HostConfig {
             session: options.session,
             client_info,
             data_dir: options.data_dir.unwrap_or(defaults.data_dir),
-            limits: options.limits.clamped(),
+            limits: Limits::from(options.limits).clamped(),
             oauth: OAuthHostOptions {
                 client_metadata_url: options.client_metadata_url,
                 redirect_port: options.oauth_redirect_port,
@@ -196,7 +197,7 @@ struct JsServerOverrides {
     startup_timeout_ms: Option<u64>,
     /// Pre-registered OAuth client for this server.
     #[serde(default)]
-    oauth: Option<OAuthClientSetting>,
+    oauth: Option<JsOAuthClient>,
     /// MCP revision to speak: `auto` (default), `2026-07-28` or `legacy`.
     #[serde(default)]
     protocol: ProtocolSetting,
@@ -206,7 +207,7 @@ impl From<JsServerOverrides> for ServerOverrides {
     fn from(js: JsServerOverrides) -> Self {
         Self {
             startup_timeout_ms: js.startup_timeout_ms,
-            oauth: js.oauth,
+            oauth: js.oauth.map(OAuthClientSetting::from),
             protocol: js.protocol,
         }
     }
@@ -232,7 +233,7 @@ pub(crate) struct JsAddServer {
     startup_timeout_ms: Option<u64>,
     /// Pre-registered OAuth client for this server.
     #[serde(default)]
-    oauth: Option<OAuthClientSetting>,
+    oauth: Option<JsOAuthClient>,
     /// MCP revision to speak: `auto` (default), `2026-07-28` or `legacy`.
     #[serde(default)]
     protocol: ProtocolSetting,
@@ -246,7 +247,7 @@ impl From<JsAddServer> for AddServer {
             root: js.root,
             uri: js.uri,
             startup_timeout_ms: js.startup_timeout_ms,
-            oauth: js.oauth,
+            oauth: js.oauth.map(OAuthClientSetting::from),
             protocol: js.protocol,
         }
     }
@@ -383,5 +384,73 @@ impl From<JsAuthorizeArgs> for Authorize {
             id_token: args.id_token,
             assertion: args.assertion,
         }
+    }
+}
+
+/// `oauth` of `addServer` / plugin server overrides: a pre-registered OAuth
+/// client (MCP 2025-11-25 "Authorization"; SEP-1046, SEP-990, SEP-1933);
+/// converts into [`OAuthClientSetting`]. `clientSecret`, `privateKeyPem`
+/// and the IdP's `clientSecret` are secrets.
+#[derive(Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct JsOAuthClient {
+    /// The client id registered with the authorization server.
+    client_id: String,
+    /// Its secret, for confidential clients.
+    #[serde(default)]
+    client_secret: Option<String>,
+    /// `authorizationCode` (default), `clientCredentials`,
+    /// `enterpriseManaged` or `jwtBearer`.
+    #[serde(default)]
+    grant: OAuthGrant,
+    /// PEM private key for `private_key_jwt` client authentication (RFC 7523).
+    #[serde(default)]
+    private_key_pem: Option<String>,
+    /// JWS algorithm of `privateKeyPem`: `ES256` (default), `ES384`, `RS256`, `RS384`, `RS512`.
+    #[serde(default)]
+    signing_algorithm: Option<String>,
+    /// The enterprise identity provider of `grant: "enterpriseManaged"`.
+    #[serde(default)]
+    idp: Option<JsIdp>,
+}
+
+/// `oauth.idp`: the enterprise IdP of `grant: "enterpriseManaged"`
+/// (SEP-990); converts into [`IdpSetting`].
+#[derive(Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct JsIdp {
+    /// The IdP's issuer.
+    issuer: String,
+    /// Its token endpoint (RFC 8693 token exchange).
+    token_endpoint: String,
+    /// This app's client id at the IdP.
+    client_id: String,
+    /// Its secret at the IdP, if confidential (a secret).
+    #[serde(default)]
+    client_secret: Option<String>,
+}
+
+impl From<JsOAuthClient> for OAuthClientSetting {
+    fn from(js: JsOAuthClient) -> Self {
+        Self {
+            client_id: js.client_id,
+            client_secret: js.client_secret,
+            grant: js.grant,
+            private_key_pem: js.private_key_pem,
+            signing_algorithm: js.signing_algorithm,
+            idp: js.idp.map(|idp| IdpSetting {
+                issuer: idp.issuer,
+                token_endpoint: idp.token_endpoint,
+                client_id: idp.client_id,
+                client_secret: idp.client_secret,
+            }),
+        }
+    }
+}
+
+/// Shown as the core's [`OAuthClientSetting`] is: secrets redacted.
+impl std::fmt::Debug for JsOAuthClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        OAuthClientSetting::from(self.clone()).fmt(f)
     }
 }

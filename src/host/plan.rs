@@ -176,6 +176,7 @@ mod tests {
 
     use super::*;
     use crate::config::parse_mcp_json;
+    use crate::config::{OAuthClientSetting, OAuthGrant};
     use crate::limits::MAX_TIMEOUT_MS;
 
     fn vars() -> PluginVars {
@@ -201,7 +202,14 @@ mod tests {
             let field = |k: &str| o.get(k).cloned().unwrap_or_default();
             let overrides = super::super::ServerOverrides {
                 startup_timeout_ms: ms(o),
-                oauth: serde_json::from_value(field("oauth")).unwrap(),
+                oauth: o.get("oauth").map(|c| OAuthClientSetting {
+                    client_id: c["clientId"].as_str().unwrap().to_owned(),
+                    client_secret: None,
+                    grant: OAuthGrant::AuthorizationCode,
+                    private_key_pem: None,
+                    signing_algorithm: None,
+                    idp: None,
+                }),
                 protocol: serde_json::from_value(field("protocol")).unwrap_or_default(),
             };
             opts.servers.insert(name.clone(), overrides);
