@@ -7,13 +7,10 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { McpHost, fixtureEntry, waitState, startHttpFixture, callText, rejectsWith } from './helpers/host.mjs'
+import { newHost, fixtureEntry, waitState, startHttpFixture, callText, rejectsWith } from './helpers/host.mjs'
 
-function hostWith(t, handlers) {
-  const host = new McpHost({ handlers })
-  t.after(() => host.dispose())
-  return host
-}
+// A host with its own dataDir (never the user's), disposed when the test ends.
+const hostWith = (t, handlers) => newHost(t, { handlers }).host
 
 const answers = { name: 'Ada', color: 'teal' }
 

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict'
 import { join } from 'node:path'
 import {
   newHost, fixtureEntry, everythingEntry, waitState, waitFor, startHttpFixture, callText,
-  findCustomization, rejectsWith, McpHost, tmpDir,
+  findCustomization, rejectsWith, tmpDir,
 } from './helpers/host.mjs'
 
 const MODERN_META_KEY = 'ahp-mcp-host/serverInfo'
@@ -136,8 +136,7 @@ test('serverInfo: null before the first connection, not_found for an unknown id,
 test('Streamable HTTP session: ready waits for the standalone GET stream, so a server request sent on it right away arrives', async (t) => {
   const server = await startHttpFixture(t, 'late-get-server.mjs', { GET_DELAY_MS: '600' })
   const asked = []
-  const host = new McpHost({ handlers: { elicitation: async (params) => (asked.push(params.message), { action: 'accept', content: { name: 'Ada' } }) } })
-  t.after(() => host.dispose())
+  const { host } = newHost(t, { handlers: { elicitation: async (params) => (asked.push(params.message), { action: 'accept', content: { name: 'Ada' } }) } })
   const id = await host.addServer({ name: 'late-get', config: { type: 'streamable-http', url: server.url } })
   await waitState(host, id, 'ready')
   // Called at once: without the wait, the elicitation goes out before the GET

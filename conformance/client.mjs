@@ -14,7 +14,9 @@
 // Exit code: 0 when the scenario's steps completed, 1 otherwise (no
 // connection, failed call or sign-in, deadline).
 
+import { mkdtempSync, rmSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
@@ -282,7 +284,12 @@ function serverOptionsFor(scenario, context) {
  * exactly this URL as client_id) and register dynamically elsewhere.
  */
 function hostOptionsFor(scenario) {
-  const options = { handlers: handlersFor(scenario) }
+  // Its own dataDir, removed at exit: with the user's default, the era
+  // memory (protocol-eras.json) of one run's server at a port would send a
+  // later run's server that got the same port straight to `initialize`.
+  const dataDir = mkdtempSync(join(tmpdir(), 'ahp-conformance-data-'))
+  process.on('exit', () => rmSync(dataDir, { recursive: true, force: true }))
+  const options = { handlers: handlersFor(scenario), dataDir }
   if (scenario.startsWith('auth/')) options.clientMetadataUrl = 'https://conformance-test.local/client-metadata.json'
   return options
 }
