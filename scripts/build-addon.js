@@ -38,6 +38,7 @@
 // system toolchain instead (the binary then needs this machine's glibc).
 //
 //   node scripts/build-addon.js [--debug | --symbols] [--stage <dir>]
+//   node scripts/build-addon.js --unstage <dir>   # what --stage <dir> built, into the clone
 //   node scripts/build-addon.js --fetch-toolchain   # only fetch the cross toolchain
 
 const { spawnSync, execFileSync } = require('node:child_process')
@@ -144,8 +145,27 @@ function option(flag) {
   return value
 }
 
+/**
+ * `--unstage <dir>`: puts what `--stage <dir>` built into the clone (the
+ * .node its record names, binding.js, binding.d.ts, and the record into
+ * target/), as if it had been built here. Building again instead would
+ * compile the binding crate again (napi build forces that every time), and
+ * with LTO that is minutes.
+ */
+function unstage(dir) {
+  const record = stampFile(path.resolve(dir))
+  if (!fs.existsSync(record)) fail(`--unstage: ${record} is missing; build with --stage ${dir} first`)
+  const { file, profile } = JSON.parse(fs.readFileSync(record, 'utf8'))
+  for (const name of [file, 'binding.js', 'binding.d.ts']) fs.copyFileSync(path.join(dir, name), path.join(ROOT, name))
+  fs.mkdirSync(path.join(ROOT, 'target'), { recursive: true })
+  fs.copyFileSync(record, stampFile())
+  console.error(`build-addon: ${file} (${profile}) from ${dir}`)
+}
+
 function main() {
   if (process.argv.includes('--fetch-toolchain')) return ensureToolchain()
+  const staged = option('--unstage')
+  if (staged) return unstage(staged)
   if (process.argv.includes('--host-triple')) return console.log(hostTriple())
   const debug = process.argv.includes('--debug')
   const symbols = !debug && (process.argv.includes('--symbols') || process.env.AHP_ADDON_SYMBOLS === '1')
