@@ -461,7 +461,22 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
 
 /** Events of {@link McpHost}. */
 export interface McpHostEvents {
+  /**
+   * One AHP action the host published, in its {@link ActionEnvelope}
+   * (`serverSeq` increasing by one; `origin` on the echo of a client's
+   * dispatch): apply it with the AHP reducers (`ahp-mcp-host/mirror`) to
+   * keep a copy of the state. Envelopes arrive in `serverSeq` order; a
+   * listener that throws does not stop the others.
+   */
   action: [envelope: ActionEnvelope]
+  /**
+   * One {@link LogRecord} (`level`, `target` such as `server.stderr`,
+   * `server.log` or `host.stdio`, `message`, `serverId`): a server's stderr
+   * lines, its MCP `notifications/message`, and the host's own records.
+   * Secrets are redacted before a record is made; records past
+   * `MAX_OUTBOX_LOG_RECORDS` (10,000) while JS is behind are counted in one
+   * `warn` record (target `host.events`) instead.
+   */
   log: [record: LogRecord]
   /** A host-run sign-in ({@link McpHost.authorize}) needs this URL opened in a browser. */
   authorizationUrl: [event: { serverId: string; url: string }]

@@ -21,6 +21,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ahp::reducers::{apply_action_to_chat, apply_action_to_session};
+use ahp_mcp_host::error::HostResult;
 use ahp_mcp_host::events::HostEvent;
 use ahp_mcp_host::host::{
     AddServer, AuthenticateArgs, CallTool, ChatCall, Host, HostConfig, ToolRef,
@@ -169,6 +170,15 @@ impl Replay {
         }
     }
 
+    /// The same stream on a fresh chat (the fixture's active turn), for a second call.
+    fn next_turn(self) -> Self {
+        Self {
+            statuses: Vec::new(),
+            chat: chat_with_active_turn(),
+            ..self
+        }
+    }
+
     fn input_needed(&self) -> Vec<Value> {
         serde_json::to_value(&self.session.input_needed)
             .unwrap()
@@ -218,6 +228,58 @@ fn chat_call(server: &str, name: &str, arguments: Value, tool_call_id: &str) -> 
             server_id: server.into(),
             tool_name: name.into(),
         })
+    }
+}
+
+/// Runs `host.call_tool(call, cancel)` on its own task, for a call the test settles meanwhile.
+fn spawn_call(
+    host: &Arc<Host>,
+    call: CallTool,
+    cancel: CancellationToken,
+) -> tokio::task::JoinHandle<HostResult<Value>> {
+    let host = host.clone();
+    tokio::spawn(async move { host.call_tool(call, cancel).await })
+}
+
+/// Starts an AHP tool call `tc` of the step-up server's `admin` tool on
+/// `replay`'s chat and waits until it is paused in `auth-required` with an
+/// input request; the call's task is returned.
+async fn pause_admin_call(
+    host: &Arc<Host>,
+    replay: &mut Replay,
+    id: &str,
+    tc: &str,
+) -> tokio::task::JoinHandle<HostResult<Value>> {
+    harness_start(&mut replay.chat, tc, id);
+    let call = spawn_call(
+        host,
+        chat_call(id, "admin", json!({}), tc),
+        CancellationToken::new(),
+    );
+    replay
+        .until(tc, "auth-required", |r| {
+            r.statuses.last().map(String::as_str) == Some("auth-required")
+                && !r.input_needed().is_empty()
+        })
+        .await;
+    call
+}
+
+/// `authenticate` arguments pushing `token` for `resource` (no expiry, no scopes).
+fn token_for(resource: &str, token: &str) -> AuthenticateArgs {
+    AuthenticateArgs {
+        resource: resource.to_owned(),
+        token: token.into(),
+        expires_in: None,
+        scopes: None,
+    }
+}
+
+/// Checks no emitted chat action carries a token.
+fn assert_no_token_leak(actions: &[ActionEnvelope]) {
+    for e in actions {
+        let text = serde_json::to_string(e).unwrap();
+        assert!(!text.contains("canary-token"), "token leaked: {text}");
     }
 }
 
@@ -278,35 +340,8 @@ async fn completed_with_mapped_content() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn progress_then_cancelled_sends_one_cancellation() {
-    let (host, rx, data) = new_host();
-    let log = data.path().join("log.jsonl");
-    let id = add_slow_server(&host, &log).await;
-    let mut replay = Replay::new(rx);
-    replay.drain("tc-p");
-    harness_start(&mut replay.chat, "tc-p", &id);
-    let cancel = CancellationToken::new();
-    let call = {
-        let (host, cancel, id) = (host.clone(), cancel.clone(), id.clone());
-        tokio::spawn(async move {
-            host.call_tool(
-                chat_call(
-                    &id,
-                    "progress",
-                    json!({"steps": 3, "intervalMs": 50, "thenWaitMs": 60_000}),
-                    "tc-p",
-                ),
-                cancel,
-            )
-            .await
-        })
-    };
-    replay
-        .until("tc-p", "three progress updates", |r| {
-            r.chat_actions.len() >= 3
-        })
-        .await;
+/// Checks the three progress updates arrived in order and the tool call shows the last.
+fn assert_progress_in_order(replay: &Replay) {
     let texts: Vec<String> = replay
         .chat_actions
         .iter()
@@ -326,6 +361,46 @@ async fn progress_then_cancelled_sends_one_cancellation() {
         tool_call(&replay.chat, "tc-p")["content"][0]["text"],
         "3/3 step 3"
     );
+}
+
+/// The slow server's log lines, once one records a cancellation (or after [`WAIT`]).
+async fn cancel_log_lines(log: &std::path::Path) -> Vec<Value> {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if lines.iter().any(|l| l.get("reason").is_some()) || tokio::time::Instant::now() > deadline
+        {
+            break lines;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_then_cancelled_sends_one_cancellation() {
+    let (host, rx, data) = new_host();
+    let log = data.path().join("log.jsonl");
+    let id = add_slow_server(&host, &log).await;
+    let mut replay = Replay::new(rx);
+    replay.drain("tc-p");
+    harness_start(&mut replay.chat, "tc-p", &id);
+    let cancel = CancellationToken::new();
+    let args = json!({"steps": 3, "intervalMs": 50, "thenWaitMs": 60_000});
+    let call = spawn_call(
+        &host,
+        chat_call(&id, "progress", args, "tc-p"),
+        cancel.clone(),
+    );
+    replay
+        .until("tc-p", "three progress updates", |r| {
+            r.chat_actions.len() >= 3
+        })
+        .await;
+    assert_progress_in_order(&replay);
     cancel.cancel();
     let err = call.await.unwrap().unwrap_err();
     assert_eq!(err.code.as_str(), "cancelled");
@@ -339,19 +414,7 @@ async fn progress_then_cancelled_sends_one_cancellation() {
     assert_eq!(done["success"], false);
     assert_eq!(done["error"]["code"], "cancelled");
     // Exactly one notifications/cancelled, naming the request.
-    let deadline = tokio::time::Instant::now() + WAIT;
-    let lines = loop {
-        let text = std::fs::read_to_string(&log).unwrap_or_default();
-        let lines: Vec<Value> = text
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        if lines.iter().any(|l| l.get("reason").is_some()) || tokio::time::Instant::now() > deadline
-        {
-            break lines;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let lines = cancel_log_lines(&log).await;
     let call_id = lines.iter().find(|l| l["call"] == "progress").unwrap()["requestId"].clone();
     let cancels: Vec<&Value> = lines.iter().filter(|l| l.get("reason").is_some()).collect();
     assert_eq!(cancels.len(), 1, "{lines:?}");
@@ -444,30 +507,8 @@ async fn stepup_ready(host: &Host, server: &StepUpServer) -> (String, String) {
     (id, resource)
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn step_up_pauses_resumes_and_completes() {
-    let server = StepUpServer::start().await;
-    let (host, rx, _data) = new_host();
-    let (id, resource) = stepup_ready(&host, &server).await;
-    let mut replay = Replay::new(rx);
-    replay.drain("tc-a");
-    harness_start(&mut replay.chat, "tc-a", &id);
-    let call = {
-        let (host, id) = (host.clone(), id.clone());
-        tokio::spawn(async move {
-            host.call_tool(
-                chat_call(&id, "admin", json!({}), "tc-a"),
-                CancellationToken::new(),
-            )
-            .await
-        })
-    };
-    replay
-        .until("tc-a", "auth-required", |r| {
-            r.statuses.last().map(String::as_str) == Some("auth-required")
-                && !r.input_needed().is_empty()
-        })
-        .await;
+/// Checks the paused `tc-a` asks for the admin scope on `resource`, with a `toolAuthentication` entry.
+fn assert_paused_for_admin_scope(replay: &Replay, resource: &str) {
     let auth = tool_call(&replay.chat, "tc-a")["auth"].clone();
     assert_eq!(auth["reason"], "insufficientScope");
     assert_eq!(auth["resource"]["resource"], resource);
@@ -476,39 +517,21 @@ async fn step_up_pauses_resumes_and_completes() {
     assert_eq!(needed[0]["kind"], "toolAuthentication");
     assert_eq!(needed[0]["chat"], CHAT);
     assert_eq!(needed[0]["toolCall"]["toolCallId"], "tc-a");
+}
+
+/// Checks the server stays ready and serves `read` while a call is paused.
+async fn assert_other_calls_work(host: &Host, id: &str) {
     // The server stays ready and other calls keep working meanwhile.
-    assert!(server_ready(&host, &id));
+    assert!(server_ready(host, id));
     let read = host
-        .call_tool(original(&id, "read"), CancellationToken::new())
+        .call_tool(original(id, "read"), CancellationToken::new())
         .await
         .unwrap();
     assert_eq!(read["content"][0]["text"], "read-ok");
-    // Scopes that do not cover the requirement are refused without a retry.
-    let short = AuthenticateArgs {
-        resource: resource.clone(),
-        token: "admin-canary-token".into(),
-        expires_in: None,
-        scopes: Some(vec!["mcp:read".into()]),
-    };
-    assert_eq!(
-        host.authenticate(short).await.unwrap_err().code.as_str(),
-        "auth_required"
-    );
-    host.authenticate(AuthenticateArgs {
-        resource,
-        token: "admin-canary-token".into(),
-        expires_in: None,
-        scopes: None,
-    })
-    .await
-    .unwrap();
-    let result = call.await.unwrap().unwrap();
-    assert_eq!(result["content"][0]["text"], "admin-ok");
-    replay
-        .until("tc-a", "completion", |r| {
-            r.statuses.last().map(String::as_str) == Some("completed")
-        })
-        .await;
+}
+
+/// Checks the step-up completed: statuses, success, no input-needed entry, one 403, one admin call.
+async fn assert_step_up_completed(replay: &Replay, server: &StepUpServer) {
     assert_eq!(
         replay.statuses,
         ["auth-required", "running", "completed"],
@@ -527,390 +550,46 @@ async fn step_up_pauses_resumes_and_completes() {
         ),
         (Some(1), Some(1))
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn step_up_pauses_resumes_and_completes() {
+    let server = StepUpServer::start().await;
+    let (host, rx, _data) = new_host();
+    let (id, resource) = stepup_ready(&host, &server).await;
+    let mut replay = Replay::new(rx);
+    replay.drain("tc-a");
+    let call = pause_admin_call(&host, &mut replay, &id, "tc-a").await;
+    assert_paused_for_admin_scope(&replay, &resource);
+    assert_other_calls_work(&host, &id).await;
+    // Scopes that do not cover the requirement are refused without a retry.
+    let short = AuthenticateArgs {
+        scopes: Some(vec!["mcp:read".into()]),
+        ..token_for(&resource, "admin-canary-token")
+    };
+    assert_eq!(
+        host.authenticate(short).await.unwrap_err().code.as_str(),
+        "auth_required"
+    );
+    host.authenticate(token_for(&resource, "admin-canary-token"))
+        .await
+        .unwrap();
+    let result = call.await.unwrap().unwrap();
+    assert_eq!(result["content"][0]["text"], "admin-ok");
+    replay
+        .until("tc-a", "completion", |r| {
+            r.statuses.last().map(String::as_str) == Some("completed")
+        })
+        .await;
+    assert_step_up_completed(&replay, &server).await;
     assert!(server_ready(&host, &id));
     // No token in any emitted action.
-    for e in &replay.chat_actions {
-        let text = serde_json::to_string(e).unwrap();
-        assert!(!text.contains("canary-token"), "token leaked: {text}");
-    }
+    assert_no_token_leak(&replay.chat_actions);
     assert!(!serde_json::to_string(&host.state())
         .unwrap()
         .contains("canary-token"));
     drop(server.child);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn second_refusal_fails_and_client_cancel_completes_as_cancelled() {
-    let server = StepUpServer::start().await;
-    let (host, rx, _data) = new_host();
-    let (id, resource) = stepup_ready(&host, &server).await;
-    let mut replay = Replay::new(rx);
-    replay.drain("tc-b");
-    // 1. The "new" token still lacks the scope: the retry's 403 fails the call (no loop).
-    harness_start(&mut replay.chat, "tc-b", &id);
-    let call = {
-        let (host, id) = (host.clone(), id.clone());
-        tokio::spawn(async move {
-            host.call_tool(
-                chat_call(&id, "admin", json!({}), "tc-b"),
-                CancellationToken::new(),
-            )
-            .await
-        })
-    };
-    replay
-        .until("tc-b", "auth-required", |r| {
-            r.statuses.last().map(String::as_str) == Some("auth-required")
-        })
-        .await;
-    host.authenticate(AuthenticateArgs {
-        resource: resource.clone(),
-        token: "base-canary-token".into(),
-        expires_in: None,
-        scopes: None,
-    })
-    .await
-    .unwrap();
-    let err = call.await.unwrap().unwrap_err();
-    assert_eq!(err.code.as_str(), "auth_required");
-    replay
-        .until("tc-b", "completion", |r| {
-            r.statuses.last().map(String::as_str) == Some("completed")
-        })
-        .await;
-    assert_eq!(tool_call(&replay.chat, "tc-b")["success"], false);
-    assert_eq!(server.stats().await["forbidden"].as_u64(), Some(2));
-
-    // 2. The client cancels a call waiting in auth-required: a successful
-    // completion is refused, a failed one cancels it.
-    let mut replay2 = Replay {
-        statuses: Vec::new(),
-        chat: chat_with_active_turn(),
-        ..replay
-    };
-    harness_start(&mut replay2.chat, "tc-c", &id);
-    let call = {
-        let (host, id) = (host.clone(), id.clone());
-        tokio::spawn(async move {
-            host.call_tool(
-                chat_call(&id, "admin", json!({}), "tc-c"),
-                CancellationToken::new(),
-            )
-            .await
-        })
-    };
-    replay2
-        .until("tc-c", "auth-required", |r| {
-            r.statuses.last().map(String::as_str) == Some("auth-required")
-                && !r.input_needed().is_empty()
-        })
-        .await;
-    let origin: ActionOrigin =
-        serde_json::from_value(json!({"clientId": "ui", "clientSeq": 1})).unwrap();
-    let ok = json!({"type": "chat/toolCallComplete", "turnId": "turn-1", "toolCallId": "tc-c", "result": {"success": true, "pastTenseMessage": "done"}});
-    let echo = host.dispatch(ok, origin.clone()).unwrap();
-    assert!(
-        echo.rejection_reason.is_some(),
-        "a successful completion of an auth-required call is refused"
-    );
-    let cancel = json!({"type": "chat/toolCallComplete", "turnId": "turn-1", "toolCallId": "tc-c",
-                        "result": {"success": false, "pastTenseMessage": "Cancelled", "error": {"code": "cancelled", "message": "User declined to authenticate"}}});
-    let echo = host.dispatch(cancel, origin).unwrap();
-    assert_eq!(
-        (echo.channel.as_str(), echo.rejection_reason.is_none()),
-        (CHAT, true)
-    );
-    let err = call.await.unwrap().unwrap_err();
-    assert_eq!(err.code.as_str(), "cancelled");
-    replay2
-        .until("tc-c", "completion", |r| {
-            r.statuses.last().map(String::as_str) == Some("completed")
-                && r.input_needed().is_empty()
-        })
-        .await;
-    assert_eq!(replay2.statuses, ["auth-required", "completed"]);
-    assert_eq!(
-        tool_call(&replay2.chat, "tc-c")["error"]["code"],
-        "cancelled"
-    );
-    // The host emitted no completion of its own after the client's.
-    let completes = replay2
-        .chat_actions
-        .iter()
-        .filter(|e| matches!(e.action, StateAction::ChatToolCallComplete(_)) && e.origin.is_none())
-        .count();
-    assert_eq!(completes, 1, "only the first call's host completion");
-    assert!(server_ready(&host, &id));
-    drop(server.child);
-}
-
-/// How a test makes the paused call's server leave `ready`.
-enum Leave {
-    Stop,
-    ToggleOff,
-    Remove,
-}
-
-/// Issue 9: a chat tool call paused in `auth-required` on the step-up
-/// fixture, then the server leaves `ready` (`how`): in that step the
-/// input-needed entry is removed, the call completes as failed with `code`
-/// (before the server's state changes), `callTool` rejects with `code`, and
-/// a later `authenticate` for the resource is refused with `invalid_params`.
-async fn paused_call_settles_when(how: Leave, code: &str) {
-    let server = StepUpServer::start().await;
-    let (host, rx, _data) = new_host();
-    let (id, resource) = stepup_ready(&host, &server).await;
-    let mut replay = Replay::new(rx);
-    replay.drain("tc-l");
-    harness_start(&mut replay.chat, "tc-l", &id);
-    let call = {
-        let (host, id) = (host.clone(), id.clone());
-        tokio::spawn(async move {
-            host.call_tool(
-                chat_call(&id, "admin", json!({}), "tc-l"),
-                CancellationToken::new(),
-            )
-            .await
-        })
-    };
-    replay
-        .until("tc-l", "auth-required", |r| {
-            r.statuses.last().map(String::as_str) == Some("auth-required")
-                && !r.input_needed().is_empty()
-        })
-        .await;
-    let before = replay.types.len();
-    let origin: ActionOrigin =
-        serde_json::from_value(json!({"clientId": "ui", "clientSeq": 1})).unwrap();
-    match how {
-        Leave::Stop => {
-            let stop = json!({"type": "session/mcpServerStopRequested", "id": id});
-            host.dispatch(stop, origin).unwrap();
-        }
-        Leave::ToggleOff => {
-            let off = json!({"type": "session/customizationToggled", "id": id,
-                             "enablement": [{"kind": "session", "enabled": false}]});
-            host.dispatch(off, origin).unwrap();
-        }
-        Leave::Remove => host.remove(&id).await.unwrap(),
-    }
-    let err = tokio::time::timeout(WAIT, call)
-        .await
-        .expect("the paused call never ended");
-    assert_eq!(err.unwrap().unwrap_err().code.as_str(), code);
-    replay
-        .until("tc-l", "completion and the state change", |r| {
-            r.statuses.last().map(String::as_str) == Some("completed")
-                && r.types[before..].contains(&"session/mcpServerStateChanged".to_owned())
-        })
-        .await;
-    // Settled: no input-needed entry without a live wait, no call left
-    // auth-required on a server that waits for nothing.
-    assert_eq!(replay.statuses, ["auth-required", "completed"]);
-    assert!(
-        replay.input_needed().is_empty(),
-        "{:?}",
-        replay.input_needed()
-    );
-    assert!(host.state().input_needed.is_none_or(|n| n.is_empty()));
-    let done = tool_call(&replay.chat, "tc-l");
-    assert_eq!(
-        (done["success"].as_bool(), done["error"]["code"].as_str()),
-        (Some(false), Some(code))
-    );
-    // In the same step, in this order, before the state change.
-    let after: Vec<&str> = replay.types[before..]
-        .iter()
-        .map(String::as_str)
-        .filter(|t| !t.starts_with("session/customizationToggled") && !t.ends_with("StopRequested"))
-        .collect();
-    assert_eq!(
-        after[..2],
-        ["session/inputNeededRemoved", "chat/toolCallComplete"],
-        "{after:?}"
-    );
-    assert!(
-        after[2..].contains(&"session/mcpServerStateChanged"),
-        "{after:?}"
-    );
-    // Nobody waits for the resource any more.
-    let late = AuthenticateArgs {
-        resource,
-        token: "admin-canary-token".into(),
-        expires_in: None,
-        scopes: None,
-    };
-    let refused = host.authenticate(late).await.unwrap_err();
-    assert_eq!(refused.code.as_str(), "invalid_params");
-    assert_eq!(server.stats().await["calls"]["admin"].as_u64(), Some(0));
-    drop(server.child);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_stop_request_settles_the_paused_call() {
-    paused_call_settles_when(Leave::Stop, "server_stopped").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_toggle_off_settles_the_paused_call() {
-    paused_call_settles_when(Leave::ToggleOff, "server_disabled").await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_removal_settles_the_paused_call() {
-    paused_call_settles_when(Leave::Remove, "server_removed").await;
-}
-
-/// The server state of `id` as the replayed session shows it.
-fn replayed_server(session: &SessionState, id: &str) -> Value {
-    let server = ahp_mcp_host::session::mcp_servers(session)
-        .into_iter()
-        .find(|s| s.id == id)
-        .map(|s| serde_json::to_value(&s.state).unwrap());
-    server.unwrap_or(Value::Null)
-}
-
-/// Issue 9: a chat tool call whose pushed token expires mid-turn (the
-/// fixture's `EXPIRE_AFTER=1`: the token's second `tools/call` gets 401
-/// `invalid_token`) pauses in `auth-required` (reason `expired`) with a
-/// `toolAuthentication` input-needed entry while its server goes
-/// `authRequired` (`expired`); `authenticate` with a new token reconnects
-/// the server and the call completes; a refused token fails the next
-/// paused call with `auth_required`.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn an_expired_token_pauses_the_call_until_authenticate() {
-    let server = StepUpServer::start_with(&[("EXPIRE_AFTER", "1")]).await;
-    let (host, rx, _data) = new_host();
-    let (id, resource) = stepup_ready(&host, &server).await;
-    let read = original(&id, "read");
-    let first = host
-        .call_tool(read, CancellationToken::new())
-        .await
-        .unwrap();
-    assert_eq!(
-        first["content"][0]["text"], "read-ok",
-        "the token works once"
-    );
-    let mut replay = Replay::new(rx);
-    replay.drain("tc-e");
-    harness_start(&mut replay.chat, "tc-e", &id);
-    let call = {
-        let (host, id) = (host.clone(), id.clone());
-        tokio::spawn(async move {
-            host.call_tool(
-                chat_call(&id, "read", json!({}), "tc-e"),
-                CancellationToken::new(),
-            )
-            .await
-        })
-    };
-    replay
-        .until("tc-e", "auth-required and the server authRequired", |r| {
-            r.statuses.last().map(String::as_str) == Some("auth-required")
-                && !r.input_needed().is_empty()
-                && replayed_server(&r.session, &id)["kind"] == "authRequired"
-        })
-        .await;
-    let auth = tool_call(&replay.chat, "tc-e")["auth"].clone();
-    assert_eq!(auth["reason"], "expired");
-    assert_eq!(auth["resource"]["resource"], resource);
-    let needed = replay.input_needed();
-    assert_eq!(needed.len(), 1, "{needed:?}");
-    assert_eq!(needed[0]["kind"], "toolAuthentication");
-    assert_eq!(needed[0]["toolCall"]["toolCallId"], "tc-e");
-    assert_eq!(needed[0]["toolCall"]["auth"]["reason"], "expired");
-    let state = replayed_server(&replay.session, &id);
-    assert_eq!(state["reason"], "expired", "{state}");
-    assert!(!call.is_finished(), "the call is still in flight");
-    host.authenticate(AuthenticateArgs {
-        resource: resource.clone(),
-        token: "admin-canary-token".into(),
-        expires_in: None,
-        scopes: None,
-    })
-    .await
-    .unwrap();
-    assert!(server_ready(&host, &id), "authenticate resolves once ready");
-    let result = call.await.unwrap().unwrap();
-    assert_eq!(result["content"][0]["text"], "read-ok");
-    replay
-        .until("tc-e", "completion", |r| {
-            r.statuses.last().map(String::as_str) == Some("completed")
-        })
-        .await;
-    assert_eq!(replay.statuses, ["auth-required", "running", "completed"]);
-    assert_eq!(tool_call(&replay.chat, "tc-e")["success"], true);
-    assert!(
-        replay.input_needed().is_empty(),
-        "inputNeeded entry removed"
-    );
-    assert_eq!(replayed_server(&replay.session, &id)["kind"], "ready");
-    let stats = server.stats().await;
-    assert_eq!(stats["calls"]["read"].as_u64(), Some(2));
-    assert_eq!(stats["expired"].as_u64(), Some(1));
-
-    // The new token expires too; the expired one is refused on reconnect:
-    // the paused call fails with auth_required and nothing is left waiting.
-    let mut replay2 = Replay {
-        statuses: Vec::new(),
-        chat: chat_with_active_turn(),
-        ..replay
-    };
-    harness_start(&mut replay2.chat, "tc-f", &id);
-    let call = {
-        let (host, id) = (host.clone(), id.clone());
-        tokio::spawn(async move {
-            host.call_tool(
-                chat_call(&id, "read", json!({}), "tc-f"),
-                CancellationToken::new(),
-            )
-            .await
-        })
-    };
-    replay2
-        .until("tc-f", "auth-required", |r| {
-            r.statuses.last().map(String::as_str) == Some("auth-required")
-                && !r.input_needed().is_empty()
-        })
-        .await;
-    let refused = host
-        .authenticate(AuthenticateArgs {
-            resource,
-            token: "base-canary-token".into(),
-            expires_in: None,
-            scopes: None,
-        })
-        .await
-        .unwrap_err();
-    assert_eq!(refused.code.as_str(), "auth_required");
-    let err = call.await.unwrap().unwrap_err();
-    assert_eq!(err.code.as_str(), "auth_required");
-    replay2
-        .until("tc-f", "completion", |r| {
-            r.statuses.last().map(String::as_str) == Some("completed")
-                && r.input_needed().is_empty()
-        })
-        .await;
-    assert_eq!(replay2.statuses, ["auth-required", "completed"]);
-    let done = tool_call(&replay2.chat, "tc-f");
-    assert_eq!(
-        (done["success"].as_bool(), done["error"]["code"].as_str()),
-        (Some(false), Some("auth_required"))
-    );
-    assert_eq!(
-        replayed_server(&replay2.session, &id)["kind"],
-        "authRequired"
-    );
-    assert!(host.state().input_needed.is_none_or(|n| n.is_empty()));
-    let completes = replay2
-        .chat_actions
-        .iter()
-        .filter(|e| matches!(e.action, StateAction::ChatToolCallComplete(_)))
-        .count();
-    assert_eq!(completes, 2, "one completion per call");
-    for e in &replay2.chat_actions {
-        let text = serde_json::to_string(e).unwrap();
-        assert!(!text.contains("canary-token"), "token leaked: {text}");
-    }
-    drop(server.child);
-}
+#[path = "tool_call_actions/paused.rs"]
+mod paused;

@@ -22,12 +22,18 @@ pub type Files = BTreeMap<Vec<String>, FileItems>;
 pub struct FileItems {
     /// Names of its top-level items (and inline modules).
     defined: BTreeSet<String>,
-    /// `pub use` names → the absolute path they re-export.
+    /// `use` names (re-exports and private imports) → the absolute path
+    /// they stand for.
     named: BTreeMap<String, Vec<String>>,
-    /// `pub use m::*` → the absolute module path `m`.
+    /// `use m::*` (public or not) → the absolute module path `m`.
     globs: Vec<Vec<String>>,
     /// Every path it uses outside tests, absolute.
     pub uses: Vec<Vec<String>>,
+    /// The first segments of the relative paths it uses outside tests
+    /// (`Phase` of `Phase::new()`): those that a `use` of the file brings
+    /// in (a re-export it also uses itself, a name of a glob import) are
+    /// edges too ([`graph`]).
+    bare: BTreeSet<String>,
 }
 
 /// `segments` as an absolute module path, seen from module `here`; `None`
@@ -50,7 +56,13 @@ fn absolute(
                 rest = &rest[1..];
             }
         }
-        "self" => rest = &rest[1..],
+        "self" => {
+            rest = &rest[1..];
+            while rest.first().map(String::as_str) == Some("super") {
+                base.pop();
+                rest = &rest[1..];
+            }
+        }
         // A one-segment path (a local, a field) names no child module.
         _ if rest.len() < 2 => return None,
         first => {
@@ -82,9 +94,11 @@ pub fn read() -> Files {
             modules: &modules,
             inline: Vec::new(),
             found: Vec::new(),
+            bare: BTreeSet::new(),
         };
         refs.visit_file(&file);
         items.uses = refs.found;
+        items.bare = refs.bare;
         files.insert(here, items);
     }
     files
@@ -107,7 +121,9 @@ fn collect(
         syn::Item::Trait(i) => Some(i.ident.to_string()),
         syn::Item::Mod(i) if i.content.is_some() => Some(i.ident.to_string()),
         syn::Item::Macro(i) => i.ident.as_ref().map(ToString::to_string),
-        syn::Item::Use(u) if !matches!(u.vis, syn::Visibility::Inherited) => {
+        // Every `use`, private ones too: a private `use` in a module is
+        // visible to its descendants (`crate::X` through a `use` in lib.rs).
+        syn::Item::Use(u) if !is_cfg_test(&u.attrs) => {
             for (path, alias, glob) in use_paths(&u.tree) {
                 let Some(target) = absolute(here, &path, modules) else {
                     continue;
@@ -133,10 +149,17 @@ struct Paths<'a> {
     modules: &'a BTreeSet<Vec<String>>,
     inline: Vec<String>,
     found: Vec<Vec<String>>,
+    bare: BTreeSet<String>,
 }
 
 impl Paths<'_> {
     fn add(&mut self, segments: &[String]) {
+        // A name a `use` of this file brought in (`Phase`, `Phase::new`).
+        if let Some(first) = segments.first() {
+            if !matches!(first.as_str(), "crate" | "super" | "self") {
+                self.bare.insert(first.clone());
+            }
+        }
         let here: Vec<String> = self.here.iter().chain(&self.inline).cloned().collect();
         if let Some(path) = absolute(&here, segments, self.modules) {
             self.found.push(path);
@@ -178,6 +201,108 @@ impl<'ast> Visit<'ast> for Paths<'_> {
         self.add(&segments);
         syn::visit::visit_path(self, p);
     }
+    // Macro arguments (`format!(…)`, `matches!(…)`, item macros) are tokens
+    // to syn: the paths in them are read from the tokens.
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        for path in token_paths(m.tokens.clone()) {
+            self.add(&path);
+        }
+        syn::visit::visit_macro(self, m);
+    }
+    // A path in an attribute's string (`#[serde(with = "crate::a::b")]`).
+    fn visit_attribute(&mut self, a: &'ast syn::Attribute) {
+        for path in attribute_string_paths(a) {
+            self.add(&path);
+        }
+    }
+}
+
+/// The paths (`a::b::c`, at least one `::`, and one-segment names) written
+/// in `tokens`, groups included.
+pub fn token_paths(tokens: proc_macro2::TokenStream) -> Vec<Vec<String>> {
+    use proc_macro2::{Spacing, TokenTree};
+    let mut out = Vec::new();
+    let mut cur: Vec<String> = Vec::new();
+    let mut colons = 0;
+    let flush = |cur: &mut Vec<String>, out: &mut Vec<Vec<String>>| {
+        if !cur.is_empty() {
+            out.push(std::mem::take(cur));
+        }
+    };
+    for tree in tokens {
+        match tree {
+            TokenTree::Ident(i) => {
+                if colons != 2 {
+                    flush(&mut cur, &mut out);
+                }
+                cur.push(i.to_string());
+                colons = 0;
+            }
+            TokenTree::Punct(p) if p.as_char() == ':' && !cur.is_empty() => {
+                colons = match (colons, p.spacing()) {
+                    (0, Spacing::Joint) => 1,
+                    (1, _) => 2,
+                    _ => {
+                        flush(&mut cur, &mut out);
+                        0
+                    }
+                };
+            }
+            TokenTree::Group(g) => {
+                flush(&mut cur, &mut out);
+                colons = 0;
+                out.extend(token_paths(g.stream()));
+            }
+            _ => {
+                flush(&mut cur, &mut out);
+                colons = 0;
+            }
+        }
+    }
+    flush(&mut cur, &mut out);
+    out
+}
+
+/// The paths written as string literals in attribute `a` (`"crate::…"`,
+/// `"super::…"`, `"self::…"`).
+fn attribute_string_paths(a: &syn::Attribute) -> Vec<Vec<String>> {
+    fn strings(tokens: proc_macro2::TokenStream, out: &mut Vec<String>) {
+        for tree in tokens {
+            match tree {
+                proc_macro2::TokenTree::Literal(l) => {
+                    if let syn::Lit::Str(s) = syn::Lit::new(l) {
+                        out.push(s.value());
+                    }
+                }
+                proc_macro2::TokenTree::Group(g) => strings(g.stream(), out),
+                _ => {}
+            }
+        }
+    }
+    let mut found = Vec::new();
+    match &a.meta {
+        syn::Meta::List(list) => strings(list.tokens.clone(), &mut found),
+        syn::Meta::NameValue(nv) => {
+            if let syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) = &nv.value
+            {
+                found.push(s.value());
+            }
+        }
+        syn::Meta::Path(_) => {}
+    }
+    found
+        .iter()
+        .filter(|s| {
+            ["crate::", "super::", "self::"]
+                .iter()
+                .any(|p| s.starts_with(p))
+        })
+        .filter_map(|s| syn::parse_str::<syn::Path>(s).ok())
+        .map(|p| p.segments.iter().map(|s| s.ident.to_string()).collect())
+        .collect()
 }
 
 /// The file that defines what absolute `path` names (following re-exports,
@@ -202,11 +327,7 @@ pub fn defining_file(files: &Files, path: &[String]) -> Option<Vec<String>> {
             path = next;
             continue;
         }
-        let glob = items.globs.iter().find(|g| {
-            files
-                .get(*g)
-                .is_some_and(|f| f.defined.contains(name) || f.named.contains_key(name))
-        });
+        let glob = items.globs.iter().find(|g| provides(files, g, name, 8));
         match glob {
             Some(g) => {
                 let mut next = g.clone();
@@ -219,6 +340,33 @@ pub fn defining_file(files: &Files, path: &[String]) -> Option<Vec<String>> {
     None
 }
 
+/// Whether module `module` defines `name` or brings it in through a `use`
+/// (globs followed at most `depth` deep).
+fn provides(files: &Files, module: &[String], name: &str, depth: usize) -> bool {
+    let Some(f) = files.get(module) else {
+        return false;
+    };
+    f.defined.contains(name)
+        || f.named.contains_key(name)
+        || (depth > 0 && f.globs.iter().any(|g| provides(files, g, name, depth - 1)))
+}
+
+/// The absolute paths that the one-segment names a file uses stand for,
+/// through its own `use`s: a re-export it uses itself, a glob import.
+fn bare_uses(files: &Files, items: &FileItems) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for name in &items.bare {
+        if let Some(target) = items.named.get(name) {
+            out.push(target.clone());
+        } else if let Some(g) = items.globs.iter().find(|g| provides(files, g, name, 8)) {
+            let mut path = g.clone();
+            path.push(name.clone());
+            out.push(path);
+        }
+    }
+    out
+}
+
 /// `file → files it uses`, each edge resolved by [`defining_file`], self
 /// edges left out, and so are the edges of a module's root file to its own
 /// submodules' files: the root declares them and may use them, the way a
@@ -227,9 +375,8 @@ pub fn defining_file(files: &Files, path: &[String]) -> Option<Vec<String>> {
 pub fn graph(files: &Files) -> BTreeMap<Vec<String>, BTreeSet<Vec<String>>> {
     let mut graph = BTreeMap::new();
     for (module, items) in files {
-        let edges: BTreeSet<Vec<String>> = items
-            .uses
-            .iter()
+        let bare = bare_uses(files, items);
+        let edges: BTreeSet<Vec<String>> = (items.uses.iter().chain(&bare))
             .filter_map(|p| defining_file(files, p))
             .filter(|target| target != module && !target.starts_with(module))
             .collect();

@@ -51,24 +51,90 @@ fn no_file_circle_inside_a_top_level_module() {
     assert!(circles.is_empty(), "file circles: {circles:#?}");
 }
 
-/// The first segment of every `ahp_mcp_host::…` path in `file`.
-struct CoreUses(BTreeSet<String>);
+/// Every `ahp_mcp_host::…` path in a file, without the crate's name: in
+/// `use`s, in code and in macro arguments (`format!(…)`).
+struct CoreUses(BTreeSet<Vec<String>>);
+
+impl CoreUses {
+    fn add(&mut self, path: &[String]) {
+        if path.first().map(String::as_str) == Some("ahp_mcp_host") && path.len() > 1 {
+            self.0.insert(path[1..].to_vec());
+        }
+    }
+}
 
 impl<'ast> Visit<'ast> for CoreUses {
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
         for (path, _, _) in super::use_paths(&u.tree) {
-            if path.first().map(String::as_str) == Some("ahp_mcp_host") {
-                self.0.extend(path.get(1).cloned());
-            }
+            self.add(&path);
         }
     }
     fn visit_path(&mut self, p: &'ast syn::Path) {
-        let mut segments = p.segments.iter().map(|s| s.ident.to_string());
-        if segments.next().as_deref() == Some("ahp_mcp_host") {
-            self.0.extend(segments.next());
-        }
+        let segments: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
+        self.add(&segments);
         syn::visit::visit_path(self, p);
     }
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        for path in files::token_paths(m.tokens.clone()) {
+            self.add(&path);
+        }
+        syn::visit::visit_macro(self, m);
+    }
+}
+
+/// Whether `attrs` hold `#[doc(hidden)]`.
+fn hidden(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("doc") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "hidden")
+    })
+}
+
+/// The absolute paths of the core's `#[doc(hidden)]` items (top-level
+/// items of its files and of their inline modules, `pub use`s included):
+/// public to the compiler, not part of the API.
+fn hidden_items() -> BTreeSet<Vec<String>> {
+    fn walk(module: &[String], items: &[syn::Item], out: &mut BTreeSet<Vec<String>>) {
+        for item in items {
+            let (attrs, names): (&[syn::Attribute], Vec<String>) = match item {
+                syn::Item::Fn(i) => (&i.attrs, vec![i.sig.ident.to_string()]),
+                syn::Item::Struct(i) => (&i.attrs, vec![i.ident.to_string()]),
+                syn::Item::Enum(i) => (&i.attrs, vec![i.ident.to_string()]),
+                syn::Item::Const(i) => (&i.attrs, vec![i.ident.to_string()]),
+                syn::Item::Static(i) => (&i.attrs, vec![i.ident.to_string()]),
+                syn::Item::Type(i) => (&i.attrs, vec![i.ident.to_string()]),
+                syn::Item::Trait(i) => (&i.attrs, vec![i.ident.to_string()]),
+                syn::Item::Mod(i) => {
+                    if let Some((_, inner)) = &i.content {
+                        let mut inside = module.to_vec();
+                        inside.push(i.ident.to_string());
+                        walk(&inside, inner, out);
+                    }
+                    (&i.attrs, vec![i.ident.to_string()])
+                }
+                syn::Item::Use(u) => (
+                    &u.attrs,
+                    super::use_paths(&u.tree)
+                        .into_iter()
+                        .filter_map(|(_, n, _)| n)
+                        .collect(),
+                ),
+                _ => continue,
+            };
+            if hidden(attrs) {
+                for name in names {
+                    let mut path = module.to_vec();
+                    path.push(name);
+                    out.insert(path);
+                }
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    for path in super::src_files() {
+        let (_, file) = parse(&path);
+        walk(&super::module_path(&path), &file.items, &mut out);
+    }
+    out
 }
 
 /// What `lib.rs` makes public: `pub mod`s not `#[doc(hidden)]`, and the
@@ -76,11 +142,6 @@ impl<'ast> Visit<'ast> for CoreUses {
 fn public_api() -> BTreeSet<String> {
     let lib = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/lib.rs");
     let (_, file) = parse(&lib);
-    let hidden = |attrs: &[syn::Attribute]| {
-        attrs.iter().any(|a| {
-            a.path().is_ident("doc") && a.parse_args::<syn::Ident>().is_ok_and(|i| i == "hidden")
-        })
-    };
     let mut api = BTreeSet::new();
     for item in &file.items {
         match item {
@@ -89,7 +150,9 @@ fn public_api() -> BTreeSet<String> {
             {
                 api.insert(m.ident.to_string());
             }
-            syn::Item::Use(u) if matches!(u.vis, syn::Visibility::Public(_)) => {
+            syn::Item::Use(u)
+                if matches!(u.vis, syn::Visibility::Public(_)) && !hidden(&u.attrs) =>
+            {
                 api.extend(
                     super::use_paths(&u.tree)
                         .into_iter()
@@ -109,15 +172,19 @@ fn the_binding_crate_uses_only_the_public_api_of_the_core() {
         api.contains("host") && !api.contains("fuzzing"),
         "public API: {api:?}"
     );
+    let hidden = hidden_items();
     let mut outside = Vec::new();
     let mut used = BTreeSet::new();
     for path in rs_files("binding/src") {
         let (_, file) = parse(&path);
         let mut uses = CoreUses(BTreeSet::new());
         uses.visit_file(&file);
-        for name in uses.0 {
-            if !api.contains(&name) {
-                outside.push(format!("{}: ahp_mcp_host::{name}", shown(&path)));
+        for core_path in uses.0 {
+            let name = core_path[0].clone();
+            let is_hidden = (1..=core_path.len()).any(|n| hidden.contains(&core_path[..n]));
+            if !api.contains(&name) || is_hidden {
+                let shown_path = core_path.join("::");
+                outside.push(format!("{}: ahp_mcp_host::{shown_path}", shown(&path)));
             }
             used.insert(name);
         }
@@ -168,6 +235,11 @@ fn documented_layers() -> Vec<String> {
     let doc =
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md"))
             .expect("read docs/architecture.md");
+    assert_eq!(
+        doc.matches("```layers\n").count(),
+        1,
+        "docs/architecture.md must have exactly one ```layers block"
+    );
     let start = doc
         .find("```layers\n")
         .expect("docs/architecture.md has a ```layers block")
