@@ -90,7 +90,12 @@ impl NativeHost {
         F: Future<Output = HostResult<T>> + Send + 'static,
     {
         let registered = self.cancels.register(id);
-        let command = command(registered.token.clone());
+        // On the heap at once: a request's future (a whole `callTool` state
+        // machine) is large, and each move of it by value (into this task's
+        // future, into `spawn`, into the runtime's task cell) was a memmove
+        // on the JS thread; a box moves as a pointer (docs/benchmark.md,
+        // "Issue 28").
+        let command = Box::pin(command(registered.token.clone()));
         let sink = self.sink.clone();
         napi::bindgen_prelude::spawn(async move {
             let response = run(command).await;

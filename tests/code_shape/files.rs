@@ -119,7 +119,8 @@ fn collect(
         syn::Item::Static(i) => Some(i.ident.to_string()),
         syn::Item::Type(i) => Some(i.ident.to_string()),
         syn::Item::Trait(i) => Some(i.ident.to_string()),
-        syn::Item::Mod(i) if i.content.is_some() => Some(i.ident.to_string()),
+        // Inline or not: `use crate::*` then `supervisor::…` names it.
+        syn::Item::Mod(i) => Some(i.ident.to_string()),
         syn::Item::Macro(i) => i.ident.as_ref().map(ToString::to_string),
         // Every `use`, private ones too: a private `use` in a module is
         // visible to its descendants (`crate::X` through a `use` in lib.rs).

@@ -52,13 +52,41 @@ fn no_file_circle_inside_a_top_level_module() {
 }
 
 /// Every `ahp_mcp_host::…` path in a file, without the crate's name: in
-/// `use`s, in code and in macro arguments (`format!(…)`).
-struct CoreUses(BTreeSet<Vec<String>>);
+/// `use`s, in code and in macro arguments (`format!(…)`), and the paths
+/// through a name the file imported from the core (`use
+/// ahp_mcp_host::host;` then `host::x`).
+struct CoreUses(BTreeSet<Vec<String>>, BTreeMap<String, Vec<String>>);
 
 impl CoreUses {
+    /// A file's core paths (two passes: its imports, then its paths).
+    fn of(file: &syn::File) -> BTreeSet<Vec<String>> {
+        let mut imports = BTreeMap::new();
+        for item in &file.items {
+            if let syn::Item::Use(u) = item {
+                for (path, alias, glob) in super::use_paths(&u.tree) {
+                    if let (Some(alias), false) = (alias, glob) {
+                        if path.first().map(String::as_str) == Some("ahp_mcp_host") {
+                            imports.insert(alias, path[1..].to_vec());
+                        }
+                    }
+                }
+            }
+        }
+        let mut uses = CoreUses(BTreeSet::new(), imports);
+        uses.visit_file(file);
+        uses.0
+    }
+
     fn add(&mut self, path: &[String]) {
-        if path.first().map(String::as_str) == Some("ahp_mcp_host") && path.len() > 1 {
+        let Some(first) = path.first() else {
+            return;
+        };
+        if first == "ahp_mcp_host" && path.len() > 1 {
             self.0.insert(path[1..].to_vec());
+        } else if let Some(imported) = self.1.get(first).filter(|i| !i.is_empty()) {
+            let mut full = imported.clone();
+            full.extend(path[1..].iter().cloned());
+            self.0.insert(full);
         }
     }
 }
@@ -177,9 +205,7 @@ fn the_binding_crate_uses_only_the_public_api_of_the_core() {
     let mut used = BTreeSet::new();
     for path in rs_files("binding/src") {
         let (_, file) = parse(&path);
-        let mut uses = CoreUses(BTreeSet::new());
-        uses.visit_file(&file);
-        for core_path in uses.0 {
+        for core_path in CoreUses::of(&file) {
             let name = core_path[0].clone();
             let is_hidden = (1..=core_path.len()).any(|n| hidden.contains(&core_path[..n]));
             if !api.contains(&name) || is_hidden {
