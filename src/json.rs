@@ -1,7 +1,8 @@
 //! Generic JSON helpers, in one home: the type word used in messages, the
 //! serialized size of a value without building its text, its depth and
 //! member count (stopping early at the bounds), the result bound check of
-//! `limits.rs`, and cutting text on a UTF-8 character boundary.
+//! `limits.rs` (on a tree, or on a document's text: [`text`]), and cutting
+//! text on a UTF-8 character boundary.
 //!
 //! Key order: `serde_json` is built with `preserve_order` (Cargo.toml), so
 //! a parsed object keeps the order its sender wrote and serializes in that
@@ -17,6 +18,10 @@ use serde_json::Value;
 
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::Limits;
+
+mod text;
+
+pub use text::{check_text_bounds, JsonText};
 
 /// The JSON type of `value` as a word for messages: `"null"`, `"boolean"`,
 /// `"number"`, `"string"`, `"array"` or `"object"`.

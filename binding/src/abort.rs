@@ -25,14 +25,14 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use ahp_mcp_host::error::{ErrorCode, HostError, HostResult};
-use ahp_mcp_host::host::{CallTool, OnProgress, Progress};
+use ahp_mcp_host::host::{CallTool, JsonText, OnProgress, Progress};
 use napi_derive::napi;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 use super::options::{JsAuthorizeArgs, JsCallToolArgs};
-use super::{parse, run, JsSink, NativeHost};
+use super::{failure, parse, run, JsSink, NativeHost};
 
 /// The cancellation tokens of the abortable requests in flight, by JS request id.
 #[derive(Clone, Default)]
@@ -89,6 +89,19 @@ impl NativeHost {
         T: Serialize,
         F: Future<Output = HostResult<T>> + Send + 'static,
     {
+        self.answer_later(id, |token| {
+            let answering = command(token);
+            async move { response_item(id, &run(answering).await) }
+        });
+    }
+
+    /// Registers request `id` now and runs `command` (given its token) on
+    /// the async runtime; the `response` item it resolves to goes to the
+    /// event outbox.
+    fn answer_later<F>(&self, id: u32, command: impl FnOnce(CancellationToken) -> F)
+    where
+        F: Future<Output = String> + Send + 'static,
+    {
         let registered = self.cancels.register(id);
         // On the heap at once: a request's future (a whole `callTool` state
         // machine) is large, and each move of it by value (into this task's
@@ -98,9 +111,9 @@ impl NativeHost {
         let command = Box::pin(command(registered.token.clone()));
         let sink = self.sink.clone();
         napi::bindgen_prelude::spawn(async move {
-            let response = run(command).await;
+            let item = command.await;
             drop(registered);
-            sink.push(response_item(id, &response));
+            sink.push(item);
         });
     }
 }
@@ -112,6 +125,29 @@ fn response_item(request_id: u32, response: &str) -> String {
     format!(
         r#"{{"event":"response","payload":{{"requestId":{request_id},"response":{response}}}}}"#
     )
+}
+
+/// [`response_item`] of a request answered with a JSON text: the envelope
+/// `{"ok":true,"value":<text>}` written around the text in one buffer
+/// (the text is copied once, not encoded again).
+fn text_response_item(request_id: u32, answer: HostResult<JsonText>) -> String {
+    let text = match answer {
+        Ok(text) => text,
+        Err(e) => return response_item(request_id, &failure(&e)),
+    };
+    let id = request_id.to_string();
+    let (head, mid, tail) = (
+        r#"{"event":"response","payload":{"requestId":"#,
+        r#","response":{"ok":true,"value":"#,
+        "}}}",
+    );
+    let text = text.as_str();
+    let mut item =
+        String::with_capacity(head.len() + id.len() + mid.len() + text.len() + tail.len());
+    for part in [head, &id, mid, text, tail] {
+        item.push_str(part);
+    }
+    item
 }
 
 /// Runs `work` until it ends or `token` is cancelled (then `cancelled`;
@@ -168,10 +204,13 @@ impl NativeHost {
         let host = self.host.clone();
         let on_progress =
             (with_progress == Some(true)).then(|| progress_to(self.sink.clone(), request_id));
-        self.abortable(request_id, |token| async move {
-            let args = parse::<JsCallToolArgs>("options", &args_json)?;
-            host.call_tool_with(CallTool::try_from(args)?, token, on_progress)
-                .await
+        self.answer_later(request_id, |token| async move {
+            let answer = async {
+                let args = parse::<JsCallToolArgs>("options", &args_json)?;
+                host.call_tool_json(CallTool::try_from(args)?, token, on_progress)
+                    .await
+            };
+            text_response_item(request_id, answer.await)
         })
     }
 

@@ -48,22 +48,24 @@ pub struct ResolvedTool {
 #[derive(Default)]
 struct Snapshot {
     entries: Arc<Vec<Arc<CatalogueEntry>>>,
-    index: OnceLock<HashMap<(String, String), usize>>,
+    /// Server id → original tool name → index in `entries` (looked up by
+    /// `&str`, with no key built per call).
+    index: OnceLock<HashMap<String, HashMap<String, usize>>>,
 }
 
 impl Snapshot {
     /// The digest the caller read for `tool` of `server`, if it read one.
-    fn digest(&self, server: &str, tool: &str) -> Option<String> {
+    fn digest(&self, server: &str, tool: &str) -> Option<&str> {
         let index = self.index.get_or_init(|| {
-            self.entries
-                .iter()
-                .enumerate()
-                .map(|(i, e)| ((e.customization_id.clone(), e.tool.tool_name.clone()), i))
-                .collect()
+            let mut index: HashMap<String, HashMap<String, usize>> = HashMap::new();
+            for (i, e) in self.entries.iter().enumerate() {
+                (index.entry(e.customization_id.clone()).or_default())
+                    .insert(e.tool.tool_name.clone(), i);
+            }
+            index
         });
-        index
-            .get(&(server.to_owned(), tool.to_owned()))
-            .map(|&i| self.entries[i].tool.digest.clone())
+        let &i = index.get(server)?.get(tool)?;
+        Some(self.entries[i].tool.digest.as_str())
     }
 }
 
@@ -101,7 +103,7 @@ impl ReadCatalogue {
     pub fn resolve(
         &self,
         catalogue: &RwLock<Catalogue>,
-        target: &ToolRef,
+        target: ToolRef,
         digest: Option<&str>,
     ) -> HostResult<ResolvedTool> {
         let catalogue = catalogue.read().unwrap_or_else(PoisonError::into_inner);
@@ -109,8 +111,8 @@ impl ReadCatalogue {
             ToolRef::Original {
                 server_id,
                 tool_name,
-            } => (server_id.clone(), tool_name.clone()),
-            ToolRef::Catalogue(name) => match catalogue.by_model_name(name) {
+            } => (server_id, tool_name),
+            ToolRef::Catalogue(name) => match catalogue.by_model_name(&name) {
                 Some(e) => (e.customization_id.clone(), e.tool.tool_name.clone()),
                 None => {
                     return Err(HostError::new(
@@ -153,18 +155,15 @@ impl ReadCatalogue {
     ) -> HostResult<Option<String>> {
         let listed = catalogue.server(server);
         let listed = listed.as_ref().and_then(|st| st.get(tool));
-        let now = listed.map(|t| t.digest.clone());
+        let now = listed.map(|t| t.digest.as_str());
         let title = listed.and_then(|t| t.display_title().map(str::to_owned));
-        let expected = match digest {
-            Some(d) => Some(d.to_owned()),
-            None => self.last().digest(server, tool),
-        };
-        let Some(expected) = expected else {
+        let last = self.last();
+        let Some(expected) = digest.or_else(|| last.digest(server, tool)) else {
             return Ok(title);
         };
-        let (reason, what) = match &now {
+        let (reason, what) = match now {
             None => (StaleReason::Removed, "removed"),
-            Some(d) if *d != expected => (StaleReason::Changed, "changed"),
+            Some(d) if d != expected => (StaleReason::Changed, "changed"),
             Some(_) => return Ok(title),
         };
         Err(HostError::new(
@@ -231,7 +230,7 @@ mod tests {
         let c = catalogue(&[("echo", "v1")]);
         let view = ReadCatalogue::default();
         let name = c.read().unwrap().entries()[0].name.clone();
-        let resolved = view.resolve(&c, &ToolRef::Catalogue(name), None).unwrap();
+        let resolved = view.resolve(&c, ToolRef::Catalogue(name), None).unwrap();
         assert_eq!(
             resolved,
             ResolvedTool {
@@ -240,7 +239,7 @@ mod tests {
                 title: Some("echo title".into()),
             }
         );
-        let missing = view.resolve(&c, &ToolRef::Catalogue("nope".into()), None);
+        let missing = view.resolve(&c, ToolRef::Catalogue("nope".into()), None);
         let e = missing.unwrap_err();
         assert_eq!(e.code, ErrorCode::NotFound);
         assert_eq!(e.detail.data().unwrap()["reason"], "removed");
@@ -253,7 +252,7 @@ mod tests {
         let tools = ServerTools::build("srv", raw, &Limits::default()).unwrap();
         c.set_server("srv", Some(Arc::new(tools)));
         let view = ReadCatalogue::default();
-        let resolved = view.resolve(&RwLock::new(c), &original("browser_tabs"), None);
+        let resolved = view.resolve(&RwLock::new(c), original("browser_tabs"), None);
         assert_eq!(resolved.unwrap().title.as_deref(), Some("Manage tabs"));
     }
 
@@ -262,9 +261,9 @@ mod tests {
         let c = catalogue(&[("echo", "v1")]);
         let view = ReadCatalogue::default();
         view.read(&c);
-        assert!(view.resolve(&c, &original("echo"), None).is_ok());
+        assert!(view.resolve(&c, original("echo"), None).is_ok());
         set(&mut c.write().unwrap(), &[("echo", "v2")]);
-        let e = view.resolve(&c, &original("echo"), None).unwrap_err();
+        let e = view.resolve(&c, original("echo"), None).unwrap_err();
         assert_eq!(stale_reason(&e), "changed");
         let data = e.detail.data().unwrap();
         assert_eq!(
@@ -273,7 +272,7 @@ mod tests {
         );
         view.read(&c);
         assert!(
-            view.resolve(&c, &original("echo"), None).is_ok(),
+            view.resolve(&c, original("echo"), None).is_ok(),
             "read again"
         );
     }
@@ -284,7 +283,7 @@ mod tests {
         let view = ReadCatalogue::default();
         view.read(&c);
         set(&mut c.write().unwrap(), &[("echo", "v1")]);
-        let e = view.resolve(&c, &original("gone"), None).unwrap_err();
+        let e = view.resolve(&c, original("gone"), None).unwrap_err();
         assert_eq!(stale_reason(&e), "removed");
     }
 

@@ -37,7 +37,7 @@ mod serve;
 
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::PoisonError;
+use std::sync::{Arc, PoisonError};
 
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
@@ -200,7 +200,10 @@ impl Host {
     }
 
     /// The open channel `incoming` names and its server's live connection.
-    fn channel_target(&self, incoming: &Incoming) -> Result<(ChannelRef, Session), Box<Refuse>> {
+    fn channel_target(
+        &self,
+        incoming: &Incoming,
+    ) -> Result<(ChannelRef, Arc<Session>), Box<Refuse>> {
         let uri = &incoming.channel;
         let not_ready = |what: String| {
             Refuse::new(
@@ -230,7 +233,7 @@ impl Host {
         &self,
         incoming: Incoming,
         target: &ChannelRef,
-        conn: Session,
+        conn: Arc<Session>,
         route: Route,
     ) -> Result<ChannelTask, Box<Refuse>> {
         let id = incoming.id.clone().unwrap_or(Value::Null);

@@ -25,6 +25,7 @@
 //! `limit_exceeded` (pages, cursor, `maxListItems`, or `maxResultBytes` for
 //! the result or for all items of a list together) or `disposed`.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
@@ -41,7 +42,7 @@ impl Host {
     ///
     /// # Errors
     /// `not_found`, `server_not_ready`, `disposed`.
-    pub(super) fn ready_connection(&self, server_id: &str) -> HostResult<Session> {
+    pub(super) fn ready_connection(&self, server_id: &str) -> HostResult<Arc<Session>> {
         self.check_live()?;
         let handle = self.server(server_id)?;
         handle.live.session().ok_or_else(|| {

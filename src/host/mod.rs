@@ -111,6 +111,8 @@ pub use options::{
 };
 pub use tools::{CallTool, ChatCall, OnProgress, ToolRef};
 
+/// A `CallToolResult` as JSON text ([`Host::call_tool_json`]).
+pub use crate::json::JsonText;
 /// One progress notification of a `callTool`, as an [`OnProgress`] listener
 /// receives it (the binding turns it into a JS `progress` item).
 pub use crate::mcp::tool_call::Progress;

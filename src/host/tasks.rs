@@ -348,7 +348,7 @@ impl TaskJournal for CallJournal {
 /// be completed by it: an AHP client cancelled it (its echo completed it),
 /// or the host was disposed while the task was outstanding (left for a
 /// later host).
-pub(super) fn settled(options: &TaskOptions, result: &HostResult<Value>) -> bool {
+pub(super) fn settled<T>(options: &TaskOptions, result: &HostResult<T>) -> bool {
     let Some(journal) = options.journal.as_ref() else {
         return false;
     };

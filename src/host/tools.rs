@@ -7,9 +7,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, PoisonError};
 use std::time::Duration;
 
-use ahp_types::state::McpServerAuthRequiredState;
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
+
+mod failures;
+
+use failures::{is_refused_token, paused_requirement, report_unusable};
 
 use super::Host;
 use crate::apps::capabilities::{call_ui, CallUi};
@@ -17,11 +20,11 @@ use crate::auth::step_up::{AuthWaitEnd, CallKey, Shown};
 use crate::catalogue::{CatalogueEntry, ToolDiagnostic};
 use crate::chat::input_publisher::ChatCallInputs;
 use crate::chat::{self, ChatContext};
-use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult};
+use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel};
+use crate::json::JsonText;
 use crate::mcp::tool_call::{CallRequest, Progress};
-use crate::mcp::TransportSpec;
-use crate::supervisor::{Command, HostShared, ServerHandle};
+use crate::supervisor::{HostShared, ServerHandle};
 
 pub use crate::catalogue::read_view::ToolRef;
 
@@ -239,13 +242,28 @@ impl Host {
         cancel: CancellationToken,
         on_progress: Option<OnProgress>,
     ) -> HostResult<Value> {
+        self.call_tool_json(call, cancel, on_progress)
+            .await?
+            .to_value()
+    }
+
+    /// [`Host::call_tool_with`], resolving to the `CallToolResult` as its
+    /// JSON text ([`JsonText`]): the server's result encoded once, for a
+    /// caller that passes it on as text (the JS binding) rather than
+    /// reading it.
+    ///
+    /// # Errors
+    /// Those of [`Host::call_tool`].
+    pub async fn call_tool_json(
+        &self,
+        call: CallTool,
+        cancel: CancellationToken,
+        on_progress: Option<OnProgress>,
+    ) -> HostResult<JsonText> {
         self.check_live()?;
         let publisher = self.shared.publisher();
-        let tool = (self.read_view).resolve(
-            publisher.catalogue(),
-            &call.target,
-            call.digest.as_deref(),
-        )?;
+        let tool =
+            (self.read_view).resolve(publisher.catalogue(), call.target, call.digest.as_deref())?;
         let handle = self.server(&tool.server_id)?;
         let ctx = call.chat.as_ref().map(|c| {
             let meta = self.app_call_meta(&tool.server_id, &tool.tool_name);
@@ -302,7 +320,11 @@ impl Host {
         let completed =
             end.completed.load(Ordering::SeqCst) || super::tasks::settled(&task, &result);
         if let Some(ctx) = ctx.as_ref().filter(|_| !completed) {
-            publisher.emit_on(&ctx.chat, chat::complete_action(ctx, &display, &result));
+            let shown = result
+                .as_ref()
+                .map_err(HostError::clone)
+                .and_then(JsonText::to_value);
+            publisher.emit_on(&ctx.chat, chat::complete_action(ctx, &display, &shown));
         }
         match &result {
             // A refused token paused the call and already told the actor.
@@ -360,7 +382,7 @@ impl Host {
         (ctx, display): (Option<&ChatContext>, &str),
         end: &CallEnd,
         listener: Option<&OnProgress>,
-    ) -> HostResult<Value> {
+    ) -> HostResult<JsonText> {
         let mut paused = false;
         loop {
             let shared = &self.shared;
@@ -377,7 +399,7 @@ impl Host {
             };
             let bounds = (self.shared.limits(), cancel.clone());
             let result = (handle.live)
-                .call_tool(&handle.id, req.clone(), bounds, &mut on_progress)
+                .call_tool(&handle.id, &req, bounds, &mut on_progress)
                 .await;
             let pause = match &result {
                 Err(e) if e.is_step_up() => Some(None),
@@ -520,63 +542,4 @@ struct CallEnd {
     /// The server's actor was already told the connection failed (a refused
     /// token paused the call), so `call_tool` does not tell it again.
     reported: AtomicBool,
-}
-
-/// A 401 on a request: the server refused the token (a challenge that is
-/// not a step-up), MCP 2025-11-25 "Authorization" / RFC 6750 §3.1
-/// `invalid_token`.
-fn is_refused_token(e: &HostError) -> bool {
-    e.code == ErrorCode::AuthRequired
-        && matches!(
-            e.detail,
-            ErrorDetail::Challenge {
-                insufficient_scope: false,
-                ..
-            }
-        )
-}
-
-/// Tells the server's actor when a request error makes the session
-/// unusable: a refused token or refresh (401; step-up 403s do not) or a
-/// refused redirect.
-fn report_unusable(handle: &ServerHandle, e: &HostError) {
-    match e.code {
-        ErrorCode::AuthRequired if !e.is_step_up() => handle.send(Command::ConnectionFailed {
-            error: e.clone(),
-            challenge: handle.live.challenge(),
-        }),
-        ErrorCode::RedirectRefused => handle.send(Command::ConnectionFailed {
-            error: e.clone(),
-            challenge: None,
-        }),
-        _ => {}
-    }
-}
-
-/// The requirement a paused call shows (AHP `McpAuthRequirement`): from the
-/// challenge the server's last refusal recorded, after RFC 9728 discovery.
-///
-/// # Errors
-/// `auth_required` on a stdio server; those of `crate::auth::discover`.
-async fn paused_requirement(
-    handle: &ServerHandle,
-    network: &Arc<crate::network::Network>,
-) -> HostResult<McpServerAuthRequiredState> {
-    let TransportSpec::StreamableHttp(cfg) = &handle.spec.transport else {
-        return Err(HostError::new(
-            ErrorCode::AuthRequired,
-            format!("{} asked for more scopes over stdio", handle.id),
-        ));
-    };
-    let header = handle.live.challenge().unwrap_or_default();
-    let challenge = crate::auth::AuthChallenge::from_header(&header, &cfg.url);
-    let resource = crate::auth::discover(&cfg.url, &challenge, network).await?;
-    let client_id = handle
-        .spec
-        .oauth_client
-        .as_ref()
-        .map(|c| c.client_id.as_str());
-    Ok(crate::auth::requirement(
-        &challenge, /* had_token */ true, resource, client_id,
-    ))
 }

@@ -209,7 +209,7 @@ impl Session {
 /// What callers can read about a server without asking its actor.
 #[derive(Default)]
 pub struct ServerLive {
-    conn: RwLock<Option<Session>>,
+    conn: RwLock<Option<Arc<Session>>>,
     challenge: RwLock<Option<String>>,
     identity: RwLock<Option<Arc<ServerIdentity>>>,
     /// The resources the app subscribed to (kept across connections).
@@ -220,7 +220,8 @@ impl ServerLive {
     /// The current connection, when the server is `ready`: none once the
     /// connection is closing (stop, crash), even before the actor has
     /// withdrawn it, so nothing new is sent on it.
-    pub fn session(&self) -> Option<Session> {
+    /// Shared, not copied: a call takes it on every request.
+    pub fn session(&self) -> Option<Arc<Session>> {
         self.conn
             .read()
             .unwrap_or_else(PoisonError::into_inner)
@@ -266,6 +267,6 @@ impl ServerLive {
 
     /// Publishes (`Some`) or withdraws (`None`) the connection; the actor's alone.
     pub(crate) fn set(&self, conn: Option<Session>) {
-        *self.conn.write().unwrap_or_else(PoisonError::into_inner) = conn;
+        *self.conn.write().unwrap_or_else(PoisonError::into_inner) = conn.map(Arc::new);
     }
 }

@@ -29,6 +29,7 @@ use super::{ServerLive, Session};
 use crate::auth::{AuthChallenge, ChallengeStatus};
 use crate::chat::input_publisher::ChatCallInputs;
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, TimeoutKind};
+use crate::json::{check_text_bounds, JsonText};
 use crate::limits::Limits;
 
 /// How long a call that saw the transport close waits for the crash reason.
@@ -67,15 +68,17 @@ impl ServerLive {
     pub async fn call_tool(
         &self,
         server_id: &str,
-        req: CallRequest,
+        req: &CallRequest,
         (limits, cancel): (&Limits, CancellationToken),
         on_progress: &mut (dyn FnMut(Progress) + Send),
-    ) -> HostResult<Value> {
+    ) -> HostResult<JsonText> {
         call_tool(self, server_id, req, limits, cancel, on_progress).await
     }
 }
 
-/// Calls a tool and returns the MCP `CallToolResult` as JSON.
+/// Calls a tool and returns the MCP `CallToolResult` as JSON text (a plain
+/// result goes from rmcp's typed value to its text once, with no tree in
+/// between: see [`Call::finish`]).
 ///
 /// Every request carries a unique `_meta.progressToken`; each progress
 /// notification for it is passed to `on_progress` in order and resets the
@@ -111,11 +114,11 @@ impl ServerLive {
 pub async fn call_tool(
     live: &ServerLive,
     server_id: &str,
-    req: CallRequest,
+    req: &CallRequest,
     limits: &Limits,
     cancel: CancellationToken,
     on_progress: &mut (dyn FnMut(Progress) + Send),
-) -> HostResult<Value> {
+) -> HostResult<JsonText> {
     let conn = live.session().ok_or_else(|| {
         HostError::new(
             ErrorCode::ServerNotReady,
@@ -151,18 +154,30 @@ pub async fn call_tool(
             }));
         }
         let result = call.round(params, left, &cancel, &mut *on_progress).await?;
-        let result = call.finish(result, limits).await?;
+        let result = match call.finish(result, limits).await? {
+            Finished::Text(text) => return Ok(text),
+            Finished::Tree(result) => result,
+        };
         if task::is_task(&result) {
-            return call.task(result, &req, limits, &cancel, on_progress).await;
+            let result = call.task(result, req, limits, &cancel, on_progress).await?;
+            return JsonText::of(&result);
         }
         if !mrtr::is_input_required(&result) {
-            return Ok(mrtr::finished(result));
+            return JsonText::of(&mrtr::finished(result));
         }
         let with = (&conn.handler, &conn.peer);
         let answering = rounds.answer(&call.context, result, with, call.chat);
         let left = req.max_total.saturating_sub(started.elapsed());
         answers = call.between_rounds(answering, left, &cancel).await?;
     }
+}
+
+/// A response turned into a result ([`Call::finish`]).
+enum Finished {
+    /// A final `CallToolResult`, as the text passed on.
+    Text(JsonText),
+    /// Anything else, for the call's next step (task, `input_required`).
+    Tree(Value),
 }
 
 /// One call's context while it runs.
@@ -310,12 +325,23 @@ impl Call<'_> {
         let context = &self.context;
         let mut closed = self.conn.closed.clone();
         let limit = self.timeouts.inactivity;
-        let idle = tokio::time::sleep(limit);
-        // The round's share of the total limit.
-        let total = tokio::time::sleep(left);
-        tokio::pin!(idle, total);
+        // One timer for both limits: it is armed for the nearer deadline
+        // that counts and, when it fires, either ends the wait or is armed
+        // again (progress only moves `idle_at`, no timer is touched).
+        let now = tokio::time::Instant::now();
+        let total_at = deadline(now, left);
+        let mut idle_at = deadline(now, limit);
         let mut waits = self.conn.waits.subscribe();
         let mut on_user = *waits.borrow_and_update() > 0;
+        let next = |on_user: bool, idle_at| {
+            if on_user {
+                total_at
+            } else {
+                total_at.min(idle_at)
+            }
+        };
+        let clock = tokio::time::sleep_until(next(on_user, idle_at));
+        tokio::pin!(clock);
         let mut watching = true;
         loop {
             tokio::select! {
@@ -323,7 +349,7 @@ impl Call<'_> {
                 r = &mut sent.response => return Ok(r),
                 Some(p) = progress.next() => {
                     paced.offer(p.into());
-                    idle.as_mut().reset(tokio::time::Instant::now() + limit);
+                    idle_at = deadline(tokio::time::Instant::now(), limit);
                 }
                 () = tokio::time::sleep_until(paced.due().unwrap_or_else(tokio::time::Instant::now)),
                     if paced.due().is_some() => paced.flush(),
@@ -331,19 +357,23 @@ impl Call<'_> {
                     watching = changed.is_ok();
                     let now_on_user = *waits.borrow_and_update() > 0;
                     if on_user && !now_on_user {
-                        idle.as_mut().reset(tokio::time::Instant::now() + limit);
+                        idle_at = deadline(tokio::time::Instant::now(), limit);
                     }
                     on_user = now_on_user;
+                    clock.as_mut().reset(next(on_user, idle_at));
                 }
-                () = &mut idle, if !on_user => {
+                () = &mut clock => {
+                    let now = tokio::time::Instant::now();
                     let reason = RequestHandle::<RoleClient>::REQUEST_TIMEOUT_REASON;
-                    request::cancel_in_background(&self.conn.peer, sent.id.clone(), reason);
-                    return Err(request::call_timeout(context, TimeoutKind::Inactivity, limit));
-                }
-                () = &mut total => {
-                    let reason = RequestHandle::<RoleClient>::REQUEST_TIMEOUT_REASON;
-                    request::cancel_in_background(&self.conn.peer, sent.id.clone(), reason);
-                    return Ok(Err(ServiceError::Timeout { timeout: left }));
+                    if !on_user && now >= idle_at {
+                        request::cancel_in_background(&self.conn.peer, sent.id.clone(), reason);
+                        return Err(request::call_timeout(context, TimeoutKind::Inactivity, limit));
+                    }
+                    if now >= total_at {
+                        request::cancel_in_background(&self.conn.peer, sent.id.clone(), reason);
+                        return Ok(Err(ServiceError::Timeout { timeout: left }));
+                    }
+                    clock.as_mut().reset(next(on_user, idle_at));
                 }
                 _ = cancel.cancelled() => {
                     // rmcp forgets the request when the notification is sent: a late response is dropped.
@@ -362,19 +392,37 @@ impl Call<'_> {
         }
     }
 
-    /// Turns the response into the result, or the error into a [`HostError`].
+    /// Turns the response into the result, checked against the result
+    /// bounds of `limits`, or the error into a [`HostError`]. A final
+    /// `CallToolResult` (no `resultType`, or `complete`, which is then left
+    /// out as [`mrtr::finished`] does) becomes its text at once and is
+    /// measured on it; any other answer (a task handle, an `input_required`
+    /// round, another shape) becomes a tree for the call's next step.
     async fn finish(
         &self,
         outcome: Result<ServerResult, ServiceError>,
         limits: &Limits,
-    ) -> HostResult<Value> {
+    ) -> HostResult<Finished> {
         match outcome {
+            Ok(ServerResult::CallToolResult(result))
+                if result
+                    .result_type
+                    .as_ref()
+                    .is_none_or(|t| t.as_str() == "complete") =>
+            {
+                let mut text = JsonText::of(&result)?;
+                check_text_bounds(&self.context, &text, limits)?;
+                if result.result_type.is_some() {
+                    text.strip_first_member(r#""resultType":"complete""#);
+                }
+                Ok(Finished::Text(text))
+            }
             Ok(result) => {
                 let value = serde_json::to_value(result).map_err(|e| {
                     HostError::new(ErrorCode::Internal, format!("cannot encode result: {e}"))
                 })?;
                 crate::json::check_bounds(&self.context, &value, limits)?;
-                Ok(value)
+                Ok(Finished::Tree(value))
             }
             Err(ServiceError::TransportClosed) => {
                 let mut closed = self.conn.closed.clone();
@@ -450,6 +498,13 @@ impl Call<'_> {
             format!("{} failed: {reason}", self.context),
         )
     }
+}
+
+/// `after` from `from`, or about 30 years on when that overflows (as
+/// `tokio::time::sleep` does with a duration too long to add).
+fn deadline(from: tokio::time::Instant, after: Duration) -> tokio::time::Instant {
+    from.checked_add(after)
+        .unwrap_or_else(|| from + Duration::from_secs(86_400 * 365 * 30))
 }
 
 /// Waits (up to `within`) for the connection's end reason.

@@ -27,7 +27,7 @@ use crate::supervisor::HostShared;
 /// One admitted request and what it holds while in flight.
 pub(super) struct Job {
     pub(super) shared: Arc<HostShared>,
-    pub(super) conn: Session,
+    pub(super) conn: Arc<Session>,
     pub(super) server_id: String,
     pub(super) incoming: Incoming,
     pub(super) id: Value,

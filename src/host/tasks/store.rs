@@ -20,7 +20,9 @@
 //!   naming the count), writes its own file, then removes theirs. Records
 //!   of a running host are never taken: no host completes the AHP tool
 //!   calls of another live host. At most [`MAX_TASK_RECORD_FILES`]
-//!   entries of the directory are looked at.
+//!   entries of the directory are looked at. A released lock can look held
+//!   for a moment (a child process being spawned holds a copy of its
+//!   descriptor from fork to exec): those records wait for a later host.
 //! - Every write goes to a new temporary file with a random name, created
 //!   with `O_CREAT | O_EXCL` (`create_new`: a planted file or symlink of
 //!   that name makes the write fail, never followed), synced, then renamed
@@ -355,6 +357,24 @@ mod tests {
         }
     }
 
+    /// Opens a store that adopts something. A released lock can look held
+    /// for a moment: a child process another test of this binary spawns
+    /// holds a copy of every descriptor (the lock's open file description
+    /// among them) from its fork to its exec, and `flock` locks belong to
+    /// that description. So a few tries, each a new host that found nothing
+    /// to adopt (its own files empty); never a wait on a lock that stays held.
+    fn adopting(data: &Path) -> Opened {
+        for _ in 0..50 {
+            let opened = TaskStore::open(data).unwrap();
+            if !opened.records.is_empty() {
+                return opened;
+            }
+            opened.store.release(true);
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        TaskStore::open(data).unwrap()
+    }
+
     #[test]
     fn a_running_host_keeps_its_records_and_a_released_one_is_adopted_once() {
         let data = tempfile::tempdir().unwrap();
@@ -366,7 +386,7 @@ mod tests {
         assert!(second.records.is_empty(), "the first host still runs");
         first.store.release(false);
         first.store.save(6, &[]);
-        let third = TaskStore::open(data.path()).unwrap();
+        let third = adopting(data.path());
         let ids: Vec<&str> = third.records.iter().map(|r| r.task_id.as_str()).collect();
         assert_eq!(ids, ["a"]);
         let fourth = TaskStore::open(data.path()).unwrap();
