@@ -340,7 +340,9 @@ class McpHost extends EventEmitter {
   // answer, still reaches onProgress first); then progress and events in
   // order, each listener called on its own (`#emitEach`).
   #deliver(batch) {
-    const items = JSON.parse(batch)
+    // A batch of one item is that item, not an array (binding/src/lib.rs, `batch_text`).
+    const parsed = JSON.parse(batch)
+    const items = Array.isArray(parsed) ? parsed : [parsed]
     for (const item of items) {
       if (item.event === 'response') this.#responses.settle(item.payload)
       else if (item.event === 'requestWithdrawn') this.#requests.withdraw(item.payload.requestId)

@@ -131,7 +131,17 @@ impl Outbox {
                 let _ = tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
             }
         }
-        json_array(&batch)
+        batch_text(batch)
+    }
+}
+
+/// A drain's items as the text `onEvents` receives: the item itself when
+/// there is one (a `callTool` answer's text is not copied again), else one
+/// JSON array ([`json_array`]).
+fn batch_text(mut items: Vec<String>) -> String {
+    match items.len() {
+        1 => items.pop().unwrap_or_default(),
+        _ => json_array(&items),
     }
 }
 
@@ -316,7 +326,9 @@ fn client_seq_of(value: f64) -> HostResult<i64> {
 #[napi]
 impl NativeHost {
     /// `optionsJson`: JSON of the host options; `onEvents` receives one JSON
-    /// array per batch of `{event: "action" | "log", payload}` items.
+    /// text per batch of `{event: "action" | "log", payload}` items: an
+    /// array, or the item itself when the batch holds one (not copied into
+    /// an array).
     /// `handled` lists the server-initiated requests with a JS handler
     /// (`"elicitation"`, `"sampling"`, `"roots"`); `onRequest` receives
     /// `{serverId, method, params, requestId, chatInput?}` as JSON and

@@ -93,7 +93,10 @@ fn text_shape(text: &str, max_depth: usize) -> Shape {
     let mut i = 0;
     while let Some(&b) = bytes.get(i) {
         i += 1;
-        let starts_value = matches!(b, b'"' | b'{' | b'[' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n');
+        let starts_value = matches!(
+            b,
+            b'"' | b'{' | b'[' | b'-' | b'0'..=b'9' | b't' | b'f' | b'n'
+        );
         if starts_value {
             if let Some((true, waiting @ true)) = open.last_mut() {
                 *waiting = false;
@@ -129,7 +132,10 @@ fn text_shape(text: &str, max_depth: usize) -> Shape {
 /// next quote or backslash, so a long string costs a fast scan, not a
 /// step per byte.
 fn string_end(bytes: &[u8], mut from: usize) -> usize {
-    while let Some(at) = bytes.get(from..).and_then(|rest| memchr::memchr2(b'"', b'\\', rest)) {
+    while let Some(at) = bytes
+        .get(from..)
+        .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))
+    {
         let at = from + at;
         if bytes[at] == b'"' {
             return at + 1;
