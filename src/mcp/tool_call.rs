@@ -412,8 +412,12 @@ impl Call<'_> {
             {
                 let mut text = JsonText::of(&result)?;
                 check_text_bounds(&self.context, &text, limits)?;
-                if result.result_type.is_some() {
-                    text.strip_first_member(r#""resultType":"complete""#);
+                // rmcp writes `resultType` first; were it ever elsewhere, the
+                // tree path's `mrtr::finished` takes the marker out instead.
+                if result.result_type.is_some()
+                    && !text.strip_first_member(r#""resultType":"complete""#)
+                {
+                    return Ok(Finished::Tree(text.to_value()?));
                 }
                 Ok(Finished::Text(text))
             }
