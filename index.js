@@ -165,6 +165,13 @@ function readinessOf(inner) {
   })
 }
 
+// An action item's start, as the native side writes it (binding/src/lib.rs,
+// `ActionOut`): `{"event":"action","serverSeq":N,"payload":…}`.
+const ACTION_HEAD = /^\{"event":"action","serverSeq":(\d+),"payload":/
+// Items at least this long (chars; the native side drains items of 64 KiB
+// or more on their own) may skip JSON.parse when nothing wants them.
+const LAZY_ACTION_CHARS = 64 * 1024
+
 // A host that is garbage-collected without dispose() releases its keep-alive
 // timer (its native half kills its servers when collected).
 const collected = new FinalizationRegistry((timer) => clearInterval(timer))
@@ -340,6 +347,13 @@ class McpHost extends EventEmitter {
   // answer, still reaches onProgress first); then progress and events in
   // order, each listener called on its own (`#emitEach`).
   #deliver(batch) {
+    // A big action alone in its drain (the whole catalogue in
+    // `session/serverToolsChanged`) that no listener wants is not parsed:
+    // only its serverSeq, which leads the item, is noted for whenReady.
+    if (batch.length >= LAZY_ACTION_CHARS && this.listenerCount('action') === 0 && !this.#readiness.busy) {
+      const head = ACTION_HEAD.exec(batch.slice(0, 64))
+      if (head) return this.#readiness.observe({ serverSeq: Number(head[1]) })
+    }
     // A batch of one item is that item, not an array (binding/src/lib.rs, `batch_text`).
     const parsed = JSON.parse(batch)
     const items = Array.isArray(parsed) ? parsed : [parsed]

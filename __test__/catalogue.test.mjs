@@ -334,6 +334,40 @@ test('a 1000-tool catalogue: listTools() has it when `ready` is seen, ready come
   assert.deepEqual(replaySession(actions, ready.channel), host.getState())
 })
 
+test('a 1000-tool action nobody listens to is not parsed in JS; whenReady still sees its serverSeq, a later listener gets the whole action', async (t) => {
+  const { host } = newHost(t)
+  host.removeAllListeners('action')
+  // Counts JSON.parse calls on big action items (the native side's item text).
+  const parse = JSON.parse
+  let bigActionParses = 0
+  JSON.parse = function (text, ...rest) {
+    if (typeof text === 'string' && text.length >= 64 * 1024 && text.startsWith('{"event":"action"')) bigActionParses++
+    return parse.call(this, text, ...rest)
+  }
+  t.after(() => { JSON.parse = parse })
+  const env = { COUNT: '1000', PAGE_SIZE: '1000', SCHEMA_BYTES: '256' }
+  const events = recordToolsChanged(host)
+  const id = await addCatalogue(host, 'lazy1k', 'big', env)
+  // toolsChanged is queued after the tools action: once it is here, so was the action.
+  await waitFor(() => events.length >= 1, { what: 'toolsChanged' })
+  assert.equal(bigActionParses, 0, 'no listener: the big action was not parsed')
+  // The tools action is the last one: a waiter decided at its serverSeq settles.
+  const last = host.getState()
+  assert.equal(last.serverTools.length, 1000)
+  await host.whenReady(id, { timeoutMs: 10_000 })
+  assert.deepEqual(host.getState().serverTools, last.serverTools)
+
+  const seen = []
+  host.onAction((e) => seen.push(e))
+  await host.remove(id)
+  await addCatalogue(host, 'lazy1k2', 'big', env)
+  await waitFor(() => seen.some((e) => e.action.type === 'session/serverToolsChanged' && e.action.tools.length === 1000), { what: 'the whole tools action' })
+  assert.ok(bigActionParses >= 1)
+  const published = seen.filter((e) => e.action.type === 'session/serverToolsChanged').at(-1)
+  assert.deepEqual(published.action.tools, host.getState().serverTools)
+  assert.equal(typeof published.serverSeq, 'number')
+})
+
 test('publishServerTools: false: toolsChanged fires, no session/serverToolsChanged is emitted', async (t) => {
   const { host, actions } = newHost(t, { publishServerTools: false })
   const events = recordToolsChanged(host)

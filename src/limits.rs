@@ -24,6 +24,10 @@ pub const MAX_STDIO_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// are dropped by rmcp's codec; a response dropped this way fails its
 /// request with `limit_exceeded`.
 pub const MAX_MESSAGE_DEPTH: usize = 128;
+/// `tools/list` requests a stdio connection remembers as unanswered, to read
+/// their answers as raw JSON (a count; see `transport::stdio`): a listing
+/// walks its pages one at a time, so a few are ever pending.
+pub const MAX_PENDING_LIST_IDS: usize = 16;
 /// Bytes kept from the start and from the end of each stdout JSON line
 /// (96 each), to find the `id` of a message too long or too deep to deliver.
 pub const OVERSIZE_ID_WINDOW_BYTES: usize = 96;

@@ -27,7 +27,7 @@ use ahp_mcp_host::host::{field_error, Host, HostConfig, HostDeps};
 use ahp_mcp_host::requests::roots::{parse_roots, Root};
 use ahp_mcp_host::requests::{RequestHandler, ServerRequestKind};
 use ahp_mcp_host::SecretStore;
-use ahp_types::actions::ActionOrigin;
+use ahp_types::actions::{ActionEnvelope, ActionOrigin};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
@@ -175,6 +175,16 @@ impl EventSink for JsSink {
         fn out<T: Serialize>(event: &'static str, payload: &T) -> serde_json::Result<String> {
             serde_json::to_string(&Out { event, payload })
         }
+        /// `{event: "action", serverSeq, payload}`: the envelope's
+        /// `serverSeq` also leads the item, so JS can note it without
+        /// parsing an envelope no listener wants (index.js `#deliver`).
+        #[derive(Serialize)]
+        struct ActionOut<'a> {
+            event: &'static str,
+            #[serde(rename = "serverSeq")]
+            server_seq: u64,
+            payload: &'a ActionEnvelope,
+        }
         let kind = match &event {
             HostEvent::Log(_) => ahp_mcp_host::events::OutboxKind::Log,
             HostEvent::ListChanged { .. } | HostEvent::ResourceUpdated { .. } => {
@@ -183,7 +193,11 @@ impl EventSink for JsSink {
             _ => ahp_mcp_host::events::OutboxKind::Kept,
         };
         let json = match &event {
-            HostEvent::Action(envelope) => out("action", envelope),
+            HostEvent::Action(envelope) => serde_json::to_string(&ActionOut {
+                event: "action",
+                server_seq: envelope.server_seq,
+                payload: envelope,
+            }),
             HostEvent::Log(record) => out("log", record),
             HostEvent::AuthorizationUrl { server_id, url } => out(
                 "authorizationUrl",
@@ -326,7 +340,8 @@ fn client_seq_of(value: f64) -> HostResult<i64> {
 #[napi]
 impl NativeHost {
     /// `optionsJson`: JSON of the host options; `onEvents` receives one JSON
-    /// text per batch of `{event: "action" | "log", payload}` items: an
+    /// text per batch of `{event: "action" | "log", payload}` items (an
+    /// action item also carries `serverSeq`, written before `payload`): an
     /// array, or the item itself when the batch holds one (not copied into
     /// an array).
     /// `handled` lists the server-initiated requests with a JS handler

@@ -33,11 +33,10 @@ use sha2::{Digest, Sha256};
 pub(crate) fn short_sha256(hex_digits: usize, feed: impl FnOnce(&mut Sha256)) -> String {
     let mut h = Sha256::new();
     feed(&mut h);
-    h.finalize()
-        .iter()
-        .take(hex_digits / 2)
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    // The digest's own lowercase hex, written once (no text per byte).
+    let mut hex = format!("{:x}", h.finalize());
+    hex.truncate(hex_digits / 2 * 2);
+    hex
 }
 
 /// One model catalogue entry (JS `HostTool`): AHP `ToolDefinition` plus
@@ -65,23 +64,28 @@ impl CatalogueEntry {
             .strip_prefix('{')
             .and_then(|b| b.strip_suffix('}'))
             .unwrap_or_default();
-        let quote = |s: &str| Value::String(s.to_owned()).to_string();
-        let mut json = String::with_capacity(
+        let mut json = Vec::with_capacity(
             body.len() + name.len() + customization_id.len() + tool.tool_name.len() + 80,
         );
-        json.push_str("{\"name\":");
-        json.push_str(&quote(&name));
+        // A JSON string, escaped straight into the text.
+        let quote = |json: &mut Vec<u8>, s: &str| {
+            let _ = serde_json::to_writer(&mut *json, s);
+        };
+        json.extend_from_slice(b"{\"name\":");
+        quote(&mut json, &name);
         if !inner.is_empty() {
-            json.push(',');
-            json.push_str(inner);
+            json.push(b',');
+            json.extend_from_slice(inner.as_bytes());
         }
-        json.push_str(",\"customizationId\":");
-        json.push_str(&quote(customization_id));
-        json.push_str(",\"toolName\":");
-        json.push_str(&quote(&tool.tool_name));
-        json.push_str(",\"digest\":");
-        json.push_str(&quote(&tool.digest));
-        json.push('}');
+        json.extend_from_slice(b",\"customizationId\":");
+        quote(&mut json, customization_id);
+        json.extend_from_slice(b",\"toolName\":");
+        quote(&mut json, &tool.tool_name);
+        json.extend_from_slice(b",\"digest\":");
+        quote(&mut json, &tool.digest);
+        json.push(b'}');
+        // Only UTF-8 went in (the definition's text and JSON strings).
+        let json = String::from_utf8(json).unwrap_or_default();
         Self {
             name,
             customization_id: customization_id.to_owned(),

@@ -15,7 +15,9 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use rmcp::model::{ClientRequest, CustomRequest, ProgressToken, RequestId, ServerResult};
+use rmcp::model::{
+    ClientRequest, CustomRequest, CustomResult, ProgressToken, RequestId, ServerResult,
+};
 use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RoleClient, ServiceError};
 use serde_json::{json, Value};
 use tokio::sync::broadcast;
@@ -403,12 +405,16 @@ async fn send_on(
             return Err(map_service_error(&context, ServiceError::Timeout { timeout }, None));
         }
     };
-    let mut value = serde_json::to_value(result).map_err(|e| {
-        HostError::new(
-            ErrorCode::Internal,
-            format!("{context}: cannot encode result: {e}"),
-        )
-    })?;
+    let mut value = match result {
+        // Read raw by the transport (stdio `tools/list`): already the JSON.
+        ServerResult::CustomResult(CustomResult(raw)) => raw,
+        typed => serde_json::to_value(typed).map_err(|e| {
+            HostError::new(
+                ErrorCode::Internal,
+                format!("{context}: cannot encode result: {e}"),
+            )
+        })?,
+    };
     if let (Some(watch), "tools/list") = (wire.watch, method) {
         // The `execution` members rmcp's `Tool` dropped (see `raw_tools`).
         let found = watch.take_executions(&sent.id);

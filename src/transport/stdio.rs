@@ -5,7 +5,8 @@
 //! Receiving: stdout is split into lines with `memchr` by the stdout
 //! monitor's framer (bounded by the stdio message limit), and each line is
 //! decoded once into a [`ServerJsonRpcMessage`], `tools/call` results on a
-//! typed fast path (`fast`). Only a line that does not decode is looked at
+//! typed fast path (`fast`), the host's `tools/list` results as raw JSON
+//! (`list_results`). Only a line that does not decode is looked at
 //! again: the stdout monitor's [`Reporter`] says what was wrong (`log`
 //! warnings, [`DiscardedIds`] for the requests it answered), and rmcp's own
 //! handling follows (a non-standard notification is skipped, well-formed
@@ -41,6 +42,7 @@ use crate::transport::stdout_monitor::{framed, Reporter};
 
 mod compat;
 pub(crate) mod fast;
+mod list_results;
 #[cfg(test)]
 mod report_tests;
 mod stall;
@@ -72,6 +74,8 @@ pub struct StdioTransport<R, W> {
     /// A line was well-formed JSON of the wrong shape: answer it with an
     /// `Invalid Request` error before reading on.
     answer_invalid: bool,
+    /// The `tools/list` requests whose answers are read raw (`list_results`).
+    list_ids: list_results::ListIds,
 }
 
 impl<R, W> StdioTransport<R, W>
@@ -103,6 +107,7 @@ where
                 last: last_write,
             })),
             answer_invalid: false,
+            list_ids: list_results::ListIds::default(),
         }
     }
 
@@ -129,6 +134,9 @@ where
             return None;
         }
         let text = framed(line);
+        if let Some(message) = self.list_ids.answered(text) {
+            return Some(message);
+        }
         let err = match fast::decode(text) {
             Ok(message) => return Some(message),
             Err(e) => e,
@@ -190,6 +198,7 @@ where
         &mut self,
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        self.list_ids.note(&item);
         let writer = self.writer.clone();
         let torn = self.torn.clone();
         let warn_to = self.warn_to.clone();
