@@ -1,7 +1,7 @@
 // The markdown table and notes of `npm run bench` (bench/run.mjs): medians
 // over the rounds per client, ratios C/A and C/Bt, and each goal met/missed.
 
-import { CLIENTS, fmt } from './figures.mjs'
+import { CLIENTS, fmt, RSS_OVER_BARE_MIB } from './figures.mjs'
 
 const median = (v) => {
   const s = [...v].filter(Number.isFinite).sort((a, b) => a - b)
@@ -17,14 +17,21 @@ export function values(row, results) {
 
 const ratio = (a, b) => (Number.isFinite(a) && Number.isFinite(b) && b !== 0 ? `${(a / b).toFixed(2)}×` : 'n/a')
 
-/** The goal cell and whether it is met (`undefined`: no goal). */
-function goal(row, v) {
-  const g = row.goal
-  if (!g) return ['', undefined]
-  if (g.check) return [g.what(v), g.check(v)]
+/** One goal's words and whether it is met (`undefined`: a value is missing). */
+function oneGoal(row, g, v) {
+  if (g.check) return [g.what(v), Number.isFinite(v.C) ? g.check(v) : undefined] // check: true, false or undefined (a value it needs is missing)
   const limit = g.factor * v[g.vs]
   const met = row.higher ? v.C >= limit : v.C <= limit
-  return [g.what, Number.isFinite(limit) && Number.isFinite(v.C) ? met : undefined]
+  const what = `${row.higher ? '≥' : '≤'} ${g.factor.toFixed(1)}× ${g.vs}`
+  return [what, Number.isFinite(limit) && Number.isFinite(v.C) ? met : undefined]
+}
+
+/** The goal cell and whether every goal of the row is met (`undefined`: no goal, or a value is missing). */
+function goal(row, v) {
+  if (!row.goals?.length) return ['', undefined]
+  const each = row.goals.map((g) => oneGoal(row, g, v))
+  const met = each.some(([, m]) => m === undefined) ? undefined : each.every(([, m]) => m)
+  return [each.map(([w]) => w).join('; '), met]
 }
 
 /** The markdown table of `rows`, aligned. */
@@ -40,7 +47,7 @@ export function renderTable(rows, results) {
       ratio(v.C, v.A),
       ratio(v.C, v.Bt),
       what,
-      met === undefined ? '' : met ? 'met' : 'MISSED',
+      met === undefined ? (what ? 'n/a' : '') : met ? 'met' : 'MISSED',
     ]
   })
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)))
@@ -64,7 +71,7 @@ export function notes(results, rounds) {
   const cu = results['servers-20']?.Cu
   if (cu) out.push(`- servers-20: C with \`limits.maxConcurrentLaunches: 256\` (no launch queue; the default queue starts 8 at a time): ${fmt(median(cu.map((r) => r.ms)), 'ms')} ms.`)
   const bare = results.rss?.bare
-  if (bare) out.push(`- RSS: a bare \`node\` process in the same run: ${fmt(median(bare.map((r) => r.rss / 1024)), 'MiB')} MiB; C's goal is that + 8 MiB.`)
+  if (bare) out.push(`- RSS: a bare \`node\` process in the same run: ${fmt(median(bare.map((r) => r.rss / 1024)), 'MiB')} MiB; C's goal is that + ${RSS_OVER_BARE_MIB} MiB.`)
   const soak = results.soak
   if (soak) {
     const series = Object.entries(soak).map(([c, [r]]) => `${c} ${r.rss.map((k) => (k / 1024).toFixed(1)).join(' → ')}`)

@@ -9,13 +9,16 @@
 // floor binary), so client CPU is that process's own CPU time (all threads)
 // and never the server's. Rounds interleave the clients: for each run of
 // bench/figures.mjs, A, A2, Bt, C, then the next run; the table shows the
-// median over the rounds, the ratios C/A and C/Bt, and the goals of issue 15.
+// median over the rounds, the ratios C/A and C/Bt, and the goals of issue 28.
 //
-//   npm run bench [-- --rounds N] [--quick] [--only <run id>] [--no-build]
+//   npm run bench [-- --rounds N] [--quick] [--only <run id>] [--no-build] [--profile]
 //
 // --quick: short counts, 1 round by default (a smoke run; numbers are rough).
 // --only:  one run of bench/figures.mjs (e.g. stdio-tp; for profiling).
 // --clients: a comma list of the clients to run (e.g. C; default all).
+// --profile: record each measurement of C (or of --profile-clients) with
+//          `perf record --call-graph dwarf` and summarize it per thread
+//          (bench/profile.mjs); default run with it: stdio-tp.
 // It builds the release addon (when missing, a debug build, or older than
 // the sources) and the floor crate first (bench/build.mjs). Prints the
 // table and the machine on stdout; progress goes to stderr. BENCH_QUICK=1
@@ -32,6 +35,7 @@ import { parseArgs } from 'node:util'
 import { addonFile, addonStamp, ensureBuilt, FLOOR, ROOT } from './build.mjs'
 import { CLIENTS, ROWS, runs as allRuns } from './figures.mjs'
 import { renderTable, notes } from './report.mjs'
+import { perfCommand, profileDir, profiled, summarize } from './profile.mjs'
 
 const HERE = dirname(fileURLToPath(import.meta.url))
 const SERVER = join(HERE, 'server.mjs')
@@ -46,6 +50,8 @@ const { values: opts } = parseArgs({
     only: { type: 'string' },
     clients: { type: 'string' },
     'no-build': { type: 'boolean', default: false },
+    profile: { type: 'boolean', default: false },
+    'profile-clients': { type: 'string' },
   },
 })
 const QUICK = opts.quick
@@ -53,6 +59,13 @@ const PICK = opts.clients?.split(',')
 if (QUICK) process.env.BENCH_QUICK = '1' // bench/mirror.mjs reads it
 const ROUNDS = Number(opts.rounds ?? (QUICK ? 1 : 3))
 let RUNS = allRuns(QUICK).filter((r) => !(QUICK && r.skipQuick))
+const PROFILE = opts.profile ? (opts['profile-clients'] ?? 'C').split(',') : undefined
+if (PROFILE) {
+  const perf = perfCommand()
+  if (perf instanceof Error) throw perf
+  opts.only ??= 'stdio-tp'
+}
+const profiles = []
 if (opts.only) {
   RUNS = RUNS.filter((r) => r.id === opts.only)
   if (!RUNS.length) throw new Error(`--only: no run ${opts.only}; runs: ${allRuns(false).map((r) => r.id).join(', ')}`)
@@ -98,9 +111,13 @@ function specFor(run, http) {
   return { ...counts, tools: run.tools ?? (large ? 1003 : 3), ...target }
 }
 
-/** One measurement: the client's process prints one JSON line (bench/driver.mjs). */
-function measure(client, spec) {
-  const [cmd, args] = client === 'Bt' ? [FLOOR, [JSON.stringify(spec)]] : [NODE, [DRIVER, client, JSON.stringify(spec)]]
+/**
+ * One measurement: the client's process prints one JSON line (bench/driver.mjs);
+ * with --profile and a profiled client, under `perf record` writing `record`.
+ */
+function measure(client, spec, record) {
+  let [cmd, args] = client === 'Bt' ? [FLOOR, [JSON.stringify(spec)]] : [NODE, [DRIVER, client, JSON.stringify(spec)]]
+  if (record) [cmd, args] = profiled(cmd, args, record, client !== 'Bt')
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] })
     children.add(child)
@@ -177,8 +194,10 @@ try {
       const spec = specFor(run, http)
       for (const client of [...CLIENTS, ...(run.extra ?? [])].filter((c) => !PICK || PICK.includes(c))) {
         process.stderr.write(`… round ${round}/${ROUNDS} ${run.id} ${client}\n`)
-        const r = await measure(client, spec)
+        const record = PROFILE?.includes(client) ? join(profileDir(ROOT), `${run.id}-${client}-r${round}.data`) : undefined
+        const r = await measure(client, spec, record)
         ;((results[run.id] ??= {})[client] ??= []).push(r)
+        if (record) profiles.push(summarize(record))
       }
     }
   }
@@ -196,7 +215,7 @@ try {
   writeFileSync(RAW, JSON.stringify({ facts, rounds: ROUNDS, results }, null, 1) + '\n')
 } catch {}
 
-console.log('# ahp-mcp-host bench (issue 15)')
+console.log('# ahp-mcp-host bench (issue 28 goals)')
 console.log('')
 for (const f of facts) console.log(`- ${f}`)
 console.log('')
@@ -212,6 +231,10 @@ for (let i = 0; i < 100 && left.length; i++) {
   left = markedProcesses()
 }
 for (const pid of left) try { process.kill(pid, 'SIGKILL') } catch {}
+if (PROFILE) {
+  console.log(`- --profile: ${PROFILE.join(', ')} ran under \`perf record --call-graph dwarf\`, so their figures are slower than unprofiled ones; summaries (samples per thread, top symbols):`)
+  for (const p of profiles) console.log(`  - ${p}`)
+}
 console.log(`- load average at end ${loadavg().map((l) => l.toFixed(2)).join(' ')}; took ${((performance.now() - t0) / 1000).toFixed(0)} s; bench server processes left: ${left.length}`)
 if (!opts.only && !failed) {
   // AHP state in JS: the state mirror against getState() snapshots (bench/mirror.mjs).

@@ -21,7 +21,9 @@
 //! option types), [`config`] (the `mcp.json` model and its validation),
 //! [`session`] (AHP state helpers), [`events`], [`error`], [`limits`] and
 //! [`requests`] (server-initiated requests). Everything else is private;
-//! the few types of it that appear in the public API are re-exported here.
+//! the few types of it that appear in the public API are re-exported here,
+//! and [`drop_later`], which the binding uses for the large actions it has
+//! encoded.
 
 mod apps;
 mod auth;
@@ -42,6 +44,7 @@ mod mcp;
 mod network;
 mod platform;
 mod publisher;
+mod reclaim;
 mod redact;
 pub mod requests;
 pub mod session;
@@ -53,3 +56,5 @@ pub use auth::store::{MemorySecretStore, SecretStore};
 pub use catalogue::{CatalogueEntry, DiagnosticAction, ToolDiagnostic};
 pub use mcp::identity::{Handshake, ServerIcon, ServerIdentity};
 pub use network::{CaCertificates, NetworkOptions, ProxyOption};
+/// Drops a large value on a background thread (see the private `reclaim` module).
+pub use reclaim::drop_later;

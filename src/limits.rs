@@ -28,6 +28,15 @@ pub const MAX_MESSAGE_DEPTH: usize = 128;
 /// their answers as raw JSON (a count; see `transport::stdio`): a listing
 /// walks its pages one at a time, so a few are ever pending.
 pub const MAX_PENDING_LIST_IDS: usize = 16;
+/// Lines at least this long (bytes) that may answer a pending `tools/list`
+/// are read in full at once, not first probed for their `id`: a probe of a
+/// large listing reads it twice, while a large line answering something
+/// else during a listing (read in vain, then by rmcp) is rare.
+pub const LIST_PROBE_MAX_BYTES: usize = 16 * 1024;
+/// Values waiting for the reclaim thread to drop them (a count; see
+/// `reclaim`): a few generations of a catalogue per refresh; past it a
+/// value is dropped where it is let go.
+pub const MAX_PENDING_RECLAIMS: usize = 64;
 /// Bytes kept from the start and from the end of each stdout JSON line
 /// (96 each), to find the `id` of a message too long or too deep to deliver.
 pub const OVERSIZE_ID_WINDOW_BYTES: usize = 96;

@@ -27,7 +27,7 @@ use ahp_mcp_host::host::{field_error, Host, HostConfig, HostDeps};
 use ahp_mcp_host::requests::roots::{parse_roots, Root};
 use ahp_mcp_host::requests::{RequestHandler, ServerRequestKind};
 use ahp_mcp_host::SecretStore;
-use ahp_types::actions::{ActionEnvelope, ActionOrigin};
+use ahp_types::actions::{ActionEnvelope, ActionOrigin, StateAction};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
@@ -224,6 +224,12 @@ impl EventSink for JsSink {
         let Ok(json) = json else { return };
         if self.outbox.bound.admit(kind, &json) {
             self.push(json);
+        }
+        // Encoded: a whole catalogue's definitions are freed off this thread.
+        if let HostEvent::Action(envelope) = event {
+            if matches!(envelope.action, StateAction::SessionServerToolsChanged(_)) {
+                ahp_mcp_host::drop_later(envelope);
+            }
         }
     }
 }

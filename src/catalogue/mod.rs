@@ -140,7 +140,7 @@ impl Catalogue {
     /// Sets (or with `None` removes) one server's tools and renames the
     /// catalogue. Returns whether the model catalogue changed.
     pub fn set_server(&mut self, server_id: &str, tools: Option<Arc<ServerTools>>) -> bool {
-        match tools {
+        let replaced = match tools {
             Some(t) => self.servers.insert(server_id.to_owned(), t),
             None => self.servers.remove(server_id),
         };
@@ -188,7 +188,9 @@ impl Catalogue {
             .enumerate()
             .map(|(i, e)| (e.name.clone(), i))
             .collect();
-        self.entries = Arc::new(entries);
+        let old = std::mem::replace(&mut self.entries, Arc::new(entries));
+        // The previous generation (its schema trees) is freed off this thread.
+        crate::reclaim::drop_later((replaced, old));
         changed
     }
 

@@ -87,10 +87,13 @@ impl ReadCatalogue {
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .entries();
-        *self.last() = Snapshot {
+        let read = Snapshot {
             entries: entries.clone(),
             index: OnceLock::new(),
         };
+        let before = std::mem::replace(&mut *self.last(), read);
+        // The last reference to an older catalogue may be this one.
+        crate::reclaim::drop_later(before);
         entries
     }
 

@@ -70,6 +70,11 @@ impl SessionStore {
     /// Applies a host-originated action through the `ahp` session reducer and
     /// wraps it in the next envelope (no `origin`).
     pub fn emit(&mut self, action: StateAction) -> ActionEnvelope {
+        // The reducer replaces `serverTools` whole; the catalogue it replaces
+        // (thousands of schema trees for a large one) is freed off this thread.
+        if matches!(action, StateAction::SessionServerToolsChanged(_)) {
+            crate::reclaim::drop_later(self.state.server_tools.take());
+        }
         apply_action_to_session(&mut self.state, &action);
         self.envelope(action, None, None)
     }

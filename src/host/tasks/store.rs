@@ -75,7 +75,7 @@ pub(super) struct Opened {
 
 fn random_hex() -> std::io::Result<String> {
     let mut bytes = [0u8; 8];
-    aws_lc_rs::rand::fill(&mut bytes).map_err(|_| std::io::Error::other("no random source"))?;
+    getrandom::fill(&mut bytes).map_err(|_| std::io::Error::other("no random source"))?;
     Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
 }
 

@@ -35,7 +35,7 @@ use serde::de::IgnoredAny;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::limits::MAX_PENDING_LIST_IDS;
+use crate::limits::{LIST_PROBE_MAX_BYTES, MAX_PENDING_LIST_IDS};
 
 /// The method whose results are read raw.
 const TOOLS_LIST: &str = "tools/list";
@@ -74,11 +74,15 @@ impl ListIds {
         if self.ids.is_empty() {
             return None;
         }
-        // The id first, without building the result; most lines answer
-        // something else while a listing waits.
-        let probe: Envelope<IgnoredAny> = serde_json::from_slice(line).ok()?;
-        let at = self.ids.iter().position(|id| *id == probe.id)?;
+        // A short line: the id first, without building the result (most
+        // lines answer something else while a listing waits). A long one
+        // (a listing's page, as a rule) is read once, in full.
+        if line.len() < LIST_PROBE_MAX_BYTES {
+            let probe: Envelope<IgnoredAny> = serde_json::from_slice(line).ok()?;
+            self.ids.iter().position(|id| *id == probe.id)?;
+        }
         let full: Envelope<Value> = serde_json::from_slice(line).ok()?;
+        let at = self.ids.iter().position(|id| *id == full.id)?;
         if !full.result.is_object() {
             return None;
         }
@@ -173,6 +177,37 @@ mod tests {
             assert!(ids.answered(line.as_bytes()).is_none(), "{line}");
         }
         assert_eq!(ids.len(), 1, "still waiting for id 2");
+    }
+
+    #[test]
+    fn long_lines_are_read_once_and_still_only_answer_a_noted_id() {
+        let mut ids = ListIds::default();
+        ids.note(&request(4, "tools/list"));
+        let tools: Vec<Value> = (0..400)
+            .map(|i| json!({"name": format!("t{i}"), "inputSchema": {"type": "object"}}))
+            .collect();
+        let result = json!({"tools": tools}).to_string();
+        assert!(
+            result.len() >= LIST_PROBE_MAX_BYTES,
+            "the long path is taken"
+        );
+        for other in [r#""5""#, "5"] {
+            let line = format!(r#"{{"result":{result},"jsonrpc":"2.0","id":{other}}}"#);
+            assert!(ids.answered(line.as_bytes()).is_none(), "id {other}");
+        }
+        let error = format!(
+            r#"{{"jsonrpc":"2.0","id":4,"error":{{"code":1,"message":"{}"}}}}"#,
+            "x".repeat(LIST_PROBE_MAX_BYTES)
+        );
+        assert!(
+            ids.answered(error.as_bytes()).is_none(),
+            "a long error answer"
+        );
+        assert_eq!(ids.len(), 1);
+        let line = format!(r#"{{"result":{result},"jsonrpc":"2.0","id":4}}"#);
+        let raw = raw_result(ids.answered(line.as_bytes()).expect("answered raw"));
+        assert_eq!(raw, serde_json::from_str::<Value>(&result).unwrap());
+        assert_eq!(ids.len(), 0);
     }
 
     #[test]
