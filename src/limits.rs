@@ -131,6 +131,11 @@ pub const MAX_OVERSIZED_EVENT_NOTES: usize = 64;
 /// yet taken by their request (see `transport::raw_tools`): 8; an older
 /// note is forgotten.
 pub const MAX_EXECUTION_NOTES: usize = 8;
+/// Raw `tools/list` results of Streamable HTTP SSE answers waiting for
+/// their request (see `transport::stream_watch`): a listing walks its pages
+/// one at a time, so one waits as a rule; when this many wait, a further
+/// answer takes rmcp's typed decode instead.
+pub const MAX_STASHED_LISTS: usize = 8;
 /// Longest `execution` member of a tool (compact JSON, bytes: 1 KiB) noted
 /// from a Streamable HTTP `tools/list` SSE event; a longer one is left out.
 pub const MAX_EXECUTION_MEMBER_BYTES: usize = 1024;

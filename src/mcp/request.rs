@@ -416,10 +416,30 @@ async fn send_on(
         })?,
     };
     if let (Some(watch), "tools/list") = (wire.watch, method) {
-        // The `execution` members rmcp's `Tool` dropped (see `raw_tools`).
-        let found = watch.take_executions(&sent.id);
-        crate::transport::raw_tools::restore_executions(&mut value, &found);
+        value = http_tools_list(watch, &sent.id, value, &context)?;
     }
+    Ok(value)
+}
+
+/// A Streamable HTTP `tools/list` result as the server sent it: the raw
+/// SSE answer when the transport kept it (`value` is then rmcp's decode of
+/// a stand-in), else `value` with the `execution` members rmcp's `Tool`
+/// dropped put back (see `transport::raw_tools`).
+fn http_tools_list(
+    watch: &StreamWatch,
+    id: &RequestId,
+    mut value: Value,
+    context: &str,
+) -> Result<Value, RequestFailure> {
+    if let Some(raw) = watch.take_raw_list(id) {
+        return Ok(raw);
+    }
+    if crate::transport::stream_watch::is_stand_in(&value) {
+        let message = format!("{context}: the raw answer was not kept");
+        return Err(HostError::new(ErrorCode::Internal, message).into());
+    }
+    let found = watch.take_executions(id);
+    crate::transport::raw_tools::restore_executions(&mut value, &found);
     Ok(value)
 }
 

@@ -26,6 +26,13 @@
 //! And it notes the `execution` member of each tool of a `tools/list`
 //! result sent as an SSE event, which rmcp's typed `Tool` drops
 //! ([`StreamWatch::take_executions`], see [`crate::transport::raw_tools`]).
+//!
+//! And it reads the SSE answer to a `tools/list` POST raw, handing rmcp a
+//! stand-in to decode instead ([`raw_lists`], [`StreamWatch::take_raw_list`]).
+
+mod raw_lists;
+
+pub use raw_lists::is_stand_in;
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,7 +42,9 @@ use std::time::Duration;
 use futures::StreamExt;
 
 use reqwest::header::{HeaderName, HeaderValue};
-use rmcp::model::{ClientJsonRpcMessage, RequestId, ServerJsonRpcMessage, ServerResult};
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientRequest, RequestId, ServerJsonRpcMessage, ServerResult,
+};
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse,
     StreamableHttpResponseLimits,
@@ -50,6 +59,7 @@ pub struct StreamWatch {
     listed: Mutex<Vec<String>>,
     oversized: Mutex<VecDeque<(RequestId, usize)>>,
     executions: Mutex<VecDeque<Executions>>,
+    raw_lists: raw_lists::RawLists,
 }
 
 /// The `execution` members (by tool name) of one `tools/list` response.
@@ -64,7 +74,14 @@ impl StreamWatch {
             listed: Mutex::new(Vec::new()),
             oversized: Mutex::new(VecDeque::new()),
             executions: Mutex::new(VecDeque::new()),
+            raw_lists: raw_lists::RawLists::default(),
         })
+    }
+
+    /// The raw `result` of the SSE answer to the `tools/list` request `id`
+    /// (rmcp got a stand-in, see [`is_stand_in`]), taken once.
+    pub fn take_raw_list(&self, id: &RequestId) -> Option<serde_json::Value> {
+        self.raw_lists.take(id)
     }
 
     /// The tools' `execution` members (tool name, member) of the SSE
@@ -151,10 +168,11 @@ impl StreamWatch {
     }
 
     /// Notes a POST answer: its JSON message, or each event of its SSE
-    /// stream (for the POST of request `id`: an event over the size limit).
+    /// stream (for the POST of request `id`: an event over the size limit;
+    /// when it is a `tools/list` request, its answer read raw).
     fn inspect(
         self: &Arc<Self>,
-        id: Option<RequestId>,
+        (id, list): (Option<RequestId>, bool),
         answer: StreamableHttpPostResponse,
     ) -> StreamableHttpPostResponse {
         match answer {
@@ -168,24 +186,41 @@ impl StreamWatch {
             }
             StreamableHttpPostResponse::Sse(stream, session) => {
                 let watch = self.clone();
-                let stream = stream.inspect(move |event| match event {
-                    Ok(event) => {
-                        if let Some(data) = event.data.as_deref() {
-                            watch.note_text(data);
-                            watch.note_executions(data);
+                let list_id = id.clone().filter(|_| list);
+                let stream = stream.map(move |event| match event {
+                    Ok(mut event) => {
+                        if let Some(stand_in) = watch.note_event(list_id.as_ref(), &event.data) {
+                            event.data = Some(stand_in);
                         }
+                        Ok(event)
                     }
                     Err(e) => {
-                        let limit = crate::transport::too_large::response_limit(e);
+                        let limit = crate::transport::too_large::response_limit(&e);
                         if let (Some(id), Some(limit)) = (id.clone(), limit) {
                             watch.note_oversized(id, limit);
                         }
+                        Err(e)
                     }
                 });
                 StreamableHttpPostResponse::Sse(stream.boxed(), session)
             }
             other => other,
         }
+    }
+
+    /// Notes one SSE event's text `data`: the raw answer to the `tools/list`
+    /// request `list_id` is stashed and its stand-in returned (the event's
+    /// new data); any other event is noted as it is (listed names,
+    /// `execution` members).
+    fn note_event(&self, list_id: Option<&RequestId>, data: &Option<String>) -> Option<String> {
+        let data = data.as_deref()?;
+        if let Some((stand_in, names)) = list_id.and_then(|id| self.raw_lists.stash(id, data)) {
+            self.note(names.iter().map(String::as_str));
+            return Some(stand_in);
+        }
+        self.note_text(data);
+        self.note_executions(data);
+        None
     }
 
     /// Resolves once the first GET stream request got its answer, at most
@@ -237,11 +272,19 @@ pub struct Watched<C> {
 /// the limit and not yet asked about; see [`StreamWatch::take_oversized`]).
 const MAX_OVERSIZED_NOTES: usize = crate::limits::MAX_OVERSIZED_EVENT_NOTES;
 
-/// The id of `message` when it is a request.
-fn request_id(message: &ClientJsonRpcMessage) -> Option<RequestId> {
+/// The id of `message` when it is a request, and whether it is a
+/// `tools/list` request (typed or the host's `CustomRequest`).
+fn request_id(message: &ClientJsonRpcMessage) -> (Option<RequestId>, bool) {
     match message {
-        ClientJsonRpcMessage::Request(request) => Some(request.id.clone()),
-        _ => None,
+        ClientJsonRpcMessage::Request(request) => {
+            let list = match &request.request {
+                ClientRequest::ListToolsRequest(_) => true,
+                ClientRequest::CustomRequest(custom) => custom.method == "tools/list",
+                _ => false,
+            };
+            (Some(request.id.clone()), list)
+        }
+        _ => (None, false),
     }
 }
 
