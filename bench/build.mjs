@@ -52,7 +52,7 @@ function run(cmd, args) {
  * decides what is stale). Throws when a build fails.
  */
 export function ensureBuilt() {
-  const src = newest(['src', 'reducers/src', 'build.rs', 'Cargo.toml', 'Cargo.lock'])
+  const src = newest(['src', 'reducers/src', 'binding/src', 'binding/Cargo.toml', 'build.rs', 'Cargo.toml', 'Cargo.lock'])
   const file = addonFile()
   const stamp = addonStamp()
   const release = stamp && stamp.profile !== 'debug'

@@ -34,24 +34,29 @@ function goal(row, v) {
   return [each.map(([w]) => w).join('; '), met]
 }
 
-/** The markdown table of `rows`, aligned. */
-export function renderTable(rows, results) {
-  const head = ['figure', 'unit', ...CLIENTS, 'C/A', 'C/Bt', 'goal', 'met']
+/**
+ * The markdown table of `rows`, aligned. With `baseline` (`--baseline`),
+ * a C0 column (the baseline addon, measured in the same rounds) and C/C0.
+ */
+export function renderTable(rows, results, baseline = false) {
+  const clients = baseline ? [...CLIENTS, 'C0'] : CLIENTS
+  const head = ['figure', 'unit', ...clients, 'C/A', 'C/Bt', ...(baseline ? ['C/C0'] : []), 'goal', 'met']
   const cells = rows.map((row) => {
     const v = values(row, results)
     const [what, met] = goal(row, v)
     return [
       row.label + (row.higher ? ' (↑)' : ''),
       row.unit,
-      ...CLIENTS.map((c) => fmt(v[c], row.unit)),
+      ...clients.map((c) => fmt(v[c], row.unit)),
       ratio(v.C, v.A),
       ratio(v.C, v.Bt),
+      ...(baseline ? [ratio(v.C, v.C0)] : []),
       what,
       met === undefined ? (what ? 'n/a' : '') : met ? 'met' : 'MISSED',
     ]
   })
   const widths = head.map((h, i) => Math.max(h.length, ...cells.map((c) => c[i].length)))
-  const right = head.map((_, i) => i >= 2 && i < 2 + CLIENTS.length + 2)
+  const right = head.map((_, i) => i >= 2 && i < head.length - 2)
   const line = (c) => '| ' + c.map((s, i) => (right[i] ? s.padStart(widths[i]) : s.padEnd(widths[i]))).join(' | ') + ' |'
   const rule = '| ' + widths.map((w, i) => (right[i] ? '-'.repeat(w - 1) + ':' : '-'.repeat(w))).join(' | ') + ' |'
   return [line(head), rule, ...cells.map(line)].join('\n')

@@ -16,6 +16,9 @@
 // --quick: short counts, 1 round by default (a smoke run; numbers are rough).
 // --only:  one run of bench/figures.mjs (e.g. stdio-tp; for profiling).
 // --clients: a comma list of the clients to run (e.g. C; default all).
+// --baseline <file.node>: also measure that addon as client C0 (the same
+//          driver and JS API, NAPI_RS_NATIVE_LIBRARY_PATH), interleaved with
+//          the others, for a before/after of one change in one run (C/C0).
 // --profile: record each measurement of C (or of --profile-clients) with
 //          `perf record --call-graph dwarf` and summarize it per thread
 //          (bench/profile.mjs); default run with it: stdio-tp.
@@ -27,8 +30,7 @@
 import { spawn } from 'node:child_process'
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { cpus, loadavg, totalmem, release } from 'node:os'
-import { join, dirname } from 'node:path'
-import { fileURLToPath } from 'node:url'
+import { join, dirname, resolve as resolvePath } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import { parseArgs } from 'node:util'
@@ -36,10 +38,8 @@ import { addonFile, addonStamp, ensureBuilt, FLOOR, ROOT } from './build.mjs'
 import { CLIENTS, ROWS, runs as allRuns } from './figures.mjs'
 import { renderTable, notes } from './report.mjs'
 import { perfCommand, profileDir, profiled, summarize } from './profile.mjs'
+import { DRIVER, specFor, startHttpServer } from './specs.mjs'
 
-const HERE = dirname(fileURLToPath(import.meta.url))
-const SERVER = join(HERE, 'server.mjs')
-const DRIVER = join(HERE, 'driver.mjs')
 const NODE = process.execPath
 const MARKER = `ahpbench${randomBytes(6).toString('hex')}`
 
@@ -51,6 +51,7 @@ const { values: opts } = parseArgs({
     clients: { type: 'string' },
     'no-build': { type: 'boolean', default: false },
     profile: { type: 'boolean', default: false },
+    baseline: { type: 'string' },
     'profile-clients': { type: 'string' },
   },
 })
@@ -77,49 +78,21 @@ const children = new Set()
 process.on('exit', () => { for (const c of children) try { c.kill('SIGKILL') } catch {} })
 for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130))
 
-/** The environment the SDK's StdioClientTransport passes by default; Bt gets the same. */
-function defaultEnv() {
-  const keys = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER']
-  return Object.fromEntries(keys.filter((k) => process.env[k] && !process.env[k].startsWith('()')).map((k) => [k, process.env[k]]))
-}
-
-async function startHttpServer() {
-  const child = spawn(NODE, [SERVER, 'http', MARKER], { stdio: ['pipe', 'pipe', 'inherit'] })
-  children.add(child)
-  const port = await new Promise((resolve, reject) => {
-    let buf = ''
-    const timer = setTimeout(() => reject(new Error('HTTP bench server did not start within 15 s')), 15_000)
-    child.stdout.on('data', (d) => {
-      const m = /PORT (\d+)/.exec((buf += d))
-      if (m) {
-        clearTimeout(timer)
-        resolve(Number(m[1]))
-      }
-    })
-    child.once('exit', (code) => reject(new Error(`HTTP bench server exited early (${code})`)))
-  })
-  return { base: `http://127.0.0.1:${port}`, stop: () => child.kill('SIGTERM') }
-}
-
-/** The spec a driver gets for `run` (bench/driver.mjs documents it). */
-function specFor(run, http) {
-  const { id, once, skipQuick, extra, server, ...counts } = run
-  const large = server === 'large'
-  const target = run.transport === 'stdio'
-    ? { command: NODE, args: [SERVER, 'stdio', ...(large ? ['--tools', '1000'] : []), MARKER], env: defaultEnv() }
-    : { url: `${http.base}/${large ? 'mcp-1000' : 'mcp'}` }
-  return { ...counts, tools: run.tools ?? (large ? 1003 : 3), ...target }
-}
+const BASELINE = opts.baseline ? resolvePath(opts.baseline) : undefined
+if (BASELINE && !existsSync(BASELINE)) throw new Error(`--baseline: no file ${BASELINE}`)
 
 /**
  * One measurement: the client's process prints one JSON line (bench/driver.mjs);
  * with --profile and a profiled client, under `perf record` writing `record`.
+ * C0 is client C on the --baseline addon.
  */
 function measure(client, spec, record) {
-  let [cmd, args] = client === 'Bt' ? [FLOOR, [JSON.stringify(spec)]] : [NODE, [DRIVER, client, JSON.stringify(spec)]]
+  const kind = client === 'C0' ? 'C' : client
+  let [cmd, args] = client === 'Bt' ? [FLOOR, [JSON.stringify(spec)]] : [NODE, [DRIVER, kind, JSON.stringify(spec)]]
   if (record) [cmd, args] = profiled(cmd, args, record, client !== 'Bt')
+  const env = client === 'C0' ? { ...process.env, NAPI_RS_NATIVE_LIBRARY_PATH: BASELINE } : process.env
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'] })
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'inherit'], env })
     children.add(child)
     let out = ''
     child.stdout.on('data', (d) => { out += d })
@@ -175,8 +148,9 @@ const load0 = loadavg()
 const cpu = cpus()
 const facts = [
   `node ${process.version} (${process.platform}-${process.arch}), kernel ${release()}, ${cpu.length} CPUs (${cpu[0]?.model?.trim() ?? '?'}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM`,
-  `A = @modelcontextprotocol/sdk ${version('@modelcontextprotocol/sdk')}, A2 = @modelcontextprotocol/client ${version('@modelcontextprotocol/client')}, Bt = bench/floor (rmcp ${cargoRmcp()}), C = addon (${built.stamp?.profile ?? 'profile not recorded'} build)`,
+  `A = @modelcontextprotocol/sdk ${version('@modelcontextprotocol/sdk')}, A2 = @modelcontextprotocol/client ${version('@modelcontextprotocol/client')}, Bt = bench/floor (rmcp ${cargoRmcp()}), C = addon (${built.stamp?.profile ?? 'profile not recorded'} build${built.stamp?.pgo ? ', PGO' : ''})`,
   `${ROUNDS} round(s)${QUICK ? ' (--quick: short counts, rough numbers)' : ''}; load average at start ${load0.map((l) => l.toFixed(2)).join(' ')}`,
+  ...(BASELINE ? [`C0 = client C on the baseline addon ${BASELINE}`] : []),
 ]
 
 function cargoRmcp() {
@@ -184,15 +158,16 @@ function cargoRmcp() {
   return m?.[1] ?? '?'
 }
 
-const http = RUNS.some((r) => r.transport === 'http') ? await startHttpServer() : undefined
+const http = RUNS.some((r) => r.transport === 'http') ? await startHttpServer(MARKER, children) : undefined
 const results = {} // run id → client → [result per round]
 let failed = false
 try {
   for (let round = 1; round <= ROUNDS; round++) {
     for (const run of RUNS) {
       if (run.once && round > 1) continue
-      const spec = specFor(run, http)
-      for (const client of [...CLIENTS, ...(run.extra ?? [])].filter((c) => !PICK || PICK.includes(c))) {
+      const spec = specFor(run, http, MARKER)
+      const clients = [...CLIENTS, ...(BASELINE ? ['C0'] : []), ...(run.extra ?? [])]
+      for (const client of clients.filter((c) => !PICK || PICK.includes(c))) {
         process.stderr.write(`… round ${round}/${ROUNDS} ${run.id} ${client}\n`)
         const record = PROFILE?.includes(client) ? join(profileDir(ROOT), `${run.id}-${client}-r${round}.data`) : undefined
         const r = await measure(client, spec, record)
@@ -221,7 +196,7 @@ for (const f of facts) console.log(`- ${f}`)
 console.log('')
 if (!failed) {
   const rows = ROWS.filter((row) => results[row.run])
-  console.log(renderTable(rows, results))
+  console.log(renderTable(rows, results, Boolean(BASELINE)))
   console.log('')
   for (const line of notes(results, ROUNDS)) console.log(line)
 }

@@ -23,6 +23,13 @@
 //     The release builds use AHP_RELEASE_TARGET_DIR as cargo's target dir
 //     when it is set (.ci/run), else CARGO_TARGET_DIR or target/ like the
 //     debug build.
+//   - release builds on a Linux x64 host are profile-guided (PGO, see
+//     `pgoProfile`): an instrumented build, a training run of the quick
+//     benchmark scenarios through the JS API (scripts/pgo-train.mjs), then
+//     the build that ships, optimized with that profile (code that ran is
+//     laid out apart from code that did not, so fewer pages of the addon
+//     are resident). `--no-pgo` or AHP_NO_PGO=1 builds without it (.ci/run
+//     does, for time); recorded as `pgo` in the build record.
 //   - `--stage <dir>` (with any of the above): writes the .node, binding.js,
 //     binding.d.ts and the record into <dir> instead of the clone, which is
 //     left alone; .ci/run builds the release addon that way while the JS
@@ -37,7 +44,7 @@
 // 1.0.0 where the CLI looks first. AHP_NO_NAPI_CROSS=1 builds with the
 // system toolchain instead (the binary then needs this machine's glibc).
 //
-//   node scripts/build-addon.js [--debug | --symbols] [--stage <dir>]
+//   node scripts/build-addon.js [--debug | --symbols] [--no-pgo] [--stage <dir>]
 //   node scripts/build-addon.js --unstage <dir>   # what --stage <dir> built, into the clone
 //   node scripts/build-addon.js --fetch-toolchain   # only fetch the cross toolchain
 
@@ -127,7 +134,7 @@ function stampFile(dir = path.join(ROOT, 'target')) {
   return path.join(dir, 'ahp-addon-build.json')
 }
 
-/** What the last build into this clone recorded: {profile: 'release' | 'release-symbols' | 'debug', cargoProfile, triple, file, cross}, or undefined. */
+/** What the last build into this clone recorded: {profile: 'release' | 'release-symbols' | 'debug', cargoProfile, triple, file, cross, pgo}, or undefined. */
 function lastBuild() {
   try {
     return JSON.parse(fs.readFileSync(stampFile(), 'utf8'))
@@ -162,6 +169,87 @@ function unstage(dir) {
   console.error(`build-addon: ${file} (${profile}) from ${dir}`)
 }
 
+/** The arguments of `napi build` into `outDir` (cargo's target dir `targetDirFlag`, if any). */
+function napiArgs({ debug, cross, outDir, targetDirFlag }) {
+  const [manifestFlag, manifest] = CRATE
+  const args = ['build', manifestFlag, manifest, '--output-dir', outDir, '--platform', '--target', hostTriple(), '--js', 'binding.js', '--dts', 'binding.d.ts']
+  args.push(...(debug ? ['--profile', QUICK_PROFILE] : ['--release']))
+  if (cross) args.push('--use-napi-cross')
+  if (targetDirFlag) args.push('--target-dir', targetDirFlag)
+  return args
+}
+
+/** Runs `napi build` with `args` and `env`, holding the lock of cargo's target dir `dir`; fails the script on an error. */
+function napiBuild(args, env, dir) {
+  const napi = path.join(ROOT, 'node_modules', '.bin', process.platform === 'win32' ? 'napi.cmd' : 'napi')
+  const r = spawnLocked(dir, napi, args, { cwd: ROOT, stdio: 'inherit', env })
+  if (r.error) fail(`cannot run ${napi}: ${r.error.message}`)
+  if (r.status !== 0) fail(`napi ${args.join(' ')} exited with ${r.status}`)
+}
+
+/** This platform's addon file in `dir` (a Windows build, scripts/build-windows.js, may lie beside it). */
+function addonIn(dir) {
+  return fs.readdirSync(dir).find((f) => /^ahp-mcp-host\..+\.node$/.test(f) && f.startsWith(`ahp-mcp-host.${process.platform}-`))
+}
+
+/** `flags` (a RUSTFLAGS value, maybe empty) with `flag` added. */
+function withFlag(flags, flag) {
+  return flags ? `${flags} ${flag}` : flag
+}
+
+/**
+ * LLVM's `llvm-profdata` of this Rust toolchain (rustup's `llvm-tools`
+ * component, added when missing), or undefined when it cannot be had.
+ */
+function llvmProfdata() {
+  const sysroot = execFileSync(process.env.RUSTC || 'rustc', ['--print', 'sysroot'], { encoding: 'utf8' }).trim()
+  const tool = path.join(sysroot, 'lib', 'rustlib', hostTriple(), 'bin', process.platform === 'win32' ? 'llvm-profdata.exe' : 'llvm-profdata')
+  if (!fs.existsSync(tool)) {
+    console.error('build-addon: adding the llvm-tools component for PGO (rustup component add llvm-tools)')
+    spawnSync('rustup', ['component', 'add', 'llvm-tools'], { stdio: 'inherit' })
+  }
+  return fs.existsSync(tool) ? tool : undefined
+}
+
+/**
+ * Profile-guided optimization of a release build: builds the addon
+ * instrumented (`-Cprofile-generate`, its own target dir `<release dir>/pgo-generate`,
+ * so the plain build's cache stays), runs scripts/pgo-train.mjs with it,
+ * and merges the raw profiles into `<release dir>/pgo/merged.profdata`
+ * (the same path every time, so the final build's RUSTFLAGS, and with them
+ * cargo's cache of the dependencies, stay the same). Returns that path, or
+ * undefined (with a warning) when llvm-profdata is missing: the build then
+ * goes on without PGO.
+ */
+function pgoProfile({ cross, env, releaseDir }) {
+  const profdataTool = llvmProfdata()
+  if (!profdataTool) {
+    console.error('build-addon: WARNING: no llvm-profdata (rustup component llvm-tools): building WITHOUT PGO')
+    return undefined
+  }
+  const base = releaseDir || targetDir()
+  const work = path.join(base, 'pgo')
+  const raw = path.join(work, 'raw')
+  const instrumented = path.join(work, 'instrumented')
+  const profile = path.join(work, 'merged.profdata')
+  for (const dir of [raw, instrumented]) fs.rmSync(dir, { recursive: true, force: true })
+  fs.mkdirSync(instrumented, { recursive: true })
+  const genDir = path.join(base, 'pgo-generate')
+  const genEnv = { ...env, RUSTFLAGS: withFlag(env.RUSTFLAGS, `-Cprofile-generate=${raw}`) }
+  console.error('build-addon: PGO 1/3: the instrumented build')
+  napiBuild(napiArgs({ debug: false, cross, outDir: instrumented, targetDirFlag: genDir }), genEnv, genDir)
+  console.error('build-addon: PGO 2/3: the training run (scripts/pgo-train.mjs)')
+  const addon = path.join(instrumented, addonIn(instrumented))
+  const train = spawnSync(process.execPath, [path.join(__dirname, 'pgo-train.mjs'), '--addon', addon, '--out', raw], { cwd: ROOT, stdio: 'inherit' })
+  if (train.status !== 0) fail(`the PGO training run failed (${train.error?.message ?? `exit ${train.status}`})`)
+  const profiles = fs.readdirSync(raw).filter((f) => f.endsWith('.profraw')).map((f) => path.join(raw, f))
+  if (!profiles.length) fail(`the PGO training run wrote no profile into ${raw}`)
+  const merged = spawnSync(profdataTool, ['merge', '-o', profile, ...profiles], { stdio: 'inherit' })
+  if (merged.status !== 0) fail(`llvm-profdata merge failed (${merged.error?.message ?? `exit ${merged.status}`})`)
+  console.error(`build-addon: PGO 3/3: the optimized build (${profiles.length} profiles merged)`)
+  return profile
+}
+
 function main() {
   if (process.argv.includes('--fetch-toolchain')) return ensureToolchain()
   const staged = option('--unstage')
@@ -172,38 +260,31 @@ function main() {
   const stage = option('--stage')
   const outDir = stage ? path.resolve(stage) : ROOT
   const triple = hostTriple()
-  const [manifestFlag, manifest] = CRATE
-  const args = ['build', manifestFlag, manifest, '--output-dir', outDir, '--platform', '--target', triple, '--js', 'binding.js', '--dts', 'binding.d.ts']
-  args.push(...(debug ? ['--profile', QUICK_PROFILE] : ['--release']))
   const cross = !debug && process.platform === 'linux' && process.arch === 'x64' && process.env.AHP_NO_NAPI_CROSS !== '1'
-  if (cross) {
-    ensureToolchain()
-    args.push('--use-napi-cross')
-  }
+  if (cross) ensureToolchain()
   const env = { ...process.env }
   if (symbols) env.CARGO_PROFILE_RELEASE_STRIP = 'false'
   // The release build's own target dir when AHP_RELEASE_TARGET_DIR says so
   // (.ci/run: a cache beside the debug one, so both can build at once;
   // cargo locks a target dir for the whole of a build).
   const releaseDir = !debug && process.env.AHP_RELEASE_TARGET_DIR
-  if (releaseDir) args.push('--target-dir', releaseDir)
   const stampDir = stage ? outDir : path.join(ROOT, 'target')
   const stamp = stampFile(stampDir)
   fs.rmSync(stamp, { force: true }) // a failed build leaves no stale record
   fs.mkdirSync(outDir, { recursive: true })
-  const napi = path.join(ROOT, 'node_modules', '.bin', process.platform === 'win32' ? 'napi.cmd' : 'napi')
   const started = Date.now()
-  const r = spawnLocked(releaseDir || targetDir(), napi, args, { cwd: ROOT, stdio: 'inherit', env })
-  if (r.error) fail(`cannot run ${napi}: ${r.error.message}`)
-  if (r.status !== 0) fail(`napi ${args.join(' ')} exited with ${r.status}`)
-  // This platform's file (a Windows build, scripts/build-windows.js, may lie beside it).
-  const file = fs.readdirSync(outDir).find((f) => /^ahp-mcp-host\..+\.node$/.test(f) && f.startsWith(`ahp-mcp-host.${process.platform}-`))
-  const profile = debug ? 'debug' : symbols ? 'release-symbols' : 'release'
+  const wantPgo = !debug && process.platform === 'linux' && process.arch === 'x64' &&
+    !process.argv.includes('--no-pgo') && process.env.AHP_NO_PGO !== '1'
+  const profile = wantPgo ? pgoProfile({ cross, env, releaseDir }) : undefined
+  if (profile) env.RUSTFLAGS = withFlag(env.RUSTFLAGS, `-Cprofile-use=${profile}`)
+  napiBuild(napiArgs({ debug, cross, outDir, targetDirFlag: releaseDir }), env, releaseDir || targetDir())
+  const file = addonIn(outDir)
+  const kind = debug ? 'debug' : symbols ? 'release-symbols' : 'release'
   const cargoProfile = debug ? QUICK_PROFILE : 'release'
   fs.mkdirSync(stampDir, { recursive: true })
-  fs.writeFileSync(stamp, JSON.stringify({ profile, cargoProfile, triple, file, cross }) + '\n')
+  fs.writeFileSync(stamp, JSON.stringify({ profile: kind, cargoProfile, triple, file, cross, pgo: Boolean(profile) }) + '\n')
   const seconds = ((Date.now() - started) / 1000).toFixed(1)
-  console.error(`build-addon: ${path.relative(ROOT, path.join(outDir, file)) || file} (${profile}, cargo profile ${cargoProfile}) in ${seconds} s`)
+  console.error(`build-addon: ${path.relative(ROOT, path.join(outDir, file)) || file} (${kind}${profile ? ', PGO' : ''}, cargo profile ${cargoProfile}) in ${seconds} s`)
 }
 
 module.exports = { CRATE, QUICK_PROFILE, hostTriple, lastBuild, spawnLocked, targetDir }

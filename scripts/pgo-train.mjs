@@ -1,0 +1,135 @@
+#!/usr/bin/env node
+// The training run of the release addon's profile-guided optimization
+// (scripts/build-addon.js, "PGO"): the quick scenarios of `npm run bench`
+// (bench/figures.mjs: stdio and Streamable HTTP calls one at a time and 16
+// in flight, a 1 MiB result, connects, 1003-tool listings and refreshes,
+// the RSS run, a short soak, 5 servers at once) driven through the public
+// JS API (bench/driver.mjs, client C) against the real benchmark servers,
+// with the addon at `--addon` (NAPI_RS_NATIVE_LIBRARY_PATH) writing its
+// LLVM profile into `--out` (LLVM_PROFILE_FILE, one `.profraw` per process);
+// then a breadth pass (`breadth()`, in a child of its own) over the rest of
+// what apps call often, against the real server-everything over stdio:
+// progress, AHP chat tool calls, resources, prompts, the session state. Code
+// no scenario runs is laid out as cold and optimized for size, so what the
+// training leaves out runs unoptimized for speed.
+//
+//   node scripts/pgo-train.mjs --addon <instrumented .node> --out <dir>
+//   node scripts/pgo-train.mjs --addon <any .node> --check   # the same run, no profile (.ci/run)
+//
+// Exits non-zero (naming the scenario) when a driver fails: a profile of a
+// run that broke half-way would steer the optimizer wrong.
+
+import { spawn } from 'node:child_process'
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { randomBytes } from 'node:crypto'
+import { createRequire } from 'node:module'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parseArgs } from 'node:util'
+import { runs } from '../bench/figures.mjs'
+import { DRIVER, specFor, startHttpServer } from '../bench/specs.mjs'
+
+/** One scenario may take this long (ms) with an instrumented addon before it is killed. */
+const SCENARIO_TIMEOUT_MS = 5 * 60_000
+/** Rounds of the breadth pass. */
+const BREADTH_ROUNDS = 5
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
+
+const { values: opts } = parseArgs({
+  options: {
+    addon: { type: 'string' },
+    out: { type: 'string' },
+    check: { type: 'boolean', default: false },
+    breadth: { type: 'boolean', default: false }, // internal: the breadth pass, in the child
+  },
+})
+if (opts.breadth) {
+  await breadth()
+  process.exit(0)
+}
+if (!opts.addon || (!opts.out && !opts.check)) {
+  console.error('usage: node scripts/pgo-train.mjs --addon <file.node> (--out <dir> | --check)')
+  process.exit(2)
+}
+const env = { ...process.env, NAPI_RS_NATIVE_LIBRARY_PATH: resolve(opts.addon) }
+if (opts.out) {
+  mkdirSync(opts.out, { recursive: true })
+  env.LLVM_PROFILE_FILE = join(resolve(opts.out), 'ahp-%p-%m.profraw')
+}
+
+const marker = `ahppgo${randomBytes(6).toString('hex')}`
+const children = new Set()
+process.on('exit', () => { for (const c of children) try { c.kill('SIGKILL') } catch {} })
+
+/** Runs `node <args>` with the training env; rejects (naming `what`) on a non-zero exit or the timeout. */
+function runChild(args, what, stdio) {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, args, { env, stdio })
+    children.add(child)
+    const timer = setTimeout(() => child.kill('SIGKILL'), SCENARIO_TIMEOUT_MS)
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer)
+      children.delete(child)
+      if (code === 0) done()
+      else fail(new Error(`pgo-train: ${what} exited with ${code ?? signal}`))
+    })
+  })
+}
+
+/** Runs one driver of client C. */
+function drive(run, spec) {
+  return runChild([DRIVER, 'C', JSON.stringify(spec)], `scenario ${run.id}`, ['ignore', 'ignore', 'inherit'])
+}
+
+/** Runs this script's breadth pass in a child with the same addon and profile settings. */
+function driveBreadth() {
+  return runChild([fileURLToPath(import.meta.url), '--breadth'], 'the breadth pass', ['ignore', 'inherit', 'inherit'])
+}
+
+/**
+ * The breadth pass (in its own process, the addon from
+ * NAPI_RS_NATIVE_LIBRARY_PATH): server-everything over stdio; every call
+ * must succeed.
+ */
+async function breadth() {
+  const require = createRequire(import.meta.url)
+  const { McpHost } = require('..')
+  const dataDir = mkdtempSync(join(tmpdir(), 'ahp-pgo-'))
+  const host = new McpHost({ dataDir, env: 'allowList' })
+  try {
+    const everything = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js')
+    const serverId = await host.addServer({ name: 'everything', config: { type: 'stdio', command: process.execPath, args: [everything, 'stdio'] } })
+    await host.whenReady(serverId)
+    const chat = 'ahp-chat:/pgo-train'
+    for (let i = 0; i < BREADTH_ROUNDS; i++) {
+      host.listTools()
+      host.getState()
+      await host.callTool({ serverId, name: 'echo', arguments: { message: `round ${i}` }, onProgress: () => {} })
+      await host.callTool({ serverId, name: 'echo', arguments: { message: 'chat' }, chat, turnId: `turn-${i}`, toolCallId: `call-${i}` })
+      await host.callTool({ serverId, name: 'trigger-long-running-operation', arguments: { duration: 0.2, steps: 4 }, onProgress: () => {} })
+      const [resource] = await host.listResources(serverId)
+      if (resource) await host.readResource(serverId, resource.uri)
+      await host.listResourceTemplates(serverId)
+      const prompts = await host.listPrompts(serverId)
+      const simple = prompts.find((p) => !p.arguments?.some((a) => a.required))
+      if (simple) await host.getPrompt(serverId, simple.name)
+    }
+    host.toolDiagnostics()
+  } finally {
+    await host.dispose()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+const scenarios = runs(true).filter((r) => !r.skipQuick)
+const started = Date.now()
+const http = await startHttpServer(marker, children)
+try {
+  for (const run of scenarios) await drive(run, specFor(run, http, marker))
+} finally {
+  http.stop()
+}
+await driveBreadth()
+const what = opts.check ? 'checked' : `profiled into ${opts.out}`
+console.error(`pgo-train: ${scenarios.length} scenarios and the breadth pass ${what} in ${((Date.now() - started) / 1000).toFixed(1)} s`)
