@@ -8,7 +8,7 @@ use jsonc_parser::common::Ranged;
 use jsonc_parser::{CollectOptions, ParseOptions};
 use serde_json::{Map, Value};
 
-use super::{field_msg, validate_entry_value};
+use super::{field_msg, literal_placeholders_of, validate_entry_value};
 use crate::config::line_index::LineIndex;
 use crate::config::model::{McpJson, ServerEntry, SUPPORTED_SCHEMAS};
 use crate::config::vars::quote;
@@ -194,14 +194,20 @@ fn check_unique_names(servers: &ast::Object<'_>) -> Result<(), FileError> {
 /// Stage 2 for one member of `mcpServers`.
 fn server_entry(prop: &ast::ObjectProp<'_>, lines: &LineIndex<'_>) -> ServerEntry {
     let name = prop.name.as_str().to_string();
+    let mut literal_placeholders = Vec::new();
     let config = to_json(&prop.value, "")
         .map_err(|e| format!("server {}: {e}", quote(&name)))
-        .and_then(|value| validate_entry_value(&name, &value));
+        .and_then(|value| {
+            let config = validate_entry_value(&name, &value)?;
+            literal_placeholders = literal_placeholders_of(&value);
+            Ok(config)
+        });
     let range = Some(lines.range(prop.start(), prop.end()));
     ServerEntry {
         name,
         range,
         config,
+        literal_placeholders,
     }
 }
 
