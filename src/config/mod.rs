@@ -11,6 +11,7 @@
 
 mod command;
 mod host_settings;
+pub mod import;
 pub mod launch;
 mod line_index;
 mod model;
