@@ -13,6 +13,7 @@ const { requestOptions, checkSignal, bounded } = require('./lib/host/request-opt
 const { PendingResponses } = require('./lib/host/responses.js')
 const check = require('./lib/host/validate.js')
 const { HostError, invalidArgument } = require('./lib/host/errors.js')
+const imports = require('./lib/host/import.js')
 
 // The HostError of a native `{ok: false, code, message, data, rpcCode}`
 // answer: `rpcCode` is the AHP JSON-RPC number (AHP 1.0 "Errors": -32007
@@ -419,6 +420,17 @@ class McpHost extends EventEmitter {
     const json = jsonText('options', check.addServerOptions(options))
     const opts = requestOptions(requestOpts, 'requestOptions')
     return this.#quick(opts, 'addServer', (native) => native.addServer(json), (id) => this.#undoAdd(id))
+  }
+  // Another host's MCP configuration as entries for addServers
+  // (lib/host/import.js; see index.d.ts).
+  async importConfig(options) {
+    const { native: args, resolve, label } = imports.importOptions(options)
+    const result = unwrap(await this.#live().importConfig(JSON.stringify(args)))
+    return resolve ? imports.resolveAll(result, resolve, native.resolveImported, label) : result
+  }
+  async addServers(servers) {
+    this.#live()
+    return imports.addEach(servers, (options) => this.addServer(options))
   }
   async remove(id, options) {
     nonEmptyString(id, 'id')

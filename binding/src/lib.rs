@@ -37,6 +37,7 @@ use serde_json::{json, Value};
 mod abort;
 mod apps;
 mod callbacks;
+mod import;
 mod limits;
 mod options;
 mod reducers;

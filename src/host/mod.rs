@@ -65,6 +65,7 @@
 
 mod auth;
 mod channel;
+mod import;
 mod mcp_requests;
 mod options;
 mod plan;
@@ -105,6 +106,7 @@ use registry::{Registry, Removal};
 
 pub use auth::{AuthenticateArgs, Authorize};
 pub use channel::ChannelTask;
+pub use import::ImportSource;
 pub use options::{
     clamped_timeout, default_client_info, default_data_dir, field_error, AddPlugin, AddServer,
     PluginAdded, ServerOverrides, DEFAULT_SESSION,

@@ -95,7 +95,7 @@ impl Building<'_> {
             }
         }
         let (line, column) = out.line_column(self.at);
-        let ids = self.vars.used.iter().map(|v| v.id.clone()).collect();
+        let ids: Vec<String> = self.vars.used.iter().map(|v| v.id.clone()).collect();
         for variable in self.vars.used {
             out.variable(variable);
         }
@@ -107,6 +107,7 @@ impl Building<'_> {
             oauth_client_id: extra.oauth_client_id,
             line,
             column,
+            resolved: ids.is_empty(),
             variables: ids,
         })
     }

@@ -39,7 +39,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use report::{ImportDiagnostic, Severity};
-pub use resolve::resolve_server;
+pub use resolve::{resolve_entry, resolve_server};
 
 /// The formats [`import_config`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,6 +142,9 @@ pub struct ImportedServer {
     pub column: u32,
     /// Ids of the variables this entry uses (see [`ImportVariable::id`]).
     pub variables: Vec<String>,
+    /// `config` holds no placeholder (no variables, or they were resolved):
+    /// it can be given to `addServer` as it is.
+    pub resolved: bool,
 }
 
 /// What a variable is, for the app's resolver.

@@ -14,27 +14,42 @@ use crate::config::validate_entry_value;
 use crate::config::vars::quote;
 
 /// The host entry of `server` with its variables replaced by `values`
-/// (variable id → value).
+/// (variable id → value): [`resolve_entry`] of its parts.
 ///
 /// # Errors
-/// A variable of the entry without a value (naming it, e.g. `server
-/// "github": variable ${env:GITHUB_TOKEN} has no value`), or the resolved
-/// entry breaking a rule of `validate_entry_value` (naming the field).
-/// Messages never contain a value.
+/// As [`resolve_entry`].
 pub fn resolve_server(
     server: &ImportedServer,
     values: &BTreeMap<String, String>,
 ) -> Result<Value, String> {
-    if let Some(missing) = server.variables.iter().find(|id| !values.contains_key(*id)) {
+    resolve_entry(&server.name, &server.config, &server.variables, values)
+}
+
+/// Entry `config` of server `name` with the placeholders of `variables`
+/// (ids) replaced by `values` (variable id → value), in one pass, then
+/// checked by `validate_entry_value`.
+///
+/// # Errors
+/// A variable without a value (naming it, e.g. `server "github": variable
+/// ${env:GITHUB_TOKEN} has no value`), or the resolved entry breaking a
+/// rule of `validate_entry_value` (naming the field). Messages never
+/// contain a value.
+pub fn resolve_entry(
+    name: &str,
+    config: &Value,
+    variables: &[String],
+    values: &BTreeMap<String, String>,
+) -> Result<Value, String> {
+    if let Some(missing) = variables.iter().find(|id| !values.contains_key(*id)) {
         return Err(format!(
             "server {}: variable ${{{missing}}} has no value",
-            quote(&server.name)
+            quote(name)
         ));
     }
-    let ids: Vec<&str> = server.variables.iter().map(String::as_str).collect();
-    let mut config = server.config.clone();
+    let ids: Vec<&str> = variables.iter().map(String::as_str).collect();
+    let mut config = config.clone();
     substitute(&mut config, &ids, values);
-    validate_entry_value(&server.name, &config)?;
+    validate_entry_value(name, &config)?;
     Ok(config)
 }
 

@@ -1,0 +1,135 @@
+// Issue 30: importConfig + addServers. Other hosts' configurations become
+// this host's entries; variables are resolved only through the app's
+// `resolve` (never this process's environment); the servers then start as
+// the source host would start them (real servers: server-everything over
+// stdio reports its environment, protected-server.mjs on 127.0.0.1 accepts
+// one bearer token). A canary secret never reaches an action, a log, the
+// state, an error or a file under dataDir.
+
+import { test } from 'node:test'
+import assert from 'node:assert/strict'
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { newHost, tmpDir, startHttpFixture, waitState, EVERYTHING, NODE, HostError, uniqueMarker } from './helpers/host.mjs'
+
+/** Every file under `dir` that contains `text`. */
+function filesContaining(dir, text) {
+  const found = []
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name)
+    if (statSync(path).isDirectory()) found.push(...filesContaining(path, text))
+    else if (readFileSync(path, 'utf8').includes(text)) found.push(path)
+  }
+  return found
+}
+
+function assertNoCanary(canary, { host, actions, logs, dataDir }, extra = []) {
+  const everything = JSON.stringify({ actions, logs, state: host.getState(), extra })
+  assert.ok(!everything.includes(canary), 'the canary leaked into actions, logs, state or errors')
+  assert.deepEqual(filesContaining(dataDir, canary), [], 'the canary was written under dataDir')
+}
+
+test('a Claude Code .mcp.json: ${VAR} and ${VAR:-default} resolved by the app only; the server gets that env', async (t) => {
+  const canary = uniqueMarker('canary-env')
+  process.env.AHP_IMPORT_TOKEN = 'from-the-process-env' // never read by the host
+  t.after(() => { delete process.env.AHP_IMPORT_TOKEN })
+  const text = JSON.stringify({
+    mcpServers: {
+      everything: {
+        command: NODE,
+        args: [EVERYTHING, 'stdio'],
+        env: { SECRET_THING: '${AHP_IMPORT_TOKEN}', PLAIN: '${AHP_UNSET:-fallback}' },
+      },
+      broken: { command: 'node', colour: 'blue', args: 'not-an-array' },
+    },
+  })
+  const h = newHost(t)
+  const { host } = h
+  const plain = await host.importConfig({ format: 'claude-code', text, file: '.mcp.json' })
+  assert.deepEqual(plain.servers.map((s) => [s.name, s.resolved]), [['everything', false]])
+  assert.deepEqual(plain.servers[0].config.env, { SECRET_THING: '${env:AHP_IMPORT_TOKEN}', PLAIN: '${env:AHP_UNSET}' })
+  assert.deepEqual(plain.diagnostics.map((d) => [d.code, d.severity, d.server, d.field, d.file, d.line]), [
+    ['invalid_entry', 'warning', 'broken', 'colour', '.mcp.json', 1],
+    ['invalid_entry', 'error', 'broken', 'args', '.mcp.json', 1],
+  ])
+  // Unresolved: addServers refuses it by name, nothing starts.
+  const [refused] = await host.addServers(plain.servers)
+  assert.ok(refused.error instanceof HostError && refused.error.code === 'invalid_entry', String(refused.error))
+  assert.match(refused.error.message, /variables not resolved: \$\{env:AHP_IMPORT_TOKEN\}, \$\{env:AHP_UNSET\}/)
+  assert.equal(host.processCount, 0)
+
+  const asked = []
+  const imported = await host.importConfig({
+    format: 'claude-code', text, file: '.mcp.json',
+    resolve: (v) => { asked.push([v.id, v.kind, v.default ?? null]); return v.name === 'AHP_IMPORT_TOKEN' ? canary : undefined },
+  })
+  assert.deepEqual(asked, [['env:AHP_IMPORT_TOKEN', 'env', null], ['env:AHP_UNSET', 'env', 'fallback']])
+  const [added] = await host.addServers(imported.servers)
+  assert.equal(added.id, 'everything', String(added.error))
+  await waitState(host, 'everything', 'ready', { timeout: 60_000 })
+  const result = await host.callTool({ serverId: 'everything', name: 'get-env', arguments: {} })
+  const env = JSON.parse(result.content[0].text)
+  assert.equal(env.SECRET_THING, canary)
+  assert.equal(env.PLAIN, 'fallback')
+  assertNoCanary(canary, h, [imported.diagnostics])
+})
+
+test('a Codex config.toml: bearer_token_env_var through the resolver reaches the server; unsupported keys are named; the canary stays secret', async (t) => {
+  const canary = uniqueMarker('canary-token')
+  const server = await startHttpFixture(t, 'protected-server.mjs', { ACCEPT_TOKEN: canary })
+  const dir = tmpDir(t)
+  const path = join(dir, 'config.toml')
+  writeFileSync(path, [
+    'model = "gpt-5.1"',
+    '',
+    '[mcp_servers.api]',
+    `url = "${server.url}"`,
+    'bearer_token_env_var = "API_TOKEN"',
+    'enabled_tools = ["whoami"]',
+    'startup_timeout_sec = 30',
+    '',
+    '[mcp_servers.odd]',
+    'command = "x"',
+    'colour = "blue"',
+    '',
+  ].join('\n'))
+  const h = newHost(t)
+  const { host } = h
+  const imported = await host.importConfig({ format: 'codex', path, resolve: (v) => (v.id === 'env:API_TOKEN' ? canary : undefined) })
+  assert.deepEqual(imported.variables.map((v) => [v.id, v.kind, v.secret]), [['env:API_TOKEN', 'env', true]])
+  assert.deepEqual(imported.diagnostics.map((d) => [d.code, d.severity, d.server, d.field, d.line, d.column]), [
+    ['not_supported', 'warning', 'api', 'enabled_tools', 6, 1],
+    ['invalid_entry', 'error', 'odd', 'colour', 11, 1],
+  ])
+  assert.match(imported.diagnostics[0].message, /tool filters/)
+  assert.equal(imported.diagnostics[0].file, path)
+  const [api] = imported.servers
+  assert.equal(api.startupTimeoutMs, 30_000)
+  assert.equal(api.config.headers.Authorization, `Bearer ${canary}`)
+  const results = await host.addServers(imported.servers)
+  assert.deepEqual(results.map((r) => [r.name, r.id]), [['api', 'api']])
+  await waitState(host, 'api', 'ready')
+  const stats = await (await fetch(`${server.base}/__stats`)).json()
+  assert.ok(stats.acceptedRequests >= 1, JSON.stringify(stats))
+  // A resolver that gives nothing: the server is left out with an error naming the variable, never a value.
+  const none = await host.importConfig({ format: 'codex', path, resolve: () => undefined })
+  assert.deepEqual(none.servers, [])
+  const last = none.diagnostics.at(-1)
+  assert.deepEqual([last.code, last.severity, last.server, last.line], ['invalid_entry', 'error', 'api', 3])
+  assert.match(last.message, /variable \$\{env:API_TOKEN\} has no value/)
+  assertNoCanary(canary, h, [imported.diagnostics, none.diagnostics])
+})
+
+test('malformed files: one invalid_config diagnostic with line and column; an unreadable path rejects', async (t) => {
+  const { host } = newHost(t)
+  const broken = await host.importConfig({ format: 'cursor', text: '{\n  "mcpServers": {\n    "a": {"command": "x"\n  }\n', file: 'mcp.json' })
+  assert.equal(broken.servers.length, 0)
+  const [d] = broken.diagnostics
+  // jsonc-parser points at the object left open: line 2, column 17.
+  assert.deepEqual([d.code, d.severity, d.file, d.line, d.column], ['invalid_config', 'error', 'mcp.json', 2, 17], d.message)
+  await assert.rejects(host.importConfig({ format: 'vscode', path: join(tmpDir(t), 'missing.json') }), (e) => {
+    assert.equal(e.code, 'invalid_config', e.message)
+    assert.match(e.message, /missing\.json: cannot read/)
+    return true
+  })
+})
