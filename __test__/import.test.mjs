@@ -10,7 +10,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { newHost, tmpDir, startHttpFixture, waitState, EVERYTHING, NODE, HostError, uniqueMarker } from './helpers/host.mjs'
+import { newHost, tmpDir, startHttpFixture, waitState, waitFor, EVERYTHING, FIXTURES, NODE, HostError, uniqueMarker } from './helpers/host.mjs'
 
 /** Every file under `dir` that contains `text`. */
 function filesContaining(dir, text) {
@@ -132,4 +132,33 @@ test('malformed files: one invalid_config diagnostic with line and column; an un
     assert.match(e.message, /missing\.json: cannot read/)
     return true
   })
+})
+
+test('a secret resolved into a stdio env is hidden from the logs of a server that prints it (registry isSecret)', async (t) => {
+  const canary = uniqueMarker('canary-stderr')
+  const serverJson = {
+    name: 'io.example/env-echo',
+    description: 'prints BRAVE_API_KEY to stderr',
+    version: '1.0.0',
+    packages: [{
+      registryType: 'npm',
+      identifier: 'env-echo',
+      version: '1.0.0',
+      runtimeHint: NODE,
+      runtimeArguments: [{ type: 'positional', value: join(FIXTURES, 'env-echo-server.mjs') }, { type: 'positional', value: 'BRAVE_API_KEY' }],
+      transport: { type: 'stdio' },
+      environmentVariables: [{ name: 'BRAVE_API_KEY', description: 'Brave Search API Key', isRequired: true, isSecret: true }],
+    }],
+  }
+  const h = newHost(t)
+  const { host, logs } = h
+  const imported = await host.importConfig({ format: 'registry', text: JSON.stringify(serverJson), resolve: (v) => (v.secret ? canary : undefined) })
+  const [server] = imported.servers
+  assert.equal(server.config.command, NODE)
+  assert.deepEqual(server.config.args, [join(FIXTURES, 'env-echo-server.mjs'), 'BRAVE_API_KEY', 'env-echo@1.0.0'])
+  const [added] = await host.addServers(imported.servers)
+  await waitState(host, added.id, 'ready')
+  const line = await waitFor(() => logs.find((l) => l.message.includes('BRAVE_API_KEY=')), { what: 'the stderr line' })
+  assert.match(line.message, /BRAVE_API_KEY=\[redacted\]/)
+  assertNoCanary(canary, h)
 })
