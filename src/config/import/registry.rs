@@ -12,7 +12,7 @@
 
 use serde_json::{Map, Value};
 
-use super::entry::{report_field, Building, Extra, FieldError};
+use super::entry::{check_fields, report_field, Building, Extra, FieldError};
 use super::located::{Member, Node, Val};
 use super::report::{At, Report};
 use super::vars::{input_variable, EntryVars, Syntax};
@@ -96,8 +96,37 @@ enum Kind {
     Remote,
 }
 
+/// The fields of a package that are mapped.
+const PACKAGE_FIELDS: &[&str] = &[
+    "registryType",
+    "identifier",
+    "version",
+    "runtimeHint",
+    "transport",
+    "runtimeArguments",
+    "packageArguments",
+    "environmentVariables",
+];
+/// The fields of a package this host does not take, with why.
+const PACKAGE_UNSUPPORTED: &[(&str, &str)] = &[
+    (
+        "registryBaseUrl",
+        " (the runtime's default registry is used)",
+    ),
+    ("fileSha256", " (the host downloads no package itself)"),
+];
+/// The fields of a remote that are mapped.
+const REMOTE_FIELDS: &[&str] = &["type", "url", "headers", "variables"];
+
 /// One package or remote as a host entry.
 fn option(out: &mut Report<'_>, name: &str, path: &str, node: &Node, kind: Kind) {
+    let (fields, unsupported) = match kind {
+        Kind::Package => (PACKAGE_FIELDS, PACKAGE_UNSUPPORTED),
+        Kind::Remote => (REMOTE_FIELDS, &[][..]),
+    };
+    if let Some(members) = node.members() {
+        check_fields(out, name, members, fields, unsupported);
+    }
     let mut b = Building {
         name: name.to_owned(),
         at: node.at,

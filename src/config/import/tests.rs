@@ -362,6 +362,12 @@ fn registry_packages_become_launch_commands_with_inputs() {
     let config = json!({"type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-brave-search@1.0.2"],
         "env": {"BRAVE_API_KEY": "${input:BRAVE_API_KEY}"}});
     assert_eq!(configs(&imported), [("brave-search".to_owned(), config)]);
+    let fields: Vec<Option<&str>> = imported
+        .diagnostics
+        .iter()
+        .map(|d| d.field.as_deref())
+        .collect();
+    assert_eq!(fields, [Some("registryBaseUrl")], "named, not dropped");
     let v = &imported.variables[0];
     assert_eq!(
         (v.secret, v.required, v.description.as_deref()),
@@ -433,12 +439,20 @@ fn registry_oci_and_remotes() {
     assert!(key.secret && key.required);
     assert_eq!(
         diagnostics(&imported),
-        [(
-            "invalid_entry",
-            Severity::Error,
-            Some("hybrid-mcp-remote"),
-            Some("remotes[1].type")
-        )]
+        [
+            (
+                "not_supported",
+                Severity::Warning,
+                Some("hybrid-mcp-npm"),
+                Some("registryBaseUrl")
+            ),
+            (
+                "invalid_entry",
+                Severity::Error,
+                Some("hybrid-mcp-remote"),
+                Some("remotes[1].type")
+            )
+        ]
     );
 }
 
