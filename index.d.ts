@@ -665,6 +665,22 @@ export interface McpHostOptions {
    * {@link HostError} `invalid_argument` (`caCertificates[i]: …`).
    */
   caCertificates?: string[]
+  /**
+   * Dynamic headers for Streamable HTTP servers, like Claude Code's
+   * `headersHelper` and Codex's `env_http_headers`: called at each connect
+   * of such a server (`reason: 'connect'`), and once more when the server
+   * answers that connect with 401 (`reason: 'unauthorized'`, e.g. to
+   * rotate a token). It answers the headers for that connection (laid
+   * over the configured ones, a name replacing the configured one
+   * whatever its case) or `undefined` / `null` for none. Bounded: an
+   * answer later than 10 s fails the connect with `connect_failed`
+   * (`src/limits.rs` `HEADER_PROVIDER_TIMEOUT_MS`), as do a throw (its
+   * error is not shown), a value that is not an object of strings, or a
+   * header the host refuses (named; same rules as configured headers).
+   * The values are secrets: never in actions, logs, errors or `dataDir`.
+   * `url` is the server's URL without userinfo, query and fragment.
+   */
+  headers?: (request: HeadersRequest) => Record<string, string> | undefined | null | Promise<Record<string, string> | undefined | null>
 }
 
 /**
@@ -1650,6 +1666,16 @@ export interface PluginAdded {
 export type McpServerConfig =
   | { type: 'stdio'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
   | { type: 'streamable-http'; url: string; headers?: Record<string, string> }
+
+/** What {@link McpHostOptions.headers} is asked for. */
+export interface HeadersRequest {
+  /** The server's id. */
+  serverId: string
+  /** Its URL without userinfo, query and fragment. */
+  url: string
+  /** `connect`: a connection is being opened; `unauthorized`: the last attempt got 401. */
+  reason: 'connect' | 'unauthorized'
+}
 
 /**
  * A configuration format {@link McpHost.importConfig} reads:

@@ -292,7 +292,7 @@ class McpHost extends EventEmitter {
 
   constructor(options) {
     super()
-    const { handlers = {}, credentials, roots, ...nativeOptions } = check.hostOptions(options)
+    const { handlers = {}, credentials, roots, headers, ...nativeOptions } = check.hostOptions(options)
     const handled = Object.keys(handlers).filter((k) => typeof handlers[k] === 'function')
     for (const k of handled) {
       if (!REQUEST_KINDS.has(k)) throw new HostError('invalid_argument', `unknown request handler ${JSON.stringify(k)} (expected elicitation, sampling or roots)`)
@@ -330,6 +330,8 @@ class McpHost extends EventEmitter {
       onCredentials !== undefined,
       onCredentials ?? noCredentials,
       roots === undefined ? 'null' : jsonArg(roots),
+      headers !== undefined,
+      headers === undefined ? noCredentials : imports.headersCallback(headers),
     )
     this.#nativeRef = new WeakRef(this.#native)
     this.#readiness = readinessOf(this.#native)

@@ -162,3 +162,40 @@ test('a secret resolved into a stdio env is hidden from the logs of a server tha
   assert.match(line.message, /BRAVE_API_KEY=\[redacted\]/)
   assertNoCanary(canary, h)
 })
+
+test('the headers provider: asked at connect and again after a 401; its values reach the server and stay secret', async (t) => {
+  const canary = uniqueMarker('canary-header')
+  const server = await startHttpFixture(t, 'protected-server.mjs', { ACCEPT_TOKEN: canary })
+  const asked = []
+  const h = newHost(t, {
+    headers: async ({ serverId, url, reason }) => {
+      asked.push([serverId, url, reason])
+      return { Authorization: `Bearer ${reason === 'connect' ? 'stale-token-1' : canary}` }
+    },
+  })
+  const { host } = h
+  const id = await host.addServer({ name: 'rotating', config: { type: 'streamable-http', url: `${server.url}?k=v` } })
+  await waitState(host, id, 'ready')
+  assert.deepEqual(asked, [['rotating', server.url, 'connect'], ['rotating', server.url, 'unauthorized']])
+  const stats = await (await fetch(`${server.base}/__stats`)).json()
+  assert.ok(stats.acceptedRequests >= 1, JSON.stringify(stats))
+  assertNoCanary(canary, h)
+})
+
+test('the headers provider: a refused header or a throw fails the connect, naming the header, never its value', async (t) => {
+  const server = await startHttpFixture(t, 'protected-server.mjs', { ACCEPT_TOKEN: 'x' })
+  const { host } = newHost(t, {
+    headers: ({ serverId }) => {
+      if (serverId === 'throws') throw new Error('secret-in-error-123')
+      return { 'X-Bad': 'line\r\nInjected: secret-in-value-123' }
+    },
+  })
+  for (const name of ['bad', 'throws']) {
+    await host.addServer({ name, config: { type: 'streamable-http', url: server.url } })
+    const state = await waitState(host, name, 'error')
+    assert.equal(state.error.errorType, 'connect_failed', state.error.message)
+    assert.ok(!state.error.message.includes('secret-in'), state.error.message)
+  }
+  assert.match((await waitState(host, 'bad', 'error')).error.message, /headers provider gave a header this host refuses: .*headers\.X-Bad/)
+  assert.match((await waitState(host, 'throws', 'error')).error.message, /headers provider failed/)
+})

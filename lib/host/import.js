@@ -121,4 +121,22 @@ async function addEach(servers, addServer) {
   return results
 }
 
-module.exports = { FORMATS, importOptions, resolveAll, addEach }
+/**
+ * The native side of the `headers` option (issue 30, item 4): `{serverId,
+ * url, reason}` in, the app's answer checked (an object of strings, or
+ * undefined / null for none) and sent as JSON. A wrong shape or a throw
+ * fails that connect (`connect_failed`); the app's error is not passed on
+ * (it could hold a value).
+ */
+function headersCallback(headers) {
+  return async (json) => {
+    const { serverId, url, reason } = JSON.parse(json)
+    const answer = await headers({ serverId, url, reason })
+    if (answer === undefined || answer === null) return 'null'
+    const strings = typeof answer === 'object' && !Array.isArray(answer) && Object.values(answer).every((v) => typeof v === 'string')
+    if (!strings) throw new Error('headers must return an object of strings, undefined or null')
+    return JSON.stringify(answer)
+  }
+}
+
+module.exports = { FORMATS, importOptions, resolveAll, addEach, headersCallback }

@@ -10,6 +10,7 @@
 //! turns a [`StdioConfig`] into a [`launch::LaunchSpec`].
 
 mod command;
+mod headers;
 mod host_settings;
 pub mod import;
 pub mod launch;
@@ -19,6 +20,7 @@ mod read;
 mod validate;
 mod vars;
 
+pub use headers::{with_provided_headers, HeaderProvider, HeaderReason};
 pub use host_settings::{IdpSetting, OAuthClientSetting, OAuthGrant, ProtocolSetting};
 pub use model::*;
 pub use read::{read_config_file, read_regular_file, ReadBounds};

@@ -173,6 +173,9 @@ pub struct HostDeps {
     /// the `roots` capability even without a `roots` handler (see
     /// [`Host::set_roots`]).
     pub roots: Option<Vec<crate::requests::roots::Root>>,
+    /// The app's provider of dynamic headers for Streamable HTTP servers
+    /// (JS option `headers`), asked at each connect and once after a 401.
+    pub header_provider: Option<Arc<dyn crate::config::HeaderProvider>>,
 }
 
 /// One AHP session's MCP host.
@@ -223,6 +226,7 @@ impl Host {
             requests,
             secrets,
             roots: initial_roots,
+            header_provider,
         } = deps;
         let (requests, host_roots) = roots::install(requests, initial_roots);
         let mut capabilities =
@@ -245,6 +249,7 @@ impl Host {
             limits: config.limits.clamped(),
             publisher: Arc::new(SessionPublisher::new(store, sink, publishing)),
             requests,
+            header_provider,
             network: Arc::new(crate::network::Network::new(&config.network)),
             eras: crate::mcp::eras::EraMemory::in_dir(&config.data_dir),
             base_env: host_base_env(),
