@@ -93,18 +93,24 @@ pub(super) struct JsSecrets {
     pub(super) tsfn: Arc<RequestFn>,
 }
 
+/// Calls JS callback `tsfn` with `payload` and parses its JSON answer
+/// (`what` names it in the error of an answer that is not JSON).
+async fn ask<T: serde::de::DeserializeOwned>(
+    tsfn: Arc<RequestFn>,
+    payload: Value,
+    what: &str,
+) -> std::result::Result<T, String> {
+    let pending = tsfn
+        .call_async_catch(payload.to_string())
+        .await
+        .map_err(|e| e.reason.clone())?;
+    let answer = pending.await.map_err(|e| e.reason.clone())?;
+    serde_json::from_str(&answer).map_err(|e| format!("{what} answer is not JSON: {e}"))
+}
+
 impl JsSecrets {
     fn op(&self, payload: Value) -> BoxFuture<'static, std::result::Result<Value, String>> {
-        let tsfn = self.tsfn.clone();
-        Box::pin(async move {
-            let pending = tsfn
-                .call_async_catch(payload.to_string())
-                .await
-                .map_err(|e| e.reason.clone())?;
-            let answer = pending.await.map_err(|e| e.reason.clone())?;
-            serde_json::from_str(&answer)
-                .map_err(|e| format!("credential store answer is not JSON: {e}"))
-        })
+        Box::pin(ask(self.tsfn.clone(), payload, "credential store"))
     }
 }
 
@@ -146,15 +152,7 @@ impl HeaderProvider for JsHeaders {
         url: String,
         reason: HeaderReason,
     ) -> BoxFuture<'static, std::result::Result<Option<BTreeMap<String, String>>, String>> {
-        let tsfn = self.tsfn.clone();
         let payload = json!({ "serverId": server_id, "url": url, "reason": reason.as_str() });
-        Box::pin(async move {
-            let pending = tsfn
-                .call_async_catch(payload.to_string())
-                .await
-                .map_err(|e| e.reason.clone())?;
-            let answer = pending.await.map_err(|e| e.reason.clone())?;
-            serde_json::from_str(&answer).map_err(|e| format!("headers answer is not JSON: {e}"))
-        })
+        Box::pin(ask(self.tsfn.clone(), payload, "headers"))
     }
 }

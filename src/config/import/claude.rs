@@ -6,7 +6,9 @@
 
 use serde_json::{Map, Value};
 
-use super::entry::{check_fields, report_field, transport, wrong, Building, Extra, FieldError};
+use super::entry::{
+    check_fields, oauth_client, report_field, transport, wrong, Building, Extra, FieldError,
+};
 use super::located::{Member, Node};
 use super::report::{At, Report};
 use super::vars::{EntryVars, Syntax};
@@ -59,12 +61,8 @@ const CURSOR: Rules<'static> = Rules {
 
 /// Imports a `{"mcpServers": {…}}` file of `out.format`.
 pub(super) fn import(root: &Node, out: &mut Report<'_>) {
-    let Some(top) = root.members() else {
-        let message = format!(
-            "top-level value must be an object, got {}",
-            root.type_name()
-        );
-        return out.file_error(root.at, &message);
+    let Some(top) = out.top_members(root) else {
+        return;
     };
     let rules = match out.format {
         ImportFormat::ClaudeDesktop => &CLAUDE_DESKTOP,
@@ -102,14 +100,8 @@ pub(super) fn servers(root: &Node, key: &str, out: &mut Report<'_>, rules: &Rule
 /// One entry: mapped, checked, added (or reported).
 pub(super) fn json_entry(out: &mut Report<'_>, member: &Member, rules: &Rules<'_>) {
     let name = member.key.as_str();
-    let Some(fields) = member.value.members() else {
-        let at = At {
-            at: member.value.at,
-            server: Some(name),
-            field: None,
-        };
-        let message = format!("entry must be an object, got {}", member.value.type_name());
-        return out.bad_entry(&at, &message);
+    let Some(fields) = out.entry_members(member, "an object") else {
+        return;
     };
     check_fields(out, name, fields, rules.fields, rules.unsupported);
     let mut b = Building {
@@ -189,8 +181,7 @@ fn host_config(b: &mut Building<'_>, entry: &Node, rules: &Rules<'_>) -> Result<
     Ok(Value::Object(config))
 }
 
-/// The OAuth client id (`oauth.clientId`, `auth.CLIENT_ID`); the object's
-/// other members are reported as not supported.
+/// The OAuth client id of `entry` by the format's rules.
 fn oauth_client_id(
     out: &mut Report<'_>,
     server: &str,
@@ -198,30 +189,5 @@ fn oauth_client_id(
     rules: &Rules<'_>,
 ) -> Option<String> {
     let (object, id_key) = rules.oauth?;
-    let node = entry.get(object)?;
-    let Some(members) = node.members() else {
-        let at = At {
-            at: node.at,
-            server: Some(server),
-            field: Some(object),
-        };
-        out.not_supported(&at, " (not an object)");
-        return None;
-    };
-    let mut id = None;
-    for m in members {
-        match (m.key == id_key, m.value.str()) {
-            (true, Some(s)) => id = Some(s.to_owned()),
-            _ => {
-                let field = format!("{object}.{}", m.key);
-                let at = At {
-                    at: m.key_at,
-                    server: Some(server),
-                    field: Some(&field),
-                };
-                out.not_supported(&at, "");
-            }
-        }
-    }
-    id
+    oauth_client(out, server, entry, (object, id_key))
 }

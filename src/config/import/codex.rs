@@ -9,7 +9,7 @@
 use serde_json::{Map, Value};
 
 use super::claude::field_at;
-use super::entry::{report_field, wrong, Building, Extra, FieldError};
+use super::entry::{oauth_client, report_field, wrong, Building, Extra, FieldError};
 use super::located::{Member, Node, Val};
 use super::report::{At, Report};
 use super::vars::{env_variable, EntryVars, Syntax};
@@ -67,16 +67,8 @@ pub(super) fn import(root: &Node, out: &mut Report<'_>) {
 
 fn entry(out: &mut Report<'_>, member: &Member) {
     let name = member.key.as_str();
-    let Some(fields) = member.value.members() else {
-        let at = At {
-            at: member.value.at,
-            server: Some(name),
-            field: None,
-        };
-        return out.bad_entry(
-            &at,
-            &format!("must be a table, got {}", member.value.type_name()),
-        );
+    let Some(fields) = out.entry_members(member, "a table") else {
+        return;
     };
     if let Some(bad) = fields.iter().find(|m| refused(&m.key)) {
         let at = At {
@@ -141,13 +133,20 @@ fn host_config(b: &mut Building<'_>, entry: &Node) -> Result<Value, FieldError> 
     }
 }
 
-fn stdio(b: &mut Building<'_>, entry: &Node) -> Result<Value, FieldError> {
-    if let Some(k) = ["bearer_token_env_var", "http_headers", "env_http_headers"]
-        .iter()
-        .find(|k| entry.get(k).is_some())
-    {
-        return Err(((*k).to_owned(), "applies to a url server only".into()));
+/// `Err` naming the first of `keys` that `entry` has: they apply to `kind` servers only.
+fn refuse_any(entry: &Node, keys: &[&str], kind: &str) -> Result<(), FieldError> {
+    match keys.iter().find(|k| entry.get(k).is_some()) {
+        Some(k) => Err(((*k).to_owned(), format!("applies to {kind} server only"))),
+        None => Ok(()),
     }
+}
+
+fn stdio(b: &mut Building<'_>, entry: &Node) -> Result<Value, FieldError> {
+    refuse_any(
+        entry,
+        &["bearer_token_env_var", "http_headers", "env_http_headers"],
+        "a url",
+    )?;
     let mut config = Map::new();
     config.insert("type".into(), "stdio".into());
     let command = entry
@@ -194,12 +193,7 @@ fn env_vars(entry: &Node) -> Result<Vec<String>, FieldError> {
 }
 
 fn http(b: &mut Building<'_>, entry: &Node) -> Result<Value, FieldError> {
-    if let Some(k) = ["args", "env", "env_vars", "cwd"]
-        .iter()
-        .find(|k| entry.get(k).is_some())
-    {
-        return Err(((*k).to_owned(), "applies to a command server only".into()));
-    }
+    refuse_any(entry, &["args", "env", "env_vars", "cwd"], "a command")?;
     let mut config = Map::new();
     config.insert("type".into(), "streamable-http".into());
     let url = entry
@@ -258,22 +252,7 @@ fn extra(out: &mut Report<'_>, server: &str, entry: &Node) -> Result<Extra, Fiel
         (None, Some(n)) => Some(millis("startup_timeout_sec", n, 1000.0)?),
         (None, None) => None,
     };
-    if let Some(oauth) = entry.get("oauth").and_then(Node::members) {
-        for m in oauth {
-            match (m.key.as_str(), m.value.str()) {
-                ("client_id", Some(id)) => extra.oauth_client_id = Some(id.to_owned()),
-                _ => {
-                    let field = format!("oauth.{}", m.key);
-                    let at = At {
-                        at: m.key_at,
-                        server: Some(server),
-                        field: Some(&field),
-                    };
-                    out.not_supported(&at, "");
-                }
-            }
-        }
-    }
+    extra.oauth_client_id = oauth_client(out, server, entry, ("oauth", "client_id"));
     Ok(extra)
 }
 

@@ -194,3 +194,40 @@ pub(super) fn check_fields(
         }
     }
 }
+
+/// The OAuth client id at `object.id_key` of `entry` (`oauth.clientId`,
+/// Cursor `auth.CLIENT_ID`, Codex `oauth.client_id`); the object's other
+/// members are reported as not supported.
+pub(super) fn oauth_client(
+    out: &mut Report<'_>,
+    server: &str,
+    entry: &Node,
+    (object, id_key): (&str, &str),
+) -> Option<String> {
+    let node = entry.get(object)?;
+    let Some(members) = node.members() else {
+        let at = At {
+            at: node.at,
+            server: Some(server),
+            field: Some(object),
+        };
+        out.not_supported(&at, " (not an object)");
+        return None;
+    };
+    let mut id = None;
+    for m in members {
+        match (m.key == id_key, m.value.str()) {
+            (true, Some(s)) => id = Some(s.to_owned()),
+            _ => {
+                let field = format!("{object}.{}", m.key);
+                let at = At {
+                    at: m.key_at,
+                    server: Some(server),
+                    field: Some(&field),
+                };
+                out.not_supported(&at, "");
+            }
+        }
+    }
+    id
+}

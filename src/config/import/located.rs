@@ -5,10 +5,11 @@
 
 use jsonc_parser::ast;
 use jsonc_parser::common::Ranged;
-use jsonc_parser::{CollectOptions, ParseOptions};
+use jsonc_parser::CollectOptions;
 use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
+use crate::config::validate::json_parse_options;
 use crate::limits::MAX_IMPORT_DEPTH;
 
 /// A value of the document.
@@ -93,18 +94,7 @@ pub(super) type ParseError = (usize, String);
 /// Parses JSON; `jsonc` also takes comments and trailing commas (VS Code
 /// reads its `mcp.json` as JSONC).
 pub(super) fn parse_json(text: &str, jsonc: bool) -> Result<Node, ParseError> {
-    let options = ParseOptions {
-        allow_comments: jsonc,
-        allow_loose_object_property_names: false,
-        allow_trailing_commas: jsonc,
-        allow_missing_commas: false,
-        allow_single_quoted_strings: false,
-        allow_hexadecimal_numbers: false,
-        allow_unary_plus_numbers: false,
-        allow_bare_decimal_point_numbers: false,
-        allow_non_finite_numbers: false,
-        allow_extended_string_escapes: false,
-    };
+    let options = json_parse_options(jsonc);
     let parsed = jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &options)
         .map_err(|e| (e.range().start, format!("invalid JSON: {}", e.kind())))?;
     let root = parsed

@@ -34,12 +34,8 @@ const DESCRIPTIVE: &[&str] = &[
 
 /// Imports a `server.json`.
 pub(super) fn import(root: &Node, out: &mut Report<'_>) {
-    let Some(top) = root.members() else {
-        let message = format!(
-            "top-level value must be an object, got {}",
-            root.type_name()
-        );
-        return out.file_error(root.at, &message);
+    let Some(top) = out.top_members(root) else {
+        return;
     };
     for m in top
         .iter()
@@ -218,18 +214,30 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
 /// `environmentVariables`: each `name` with its value or an input.
 fn environment(b: &mut Building<'_>, node: &Node) -> Result<Map<String, Value>, FieldError> {
     let mut env = Map::new();
-    for (i, item) in list(node, "environmentVariables")?.iter().enumerate() {
-        let field = format!("environmentVariables[{i}]");
-        let name = item
-            .get("name")
-            .and_then(Node::str)
-            .ok_or((field.clone(), "needs a string \"name\"".to_owned()))?;
+    for (field, name, item) in named(node, "environmentVariables")? {
         env.insert(
             name.to_owned(),
             input_value(b, &field, item, name, false)?.into(),
         );
     }
     Ok(env)
+}
+
+/// The items of list `key` of `node` (`KeyValueInput`s) with their field
+/// path and `name`.
+///
+/// # Errors
+/// `key` is not an array, or an item has no string `name`.
+fn named<'n>(node: &'n Node, key: &str) -> Result<Vec<(String, &'n str, &'n Node)>, FieldError> {
+    let mut out = Vec::new();
+    for (i, item) in list(node, key)?.iter().enumerate() {
+        let field = format!("{key}[{i}]");
+        match item.get("name").and_then(Node::str) {
+            Some(name) => out.push((field, name, item)),
+            None => return Err((field, "needs a string \"name\"".to_owned())),
+        }
+    }
+    Ok(out)
 }
 
 fn list<'n>(node: &'n Node, key: &str) -> Result<&'n [Node], FieldError> {
@@ -359,12 +367,7 @@ fn remote(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
     };
     let url = input_value(b, "url", &url_item, "url", false)?;
     let mut headers = Map::new();
-    for (i, item) in list(node, "headers")?.iter().enumerate() {
-        let field = format!("headers[{i}]");
-        let name = item
-            .get("name")
-            .and_then(Node::str)
-            .ok_or((field.clone(), "needs a string \"name\"".to_owned()))?;
+    for (field, name, item) in named(node, "headers")? {
         headers.insert(
             name.to_owned(),
             input_value(b, &field, item, name, true)?.into(),

@@ -4,6 +4,7 @@
 
 use serde::{Serialize, Serializer};
 
+use super::located::{Member, Node};
 use super::{ImportFormat, ImportVariable, Imported, ImportedServer};
 use crate::config::line_index::LineIndex;
 use crate::config::vars::quote;
@@ -122,6 +123,39 @@ impl<'t> Report<'t> {
             field: None,
         };
         self.add(ErrorCode::InvalidConfig, Severity::Error, &at, message);
+    }
+
+    /// The members of the file's top-level object, or an `invalid_config`
+    /// error when it is not one.
+    pub(super) fn top_members<'n>(&mut self, root: &'n Node) -> Option<&'n [Member]> {
+        if root.members().is_none() {
+            let message = format!(
+                "top-level value must be an object, got {}",
+                root.type_name()
+            );
+            self.file_error(root.at, &message);
+        }
+        root.members()
+    }
+
+    /// The fields of server entry `member`, or an `invalid_entry` error
+    /// when it is not `expected` (`an object`, `a table`).
+    pub(super) fn entry_members<'n>(
+        &mut self,
+        member: &'n Member,
+        expected: &str,
+    ) -> Option<&'n [Member]> {
+        let fields = member.value.members();
+        if fields.is_none() {
+            let at = At {
+                at: member.value.at,
+                server: Some(&member.key),
+                field: None,
+            };
+            let message = format!("entry must be {expected}, got {}", member.value.type_name());
+            self.bad_entry(&at, &message);
+        }
+        fields
     }
 
     /// A field the format defines and this host does not take (`not_supported`, warning).

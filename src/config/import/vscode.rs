@@ -15,12 +15,8 @@ const SANDBOX: &str = " (no sandbox for stdio servers here)";
 
 /// Imports a VS Code `mcp.json`.
 pub(super) fn import(root: &Node, out: &mut Report<'_>) {
-    let Some(top) = root.members() else {
-        let message = format!(
-            "top-level value must be an object, got {}",
-            root.type_name()
-        );
-        return out.file_error(root.at, &message);
+    let Some(top) = out.top_members(root) else {
+        return;
     };
     for m in top
         .iter()

@@ -59,12 +59,13 @@ pub fn parse_mcp_json(text: &str, file_label: &str) -> Result<McpJson, String> {
 /// A stage-1 failure: byte offset into the text and the rule that failed.
 type FileError = (usize, String);
 
-/// Parses `text` as strict JSON (RFC 8259) into a jsonc-parser AST.
-fn parse_strict(text: &str) -> Result<ast::Value<'_>, FileError> {
-    let options = ParseOptions {
-        allow_comments: false,
+/// jsonc-parser's options for strict JSON (RFC 8259), or with `jsonc` for
+/// JSONC as VS Code reads it (comments and trailing commas too).
+pub(crate) fn json_parse_options(jsonc: bool) -> ParseOptions {
+    ParseOptions {
+        allow_comments: jsonc,
         allow_loose_object_property_names: false,
-        allow_trailing_commas: false,
+        allow_trailing_commas: jsonc,
         allow_missing_commas: false,
         allow_single_quoted_strings: false,
         allow_hexadecimal_numbers: false,
@@ -72,7 +73,12 @@ fn parse_strict(text: &str) -> Result<ast::Value<'_>, FileError> {
         allow_bare_decimal_point_numbers: false,
         allow_non_finite_numbers: false,
         allow_extended_string_escapes: false,
-    };
+    }
+}
+
+/// Parses `text` as strict JSON (RFC 8259) into a jsonc-parser AST.
+fn parse_strict(text: &str) -> Result<ast::Value<'_>, FileError> {
+    let options = json_parse_options(false);
     let parsed = jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &options)
         .map_err(|e| (e.range().start, format!("invalid JSON: {}", e.kind())))?;
     let root = parsed

@@ -21,6 +21,7 @@ use super::vars::quote;
 use crate::json::type_name;
 
 pub use entry::{literal_placeholders_of, validate_entry_value};
+pub(crate) use file::json_parse_options;
 pub use file::parse_mcp_json;
 
 // --- messages shared by the rules ----------------------------------------------
