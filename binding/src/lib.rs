@@ -53,11 +53,14 @@ type EventsFn = ThreadsafeFunction<(), (), String, Status, false, true, 0>;
 pub(crate) type RequestFn =
     ThreadsafeFunction<String, Promise<String>, String, Status, false, true, 0>;
 
-/// A weak threadsafe function of JS callback `f` when `used`.
-fn callback(used: bool, f: &Function<String, Promise<String>>) -> Result<Option<Arc<RequestFn>>> {
-    if !used {
+/// A weak threadsafe function of JS callback `f` when `used` (and given).
+fn callback(
+    used: bool,
+    f: Option<&Function<String, Promise<String>>>,
+) -> Result<Option<Arc<RequestFn>>> {
+    let Some(f) = f.filter(|_| used) else {
         return Ok(None);
-    }
+    };
     let tsfn: RequestFn = f
         .build_threadsafe_function::<String>()
         .callee_handled::<false>()
@@ -380,8 +383,8 @@ impl NativeHost {
         use_credentials: bool,
         on_credentials: Function<String, Promise<String>>,
         roots_json: String,
-        use_headers: bool,
-        on_headers: Function<String, Promise<String>>,
+        use_headers: Option<bool>,
+        on_headers: Option<Function<String, Promise<String>>>,
     ) -> Result<Self> {
         let refused =
             |e: HostError| Error::new(Status::InvalidArg, format!("{}: {}", e.code, e.message));
@@ -416,12 +419,12 @@ impl NativeHost {
             }))
         };
         let secrets: Option<Arc<dyn SecretStore>> =
-            match callback(use_credentials, &on_credentials)? {
+            match callback(use_credentials, Some(&on_credentials))? {
                 Some(tsfn) => Some(Arc::new(JsSecrets { tsfn })),
                 None => None,
             };
         let header_provider: Option<Arc<dyn HeaderProvider>> =
-            match callback(use_headers, &on_headers)? {
+            match callback(use_headers.unwrap_or(false), on_headers.as_ref())? {
                 Some(tsfn) => Some(Arc::new(JsHeaders { tsfn })),
                 None => None,
             };
