@@ -199,3 +199,20 @@ test('the headers provider: a refused header or a throw fails the connect, namin
   assert.match((await waitState(host, 'bad', 'error')).error.message, /headers provider gave a header this host refuses: .*headers\.X-Bad/)
   assert.match((await waitState(host, 'throws', 'error')).error.message, /headers provider failed/)
 })
+
+test('the headers provider is bounded: no answer within 10 s fails the connect with connect_failed', async (t) => {
+  const server = await startHttpFixture(t, 'protected-server.mjs', { ACCEPT_TOKEN: 'x' })
+  // Held, so the pending promise is not collected (a collected one fails the call at once).
+  const held = []
+  t.after(() => held.forEach((resolve) => resolve(undefined)))
+  const { host } = newHost(t, { headers: () => new Promise((resolve) => { held.push(resolve) }) })
+  const started = Date.now()
+  await host.addServer({ name: 'slow', config: { type: 'streamable-http', url: server.url }, startupTimeoutMs: 60_000 })
+  const state = await waitState(host, 'slow', 'error', { timeout: 30_000 })
+  const waited = Date.now() - started
+  assert.equal(state.error.errorType, 'connect_failed', state.error.message)
+  assert.match(state.error.message, /headers provider did not answer within 10000 ms/)
+  assert.ok(waited >= 9_500 && waited < 25_000, `waited ${waited} ms`)
+  const stats = await (await fetch(`${server.base}/__stats`)).json()
+  assert.equal(stats.tokenRequests + stats.unauthenticatedRequests, 0, 'nothing was sent without the headers')
+})
