@@ -678,7 +678,10 @@ export interface McpHostOptions {
    * error is not shown), a value that is not an object of strings, or a
    * header the host refuses (named; same rules as configured headers).
    * The values are secrets: never in actions, logs, errors or `dataDir`.
-   * `url` is the server's URL without userinfo, query and fragment.
+   * `url` is the server's URL without userinfo, query and fragment. A
+   * returned promise that nothing holds and that never settles can be
+   * garbage-collected: the connect then fails at once (a provider waiting
+   * on real I/O or a held resolver is kept).
    */
   headers?: (request: HeadersRequest) => Record<string, string> | undefined | null | Promise<Record<string, string> | undefined | null>
 }
