@@ -52,7 +52,14 @@ pub(super) fn placeholders_of(obj: &Map<String, Value>) -> Vec<LiteralPlaceholde
 
 /// Parses and checks the endpoint URL. Never echoes the URL (it may carry a token).
 fn endpoint_url(text: &str) -> Result<url::Url, String> {
-    let url = url::Url::parse(text).map_err(|e| field_msg("url", format!("invalid URL: {e}")))?;
+    let url = url::Url::parse(text).map_err(|e| {
+        // `${MCP_URL}` as the whole URL: say why it is not one (issue 30).
+        let hint = match literal_placeholders(text).first() {
+            Some(p) => format!(" ({p} is not expanded: Agent Plugins expands variables only in args, env values and cwd)"),
+            None => String::new(),
+        };
+        field_msg("url", format!("invalid URL: {e}{hint}"))
+    })?;
     let secure = match url.scheme() {
         "https" => true,
         "http" => is_loopback(&url),
