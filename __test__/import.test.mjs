@@ -216,3 +216,27 @@ test('the headers provider is bounded: no answer within 10 s fails the connect w
   const stats = await (await fetch(`${server.base}/__stats`)).json()
   assert.equal(stats.tokenRequests + stats.unauthenticatedRequests, 0, 'nothing was sent without the headers')
 })
+
+test('the headers provider: a 401 on a ready connection reconnects and asks it again (a rotated token)', async (t) => {
+  let current = uniqueMarker('token-a')
+  const server = await startHttpFixture(t, 'protected-server.mjs', { ACCEPT_TOKEN: current })
+  const asked = []
+  const h = newHost(t, { headers: ({ reason }) => { asked.push(reason); return { Authorization: `Bearer ${current}` } } })
+  const { host } = h
+  const id = await host.addServer({ name: 'rotating', config: { type: 'streamable-http', url: server.url } })
+  await waitState(host, id, 'ready')
+  assert.deepEqual(asked, ['connect'])
+  // The server now takes only a new token, which the provider gives from now on.
+  current = uniqueMarker('canary-token-b')
+  await fetch(`${server.base}/__accept?token=${current}`, { method: 'POST' })
+  await assert.rejects(host.callTool({ serverId: id, name: 'whoami', arguments: {} }), (e) => e.code === 'auth_required' || e.code === 'server_not_ready')
+  await waitFor(() => asked.length >= 2 && serverStateKind(host, id) === 'ready', { what: 'a reconnect with the new token' })
+  assert.deepEqual(asked, ['connect', 'connect'])
+  const result = await host.callTool({ serverId: id, name: 'whoami', arguments: { name: 'b' } })
+  assert.equal(result.content[0].text, 'hello b')
+  assertNoCanary(current, h)
+})
+
+function serverStateKind(host, id) {
+  return host.getState().customizations?.find((c) => c.id === id)?.state?.kind
+}
