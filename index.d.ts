@@ -671,7 +671,8 @@ export interface McpHostOptions {
    * of such a server (`reason: 'connect'`), and once more when the server
    * answers that connect with 401 (`reason: 'unauthorized'`, e.g. to
    * rotate a token); a 401 on a ready connection reconnects the server
-   * (so it is asked again) instead of waiting in `authRequired`. It answers the headers for that connection (laid
+   * (so it is asked again) instead of waiting in `authRequired`, and an
+   * AHP tool call paused on that 401 ends `server_restarted`. It answers the headers for that connection (laid
    * over the configured ones, a name replacing the configured one
    * whatever its case) or `undefined` / `null` for none. Bounded: an
    * answer later than 10 s fails the connect with `connect_failed`

@@ -128,8 +128,11 @@ impl Step<'_> {
                 match challenge.filter(|_| reauth) {
                     // The app's headers provider is asked again by the
                     // reconnect (a rotated token, as Claude Code's
-                    // headersHelper); paused calls resume once `ready`.
+                    // headersHelper). Chat calls paused on the refused
+                    // token end (`server_restarted`): nothing would resume
+                    // them, and a retry by the app gets the new headers.
                     Some(_) if self.rules.headers_provider => {
+                        self.leave(Leaving::Restarted);
                         self.fx.push(Effect::Close(Closing::Stopped));
                         self.start(crashes, true);
                     }

@@ -39,7 +39,11 @@ fn a_401_on_a_ready_connection_reconnects_when_the_app_provides_headers() {
     let (next, effects) = transition(&ready(), refused(), &rules(true));
     assert_eq!(next.phase, P::Starting { crashes: 0 });
     let starting = McpServerState::Starting(Default::default());
-    assert_eq!(effects, [Close(Closing::Stopped), SetState(starting), Open]);
+    let ended = EndToolAuthWaits(Leaving::Restarted);
+    assert_eq!(
+        effects,
+        [ended, Close(Closing::Stopped), SetState(starting), Open]
+    );
     // Without a provider: discovery, then authRequired (as before).
     let (next, effects) = transition(&ready(), refused(), &rules(false));
     assert!(
