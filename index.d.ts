@@ -82,6 +82,38 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    */
   addServer(options: AddServerOptions, requestOptions?: RequestOptions): Promise<string>
   /**
+   * Reads another host's MCP configuration (VS Code `mcp.json`, Claude Code
+   * `.mcp.json`, Claude Desktop `claude_desktop_config.json`, Cursor
+   * `mcp.json`, Codex `config.toml`, MCP Registry `server.json`) into this
+   * host's entries, for {@link McpHost.addServers}. Starts nothing. Every
+   * field the format defines is mapped or named in a diagnostic
+   * (docs/guide/import.md has a table per format); a file that does not
+   * parse is one `invalid_config` diagnostic with its line and column.
+   *
+   * Variables (`${env:X}`, `${input:id}`, `${VAR:-default}`,
+   * `${workspaceFolder}`, a registry input) are resolved only through
+   * `options.resolve`, never from this process's environment: without it,
+   * servers that use variables come back with `resolved: false` and their
+   * placeholders. A server whose variable gets no value (and has no
+   * default) leaves `servers` for an `invalid_entry` diagnostic; its
+   * siblings stay. Values are never put in a diagnostic or an error.
+   *
+   * Errors: `invalid_argument` (options), `invalid_config` (`path` cannot
+   * be read: missing, not a regular file, over `limits.maxConfigFileBytes`,
+   * not read within `limits.configReadTimeoutMs`), `disposed`.
+   */
+  importConfig(options: ImportConfigOptions): Promise<ImportResult>
+  /**
+   * Adds each server of an {@link McpHost.importConfig} result through
+   * {@link McpHost.addServer}, in order; one that fails never stops the
+   * others. Resolves one {@link AddServersResult} per server: its id, its
+   * `HostError` (e.g. `invalid_entry` for `resolved: false`,
+   * `already_exists`), or `skipped: 'disabled'` (`enabled: false` in the
+   * source). Errors: `invalid_argument` (not an array of ImportedServer),
+   * `disposed`.
+   */
+  addServers(servers: readonly ImportedServer[]): Promise<AddServersResult[]>
+  /**
    * Waits for MCP server `serverId` (a top-level server, or a plugin's
    * `<plugin>/<server>`: {@link PluginAdded.servers}) to be `ready`, and
    * resolves with its {@link ServerInfo}: at once when it already is. Call
@@ -633,6 +665,27 @@ export interface McpHostOptions {
    * {@link HostError} `invalid_argument` (`caCertificates[i]: …`).
    */
   caCertificates?: string[]
+  /**
+   * Dynamic headers for Streamable HTTP servers, like Claude Code's
+   * `headersHelper` and Codex's `env_http_headers`: called at each connect
+   * of such a server (`reason: 'connect'`), and once more when the server
+   * answers that connect with 401 (`reason: 'unauthorized'`, e.g. to
+   * rotate a token); a 401 on a ready connection reconnects the server
+   * (so it is asked again) instead of waiting in `authRequired`, and an
+   * AHP tool call paused on that 401 ends `server_restarted`. It answers the headers for that connection (laid
+   * over the configured ones, a name replacing the configured one
+   * whatever its case) or `undefined` / `null` for none. Bounded: an
+   * answer later than 10 s fails the connect with `connect_failed`
+   * (`src/limits.rs` `HEADER_PROVIDER_TIMEOUT_MS`), as do a throw (its
+   * error is not shown), a value that is not an object of strings, or a
+   * header the host refuses (named; same rules as configured headers).
+   * The values are secrets: never in actions, logs, errors or `dataDir`.
+   * `url` is the server's URL without userinfo, query and fragment. A
+   * returned promise that nothing holds and that never settles can be
+   * garbage-collected: the connect then fails at once (a provider waiting
+   * on real I/O or a held resolver is kept).
+   */
+  headers?: (request: HeadersRequest) => Record<string, string> | undefined | null | Promise<Record<string, string> | undefined | null>
 }
 
 /**
@@ -1618,6 +1671,141 @@ export interface PluginAdded {
 export type McpServerConfig =
   | { type: 'stdio'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
   | { type: 'streamable-http'; url: string; headers?: Record<string, string> }
+
+/** What {@link McpHostOptions.headers} is asked for. */
+export interface HeadersRequest {
+  /** The server's id. */
+  serverId: string
+  /** Its URL without userinfo, query and fragment. */
+  url: string
+  /** `connect`: a connection is being opened; `unauthorized`: the last attempt got 401. */
+  reason: 'connect' | 'unauthorized'
+}
+
+/**
+ * A configuration format {@link McpHost.importConfig} reads:
+ * - `'vscode'`: VS Code `mcp.json` (user or `.vscode/mcp.json`; JSONC): `servers`, `inputs`;
+ * - `'claude-code'`: Claude Code project `.mcp.json`: `mcpServers`, `${VAR}` / `${VAR:-default}`;
+ * - `'claude-desktop'`: Claude Desktop `claude_desktop_config.json`: `mcpServers` (stdio);
+ * - `'cursor'`: Cursor `mcp.json`: `mcpServers`, `${env:X}`, `${userHome}`, …;
+ * - `'codex'`: Codex `config.toml`: `[mcp_servers.<name>]`;
+ * - `'registry'`: MCP Registry `server.json`: `packages` (npm, PyPI, OCI, NuGet) and `remotes`.
+ */
+export type ImportFormat = 'vscode' | 'claude-code' | 'claude-desktop' | 'cursor' | 'codex' | 'registry'
+
+/** Options of {@link McpHost.importConfig}: exactly one of `text` and `path`. */
+export interface ImportConfigOptions {
+  /** The file's format. */
+  format: ImportFormat
+  /** The file's text. */
+  text?: string
+  /** A file to read (a regular file, at most `limits.maxConfigFileBytes`, within `limits.configReadTimeoutMs`). */
+  path?: string
+  /** The file name diagnostics show for `text` (default `'<text>'`). */
+  file?: string
+  /**
+   * The app's resolver, called once per variable of the import, in order:
+   * a string value, or `undefined` / `null` for none (then the variable's
+   * `default`, if any). It may ask the user, read the app's secret store, or
+   * read `process.env` for `kind: 'env'` if the app wants that: the host
+   * never reads its environment for an import. A resolver that throws gives
+   * no value for that variable (its error is not kept: it could hold a
+   * value). Any other return type rejects `invalid_argument`.
+   */
+  resolve?: (variable: ImportVariable) => string | undefined | null | Promise<string | undefined | null>
+}
+
+/** What {@link McpHost.importConfig} made of a file. */
+export interface ImportResult {
+  /** One entry per server that could be taken, in file order (a registry `server.json`: one per package and remote). */
+  servers: ImportedServer[]
+  /** Every variable the servers use, once each. */
+  variables: ImportVariable[]
+  /** What could not be taken, or was taken without a field, in file order; then, with `resolve`, the servers that could not be resolved. */
+  diagnostics: ImportDiagnostic[]
+}
+
+/** One imported server: this host's entry and what {@link McpHost.addServer} takes beside it. */
+export interface ImportedServer {
+  /** The server's name in the source (a registry entry: the last segment of its `name`, `-<registryType>` / `-remote` when it has several). */
+  name: string
+  /** The host's entry; before resolution its variables are placeholders: `${env:X}`, `${input:id}`, `${workspaceFolder}`. */
+  config: McpServerConfig
+  /** `false` when the source disables it (Codex `enabled = false`): {@link McpHost.addServers} skips it. */
+  enabled: boolean
+  /** Startup timeout from the source (Codex `startup_timeout_sec` / `_ms`), ms. */
+  startupTimeoutMs?: number
+  /** OAuth client id from the source (`oauth.clientId`, Cursor `auth.CLIENT_ID`, Codex `oauth.client_id`). */
+  oauthClientId?: string
+  /** 1-based line of the entry in the file. */
+  line: number
+  /** 1-based column of the entry (UTF-16 code units). */
+  column: number
+  /** Ids of the variables the entry uses ({@link ImportVariable.id}). */
+  variables: string[]
+  /** `config` holds no placeholder (no variables, or `resolve` gave them values). */
+  resolved: boolean
+}
+
+/** One variable of an import: what an app needs to ask for it. */
+export interface ImportVariable {
+  /** The placeholder's text between `${` and `}`: `env:GITHUB_TOKEN`, `input:api-key`, `workspaceFolder`. */
+  id: string
+  /** The name without its kind: `GITHUB_TOKEN`, `api-key`, `workspaceFolder`. */
+  name: string
+  /**
+   * `env`: an environment variable of the source host (`${env:X}`, Claude Code `${X}`, Codex `env_vars`,
+   * `bearer_token_env_var`, `env_http_headers`); `input`: a value the user gives (VS Code `${input:id}`, a
+   * registry input); `predefined`: a value the source host knows (`${workspaceFolder}`, `${userHome}`, …).
+   */
+  kind: 'env' | 'input' | 'predefined'
+  /** A secret (VS Code `password`, registry `isSecret`, a header value, a bearer token): never show or store it. */
+  secret: boolean
+  /** The entry cannot start without a value (no default). */
+  required: boolean
+  /** What the source says about it. */
+  description?: string
+  /** The source's default. */
+  default?: string
+  /** The values to pick from (VS Code `pickString` options, registry `choices`). */
+  choices?: string[]
+}
+
+/** One thing {@link McpHost.importConfig} could not take, or took without a field. Never holds a value. */
+export interface ImportDiagnostic {
+  /**
+   * `invalid_config`: the file does not parse or its top level is wrong (nothing imported);
+   * `invalid_entry`: an entry that cannot be taken (severity `error`), or a field the format does not define (`warning`);
+   * `not_supported`: a field the format defines that this host does not take yet (`warning`, e.g. Codex `enabled_tools`).
+   */
+  code: 'invalid_config' | 'invalid_entry' | 'not_supported'
+  /** `error`: the file or the entry named by `server` is not imported; `warning`: only the field is left out. */
+  severity: 'error' | 'warning'
+  /** What and why, naming the server and field. */
+  message: string
+  /** The file (`path`, `file` or `'<text>'`). */
+  file: string
+  /** 1-based line. */
+  line: number
+  /** 1-based column, UTF-16 code units. */
+  column: number
+  /** The server's name in the file, when it is about one. */
+  server?: string
+  /** The field's path in the entry (`headers.Authorization`, `args[2]`). */
+  field?: string
+}
+
+/** What {@link McpHost.addServers} did with one server: exactly one of `id`, `error` and `skipped`. */
+export interface AddServersResult {
+  /** The server's name. */
+  name: string
+  /** Its id, once added. */
+  id?: string
+  /** Why it was not added. */
+  error?: HostError
+  /** `'disabled'`: `enabled: false` in the source. */
+  skipped?: 'disabled'
+}
 
 export interface AddServerOptions {
   /** Name and customization id. Must not contain `/`. */

@@ -13,6 +13,7 @@ const { requestOptions, checkSignal, bounded } = require('./lib/host/request-opt
 const { PendingResponses } = require('./lib/host/responses.js')
 const check = require('./lib/host/validate.js')
 const { HostError, invalidArgument } = require('./lib/host/errors.js')
+const imports = require('./lib/host/import.js')
 
 // The HostError of a native `{ok: false, code, message, data, rpcCode}`
 // answer: `rpcCode` is the AHP JSON-RPC number (AHP 1.0 "Errors": -32007
@@ -291,7 +292,7 @@ class McpHost extends EventEmitter {
 
   constructor(options) {
     super()
-    const { handlers = {}, credentials, roots, ...nativeOptions } = check.hostOptions(options)
+    const { handlers = {}, credentials, roots, headers, ...nativeOptions } = check.hostOptions(options)
     const handled = Object.keys(handlers).filter((k) => typeof handlers[k] === 'function')
     for (const k of handled) {
       if (!REQUEST_KINDS.has(k)) throw new HostError('invalid_argument', `unknown request handler ${JSON.stringify(k)} (expected elicitation, sampling or roots)`)
@@ -329,6 +330,8 @@ class McpHost extends EventEmitter {
       onCredentials !== undefined,
       onCredentials ?? noCredentials,
       roots === undefined ? 'null' : jsonArg(roots),
+      headers !== undefined,
+      headers === undefined ? noCredentials : imports.headersCallback(headers),
     )
     this.#nativeRef = new WeakRef(this.#native)
     this.#readiness = readinessOf(this.#native)
@@ -419,6 +422,17 @@ class McpHost extends EventEmitter {
     const json = jsonText('options', check.addServerOptions(options))
     const opts = requestOptions(requestOpts, 'requestOptions')
     return this.#quick(opts, 'addServer', (native) => native.addServer(json), (id) => this.#undoAdd(id))
+  }
+  // Another host's MCP configuration as entries for addServers
+  // (lib/host/import.js; see index.d.ts).
+  async importConfig(options) {
+    const { native: args, resolve, label } = imports.importOptions(options)
+    const result = unwrap(await this.#live().importConfig(JSON.stringify(args)))
+    return resolve ? imports.resolveAll(result, resolve, native.resolveImported, label) : result
+  }
+  async addServers(servers) {
+    this.#live()
+    return imports.addEach(servers, (options) => this.addServer(options))
   }
   async remove(id, options) {
     nonEmptyString(id, 'id')

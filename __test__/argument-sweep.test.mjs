@@ -126,6 +126,19 @@ function sweep(host) {
       ['options.arguments', [[1], 5], (v) => host.callTool({ name: 't', arguments: v })],
       ['options.timeout', [5], (v) => host.callTool({ name: 't', timeout: v })],
     ],
+    // Issue 30: other hosts' configurations.
+    importConfig: [
+      ['options', OBJECT_BAD, (v) => host.importConfig(v)],
+      ['options.format', [undefined, 5, 'vs-code'], (v) => host.importConfig({ format: v, text: '{}' })],
+      ['options.text', [5, {}], (v) => host.importConfig({ format: 'vscode', text: v })],
+      ['options.path', [5, ''], (v) => host.importConfig({ format: 'vscode', path: v })],
+      ['options.resolve', [5, 'x'], (v) => host.importConfig({ format: 'vscode', text: '{}', resolve: v })],
+      ['options.colour', [1], (v) => host.importConfig({ format: 'vscode', text: '{}', colour: v })],
+    ],
+    addServers: [
+      ['servers', [undefined, null, 5, 'x', {}], (v) => host.addServers(v)],
+      ['servers[0]', [5, null, {}], (v) => host.addServers([v])],
+    ],
     // Added by other parts of issue 14; checked when present.
     whenReady: strings(['serverId', (v) => host.whenReady(v)]),
     ...Object.fromEntries(['onAction', 'onLog', 'onToolsChanged', 'onListChanged', 'onResourceUpdated', 'onAuthorizationUrl', 'onChannelMessage']

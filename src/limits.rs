@@ -163,6 +163,11 @@ pub const MAX_DATA_DIR_NAME_BYTES: usize = 64;
 /// Longest `${NAME}` echoed in a validation message (bytes of `NAME`);
 /// longer or odd names are shown as `${…}`.
 pub const MAX_ECHOED_VARIABLE_NAME_BYTES: usize = 64;
+/// Deepest nesting of an imported configuration file (`importConfig`): 64.
+pub const MAX_IMPORT_DEPTH: usize = 64;
+/// Longest wait for the app's `headers` provider at a connect (ms): 10 s;
+/// later, the connect fails `connect_failed` naming the provider.
+pub const HEADER_PROVIDER_TIMEOUT_MS: u64 = 10_000;
 /// Most roots the host hands to servers (a count): 1 000. `setRoots` and the
 /// `roots` option refuse more; a `roots` handler's answer is cut to this many
 /// (a `warn` log says so).

@@ -1,11 +1,14 @@
 //! The app's JavaScript callbacks seen from Rust: the handlers for
 //! server-initiated requests ([`JsRequests`], with the withdrawal notice
 //! when a request is dropped before JS answered) and the credential store
-//! ([`JsSecrets`]).
+//! ([`JsSecrets`]) and the dynamic headers provider ([`JsHeaders`]).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+use std::collections::BTreeMap;
+
+use ahp_mcp_host::config::{HeaderProvider, HeaderReason};
 use ahp_mcp_host::requests::{HandlerRequest, RequestHandler, ServerRequestKind};
 use ahp_mcp_host::SecretStore;
 use futures::future::BoxFuture;
@@ -90,18 +93,24 @@ pub(super) struct JsSecrets {
     pub(super) tsfn: Arc<RequestFn>,
 }
 
+/// Calls JS callback `tsfn` with `payload` and parses its JSON answer
+/// (`what` names it in the error of an answer that is not JSON).
+async fn ask<T: serde::de::DeserializeOwned>(
+    tsfn: Arc<RequestFn>,
+    payload: Value,
+    what: &str,
+) -> std::result::Result<T, String> {
+    let pending = tsfn
+        .call_async_catch(payload.to_string())
+        .await
+        .map_err(|e| e.reason.clone())?;
+    let answer = pending.await.map_err(|e| e.reason.clone())?;
+    serde_json::from_str(&answer).map_err(|e| format!("{what} answer is not JSON: {e}"))
+}
+
 impl JsSecrets {
     fn op(&self, payload: Value) -> BoxFuture<'static, std::result::Result<Value, String>> {
-        let tsfn = self.tsfn.clone();
-        Box::pin(async move {
-            let pending = tsfn
-                .call_async_catch(payload.to_string())
-                .await
-                .map_err(|e| e.reason.clone())?;
-            let answer = pending.await.map_err(|e| e.reason.clone())?;
-            serde_json::from_str(&answer)
-                .map_err(|e| format!("credential store answer is not JSON: {e}"))
-        })
+        Box::pin(ask(self.tsfn.clone(), payload, "credential store"))
     }
 }
 
@@ -126,5 +135,24 @@ impl SecretStore for JsSecrets {
     fn delete(&self, key: String) -> BoxFuture<'static, std::result::Result<(), String>> {
         let call = self.op(json!({ "op": "delete", "key": key }));
         Box::pin(async move { call.await.map(|_| ()) })
+    }
+}
+
+/// The app's dynamic headers provider (`headers` in JS): `{serverId, url,
+/// reason}` in, a JSON object of strings (or `null`) out; `index.js` checks
+/// the shape.
+pub(super) struct JsHeaders {
+    pub(super) tsfn: Arc<RequestFn>,
+}
+
+impl HeaderProvider for JsHeaders {
+    fn headers(
+        &self,
+        server_id: String,
+        url: String,
+        reason: HeaderReason,
+    ) -> BoxFuture<'static, std::result::Result<Option<BTreeMap<String, String>>, String>> {
+        let payload = json!({ "serverId": server_id, "url": url, "reason": reason.as_str() });
+        Box::pin(ask(self.tsfn.clone(), payload, "headers"))
     }
 }

@@ -21,6 +21,7 @@ use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use ahp_mcp_host::config::HeaderProvider;
 use ahp_mcp_host::error::{ErrorCode, HostError, HostResult};
 use ahp_mcp_host::events::{EventSink, HostEvent};
 use ahp_mcp_host::host::{field_error, Host, HostConfig, HostDeps};
@@ -37,19 +38,36 @@ use serde_json::{json, Value};
 mod abort;
 mod apps;
 mod callbacks;
+mod import;
 mod limits;
 mod options;
 mod reducers;
 mod runtime;
 mod skills;
 
-use callbacks::{JsRequests, JsSecrets};
+use callbacks::{JsHeaders, JsRequests, JsSecrets};
 use options::{JsAddPlugin, JsAddServer, JsAuthenticateArgs, JsHostOptions};
 
 type EventsFn = ThreadsafeFunction<(), (), String, Status, false, true, 0>;
 /// A JS callback taking one JSON text and resolving one JSON text.
 pub(crate) type RequestFn =
     ThreadsafeFunction<String, Promise<String>, String, Status, false, true, 0>;
+
+/// A weak threadsafe function of JS callback `f` when `used` (and given).
+fn callback(
+    used: bool,
+    f: Option<&Function<String, Promise<String>>>,
+) -> Result<Option<Arc<RequestFn>>> {
+    let Some(f) = f.filter(|_| used) else {
+        return Ok(None);
+    };
+    let tsfn: RequestFn = f
+        .build_threadsafe_function::<String>()
+        .callee_handled::<false>()
+        .weak::<true>()
+        .build()?;
+    Ok(Some(Arc::new(tsfn)))
+}
 
 /// The `roots` option (`null`: not given), checked and encoded.
 fn initial_roots(json: &str) -> HostResult<Option<Vec<Root>>> {
@@ -371,6 +389,8 @@ impl NativeHost {
         use_credentials: bool,
         on_credentials: Function<String, Promise<String>>,
         roots_json: String,
+        use_headers: Option<bool>,
+        on_headers: Option<Function<String, Promise<String>>>,
     ) -> Result<Self> {
         let refused =
             |e: HostError| Error::new(Status::InvalidArg, format!("{}: {}", e.code, e.message));
@@ -404,22 +424,21 @@ impl NativeHost {
                 next: Default::default(),
             }))
         };
-        let secrets: Option<Arc<dyn SecretStore>> = if use_credentials {
-            let tsfn: RequestFn = on_credentials
-                .build_threadsafe_function::<String>()
-                .callee_handled::<false>()
-                .weak::<true>()
-                .build()?;
-            Some(Arc::new(JsSecrets {
-                tsfn: Arc::new(tsfn),
-            }))
-        } else {
-            None
-        };
+        let secrets: Option<Arc<dyn SecretStore>> =
+            match callback(use_credentials, Some(&on_credentials))? {
+                Some(tsfn) => Some(Arc::new(JsSecrets { tsfn })),
+                None => None,
+            };
+        let header_provider: Option<Arc<dyn HeaderProvider>> =
+            match callback(use_headers.unwrap_or(false), on_headers.as_ref())? {
+                Some(tsfn) => Some(Arc::new(JsHeaders { tsfn })),
+                None => None,
+            };
         let deps = HostDeps {
             requests,
             secrets,
             roots,
+            header_provider,
         };
         let host = Host::with_handlers(HostConfig::from(options), sink.clone(), deps);
         Ok(Self {

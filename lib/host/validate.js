@@ -95,7 +95,7 @@ const REQUEST_KINDS = ['elicitation', 'sampling', 'roots']
 
 /** Every field of `McpHostOptions` (index.d.ts), in its order there. */
 const HOST_OPTIONS = ['session', 'clientInfo', 'dataDir', 'limits', 'env', 'publishServerTools', 'credentials',
-  'clientMetadataUrl', 'oauthRedirectPort', 'handlers', 'chatElicitation', 'mcpApps', 'roots', 'proxy', 'caCertificates']
+  'clientMetadataUrl', 'oauthRedirectPort', 'handlers', 'chatElicitation', 'mcpApps', 'roots', 'proxy', 'caCertificates', 'headers']
 
 /** An unknown field of `value` (at `path`) is `invalid_argument` listing every field of `names`. */
 function known(value, path, names) {
@@ -125,6 +125,7 @@ function hostOptions(options) {
     roots: optional.array,
     proxy: stringOrObject,
     caCertificates: optional.strings,
+    headers: optional.function,
   })
   if (options.clientInfo) {
     fields(options.clientInfo, 'options.clientInfo', { name: nonEmptyString, version: nonEmptyString, title: optional.string })

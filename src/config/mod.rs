@@ -10,7 +10,9 @@
 //! turns a [`StdioConfig`] into a [`launch::LaunchSpec`].
 
 mod command;
+mod headers;
 mod host_settings;
+pub mod import;
 pub mod launch;
 mod line_index;
 mod model;
@@ -18,8 +20,9 @@ mod read;
 mod validate;
 mod vars;
 
+pub use headers::{with_provided_headers, HeaderProvider, HeaderReason};
 pub use host_settings::{IdpSetting, OAuthClientSetting, OAuthGrant, ProtocolSetting};
 pub use model::*;
 pub use read::{read_config_file, read_regular_file, ReadBounds};
-pub use validate::{parse_mcp_json, validate_entry_value};
-pub use vars::{check_variables, expand, PluginVars};
+pub use validate::{literal_placeholders_of, parse_mcp_json, validate_entry_value};
+pub use vars::{check_variables, expand, literal_placeholders, PluginVars};

@@ -2,6 +2,8 @@
 
 use std::collections::BTreeMap;
 
+use super::vars::quote;
+
 pub use ahp_types::state::{TextPosition, TextRange};
 
 /// The `$schema` values this host accepts for `mcp.json` (Agent Plugins 1.0.0).
@@ -27,6 +29,40 @@ pub struct ServerEntry {
     /// names the server and the offending field, e.g.
     /// `server "web": field "url": must use https (http is allowed only for loopback hosts)`.
     pub config: Result<ServerConfig, String>,
+    /// The `${…}` placeholders of a valid entry that reach the server as
+    /// literal text (in `url` and `headers`, where Agent Plugins expands
+    /// nothing), in field order; empty for an invalid entry.
+    pub literal_placeholders: Vec<LiteralPlaceholder>,
+}
+
+/// A `${…}` placeholder in a field where Agent Plugins expands no variable
+/// (`url`, a `headers` value): the server gets it as literal text, as the
+/// spec says, and the host says so (seed 002, *Launch stdio servers*;
+/// a `Bearer ${TOKEN}` header is the classic silent 401).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiteralPlaceholder {
+    /// The field: `url` or `headers.<name>`.
+    pub field: String,
+    /// The placeholder as shown: `${TOKEN}`, `${env:TOKEN}`, `${TOKEN:-…}`,
+    /// or `${…}` for one that does not look like a name (see
+    /// `config::literal_placeholders`). Never the field's value.
+    pub placeholder: String,
+}
+
+impl LiteralPlaceholder {
+    /// The diagnostic for server `server`, e.g.
+    /// `server "api": field "headers.Authorization": ${TOKEN} is sent
+    /// literally (Agent Plugins expands variables only in args, env values
+    /// and cwd)`.
+    #[must_use]
+    pub fn message(&self, server: &str) -> String {
+        format!(
+            "server {}: field {}: {} is sent literally (Agent Plugins expands variables only in args, env values and cwd)",
+            quote(server),
+            quote(&self.field),
+            self.placeholder
+        )
+    }
 }
 
 /// A validated server entry, by transport (`type`).

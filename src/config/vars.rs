@@ -132,6 +132,47 @@ pub fn expand(s: &str, vars: &PluginVars) -> String {
     out
 }
 
+/// The `${…}` placeholders of `s`, left to right, as they may be shown:
+/// for a field where Agent Plugins expands nothing (`url`, `headers`), so
+/// each one reaches the server as literal text.
+///
+/// Each is shown by its name, with what other hosts put around one
+/// (`${env:TOKEN}`, `${input:api-key}`, `${TOKEN:-…}`: a default is never
+/// shown); a name that does not look like one (more than
+/// [`MAX_ECHOED_VARIABLE_NAME_BYTES`] bytes, or a character other than
+/// ASCII letters, digits, `_`, `-`, `.` and `:`) is shown as `${…}`, so no
+/// other text of `s` (possibly a secret) is ever echoed. An unterminated
+/// `${` is not a placeholder. Spec: seed 002, *Launch stdio servers*
+/// (variables are never expanded in `url` or `headers`).
+#[must_use]
+pub fn literal_placeholders(s: &str) -> Vec<String> {
+    tokens(s)
+        .filter_map(|token| match token {
+            Token::Var(name) => Some(shown_placeholder(name)),
+            Token::Text(_) | Token::Unterminated(_) => None,
+        })
+        .collect()
+}
+
+/// `${NAME}` or `${NAME:-…}` for a plausible name (see
+/// [`literal_placeholders`]), `${…}` otherwise.
+fn shown_placeholder(inner: &str) -> String {
+    let (name, default) = match inner.split_once(":-") {
+        Some((name, _)) => (name, ":-…"),
+        None => (inner, ""),
+    };
+    let plausible = !name.is_empty()
+        && name.len() <= MAX_ECHOED_VARIABLE_NAME_BYTES
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'));
+    if plausible {
+        format!("${{{name}{default}}}")
+    } else {
+        "${…}".to_string()
+    }
+}
+
 /// `${NAME}` for a plausible variable name; a placeholder otherwise, so that
 /// arbitrary text between braces (possibly part of a secret) is never echoed.
 fn display_reference(name: &str) -> String {
@@ -255,6 +296,19 @@ mod tests {
             expand("${HOME}/${PLUGIN_DATA", &vars()),
             "${HOME}/${PLUGIN_DATA"
         );
+    }
+
+    #[test]
+    fn literal_placeholders_are_named_never_their_surroundings() {
+        assert_eq!(literal_placeholders("Bearer ${TOKEN}"), ["${TOKEN}"]);
+        assert_eq!(
+            literal_placeholders("${env:A}/${input:api-key}?${B:-s3cr3t}"),
+            ["${env:A}", "${input:api-key}", "${B:-…}"]
+        );
+        assert_eq!(literal_placeholders("${s3cr3t value!} x"), ["${…}"]);
+        assert!(literal_placeholders("Bearer abc $TOKEN ${unterminated").is_empty());
+        let long = format!("${{{}}}", "A".repeat(MAX_ECHOED_VARIABLE_NAME_BYTES + 1));
+        assert_eq!(literal_placeholders(&long), ["${…}"]);
     }
 
     #[test]

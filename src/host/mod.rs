@@ -65,6 +65,7 @@
 
 mod auth;
 mod channel;
+mod import;
 mod mcp_requests;
 mod options;
 mod plan;
@@ -105,6 +106,7 @@ use registry::{Registry, Removal};
 
 pub use auth::{AuthenticateArgs, Authorize};
 pub use channel::ChannelTask;
+pub use import::ImportSource;
 pub use options::{
     clamped_timeout, default_client_info, default_data_dir, field_error, AddPlugin, AddServer,
     PluginAdded, ServerOverrides, DEFAULT_SESSION,
@@ -171,6 +173,9 @@ pub struct HostDeps {
     /// the `roots` capability even without a `roots` handler (see
     /// [`Host::set_roots`]).
     pub roots: Option<Vec<crate::requests::roots::Root>>,
+    /// The app's provider of dynamic headers for Streamable HTTP servers
+    /// (JS option `headers`), asked at each connect and once after a 401.
+    pub header_provider: Option<Arc<dyn crate::config::HeaderProvider>>,
 }
 
 /// One AHP session's MCP host.
@@ -221,6 +226,7 @@ impl Host {
             requests,
             secrets,
             roots: initial_roots,
+            header_provider,
         } = deps;
         let (requests, host_roots) = roots::install(requests, initial_roots);
         let mut capabilities =
@@ -243,6 +249,7 @@ impl Host {
             limits: config.limits.clamped(),
             publisher: Arc::new(SessionPublisher::new(store, sink, publishing)),
             requests,
+            header_provider,
             network: Arc::new(crate::network::Network::new(&config.network)),
             eras: crate::mcp::eras::EraMemory::in_dir(&config.data_dir),
             base_env: host_base_env(),

@@ -14,11 +14,13 @@ use ahp_types::state::{
 };
 
 use super::options::{clamped_timeout, AddPlugin};
-use crate::config::{McpJson, PluginVars, ServerConfig};
+use crate::config::{LiteralPlaceholder, McpJson, PluginVars, ServerConfig};
 use crate::events::{log, HostEvent, LogLevel};
 use crate::limits::Limits;
 use crate::mcp::{ServerSpec, TransportSpec};
-use crate::session::{child_server_id, mcp_server_entry, plugin_entry};
+use crate::session::{
+    child_server_id, mcp_server_entry, plugin_entry, LITERAL_PLACEHOLDERS_META_KEY,
+};
 
 /// Where a plugin comes from and what the caller asked for.
 pub(super) struct PluginSource<'a> {
@@ -70,14 +72,6 @@ pub(super) fn transport_spec(config: ServerConfig, vars: PluginVars) -> Transpor
     }
 }
 
-/// Plans plugin `source` from its loaded `mcp.json` and variables, or the
-/// message saying why it could not be loaded (unreadable or broken file,
-/// no `PLUGIN_DATA`): then the plugin is in `error` with that message.
-///
-/// Invalid entries are skipped with a `warn` record and make the plugin
-/// `degraded`; valid ones become child `<plugin>/<server>` with a spec
-/// whose startup timeout is the server's override, else the plugin's,
-/// else the limit, clamped to 1 ms ..= 24 h.
 /// A `warn` log for each `servers` override naming no server of the
 /// plugin's `mcp.json` (a typo would otherwise go unnoticed), in name order.
 fn unknown_overrides(source: &PluginSource<'_>, mcp: &McpJson) -> Vec<HostEvent> {
@@ -100,6 +94,44 @@ fn unknown_overrides(source: &PluginSource<'_>, mcp: &McpJson) -> Vec<HostEvent>
         .collect()
 }
 
+/// The diagnostics of entry `server` of plugin `plugin` whose `url` or
+/// `headers` hold `${…}` placeholders, which reach the server literally
+/// (Agent Plugins expands nothing there, seed 002): one `warn` log each
+/// (target `host.config`) and the `_meta` value of the server's
+/// customization, `[{field, placeholder, message}]`; `None` without any.
+/// The server still starts with the literal values.
+fn literal_placeholders_meta(
+    plugin: &str,
+    server: &str,
+    found: &[LiteralPlaceholder],
+    logs: &mut Vec<HostEvent>,
+) -> Option<Vec<serde_json::Value>> {
+    if found.is_empty() {
+        return None;
+    }
+    let diagnostic = |p: &LiteralPlaceholder| {
+        let message = p.message(server);
+        let text = format!("plugin {plugin}: {message}");
+        logs.push(log(LogLevel::Warn, "host.config", None, text));
+        serde_json::json!({"field": p.field, "placeholder": p.placeholder, "message": message})
+    };
+    Some(found.iter().map(diagnostic).collect())
+}
+
+/// Plans plugin `source` from its loaded `mcp.json` and variables, or the
+/// message saying why it could not be loaded (unreadable or broken file,
+/// no `PLUGIN_DATA`): then the plugin is in `error` with that message.
+///
+/// Invalid entries are skipped with a `warn` record and make the plugin
+/// `degraded`; valid ones become child `<plugin>/<server>` with a spec
+/// whose startup timeout is the server's override, else the plugin's,
+/// else the limit, clamped to 1 ms ..= 24 h.
+///
+/// A valid entry whose `url` or `headers` hold `${…}` placeholders still
+/// starts, with them as literal text (seed 002), but each is reported: a
+/// `warn` record, the plugin `degraded` with the diagnostic (naming the
+/// server, the field and the placeholder, never the value) and the
+/// server's customization `_meta[LITERAL_PLACEHOLDERS_META_KEY]`.
 pub(super) fn plan_plugin(
     source: &PluginSource<'_>,
     loaded: Result<(McpJson, PluginVars), String>,
@@ -137,13 +169,22 @@ pub(super) fn plan_plugin(
         let overrides = source.opts.servers.get(&server.name);
         let ms = overrides.and_then(|o| o.startup_timeout_ms);
         let ms = ms.or(source.opts.startup_timeout_ms);
-        children.push(mcp_server_entry(
-            &id,
-            source.file_uri,
-            &server.name,
-            server.range,
-            starting(),
-        ));
+        let mut child =
+            mcp_server_entry(&id, source.file_uri, &server.name, server.range, starting());
+        let literal = &server.literal_placeholders;
+        if let Some(meta) = literal_placeholders_meta(name, &server.name, literal, &mut logs) {
+            problems.extend(
+                meta.iter()
+                    .filter_map(|d| d["message"].as_str().map(str::to_owned)),
+            );
+            let key = LITERAL_PLACEHOLDERS_META_KEY.to_owned();
+            child.meta = Some(
+                [(key, serde_json::Value::Array(meta))]
+                    .into_iter()
+                    .collect(),
+            );
+        }
+        children.push(child);
         specs.push(ServerSpec {
             id,
             transport: transport_spec(config, vars.clone()),
@@ -363,6 +404,59 @@ mod tests {
         };
         assert_eq!(record.level, LogLevel::Warn);
         assert_eq!(record.message, format!("plugin p: skipped {}", d.message));
+    }
+
+    #[test]
+    fn a_placeholder_in_a_header_or_url_is_reported_and_sent_literally() {
+        let file = r#"{"mcpServers": {
+            "api": {"type": "streamable-http", "url": "https://mcp.example/${TENANT}/mcp",
+                    "headers": {"Authorization": "Bearer ${TOKEN}", "X-Plain": "s3cr3t-value"}},
+            "local": {"type": "stdio", "command": "node", "args": ["${PLUGIN_ROOT}/a.js"]}
+        }}"#;
+        let plan = plan(file, &opts(json!({"root": "/p"})), &Limits::default());
+        let CustomizationLoadState::Degraded(d) = &plan.load else {
+            panic!("not degraded: {:?}", plan.load);
+        };
+        let url = "server \"api\": field \"url\": ${TENANT} is sent literally (Agent Plugins expands variables only in args, env values and cwd)";
+        let auth = "server \"api\": field \"headers.Authorization\": ${TOKEN} is sent literally (Agent Plugins expands variables only in args, env values and cwd)";
+        assert_eq!(d.message, format!("{url}; {auth}"));
+        let warned: Vec<&str> = plan
+            .logs
+            .iter()
+            .map(|e| match e {
+                HostEvent::Log(l) if l.level == LogLevel::Warn => l.message.as_str(),
+                other => panic!("unexpected {other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            warned,
+            [format!("plugin p: {url}"), format!("plugin p: {auth}")]
+        );
+        // Both servers still start; the header goes as written.
+        assert_eq!(children(&plan).len(), 2);
+        let TransportSpec::StreamableHttp(http) = &plan.specs[0].transport else {
+            panic!("not http: {:?}", plan.specs[0].transport);
+        };
+        assert_eq!(http.headers["Authorization"], "Bearer ${TOKEN}");
+        let Customization::Plugin(p) = &plan.customization else {
+            panic!("not a plugin");
+        };
+        let metas: Vec<Option<serde_json::Value>> = p
+            .children
+            .iter()
+            .flatten()
+            .map(|c| match c {
+                ChildCustomization::McpServer(s) => s.meta.as_ref().map(|m| json!(m)),
+                other => panic!("unexpected child {other:?}"),
+            })
+            .collect();
+        let expected = json!({ LITERAL_PLACEHOLDERS_META_KEY: [
+            {"field": "url", "placeholder": "${TENANT}", "message": url},
+            {"field": "headers.Authorization", "placeholder": "${TOKEN}", "message": auth},
+        ]});
+        assert_eq!(metas, [Some(expected), None]);
+        let everything = format!("{:?} {:?} {:?}", plan.logs, plan.load, plan.customization);
+        assert!(!everything.contains("s3cr3t-value") && !everything.contains("Bearer"));
     }
 
     #[test]

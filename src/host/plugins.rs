@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use ahp_types::actions::{SessionCustomizationUpdatedAction, StateAction};
 use ahp_types::state::{Customization, CustomizationLoadState, CustomizationLoadingState};
+use serde_json::{json, Value};
 
 use super::options::{AddPlugin, AddServer, PluginAdded};
 use super::plan::{plan_plugin, starting, startup_timeout, transport_spec, PluginSource};
@@ -16,11 +17,13 @@ use super::registry::InFlight;
 use super::Host;
 use crate::config::launch::ensure_plugin_data_dir;
 use crate::config::{
-    parse_mcp_json, read_config_file, validate_entry_value, PluginVars, ReadBounds, ServerConfig,
+    literal_placeholders_of, parse_mcp_json, read_config_file, validate_entry_value, PluginVars,
+    ReadBounds, ServerConfig,
 };
 use crate::error::{ErrorCode, HostError, HostResult};
+use crate::events::{log, LogLevel};
 use crate::mcp::ServerSpec;
-use crate::session::{mcp_server_entry, plugin_entry};
+use crate::session::{mcp_server_entry, plugin_entry, LITERAL_PLACEHOLDERS_META_KEY};
 use crate::supervisor::ServerHandle;
 
 /// `addPlugin`, as named in messages.
@@ -275,10 +278,31 @@ impl Host {
         let mut adding = self.reserve_id(&opts.name, /* plugin */ false)?;
         let (spec, uri) = self.server_spec(&opts, config)?;
         adding.check(ADD_SERVER)?;
-        let entry = mcp_server_entry(&opts.name, &uri, &opts.name, None, starting());
+        let mut entry = mcp_server_entry(&opts.name, &uri, &opts.name, None, starting());
+        entry.meta = self.literal_placeholders(&opts);
         adding.publish(Customization::McpServer(Box::new(entry)));
         adding.go_live(ADD_SERVER, vec![spec])?;
         Ok(opts.name)
+    }
+
+    /// The `_meta` of top-level server `opts.name` when its `url` or
+    /// `headers` hold `${…}` placeholders, which are sent literally (as in a
+    /// plugin, see `plan::plan_plugin`), with one `warn` log each; `None`
+    /// without any.
+    fn literal_placeholders(&self, opts: &AddServer) -> Option<serde_json::Map<String, Value>> {
+        let found = literal_placeholders_of(&opts.config);
+        let mut diagnostics = Vec::new();
+        for p in &found {
+            let message = p.message(&opts.name);
+            let text = format!("addServer: {message}");
+            self.shared
+                .publisher()
+                .log(log(LogLevel::Warn, "host.config", None, text));
+            diagnostics
+                .push(json!({"field": p.field, "placeholder": p.placeholder, "message": message}));
+        }
+        let key = LITERAL_PLACEHOLDERS_META_KEY.to_owned();
+        (!found.is_empty()).then(|| [(key, Value::Array(diagnostics))].into_iter().collect())
     }
 
     /// The spec and customization `uri` of top-level server `opts.name`

@@ -15,13 +15,14 @@ use super::client::{Bounds, HostClient, ServerRequestWaits};
 use super::identity::{self, ServerIdentity};
 use super::request::RequestFailure;
 use super::{Opener, ServerSpec, ServerTasks, TransportSpec};
-use crate::config::ProtocolSetting;
+use crate::config::{HeaderReason, ProtocolSetting};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel};
 
 mod connection;
 mod http_answer;
 mod http_open;
+mod provided;
 mod startup;
 mod stdio_open;
 
@@ -102,7 +103,24 @@ pub async fn open(
         true => ClientLifecycleMode::Initialize,
         false => lifecycle(server.protocol),
     };
-    let first = open_with(opener, server, auth, tasks, first_lifecycle).await;
+    let first = open_with(
+        opener,
+        server,
+        auth,
+        tasks,
+        first_lifecycle.clone(),
+        HeaderReason::Connect,
+    )
+    .await;
+    // A 401 with the app's headers: ask it once more (a rotated token), as
+    // Claude Code's headersHelper is run again.
+    let first = match first {
+        Err(Opening::Failed(RequestFailure::Auth(_))) if asks_headers(opener, server) => {
+            let reason = HeaderReason::Unauthorized;
+            open_with(opener, server, auth, tasks, first_lifecycle, reason).await
+        }
+        other => other,
+    };
     let opened = match first {
         Err(Opening::ProbeUnusable(why)) if auto => {
             let text = format!(
@@ -111,7 +129,7 @@ pub async fn open(
             );
             opener.log(log(LogLevel::Warn, "host.connect", Some(&server.id), text));
             let legacy = ClientLifecycleMode::Initialize;
-            open_with(opener, server, auth, tasks, legacy)
+            open_with(opener, server, auth, tasks, legacy, HeaderReason::Connect)
                 .await
                 .map_err(Opening::into_failure)
         }
@@ -130,13 +148,21 @@ pub async fn open(
     opened
 }
 
-/// One connection attempt with `lifecycle`.
+/// `server` is a Streamable HTTP server and the app gave a headers provider.
+fn asks_headers(opener: &Opener, server: &ServerSpec) -> bool {
+    let http = matches!(server.transport, TransportSpec::StreamableHttp(_));
+    http && opener.header_provider().is_some()
+}
+
+/// One connection attempt with `lifecycle`; a Streamable HTTP one asks the
+/// app's headers provider first, for `reason`.
 async fn open_with(
     opener: &Opener,
     server: &ServerSpec,
     auth: HttpAuth<'_>,
     tasks: &ServerTasks,
     lifecycle: ClientLifecycleMode,
+    reason: HeaderReason,
 ) -> Result<Connection, Opening> {
     let (server_id, spec) = (server.id.as_str(), &server.transport);
     let startup_timeout = server.startup_timeout;
@@ -168,15 +194,18 @@ async fn open_with(
             open_stdio(opener, server_id, stdio, handler, notices, tasks).await?
         }
         TransportSpec::StreamableHttp(cfg) => {
-            open_http(
+            let (cfg, kept) = provided::provided_config(opener, server_id, cfg, reason).await?;
+            let mut conn = open_http(
                 (server_id, opener.dpop_keys(), opener.network()),
-                cfg,
+                &cfg,
                 handler,
                 notices,
                 (startup_timeout, auth, lifecycle),
                 tasks,
             )
-            .await?
+            .await?;
+            conn.kept = kept;
+            conn
         }
     };
     conn.progress = progress;

@@ -70,17 +70,24 @@ pub struct ServerTasks {
 
 impl ServerSpec {
     /// The values of this server's configuration that are secrets
-    /// (`crate::redact`): a Streamable HTTP server's header values (and a
+    /// (`crate::redact`): a stdio server's `env` values; a Streamable HTTP
+    /// server's header values (and a
     /// `<scheme> <credentials>` value's credentials), its URL's password,
     /// query (whole, each pair, each value) and fragment; the OAuth
     /// client's secret and private key.
     pub fn secrets(&self) -> Vec<String> {
         let mut all = Vec::new();
-        if let TransportSpec::StreamableHttp(cfg) = &self.transport {
-            all.extend(crate::redact::url_secrets(&cfg.url));
-            for value in cfg.headers.values() {
-                all.extend(crate::redact::header_secrets(value));
+        match &self.transport {
+            TransportSpec::StreamableHttp(cfg) => {
+                all.extend(crate::redact::url_secrets(&cfg.url));
+                for value in cfg.headers.values() {
+                    all.extend(crate::redact::header_secrets(value));
+                }
             }
+            // The stdio place of a token (an imported `${input:…}` or
+            // `isSecret` value, a `GITHUB_TOKEN`): a server printing its
+            // environment to stderr must not put it in a log.
+            TransportSpec::Stdio(cfg, _) => all.extend(cfg.env.values().cloned()),
         }
         if let Some(client) = &self.oauth_client {
             all.extend(client.client_secret.iter().cloned());

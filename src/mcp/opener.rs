@@ -12,6 +12,7 @@ use rmcp::model::ClientConfig;
 use super::eras::EraMemory;
 use crate::auth::dpop::DpopKeys;
 use crate::config::launch::EnvPolicy;
+use crate::config::HeaderProvider;
 use crate::events::HostEvent;
 use crate::limits::Limits;
 use crate::network::Network;
@@ -28,6 +29,7 @@ pub struct Opener {
     limits: Limits,
     publisher: Arc<SessionPublisher>,
     requests: Option<Arc<dyn RequestHandler>>,
+    header_provider: Option<Arc<dyn HeaderProvider>>,
     network: Arc<Network>,
     dpop_keys: Arc<DpopKeys>,
     eras: EraMemory,
@@ -46,6 +48,8 @@ pub struct OpenerParts {
     pub publisher: Arc<SessionPublisher>,
     /// The app's handlers for server-initiated requests.
     pub requests: Option<Arc<dyn RequestHandler>>,
+    /// The app's provider of dynamic headers for Streamable HTTP servers.
+    pub header_provider: Option<Arc<dyn HeaderProvider>>,
     /// Proxy route and trust roots of every HTTP client of this host.
     pub network: Arc<Network>,
     /// Which configurations spoke the 2025 era last time.
@@ -64,6 +68,7 @@ impl Opener {
             limits: parts.limits,
             publisher: parts.publisher,
             requests: parts.requests,
+            header_provider: parts.header_provider,
             network: parts.network,
             dpop_keys: Arc::default(),
             eras: parts.eras,
@@ -91,6 +96,11 @@ impl Opener {
     /// The app's handlers for server-initiated requests.
     pub fn requests(&self) -> Option<&Arc<dyn RequestHandler>> {
         self.requests.as_ref()
+    }
+
+    /// The app's provider of dynamic headers, if it gave one.
+    pub fn header_provider(&self) -> Option<&Arc<dyn HeaderProvider>> {
+        self.header_provider.as_ref()
     }
 
     /// Proxy route and trust roots of every HTTP client of this host.

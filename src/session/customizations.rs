@@ -211,6 +211,13 @@ pub fn mcp_servers(state: &SessionState) -> Vec<&McpServerCustomization> {
 /// (see `mcp::identity::ServerIdentity`) on its `McpServerCustomization`.
 pub const SERVER_INFO_META_KEY: &str = "ahp-mcp-host/serverInfo";
 
+/// `_meta` key under which a plugin's MCP server customization lists the
+/// `${…}` placeholders its `mcp.json` entry sends literally (in `url` or
+/// `headers`, where Agent Plugins expands nothing): an array of
+/// `{field, placeholder, message}` (`field`: `url` or `headers.<name>`;
+/// `placeholder`: e.g. `${TOKEN}`; never a value).
+pub const LITERAL_PLACEHOLDERS_META_KEY: &str = "ahp-mcp-host/literalPlaceholders";
+
 /// The top-level customization holding MCP server `id`, with that server's
 /// `icons` replaced and `_meta[SERVER_INFO_META_KEY]` set to `info` (other
 /// `_meta` keys kept): what a `session/customizationUpdated` for it carries

@@ -143,6 +143,7 @@ impl<C: Connector> Actor<C> {
                 TransportSpec::Stdio(..) => None,
             },
             client_id: spec.oauth_client.as_ref().map(|c| c.client_id.clone()),
+            headers_provider: !stdio && shared.opener().header_provider().is_some(),
         };
         Self {
             shared,

@@ -44,6 +44,8 @@ use crate::limits::Limits;
 mod step;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_provider;
 
 use step::Step;
 
@@ -152,6 +154,10 @@ pub struct Rules {
     pub endpoint: Option<url::Url>,
     /// The pre-registered OAuth client id, advertised in `authRequired`.
     pub client_id: Option<String>,
+    /// A Streamable HTTP server whose headers come from the app's provider
+    /// (host option `headers`): a 401 on a ready connection reconnects,
+    /// which asks the provider again, instead of waiting in `authRequired`.
+    pub headers_provider: bool,
 }
 
 /// What an RFC 9728 discovery found.

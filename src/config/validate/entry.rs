@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::{check_fields, field_msg, remote, string_field, wrong_type};
 use crate::config::command::{dot_relative, is_separator};
-use crate::config::model::{ServerConfig, StdioConfig};
+use crate::config::model::{LiteralPlaceholder, ServerConfig, StdioConfig};
 use crate::config::vars::{check_variables, quote};
 use crate::json::type_name;
 
@@ -54,6 +54,21 @@ pub fn validate_entry_value(name: &str, value: &Value) -> Result<ServerConfig, S
         return Err("server \"\": server name must not be empty".to_string());
     }
     entry(value).map_err(|e| format!("server {}: {e}", quote(name)))
+}
+
+/// The `${…}` placeholders that a valid entry `value` (one
+/// [`validate_entry_value`] accepted) sends literally: in the `url` and
+/// `headers` of a `streamable-http` entry, where Agent Plugins expands no
+/// variable (seed 002). Empty for a `stdio` entry, whose `args`, `env` and
+/// `cwd` only hold the two plugin variables, which are expanded.
+#[must_use]
+pub fn literal_placeholders_of(value: &Value) -> Vec<LiteralPlaceholder> {
+    match value {
+        Value::Object(obj) if obj.get("type") == Some(&Value::from("streamable-http")) => {
+            remote::placeholders_of(obj)
+        }
+        _ => Vec::new(),
+    }
 }
 
 fn entry(value: &Value) -> Result<ServerConfig, String> {

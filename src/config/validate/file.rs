@@ -8,7 +8,7 @@ use jsonc_parser::common::Ranged;
 use jsonc_parser::{CollectOptions, ParseOptions};
 use serde_json::{Map, Value};
 
-use super::{field_msg, validate_entry_value};
+use super::{field_msg, literal_placeholders_of, validate_entry_value};
 use crate::config::line_index::LineIndex;
 use crate::config::model::{McpJson, ServerEntry, SUPPORTED_SCHEMAS};
 use crate::config::vars::quote;
@@ -59,12 +59,13 @@ pub fn parse_mcp_json(text: &str, file_label: &str) -> Result<McpJson, String> {
 /// A stage-1 failure: byte offset into the text and the rule that failed.
 type FileError = (usize, String);
 
-/// Parses `text` as strict JSON (RFC 8259) into a jsonc-parser AST.
-fn parse_strict(text: &str) -> Result<ast::Value<'_>, FileError> {
-    let options = ParseOptions {
-        allow_comments: false,
+/// jsonc-parser's options for strict JSON (RFC 8259), or with `jsonc` for
+/// JSONC as VS Code reads it (comments and trailing commas too).
+pub(crate) fn json_parse_options(jsonc: bool) -> ParseOptions {
+    ParseOptions {
+        allow_comments: jsonc,
         allow_loose_object_property_names: false,
-        allow_trailing_commas: false,
+        allow_trailing_commas: jsonc,
         allow_missing_commas: false,
         allow_single_quoted_strings: false,
         allow_hexadecimal_numbers: false,
@@ -72,7 +73,12 @@ fn parse_strict(text: &str) -> Result<ast::Value<'_>, FileError> {
         allow_bare_decimal_point_numbers: false,
         allow_non_finite_numbers: false,
         allow_extended_string_escapes: false,
-    };
+    }
+}
+
+/// Parses `text` as strict JSON (RFC 8259) into a jsonc-parser AST.
+fn parse_strict(text: &str) -> Result<ast::Value<'_>, FileError> {
+    let options = json_parse_options(false);
     let parsed = jsonc_parser::parse_to_ast(text, &CollectOptions::default(), &options)
         .map_err(|e| (e.range().start, format!("invalid JSON: {}", e.kind())))?;
     let root = parsed
@@ -194,14 +200,20 @@ fn check_unique_names(servers: &ast::Object<'_>) -> Result<(), FileError> {
 /// Stage 2 for one member of `mcpServers`.
 fn server_entry(prop: &ast::ObjectProp<'_>, lines: &LineIndex<'_>) -> ServerEntry {
     let name = prop.name.as_str().to_string();
+    let mut literal_placeholders = Vec::new();
     let config = to_json(&prop.value, "")
         .map_err(|e| format!("server {}: {e}", quote(&name)))
-        .and_then(|value| validate_entry_value(&name, &value));
+        .and_then(|value| {
+            let config = validate_entry_value(&name, &value)?;
+            literal_placeholders = literal_placeholders_of(&value);
+            Ok(config)
+        });
     let range = Some(lines.range(prop.start(), prop.end()));
     ServerEntry {
         name,
         range,
         config,
+        literal_placeholders,
     }
 }
 

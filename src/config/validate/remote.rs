@@ -8,8 +8,8 @@ use reqwest::header::HeaderName;
 use serde_json::{Map, Value};
 
 use super::{check_fields, field_msg, string_field, wrong_type};
-use crate::config::model::HttpConfig;
-use crate::config::vars::quote;
+use crate::config::model::{HttpConfig, LiteralPlaceholder};
+use crate::config::vars::{literal_placeholders, quote};
 
 /// Fields allowed in a `streamable-http` entry.
 const HTTP_FIELDS: &[&str] = &["type", "url", "headers"];
@@ -28,9 +28,38 @@ pub(super) fn http(obj: &Map<String, Value>) -> Result<HttpConfig, String> {
     Ok(HttpConfig { url, headers })
 }
 
+/// The `${…}` placeholders of a valid `streamable-http` entry `obj` (its
+/// raw `url` text, then its `headers` values in name order): the server
+/// gets them literally, since Agent Plugins expands nothing there.
+pub(super) fn placeholders_of(obj: &Map<String, Value>) -> Vec<LiteralPlaceholder> {
+    let url = obj.get("url").map(|v| ("url".to_owned(), v));
+    let headers = obj.get("headers").and_then(Value::as_object);
+    let headers = headers.into_iter().flatten();
+    let headers = headers.map(|(name, v)| (format!("headers.{name}"), v));
+    let mut fields: Vec<(String, &Value)> = url.into_iter().collect();
+    fields.extend(headers);
+    let mut out = Vec::new();
+    for (field, value) in fields {
+        for placeholder in literal_placeholders(value.as_str().unwrap_or_default()) {
+            out.push(LiteralPlaceholder {
+                field: field.clone(),
+                placeholder,
+            });
+        }
+    }
+    out
+}
+
 /// Parses and checks the endpoint URL. Never echoes the URL (it may carry a token).
 fn endpoint_url(text: &str) -> Result<url::Url, String> {
-    let url = url::Url::parse(text).map_err(|e| field_msg("url", format!("invalid URL: {e}")))?;
+    let url = url::Url::parse(text).map_err(|e| {
+        // `${MCP_URL}` as the whole URL: say why it is not one (issue 30).
+        let hint = match literal_placeholders(text).first() {
+            Some(p) => format!(" ({p} is not expanded: Agent Plugins expands variables only in args, env values and cwd)"),
+            None => String::new(),
+        };
+        field_msg("url", format!("invalid URL: {e}{hint}"))
+    })?;
     let secure = match url.scheme() {
         "https" => true,
         "http" => is_loopback(&url),

@@ -308,9 +308,11 @@ fn url_rules() {
     assert!(url("not a url")
         .unwrap_err()
         .contains("field \"url\": invalid URL"));
-    assert!(url("${MCP_URL}")
-        .unwrap_err()
-        .contains("field \"url\": invalid URL"));
+    assert_eq!(
+        url("${MCP_URL}").unwrap_err(),
+        "server \"s\": field \"url\": invalid URL: relative URL without a base \
+         (${MCP_URL} is not expanded: Agent Plugins expands variables only in args, env values and cwd)"
+    );
     let err = url("https://user:hunter2@example.com/").unwrap_err();
     assert!(
         err.contains("must not contain credentials") && !err.contains("hunter2"),

@@ -82,6 +82,9 @@ pub struct Connection {
     pub handler: HostClient,
     /// Its change streams and resource subscriptions (see [`crate::mcp::listen`]).
     pub subscriptions: Subscriptions,
+    /// The values of the app's dynamic headers for this connection, hidden
+    /// from every text while it lives (`crate::redact`).
+    pub kept: Vec<crate::redact::KeptSecret>,
 }
 
 /// Why one connection attempt failed.
@@ -156,6 +159,7 @@ pub(super) fn finish(
         identity: Arc::new(identity),
         handler,
         subscriptions,
+        kept: Vec::new(),
     }
 }
 

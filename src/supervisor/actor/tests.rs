@@ -58,6 +58,7 @@ fn host_with(
         limits,
         publisher: Arc::new(SessionPublisher::new(store, sink, publishing)),
         requests: None,
+        header_provider: None,
         network: Arc::default(),
         eras: Default::default(),
         base_env: Vec::new(),

@@ -126,6 +126,16 @@ impl Step<'_> {
             Input::ConnectionFailed { error, challenge } => {
                 let reauth = error.code == ErrorCode::AuthRequired && self.rules.endpoint.is_some();
                 match challenge.filter(|_| reauth) {
+                    // The app's headers provider is asked again by the
+                    // reconnect (a rotated token, as Claude Code's
+                    // headersHelper). Chat calls paused on the refused
+                    // token end (`server_restarted`): nothing would resume
+                    // them, and a retry by the app gets the new headers.
+                    Some(_) if self.rules.headers_provider => {
+                        self.leave(Leaving::Restarted);
+                        self.fx.push(Effect::Close(Closing::Stopped));
+                        self.start(crashes, true);
+                    }
                     // A refused token (401): the calls paused on it keep
                     // waiting in `authRequired` and resume once `ready`.
                     Some(header) => {

@@ -56,6 +56,7 @@ fn rules() -> Rules {
             url::Url::parse("https://mcp.example.test/mcp").unwrap_or_else(|e| panic!("{e}")),
         ),
         client_id: Some("app".to_owned()),
+        headers_provider: false,
     }
 }
 

@@ -1,0 +1,86 @@
+//! `importConfig` of [`NativeHost`] and `resolveImported` (issue 30): other
+//! hosts' MCP configurations through the core's `config::import`.
+
+use std::collections::BTreeMap;
+
+use ahp_mcp_host::config::import::{resolve_entry, ImportFormat};
+use ahp_mcp_host::error::{ErrorCode, HostError, HostResult};
+use ahp_mcp_host::host::ImportSource;
+use napi_derive::napi;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::{parse, respond, run, NativeHost};
+
+/// `importConfig` options as JS gives them (`resolve` stays in JS).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct JsImportArgs {
+    format: String,
+    text: Option<String>,
+    path: Option<String>,
+    file: Option<String>,
+}
+
+/// One imported server and the app's values for its variables.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct JsResolveArgs {
+    name: String,
+    config: Value,
+    variables: Vec<String>,
+    values: BTreeMap<String, String>,
+}
+
+fn invalid(message: String) -> HostError {
+    HostError::new(ErrorCode::InvalidArgument, message)
+}
+
+/// The format and source of `args`.
+fn source_of(args: JsImportArgs) -> HostResult<(ImportFormat, ImportSource)> {
+    let format = ImportFormat::from_name(&args.format).ok_or_else(|| {
+        let names: Vec<&str> = ImportFormat::ALL.iter().map(|f| f.name()).collect();
+        invalid(format!(
+            "options.format: must be one of {}",
+            names.join(", ")
+        ))
+    })?;
+    let source = match (args.text, args.path) {
+        (Some(text), None) => ImportSource::Text {
+            text,
+            file: args.file.unwrap_or_else(|| "<text>".to_owned()),
+        },
+        (None, Some(path)) => ImportSource::Path(path.into()),
+        _ => {
+            return Err(invalid(
+                "options: give exactly one of text and path".to_owned(),
+            ))
+        }
+    };
+    Ok((format, source))
+}
+
+#[napi]
+impl NativeHost {
+    /// `importConfig(optionsJson)` → response JSON with the `ImportResult`.
+    #[napi]
+    pub async fn import_config(&self, options_json: String) -> String {
+        let host = self.host.clone();
+        run(async move {
+            let (format, source) = source_of(parse::<JsImportArgs>("options", &options_json)?)?;
+            host.import_config(format, source).await
+        })
+        .await
+    }
+}
+
+/// `resolveImported(argsJson)` → response JSON with the server's entry, its
+/// variables replaced by the app's values (`invalid_entry` naming the
+/// missing variable or the broken field; never a value).
+#[napi(catch_unwind)]
+pub fn resolve_imported(args_json: String) -> String {
+    respond(parse::<JsResolveArgs>("server", &args_json).and_then(|a| {
+        resolve_entry(&a.name, &a.config, &a.variables, &a.values)
+            .map_err(|m| HostError::new(ErrorCode::InvalidEntry, m))
+    }))
+}

@@ -1,0 +1,142 @@
+'use strict'
+// `importConfig` and `addServers` (issue 30; see index.d.ts): another host's
+// MCP configuration read natively (src/config/import/), its variables
+// resolved only through the app's `resolve` callback (never from this
+// process's environment), each server's placeholders replaced natively
+// (`resolveImported`), then each server added on its own, so one broken
+// entry never stops its siblings. Values are never put in a diagnostic or
+// an error.
+
+const { HostError, invalidArgument: invalid } = require('./errors.js')
+
+/** The formats `importConfig` reads (src/config/import/mod.rs `ImportFormat::name`). */
+const FORMATS = ['vscode', 'claude-code', 'claude-desktop', 'cursor', 'codex', 'registry']
+
+/** Checks `importConfig` options; returns the native part (`resolve` stays here). */
+function importOptions(options) {
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw invalid('options: must be an object (ImportConfigOptions: {format, text | path, …})')
+  }
+  const { format, text, path, file, resolve, ...rest } = options
+  const unknown = Object.keys(rest)[0]
+  if (unknown !== undefined) throw invalid(`options.${unknown}: unknown field (allowed: format, text, path, file, resolve)`)
+  if (!FORMATS.includes(format)) throw invalid(`options.format: must be one of ${FORMATS.join(', ')}`)
+  if ((text === undefined) === (path === undefined)) throw invalid('options: give exactly one of text and path')
+  if (text !== undefined && typeof text !== 'string') throw invalid('options.text: must be a string')
+  if (path !== undefined && (typeof path !== 'string' || path === '')) throw invalid('options.path: must be a non-empty string')
+  if (file !== undefined && typeof file !== 'string') throw invalid('options.file: must be a string')
+  if (resolve !== undefined && typeof resolve !== 'function') throw invalid('options.resolve: must be a function')
+  return { native: { format, text, path, file }, resolve, label: path ?? file ?? '<text>' }
+}
+
+/**
+ * The values of `variables` from `resolve` (a string, or undefined/null for
+ * none, then the variable's `default`). A resolver that throws gives no
+ * value for that variable; its error is not kept (it could hold a value).
+ */
+async function valuesOf(variables, resolve) {
+  const values = {}
+  for (const variable of variables) {
+    let value
+    try {
+      value = await resolve({ ...variable, choices: [...(variable.choices ?? [])] })
+    } catch {
+      value = undefined
+    }
+    if (value === undefined || value === null) value = variable.default
+    if (value === undefined) continue
+    if (typeof value !== 'string') {
+      throw invalid(`options.resolve: must return a string, undefined or null for ${variable.id}, got a ${typeof value}`)
+    }
+    values[variable.id] = value
+  }
+  return values
+}
+
+/**
+ * `result` (a native ImportResult) with each unresolved server's
+ * placeholders replaced (`resolveOne`: the native `resolveImported`); a
+ * server that cannot be resolved leaves `servers` for an `invalid_entry`
+ * error diagnostic at its position.
+ */
+async function resolveAll(result, resolve, resolveOne, file) {
+  const values = await valuesOf(result.variables, resolve)
+  const servers = []
+  const diagnostics = [...result.diagnostics]
+  for (const server of result.servers) {
+    if (server.resolved) {
+      servers.push(server)
+      continue
+    }
+    const own = Object.fromEntries(server.variables.filter((id) => id in values).map((id) => [id, values[id]]))
+    const args = { name: server.name, config: server.config, variables: server.variables, values: own }
+    const r = JSON.parse(resolveOne(JSON.stringify(args)))
+    if (r.ok) {
+      servers.push({ ...server, config: r.value, resolved: true })
+    } else {
+      diagnostics.push({ code: r.code, severity: 'error', message: r.message, file, line: server.line, column: server.column, server: server.name })
+    }
+  }
+  return { servers, variables: result.variables, diagnostics }
+}
+
+/** The `addServer` options of an imported server, or why it cannot be added. */
+function addOptions(server, i) {
+  if (typeof server !== 'object' || server === null || typeof server.name !== 'string') {
+    throw invalid(`servers[${i}]: must be an ImportedServer ({name, config, …})`)
+  }
+  if (server.resolved === false) {
+    const ids = (server.variables ?? []).map((id) => `\${${id}}`).join(', ')
+    return new HostError('invalid_entry', `server ${JSON.stringify(server.name)}: variables not resolved: ${ids}`)
+  }
+  const options = { name: server.name, config: server.config }
+  if (server.startupTimeoutMs !== undefined) options.startupTimeoutMs = server.startupTimeoutMs
+  if (server.oauthClientId !== undefined) options.oauth = { clientId: server.oauthClientId }
+  return options
+}
+
+/**
+ * Adds each server through `addServer` (the host's method), in order:
+ * `{name, id}`, `{name, error}` (a HostError) or `{name, skipped:
+ * 'disabled'}` (`enabled: false` in the source) per server.
+ */
+async function addEach(servers, addServer) {
+  if (!Array.isArray(servers)) throw invalid('servers: must be an array of ImportedServer')
+  const planned = servers.map(addOptions)
+  const results = []
+  for (const [i, options] of planned.entries()) {
+    const name = servers[i].name
+    if (servers[i].enabled === false) {
+      results.push({ name, skipped: 'disabled' })
+    } else if (options instanceof HostError) {
+      results.push({ name, error: options })
+    } else {
+      try {
+        results.push({ name, id: await addServer(options) })
+      } catch (error) {
+        results.push({ name, error })
+      }
+    }
+  }
+  return results
+}
+
+/**
+ * The native side of the `headers` option (issue 30, item 4): `{serverId,
+ * url, reason}` in, the app's answer checked (an object of strings, or
+ * undefined / null for none) and sent as JSON. A wrong shape or a throw
+ * fails that connect (`connect_failed`); the app's error is not passed on
+ * (it could hold a value).
+ */
+function headersCallback(headers) {
+  return async (json) => {
+    const { serverId, url, reason } = JSON.parse(json)
+    const answer = await headers({ serverId, url, reason })
+    if (answer === undefined || answer === null) return 'null'
+    const strings = typeof answer === 'object' && !Array.isArray(answer) && Object.values(answer).every((v) => typeof v === 'string')
+    if (!strings) throw new Error('headers must return an object of strings, undefined or null')
+    return JSON.stringify(answer)
+  }
+}
+
+module.exports = { FORMATS, importOptions, resolveAll, addEach, headersCallback }

@@ -1,0 +1,268 @@
+//! Codex `config.toml` `[mcp_servers.<name>]` tables, per
+//! https://github.com/openai/codex/blob/main/docs/config.md ("MCP
+//! integration"). Codex refuses unknown keys in a server table, so an
+//! unknown key makes the entry invalid here too. Values are literal (Codex
+//! expands no `${…}`); environment references are fields: `env_vars`,
+//! `bearer_token_env_var`, `env_http_headers`, each an `env:` variable.
+//! Other top-level settings (`model`, `[features]`, …) are not MCP's.
+
+use serde_json::{Map, Value};
+
+use super::claude::field_at;
+use super::entry::{oauth_client, report_field, wrong, Building, Extra, FieldError};
+use super::located::{Member, Node, Val};
+use super::report::{At, Report};
+use super::vars::{env_variable, EntryVars, Syntax};
+
+/// Keys of a server table that are mapped.
+const MAPPED: &[&str] = &[
+    "command",
+    "args",
+    "env",
+    "env_vars",
+    "cwd",
+    "url",
+    "bearer_token_env_var",
+    "http_headers",
+    "env_http_headers",
+    "startup_timeout_sec",
+    "startup_timeout_ms",
+    "enabled",
+    "oauth",
+];
+
+const TOOL_FILTERS: &str = " yet (tool filters)";
+
+/// Keys Codex defines that this host does not take, with why.
+const UNSUPPORTED: &[(&str, &str)] = &[
+    ("enabled_tools", TOOL_FILTERS),
+    ("disabled_tools", TOOL_FILTERS),
+    ("tools", " yet (per-tool approval)"),
+    ("tool_timeout_sec", " (give callTool a timeoutMs)"),
+    ("required", " (an app decides what a failed start means)"),
+    ("scopes", " (OAuth scopes come from the server's challenge)"),
+    ("oauth_resource", ""),
+    (
+        "http_headers_helper",
+        " (dynamic headers come from the app's header provider)",
+    ),
+];
+
+/// Imports the `mcp_servers` table of a Codex `config.toml`.
+pub(super) fn import(root: &Node, out: &mut Report<'_>) {
+    let Some(servers) = root.get("mcp_servers") else {
+        return;
+    };
+    let Some(members) = servers.members() else {
+        let message = format!(
+            "\"mcp_servers\" must be a table, got {}",
+            servers.type_name()
+        );
+        return out.file_error(servers.at, &message);
+    };
+    for member in members {
+        entry(out, member);
+    }
+}
+
+fn entry(out: &mut Report<'_>, member: &Member) {
+    let name = member.key.as_str();
+    let Some(fields) = out.entry_members(member, "a table") else {
+        return;
+    };
+    if let Some(bad) = fields.iter().find(|m| refused(&m.key)) {
+        let at = At {
+            at: bad.key_at,
+            server: Some(name),
+            field: Some(&bad.key),
+        };
+        let why = match bad.key.as_str() {
+            "bearer_token" => {
+                "a literal token is refused (as Codex does): use bearer_token_env_var"
+            }
+            _ => "unknown key (Codex refuses the server too)",
+        };
+        return out.bad_entry(&at, why);
+    }
+    for m in fields {
+        if let Some((_, why)) = UNSUPPORTED.iter().find(|(k, _)| *k == m.key) {
+            let at = At {
+                at: m.key_at,
+                server: Some(name),
+                field: Some(&m.key),
+            };
+            out.not_supported(&at, why);
+        }
+    }
+    let mut b = Building {
+        name: name.to_owned(),
+        at: member.key_at,
+        vars: EntryVars::new(Syntax::Literal, &[]),
+    };
+    let built = host_config(&mut b, &member.value).and_then(|config| {
+        let extra = extra(out, name, &member.value)?;
+        Ok((config, extra))
+    });
+    match built {
+        Err(e) => report_field(out, name, field_at(&member.value, &e.0), e),
+        Ok((config, extra)) => {
+            if let Some(server) = b.finish(out, config, extra) {
+                out.server(server);
+            }
+        }
+    }
+}
+
+/// A key Codex would refuse (not mapped, not listed as unsupported).
+fn refused(key: &str) -> bool {
+    !MAPPED.contains(&key) && !UNSUPPORTED.iter().any(|(k, _)| *k == key)
+}
+
+fn host_config(b: &mut Building<'_>, entry: &Node) -> Result<Value, FieldError> {
+    match (entry.get("command"), entry.get("url")) {
+        (Some(_), Some(_)) => Err((
+            "url".into(),
+            "a server has \"command\" or \"url\", not both".into(),
+        )),
+        (None, None) => Err((
+            "command".into(),
+            "a server needs \"command\" or \"url\"".into(),
+        )),
+        (Some(_), None) => stdio(b, entry),
+        (None, Some(_)) => http(b, entry),
+    }
+}
+
+/// `Err` naming the first of `keys` that `entry` has: they apply to `kind` servers only.
+fn refuse_any(entry: &Node, keys: &[&str], kind: &str) -> Result<(), FieldError> {
+    match keys.iter().find(|k| entry.get(k).is_some()) {
+        Some(k) => Err(((*k).to_owned(), format!("applies to {kind} server only"))),
+        None => Ok(()),
+    }
+}
+
+fn stdio(b: &mut Building<'_>, entry: &Node) -> Result<Value, FieldError> {
+    refuse_any(
+        entry,
+        &["bearer_token_env_var", "http_headers", "env_http_headers"],
+        "a url",
+    )?;
+    let mut config = Map::new();
+    config.insert("type".into(), "stdio".into());
+    let command = entry
+        .get("command")
+        .map(|n| b.string("command", n, false))
+        .transpose()?;
+    config.insert("command".into(), command.unwrap_or_default().into());
+    if let Some(args) = entry.get("args") {
+        config.insert("args".into(), Value::Array(b.strings("args", args)?));
+    }
+    let mut env = match entry.get("env") {
+        Some(n) => b.string_map("env", n, false)?,
+        None => Map::new(),
+    };
+    for name in env_vars(entry)? {
+        b.vars.note(env_variable(&name, None));
+        env.entry(name.clone())
+            .or_insert_with(|| format!("${{env:{name}}}").into());
+    }
+    if !env.is_empty() {
+        config.insert("env".into(), Value::Object(env));
+    }
+    if let Some(cwd) = entry.get("cwd") {
+        config.insert("cwd".into(), b.string("cwd", cwd, false)?.into());
+    }
+    Ok(Value::Object(config))
+}
+
+/// `env_vars`: names (`"X"`) or tables (`{name = "X", source = …}`).
+fn env_vars(entry: &Node) -> Result<Vec<String>, FieldError> {
+    let Some(node) = entry.get("env_vars") else {
+        return Ok(Vec::new());
+    };
+    let Val::Arr(items) = &node.val else {
+        return Err(wrong("env_vars", "an array", node));
+    };
+    let name = |(i, item): (usize, &Node)| {
+        let named = item.str().or_else(|| item.get("name").and_then(Node::str));
+        named
+            .map(str::to_owned)
+            .ok_or_else(|| wrong(&format!("env_vars[{i}]"), "a name or {name = …}", item))
+    };
+    items.iter().enumerate().map(name).collect()
+}
+
+fn http(b: &mut Building<'_>, entry: &Node) -> Result<Value, FieldError> {
+    refuse_any(entry, &["args", "env", "env_vars", "cwd"], "a command")?;
+    let mut config = Map::new();
+    config.insert("type".into(), "streamable-http".into());
+    let url = entry
+        .get("url")
+        .map(|n| b.string("url", n, false))
+        .transpose()?;
+    config.insert("url".into(), url.unwrap_or_default().into());
+    let mut headers = match entry.get("http_headers") {
+        Some(n) => b.string_map("http_headers", n, true)?,
+        None => Map::new(),
+    };
+    if let Some(n) = entry.get("env_http_headers") {
+        for (header, var) in b.string_map("env_http_headers", n, false)? {
+            let var = var.as_str().unwrap_or_default().to_owned();
+            headers.insert(header, env_reference(b, &var));
+        }
+    }
+    if let Some(n) = entry.get("bearer_token_env_var") {
+        let var = n
+            .str()
+            .ok_or_else(|| wrong("bearer_token_env_var", "a string", n))?;
+        let token = env_reference(b, var);
+        headers.insert(
+            "Authorization".into(),
+            format!("Bearer {}", token.as_str().unwrap_or_default()).into(),
+        );
+    }
+    if !headers.is_empty() {
+        config.insert("headers".into(), Value::Object(headers));
+    }
+    Ok(Value::Object(config))
+}
+
+/// `${env:<var>}`, noted as a secret variable (it goes into a header).
+fn env_reference(b: &mut Building<'_>, var: &str) -> Value {
+    let mut variable = env_variable(var, None);
+    variable.secret = true;
+    b.vars.note(variable);
+    format!("${{env:{var}}}").into()
+}
+
+/// `enabled`, the startup timeout and `oauth.client_id`.
+fn extra(out: &mut Report<'_>, server: &str, entry: &Node) -> Result<Extra, FieldError> {
+    let mut extra = Extra::enabled();
+    if let Some(n) = entry.get("enabled") {
+        let Val::Bool(enabled) = n.val else {
+            return Err(wrong("enabled", "a boolean", n));
+        };
+        extra.enabled = enabled;
+    }
+    extra.startup_timeout_ms = match (
+        entry.get("startup_timeout_ms"),
+        entry.get("startup_timeout_sec"),
+    ) {
+        (Some(n), _) => Some(millis("startup_timeout_ms", n, 1.0)?),
+        (None, Some(n)) => Some(millis("startup_timeout_sec", n, 1000.0)?),
+        (None, None) => None,
+    };
+    extra.oauth_client_id = oauth_client(out, server, entry, ("oauth", "client_id"));
+    Ok(extra)
+}
+
+/// A non-negative number of `unit` ms, as whole ms.
+#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+fn millis(field: &str, n: &Node, unit: f64) -> Result<u64, FieldError> {
+    match n.val {
+        Val::Num(v) if v.is_finite() && v >= 0.0 => {
+            Ok((v * unit).round().min(u64::MAX as f64) as u64)
+        }
+        _ => Err(wrong(field, "a non-negative number", n)),
+    }
+}

@@ -1,0 +1,395 @@
+//! MCP Registry `server.json`, per the registry's format specification
+//! (https://github.com/modelcontextprotocol/registry/blob/main/docs/reference/server-json/generic-server-json.md).
+//! One host entry per usable way to run the server: a stdio package
+//! (`npm` → `npx -y <id>@<version>`, `pypi` → `uvx <id>==<version>`, `oci` →
+//! `docker run -i --rm [-e NAME]… <image>`, `nuget` → `dnx <id>@<version>
+//! --`, or the package's `runtimeHint` and `runtimeArguments`), then its
+//! `packageArguments`, `environmentVariables`; and each `streamable-http`
+//! remote with its headers. Inputs without a value (an unset environment
+//! variable or header, a positional `valueHint`) and `{name}` references to
+//! `variables` become `input:` variables with their description,
+//! `isSecret`, `isRequired`, `default` and `choices`.
+
+use serde_json::{Map, Value};
+
+use super::entry::{check_fields, report_field, Building, Extra, FieldError};
+use super::located::{Member, Node, Val};
+use super::report::{At, Report};
+use super::vars::{input_variable, EntryVars, Syntax};
+use super::ImportVariable;
+
+/// Top-level fields that describe the server and start nothing.
+const DESCRIPTIVE: &[&str] = &[
+    "$schema",
+    "name",
+    "title",
+    "description",
+    "version",
+    "repository",
+    "websiteUrl",
+    "icons",
+    "status",
+    "_meta",
+];
+
+/// Imports a `server.json`.
+pub(super) fn import(root: &Node, out: &mut Report<'_>) {
+    let Some(top) = out.top_members(root) else {
+        return;
+    };
+    for m in top
+        .iter()
+        .filter(|m| !DESCRIPTIVE.contains(&m.key.as_str()))
+    {
+        if m.key != "packages" && m.key != "remotes" {
+            let at = At {
+                at: m.key_at,
+                server: None,
+                field: Some(&m.key),
+            };
+            out.unknown_field(&at);
+        }
+    }
+    let base = root.get("name").and_then(Node::str).unwrap_or("server");
+    let base = base.rsplit('/').next().unwrap_or(base).to_owned();
+    let list = |key: &str| match root.get(key).map(|n| &n.val) {
+        Some(Val::Arr(items)) => items.clone(),
+        _ => Vec::new(),
+    };
+    let (packages, remotes) = (list("packages"), list("remotes"));
+    let several = packages.len() + remotes.len() > 1;
+    for (i, package) in packages.iter().enumerate() {
+        let kind = package
+            .get("registryType")
+            .and_then(Node::str)
+            .unwrap_or("package");
+        let name = if several {
+            format!("{base}-{kind}")
+        } else {
+            base.clone()
+        };
+        option(
+            out,
+            &name,
+            &format!("packages[{i}]"),
+            package,
+            Kind::Package,
+        );
+    }
+    for (i, remote) in remotes.iter().enumerate() {
+        let name = if several {
+            format!("{base}-remote")
+        } else {
+            base.clone()
+        };
+        option(out, &name, &format!("remotes[{i}]"), remote, Kind::Remote);
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Package,
+    Remote,
+}
+
+/// The fields of a package that are mapped.
+const PACKAGE_FIELDS: &[&str] = &[
+    "registryType",
+    "identifier",
+    "version",
+    "runtimeHint",
+    "transport",
+    "runtimeArguments",
+    "packageArguments",
+    "environmentVariables",
+];
+/// The fields of a package this host does not take, with why.
+const PACKAGE_UNSUPPORTED: &[(&str, &str)] = &[
+    (
+        "registryBaseUrl",
+        " (the runtime's default registry is used)",
+    ),
+    ("fileSha256", " (the host downloads no package itself)"),
+];
+/// The fields of a remote that are mapped.
+const REMOTE_FIELDS: &[&str] = &["type", "url", "headers", "variables"];
+
+/// One package or remote as a host entry.
+fn option(out: &mut Report<'_>, name: &str, path: &str, node: &Node, kind: Kind) {
+    let (fields, unsupported) = match kind {
+        Kind::Package => (PACKAGE_FIELDS, PACKAGE_UNSUPPORTED),
+        Kind::Remote => (REMOTE_FIELDS, &[][..]),
+    };
+    if let Some(members) = node.members() {
+        check_fields(out, name, members, fields, unsupported);
+    }
+    let mut b = Building {
+        name: name.to_owned(),
+        at: node.at,
+        vars: EntryVars::new(Syntax::Literal, &[]),
+    };
+    let config = match kind {
+        Kind::Package => package(&mut b, node),
+        Kind::Remote => remote(&mut b, node),
+    };
+    match config {
+        Ok(config) => {
+            if let Some(server) = b.finish(out, config, Extra::enabled()) {
+                out.server(server);
+            }
+        }
+        Err((field, why)) => {
+            let field = format!("{path}.{field}");
+            report_field(out, name, node.at, (field, why));
+        }
+    }
+}
+
+/// The default runtime and its arguments for a registry type.
+fn runtime(registry: &str) -> Option<(&'static str, &'static [&'static str])> {
+    match registry {
+        "npm" => Some(("npx", &["-y"])),
+        "pypi" => Some(("uvx", &[])),
+        "oci" => Some(("docker", &["run", "-i", "--rm"])),
+        "nuget" => Some(("dnx", &[])),
+        _ => None,
+    }
+}
+
+fn package(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
+    let text = |key: &str| node.get(key).and_then(Node::str);
+    let registry =
+        text("registryType").ok_or(("registryType".to_owned(), "is required".to_owned()))?;
+    let identifier =
+        text("identifier").ok_or(("identifier".to_owned(), "is required".to_owned()))?;
+    let transport = node
+        .get("transport")
+        .and_then(|t| t.get("type"))
+        .and_then(Node::str);
+    if transport.is_some_and(|t| t != "stdio") {
+        return Err((
+            "transport.type".into(),
+            "only stdio packages can be started by this host".into(),
+        ));
+    }
+    let (default_command, default_args) = runtime(registry).ok_or_else(|| {
+        (
+            "registryType".to_owned(),
+            format!("{registry:?} packages are not supported by this host"),
+        )
+    })?;
+    let command = text("runtimeHint").unwrap_or(default_command);
+    let mut args: Vec<Value> = match node.get("runtimeArguments") {
+        Some(list) => arguments(b, "runtimeArguments", list)?,
+        None => default_args.iter().map(|a| Value::from(*a)).collect(),
+    };
+    let env = environment(b, node)?;
+    if registry == "oci" && node.get("runtimeArguments").is_none() {
+        for name in env.keys() {
+            args.extend([Value::from("-e"), Value::from(name.as_str())]);
+        }
+    }
+    let version = text("version");
+    args.push(match (registry, version) {
+        ("npm" | "nuget", Some(v)) => format!("{identifier}@{v}").into(),
+        ("pypi", Some(v)) => format!("{identifier}=={v}").into(),
+        _ => identifier.into(),
+    });
+    if let Some(list) = node.get("packageArguments") {
+        if registry == "nuget" {
+            args.push("--".into());
+        }
+        args.extend(arguments(b, "packageArguments", list)?);
+    }
+    let mut config = Map::new();
+    config.insert("type".into(), "stdio".into());
+    config.insert("command".into(), command.into());
+    config.insert("args".into(), Value::Array(args));
+    if !env.is_empty() {
+        config.insert("env".into(), Value::Object(env));
+    }
+    Ok(Value::Object(config))
+}
+
+/// `environmentVariables`: each `name` with its value or an input.
+fn environment(b: &mut Building<'_>, node: &Node) -> Result<Map<String, Value>, FieldError> {
+    let mut env = Map::new();
+    for (field, name, item) in named(node, "environmentVariables")? {
+        env.insert(
+            name.to_owned(),
+            input_value(b, &field, item, name, false)?.into(),
+        );
+    }
+    Ok(env)
+}
+
+/// The items of list `key` of `node` (`KeyValueInput`s) with their field
+/// path and `name`.
+///
+/// # Errors
+/// `key` is not an array, or an item has no string `name`.
+fn named<'n>(node: &'n Node, key: &str) -> Result<Vec<(String, &'n str, &'n Node)>, FieldError> {
+    let mut out = Vec::new();
+    for (i, item) in list(node, key)?.iter().enumerate() {
+        let field = format!("{key}[{i}]");
+        match item.get("name").and_then(Node::str) {
+            Some(name) => out.push((field, name, item)),
+            None => return Err((field, "needs a string \"name\"".to_owned())),
+        }
+    }
+    Ok(out)
+}
+
+fn list<'n>(node: &'n Node, key: &str) -> Result<&'n [Node], FieldError> {
+    match node.get(key).map(|n| &n.val) {
+        None => Ok(&[]),
+        Some(Val::Arr(items)) => Ok(items),
+        Some(_) => Err((key.to_owned(), "must be an array".to_owned())),
+    }
+}
+
+/// Positional and named arguments.
+fn arguments(b: &mut Building<'_>, key: &str, node: &Node) -> Result<Vec<Value>, FieldError> {
+    let Val::Arr(items) = &node.val else {
+        return Err((key.to_owned(), "must be an array".to_owned()));
+    };
+    let mut args = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let field = format!("{key}[{i}]");
+        let kind = item.get("type").and_then(Node::str).unwrap_or("positional");
+        if kind == "named" {
+            let name = item
+                .get("name")
+                .and_then(Node::str)
+                .ok_or((field.clone(), "needs a string \"name\"".to_owned()))?;
+            args.push(Value::from(name));
+            if item.get("value").is_some()
+                || item.get("default").is_some()
+                || is_true(item, "isRequired")
+            {
+                args.push(
+                    input_value(b, &field, item, name.trim_start_matches('-'), false)?.into(),
+                );
+            }
+        } else {
+            let hint = item.get("valueHint").and_then(Node::str).unwrap_or("value");
+            args.push(input_value(b, &field, item, hint, false)?.into());
+        }
+    }
+    Ok(args)
+}
+
+/// An input's text: its `value` (with `{name}` references to its
+/// `variables` as `${input:name}`), else `${input:<fallback>}`.
+fn input_value(
+    b: &mut Building<'_>,
+    field: &str,
+    item: &Node,
+    fallback: &str,
+    secret: bool,
+) -> Result<String, FieldError> {
+    let Some(value) = item.get("value") else {
+        let mut variable = described(input_variable(fallback), item);
+        variable.secret |= secret;
+        let id = variable.id.clone();
+        b.vars.note(variable);
+        return Ok(format!("${{{id}}}"));
+    };
+    let text = value
+        .str()
+        .ok_or((format!("{field}.value"), "must be a string".to_owned()))?;
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(start) = rest.find('{') {
+        let Some(len) = rest[start + 1..].find('}') else {
+            break;
+        };
+        let name = &rest[start + 1..start + 1 + len];
+        out.push_str(&rest[..start]);
+        match item.get("variables").and_then(|v| v.get(name)) {
+            Some(spec) => {
+                let mut variable = described(input_variable(name), spec);
+                variable.secret |= secret || is_true(item, "isSecret");
+                out.push_str(&format!("${{{}}}", variable.id));
+                b.vars.note(variable);
+            }
+            None => out.push_str(&rest[start..=start + 1 + len]),
+        }
+        rest = &rest[start + 2 + len..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// `variable` with the `Input` fields of `spec`.
+fn described(mut variable: ImportVariable, spec: &Node) -> ImportVariable {
+    let text = |key: &str| spec.get(key).and_then(Node::str).map(str::to_owned);
+    variable.description = text("description");
+    variable.default = text("default");
+    variable.secret = is_true(spec, "isSecret");
+    variable.required = variable.default.is_none();
+    if let Some(Val::Arr(choices)) = spec.get("choices").map(|n| &n.val) {
+        variable.choices = choices
+            .iter()
+            .filter_map(Node::str)
+            .map(str::to_owned)
+            .collect();
+    }
+    variable
+}
+
+fn is_true(node: &Node, key: &str) -> bool {
+    matches!(node.get(key).map(|n| &n.val), Some(Val::Bool(true)))
+}
+
+fn remote(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
+    let kind = node.get("type").and_then(Node::str).unwrap_or("");
+    if kind != "streamable-http" {
+        return Err((
+            "type".into(),
+            format!("{kind:?} remotes are not supported by this host (streamable-http only)"),
+        ));
+    }
+    let url_node = node
+        .get("url")
+        .ok_or(("url".to_owned(), "is required".to_owned()))?;
+    let url_item = Node {
+        val: Val::Obj(
+            vec![
+                member("value", url_node),
+                member_opt("variables", node.get("variables")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+        ),
+        at: node.at,
+    };
+    let url = input_value(b, "url", &url_item, "url", false)?;
+    let mut headers = Map::new();
+    for (field, name, item) in named(node, "headers")? {
+        headers.insert(
+            name.to_owned(),
+            input_value(b, &field, item, name, true)?.into(),
+        );
+    }
+    let mut config = Map::new();
+    config.insert("type".into(), "streamable-http".into());
+    config.insert("url".into(), url.into());
+    if !headers.is_empty() {
+        config.insert("headers".into(), Value::Object(headers));
+    }
+    Ok(Value::Object(config))
+}
+
+fn member(key: &str, value: &Node) -> Option<Member> {
+    Some(Member {
+        key: key.to_owned(),
+        key_at: value.at,
+        value: value.clone(),
+    })
+}
+
+fn member_opt(key: &str, value: Option<&Node>) -> Option<Member> {
+    value.and_then(|v| member(key, v))
+}
