@@ -10,9 +10,8 @@
 // Fixed bounds (not configurable)
 // ---------------------------------------------------------------------------
 
-/// Worker threads of the addon's tokio runtime (see the binding crate's `runtime.rs`): one,
-/// so the tasks of a call hand off on one thread; blocking work has tokio's
-/// own pool.
+/// Worker threads of the addon's tokio runtime (the binding's `runtime.rs`): one, so
+/// the tasks of a call hand off on one thread; blocking work has tokio's pool.
 pub const RUNTIME_WORKER_THREADS: usize = 1;
 
 /// Longest stdio line (one JSON-RPC message) accepted from a server: 16 MiB.
@@ -25,17 +24,13 @@ pub const MAX_STDIO_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// request with `limit_exceeded`.
 pub const MAX_MESSAGE_DEPTH: usize = 128;
 /// `tools/list` requests a stdio connection remembers as unanswered, to read
-/// their answers as raw JSON (a count; see `transport::stdio`): a listing
-/// walks its pages one at a time, so a few are ever pending.
+/// their answers as raw JSON (a count; see `transport::stdio`).
 pub const MAX_PENDING_LIST_IDS: usize = 16;
-/// Lines at least this long (bytes) that may answer a pending `tools/list`
-/// are read in full at once, not first probed for their `id`: a probe of a
-/// large listing reads it twice, while a large line answering something
-/// else during a listing (read in vain, then by rmcp) is rare.
+/// A stdio line at least this long (bytes) that may answer a pending
+/// `tools/list` is read in full at once, not probed for its `id` first.
 pub const LIST_PROBE_MAX_BYTES: usize = 16 * 1024;
-/// Values waiting for the reclaim thread to drop them (a count; see
-/// `reclaim`): a few generations of a catalogue per refresh; past it a
-/// value is dropped where it is let go.
+/// Values waiting for the `reclaim` thread (a count); past it a value is
+/// dropped where it is let go.
 pub const MAX_PENDING_RECLAIMS: usize = 64;
 /// Bytes kept from the start and from the end of each stdout JSON line
 /// (96 each), to find the `id` of a message too long or too deep to deliver.
@@ -127,14 +122,11 @@ pub const GET_STREAM_WAIT_MS: u64 = 2_000;
 /// older note is forgotten (its request then fails as a closed stream).
 pub const MAX_OVERSIZED_EVENT_NOTES: usize = 64;
 /// Most Streamable HTTP `tools/list` responses per connection whose tools'
-/// `execution` members (MCP 2025-11-25) are noted from the SSE text and not
-/// yet taken by their request (see `transport::raw_tools`): 8; an older
-/// note is forgotten.
+/// `execution` members (MCP 2025-11-25) wait to be taken by their request
+/// (see `transport::raw_tools`); an older note is forgotten.
 pub const MAX_EXECUTION_NOTES: usize = 8;
-/// Raw `tools/list` results of Streamable HTTP SSE answers waiting for
-/// their request (see `transport::stream_watch`): a listing walks its pages
-/// one at a time, so one waits as a rule; when this many wait, a further
-/// answer takes rmcp's typed decode instead.
+/// Raw Streamable HTTP `tools/list` results waiting for their request (see
+/// `transport::stream_watch`); past it an answer takes rmcp's decode.
 pub const MAX_STASHED_LISTS: usize = 8;
 /// Longest `execution` member of a tool (compact JSON, bytes: 1 KiB) noted
 /// from a Streamable HTTP `tools/list` SSE event; a longer one is left out.
