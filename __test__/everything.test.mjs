@@ -98,7 +98,11 @@ test('tools/list_changed: a tool registered at runtime appears in listTools()', 
     describe: () => JSON.stringify(host.listTools().map((t) => t.toolName)),
   })
   assert.equal(fresh.description, 'Dynamically added tool fresh_tool')
-  assert.ok(logs.some((l) => l.target === 'host.supervisor' && l.serverId === id && /list_changed/.test(l.message)))
+  // The log is an event, delivered after listTools() (a synchronous read of
+  // the catalogue) may already show the new tool: wait for it, do not race it.
+  await waitFor(() => logs.some((l) => l.target === 'host.supervisor' && l.serverId === id && /list_changed/.test(l.message)), {
+    what: 'the tools/list_changed log',
+  })
 
   // The new tool is callable, and the server stays ready.
   assert.equal(await callText(host, id, 'fresh_tool'), 'dynamic:fresh_tool')
