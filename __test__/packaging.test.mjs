@@ -75,8 +75,10 @@ test('npm test and the demo build the debug addon; .ci/run checks the release bu
   const at = ci.indexOf('\nnpm test\n')
   assert.ok(at >= 0, '.ci/run runs npm test')
   const afterTest = ci.slice(at)
-  // The release addon built beside `npm test` (--stage), put into the clone.
-  assert.match(ci, /\nbg release-build \d+ node scripts\/build-addon\.js --stage "\$stage\/release"\n/)
+  // The release addon built beside `npm test` (--stage; without PGO, for
+  // time: the same code), put into the clone; the PGO training run checked on it.
+  assert.match(ci, /\nbg release-build \d+ node scripts\/build-addon\.js --no-pgo --stage "\$stage\/release"\n/)
+  assert.match(afterTest, /\nnode scripts\/pgo-train\.mjs --check --addon /)
   assert.match(afterTest, /\nnode scripts\/build-addon\.js --unstage "\$stage\/release"\n/)
   assert.match(afterTest, /AHP_REQUIRE_RELEASE=1 node --test [^\n]*__test__\/consumer\.test\.mjs/)
   // bench/build.mjs rebuilds anything but a release build before measuring.
