@@ -3,9 +3,10 @@
 //! One host entry per usable way to run the server: a stdio package
 //! (`npm` → `npx -y <id>@<version>`, `pypi` → `uvx <id>==<version>`, `oci` →
 //! `docker run -i --rm [-e NAME]… <image>`, `nuget` → `dnx <id>@<version>
-//! --`, or the package's `runtimeHint` and `runtimeArguments`), then its
-//! `packageArguments`, `environmentVariables`; and each `streamable-http`
-//! remote with its headers. Inputs without a value (an unset environment
+//! --`; the package's `runtimeHint` replaces the runtime, and its own
+//! arguments when it names another one; `runtimeArguments` follow the
+//! runtime's), then its `packageArguments`, `environmentVariables`; and
+//! each `streamable-http` remote with its headers. Inputs without a value (an unset environment
 //! variable or header, a positional `valueHint`) and `{name}` references to
 //! `variables` become `input:` variables with their description,
 //! `isSecret`, `isRequired`, `default` and `choices`.
@@ -178,13 +179,20 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
             format!("{registry:?} packages are not supported by this host"),
         )
     })?;
+    // The default runtime's own arguments (`npx -y`, `docker run -i
+    // --rm`), then `runtimeArguments` (options of that runtime, e.g.
+    // docker's `--network host`), then, for docker, one `-e NAME` per
+    // environment variable (a container sees no other).
     let command = text("runtimeHint").unwrap_or(default_command);
-    let mut args: Vec<Value> = match node.get("runtimeArguments") {
-        Some(list) => arguments(b, "runtimeArguments", list)?,
-        None => default_args.iter().map(|a| Value::from(*a)).collect(),
+    let mut args: Vec<Value> = match command == default_command {
+        true => default_args.iter().map(|a| Value::from(*a)).collect(),
+        false => Vec::new(),
     };
+    if let Some(list) = node.get("runtimeArguments") {
+        args.extend(arguments(b, "runtimeArguments", list)?);
+    }
     let env = environment(b, node)?;
-    if registry == "oci" && node.get("runtimeArguments").is_none() {
+    if command == "docker" {
         for name in env.keys() {
             args.extend([Value::from("-e"), Value::from(name.as_str())]);
         }
