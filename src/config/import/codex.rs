@@ -94,6 +94,7 @@ fn entry(out: &mut Report<'_>, member: &Member) {
             out.not_supported(&at, why);
         }
     }
+    report_ignored(out, name, member);
     let mut b = Building {
         name: name.to_owned(),
         at: member.key_at,
@@ -173,6 +174,43 @@ fn stdio(b: &mut Building<'_>, entry: &Node) -> Result<Value, FieldError> {
         config.insert("cwd".into(), b.string("cwd", cwd, false)?.into());
     }
     Ok(Value::Object(config))
+}
+
+/// What an entry has that the import leaves aside without refusing it: a
+/// key of an `env_vars` table other than `name` (Codex's `source`: the
+/// variable is resolved through the app either way), and
+/// `startup_timeout_sec` beside `startup_timeout_ms` (the `_ms` one is used).
+fn report_ignored(out: &mut Report<'_>, server: &str, member: &Member) {
+    let tables = member.value.get("env_vars").and_then(|n| match &n.val {
+        Val::Arr(items) => Some(items),
+        _ => None,
+    });
+    for (i, item) in tables.into_iter().flatten().enumerate() {
+        for key in item
+            .members()
+            .into_iter()
+            .flatten()
+            .filter(|k| k.key != "name")
+        {
+            let field = format!("env_vars[{i}].{}", key.key);
+            let at = At {
+                at: key.key_at,
+                server: Some(server),
+                field: Some(&field),
+            };
+            out.not_supported(&at, "; the variable is resolved through the app's resolve");
+        }
+    }
+    let timeouts = ["startup_timeout_ms", "startup_timeout_sec"].map(|k| member.value.get(k));
+    if let [Some(_), Some(sec)] = timeouts {
+        let field = "startup_timeout_sec";
+        let at = At {
+            at: sec.at,
+            server: Some(server),
+            field: Some(field),
+        };
+        out.not_supported(&at, " beside startup_timeout_ms, which is used");
+    }
 }
 
 /// `env_vars`: names (`"X"`) or tables (`{name = "X", source = …}`).

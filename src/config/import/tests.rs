@@ -356,6 +356,37 @@ fn codex_refuses_unknown_keys_and_literal_tokens_per_entry() {
 }
 
 #[test]
+fn codex_keys_left_aside_are_named_not_dropped() {
+    let text = "[mcp_servers.a]\ncommand = \"a\"\nenv_vars = [\"X\", { name = \"Y\", source = \"remote\" }]\nstartup_timeout_ms = 5000\nstartup_timeout_sec = 9\n";
+    let imported = import_config(ImportFormat::Codex, text, "config.toml");
+    let (_, config) = &configs(&imported)[0];
+    assert_eq!(config["env"], json!({"X": "${env:X}", "Y": "${env:Y}"}));
+    assert_eq!(imported.servers[0].startup_timeout_ms, Some(5000));
+    let warning = Severity::Warning;
+    assert_eq!(
+        diagnostics(&imported),
+        [
+            (
+                "not_supported",
+                warning,
+                Some("a"),
+                Some("env_vars[1].source")
+            ),
+            (
+                "not_supported",
+                warning,
+                Some("a"),
+                Some("startup_timeout_sec")
+            ),
+        ]
+    );
+    assert_eq!(
+        (imported.diagnostics[1].line, imported.diagnostics[1].column),
+        (5, 23)
+    );
+}
+
+#[test]
 fn malformed_files_name_line_and_column() {
     let cases = [
         (
