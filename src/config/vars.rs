@@ -165,7 +165,8 @@ fn shown_placeholder(inner: &str) -> String {
         && name.len() <= MAX_ECHOED_VARIABLE_NAME_BYTES
         && name
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'));
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':'))
+        && !looks_like_a_credential(name);
     if plausible {
         format!("${{{name}{default}}}")
     } else {
@@ -178,12 +179,28 @@ fn shown_placeholder(inner: &str) -> String {
 fn display_reference(name: &str) -> String {
     let plausible = !name.is_empty()
         && name.len() <= MAX_ECHOED_VARIABLE_NAME_BYTES
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+        && !looks_like_a_credential(name);
     if plausible {
         format!("${{{name}}}")
     } else {
         "${…}".to_string()
     }
+}
+
+/// Whether the text between `${` and `}` looks like a pasted credential
+/// (`${ghp_…}`, `${sk-proj-…}`) rather than a variable's name: upper- and
+/// lower-case letters and digits mixed, or longer than 24 bytes with digits
+/// and lower-case letters. Names such as `TOKEN`, `GITHUB_PERSONAL_ACCESS_TOKEN`,
+/// `workspaceFolder` or `input:api-key` do not; such text is never echoed.
+fn looks_like_a_credential(name: &str) -> bool {
+    let has = |f: fn(&u8) -> bool| name.bytes().any(|b| f(&b));
+    let (lower, upper, digit) = (
+        has(u8::is_ascii_lowercase),
+        has(u8::is_ascii_uppercase),
+        has(u8::is_ascii_digit),
+    );
+    digit && lower && (upper || name.len() > 24)
 }
 
 fn is_known(name: &str) -> bool {
@@ -306,6 +323,23 @@ mod tests {
             ["${env:A}", "${input:api-key}", "${B:-…}"]
         );
         assert_eq!(literal_placeholders("${s3cr3t value!} x"), ["${…}"]);
+        // A credential pasted between braces is not taken for a name.
+        let pasted = "Bearer ${ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8}";
+        assert_eq!(literal_placeholders(pasted), ["${…}"]);
+        assert_eq!(
+            literal_placeholders("${sk-proj-abcdef0123456789abcdef}"),
+            ["${…}"]
+        );
+        assert_eq!(
+            literal_placeholders(
+                "${GITHUB_PERSONAL_ACCESS_TOKEN} ${workspaceFolder} ${API_KEY_V2}"
+            ),
+            [
+                "${GITHUB_PERSONAL_ACCESS_TOKEN}",
+                "${workspaceFolder}",
+                "${API_KEY_V2}"
+            ]
+        );
         assert!(literal_placeholders("Bearer abc $TOKEN ${unterminated").is_empty());
         let long = format!("${{{}}}", "A".repeat(MAX_ECHOED_VARIABLE_NAME_BYTES + 1));
         assert_eq!(literal_placeholders(&long), ["${…}"]);
