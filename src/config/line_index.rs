@@ -10,6 +10,11 @@ pub(crate) struct LineIndex<'a> {
     text: &'a str,
     /// Byte offset where each line starts.
     starts: Vec<usize>,
+    /// Whether each line is ASCII only (its UTF-16 column is its byte
+    /// column, found without scanning the line: a file of one long line,
+    /// as `JSON.stringify` writes, is then positioned in O(log lines) per
+    /// offset, not O(line)).
+    ascii: Vec<bool>,
 }
 
 impl<'a> LineIndex<'a> {
@@ -23,7 +28,17 @@ impl<'a> LineIndex<'a> {
                 starts.push(i + 1);
             }
         }
-        Self { text, starts }
+        let ends = starts.iter().skip(1).copied().chain([bytes.len()]);
+        let ascii = starts
+            .iter()
+            .zip(ends)
+            .map(|(&s, e)| bytes[s..e].is_ascii())
+            .collect();
+        Self {
+            text,
+            starts,
+            ascii,
+        }
     }
 
     /// Position of byte `offset` (clamped to the text, on a char boundary).
@@ -31,7 +46,11 @@ impl<'a> LineIndex<'a> {
         let offset = floor_char_boundary(self.text, offset);
         let line = self.starts.partition_point(|&s| s <= offset) - 1;
         let start = self.starts[line];
-        let character: usize = self.text[start..offset].chars().map(char::len_utf16).sum();
+        let character: usize = if self.ascii[line] {
+            offset - start
+        } else {
+            self.text[start..offset].chars().map(char::len_utf16).sum()
+        };
         let to_i64 = |n: usize| i64::try_from(n).unwrap_or(i64::MAX);
         TextPosition {
             line: to_i64(line),
@@ -51,6 +70,19 @@ impl<'a> LineIndex<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascii_and_other_lines_count_utf16_units() {
+        let idx = LineIndex::new("ab\néé𝄞x\nlast");
+        let at = |o| idx.position(o);
+        assert_eq!((at(2).line, at(2).character), (0, 2));
+        // é is 2 bytes / 1 unit, 𝄞 4 bytes / 2 units.
+        assert_eq!((at(3 + 8).line, at(3 + 8).character), (1, 4));
+        assert_eq!(
+            (at(3 + 9 + 1 + 2).line, at(3 + 9 + 1 + 2).character),
+            (2, 2)
+        );
+    }
 
     #[test]
     fn line_index_handles_lone_cr() {
