@@ -100,7 +100,9 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    *
    * Errors: `invalid_argument` (options), `invalid_config` (`path` cannot
    * be read: missing, not a regular file, over `limits.maxConfigFileBytes`,
-   * not read within `limits.configReadTimeoutMs`), `disposed`.
+   * not read within `limits.configReadTimeoutMs`), `limit_exceeded` (a
+   * `text` over `limits.maxConfigFileBytes`), `disposed` (also while the
+   * file is being read, which runs off the host's async worker).
    */
   importConfig(options: ImportConfigOptions): Promise<ImportResult>
   /**

@@ -134,6 +134,25 @@ test('malformed files: one invalid_config diagnostic with line and column; an un
   })
 })
 
+test('a text over maxConfigFileBytes is refused, naming options.text; dispose() rejects an import under way', async (t) => {
+  const { host } = newHost(t, { limits: { maxConfigFileBytes: 4096 } })
+  const text = JSON.stringify({ mcpServers: { a: { command: 'x', args: ['y'.repeat(5000)] } } })
+  await assert.rejects(host.importConfig({ format: 'claude-code', text }), (e) => {
+    assert.equal(e.code, 'limit_exceeded', e.message)
+    assert.match(e.message, /^options\.text: \d+ bytes, more than maxConfigFileBytes \(4096\)/)
+    return true
+  })
+  const small = await host.importConfig({ format: 'claude-code', text: JSON.stringify({ mcpServers: { a: { command: 'x' } } }) })
+  assert.equal(small.servers.length, 1)
+  // A large import runs off the host's worker; dispose() settles it at once.
+  const { host: other } = newHost(t)
+  const servers = Object.fromEntries(Array.from({ length: 20_000 }, (_, i) => [`s${i}`, { command: 'x', colour: 'blue' }]))
+  const pending = other.importConfig({ format: 'claude-code', text: JSON.stringify({ mcpServers: servers }) })
+  const rejected = assert.rejects(pending, (e) => e.code === 'disposed')
+  await other.dispose()
+  await rejected
+})
+
 test('a secret resolved into a stdio env is hidden from the logs of a server that prints it (registry isSecret)', async (t) => {
   const canary = uniqueMarker('canary-stderr')
   const serverJson = {

@@ -34,15 +34,25 @@ impl Host {
     /// `invalid_config` when the file cannot be read (missing, not a
     /// regular file, over `maxConfigFileBytes`, not UTF-8, not read within
     /// `configReadTimeoutMs`; the message names the file and why),
-    /// `disposed`. What the file holds is never an error: it is in the
-    /// diagnostics.
+    /// `limit_exceeded` when a text is over `maxConfigFileBytes`,
+    /// `disposed` (also while the text is being read: the reading runs on
+    /// the blocking pool, never on the host's async worker). What the file
+    /// holds is never an error: it is in the diagnostics.
     pub async fn import_config(
         &self,
         format: ImportFormat,
         source: ImportSource,
     ) -> HostResult<Imported> {
         self.check_live()?;
+        let max_bytes = self.shared.limits().max_config_file_bytes;
         let (text, file) = match source {
+            ImportSource::Text { text, .. } if text.len() > max_bytes => {
+                let message = format!(
+                    "options.text: {} bytes, more than maxConfigFileBytes ({max_bytes})",
+                    text.len()
+                );
+                return Err(HostError::new(ErrorCode::LimitExceeded, message));
+            }
             ImportSource::Text { text, file } => (text, file),
             ImportSource::Path(path) => {
                 let limits = self.shared.limits();
@@ -59,6 +69,8 @@ impl Host {
                 (text, path.display().to_string())
             }
         };
-        Ok(import_config(format, &text, &file))
+        let reading = tokio::task::spawn_blocking(move || import_config(format, &text, &file));
+        let imported = self.until_disposed(async { Ok(reading.await) }).await?;
+        imported.map_err(|e| HostError::new(ErrorCode::Internal, format!("importConfig: {e}")))
     }
 }
