@@ -1712,7 +1712,9 @@ export interface ImportConfigOptions {
    * read `process.env` for `kind: 'env'` if the app wants that: the host
    * never reads its environment for an import. A resolver that throws gives
    * no value for that variable (its error is not kept: it could hold a
-   * value). Any other return type rejects `invalid_argument`.
+   * value). Any other return type also counts as no value: the entries
+   * that need the variable are left out with an `invalid_entry`
+   * diagnostic naming the type returned; their siblings load.
    */
   resolve?: (variable: ImportVariable) => string | undefined | null | Promise<string | undefined | null>
 }

@@ -134,6 +134,24 @@ test('malformed files: one invalid_config diagnostic with line and column; an un
   })
 })
 
+test('a resolver answer that is not a string costs only the entries that need that variable', async (t) => {
+  const { host } = newHost(t)
+  const text = JSON.stringify({
+    mcpServers: {
+      a: { command: 'x', env: { A: '${A}' } },
+      b: { command: 'x', env: { B: '${B}' } },
+      c: { command: 'x' },
+    },
+  })
+  const answers = { A: 5, B: 'fine' }
+  const imported = await host.importConfig({ format: 'claude-code', text, file: '.mcp.json', resolve: (v) => answers[v.name] })
+  assert.deepEqual(imported.servers.map((s) => s.name), ['b', 'c'])
+  assert.equal(imported.servers[0].config.env.B, 'fine')
+  const [d] = imported.diagnostics
+  assert.deepEqual([d.code, d.severity, d.server, d.file], ['invalid_entry', 'error', 'a', '.mcp.json'], d.message)
+  assert.match(d.message, /^server "a": variable \$\{env:A\} has no value \(options\.resolve gave a number for \$\{env:A\}, not a string\)$/)
+})
+
 test('a text over maxConfigFileBytes is refused, naming options.text; dispose() rejects an import under way', async (t) => {
   const { host } = newHost(t, { limits: { maxConfigFileBytes: 4096 } })
   const text = JSON.stringify({ mcpServers: { a: { command: 'x', args: ['y'.repeat(5000)] } } })

@@ -31,11 +31,14 @@ function importOptions(options) {
 
 /**
  * The values of `variables` from `resolve` (a string, or undefined/null for
- * none, then the variable's `default`). A resolver that throws gives no
+ * none, then the variable's `default`), and the type of each answer that was
+ * neither (`refused`: id → type; that variable then has no value, so only
+ * the entries that need it are left out). A resolver that throws gives no
  * value for that variable; its error is not kept (it could hold a value).
  */
 async function valuesOf(variables, resolve) {
   const values = {}
+  const refused = {}
   for (const variable of variables) {
     let value
     try {
@@ -46,11 +49,12 @@ async function valuesOf(variables, resolve) {
     if (value === undefined || value === null) value = variable.default
     if (value === undefined) continue
     if (typeof value !== 'string') {
-      throw invalid(`options.resolve: must return a string, undefined or null for ${variable.id}, got a ${typeof value}`)
+      refused[variable.id] = Array.isArray(value) ? 'array' : typeof value
+      continue
     }
     values[variable.id] = value
   }
-  return values
+  return { values, refused }
 }
 
 /**
@@ -60,7 +64,7 @@ async function valuesOf(variables, resolve) {
  * error diagnostic at its position.
  */
 async function resolveAll(result, resolve, resolveOne, file) {
-  const values = await valuesOf(result.variables, resolve)
+  const { values, refused } = await valuesOf(result.variables, resolve)
   const servers = []
   const diagnostics = [...result.diagnostics]
   for (const server of result.servers) {
@@ -74,7 +78,9 @@ async function resolveAll(result, resolve, resolveOne, file) {
     if (r.ok) {
       servers.push({ ...server, config: r.value, resolved: true })
     } else {
-      diagnostics.push({ code: r.code, severity: 'error', message: r.message, file, line: server.line, column: server.column, server: server.name })
+      const why = server.variables.filter((id) => id in refused).map((id) => `options.resolve gave a ${refused[id]} for \${${id}}, not a string`)
+      const message = why.length ? `${r.message} (${why.join('; ')})` : r.message
+      diagnostics.push({ code: r.code, severity: 'error', message, file, line: server.line, column: server.column, server: server.name })
     }
   }
   return { servers, variables: result.variables, diagnostics }
