@@ -1,7 +1,7 @@
 //! The `mcpServers` formats: Claude Code `.mcp.json` (sample:
-//! https://code.claude.com/docs/en/mcp), Claude Desktop
-//! `claude_desktop_config.json` (https://modelcontextprotocol.io/quickstart/user)
-//! and Cursor `mcp.json` (https://cursor.com/docs/context/mcp); and the
+//! <https://code.claude.com/docs/en/mcp>), Claude Desktop
+//! `claude_desktop_config.json` (<https://modelcontextprotocol.io/quickstart/user>)
+//! and Cursor `mcp.json` (<https://cursor.com/docs/context/mcp>); and the
 //! entry mapping VS Code's `servers` shares ([`json_entry`]).
 
 use serde_json::{Map, Value};

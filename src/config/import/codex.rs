@@ -1,5 +1,5 @@
 //! Codex `config.toml` `[mcp_servers.<name>]` tables, per
-//! https://github.com/openai/codex/blob/main/docs/config.md ("MCP
+//! <https://github.com/openai/codex/blob/main/docs/config.md> ("MCP
 //! integration"). Codex refuses unknown keys in a server table, so an
 //! unknown key makes the entry invalid here too. Values are literal (Codex
 //! expands no `${…}`); environment references are fields: `env_vars`,

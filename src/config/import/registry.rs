@@ -1,5 +1,5 @@
 //! MCP Registry `server.json`, per the registry's format specification
-//! (https://github.com/modelcontextprotocol/registry/blob/main/docs/reference/server-json/generic-server-json.md).
+//! (<https://github.com/modelcontextprotocol/registry/blob/main/docs/reference/server-json/generic-server-json.md>).
 //! One host entry per usable way to run the server: a stdio package
 //! (`npm` → `npx -y <id>@<version>`, `pypi` → `uvx <id>==<version>`, `oci` →
 //! `docker run -i --rm [-e NAME]… <image>`, `nuget` → `dnx <id>@<version>

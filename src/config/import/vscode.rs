@@ -1,5 +1,5 @@
 //! VS Code `mcp.json` (user or `.vscode/mcp.json`; JSONC), per
-//! https://code.visualstudio.com/docs/copilot/reference/mcp-configuration:
+//! <https://code.visualstudio.com/docs/copilot/reference/mcp-configuration>:
 //! `servers` (entries mapped by [`super::claude::json_entry`]) and
 //! `inputs` (`promptString` / `pickString`), whose `${input:id}` uses
 //! become [`ImportVariable`]s with the input's description, `password`
