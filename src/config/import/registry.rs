@@ -163,6 +163,13 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
         text("registryType").ok_or(("registryType".to_owned(), "is required".to_owned()))?;
     let identifier =
         text("identifier").ok_or(("identifier".to_owned(), "is required".to_owned()))?;
+    // Put after the runtime's options (`npx -y <id>`), an identifier such as
+    // `--registry=…` would be read as one more option of the runtime.
+    if identifier.is_empty() || identifier.starts_with('-') {
+        let why = "must be a package name, not empty and not starting with \"-\" (the runtime \
+                   would read it as an option)";
+        return Err(("identifier".to_owned(), why.to_owned()));
+    }
     let transport = node
         .get("transport")
         .and_then(|t| t.get("type"))
