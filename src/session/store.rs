@@ -73,7 +73,9 @@ impl SessionStore {
         // The reducer replaces `serverTools` whole; the catalogue it replaces
         // (thousands of schema trees for a large one) is freed off this thread.
         if matches!(action, StateAction::SessionServerToolsChanged(_)) {
-            crate::reclaim::drop_later(self.state.server_tools.take());
+            if let Some(replaced) = self.state.server_tools.take() {
+                crate::reclaim::drop_later(replaced);
+            }
         }
         apply_action_to_session(&mut self.state, &action);
         self.envelope(action, None, None)

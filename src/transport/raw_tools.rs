@@ -82,6 +82,21 @@ pub fn restore_executions(result: &mut Value, found: &[(String, Value)]) {
     }
 }
 
+/// A JSON-RPC response with a `result` and no other member: the shape
+/// both raw readers of `tools/list` answers take (stdio's
+/// `stdio::list_results`, Streamable HTTP's `stream_watch::raw_lists`);
+/// anything else (an error, an extra member) goes to rmcp's decode.
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResultOnly<R> {
+    /// `"2.0"` (checked by its type).
+    pub jsonrpc: rmcp::model::JsonRpcVersion2_0,
+    /// The id of the request it answers.
+    pub id: RequestId,
+    /// The result, typed as the reader needs it.
+    pub result: R,
+}
+
 /// A response's raw `result`.
 #[derive(serde::Deserialize)]
 struct RawResponse {

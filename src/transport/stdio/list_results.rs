@@ -27,15 +27,15 @@
 use std::collections::VecDeque;
 
 use rmcp::model::{
-    ClientRequest, CustomResult, JsonRpcMessage, JsonRpcResponse, JsonRpcVersion2_0, RequestId,
-    ServerJsonRpcMessage, ServerResult,
+    ClientRequest, CustomResult, JsonRpcMessage, JsonRpcResponse, RequestId, ServerJsonRpcMessage,
+    ServerResult,
 };
 use rmcp::service::{RoleClient, TxJsonRpcMessage};
 use serde::de::IgnoredAny;
-use serde::Deserialize;
 use serde_json::Value;
 
 use crate::limits::{LIST_PROBE_MAX_BYTES, MAX_PENDING_LIST_IDS};
+use crate::transport::raw_tools::ResultOnly;
 
 /// The method whose results are read raw.
 const TOOLS_LIST: &str = "tools/list";
@@ -78,10 +78,10 @@ impl ListIds {
         // lines answer something else while a listing waits). A long one
         // (a listing's page, as a rule) is read once, in full.
         if line.len() < LIST_PROBE_MAX_BYTES {
-            let probe: Envelope<IgnoredAny> = serde_json::from_slice(line).ok()?;
+            let probe: ResultOnly<IgnoredAny> = serde_json::from_slice(line).ok()?;
             self.ids.iter().position(|id| *id == probe.id)?;
         }
-        let full: Envelope<Value> = serde_json::from_slice(line).ok()?;
+        let full: ResultOnly<Value> = serde_json::from_slice(line).ok()?;
         let at = self.ids.iter().position(|id| *id == full.id)?;
         if !full.result.is_object() {
             return None;
@@ -101,19 +101,12 @@ impl ListIds {
     }
 }
 
-/// A JSON-RPC response with a `result` and no other member.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Envelope<R> {
-    jsonrpc: JsonRpcVersion2_0,
-    id: RequestId,
-    result: R,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rmcp::model::{ClientJsonRpcMessage, CustomRequest, JsonRpcRequest, NumberOrString};
+    use rmcp::model::{
+        ClientJsonRpcMessage, CustomRequest, JsonRpcRequest, JsonRpcVersion2_0, NumberOrString,
+    };
     use serde_json::json;
 
     fn request(id: i64, method: &str) -> ClientJsonRpcMessage {

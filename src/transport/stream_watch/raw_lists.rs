@@ -21,11 +21,11 @@
 use std::collections::VecDeque;
 use std::sync::{Mutex, PoisonError};
 
-use rmcp::model::{JsonRpcVersion2_0, RequestId};
-use serde::Deserialize;
+use rmcp::model::RequestId;
 use serde_json::Value;
 
 use crate::limits::MAX_STASHED_LISTS;
+use crate::transport::raw_tools::ResultOnly;
 
 /// The `_meta` member of a stand-in result: a result carrying it whose raw
 /// result is not stashed is refused (see [`is_stand_in`]), never read as an
@@ -36,16 +36,6 @@ pub const STAND_IN_META: &str = "ahp-mcp-host/rawResult";
 #[derive(Debug, Default)]
 pub struct RawLists {
     stashed: Mutex<VecDeque<(RequestId, Value)>>,
-}
-
-/// A JSON-RPC response with a `result` and no other member.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Envelope {
-    #[allow(dead_code)] // checked by its type: "2.0"
-    jsonrpc: JsonRpcVersion2_0,
-    id: RequestId,
-    result: Value,
 }
 
 impl RawLists {
@@ -59,7 +49,7 @@ impl RawLists {
         if stashed.len() >= MAX_STASHED_LISTS {
             return None;
         }
-        let envelope: Envelope = serde_json::from_str(data).ok()?;
+        let envelope: ResultOnly<Value> = serde_json::from_str(data).ok()?;
         if envelope.id != *id || !envelope.result.is_object() {
             return None;
         }
