@@ -189,7 +189,12 @@ impl StreamWatch {
                 let list_id = id.clone().filter(|_| list);
                 let stream = stream.map(move |event| match event {
                     Ok(mut event) => {
-                        if let Some(stand_in) = watch.note_event(list_id.as_ref(), &event.data) {
+                        // rmcp reads only `message` events (or untyped ones):
+                        // nothing else is noted or stashed.
+                        let message = matches!(event.event.as_deref(), None | Some("" | "message"));
+                        let noted =
+                            message.then(|| watch.note_event(list_id.as_ref(), &event.data));
+                        if let Some(Some(stand_in)) = noted {
                             event.data = Some(stand_in);
                         }
                         Ok(event)
@@ -410,6 +415,46 @@ mod tests {
         );
         assert_eq!(watch.take_listed(), ["valid_tool", "bad_header"]);
         assert!(watch.take_listed().is_empty());
+    }
+
+    #[tokio::test]
+    async fn only_message_events_answering_a_list_are_read_raw() {
+        let watch = StreamWatch::new();
+        let id = RequestId::Number(4);
+        let answer = |tool: &str| {
+            format!(r#"{{"jsonrpc":"2.0","id":4,"result":{{"tools":[{{"name":"{tool}"}}]}}}}"#)
+        };
+        let event = |kind: Option<&str>, data: String| sse_stream::Sse {
+            event: kind.map(str::to_owned),
+            data: Some(data),
+            ..Default::default()
+        };
+        let events = vec![
+            Ok(event(Some("foo"), answer("from_foo"))),
+            Ok(event(Some("message"), answer("from_message"))),
+        ];
+        let stream = futures::stream::iter(events).boxed();
+        let answer = StreamableHttpPostResponse::Sse(stream, None);
+        let StreamableHttpPostResponse::Sse(seen, _) =
+            watch.inspect((Some(id.clone()), true), answer)
+        else {
+            panic!("not an SSE answer")
+        };
+        let seen: Vec<_> = seen.collect().await;
+        let data = |i: usize| seen[i].as_ref().unwrap().data.clone().unwrap();
+        assert!(data(0).contains("from_foo"), "a foo event passes untouched");
+        assert!(raw_lists::is_stand_in(
+            &serde_json::from_str::<serde_json::Value>(&data(1)).unwrap()["result"]
+        ));
+        let raw = watch
+            .take_raw_list(&id)
+            .expect("the message event was stashed");
+        assert_eq!(raw["tools"][0]["name"], "from_message");
+        assert_eq!(
+            watch.take_listed(),
+            ["from_message"],
+            "only the message event is noted"
+        );
     }
 
     #[test]

@@ -32,6 +32,9 @@ use crate::transport::raw_tools::ResultOnly;
 /// empty listing.
 pub const STAND_IN_META: &str = "ahp-mcp-host/rawResult";
 
+/// The SEP-2243 annotation whose listings rmcp reads itself.
+const X_MCP_HEADER: &str = "\"x-mcp-header\"";
+
 /// Raw `tools/list` results waiting for their request, oldest first.
 #[derive(Debug, Default)]
 pub struct RawLists {
@@ -46,7 +49,10 @@ impl RawLists {
     /// (the event goes to rmcp unchanged).
     pub fn stash(&self, id: &RequestId, data: &str) -> Option<(String, Vec<String>)> {
         let mut stashed = self.lock();
-        if stashed.len() >= MAX_STASHED_LISTS {
+        // rmcp must see a listing with `x-mcp-header` annotations itself
+        // (SEP-2243, 2026-07-28: it drops invalid ones and keeps the
+        // schemas its `tools/call` takes `Mcp-Param-*` headers from).
+        if stashed.len() >= MAX_STASHED_LISTS || data.contains(X_MCP_HEADER) {
             return None;
         }
         let envelope: ResultOnly<Value> = serde_json::from_str(data).ok()?;
@@ -88,9 +94,14 @@ fn stand_in(id: &RequestId) -> String {
 }
 
 /// Whether `result` (what the request got from rmcp) is a stand-in.
+/// A server's own listing with that `_meta` member (and tools) is not one.
 pub fn is_stand_in(result: &Value) -> bool {
-    result.pointer(&format!("/_meta/{}", STAND_IN_META.replace('/', "~1")))
-        == Some(&Value::Bool(true))
+    let no_tools = result
+        .get("tools")
+        .is_none_or(|t| t.as_array().is_some_and(Vec::is_empty));
+    no_tools
+        && result.pointer(&format!("/_meta/{}", STAND_IN_META.replace('/', "~1")))
+            == Some(&Value::Bool(true))
 }
 
 #[cfg(test)]
@@ -120,6 +131,11 @@ mod tests {
         };
         assert!(is_stand_in(&result), "{result}");
         assert!(!is_stand_in(&json!({"tools": []})));
+        let spoof = json!({"tools": [{"name": "t"}], "_meta": {STAND_IN_META: true}});
+        assert!(
+            !is_stand_in(&spoof),
+            "a server's listing carrying the member"
+        );
         let taken = raw.take(&id).expect("taken");
         assert_eq!(taken, serde_json::from_str::<Value>(LIST).unwrap());
         assert_eq!(taken["tools"][0]["execution"]["taskSupport"], "optional");
@@ -138,6 +154,8 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":9,"result":[]}"#.to_owned(),
             r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#.to_owned(),
             r#"{"jsonrpc":"2.0","id":9,"result":{"tools":[}"#.to_owned(),
+            // SEP-2243 annotations: rmcp reads this listing itself.
+            r#"{"jsonrpc":"2.0","id":9,"result":{"tools":[{"name":"g","inputSchema":{"type":"object","properties":{"r":{"type":"string","x-mcp-header":"Region"}}}}]}}"#.to_owned(),
         ];
         for line in &lines {
             assert!(raw.stash(&id, line).is_none(), "{line}");
