@@ -237,6 +237,12 @@ pub(crate) struct JsAddServer {
     /// MCP revision to speak: `auto` (default), `2026-07-28` or `legacy`.
     #[serde(default)]
     protocol: ProtocolSetting,
+    /// `config`'s values are literal text (an imported entry).
+    #[serde(default)]
+    literal: bool,
+    /// More values to keep secret (redacted everywhere).
+    #[serde(default)]
+    secrets: Vec<String>,
 }
 
 impl From<JsAddServer> for AddServer {
@@ -249,6 +255,8 @@ impl From<JsAddServer> for AddServer {
             startup_timeout_ms: js.startup_timeout_ms,
             oauth: js.oauth.map(OAuthClientSetting::from),
             protocol: js.protocol,
+            literal: js.literal,
+            secrets: js.secrets,
         }
     }
 }

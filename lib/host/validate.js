@@ -186,6 +186,8 @@ function addServerOptions(options) {
     config: (value, path) => object(value, path, ' (an mcp.json server entry)'),
     root: optional.nonEmptyString,
     uri: optional.nonEmptyString,
+    literal: optional.boolean,
+    secrets: optional.strings,
     ...serverSettings,
   })
   return options

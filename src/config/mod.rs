@@ -24,5 +24,7 @@ pub use headers::{with_provided_headers, HeaderProvider, HeaderReason};
 pub use host_settings::{IdpSetting, OAuthClientSetting, OAuthGrant, ProtocolSetting};
 pub use model::*;
 pub use read::{read_config_file, read_regular_file, ReadBounds};
-pub use validate::{literal_placeholders_of, parse_mcp_json, validate_entry_value};
+pub use validate::{
+    literal_placeholders_of, parse_mcp_json, validate_entry_value, validate_literal_entry_value,
+};
 pub use vars::{check_variables, expand, literal_placeholders, PluginVars};

@@ -87,6 +87,10 @@ pub struct StdioConfig {
     pub env: BTreeMap<String, String>,
     /// Working directory; defaults to the plugin root. May contain plugin variables.
     pub cwd: Option<String>,
+    /// Every value is literal text (an imported entry, whose variables the
+    /// app resolved: `addServer({literal: true})`): no `${…}` is expanded
+    /// or refused, and launch errors name the field, never its value.
+    pub literal: bool,
 }
 
 /// `type: "streamable-http"`: connect to a remote MCP endpoint.

@@ -233,6 +233,15 @@ pub struct AddServer {
     pub oauth: Option<OAuthClientSetting>,
     /// MCP revision to speak: `auto` (default), `2026-07-28` or `legacy`.
     pub protocol: ProtocolSetting,
+    /// `config`'s values are literal text (an imported entry, its variables
+    /// resolved: `config::validate_literal_entry_value`): no `${…}` is
+    /// expanded or refused, and errors name fields, never values.
+    pub literal: bool,
+    /// More values to keep secret (`ServerSpec::secrets`): every one is
+    /// shown as `[redacted]` in logs, errors, actions and state (the
+    /// customization `uri` too) while the server is configured. An imported
+    /// entry's secret variable values, wherever they were put.
+    pub secrets: Vec<String>,
 }
 
 impl AddServer {
@@ -247,6 +256,8 @@ impl AddServer {
             startup_timeout_ms: None,
             oauth: None,
             protocol: ProtocolSetting::default(),
+            literal: false,
+            secrets: Vec::new(),
         }
     }
 }

@@ -191,6 +191,7 @@ pub(super) fn plan_plugin(
             startup_timeout: startup_timeout(ms, source.limits),
             oauth_client: overrides.and_then(|o| o.oauth.clone()),
             protocol: overrides.map(|o| o.protocol).unwrap_or_default(),
+            secret_values: Vec::new(),
         });
     }
     let load = if problems.is_empty() {

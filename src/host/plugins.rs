@@ -17,8 +17,8 @@ use super::registry::InFlight;
 use super::Host;
 use crate::config::launch::ensure_plugin_data_dir;
 use crate::config::{
-    literal_placeholders_of, parse_mcp_json, read_config_file, validate_entry_value, PluginVars,
-    ReadBounds, ServerConfig,
+    literal_placeholders_of, parse_mcp_json, read_config_file, validate_entry_value,
+    validate_literal_entry_value, PluginVars, ReadBounds, ServerConfig,
 };
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel};
@@ -273,13 +273,18 @@ impl Host {
     /// first), `disposed`.
     pub async fn add_server(&self, opts: AddServer) -> HostResult<String> {
         self.check_live()?;
-        let config = validate_entry_value(&opts.name, &opts.config)
-            .map_err(|m| HostError::new(ErrorCode::InvalidEntry, m))?;
+        let config = match opts.literal {
+            true => validate_literal_entry_value(&opts.name, &opts.config),
+            false => validate_entry_value(&opts.name, &opts.config),
+        };
+        let config = config.map_err(|m| HostError::new(ErrorCode::InvalidEntry, m))?;
         let mut adding = self.reserve_id(&opts.name, /* plugin */ false)?;
         let (spec, uri) = self.server_spec(&opts, config)?;
         adding.check(ADD_SERVER)?;
         let mut entry = mcp_server_entry(&opts.name, &uri, &opts.name, None, starting());
-        entry.meta = self.literal_placeholders(&opts);
+        if !opts.literal {
+            entry.meta = self.literal_placeholders(&opts);
+        }
         adding.publish(Customization::McpServer(Box::new(entry)));
         adding.go_live(ADD_SERVER, vec![spec])?;
         Ok(opts.name)
@@ -331,6 +336,7 @@ impl Host {
             ServerConfig::StreamableHttp(h) => crate::redact::shown_server_url(&h.url),
             ServerConfig::Stdio(_) => file_uri(&root, /* dir */ true),
         });
+        let uri = crate::redact::without(&uri, &opts.secrets);
         let stdio = matches!(config, ServerConfig::Stdio(_));
         let vars = self
             .plugin_vars(&opts.name, &root, stdio)
@@ -341,6 +347,7 @@ impl Host {
             startup_timeout: startup_timeout(opts.startup_timeout_ms, self.shared.limits()),
             oauth_client: opts.oauth.clone(),
             protocol: opts.protocol,
+            secret_values: opts.secrets.clone(),
         };
         Ok((spec, uri))
     }

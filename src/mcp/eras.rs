@@ -264,6 +264,7 @@ mod tests {
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
                 .collect(),
             cwd: None,
+            literal: false,
         };
         let vars = PluginVars {
             plugin_root: "/plugins/a".into(),

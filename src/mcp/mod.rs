@@ -56,6 +56,9 @@ pub struct ServerSpec {
     pub oauth_client: Option<OAuthClientSetting>,
     /// Which MCP revision to speak (host-side setting).
     pub protocol: ProtocolSetting,
+    /// More secret values given with the server (`addServer`'s `secrets`:
+    /// an imported entry's secret variable values, wherever they were put).
+    pub secret_values: Vec<String>,
 }
 
 /// The tasks of one server (its actor, its connections' service waiters)
@@ -74,9 +77,9 @@ impl ServerSpec {
     /// server's header values (and a
     /// `<scheme> <credentials>` value's credentials), its URL's password,
     /// query (whole, each pair, each value) and fragment; the OAuth
-    /// client's secret and private key.
+    /// client's secret and private key; every value of `secret_values`.
     pub fn secrets(&self) -> Vec<String> {
-        let mut all = Vec::new();
+        let mut all = crate::redact::with_url_forms(&self.secret_values);
         match &self.transport {
             TransportSpec::StreamableHttp(cfg) => {
                 all.extend(crate::redact::url_secrets(&cfg.url));

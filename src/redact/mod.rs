@@ -76,6 +76,41 @@ pub fn shown_server_url(url: &Url) -> String {
     shown.to_string()
 }
 
+/// Each of `values` and, when it differs, the form a URL path gives it
+/// (percent-encoded, as `url::Url` writes it): the texts in which a
+/// secret put into a server's URL can appear.
+#[must_use]
+pub fn with_url_forms(values: &[String]) -> Vec<String> {
+    let mut all = values.to_vec();
+    let Ok(mut url) = Url::parse("http://h/") else {
+        return all;
+    };
+    for value in values {
+        url.set_path(value);
+        let encoded = url.path().trim_start_matches('/');
+        if encoded != value.trim_start_matches('/') && !encoded.is_empty() {
+            all.push(encoded.to_owned());
+        }
+    }
+    all
+}
+
+/// `text` with every one of `values` at least
+/// [`crate::limits::MIN_KEPT_SECRET_BYTES`] long, in any of its
+/// [`with_url_forms`], replaced by `[redacted]` (longest first): a
+/// customization `uri` built from a URL whose path holds a secret.
+#[must_use]
+pub fn without(text: &str, values: &[String]) -> String {
+    let mut all = with_url_forms(values);
+    all.retain(|v| v.len() >= crate::limits::MIN_KEPT_SECRET_BYTES);
+    all.sort_by_key(|v| std::cmp::Reverse(v.len()));
+    let mut out = text.to_owned();
+    for value in &all {
+        out = out.replace(value.as_str(), "[redacted]");
+    }
+    out
+}
+
 /// The origin of `url` (scheme, host, port; never path, query or
 /// credentials), as texts about a failed exchange name it.
 pub fn origin(url: &Url) -> String {
@@ -127,6 +162,18 @@ fn shown_url(raw: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn without_takes_out_each_value_also_as_a_url_path_writes_it() {
+        let url = Url::parse("https://mcp.example/v1/tok-12345/a b c!/mcp").unwrap();
+        let shown = shown_server_url(&url);
+        let values = ["tok-12345".to_owned(), "a b c!".to_owned(), "ab".to_owned()];
+        assert_eq!(
+            without(&shown, &values),
+            "https://mcp.example/v1/[redacted]/[redacted]/mcp"
+        );
+        assert!(with_url_forms(&values).contains(&"a%20b%20c!".to_owned()));
+    }
 
     #[test]
     fn every_url_in_a_text_loses_userinfo_query_and_fragment() {

@@ -135,9 +135,13 @@ pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<S
     });
     wrap.wrap(ProcessGroup::leader());
     let mut child = wrap.spawn().map_err(|e| {
+        let program = match spec.literal {
+            true => "the command".into(),
+            false => spec.program.display().to_string(),
+        };
         HostError::new(
             ErrorCode::SpawnFailed,
-            format!("cannot start {}: {e}", spec.program.display()),
+            format!("cannot start {program}: {e}"),
         )
     })?;
     let pgid = child.id().map(|p| p as i32).unwrap_or(0);

@@ -52,6 +52,7 @@ fn stdio(command: &str) -> StdioConfig {
         args: vec![],
         env: BTreeMap::new(),
         cwd: None,
+        literal: false,
     }
 }
 

@@ -66,7 +66,11 @@ pub(super) fn build_env(
         .cloned()
         .collect();
     for (name, value) in &cfg.env {
-        set_var(&mut env, OsStr::new(name), expand(value, vars).into());
+        let value = match cfg.literal {
+            true => value.clone(),
+            false => expand(value, vars),
+        };
+        set_var(&mut env, OsStr::new(name), value.into());
     }
     for (name, value) in [
         (PLUGIN_ROOT, &vars.plugin_root),

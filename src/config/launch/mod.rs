@@ -36,6 +36,9 @@ pub struct LaunchSpec {
     pub env: Vec<(OsString, OsString)>,
     /// Existing working directory of the child.
     pub cwd: PathBuf,
+    /// From a literal entry ([`StdioConfig::literal`]): a failed spawn names
+    /// no path.
+    pub literal: bool,
 }
 
 /// Resolves a validated stdio entry into a [`LaunchSpec`], at each start.
@@ -52,6 +55,8 @@ pub struct LaunchSpec {
 ///   Not found → [`ErrorCode::CommandNotFound`] naming the command.
 /// * `args` and `env` values: plugin variables expanded (single pass).
 /// * environment: see [`LaunchSpec::env`] and [`EnvPolicy`].
+/// * a `literal` entry (an imported one) expands nothing, and its errors
+///   name the field (`cwd`, `command`), never its value.
 ///
 /// Does not create `PLUGIN_DATA` (see [`ensure_plugin_data_dir`]).
 /// Spec: seed 002, *Launch stdio servers*.
@@ -66,31 +71,60 @@ pub fn resolve_stdio(
     base_env: &[(OsString, OsString)],
     policy: EnvPolicy,
 ) -> Result<LaunchSpec, HostError> {
-    let cwd = resolve_cwd(cfg.cwd.as_deref(), vars)?;
-    let program = resolve_program(&cfg.command, vars, base_env, &cwd)?;
-    let args = cfg.args.iter().map(|a| expand(a, vars)).collect();
+    let literal = cfg.literal;
+    let cwd = resolve_cwd(cfg.cwd.as_deref(), vars, literal)?;
+    let program =
+        resolve_program(&cfg.command, vars, base_env, &cwd).map_err(|e| match literal {
+            true => HostError::new(e.code, quiet_command_error(e.code)),
+            false => e,
+        })?;
+    let args = match literal {
+        true => cfg.args.clone(),
+        false => cfg.args.iter().map(|a| expand(a, vars)).collect(),
+    };
     let env = build_env(cfg, vars, base_env, policy);
     Ok(LaunchSpec {
         program,
         args,
         env,
         cwd,
+        literal,
     })
 }
 
-fn resolve_cwd(configured: Option<&str>, vars: &PluginVars) -> Result<PathBuf, HostError> {
+fn resolve_cwd(
+    configured: Option<&str>,
+    vars: &PluginVars,
+    literal: bool,
+) -> Result<PathBuf, HostError> {
     let cwd = match configured {
+        Some(c) if literal => vars.plugin_root.join(c),
         Some(c) => vars.plugin_root.join(expand(c, vars)),
         None => vars.plugin_root.clone(),
     };
     if cwd.is_dir() {
         return Ok(cwd);
     }
-    let msg = format!(
-        "working directory {} does not exist or is not a directory",
-        cwd.display()
-    );
+    let msg = match literal {
+        true => {
+            "field \"cwd\": the working directory does not exist or is not a directory".to_owned()
+        }
+        false => format!(
+            "working directory {} does not exist or is not a directory",
+            cwd.display()
+        ),
+    };
     Err(HostError::new(ErrorCode::SpawnFailed, msg))
+}
+
+/// The message of a `command` that cannot be run, for a literal entry: the
+/// field, never its value.
+fn quiet_command_error(code: ErrorCode) -> &'static str {
+    match code {
+        ErrorCode::CommandOutsideRoot => "field \"command\": resolves outside the root",
+        ErrorCode::CommandNotFound => "field \"command\": the command was not found",
+        _ => "field \"command\": the command cannot be started",
+    }
 }
 
 fn resolve_program(
@@ -202,6 +236,7 @@ mod tests {
             args: vec![],
             env: BTreeMap::new(),
             cwd: None,
+            literal: false,
         }
     }
 
@@ -279,6 +314,28 @@ mod tests {
             spec.env.iter().filter(|(k, _)| k == "PLUGIN_ROOT").count(),
             1
         );
+    }
+
+    #[test]
+    fn a_literal_entry_expands_nothing_and_its_errors_show_no_value() {
+        let f = fixture();
+        let mut cfg = stdio("./bin/server");
+        cfg.literal = true;
+        cfg.args = vec!["${PLUGIN_DATA}".into()];
+        cfg.env = [("V".to_owned(), "${PLUGIN_ROOT}".to_owned())].into();
+        let spec = resolve_stdio(&cfg, &f.vars, &[], EnvPolicy::Inherit).unwrap();
+        assert_eq!(spec.args, ["${PLUGIN_DATA}"]);
+        assert_eq!(get(&spec.env, "V"), Some("${PLUGIN_ROOT}"));
+        cfg.cwd = Some("missing-s3cr3t-dir".into());
+        let err = resolve_stdio(&cfg, &f.vars, &[], EnvPolicy::Inherit).unwrap_err();
+        assert_eq!(err.code, ErrorCode::SpawnFailed);
+        assert!(err.message.contains("\"cwd\""), "{}", err.message);
+        assert!(!err.message.contains("s3cr3t"), "{}", err.message);
+        cfg.cwd = None;
+        cfg.command = "./bin/s3cr3t-missing".into();
+        let err = resolve_stdio(&cfg, &f.vars, &[], EnvPolicy::Inherit).unwrap_err();
+        assert_eq!(err.code, ErrorCode::CommandNotFound);
+        assert!(!err.message.contains("s3cr3t"), "{}", err.message);
     }
 
     #[test]

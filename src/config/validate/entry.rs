@@ -50,10 +50,26 @@ const SUPPORTED_TYPES: &str = "stdio, streamable-http";
 ///   type is unknown (`"http"` and other spellings of a supported one get a
 ///   "did you mean"). Unknown fields make the entry invalid.
 pub fn validate_entry_value(name: &str, value: &Value) -> Result<ServerConfig, String> {
+    checked_entry(name, value, false)
+}
+
+/// [`validate_entry_value`] for an entry whose values are literal text (an
+/// imported entry, its variables resolved by the app: `addServer({literal:
+/// true})`): no `${…}` is refused in `command`, `args`, `env` values or
+/// `cwd` (nor expanded at launch, [`StdioConfig::literal`]), and no message
+/// holds a value of the entry (`command` is named, never shown).
+///
+/// # Errors
+/// As [`validate_entry_value`], without the variable rules.
+pub fn validate_literal_entry_value(name: &str, value: &Value) -> Result<ServerConfig, String> {
+    checked_entry(name, value, true)
+}
+
+fn checked_entry(name: &str, value: &Value, literal: bool) -> Result<ServerConfig, String> {
     if name.is_empty() {
         return Err("server \"\": server name must not be empty".to_string());
     }
-    entry(value).map_err(|e| format!("server {}: {e}", quote(name)))
+    entry(value, literal).map_err(|e| format!("server {}: {e}", quote(name)))
 }
 
 /// The `${…}` placeholders that a valid entry `value` (one
@@ -71,12 +87,12 @@ pub fn literal_placeholders_of(value: &Value) -> Vec<LiteralPlaceholder> {
     }
 }
 
-fn entry(value: &Value) -> Result<ServerConfig, String> {
+fn entry(value: &Value, literal: bool) -> Result<ServerConfig, String> {
     let Value::Object(obj) = value else {
         return Err(format!("entry must be an object, got {}", type_name(value)));
     };
     match transport_type(obj)? {
-        "stdio" => stdio(obj).map(ServerConfig::Stdio),
+        "stdio" => stdio(obj, literal).map(ServerConfig::Stdio),
         "streamable-http" => remote::http(obj).map(ServerConfig::StreamableHttp),
         "sse" => Err(field_msg(
             "type",
@@ -123,82 +139,92 @@ fn transport_type(obj: &Map<String, Value>) -> Result<&str, String> {
 
 // --- stdio -----------------------------------------------------------------
 
-fn stdio(obj: &Map<String, Value>) -> Result<StdioConfig, String> {
+fn stdio(obj: &Map<String, Value>, literal: bool) -> Result<StdioConfig, String> {
     check_fields(obj, STDIO_FIELDS, "stdio")?;
     let command = match obj.get("command") {
         None => return Err("field \"command\" is required for type \"stdio\"".to_string()),
         Some(v) => string_field("command", v)?,
     };
-    check_command(&command)?;
+    check_command(&command, literal)?;
     let args = match obj.get("args") {
         None => Vec::new(),
-        Some(v) => args(v)?,
+        Some(v) => args(v, literal)?,
     };
     let env = match obj.get("env") {
         None => BTreeMap::new(),
-        Some(v) => env(v)?,
+        Some(v) => env(v, literal)?,
     };
-    let cwd = obj.get("cwd").map(cwd).transpose()?;
+    let cwd = obj.get("cwd").map(|v| cwd(v, literal)).transpose()?;
     Ok(StdioConfig {
         command,
         args,
         env,
         cwd,
+        literal,
     })
 }
 
-/// `command`: one executable token (seed 002, *Launch stdio servers*).
-fn check_command(command: &str) -> Result<(), String> {
+/// `command`: one executable token (seed 002, *Launch stdio servers*);
+/// `literal`: `${` is text, and no message shows the command.
+fn check_command(command: &str, literal: bool) -> Result<(), String> {
     let fail = |msg: String| Err(field_msg("command", msg));
+    let shown = |command: &str| match literal {
+        true => "the command".to_owned(),
+        false => quote(command),
+    };
     if command.is_empty() {
         return fail("must not be empty".into());
     }
     if command.contains('\0') {
         return fail("must not contain NUL".into());
     }
-    if command.contains("${") {
+    if !literal && command.contains("${") {
         return fail(
             "plugin variables are not expanded in \"command\" (only in args, env values and cwd)"
                 .into(),
         );
     }
     if command == "." || command == ".." {
-        return fail(format!("{} does not name an executable", quote(command)));
+        return fail(format!("{} does not name an executable", shown(command)));
     }
     if let Some(rest) = dot_relative(command) {
         if rest.is_empty() || rest.ends_with(is_separator) {
-            return fail(format!("{} does not name a file", quote(command)));
+            return fail(format!("{} does not name a file", shown(command)));
         }
         return Ok(());
     }
     if command.contains(is_separator) && !Path::new(command).is_absolute() {
-        return fail(format!(
-            "relative command must start with ./ (got {})",
-            quote(command)
-        ));
+        return fail(match literal {
+            true => "relative command must start with ./".to_owned(),
+            false => format!(
+                "relative command must start with ./ (got {})",
+                quote(command)
+            ),
+        });
     }
     Ok(())
 }
 
-fn args(value: &Value) -> Result<Vec<String>, String> {
+fn args(value: &Value, literal: bool) -> Result<Vec<String>, String> {
     let Value::Array(items) = value else {
         return Err(wrong_type("args", "an array of strings", value));
     };
     items
         .iter()
         .enumerate()
-        .map(|(i, item)| expandable_string(&format!("args[{i}]"), item))
+        .map(|(i, item)| expandable_string(&format!("args[{i}]"), item, literal))
         .collect()
 }
 
-fn env(value: &Value) -> Result<BTreeMap<String, String>, String> {
+fn env(value: &Value, literal: bool) -> Result<BTreeMap<String, String>, String> {
     let Value::Object(vars) = value else {
         return Err(wrong_type("env", "an object of strings", value));
     };
     vars.iter()
         .map(|(name, v)| {
             check_env_name(name)?;
-            Ok((name.clone(), expandable_string(&format!("env.{name}"), v)?))
+            let value = expandable_string(&format!("env.{name}"), v, literal)?;
+            Ok((name.clone(), value))
         })
         .collect()
 }
@@ -219,20 +245,23 @@ fn check_env_name(name: &str) -> Result<(), String> {
     ))
 }
 
-fn cwd(value: &Value) -> Result<String, String> {
-    let cwd = expandable_string("cwd", value)?;
+fn cwd(value: &Value, literal: bool) -> Result<String, String> {
+    let cwd = expandable_string("cwd", value, literal)?;
     if cwd.is_empty() {
         return Err(field_msg("cwd", "must not be empty"));
     }
     Ok(cwd)
 }
 
-/// A string in which plugin variables are expanded (`args[i]`, `env.X`, `cwd`).
-fn expandable_string(field: &str, value: &Value) -> Result<String, String> {
+/// A string in which plugin variables are expanded (`args[i]`, `env.X`,
+/// `cwd`), unless the entry is `literal`.
+fn expandable_string(field: &str, value: &Value, literal: bool) -> Result<String, String> {
     let s = string_field(field, value)?;
     if s.contains('\0') {
         return Err(field_msg(field, "must not contain NUL"));
     }
-    check_variables(field, &s)?;
+    if !literal {
+        check_variables(field, &s)?;
+    }
     Ok(s)
 }

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use super::vars::quote;
 use crate::json::type_name;
 
-pub use entry::{literal_placeholders_of, validate_entry_value};
+pub use entry::{literal_placeholders_of, validate_entry_value, validate_literal_entry_value};
 pub(crate) use file::json_parse_options;
 pub use file::parse_mcp_json;
 

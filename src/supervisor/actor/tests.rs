@@ -88,6 +88,7 @@ fn spawn(shared: &Arc<HostShared>, fake: &Arc<Fake>) -> ServerHandle {
         startup_timeout: Duration::from_secs(5),
         oauth_client: None,
         protocol: Default::default(),
+        secret_values: Vec::new(),
     };
     ServerHandle::start_with(shared.clone(), spec, fake.clone())
 }
