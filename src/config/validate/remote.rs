@@ -111,7 +111,9 @@ fn headers(value: &Value) -> Result<BTreeMap<String, String>, String> {
 }
 
 /// Headers the Streamable HTTP transport sets itself (MCP 2025-11-25
-/// "Transports › Streamable HTTP" and HTTP framing); a configured value would
+/// "Transports › Streamable HTTP", the SEP-2243 `Mcp-Method` / `Mcp-Name` /
+/// `Mcp-Param-*` headers of MCP 2026-07-28) and HTTP framing (the
+/// hop-by-hop headers of RFC 9110 §7.6.1, `Host`); a configured value would
 /// conflict with the protocol, so the entry is invalid.
 const RESERVED_HEADERS: &[&str] = &[
     "accept",
@@ -119,16 +121,29 @@ const RESERVED_HEADERS: &[&str] = &[
     "content-length",
     "host",
     "connection",
+    "keep-alive",
+    "proxy-connection",
+    "te",
+    "trailer",
     "transfer-encoding",
+    "upgrade",
     "mcp-session-id",
     "mcp-protocol-version",
+    "mcp-method",
+    "mcp-name",
     "last-event-id",
 ];
+
+/// Headers that are not an MCP server's to get: a proxy's credentials, and
+/// cookies (this host keeps no cookie state; a server's credential goes in
+/// `Authorization` or its own header).
+const REFUSED_HEADERS: &[&str] = &["proxy-authorization", "cookie"];
 
 /// RFC 9110 `token` (letters, digits and ``!#$%&'*+-.^_`|~``, at most
 /// 64 KiB): exactly what the HTTP stack accepts as a header name
 /// (`http::HeaderName`), so a valid entry never fails at connect time; and
-/// not a header the transport manages ([`RESERVED_HEADERS`]).
+/// not a header the transport manages ([`RESERVED_HEADERS`], `Mcp-Param-*`)
+/// or one refused ([`REFUSED_HEADERS`]).
 fn check_header_name(name: &str) -> Result<(), String> {
     if HeaderName::from_bytes(name.as_bytes()).is_err() {
         return Err(field_msg(
@@ -136,13 +151,18 @@ fn check_header_name(name: &str) -> Result<(), String> {
             format!("invalid header name {}", quote(name)),
         ));
     }
-    if RESERVED_HEADERS
-        .iter()
-        .any(|r| r.eq_ignore_ascii_case(name))
-    {
+    let is = |list: &[&str]| list.iter().any(|r| r.eq_ignore_ascii_case(name));
+    let lower = name.to_ascii_lowercase();
+    if is(RESERVED_HEADERS) || lower.starts_with("mcp-param-") {
         return Err(field_msg(
             &format!("headers.{name}"),
             "is set by the MCP transport and cannot be configured",
+        ));
+    }
+    if is(REFUSED_HEADERS) {
+        return Err(field_msg(
+            &format!("headers.{name}"),
+            "is not sent to an MCP server by this host",
         ));
     }
     Ok(())
