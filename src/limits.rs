@@ -493,6 +493,9 @@ pub struct Limits {
     /// Time reading a plugin's `mcp.json` may take (ms); then the plugin's
     /// load state is `error`, naming the file. Default 10 000.
     pub config_read_timeout_ms: u64,
+    /// Time one answer of `importConfig`'s `resolve` may take (ms); then that
+    /// variable has no value (a diagnostic says so). Default 300 000.
+    pub import_resolve_timeout_ms: u64,
 }
 
 impl Default for Limits {
@@ -524,6 +527,7 @@ impl Default for Limits {
             max_concurrent_launches: 8,
             max_config_file_bytes: 8 * 1024 * 1024,
             config_read_timeout_ms: 10_000,
+            import_resolve_timeout_ms: 300_000,
         }
     }
 }
@@ -583,18 +587,11 @@ impl Limits {
                 .max_config_file_bytes
                 .clamp(1, HARD_MAX_CONFIG_FILE_BYTES),
             config_read_timeout_ms: t(self.config_read_timeout_ms),
+            import_resolve_timeout_ms: t(self.import_resolve_timeout_ms),
         }
-    }
-
-    /// Delay before restart attempt `attempt` (1-based): `backoff * 2^(attempt-1)`,
-    /// capped at `restart_backoff_max_ms`.
-    pub fn restart_delay_ms(&self, attempt: u32) -> u64 {
-        let shift = attempt.saturating_sub(1).min(30);
-        self.restart_backoff_ms
-            .saturating_mul(1u64 << shift)
-            .min(self.restart_backoff_max_ms)
     }
 }
 
+mod delay;
 #[cfg(test)]
 mod tests;

@@ -87,4 +87,6 @@ js_limits! {
     max_config_file_bytes: usize,
     /// `configReadTimeoutMs`: [`Limits::config_read_timeout_ms`].
     config_read_timeout_ms: u64,
+    /// `importResolveTimeoutMs`: [`Limits::import_resolve_timeout_ms`].
+    import_resolve_timeout_ms: u64,
 }

@@ -25,6 +25,14 @@ pub enum ImportSource {
 }
 
 impl Host {
+    /// How long one answer of the app's resolver may take (ms):
+    /// `limits.importResolveTimeoutMs`. The resolver runs in JS (the
+    /// binding's `lib/host/import.js`), which bounds each call by it.
+    #[must_use]
+    pub fn import_resolve_timeout_ms(&self) -> u64 {
+        self.shared.limits().import_resolve_timeout_ms
+    }
+
     /// Imports `source`, a configuration of `format` (see
     /// `config::import::import_config`): the servers as this host's
     /// entries, their variables, and diagnostics naming file, line and

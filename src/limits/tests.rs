@@ -59,6 +59,7 @@ fn caps() -> Limits {
         max_concurrent_launches: usize::MAX,
         max_config_file_bytes: usize::MAX,
         config_read_timeout_ms: u64::MAX,
+        import_resolve_timeout_ms: u64::MAX,
     }
     .clamped()
 }
@@ -75,9 +76,10 @@ fn clamped_caps_are_the_named_constants() {
             c.restart_reset_after_ms,
             c.call_max_total_ms,
             c.channel_request_timeout_ms,
-            c.config_read_timeout_ms
+            c.config_read_timeout_ms,
+            c.import_resolve_timeout_ms
         ],
-        [MAX_TIMEOUT_MS; 8]
+        [MAX_TIMEOUT_MS; 9]
     );
     assert_eq!(c.max_restarts, HARD_MAX_RESTARTS);
     assert_eq!(
@@ -123,7 +125,7 @@ fn clamped_caps_are_the_named_constants() {
 }
 
 /// Every field of `l` as `u64`, in declaration order (see [`FIELDS`]).
-fn values(l: &Limits) -> [u64; 26] {
+fn values(l: &Limits) -> [u64; 27] {
     let n = |v: usize| v as u64;
     [
         l.startup_timeout_ms,
@@ -152,11 +154,12 @@ fn values(l: &Limits) -> [u64; 26] {
         n(l.max_concurrent_launches),
         n(l.max_config_file_bytes),
         l.config_read_timeout_ms,
+        l.import_resolve_timeout_ms,
     ]
 }
 
 /// The JS names of the fields, in the order of [`values`].
-const FIELDS: [&str; 26] = [
+const FIELDS: [&str; 27] = [
     "startupTimeoutMs",
     "callTimeoutMs",
     "maxRestarts",
@@ -183,6 +186,7 @@ const FIELDS: [&str; 26] = [
     "maxConcurrentLaunches",
     "maxConfigFileBytes",
     "configReadTimeoutMs",
+    "importResolveTimeoutMs",
 ];
 
 #[test]
