@@ -96,7 +96,10 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * servers that use variables come back with `resolved: false` and their
    * placeholders. A server whose variable gets no value (and has no
    * default) leaves `servers` for an `invalid_entry` diagnostic; its
-   * siblings stay. Values are never put in a diagnostic or an error.
+   * siblings stay. Values are never put in a diagnostic or an error, and
+   * a resolved value is never scanned again (it is literal text).
+   * A resolved server lists the values of its secret variables in
+   * `secrets`, kept secret wherever they were put.
    *
    * Errors: `invalid_argument` (options), `invalid_config` (`path` cannot
    * be read: missing, not a regular file, over `limits.maxConfigFileBytes`,
@@ -107,7 +110,8 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
   importConfig(options: ImportConfigOptions): Promise<ImportResult>
   /**
    * Adds each server of an {@link McpHost.importConfig} result through
-   * {@link McpHost.addServer}, in order; one that fails never stops the
+   * {@link McpHost.addServer} (with `literal: true` and the server's
+   * `secrets`), in order; one that fails never stops the
    * others. Resolves one {@link AddServersResult} per server: its id, its
    * `HostError` (e.g. `invalid_entry` for `resolved: false`,
    * `already_exists`), or `skipped: 'disabled'` (`enabled: false` in the
@@ -764,6 +768,11 @@ export interface HostLimits {
   maxConfigFileBytes?: number
   /** Time reading a plugin's `mcp.json` may take; then its load state is `error` naming the file. Default 10 000 ms. */
   configReadTimeoutMs?: number
+  /**
+   * Time one answer of {@link ImportConfigOptions.resolve} may take; then that variable has no value
+   * (the entries that need it are left out with an `invalid_entry` diagnostic saying so). Default 300 000 ms.
+   */
+  importResolveTimeoutMs?: number
 }
 
 // ─── AHP common ──────────────────────────────────────────────────────────────
@@ -1714,7 +1723,12 @@ export interface ImportConfigOptions {
    * no value for that variable (its error is not kept: it could hold a
    * value). Any other return type also counts as no value: the entries
    * that need the variable are left out with an `invalid_entry`
-   * diagnostic naming the type returned; their siblings load.
+   * diagnostic naming the type returned; their siblings load. Each call
+   * may take at most `limits.importResolveTimeoutMs` (then no value, and
+   * the diagnostic says so); a dispose of the host meanwhile rejects
+   * `importConfig` with `disposed` at once. A Claude Code
+   * `${VAR:-default}` keeps its default in its placeholder
+   * (`${env:VAR:-default}`): each use gets its own.
    */
   resolve?: (variable: ImportVariable) => string | undefined | null | Promise<string | undefined | null>
 }
@@ -1749,6 +1763,12 @@ export interface ImportedServer {
   variables: string[]
   /** `config` holds no placeholder (no variables, or `resolve` gave them values). */
   resolved: boolean
+  /**
+   * Once resolved: the values of its secret variables (VS Code `password`, registry `isSecret`, a variable used
+   * in a header), wherever they were put (`args`, `command`, `cwd`, the URL path, …). {@link McpHost.addServers}
+   * passes them to {@link McpHost.addServer} as {@link AddServerOptions.secrets}. Absent when there are none.
+   */
+  secrets?: string[]
 }
 
 /** One variable of an import: what an app needs to ask for it. */
@@ -1825,6 +1845,24 @@ export interface AddServerOptions {
   oauth?: OAuthClientOption
   /** MCP revision to speak (default `'auto'`). */
   protocol?: ProtocolSetting
+  /**
+   * `config`'s values are literal text, as an imported entry's are once its
+   * variables are resolved ({@link McpHost.addServers} sets it): no `${…}` is
+   * expanded (not even `${PLUGIN_ROOT}` / `${PLUGIN_DATA}`) or refused, and a
+   * validation or launch error (`invalid_entry`, `command_not_found`,
+   * `spawn_failed`) names the field, never its value. Default `false`.
+   */
+  literal?: boolean
+  /**
+   * More values to keep secret while the server is configured: each one (at
+   * least 6 bytes; also as a URL path writes it, percent-encoded) is shown as
+   * `[redacted]` in logs (a server's stderr too), errors, actions and state,
+   * the customization `uri` included. {@link McpHost.addServers} passes an
+   * imported server's {@link ImportedServer.secrets}. Besides these, a stdio
+   * server's `env` values and a Streamable HTTP server's header values and
+   * URL query are always secret.
+   */
+  secrets?: string[]
 }
 
 /**

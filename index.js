@@ -289,6 +289,8 @@ class McpHost extends EventEmitter {
   #responses
   #disposed = false
   #disposing
+  // Aborted at dispose: what waits on the app (importConfig's resolver) stops.
+  #disposal = new AbortController()
 
   constructor(options) {
     super()
@@ -427,8 +429,10 @@ class McpHost extends EventEmitter {
   // (lib/host/import.js; see index.d.ts).
   async importConfig(options) {
     const { native: args, resolve, label } = imports.importOptions(options)
-    const result = unwrap(await this.#live().importConfig(JSON.stringify(args)))
-    return resolve ? imports.resolveAll(result, resolve, native.resolveImported, label) : result
+    const { resolveTimeoutMs, ...result } = unwrap(await this.#live().importConfig(JSON.stringify(args)))
+    if (!resolve) return result
+    const bounds = { timeoutMs: resolveTimeoutMs, disposal: this.#disposal.signal }
+    return imports.resolveAll(result, resolve, native.resolveImported, label, bounds)
   }
   async addServers(servers) {
     this.#live()
@@ -658,6 +662,7 @@ class McpHost extends EventEmitter {
 
   async #shutdown() {
     this.#disposed = true
+    this.#disposal.abort()
     this.#readiness.close()
     try {
       await this.#native.shutdown()
@@ -668,6 +673,7 @@ class McpHost extends EventEmitter {
 
   disposeSync() {
     this.#disposed = true
+    this.#disposal.abort()
     this.#readiness.close()
     this.#disposing ??= Promise.resolve()
     this.#final()

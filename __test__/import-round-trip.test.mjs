@@ -9,7 +9,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { newHost, tmpDir, startHttpFixture, waitState, FIXTURES, NODE } from './helpers/host.mjs'
+import { newHost, tmpDir, startHttpFixture, waitState, fakeNpx, FIXTURES, NODE } from './helpers/host.mjs'
 
 const SCRIPT = join(FIXTURES, 'launch-report-server.mjs')
 
@@ -128,7 +128,8 @@ test('Codex config.toml: env, env_vars, cwd; http_headers, env_http_headers and 
   assert.deepEqual([headers.authorization, headers['x-figma-region'], headers['x-features']], ['Bearer t-codex-1', 'us-east-1', 'a,b'])
 })
 
-test('MCP Registry server.json: runtime and package arguments, environment variables, a remote with headers and URL variables', async (t) => {
+test('MCP Registry server.json: runtime and package arguments, environment variables, a remote with headers and URL variables', { skip: process.platform === 'win32' }, async (t) => {
+  fakeNpx(t) // npx -y <args…> runs node <args…>
   const http = await startHttpFixture(t, 'header-report-server.mjs')
   const dir = tmpDir(t)
   const serverJson = {
@@ -137,7 +138,7 @@ test('MCP Registry server.json: runtime and package arguments, environment varia
     description: 'launch report',
     version: '1.0.0',
     packages: [{
-      registryType: 'npm', identifier: 'report-server', version: '1.0.0', runtimeHint: NODE,
+      registryType: 'npm', identifier: 'report-server', version: '1.0.0',
       transport: { type: 'stdio' },
       runtimeArguments: [{ type: 'positional', value: SCRIPT }],
       packageArguments: [

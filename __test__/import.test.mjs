@@ -10,7 +10,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { newHost, tmpDir, startHttpFixture, waitState, waitFor, EVERYTHING, FIXTURES, NODE, HostError, uniqueMarker } from './helpers/host.mjs'
+import { newHost, tmpDir, startHttpFixture, waitState, waitFor, fakeNpx, EVERYTHING, FIXTURES, NODE, HostError, uniqueMarker } from './helpers/host.mjs'
 
 /** Every file under `dir` that contains `text`. */
 function filesContaining(dir, text) {
@@ -47,7 +47,8 @@ test('a Claude Code .mcp.json: ${VAR} and ${VAR:-default} resolved by the app on
   const { host } = h
   const plain = await host.importConfig({ format: 'claude-code', text, file: '.mcp.json' })
   assert.deepEqual(plain.servers.map((s) => [s.name, s.resolved]), [['everything', false]])
-  assert.deepEqual(plain.servers[0].config.env, { SECRET_THING: '${env:AHP_IMPORT_TOKEN}', PLAIN: '${env:AHP_UNSET}' })
+  // A use's default stays in its placeholder (each use has its own).
+  assert.deepEqual(plain.servers[0].config.env, { SECRET_THING: '${env:AHP_IMPORT_TOKEN}', PLAIN: '${env:AHP_UNSET:-fallback}' })
   assert.deepEqual(plain.diagnostics.map((d) => [d.code, d.severity, d.server, d.field, d.file, d.line]), [
     ['invalid_entry', 'warning', 'broken', 'colour', '.mcp.json', 1],
     ['invalid_entry', 'error', 'broken', 'args', '.mcp.json', 1],
@@ -63,7 +64,7 @@ test('a Claude Code .mcp.json: ${VAR} and ${VAR:-default} resolved by the app on
     format: 'claude-code', text, file: '.mcp.json',
     resolve: (v) => { asked.push([v.id, v.kind, v.default ?? null]); return v.name === 'AHP_IMPORT_TOKEN' ? canary : undefined },
   })
-  assert.deepEqual(asked, [['env:AHP_IMPORT_TOKEN', 'env', null], ['env:AHP_UNSET', 'env', 'fallback']])
+  assert.deepEqual(asked, [['env:AHP_IMPORT_TOKEN', 'env', null], ['env:AHP_UNSET', 'env', null]])
   const [added] = await host.addServers(imported.servers)
   assert.equal(added.id, 'everything', String(added.error))
   await waitState(host, 'everything', 'ready', { timeout: 60_000 })
@@ -171,7 +172,8 @@ test('a text over maxConfigFileBytes is refused, naming options.text; dispose() 
   await rejected
 })
 
-test('a secret resolved into a stdio env is hidden from the logs of a server that prints it (registry isSecret)', async (t) => {
+test('a secret resolved into a stdio env is hidden from the logs of a server that prints it (registry isSecret)', { skip: process.platform === 'win32' }, async (t) => {
+  fakeNpx(t) // npx -y <args…> runs node <args…>
   const canary = uniqueMarker('canary-stderr')
   const serverJson = {
     name: 'io.example/env-echo',
@@ -179,10 +181,8 @@ test('a secret resolved into a stdio env is hidden from the logs of a server tha
     version: '1.0.0',
     packages: [{
       registryType: 'npm',
-      identifier: 'env-echo',
-      version: '1.0.0',
-      runtimeHint: NODE,
-      runtimeArguments: [{ type: 'positional', value: join(FIXTURES, 'env-echo-server.mjs') }, { type: 'positional', value: 'BRAVE_API_KEY' }],
+      identifier: join(FIXTURES, 'env-echo-server.mjs'),
+      packageArguments: [{ type: 'positional', value: 'BRAVE_API_KEY' }],
       transport: { type: 'stdio' },
       environmentVariables: [{ name: 'BRAVE_API_KEY', description: 'Brave Search API Key', isRequired: true, isSecret: true }],
     }],
@@ -191,8 +191,8 @@ test('a secret resolved into a stdio env is hidden from the logs of a server tha
   const { host, logs } = h
   const imported = await host.importConfig({ format: 'registry', text: JSON.stringify(serverJson), resolve: (v) => (v.secret ? canary : undefined) })
   const [server] = imported.servers
-  assert.equal(server.config.command, NODE)
-  assert.deepEqual(server.config.args, [join(FIXTURES, 'env-echo-server.mjs'), 'BRAVE_API_KEY', 'env-echo@1.0.0'])
+  assert.equal(server.config.command, 'npx')
+  assert.deepEqual(server.config.args, ['-y', join(FIXTURES, 'env-echo-server.mjs'), 'BRAVE_API_KEY'])
   const [added] = await host.addServers(imported.servers)
   await waitState(host, added.id, 'ready')
   const line = await waitFor(() => logs.find((l) => l.message.includes('BRAVE_API_KEY=')), { what: 'the stderr line' })

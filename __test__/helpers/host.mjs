@@ -3,7 +3,7 @@
 // lookups, /proc scanning for marked processes, and loopback networking.
 
 import { createRequire } from 'node:module'
-import { mkdtempSync, rmSync, mkdirSync, writeFileSync, readFileSync, readdirSync, existsSync } from 'node:fs'
+import { chmodSync, mkdtempSync, rmSync, mkdirSync, writeFileSync, readFileSync, readdirSync, existsSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -332,4 +332,19 @@ export async function startHttpFixture(t, script, env = {}, args = []) {
   })
   const base = `http://127.0.0.1:${port}`
   return { url: `${base}/mcp`, base, stats: async () => (await fetch(`${base}/__stats`)).json() }
+}
+
+/**
+ * A stand-in for `npx` first on PATH while test `t` runs (the host looks a
+ * bare command up in its own PATH at launch): `npx -y <args…>` runs `node
+ * <args…>`, so a registry npm package can be a local script. POSIX only.
+ */
+export function fakeNpx(t) {
+  const dir = tmpDir(t)
+  const npx = join(dir, 'npx')
+  writeFileSync(npx, `#!/bin/sh\nshift\nexec "${NODE}" "$@"\n`)
+  chmodSync(npx, 0o755)
+  const before = process.env.PATH
+  process.env.PATH = `${dir}:${before}`
+  t.after(() => { process.env.PATH = before })
 }

@@ -163,6 +163,11 @@ async function main(): Promise<void> {
   // Host-only actions are not dispatchable by clients.
   // @ts-expect-error session/mcpServerStateChanged is host-only
   host.dispatch({ type: 'session/mcpServerStateChanged', id, state: { kind: 'ready' } })
+  const imported = await host.importConfig({ format: 'vscode', text: '{}', resolve: (v) => (v.secret ? null : v.default) })
+  const kept: string[] | undefined = imported.servers[0]?.secrets
+  await host.addServer({ name: 'imported', config: { type: 'stdio', command: 'node' }, literal: true, secrets: kept ?? [] })
+  const patient = new McpHost({ limits: { importResolveTimeoutMs: 60_000 } })
+  await patient.dispose()
   // @ts-expect-error the legacy `sse` transport is not a valid config
   await host.addServer({ name: 'legacy', config: { type: 'sse', url: 'https://example.test/sse' } })
   // @ts-expect-error unknown error codes do not type-check

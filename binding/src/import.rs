@@ -3,11 +3,11 @@
 
 use std::collections::BTreeMap;
 
-use ahp_mcp_host::config::import::{resolve_entry, ImportFormat};
+use ahp_mcp_host::config::import::{resolve_entry, ImportFormat, Imported};
 use ahp_mcp_host::error::{ErrorCode, HostError, HostResult};
 use ahp_mcp_host::host::ImportSource;
 use napi_derive::napi;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{parse, respond, run, NativeHost};
@@ -22,7 +22,8 @@ struct JsImportArgs {
     file: Option<String>,
 }
 
-/// One imported server and the app's values for its variables.
+/// One imported server, the app's values for its variables and the ids
+/// of the secret ones.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct JsResolveArgs {
@@ -30,6 +31,19 @@ struct JsResolveArgs {
     config: Value,
     variables: Vec<String>,
     values: BTreeMap<String, String>,
+    #[serde(default)]
+    secret: Vec<String>,
+}
+
+/// `importConfig`'s answer: the import, and the host's bound on each
+/// answer of the JS resolver (`limits.importResolveTimeoutMs`, taken off
+/// by `lib/host/import.js`).
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct JsImported {
+    #[serde(flatten)]
+    imported: Imported,
+    resolve_timeout_ms: u64,
 }
 
 fn invalid(message: String) -> HostError {
@@ -68,19 +82,24 @@ impl NativeHost {
         let host = self.host.clone();
         run(async move {
             let (format, source) = source_of(parse::<JsImportArgs>("options", &options_json)?)?;
-            host.import_config(format, source).await
+            let imported = host.import_config(format, source).await?;
+            Ok(JsImported {
+                imported,
+                resolve_timeout_ms: host.import_resolve_timeout_ms(),
+            })
         })
         .await
     }
 }
 
-/// `resolveImported(argsJson)` → response JSON with the server's entry, its
-/// variables replaced by the app's values (`invalid_entry` naming the
-/// missing variable or the broken field; never a value).
+/// `resolveImported(argsJson)` → response JSON with `{config, secrets}`:
+/// the server's entry, its variables replaced by the app's values, and the
+/// values of its secret variables (`invalid_entry` naming the missing
+/// variable or the broken field; never a value).
 #[napi(catch_unwind)]
 pub fn resolve_imported(args_json: String) -> String {
     respond(parse::<JsResolveArgs>("server", &args_json).and_then(|a| {
-        resolve_entry(&a.name, &a.config, &a.variables, &a.values)
+        resolve_entry(&a.name, &a.config, &a.variables, &a.values, &a.secret)
             .map_err(|m| HostError::new(ErrorCode::InvalidEntry, m))
     }))
 }

@@ -30,26 +30,49 @@ function importOptions(options) {
 }
 
 /**
- * The values of `variables` from `resolve` (a string, or undefined/null for
- * none, then the variable's `default`), and the type of each answer that was
- * neither (`refused`: id → type; that variable then has no value, so only
- * the entries that need it are left out). A resolver that throws gives no
- * value for that variable; its error is not kept (it could hold a value).
+ * One answer of `resolve` for `variable`, within `timeoutMs`: `{value}`, or
+ * `{timedOut: true}`; a throw is no value (its error is not kept: it could
+ * hold a value). Rejects `disposed` at once when `disposal` aborts (the host
+ * was disposed), whatever the resolver does.
  */
-async function valuesOf(variables, resolve) {
+function answerOf(variable, resolve, { timeoutMs, disposal }) {
+  return new Promise((settle, reject) => {
+    const disposed = () => finish(() => reject(new HostError('disposed', 'the host was disposed while importConfig was resolving variables')))
+    const timer = setTimeout(() => finish(() => settle({ timedOut: true })), timeoutMs)
+    function finish(then) {
+      clearTimeout(timer)
+      disposal.removeEventListener('abort', disposed)
+      then()
+    }
+    if (disposal.aborted) return disposed()
+    disposal.addEventListener('abort', disposed, { once: true })
+    Promise.resolve()
+      .then(() => resolve({ ...variable, choices: [...(variable.choices ?? [])] }))
+      .then((value) => finish(() => settle({ value })), () => finish(() => settle({ value: undefined })))
+  })
+}
+
+/**
+ * The values of `variables` from `resolve` (a string, or undefined/null for
+ * none, then the variable's `default`), and why each other answer gave none
+ * (`refused`: id → why: the type answered, or no answer within
+ * `bounds.timeoutMs`; that variable then has no value, so only the entries
+ * that need it are left out). See {@link answerOf}.
+ */
+async function valuesOf(variables, resolve, bounds) {
   const values = {}
   const refused = {}
   for (const variable of variables) {
-    let value
-    try {
-      value = await resolve({ ...variable, choices: [...(variable.choices ?? [])] })
-    } catch {
-      value = undefined
+    let { value, timedOut } = await answerOf(variable, resolve, bounds)
+    if (timedOut) {
+      refused[variable.id] = `options.resolve did not answer within ${bounds.timeoutMs} ms (limits.importResolveTimeoutMs) for \${${variable.id}}`
+      continue
     }
     if (value === undefined || value === null) value = variable.default
     if (value === undefined) continue
     if (typeof value !== 'string') {
-      refused[variable.id] = Array.isArray(value) ? 'array' : typeof value
+      const type = Array.isArray(value) ? 'array' : typeof value
+      refused[variable.id] = `options.resolve gave a ${type} for \${${variable.id}}, not a string`
       continue
     }
     values[variable.id] = value
@@ -59,12 +82,15 @@ async function valuesOf(variables, resolve) {
 
 /**
  * `result` (a native ImportResult) with each unresolved server's
- * placeholders replaced (`resolveOne`: the native `resolveImported`); a
- * server that cannot be resolved leaves `servers` for an `invalid_entry`
- * error diagnostic at its position.
+ * placeholders replaced (`resolveOne`: the native `resolveImported`, which
+ * also gives the values of its secret variables: `secrets`); a server that
+ * cannot be resolved leaves `servers` for an `invalid_entry` error
+ * diagnostic at its position. `bounds`: `{timeoutMs, disposal}` (see
+ * {@link answerOf}).
  */
-async function resolveAll(result, resolve, resolveOne, file) {
-  const { values, refused } = await valuesOf(result.variables, resolve)
+async function resolveAll(result, resolve, resolveOne, file, bounds) {
+  const { values, refused } = await valuesOf(result.variables, resolve, bounds)
+  const secretIds = new Set(result.variables.filter((v) => v.secret).map((v) => v.id))
   const servers = []
   const diagnostics = [...result.diagnostics]
   for (const server of result.servers) {
@@ -73,12 +99,15 @@ async function resolveAll(result, resolve, resolveOne, file) {
       continue
     }
     const own = Object.fromEntries(server.variables.filter((id) => id in values).map((id) => [id, values[id]]))
-    const args = { name: server.name, config: server.config, variables: server.variables, values: own }
+    const secret = server.variables.filter((id) => secretIds.has(id))
+    const args = { name: server.name, config: server.config, variables: server.variables, values: own, secret }
     const r = JSON.parse(resolveOne(JSON.stringify(args)))
     if (r.ok) {
-      servers.push({ ...server, config: r.value, resolved: true })
+      const resolved = { ...server, config: r.value.config, resolved: true }
+      if (r.value.secrets.length) resolved.secrets = r.value.secrets
+      servers.push(resolved)
     } else {
-      const why = server.variables.filter((id) => id in refused).map((id) => `options.resolve gave a ${refused[id]} for \${${id}}, not a string`)
+      const why = server.variables.filter((id) => id in refused).map((id) => refused[id])
       const message = why.length ? `${r.message} (${why.join('; ')})` : r.message
       diagnostics.push({ code: r.code, severity: 'error', message, file, line: server.line, column: server.column, server: server.name })
     }
@@ -95,7 +124,10 @@ function addOptions(server, i) {
     const ids = (server.variables ?? []).map((id) => `\${${id}}`).join(', ')
     return new HostError('invalid_entry', `server ${JSON.stringify(server.name)}: variables not resolved: ${ids}`)
   }
-  const options = { name: server.name, config: server.config }
+  // An imported entry's values are literal (its variables were resolved
+  // once); its secret variables' values are kept secret wherever they went.
+  const options = { name: server.name, config: server.config, literal: true }
+  if (server.secrets !== undefined) options.secrets = server.secrets
   if (server.startupTimeoutMs !== undefined) options.startupTimeoutMs = server.startupTimeoutMs
   if (server.oauthClientId !== undefined) options.oauth = { clientId: server.oauthClientId }
   return options

@@ -104,17 +104,21 @@ pub(super) fn json_entry(out: &mut Report<'_>, member: &Member, rules: &Rules<'_
         return;
     };
     check_fields(out, name, fields, rules.fields, rules.unsupported);
-    let mut b = Building {
-        name: name.to_owned(),
-        at: member.key_at,
-        vars: EntryVars::new(rules.syntax, rules.inputs),
-    };
-    let config = match host_config(&mut b, &member.value, rules) {
-        Ok(config) => config,
+    let mut b = Building::new(
+        name,
+        member.key_at,
+        EntryVars::new(rules.syntax, rules.inputs),
+    );
+    let built = host_config(&mut b, &member.value, rules).and_then(|config| {
+        let id = oauth_client_id(out, name, &member.value, rules)?;
+        Ok((config, id))
+    });
+    let (config, oauth_client_id) = match built {
+        Ok(built) => built,
         Err(e) => return report_field(out, name, field_at(&member.value, &e.0), e),
     };
     let extra = Extra {
-        oauth_client_id: oauth_client_id(out, name, &member.value, rules),
+        oauth_client_id,
         ..Extra::enabled()
     };
     if let Some(server) = b.finish(out, config, extra) {
@@ -187,7 +191,9 @@ fn oauth_client_id(
     server: &str,
     entry: &Node,
     rules: &Rules<'_>,
-) -> Option<String> {
-    let (object, id_key) = rules.oauth?;
-    oauth_client(out, server, entry, (object, id_key))
+) -> Result<Option<String>, FieldError> {
+    match rules.oauth {
+        Some(keys) => oauth_client(out, server, entry, keys),
+        None => Ok(None),
+    }
 }

@@ -13,6 +13,7 @@ use super::entry::{oauth_client, report_field, wrong, Building, Extra, FieldErro
 use super::located::{Member, Node, Val};
 use super::report::{At, Report};
 use super::vars::{env_variable, EntryVars, Syntax};
+use crate::limits::MAX_ECHOED_VARIABLE_NAME_BYTES;
 
 /// Keys of a server table that are mapped.
 const MAPPED: &[&str] = &[
@@ -95,11 +96,7 @@ fn entry(out: &mut Report<'_>, member: &Member) {
         }
     }
     report_ignored(out, name, member);
-    let mut b = Building {
-        name: name.to_owned(),
-        at: member.key_at,
-        vars: EntryVars::new(Syntax::Literal, &[]),
-    };
+    let mut b = Building::new(name, member.key_at, EntryVars::new(Syntax::Literal, &[]));
     let built = host_config(&mut b, &member.value).and_then(|config| {
         let extra = extra(out, name, &member.value)?;
         Ok((config, extra))
@@ -222,10 +219,10 @@ fn env_vars(entry: &Node) -> Result<Vec<String>, FieldError> {
         return Err(wrong("env_vars", "an array", node));
     };
     let name = |(i, item): (usize, &Node)| {
+        let field = format!("env_vars[{i}]");
         let named = item.str().or_else(|| item.get("name").and_then(Node::str));
-        named
-            .map(str::to_owned)
-            .ok_or_else(|| wrong(&format!("env_vars[{i}]"), "a name or {name = …}", item))
+        let named = named.ok_or_else(|| wrong(&field, "a name or {name = …}", item))?;
+        env_name(&field, named).map(str::to_owned)
     };
     items.iter().enumerate().map(name).collect()
 }
@@ -246,14 +243,14 @@ fn http(b: &mut Building<'_>, entry: &Node) -> Result<Value, FieldError> {
     if let Some(n) = entry.get("env_http_headers") {
         for (header, var) in b.string_map("env_http_headers", n, false)? {
             let var = var.as_str().unwrap_or_default().to_owned();
-            headers.insert(header, env_reference(b, &var));
+            let var = env_name(&format!("env_http_headers.{header}"), &var)?;
+            headers.insert(header, env_reference(b, var));
         }
     }
     if let Some(n) = entry.get("bearer_token_env_var") {
-        let var = n
-            .str()
-            .ok_or_else(|| wrong("bearer_token_env_var", "a string", n))?;
-        let token = env_reference(b, var);
+        let field = "bearer_token_env_var";
+        let var = n.str().ok_or_else(|| wrong(field, "a string", n))?;
+        let token = env_reference(b, env_name(field, var)?);
         headers.insert(
             "Authorization".into(),
             format!("Bearer {}", token.as_str().unwrap_or_default()).into(),
@@ -263,6 +260,28 @@ fn http(b: &mut Building<'_>, entry: &Node) -> Result<Value, FieldError> {
         config.insert("headers".into(), Value::Object(headers));
     }
     Ok(Value::Object(config))
+}
+
+/// `name` when it is an environment variable name: ASCII letters, digits
+/// and `_`, not starting with a digit, at most
+/// [`MAX_ECHOED_VARIABLE_NAME_BYTES`].
+///
+/// # Errors
+/// Naming `field`, never the text.
+fn env_name<'n>(field: &str, name: &'n str) -> Result<&'n str, FieldError> {
+    let valid = !name.is_empty()
+        && name.len() <= MAX_ECHOED_VARIABLE_NAME_BYTES
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    match valid {
+        true => Ok(name),
+        false => Err((
+            field.to_owned(),
+            "must be an environment variable name (ASCII letters, digits and _, not starting \
+             with a digit)"
+                .to_owned(),
+        )),
+    }
 }
 
 /// `${env:<var>}`, noted as a secret variable (it goes into a header).
@@ -290,7 +309,7 @@ fn extra(out: &mut Report<'_>, server: &str, entry: &Node) -> Result<Extra, Fiel
         (None, Some(n)) => Some(millis("startup_timeout_sec", n, 1000.0)?),
         (None, None) => None,
     };
-    extra.oauth_client_id = oauth_client(out, server, entry, ("oauth", "client_id"));
+    extra.oauth_client_id = oauth_client(out, server, entry, ("oauth", "client_id"))?;
     Ok(extra)
 }
 

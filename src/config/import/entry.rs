@@ -7,9 +7,9 @@ use serde_json::{Map, Value};
 
 use super::located::{Member, Node, Val};
 use super::report::{At, Report};
-use super::vars::EntryVars;
+use super::vars::{EntryVars, Syntax};
 use super::ImportedServer;
-use crate::config::validate_entry_value;
+use crate::config::validate_literal_entry_value;
 use crate::config::vars::quote;
 
 /// What a field read failed on: the field's path and why.
@@ -23,9 +23,21 @@ pub(super) struct Building<'a> {
     pub at: usize,
     /// Its variables.
     pub vars: EntryVars<'a>,
+    /// Warnings about its fields (field, why), reported if it is taken.
+    pub notes: Vec<FieldError>,
 }
 
-impl Building<'_> {
+impl<'a> Building<'a> {
+    /// Server `name` whose key is at byte `at`, its variables read by `vars`.
+    pub(super) fn new(name: &str, at: usize, vars: EntryVars<'a>) -> Self {
+        Self {
+            name: name.to_owned(),
+            at,
+            vars,
+            notes: Vec::new(),
+        }
+    }
+
     /// A string field, variables rewritten (`secret`: a header value).
     pub(super) fn string(
         &mut self,
@@ -34,9 +46,29 @@ impl Building<'_> {
         secret: bool,
     ) -> Result<String, FieldError> {
         let s = node.str().ok_or_else(|| wrong(field, "a string", node))?;
+        self.text(field, s)?;
         self.vars
             .rewrite(s, secret)
             .map_err(|why| (field.to_owned(), why))
+    }
+
+    /// Checks the source text `s` of `field`: no control character but
+    /// tab, CR and LF; in a format without variables, a `${` is noted (see
+    /// [`EntryVars::literal`]).
+    ///
+    /// # Errors
+    /// A control character, naming the field (never the text).
+    pub(super) fn text(&mut self, field: &str, s: &str) -> Result<(), FieldError> {
+        if s.chars()
+            .any(|c| c.is_control() && !matches!(c, '\t' | '\n' | '\r'))
+        {
+            let why = "must not contain control characters (other than tab, CR and LF)";
+            return Err((field.to_owned(), why.to_owned()));
+        }
+        if self.vars.syntax == Syntax::Literal && s.contains("${") {
+            self.vars.literal.push((field.to_owned(), s.to_owned()));
+        }
+        Ok(())
     }
 
     /// An array of strings (`args`), variables rewritten.
@@ -81,18 +113,27 @@ impl Building<'_> {
         config: Value,
         extra: Extra,
     ) -> Option<ImportedServer> {
+        if let Some(field) = self.taken_for_placeholder() {
+            let why = "holds \"${\" text that would be taken for one of the entry's variables";
+            out.bad_entry(&self.at(None), &format!("field {}: {why}", quote(field)));
+            return None;
+        }
         if self.vars.used.is_empty() {
-            if let Err(message) = validate_entry_value(&self.name, &config) {
+            if let Err(message) = validate_literal_entry_value(&self.name, &config) {
                 let prefix = format!("server {}: ", quote(&self.name));
                 let message = message.strip_prefix(&prefix).unwrap_or(&message);
-                let at = At {
-                    at: self.at,
-                    server: Some(&self.name),
-                    field: None,
-                };
-                out.bad_entry(&at, message);
+                out.bad_entry(&self.at(None), message);
                 return None;
             }
+        }
+        let label = out.format.label();
+        let verbatim = self.vars.literal.iter().map(|(field, _)| {
+            let why = format!("\"${{\" is not a variable in {label}: passed verbatim");
+            (field.clone(), why)
+        });
+        let notes: Vec<FieldError> = verbatim.chain(self.notes.iter().cloned()).collect();
+        for (field, why) in &notes {
+            out.warning(&self.at(Some(field)), why);
         }
         let (line, column) = out.line_column(self.at);
         let ids: Vec<String> = self.vars.used.iter().map(|v| v.id.clone()).collect();
@@ -109,7 +150,40 @@ impl Building<'_> {
             column,
             resolved: ids.is_empty(),
             variables: ids,
+            secrets: Vec::new(),
         })
+    }
+
+    /// Where the server's diagnostics point: its key, and `field`.
+    fn at<'s>(&'s self, field: Option<&'s str>) -> At<'s> {
+        At {
+            at: self.at,
+            server: Some(&self.name),
+            field,
+        }
+    }
+
+    /// The first field noted in [`EntryVars::literal`] whose text holds a
+    /// placeholder of one of the entry's variables (`${env:X}` beside
+    /// Codex's `env_vars = ["X"]`): resolving would replace it.
+    fn taken_for_placeholder(&self) -> Option<&str> {
+        let ids: Vec<String> = self
+            .vars
+            .used
+            .iter()
+            .map(|v| format!("${{{}", v.id))
+            .collect();
+        let taken = |text: &str| {
+            ids.iter().any(|id| {
+                text.match_indices(id.as_str())
+                    .any(|(i, _)| matches!(text[i + id.len()..].chars().next(), Some('}' | ':')))
+            })
+        };
+        self.vars
+            .literal
+            .iter()
+            .find(|(_, text)| taken(text))
+            .map(|(field, _)| field.as_str())
     }
 }
 
@@ -198,36 +272,39 @@ pub(super) fn check_fields(
 /// The OAuth client id at `object.id_key` of `entry` (`oauth.clientId`,
 /// Cursor `auth.CLIENT_ID`, Codex `oauth.client_id`); the object's other
 /// members are reported as not supported.
+///
+/// # Errors
+/// `object` is not an object, or the id is not a string (naming the field).
 pub(super) fn oauth_client(
     out: &mut Report<'_>,
     server: &str,
     entry: &Node,
     (object, id_key): (&str, &str),
-) -> Option<String> {
-    let node = entry.get(object)?;
-    let Some(members) = node.members() else {
-        let at = At {
-            at: node.at,
-            server: Some(server),
-            field: Some(object),
-        };
-        out.not_supported(&at, " (not an object)");
-        return None;
+) -> Result<Option<String>, FieldError> {
+    let Some(node) = entry.get(object) else {
+        return Ok(None);
     };
+    let members = node
+        .members()
+        .ok_or_else(|| wrong(object, "an object", node))?;
     let mut id = None;
     for m in members {
-        match (m.key == id_key, m.value.str()) {
-            (true, Some(s)) => id = Some(s.to_owned()),
-            _ => {
-                let field = format!("{object}.{}", m.key);
-                let at = At {
-                    at: m.key_at,
-                    server: Some(server),
-                    field: Some(&field),
-                };
-                out.not_supported(&at, "");
-            }
+        if m.key == id_key {
+            let field = format!("{object}.{id_key}");
+            let s = m
+                .value
+                .str()
+                .ok_or_else(|| wrong(&field, "a string", &m.value))?;
+            id = Some(s.to_owned());
+            continue;
         }
+        let field = format!("{object}.{}", m.key);
+        let at = At {
+            at: m.key_at,
+            server: Some(server),
+            field: Some(&field),
+        };
+        out.not_supported(&at, "");
     }
-    id
+    Ok(id)
 }

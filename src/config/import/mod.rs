@@ -39,7 +39,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use report::{ImportDiagnostic, Severity};
-pub use resolve::{resolve_entry, resolve_server};
+pub use resolve::{resolve_entry, resolve_server, Resolved};
 
 /// The formats [`import_config`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,8 +143,13 @@ pub struct ImportedServer {
     /// Ids of the variables this entry uses (see [`ImportVariable::id`]).
     pub variables: Vec<String>,
     /// `config` holds no placeholder (no variables, or they were resolved):
-    /// it can be given to `addServer` as it is.
+    /// it can be given to `addServer` as it is, with `literal: true`.
     pub resolved: bool,
+    /// Once resolved: the values of its secret variables, wherever they
+    /// were put (`command`, `args`, `cwd`, the URL path, …), for
+    /// `addServer`'s `secrets`. Empty (and left out) before.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub secrets: Vec<String>,
 }
 
 /// What a variable is, for the app's resolver.

@@ -13,11 +13,15 @@
 
 use serde_json::{Map, Value};
 
-use super::entry::{check_fields, report_field, Building, Extra, FieldError};
+use super::entry::{check_fields, report_field, wrong, Building, Extra, FieldError};
 use super::located::{Member, Node, Val};
 use super::report::{At, Report};
 use super::vars::{input_variable, EntryVars, Syntax};
 use super::ImportVariable;
+use crate::config::vars::quote;
+
+mod docker;
+use crate::limits::MAX_ECHOED_VARIABLE_NAME_BYTES;
 
 /// Top-level fields that describe the server and start nothing.
 const DESCRIPTIVE: &[&str] = &[
@@ -51,40 +55,121 @@ pub(super) fn import(root: &Node, out: &mut Report<'_>) {
             out.unknown_field(&at);
         }
     }
-    let base = root.get("name").and_then(Node::str).unwrap_or("server");
-    let base = base.rsplit('/').next().unwrap_or(base).to_owned();
-    let list = |key: &str| match root.get(key).map(|n| &n.val) {
-        Some(Val::Arr(items)) => items.clone(),
-        _ => Vec::new(),
-    };
-    let (packages, remotes) = (list("packages"), list("remotes"));
+    let base = base_name(root, out);
+    let (packages, remotes) = (
+        list_of(root, "packages", out),
+        list_of(root, "remotes", out),
+    );
     let several = packages.len() + remotes.len() > 1;
-    for (i, package) in packages.iter().enumerate() {
-        let kind = package
-            .get("registryType")
-            .and_then(Node::str)
-            .unwrap_or("package");
-        let name = if several {
-            format!("{base}-{kind}")
-        } else {
-            base.clone()
+    let mut taken: Vec<String> = Vec::new();
+    let ways = packages.iter().map(|p| (p, Kind::Package, "packages"));
+    let ways = ways.chain(remotes.iter().map(|r| (r, Kind::Remote, "remotes")));
+    let mut index = [0usize; 2];
+    for (node, kind, key) in ways {
+        let i = &mut index[usize::from(matches!(kind, Kind::Remote))];
+        let path = format!("{key}[{i}]");
+        *i += 1;
+        let suffix = match kind {
+            Kind::Package => node
+                .get("registryType")
+                .and_then(Node::str)
+                .unwrap_or("package"),
+            Kind::Remote => "remote",
         };
-        option(
-            out,
-            &name,
-            &format!("packages[{i}]"),
-            package,
-            Kind::Package,
+        let wanted = match several {
+            true => format!("{base}-{}", sanitized(suffix)),
+            false => base.clone(),
+        };
+        let name = unique(&wanted, &taken);
+        let renamed = (name != wanted).then(|| {
+            let why = format!(
+                "another way to run the server is already named {}: this one is named {}",
+                quote(&wanted),
+                quote(&name)
+            );
+            (path.clone(), why)
+        });
+        taken.push(name.clone());
+        option(out, (&name, &path), node, kind, renamed);
+    }
+}
+
+/// The items of top-level list `key` (`packages`, `remotes`); anything but
+/// an array is an `invalid_entry` error naming it (nothing of it is taken).
+fn list_of(root: &Node, key: &str, out: &mut Report<'_>) -> Vec<Node> {
+    match root.get(key) {
+        None => Vec::new(),
+        Some(Node {
+            val: Val::Arr(items),
+            ..
+        }) => items.clone(),
+        Some(other) => {
+            let at = At {
+                at: other.at,
+                server: None,
+                field: Some(key),
+            };
+            out.bad_entry(&at, &format!("must be an array, got {}", other.type_name()));
+            Vec::new()
+        }
+    }
+}
+
+/// The servers' base name: the last segment of `name` (`io.github.u/weather`
+/// → `weather`), other characters than ASCII letters, digits, `_`, `.` and
+/// `-` as `-`; `server` when none is left. A changed name is a warning.
+fn base_name(root: &Node, out: &mut Report<'_>) -> String {
+    let Some(node) = root.get("name") else {
+        return "server".to_owned();
+    };
+    let full = node.str().unwrap_or("");
+    let last = full.rsplit('/').next().unwrap_or(full);
+    let base = sanitized(last);
+    if base != last {
+        let at = At {
+            at: node.at,
+            server: None,
+            field: Some("name"),
+        };
+        let why = format!(
+            "its last segment is not a usable server name: the servers are named after {}",
+            quote(&base)
         );
+        out.warning(&at, &why);
     }
-    for (i, remote) in remotes.iter().enumerate() {
-        let name = if several {
-            format!("{base}-remote")
-        } else {
-            base.clone()
-        };
-        option(out, &name, &format!("remotes[{i}]"), remote, Kind::Remote);
+    base
+}
+
+/// `text` with each character other than ASCII letters, digits, `_`, `.`
+/// and `-` as `-`, at most [`MAX_ECHOED_VARIABLE_NAME_BYTES`] bytes,
+/// `server` when empty (or only dots).
+fn sanitized(text: &str) -> String {
+    let name: String = text
+        .chars()
+        .map(
+            |c| match c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
+                true => c,
+                false => '-',
+            },
+        )
+        .take(MAX_ECHOED_VARIABLE_NAME_BYTES)
+        .collect();
+    let name = name.trim_matches(|c| c == '.' || c == '-');
+    match name.is_empty() {
+        true => "server".to_owned(),
+        false => name.to_owned(),
     }
+}
+
+/// `wanted`, or `wanted-2`, `wanted-3`, … : the first not in `taken`.
+fn unique(wanted: &str, taken: &[String]) -> String {
+    let mut name = wanted.to_owned();
+    let mut n = 1;
+    while taken.contains(&name) {
+        n += 1;
+        name = format!("{wanted}-{n}");
+    }
+    name
 }
 
 #[derive(Clone, Copy)]
@@ -115,24 +200,34 @@ const PACKAGE_UNSUPPORTED: &[(&str, &str)] = &[
 /// The fields of a remote that are mapped.
 const REMOTE_FIELDS: &[&str] = &["type", "url", "headers", "variables"];
 
-/// One package or remote as a host entry.
-fn option(out: &mut Report<'_>, name: &str, path: &str, node: &Node, kind: Kind) {
+/// One package or remote (at `path`) as host entry `name`; `renamed`: the
+/// note saying its name was made unique, reported if it is taken.
+fn option(
+    out: &mut Report<'_>,
+    (name, path): (&str, &str),
+    node: &Node,
+    kind: Kind,
+    renamed: Option<FieldError>,
+) {
     let (fields, unsupported) = match kind {
         Kind::Package => (PACKAGE_FIELDS, PACKAGE_UNSUPPORTED),
         Kind::Remote => (REMOTE_FIELDS, &[][..]),
     };
-    if let Some(members) = node.members() {
-        check_fields(out, name, members, fields, unsupported);
-    }
-    let mut b = Building {
-        name: name.to_owned(),
-        at: node.at,
-        vars: EntryVars::new(Syntax::Literal, &[]),
+    let Some(members) = node.members() else {
+        let why = format!("must be an object, got {}", node.type_name());
+        return report_field(out, name, node.at, (path.to_owned(), why));
     };
+    check_fields(out, name, members, fields, unsupported);
+    let mut b = Building::new(name, node.at, EntryVars::new(Syntax::Literal, &[]));
     let config = match kind {
         Kind::Package => package(&mut b, node),
         Kind::Remote => remote(&mut b, node),
     };
+    // Field paths from the file's top: `packages[0].runtimeArguments[1]`.
+    for (field, _) in b.notes.iter_mut().chain(b.vars.literal.iter_mut()) {
+        *field = format!("{path}.{field}");
+    }
+    b.notes.extend(renamed);
     match config {
         Ok(config) => {
             if let Some(server) = b.finish(out, config, Extra::enabled()) {
@@ -157,12 +252,58 @@ fn runtime(registry: &str) -> Option<(&'static str, &'static [&'static str])> {
     }
 }
 
+/// The runtimes a `runtimeHint` may name: those of [`runtime`].
+const RUNTIMES: &[&str] = &["npx", "uvx", "docker", "dnx"];
+
+/// String field `key` of `node`, checked by [`Building::text`]; `None`
+/// when absent.
+///
+/// # Errors
+/// Not a string, or a control character in it (naming the field).
+fn text_field<'n>(
+    b: &mut Building<'_>,
+    node: &'n Node,
+    key: &str,
+) -> Result<Option<&'n str>, FieldError> {
+    let Some(value) = node.get(key) else {
+        return Ok(None);
+    };
+    let s = value.str().ok_or_else(|| wrong(key, "a string", value))?;
+    b.text(key, s)?;
+    Ok(Some(s))
+}
+
+/// The package's `transport`: absent or `{type: "stdio"}`.
+///
+/// # Errors
+/// Not an object, `type` not a string, or another transport.
+fn stdio_transport(node: &Node) -> Result<(), FieldError> {
+    let Some(transport) = node.get("transport") else {
+        return Ok(());
+    };
+    if transport.members().is_none() {
+        return Err(wrong("transport", "an object", transport));
+    }
+    match transport.get("type") {
+        None => Ok(()),
+        Some(t) => match t.str() {
+            None => Err(wrong("transport.type", "a string", t)),
+            Some("stdio") => Ok(()),
+            Some(_) => Err((
+                "transport.type".into(),
+                "only stdio packages can be started by this host".into(),
+            )),
+        },
+    }
+}
+
 fn package(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
-    let text = |key: &str| node.get(key).and_then(Node::str);
-    let registry =
-        text("registryType").ok_or(("registryType".to_owned(), "is required".to_owned()))?;
-    let identifier =
-        text("identifier").ok_or(("identifier".to_owned(), "is required".to_owned()))?;
+    let registry = text_field(b, node, "registryType")?
+        .ok_or(("registryType".to_owned(), "is required".to_owned()))?;
+    let identifier = text_field(b, node, "identifier")?
+        .ok_or(("identifier".to_owned(), "is required".to_owned()))?;
+    let hint = text_field(b, node, "runtimeHint")?;
+    let version = text_field(b, node, "version")?;
     // Put after the runtime's options (`npx -y <id>`), an identifier such as
     // `--registry=…` would be read as one more option of the runtime.
     if identifier.is_empty() || identifier.starts_with('-') {
@@ -170,15 +311,10 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
                    would read it as an option)";
         return Err(("identifier".to_owned(), why.to_owned()));
     }
-    let transport = node
-        .get("transport")
-        .and_then(|t| t.get("type"))
-        .and_then(Node::str);
-    if transport.is_some_and(|t| t != "stdio") {
-        return Err((
-            "transport.type".into(),
-            "only stdio packages can be started by this host".into(),
-        ));
+    stdio_transport(node)?;
+    if hint.is_some_and(|h| !RUNTIMES.contains(&h)) {
+        let why = format!("must name a known runtime ({})", RUNTIMES.join(", "));
+        return Err(("runtimeHint".to_owned(), why));
     }
     let (default_command, default_args) = runtime(registry).ok_or_else(|| {
         (
@@ -190,13 +326,17 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
     // --rm`), then `runtimeArguments` (options of that runtime, e.g.
     // docker's `--network host`), then, for docker, one `-e NAME` per
     // environment variable (a container sees no other).
-    let command = text("runtimeHint").unwrap_or(default_command);
+    let command = hint.unwrap_or(default_command);
     let mut args: Vec<Value> = match command == default_command {
         true => default_args.iter().map(|a| Value::from(*a)).collect(),
         false => Vec::new(),
     };
     if let Some(list) = node.get("runtimeArguments") {
-        args.extend(arguments(b, "runtimeArguments", list)?);
+        let runtime_args = arguments(b, "runtimeArguments", list)?;
+        if command == "docker" {
+            docker::check(&runtime_args).map_err(|why| ("runtimeArguments".to_owned(), why))?;
+        }
+        args.extend(runtime_args);
     }
     let env = environment(b, node)?;
     if command == "docker" {
@@ -204,7 +344,6 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
             args.extend([Value::from("-e"), Value::from(name.as_str())]);
         }
     }
-    let version = text("version");
     args.push(match (registry, version) {
         ("npm" | "nuget", Some(v)) => format!("{identifier}@{v}").into(),
         ("pypi", Some(v)) => format!("{identifier}=={v}").into(),
@@ -277,6 +416,7 @@ fn arguments(b: &mut Building<'_>, key: &str, node: &Node) -> Result<Vec<Value>,
                 .get("name")
                 .and_then(Node::str)
                 .ok_or((field.clone(), "needs a string \"name\"".to_owned()))?;
+            b.text(&format!("{field}.name"), name)?;
             args.push(Value::from(name));
             if item.get("value").is_some()
                 || item.get("default").is_some()
@@ -313,6 +453,11 @@ fn input_value(
     let text = value
         .str()
         .ok_or((format!("{field}.value"), "must be a string".to_owned()))?;
+    let shown = match field {
+        "url" => "url".to_owned(),
+        _ => format!("{field}.value"),
+    };
+    b.text(&shown, text)?;
     let mut out = String::new();
     let mut rest = text;
     while let Some(start) = rest.find('{') {
@@ -328,7 +473,11 @@ fn input_value(
                 out.push_str(&format!("${{{}}}", variable.id));
                 b.vars.note(variable);
             }
-            None => out.push_str(&rest[start..=start + 1 + len]),
+            None => {
+                let why = "a {…} reference has no entry in \"variables\": sent as written";
+                b.notes.push((shown.clone(), why.to_owned()));
+                out.push_str(&rest[start..=start + 1 + len]);
+            }
         }
         rest = &rest[start + 2 + len..];
     }
@@ -358,7 +507,10 @@ fn is_true(node: &Node, key: &str) -> bool {
 }
 
 fn remote(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
-    let kind = node.get("type").and_then(Node::str).unwrap_or("");
+    let kind = match node.get("type") {
+        None => "",
+        Some(t) => t.str().ok_or_else(|| wrong("type", "a string", t))?,
+    };
     if kind != "streamable-http" {
         return Err((
             "type".into(),

@@ -170,6 +170,12 @@ impl<'t> Report<'t> {
         self.add(ErrorCode::InvalidEntry, Severity::Warning, at, &message);
     }
 
+    /// An entry taken as it is, with a remark on a field (`invalid_entry`,
+    /// warning): text passed verbatim, a reference with nothing to refer to.
+    pub(super) fn warning(&mut self, at: &At<'_>, message: &str) {
+        self.add(ErrorCode::InvalidEntry, Severity::Warning, at, message);
+    }
+
     /// An entry that cannot be taken (`invalid_entry`, error).
     pub(super) fn bad_entry(&mut self, at: &At<'_>, message: &str) {
         self.add(ErrorCode::InvalidEntry, Severity::Error, at, message);
@@ -189,7 +195,7 @@ impl<'t> Report<'t> {
                 known.secret |= variable.secret;
                 known.description = known.description.take().or(variable.description);
                 known.default = known.default.take().or(variable.default);
-                known.required = known.required && known.default.is_none();
+                known.required = (known.required || variable.required) && known.default.is_none();
             }
         }
     }

@@ -76,10 +76,16 @@ fn vscode_input_variables_become_secret_inputs_and_resolve() {
     assert_eq!(variable.description.as_deref(), Some("Perplexity API Key"));
     let server = &imported.servers[0];
     assert_eq!((server.line, server.column), (11, 9));
-    let resolved =
-        resolve_server(server, &values(&[("input:perplexity-key", "pplx-123")])).unwrap();
-    assert_eq!(resolved["env"]["PERPLEXITY_API_KEY"], "pplx-123");
-    let err = resolve_server(server, &BTreeMap::new()).unwrap_err();
+    let secret = ["input:perplexity-key".to_owned()];
+    let resolved = resolve_server(
+        server,
+        &values(&[("input:perplexity-key", "pplx-123")]),
+        &secret,
+    )
+    .unwrap();
+    assert_eq!(resolved.config["env"]["PERPLEXITY_API_KEY"], "pplx-123");
+    assert_eq!(resolved.secrets, ["pplx-123"]);
+    let err = resolve_server(server, &BTreeMap::new(), &secret).unwrap_err();
     assert_eq!(
         err,
         "server \"perplexity\": variable ${input:perplexity-key} has no value"
@@ -153,7 +159,8 @@ fn claude_code_expands_env_with_defaults_through_variables() {
         "{:?}",
         imported.diagnostics
     );
-    let config = json!({"type": "streamable-http", "url": "${env:API_BASE_URL}/mcp", "headers": {"Authorization": "Bearer ${env:API_KEY}"}});
+    // Each use keeps its own default, in its placeholder.
+    let config = json!({"type": "streamable-http", "url": "${env:API_BASE_URL:-https://api.example.com}/mcp", "headers": {"Authorization": "Bearer ${env:API_KEY}"}});
     assert_eq!(configs(&imported), [("api-server".to_owned(), config)]);
     let vars: Vec<(&str, bool, bool, Option<&str>)> = imported
         .variables
@@ -163,12 +170,7 @@ fn claude_code_expands_env_with_defaults_through_variables() {
     assert_eq!(
         vars,
         [
-            (
-                "env:API_BASE_URL",
-                false,
-                false,
-                Some("https://api.example.com")
-            ),
+            ("env:API_BASE_URL", false, false, None),
             ("env:API_KEY", true, true, None)
         ]
     );
@@ -176,9 +178,15 @@ fn claude_code_expands_env_with_defaults_through_variables() {
         ("env:API_BASE_URL", "https://api.example.com"),
         ("env:API_KEY", "k-1"),
     ]);
-    let resolved = resolve_server(&imported.servers[0], &values).unwrap();
-    assert_eq!(resolved["url"], "https://api.example.com/mcp");
-    assert_eq!(resolved["headers"]["Authorization"], "Bearer k-1");
+    let secret = ["env:API_KEY".to_owned()];
+    let resolved = resolve_server(&imported.servers[0], &values, &secret).unwrap();
+    assert_eq!(resolved.config["url"], "https://api.example.com/mcp");
+    assert_eq!(resolved.config["headers"]["Authorization"], "Bearer k-1");
+    assert_eq!(resolved.secrets, ["k-1"]);
+    // Without a value, the use's own default.
+    let only_key = super::tests::values(&[("env:API_KEY", "k-1")]);
+    let resolved = resolve_server(&imported.servers[0], &only_key, &secret).unwrap();
+    assert_eq!(resolved.config["url"], "https://api.example.com/mcp");
 }
 
 // https://modelcontextprotocol.io/quickstart/user
@@ -473,18 +481,40 @@ fn resolution_is_single_pass_and_never_reads_the_environment() {
     let text = r#"{"mcpServers": {"a": {"command": "node", "args": ["${X}", "${HOME}"]}}}"#;
     let imported = import_config(ImportFormat::ClaudeCode, text, "f");
     let server = &imported.servers[0];
-    let err = resolve_server(server, &values(&[("env:X", "v")])).unwrap_err();
+    let err = resolve_server(server, &values(&[("env:X", "v")]), &[]).unwrap_err();
     assert!(err.contains("${env:HOME} has no value"), "{err}");
-    let resolved = resolve_server(server, &values(&[("env:X", "v"), ("env:HOME", "/h")])).unwrap();
-    assert_eq!(resolved["args"], json!(["v", "/h"]));
-    // A value is never scanned again: its `${…}` stays, and the host's rule
-    // for args then refuses it, naming the field, not the value.
+    let resolved =
+        resolve_server(server, &values(&[("env:X", "v"), ("env:HOME", "/h")]), &[]).unwrap();
+    assert_eq!(resolved.config["args"], json!(["v", "/h"]));
+    // A value is never scanned again: its `${…}` (even a plugin variable)
+    // reaches the server verbatim, here and at launch (a literal entry).
+    let resolved = resolve_server(
+        server,
+        &values(&[("env:X", "${env:HOME}"), ("env:HOME", "${PLUGIN_DATA}")]),
+        &[],
+    )
+    .unwrap();
+    assert_eq!(
+        resolved.config["args"],
+        json!(["${env:HOME}", "${PLUGIN_DATA}"])
+    );
+    let valid = crate::config::validate_literal_entry_value("a", &resolved.config);
+    assert!(
+        matches!(valid, Ok(crate::config::ServerConfig::Stdio(ref c)) if c.literal),
+        "{valid:?}"
+    );
+    // A control character in a value is refused, naming the variable.
     let err = resolve_server(
         server,
-        &values(&[("env:X", "${env:HOME}"), ("env:HOME", "/h")]),
+        &values(&[("env:X", "a\u{1}b"), ("env:HOME", "/h")]),
+        &[],
     )
     .unwrap_err();
-    assert!(err.contains("field \"args[0]\""), "{err}");
+    assert_eq!(
+        err,
+        "server \"a\": the value of variable ${env:X} holds a control character"
+    );
 }
 
+mod fixes;
 mod registry;

@@ -26,6 +26,10 @@ pub(super) struct EntryVars<'a> {
     pub inputs: &'a [ImportVariable],
     /// Found so far, in first-use order.
     pub used: Vec<ImportVariable>,
+    /// The fields (path, text) of a format without variables whose text
+    /// holds `${`: passed verbatim (a warning), unless it would be taken
+    /// for a placeholder of the entry (an error).
+    pub literal: Vec<(String, String)>,
 }
 
 impl<'a> EntryVars<'a> {
@@ -34,13 +38,18 @@ impl<'a> EntryVars<'a> {
             syntax,
             inputs,
             used: Vec::new(),
+            literal: Vec::new(),
         }
     }
 
-    /// Notes `variable` (once per id; a secret use makes it secret).
+    /// Notes `variable` (once per id; a secret use makes it secret, a use
+    /// without a default makes it required).
     pub(super) fn note(&mut self, variable: ImportVariable) {
         match self.used.iter_mut().find(|v| v.id == variable.id) {
-            Some(known) => known.secret |= variable.secret,
+            Some(known) => {
+                known.secret |= variable.secret;
+                known.required |= variable.required;
+            }
             None => self.used.push(variable),
         }
     }
@@ -64,9 +73,12 @@ impl<'a> EntryVars<'a> {
                 out.push_str(&rest[start..]);
                 return Ok(out);
             };
-            let mut variable = self.variable(&after[..end])?;
+            let (mut variable, default) = self.variable(&after[..end])?;
             variable.secret |= secret;
-            out.push_str(&format!("${{{}}}", variable.id));
+            match default {
+                Some(default) => out.push_str(&format!("${{{}:-{default}}}", variable.id)),
+                None => out.push_str(&format!("${{{}}}", variable.id)),
+            }
             self.note(variable);
             rest = &after[end + 1..];
         }
@@ -74,29 +86,36 @@ impl<'a> EntryVars<'a> {
         Ok(out)
     }
 
-    /// The variable `${inner}` names in this syntax.
-    fn variable(&self, inner: &str) -> Result<ImportVariable, String> {
+    /// The variable `${inner}` names in this syntax, and the default of
+    /// this use (Claude Code `${VAR:-default}`: each use keeps its own, in
+    /// its placeholder `${env:VAR:-default}`; the variable has none).
+    fn variable(&self, inner: &str) -> Result<(ImportVariable, Option<String>), String> {
         if self.syntax == Syntax::Claude {
             let (name, default) = match inner.split_once(":-") {
                 Some((name, default)) => (name, Some(default.to_owned())),
                 None => (inner, None),
             };
-            return Ok(env_variable(checked(name, inner)?, default));
+            let mut variable = env_variable(checked(name, inner)?, None);
+            variable.required = default.is_none();
+            return Ok((variable, default));
         }
-        match inner.split_once(':') {
-            Some(("env", name)) => Ok(env_variable(checked(name, inner)?, None)),
+        let variable = match inner.split_once(':') {
+            Some(("env", name)) => env_variable(checked(name, inner)?, None),
             Some(("input", id)) if self.syntax == Syntax::VsCode => {
                 let declared = self.inputs.iter().find(|v| v.name == id);
                 declared
                     .cloned()
-                    .ok_or_else(|| format!("{} is not declared in \"inputs\"", shown(inner)))
+                    .ok_or_else(|| format!("{} is not declared in \"inputs\"", shown(inner)))?
             }
-            Some(_) => Err(format!(
-                "{} is not a variable this host can ask the app for",
-                shown(inner)
-            )),
-            None => Ok(predefined(checked(inner, inner)?)),
-        }
+            Some(_) => {
+                return Err(format!(
+                    "{} is not a variable this host can ask the app for",
+                    shown(inner)
+                ))
+            }
+            None => predefined(checked(inner, inner)?),
+        };
+        Ok((variable, None))
     }
 }
 

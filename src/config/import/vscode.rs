@@ -62,12 +62,38 @@ fn inputs(node: &Node, out: &mut Report<'_>) -> Vec<ImportVariable> {
         out.bad_entry(&at, &format!("must be an array, got {}", node.type_name()));
         return Vec::new();
     };
-    items
-        .iter()
-        .enumerate()
-        .filter_map(|(i, item)| input(item, i, out))
-        .collect()
+    let mut inputs: Vec<ImportVariable> = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let Some(input) = input(item, i, out) else {
+            continue;
+        };
+        if inputs.iter().any(|known| known.id == input.id) {
+            let field = format!("inputs[{i}].id");
+            let at = At {
+                at: item.at,
+                server: None,
+                field: Some(&field),
+            };
+            out.warning(
+                &at,
+                "duplicates the id of an earlier input; the first is used",
+            );
+            continue;
+        }
+        inputs.push(input);
+    }
+    inputs
 }
+
+/// The fields of a `promptString` / `pickString` input.
+const INPUT_FIELDS: &[&str] = &[
+    "type",
+    "id",
+    "description",
+    "password",
+    "default",
+    "options",
+];
 
 fn input(item: &Node, i: usize, out: &mut Report<'_>) -> Option<ImportVariable> {
     let field = format!("inputs[{i}]");
@@ -85,11 +111,46 @@ fn input(item: &Node, i: usize, out: &mut Report<'_>) -> Option<ImportVariable> 
         out.not_supported(&at, &format!(" (input type {kind:?})"));
         return None;
     }
+    for m in item.members().into_iter().flatten() {
+        if !INPUT_FIELDS.contains(&m.key.as_str()) {
+            let field = format!("{field}.{}", m.key);
+            let at = At {
+                at: m.key_at,
+                server: None,
+                field: Some(&field),
+            };
+            out.unknown_field(&at);
+        }
+    }
     let mut variable = input_variable(&id);
     variable.description = text("description");
     variable.default = text("default");
     variable.required = variable.default.is_none();
-    variable.secret = matches!(item.get("password").map(|n| &n.val), Some(Val::Bool(true)));
+    variable.secret = match item.get("password") {
+        None
+        | Some(Node {
+            val: Val::Bool(false),
+            ..
+        }) => false,
+        Some(Node {
+            val: Val::Bool(true),
+            ..
+        }) => true,
+        Some(other) => {
+            let field = format!("{field}.password");
+            let at = At {
+                at: other.at,
+                server: None,
+                field: Some(&field),
+            };
+            let why = format!(
+                "must be a boolean, got {}; taken as true (a secret)",
+                other.type_name()
+            );
+            out.warning(&at, &why);
+            true
+        }
+    };
     if let Some(Val::Arr(options)) = item.get("options").map(|n| &n.val) {
         variable.choices = options.iter().filter_map(option_value).collect();
     }

@@ -104,7 +104,7 @@ fn registry_oci_and_remotes() {
             (
                 "invalid_entry",
                 Severity::Error,
-                Some("hybrid-mcp-remote"),
+                Some("hybrid-mcp-remote-2"),
                 Some("remotes[1].type")
             )
         ]
@@ -183,5 +183,88 @@ fn a_package_identifier_that_reads_as_an_option_costs_only_its_entry() {
         !d.message.contains("evil"),
         "the value is not echoed: {}",
         d.message
+    );
+}
+
+fn registry(value: &serde_json::Value) -> Imported {
+    import_config(ImportFormat::Registry, &value.to_string(), "server.json")
+}
+
+fn rows(imported: &Imported) -> Vec<(&'static str, Severity, Option<&str>)> {
+    imported
+        .diagnostics
+        .iter()
+        .map(|d| (d.code.as_str(), d.severity, d.field.as_deref()))
+        .collect()
+}
+
+#[test]
+fn registry_runtime_hints_and_docker_options_are_checked() {
+    let npm = |extra: serde_json::Value| {
+        let mut p = json!({"registryType": "npm", "identifier": "srv", "version": "1.0.0"});
+        p.as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        registry(&json!({"name": "io.x/srv", "packages": [p]}))
+    };
+    let imported = npm(json!({"runtimeHint": "curl-evil-sh"}));
+    assert!(imported.servers.is_empty());
+    let field = Some("packages[0].runtimeHint");
+    assert_eq!(rows(&imported), [("invalid_entry", Severity::Error, field)]);
+    assert!(!imported.diagnostics[0].message.contains("curl-evil"));
+    let oci = |args: serde_json::Value| {
+        let p = json!({"registryType": "oci", "identifier": "img", "runtimeArguments": args});
+        registry(&json!({"name": "io.x/srv", "packages": [p]}))
+    };
+    let imported = oci(json!([{"type": "positional", "value": "--privileged"}]));
+    let field = Some("packages[0].runtimeArguments");
+    assert_eq!(rows(&imported), [("invalid_entry", Severity::Error, field)]);
+    let imported = oci(json!([{"type": "named", "name": "--network", "value": "host"}]));
+    assert_eq!(rows(&imported), [("invalid_entry", Severity::Error, field)]);
+    let imported = oci(json!([{"type": "named", "name": "--memory", "value": "1g"}]));
+    assert_eq!(imported.servers.len(), 1, "{:?}", imported.diagnostics);
+}
+
+#[test]
+fn registry_wrong_types_are_named() {
+    let imported =
+        registry(&json!({"name": "a/b", "packages": {"registryType": "npm"}, "remotes": "x"}));
+    assert_eq!(
+        rows(&imported),
+        [
+            ("invalid_entry", Severity::Error, Some("packages")),
+            ("invalid_entry", Severity::Error, Some("remotes"))
+        ]
+    );
+    let p = json!({"registryType": "npm", "identifier": "srv", "transport": "stdio"});
+    let imported = registry(&json!({"name": "a/b", "packages": [p]}));
+    let field = Some("packages[0].transport");
+    assert_eq!(rows(&imported), [("invalid_entry", Severity::Error, field)]);
+    let r = json!({"type": "streamable-http", "url": "https://x.example/mcp", "transport": 1});
+    let imported = registry(&json!({"name": "a/b", "remotes": [r, 7]}));
+    let fields: Vec<_> = rows(&imported).into_iter().map(|r| r.2).collect();
+    assert_eq!(fields, [Some("transport"), Some("remotes[1]")]);
+}
+
+#[test]
+fn registry_unmatched_references_and_names() {
+    let r = json!({"type": "streamable-http", "url": "https://x.example/mcp",
+        "headers": [{"name": "Authorization", "value": "Bearer {token}"}]});
+    let imported = registry(&json!({"name": "io.x/my server!", "remotes": [r.clone(), r]}));
+    let names: Vec<&str> = imported.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["my-server-remote", "my-server-remote-2"]);
+    let fields: Vec<_> = rows(&imported).into_iter().map(|r| (r.1, r.2)).collect();
+    assert_eq!(
+        fields,
+        [
+            (Severity::Warning, Some("name")),
+            (Severity::Warning, Some("remotes[0].headers[0].value")),
+            (Severity::Warning, Some("remotes[1].headers[0].value")),
+            (Severity::Warning, Some("remotes[1]")),
+        ]
+    );
+    assert_eq!(
+        imported.servers[0].config["headers"]["Authorization"],
+        "Bearer {token}"
     );
 }
