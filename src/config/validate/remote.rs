@@ -134,10 +134,9 @@ const RESERVED_HEADERS: &[&str] = &[
     "last-event-id",
 ];
 
-/// Headers that are not an MCP server's to get: a proxy's credentials, and
-/// cookies (this host keeps no cookie state; a server's credential goes in
-/// `Authorization` or its own header).
-const REFUSED_HEADERS: &[&str] = &["proxy-authorization", "cookie"];
+/// Headers that are not an MCP server's to get: a proxy's credentials (a
+/// `Cookie` is taken: a server behind a single sign-on proxy may need one).
+const REFUSED_HEADERS: &[&str] = &["proxy-authorization"];
 
 /// RFC 9110 `token` (letters, digits and ``!#$%&'*+-.^_`|~``, at most
 /// 64 KiB): exactly what the HTTP stack accepts as a header name

@@ -185,7 +185,6 @@ fn reserved_and_hop_by_hop_headers_are_refused_as_for_add_server() {
         "Keep-Alive",
         "TE",
         "Upgrade",
-        "Cookie",
         "Proxy-Authorization",
         "Mcp-Name",
         "Mcp-Method",
@@ -200,4 +199,12 @@ fn reserved_and_hop_by_hop_headers_are_refused_as_for_add_server() {
         assert!(imported.servers.is_empty(), "{name}");
         assert_silent(&imported, CANARY);
     }
+    // A cookie is a credential like `Authorization` (a server behind a
+    // single sign-on proxy): taken, and a secret like every header value.
+    let text = json!({"servers": {"a": {"type": "http", "url": "https://x.example/mcp",
+        "headers": {"Cookie": CANARY}}}})
+    .to_string();
+    let imported = text_import(ImportFormat::VsCode, &text);
+    assert_eq!(imported.servers.len(), 1);
+    assert_silent(&imported, CANARY);
 }
