@@ -90,8 +90,11 @@ impl<K: ServerConnection> Serving<K> {
     async fn next(&mut self) -> Input {
         loop {
             let relist_at = self.relist_at;
+            // A re-list due now runs now: a timer set for the present fires
+            // only on the timer's next tick (about 1 ms later).
             let relist = async move {
                 match relist_at {
+                    Some(at) if at <= tokio::time::Instant::now() => {}
                     Some(at) => tokio::time::sleep_until(at).await,
                     None => std::future::pending().await,
                 }
