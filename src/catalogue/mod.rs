@@ -3,8 +3,9 @@
 //! ([`schema`]), bounded sizes ([`crate::limits::Limits`]), and a diagnostic
 //! for everything changed or left out.
 //!
-//! Two steps. [`ServerTools::build`] turns one server's raw `tools/list`
-//! entries into checked tools (per server, when the listing arrives).
+//! Two steps. [`ServerTools::build_after`] turns one server's raw `tools/list`
+//! entries into checked tools (per server, when the listing arrives; a
+//! re-list reuses the checked tool of each unchanged entry, [`source`]).
 //! [`Catalogue`] holds every server's [`ServerTools`] and names them all
 //! together, so names stay distinct across servers.
 //!
@@ -16,6 +17,7 @@ pub mod names;
 pub mod read_view;
 pub mod schema;
 mod server_tools;
+mod source;
 
 pub use server_tools::{DiagnosticAction, ServerTool, ServerTools, ToolDiagnostic};
 

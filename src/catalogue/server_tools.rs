@@ -71,6 +71,13 @@ pub struct ServerTool {
     /// send, so it is kept out of the model catalogue (with an `omitted`
     /// diagnostic, [`TASK_REQUIRED_REASON`]); its definition keeps `execution`.
     pub task_required: bool,
+    /// The fingerprint of the raw entry it was checked from
+    /// ([`super::source::source_digest`]).
+    source: [u8; 32],
+    /// Its schemas' bytes (`maxTotalSchemaBytes` counts them again on reuse).
+    schema_bytes: usize,
+    /// The diagnostics checking it gave (given again on reuse).
+    notes: Vec<ToolDiagnostic>,
 }
 
 /// The reason of the `omitted` diagnostic of a task-required tool.
@@ -90,16 +97,37 @@ pub struct ServerTools {
 }
 
 impl ServerTools {
+    /// [`ServerTools::build_after`] with no earlier listing (tests, fuzzing).
+    ///
+    /// # Errors
+    /// Those of [`ServerTools::build_after`].
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub fn build(server_id: &str, raw: Vec<Value>, limits: &Limits) -> Result<Self, HostError> {
+        Self::build_after(server_id, raw, limits, None)
+    }
+
     /// Checks the raw `tools` of one `tools/list` walk of `server_id`.
     ///
     /// Per-tool problems (name, schema, description, duplicate) cost only
     /// that tool or field, with a diagnostic, in server order.
     ///
+    /// On a re-list, a tool of `previous` (the server's current tools)
+    /// whose raw entry is unchanged (same
+    /// [`super::source::source_digest`]) is reused as it is, with its
+    /// diagnostics, instead of being checked, normalized, serialized and
+    /// digested again: only new or changed entries are. The result is the
+    /// same as without `previous`.
+    ///
     /// # Errors
     /// `limit_exceeded`, naming the server and the bound: more than
     /// `maxToolsPerServer` tools, or schemas adding up to more than
     /// `maxTotalSchemaBytes`. The caller then keeps the previous catalogue.
-    pub fn build(server_id: &str, raw: Vec<Value>, limits: &Limits) -> Result<Self, HostError> {
+    pub fn build_after(
+        server_id: &str,
+        raw: Vec<Value>,
+        limits: &Limits,
+        previous: Option<&ServerTools>,
+    ) -> Result<Self, HostError> {
         if raw.len() > limits.max_tools_per_server {
             return Err(HostError::new(
                 ErrorCode::LimitExceeded,
@@ -113,8 +141,9 @@ impl ServerTools {
         let mut listing = Listing::new(server_id, limits);
         let mut tools = Vec::new();
         for tool in raw {
-            if let Some(tool) = listing.check_tool(tool)? {
-                tools.push(Arc::new(tool));
+            let source = super::source::source_digest(&tool);
+            if let Some(tool) = listing.check_or_reuse(tool, source, previous)? {
+                tools.push(tool);
             }
         }
         let index = tools
@@ -148,9 +177,16 @@ impl ServerTools {
     pub fn get(&self, tool_name: &str) -> Option<&ServerTool> {
         self.index.get(tool_name).map(|&i| &*self.tools[i])
     }
+
+    /// The tool named `tool_name` if it was checked from a raw entry with
+    /// fingerprint `source`.
+    fn unchanged(&self, tool_name: &str, source: &[u8; 32]) -> Option<&Arc<ServerTool>> {
+        let tool = &self.tools[*self.index.get(tool_name)?];
+        (tool.source == *source).then_some(tool)
+    }
 }
 
-/// The running state of one [`ServerTools::build`]: names seen so far, the
+/// The running state of one [`ServerTools::build_after`]: names seen so far, the
 /// schema bytes so far and the diagnostics.
 struct Listing<'a> {
     server_id: &'a str,
@@ -180,22 +216,53 @@ impl<'a> Listing<'a> {
         }
     }
 
-    /// Checks one raw `tools/list` entry. `Ok(None)`: the tool is left out
-    /// (with a diagnostic); `Ok(Some)`: usable, maybe with diagnostics.
+    /// [`Listing::check_tool`], or the tool of `previous` checked from the
+    /// same raw entry (fingerprint `source`): its schema bytes counted and
+    /// its diagnostics given again.
     ///
     /// # Errors
     /// `limit_exceeded` when the schemas so far pass `maxTotalSchemaBytes`.
-    fn check_tool(&mut self, raw: Value) -> Result<Option<ServerTool>, HostError> {
-        let (name, mut tool) = match self.identify(raw) {
+    fn check_or_reuse(
+        &mut self,
+        raw: Value,
+        source: [u8; 32],
+        previous: Option<&ServerTools>,
+    ) -> Result<Option<Arc<ServerTool>>, HostError> {
+        let (name, tool) = match self.identify(raw) {
             Ok(found) => found,
             Err(d) => {
                 self.diagnostics.push(d);
                 return Ok(None);
             }
         };
-        if !self.count_schema_bytes(&name, &tool)? {
-            return Ok(None);
+        if let Some(known) = previous.and_then(|p| p.unchanged(&name, &source)) {
+            self.add_schema_bytes(known.schema_bytes)?;
+            self.diagnostics.extend(known.notes.iter().cloned());
+            return Ok(Some(Arc::clone(known)));
         }
+        let first = self.diagnostics.len();
+        let checked = self.check_tool(name, tool, source)?;
+        Ok(checked.map(|mut tool| {
+            tool.notes = self.diagnostics[first..].to_vec();
+            Arc::new(tool)
+        }))
+    }
+
+    /// Checks one identified `tools/list` entry. `Ok(None)`: the tool is
+    /// left out (with a diagnostic); `Ok(Some)`: usable, maybe with
+    /// diagnostics.
+    ///
+    /// # Errors
+    /// `limit_exceeded` when the schemas so far pass `maxTotalSchemaBytes`.
+    fn check_tool(
+        &mut self,
+        name: String,
+        mut tool: Map<String, Value>,
+        source: [u8; 32],
+    ) -> Result<Option<ServerTool>, HostError> {
+        let Some(schema_bytes) = self.count_schema_bytes(&name, &tool)? else {
+            return Ok(None);
+        };
         let input = match self.input_schema(&name, tool.remove("inputSchema")) {
             Ok(input) => input,
             Err(d) => {
@@ -226,7 +293,9 @@ impl<'a> Listing<'a> {
         for key in ["annotations", "execution", "_meta"] {
             move_member(&mut tool, &mut definition, key);
         }
-        let tool = ServerTool::new(name, definition);
+        let mut tool = ServerTool::new(name, definition);
+        tool.source = source;
+        tool.schema_bytes = schema_bytes;
         if tool.task_required {
             self.diagnostics.push(self.diag(
                 &tool.tool_name,
@@ -270,8 +339,9 @@ impl<'a> Listing<'a> {
         Ok((name, tool))
     }
 
-    /// Adds the tool's schema bytes to the listing's total. `Ok(false)`: the
-    /// tool alone passes `maxToolSchemaBytes` and is left out.
+    /// Adds the tool's schema bytes to the listing's total and returns
+    /// them. `Ok(None)`: the tool alone passes `maxToolSchemaBytes` and is
+    /// left out.
     ///
     /// # Errors
     /// `limit_exceeded` when the total passes `maxTotalSchemaBytes`.
@@ -279,7 +349,7 @@ impl<'a> Listing<'a> {
         &mut self,
         name: &str,
         tool: &Map<String, Value>,
-    ) -> Result<bool, HostError> {
+    ) -> Result<Option<usize>, HostError> {
         let schema_bytes = ["inputSchema", "outputSchema"]
             .iter()
             .filter_map(|k| tool.get(*k))
@@ -292,8 +362,17 @@ impl<'a> Listing<'a> {
             );
             let d = self.diag(name, DiagnosticAction::Omitted, reason);
             self.diagnostics.push(d);
-            return Ok(false);
+            return Ok(None);
         }
+        self.add_schema_bytes(schema_bytes)?;
+        Ok(Some(schema_bytes))
+    }
+
+    /// Adds `schema_bytes` to the listing's total.
+    ///
+    /// # Errors
+    /// `limit_exceeded` when the total passes `maxTotalSchemaBytes`.
+    fn add_schema_bytes(&mut self, schema_bytes: usize) -> Result<(), HostError> {
         self.total_schema_bytes += schema_bytes;
         if self.total_schema_bytes > self.limits.max_total_schema_bytes {
             return Err(HostError::new(
@@ -304,7 +383,7 @@ impl<'a> Listing<'a> {
                 ),
             ));
         }
-        Ok(true)
+        Ok(())
     }
 
     /// The bounded, normalized input schema; each fix adds a `normalized`
@@ -389,6 +468,9 @@ impl ServerTool {
             digest,
             app_only,
             task_required,
+            source: [0; 32],
+            schema_bytes: 0,
+            notes: Vec::new(),
         }
     }
 }
@@ -434,154 +516,4 @@ fn digest(name: &str, definition_json: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-
-    fn tool(name: &str) -> Value {
-        json!({"name": name, "inputSchema": {"type": "object"}})
-    }
-
-    #[test]
-    fn display_title_is_title_then_annotations_title() {
-        let raw = vec![
-            json!({"name": "both", "title": "Title", "annotations": {"title": "Annotation"}, "inputSchema": {"type": "object"}}),
-            json!({"name": "browser_tabs", "annotations": {"title": "Manage tabs"}, "inputSchema": {"type": "object"}}),
-            json!({"name": "empty", "title": "", "annotations": {"title": "Fallback"}, "inputSchema": {"type": "object"}}),
-            json!({"name": "bare", "annotations": {"readOnlyHint": true}, "inputSchema": {"type": "object"}}),
-        ];
-        let st = ServerTools::build("s", raw, &Limits::default()).unwrap();
-        let titles: Vec<Option<&str>> = st.tools.iter().map(|t| t.display_title()).collect();
-        assert_eq!(
-            titles,
-            [Some("Title"), Some("Manage tabs"), Some("Fallback"), None]
-        );
-    }
-
-    #[test]
-    fn definitions_keep_the_server_key_order() {
-        let raw = vec![json!({
-            "name": "t",
-            "inputSchema": {"type": "object", "properties": {"url": {}, "thought": {}, "a": {}, "zeta": {}, "b": {}}},
-            "outputSchema": {"type": "object", "properties": {"zulu": {}, "alpha": {}}},
-            "_meta": {"z/last": 1, "a/first": 2},
-        })];
-        let st = ServerTools::build("s", raw, &Limits::default()).unwrap();
-        let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
-        let d = &st.tools[0].definition;
-        assert_eq!(
-            keys(&d["inputSchema"]["properties"]),
-            ["url", "thought", "a", "zeta", "b"]
-        );
-        assert_eq!(keys(&d["outputSchema"]["properties"]), ["zulu", "alpha"]);
-        assert_eq!(keys(&d["_meta"]), ["z/last", "a/first"]);
-    }
-
-    #[test]
-    fn duplicates_keep_the_first_with_a_diagnostic() {
-        let raw = vec![
-            json!({"name": "d", "description": "first", "inputSchema": {"type": "object"}}),
-            json!({"name": "d", "description": "second", "inputSchema": {"type": "object"}}),
-        ];
-        let st = ServerTools::build("s", raw, &Limits::default()).unwrap();
-        assert_eq!(st.tools.len(), 1);
-        assert_eq!(st.tools[0].definition["description"], "first");
-        assert_eq!(st.diagnostics[0].action, DiagnosticAction::Duplicate);
-    }
-
-    #[test]
-    fn bad_tools_cost_only_themselves() {
-        let raw = vec![
-            json!({"name": "bad", "inputSchema": {"type": "string"}}),
-            json!({"name": "out", "inputSchema": {"type": "object"}, "outputSchema": {"type": "array"}}),
-            json!(5),
-            tool("ok"),
-        ];
-        let st = ServerTools::build("s", raw, &Limits::default()).unwrap();
-        let names: Vec<&str> = st.tools.iter().map(|t| t.tool_name.as_str()).collect();
-        assert_eq!(names, ["out", "ok"]);
-        assert!(!st.tools[0].definition.contains_key("outputSchema"));
-        let actions: Vec<DiagnosticAction> = st.diagnostics.iter().map(|d| d.action).collect();
-        assert_eq!(
-            actions,
-            [
-                DiagnosticAction::Omitted,
-                DiagnosticAction::OutputSchemaDropped,
-                DiagnosticAction::Omitted
-            ]
-        );
-    }
-
-    #[test]
-    fn aggregate_bounds_fail_the_listing() {
-        let limits = Limits {
-            max_tools_per_server: 2,
-            ..Limits::default()
-        };
-        let e =
-            ServerTools::build("srv", vec![tool("a"), tool("b"), tool("c")], &limits).unwrap_err();
-        assert_eq!(e.code, ErrorCode::LimitExceeded);
-        assert!(e.message.contains("srv") && e.message.contains("maxToolsPerServer"));
-        let limits = Limits {
-            max_total_schema_bytes: 40,
-            ..Limits::default()
-        };
-        let e =
-            ServerTools::build("srv", vec![tool("a"), tool("b"), tool("c")], &limits).unwrap_err();
-        assert!(e.message.contains("maxTotalSchemaBytes"));
-    }
-
-    #[test]
-    fn per_tool_bounds_omit_or_truncate() {
-        let limits = Limits {
-            max_tool_name_bytes: 8,
-            max_tool_description_bytes: 5,
-            max_json_depth: 3,
-            ..Limits::default()
-        };
-        let raw = vec![
-            tool("a-very-long-name"),
-            json!({"name": "desc", "description": "ééééé", "inputSchema": {"type": "object"}}),
-            json!({"name": "deep", "inputSchema": {"type": "object", "properties": {"a": {"type": "object", "properties": {"b": {}}}}}}),
-        ];
-        let st = ServerTools::build("s", raw, &limits).unwrap();
-        assert_eq!(st.tools.len(), 1);
-        assert_eq!(st.tools[0].definition["description"], "éé");
-        assert!(st
-            .diagnostics
-            .iter()
-            .any(|d| d.reason.contains("maxToolNameBytes")));
-        assert!(st
-            .diagnostics
-            .iter()
-            .any(|d| d.tool == "deep" && d.reason.contains("maxJsonDepth")));
-    }
-
-    #[test]
-    fn digest_is_sha256_of_name_nul_definition() {
-        // First 64 bits of SHA-256("a\0" + definition JSON): digests are in
-        // published state, so the function must not change.
-        let st = ServerTools::build("s", vec![tool("a")], &Limits::default()).unwrap();
-        assert_eq!(st.tools[0].digest, "6cd082cc8e9d581b");
-    }
-
-    #[test]
-    fn task_required_tools_keep_execution_and_get_an_omitted_diagnostic() {
-        let mut required = tool("job");
-        required["execution"] = json!({"taskSupport": "required"});
-        let mut optional = tool("maybe");
-        optional["execution"] = json!({"taskSupport": "optional"});
-        let built = ServerTools::build("s", vec![required, optional], &Limits::default()).unwrap();
-        let job = built.get("job").unwrap();
-        assert!(job.task_required);
-        assert_eq!(
-            job.definition["execution"],
-            json!({"taskSupport": "required"})
-        );
-        assert!(!built.get("maybe").unwrap().task_required);
-        assert_eq!(built.diagnostics.len(), 1);
-        assert_eq!(built.diagnostics[0].tool, "job");
-        assert_eq!(built.diagnostics[0].action, DiagnosticAction::Omitted);
-    }
-}
+mod tests;

@@ -8,7 +8,7 @@
 //! Stages, each the median of several rounds: rmcp's decode of the
 //! `tools/list` response line (untagged `ServerJsonRpcMessage`) and its
 //! re-encoding into a `Value` (what the request path does today), a plain
-//! `Value` decode for comparison, [`ServerTools::build`] (bounds, schema
+//! `Value` decode for comparison, [`ServerTools::build_after`] (bounds, schema
 //! normalization, digests), [`Catalogue::set_server`] (names, the JSON for
 //! JS), a refresh of an unchanged listing, and the publication
 //! (`session/serverToolsChanged` through the reducer, serialized).
@@ -73,6 +73,41 @@ fn raw_tools(line: &str) -> Vec<Value> {
     }
 }
 
+/// Re-lists as the actor makes them (decode, build after the server's
+/// current tools, set), of an unchanged listing and of one whose every
+/// description changed (the bench's `touch_tools`).
+fn report_relists(
+    catalogue: &mut Catalogue,
+    line: &str,
+    rounds: usize,
+    report: &impl Fn(&str, Duration),
+) {
+    let limits = Limits::default();
+    let relist = |catalogue: &mut Catalogue, line: &str| {
+        let previous = catalogue.server("bench");
+        let raw = raw_tools(line);
+        let tools = ServerTools::build_after("bench", raw, &limits, previous.as_deref());
+        catalogue.set_server("bench", Some(Arc::new(tools.unwrap())))
+    };
+    relist(catalogue, line);
+    report(
+        "refresh, unchanged: decode + build_after + set_server",
+        median(rounds, || {
+            std::hint::black_box(relist(catalogue, line));
+        }),
+    );
+    let other = line.replace("Benchmark filler", "Changed filler");
+    let mut round = 0;
+    report(
+        "refresh, all changed: decode + build_after + set_server",
+        median(rounds, || {
+            round += 1;
+            let next = if round % 2 == 1 { &other } else { line };
+            std::hint::black_box(relist(catalogue, next));
+        }),
+    );
+}
+
 #[test]
 #[ignore = "a measurement: run with --ignored --nocapture on a release build"]
 fn catalogue_of_1000_tools_stage_by_stage() {
@@ -118,13 +153,8 @@ fn catalogue_of_1000_tools_stage_by_stage() {
         }),
     );
     let mut catalogue = Catalogue::default();
+    report_relists(&mut catalogue, &line, ROUNDS, &report);
     catalogue.set_server("bench", Some(build()));
-    report(
-        "refresh, unchanged: build + set_server",
-        median(ROUNDS, || {
-            std::hint::black_box(catalogue.set_server("bench", Some(build())));
-        }),
-    );
     let entries = catalogue.entries();
     let mut session = SessionStore::new("ahp-session:/perf");
     report(

@@ -368,7 +368,15 @@ async fn list_tools<K: ServerConnection>(
     let raw = conn.list_tools(&spec.id, limits).await?;
     let sent = conn.take_listed();
     let dropped = dropped_by_transport(&spec.id, &sent, &raw);
-    let mut tools = ServerTools::build(&spec.id, raw, limits).map_err(RequestFailure::Failed)?;
+    // A re-list reuses what it checked before for each unchanged entry.
+    let previous = shared
+        .publisher()
+        .catalogue()
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .server(&spec.id);
+    let mut tools = ServerTools::build_after(&spec.id, raw, limits, previous.as_deref())
+        .map_err(RequestFailure::Failed)?;
     tools.diagnostics.extend(dropped);
     Ok(tools)
 }
