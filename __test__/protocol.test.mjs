@@ -165,6 +165,31 @@ test('2026-07-28 over HTTP: a tool with an invalid x-mcp-header costs only that 
   assert.ok(host.listTools().some((x) => x.customizationId === stdio && x.toolName === 'bad_header'))
 })
 
+test('2026-07-28 over HTTP, tools/list answered as SSE: read raw unless it mentions x-mcp-header, whose SEP-2243 rules then still hold', async (t) => {
+  const { host } = newHost(t)
+  // A listing with x-mcp-header annotations, answered over SSE: the bad
+  // tool is left out and the valid one's argument travels as Mcp-Param-Region.
+  const headers = await startHttpFixture(t, 'modern-server.mjs', { RESPONSE_MODE: 'sse' }, ['http'])
+  const id = await host.addServer({ name: 'sse-headers', config: { type: 'streamable-http', url: headers.url } })
+  await waitState(host, id, 'ready')
+  const names = host.listTools().filter((x) => x.customizationId === id).map((x) => x.toolName)
+  assert.ok(!names.includes('bad_header') && names.includes('regional') && names.includes('echo'), names.join())
+  assert.equal(host.toolDiagnostics().find((x) => x.serverId === id && x.tool === 'bad_header')?.action, 'omitted')
+  assert.equal(await callText(host, id, 'regional', { region: 'eu-west' }), 'region eu-west')
+  assert.deepEqual((await headers.stats()).lastCallParams, { 'mcp-param-region': 'eu-west' })
+  // A listing without them, over SSE (the raw path): every definition whole.
+  const plain = await startHttpFixture(t, 'modern-server.mjs', { RESPONSE_MODE: 'sse', HEADER_TOOLS: '0' }, ['http'])
+  const raw = await host.addServer({ name: 'sse-plain', config: { type: 'streamable-http', url: plain.url } })
+  await waitState(host, raw, 'ready')
+  const tools = host.listTools().filter((x) => x.customizationId === raw)
+  assert.deepEqual(tools.map((x) => x.toolName).sort(), ['echo', 'forever', 'survey', 'where'])
+  const echo = tools.find((x) => x.toolName === 'echo')
+  assert.equal(echo.title, 'Echo')
+  assert.deepEqual(echo.inputSchema.required, ['text'])
+  assert.equal(echo.inputSchema.properties.text.type, 'string')
+  assert.match(await callText(host, raw, 'echo', { text: 'hi' }), /^hi /)
+})
+
 test('auto: a 2025-era server slower to start than the probe time (11 s) is connected again with initialize, not failed', async (t) => {
   const marker = join(tmpDir(t), 'booted')
   const { host, logs } = newHost(t)
