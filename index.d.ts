@@ -1836,6 +1836,14 @@ export interface ImportedServer {
   startupTimeoutMs?: number
   /** OAuth client id from the source (`oauth.clientId`, Cursor `auth.CLIENT_ID`, Codex `oauth.client_id`). */
   oauthClientId?: string
+  /** {@link ServerToolOptions.includeTools} from the source (Codex `enabled_tools`). */
+  includeTools?: string[]
+  /** {@link ServerToolOptions.excludeTools} from the source (Codex `disabled_tools`). */
+  excludeTools?: string[]
+  /** {@link ServerToolOptions.callTimeoutMs} from the source (Codex `tool_timeout_sec`, which bounds the whole call), ms. */
+  callTimeoutMs?: number
+  /** {@link ServerToolOptions.callMaxTotalMs} from the source (Codex `tool_timeout_sec`), ms. */
+  callMaxTotalMs?: number
   /** 1-based line of the entry in the file. */
   line: number
   /** 1-based column of the entry (UTF-16 code units). */
@@ -1881,7 +1889,7 @@ export interface ImportDiagnostic {
   /**
    * `invalid_config`: the file does not parse or its top level is wrong (nothing imported);
    * `invalid_entry`: an entry that cannot be taken (severity `error`), or a field the format does not define (`warning`);
-   * `not_supported`: a field the format defines that this host does not take yet (`warning`, e.g. Codex `enabled_tools`).
+   * `not_supported`: a field the format defines that this host does not take yet (`warning`, e.g. Codex `tools`).
    */
   code: 'invalid_config' | 'invalid_entry' | 'not_supported'
   /** `error`: the file or the entry named by `server` is not imported; `warning`: only the field is left out. */
