@@ -77,7 +77,8 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
   /**
    * Publishes a top-level `McpServerCustomization` and starts it; resolves to its id.
    * The id is held once, as for {@link McpHost.addPlugin}.
-   * Errors: `invalid_entry`, `already_exists`, `cancelled` (a `remove` of the id came first), `disposed`;
+   * Errors: `invalid_entry`, `invalid_argument` (e.g. a wrong {@link ServerToolOptions} pattern), `already_exists`,
+   * `cancelled` (a `remove` of the id came first), `disposed`;
    * `cancelled` / `timeout` from `requestOptions` (the server is removed again, see {@link RequestOptions}).
    */
   addServer(options: AddServerOptions, requestOptions?: RequestOptions): Promise<string>
@@ -241,10 +242,34 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
   authorize(serverId: string, options?: AuthorizeOptions): Promise<void>
   /** The session state, exactly as the AHP reducer made it from the emitted actions. */
   getState(): SessionState
-  /** The model tool catalogue: tools of every `ready` server (app-only tools excluded). Records the digests the caller has read (see {@link CallToolOptions}). */
+  /**
+   * The model tool catalogue: tools of every `ready` server (app-only tools and
+   * tools its {@link ServerToolOptions} filter leaves out excluded). Records the
+   * digests the caller has read (see {@link CallToolOptions}).
+   */
   listTools(): HostTool[]
-  /** What the catalogue normalized, cut or left out, per server. */
+  /** What the catalogue normalized, cut or left out (also `filtered`), per listed server. */
   toolDiagnostics(): ToolDiagnostic[]
+  /**
+   * Switches one tool of a server on or off, like VS Code's per-tool toggle.
+   * `tool` is the server's original name ({@link HostTool.toolName}), exact (no
+   * glob). The switch wins over the server's `includeTools` / `excludeTools`
+   * ({@link ServerToolOptions}), may name a tool the server does not list (yet),
+   * and lasts while the server is configured: across reconnects, restarts and
+   * MCP `notifications/tools/list_changed`, until {@link McpHost.remove}.
+   * A tool switched off is out of {@link McpHost.listTools} and
+   * `session/serverToolsChanged`, has a `filtered` {@link ToolDiagnostic} and is
+   * refused by {@link McpHost.callTool} with `tool_disabled`.
+   *
+   * Returns whether the model catalogue changed; when it did (the server is
+   * `ready` and lists the tool), the host has already emitted
+   * `session/serverToolsChanged` (with `publishServerTools`) and `toolsChanged`
+   * with `reason: 'filter'`. Throws a {@link HostError}: `not_found` (no such
+   * server), `invalid_argument` (`serverId` or `tool` not a non-empty string, a
+   * `tool` over 1 KiB, `enabled` not a boolean), `limit_exceeded` (50 000
+   * tools of one server switched already), `disposed`.
+   */
+  setToolEnabled(options: SetToolEnabledOptions): boolean
   /**
    * What server `serverId` said about itself at its last connection (name,
    * title, version, icons, `instructions`, declared capabilities, negotiated
@@ -256,7 +281,9 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
   /**
    * Calls a tool (MCP `tools/call`) with a unique progress token. Resolves
    * the `CallToolResult` (also when `isError`). Errors: `invalid_argument`,
-   * `not_found`, `stale_tool` (`data.reason: 'changed' | 'removed'`),
+   * `not_found`, `tool_disabled` (the server's tool filter leaves the tool out,
+   * {@link ServerToolOptions}; `data: {serverId, toolName, reason}`; nothing is
+   * sent), `stale_tool` (`data.reason: 'changed' | 'removed'`),
    * `server_not_ready`, `server_exited` (the connection closed), `timeout`
    * (`data.kind`), `cancelled`, `protocol_error` (`data: {code, data}` for a
    * JSON-RPC error; also a stdio response the host cannot decode, and a
@@ -519,7 +546,7 @@ export interface McpHostEvents {
   /** A host-run sign-in ({@link McpHost.authorize}) needs this URL opened in a browser. */
   authorizationUrl: [event: { serverId: string; url: string }]
   /** The model tool catalogue changed because of `serverId`; `tools` is the catalogue's size now. */
-  toolsChanged: [event: { serverId: string; reason: 'ready' | 'listChanged' | 'stopped'; tools: number }]
+  toolsChanged: [event: { serverId: string; reason: 'ready' | 'listChanged' | 'stopped' | 'filter'; tools: number }]
   /**
    * A server's resource or prompt list changed: `notifications/resources/list_changed`
    * or `notifications/prompts/list_changed`, sent free-standing by a 2025-era
@@ -1374,7 +1401,12 @@ export interface ToolDiagnostic {
   serverId: string
   /** The tool's name as sent (`''` when it had none, or for a failed listing). */
   tool: string
-  action: 'normalized' | 'omitted' | 'outputSchemaDropped' | 'truncated' | 'duplicate'
+  /**
+   * `filtered`: the server's tool filter leaves the tool out ({@link ServerToolOptions},
+   * {@link McpHost.setToolEnabled}); `reason` says which part (`matches excludeTools
+   * pattern "read_*"`, `matches no includeTools pattern`, `switched off by setToolEnabled`).
+   */
+  action: 'normalized' | 'omitted' | 'outputSchemaDropped' | 'truncated' | 'duplicate' | 'filtered'
   /** What was wrong, naming the field or the bound (e.g. `maxToolSchemaBytes (262144)`). */
   reason: string
 }
@@ -1596,8 +1628,57 @@ export interface AddPluginOptions {
   name?: string
   /** Startup timeout (ms) for every server of the plugin. */
   startupTimeoutMs?: number
-  /** Per-server overrides keyed by the name in `mcpServers`. */
-  servers?: Record<string, { startupTimeoutMs?: number; oauth?: OAuthClientOption; protocol?: ProtocolSetting }>
+  /**
+   * Per-server overrides keyed by the name in `mcpServers` (host-side settings: the
+   * plugin's `mcp.json` stays Agent Plugins 1.0). A wrong tool filter rejects
+   * `invalid_argument` naming `options.servers.<name>.<field>`.
+   */
+  servers?: Record<string, { startupTimeoutMs?: number; oauth?: OAuthClientOption; protocol?: ProtocolSetting } & ServerToolOptions>
+}
+
+/**
+ * A server's tool settings ({@link AddServerOptions}, {@link AddPluginOptions.servers}).
+ *
+ * **Filter.** `includeTools` and `excludeTools` match the server's original tool
+ * names ({@link HostTool.toolName}, never the model-safe `name`): an exact name, or
+ * a glob where `*` matches any run of characters (also none) and `?` exactly one
+ * (`read_*`, `get-?ime`), case-sensitive. A tool is left out when it matches an
+ * `excludeTools` pattern, or when `includeTools` is given and it matches none of
+ * its patterns (an empty `includeTools` leaves every tool out);
+ * {@link McpHost.setToolEnabled} wins over both. A tool left out is absent from
+ * {@link McpHost.listTools}, from AHP `session/serverToolsChanged` and
+ * `state.serverTools`, has a `filtered` {@link ToolDiagnostic}, and
+ * {@link McpHost.callTool} refuses it (by `name` or by `serverId` and original
+ * name) with `tool_disabled` before anything is sent. The filter holds across
+ * reconnects, restarts and MCP `notifications/tools/list_changed`. At most 1 000
+ * patterns per list, each a non-empty string of at most 1 KiB, else
+ * `invalid_argument` naming the field (`options.excludeTools[2]: must not be empty`).
+ *
+ * **Call limits.** `callTimeoutMs` and `callMaxTotalMs` apply to each call of the
+ * server's tools that does not give its own {@link CallToolCommon.timeoutMs} /
+ * {@link CallToolCommon.maxTotalTimeoutMs}; without them the host's
+ * `limits.callTimeoutMs` / `limits.callMaxTotalMs` apply. Precedence per call:
+ * the call's own, then the server's, then the host's. Clamped to 1 ms … 24 h.
+ */
+export interface ServerToolOptions {
+  /** Offer only the tools matching one of these patterns. Default: every tool. */
+  includeTools?: string[]
+  /** Leave out the tools matching one of these patterns. Default: none. */
+  excludeTools?: string[]
+  /** Inactivity limit (ms) of a call of this server's tools, reset by each progress notification; expiry: `timeout`, `data.kind: 'inactivity'`. */
+  callTimeoutMs?: number
+  /** Absolute limit (ms) of a call of this server's tools, never extended by progress; expiry: `timeout`, `data.kind: 'total'`. */
+  callMaxTotalMs?: number
+}
+
+/** Options of {@link McpHost.setToolEnabled}. */
+export interface SetToolEnabledOptions {
+  /** Customization id of the server (a top-level server, or `<plugin>/<server>`). */
+  serverId: string
+  /** The tool's original name ({@link HostTool.toolName}), exact. */
+  tool: string
+  /** `true`: offered and callable whatever the filter lists say; `false`: left out. */
+  enabled: boolean
 }
 
 /**
@@ -1755,6 +1836,14 @@ export interface ImportedServer {
   startupTimeoutMs?: number
   /** OAuth client id from the source (`oauth.clientId`, Cursor `auth.CLIENT_ID`, Codex `oauth.client_id`). */
   oauthClientId?: string
+  /** {@link ServerToolOptions.includeTools} from the source (Codex `enabled_tools`). */
+  includeTools?: string[]
+  /** {@link ServerToolOptions.excludeTools} from the source (Codex `disabled_tools`). */
+  excludeTools?: string[]
+  /** {@link ServerToolOptions.callTimeoutMs} from the source (Codex `tool_timeout_sec`, which bounds the whole call), ms. */
+  callTimeoutMs?: number
+  /** {@link ServerToolOptions.callMaxTotalMs} from the source (Codex `tool_timeout_sec`), ms. */
+  callMaxTotalMs?: number
   /** 1-based line of the entry in the file. */
   line: number
   /** 1-based column of the entry (UTF-16 code units). */
@@ -1800,7 +1889,7 @@ export interface ImportDiagnostic {
   /**
    * `invalid_config`: the file does not parse or its top level is wrong (nothing imported);
    * `invalid_entry`: an entry that cannot be taken (severity `error`), or a field the format does not define (`warning`);
-   * `not_supported`: a field the format defines that this host does not take yet (`warning`, e.g. Codex `enabled_tools`).
+   * `not_supported`: a field the format defines that this host does not take yet (`warning`, e.g. Codex `tools`).
    */
   code: 'invalid_config' | 'invalid_entry' | 'not_supported'
   /** `error`: the file or the entry named by `server` is not imported; `warning`: only the field is left out. */
@@ -1831,7 +1920,8 @@ export interface AddServersResult {
   skipped?: 'disabled'
 }
 
-export interface AddServerOptions {
+/** Options of {@link McpHost.addServer}; the tool filter and call limits are {@link ServerToolOptions}. */
+export interface AddServerOptions extends ServerToolOptions {
   /** Name and customization id. Must not contain `/`. */
   name: string
   config: McpServerConfig
@@ -1963,13 +2053,14 @@ interface CallToolCommon {
   onProgress?: (progress: ProgressInfo) => void
   /**
    * Inactivity limit (ms, clamped to 1 ms … 24 h), reset by each progress
-   * notification; default `limits.callTimeoutMs`. It stands still while a
+   * notification; default the server's {@link ServerToolOptions.callTimeoutMs},
+   * else `limits.callTimeoutMs`. It stands still while a
    * request of the server (elicitation, sampling, roots) waits on the app's
    * handler, and restarts from the full limit when the answer is sent.
    * Expiry: code `timeout`, `data.kind: 'inactivity'`.
    */
   timeoutMs?: number
-  /** Absolute limit (ms, clamped to 1 ms … 24 h) that progress never extends; default `limits.callMaxTotalMs`. Expiry: code `timeout`, `data.kind: 'total'`. */
+  /** Absolute limit (ms, clamped to 1 ms … 24 h) that progress never extends; default the server's {@link ServerToolOptions.callMaxTotalMs}, else `limits.callMaxTotalMs`. Expiry: code `timeout`, `data.kind: 'total'`. */
   maxTotalTimeoutMs?: number
   /**
    * The {@link HostTool.digest} the arguments were built against. Default:
@@ -2124,6 +2215,8 @@ export interface LogRecord {
  * ended `failed`; `data` is its JSON-RPC error `{code, data}`),
  * `task_cancelled` (the server cancelled it), `task_expired` (the server no
  * longer knows it, or a recorded task outlived its `ttlMs`).
+ * `tool_disabled`: the server's tool filter leaves the tool out
+ * ({@link ServerToolOptions}, {@link McpHost.setToolEnabled}); nothing was sent.
  */
 export type HostErrorCode =
   | 'invalid_argument'
@@ -2161,6 +2254,7 @@ export type HostErrorCode =
   | 'task_failed'
   | 'task_cancelled'
   | 'task_expired'
+  | 'tool_disabled'
 
 /**
  * What a {@link CredentialStore} method may return: a Promise, any
@@ -2326,6 +2420,7 @@ export declare class HostError extends Error {
  * - `timeout`: `{kind: 'inactivity' | 'total', ms}`, or `{kind: 'ready', ms, serverId}` from `whenReady`;
  * - `stale_tool`: `{reason: 'changed' | 'removed', serverId?, toolName?}`;
  * - `skill_verification_failed`: `{serverId, uri, file, reason: 'size' | 'digest' | 'frontmatter'}`;
+ * - `tool_disabled`: `{serverId, toolName, reason}` (`reason` as the tool's `filtered` {@link ToolDiagnostic});
  * - `whenReady`'s `connect_failed`, `auth_required`, …: `{serverId, state}`.
  */
 export type HostErrorData =
@@ -2336,6 +2431,7 @@ export type HostErrorData =
   | { kind: 'ready'; ms: number; serverId: string }
   | { reason: 'changed' | 'removed'; serverId?: string; toolName?: string }
   | { serverId: string; uri: string; file: string; reason: 'size' | 'digest' | 'frontmatter' }
+  | { serverId: string; toolName: string; reason: string }
   | { serverId: string; state: McpServerState }
 
 // ─── MCP Apps: the mcp:// channel ────────────────────────────────────────────

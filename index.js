@@ -519,6 +519,18 @@ class McpHost extends EventEmitter {
 
   toolDiagnostics() { return JSON.parse(this.#live().toolDiagnostics()) }
 
+  // Switches one tool of a server on or off over its includeTools /
+  // excludeTools (see index.d.ts); returns whether the catalogue changed.
+  setToolEnabled(options) {
+    if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+      throw new HostError('invalid_argument', 'options: must be an object ({serverId, tool, enabled})')
+    }
+    nonEmptyString(options.serverId, 'options.serverId')
+    nonEmptyString(options.tool, 'options.tool')
+    if (typeof options.enabled !== 'boolean') throw new HostError('invalid_argument', 'options.enabled: must be a boolean')
+    return unwrap(this.#live().setToolEnabled(jsonArg(options)))
+  }
+
   async listResources(serverId, options) {
     nonEmptyString(serverId, 'serverId')
     return this.#abortable(requestOptions(options), 'the request', (native, id) => native.list(id, serverId, 'resources'))

@@ -111,6 +111,18 @@ test('a tool whose visibility lacks "app" is refused with -32602 and never calle
   assert.ok(!ctx.received().some((m) => m.method === 'tools/call'), JSON.stringify(ctx.received()))
 })
 
+test('a tool switched off by setToolEnabled is refused on the channel with -32602 tool_disabled and never called', async (t) => {
+  const ctx = await start(t, fixture())
+  assert.equal(ctx.host.setToolEnabled({ serverId: ctx.id, tool: 'app-only', enabled: false }), false, 'app-only: not in the model catalogue')
+  const refused = await request(ctx, 1, 'tools/call', { name: 'app-only', arguments: { x: 1 } })
+  assertError(refused, -32602, 'tool_disabled')
+  assert.match(refused.error.message, /app-only.*switched off by setToolEnabled/)
+  assert.ok(!ctx.received().some((m) => m.method === 'tools/call'), JSON.stringify(ctx.received()))
+  ctx.host.setToolEnabled({ serverId: ctx.id, tool: 'app-only', enabled: true })
+  const called = await request(ctx, 2, 'tools/call', { name: 'app-only', arguments: { x: 2 } })
+  assert.deepEqual(called.result, { content: [{ type: 'text', text: 'app-only {"x":2}' }] })
+})
+
 test('methods outside the advertised union, the handshake and mirrored state are refused with -32601; nothing reaches the server', async (t) => {
   const ctx = await start(t, fixture())
   const before = ctx.received().length

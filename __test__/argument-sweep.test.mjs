@@ -53,6 +53,8 @@ function sweep(host) {
       ['options.servers.s.oauth.clientId', STRING_BAD, (v) => host.addPlugin({ root: '/nowhere', servers: { s: { oauth: { clientId: v } } } })],
       ['options.servers.s.oauth.grant', ['password'], (v) => host.addPlugin({ root: '/nowhere', servers: { s: { oauth: { clientId: 'c', grant: v } } } })],
       ['options.servers.s.startupTimeoutMs', [-1, 'x', 1.5], (v) => host.addPlugin({ root: '/nowhere', servers: { s: { startupTimeoutMs: v } } })],
+      ['options.servers.s.excludeTools', ['x', [5], ['']], (v) => host.addPlugin({ root: '/nowhere', servers: { s: { excludeTools: v } } })],
+      ['options.servers.s.callTimeoutMs', [-1, 'x'], (v) => host.addPlugin({ root: '/nowhere', servers: { s: { callTimeoutMs: v } } })],
       ['options.rooot', [1], (v) => host.addPlugin({ root: '/nowhere', rooot: v })],
     ],
     addServer: [
@@ -65,6 +67,16 @@ function sweep(host) {
       ['options.oauth.idp.issuer', [5], (v) => host.addServer({ name: 'a', config: stdio, oauth: { clientId: 'c', idp: { issuer: v, tokenEndpoint: 'https://x', clientId: 'c' } } })],
       ['options.protocol', ['2024', 5], (v) => host.addServer({ name: 'a', config: stdio, protocol: v })],
       ['options.startupTimeoutMs', [-1, 'x'], (v) => host.addServer({ name: 'a', config: stdio, startupTimeoutMs: v })],
+      ['options.includeTools', ['x', 5, [5], ['']], (v) => host.addServer({ name: 'a', config: stdio, includeTools: v })],
+      ['options.excludeTools', ['x', null, [{}], ['ok', '']], (v) => host.addServer({ name: 'a', config: stdio, excludeTools: v })],
+      ['options.callTimeoutMs', [-1, 'x'], (v) => host.addServer({ name: 'a', config: stdio, callTimeoutMs: v })],
+      ['options.callMaxTotalMs', [-1, 'x'], (v) => host.addServer({ name: 'a', config: stdio, callMaxTotalMs: v })],
+    ],
+    setToolEnabled: [
+      ['options', OBJECT_BAD, (v) => host.setToolEnabled(v)],
+      ['options.serverId', STRING_BAD, (v) => host.setToolEnabled({ serverId: v, tool: 't', enabled: true })],
+      ['options.tool', STRING_BAD, (v) => host.setToolEnabled({ serverId: 's', tool: v, enabled: true })],
+      ['options.enabled', [undefined, null, 'yes', 1], (v) => host.setToolEnabled({ serverId: 's', tool: 't', enabled: v })],
     ],
     remove: [
       ...strings(['id', (v) => host.remove(v)]),

@@ -10,7 +10,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { newHost, tmpDir, startHttpFixture, waitState, waitFor, fakeNpx, EVERYTHING, FIXTURES, NODE, HostError, uniqueMarker } from './helpers/host.mjs'
+import { newHost, tmpDir, startHttpFixture, waitState, waitFor, fakeNpx, EVERYTHING, FIXTURES, NODE, HostError, uniqueMarker, rejectsWith } from './helpers/host.mjs'
 
 /** Every file under `dir` that contains `text`. */
 function filesContaining(dir, text) {
@@ -75,7 +75,7 @@ test('a Claude Code .mcp.json: ${VAR} and ${VAR:-default} resolved by the app on
   assertNoCanary(canary, h, [imported.diagnostics])
 })
 
-test('a Codex config.toml: bearer_token_env_var through the resolver reaches the server; unsupported keys are named; the canary stays secret', async (t) => {
+test('a Codex config.toml: bearer_token_env_var through the resolver reaches the server; tool filters and the tool timeout are taken; unsupported keys are named; the canary stays secret', async (t) => {
   const canary = uniqueMarker('canary-token')
   const server = await startHttpFixture(t, 'protected-server.mjs', { ACCEPT_TOKEN: canary })
   const dir = tmpDir(t)
@@ -86,7 +86,10 @@ test('a Codex config.toml: bearer_token_env_var through the resolver reaches the
     '[mcp_servers.api]',
     `url = "${server.url}"`,
     'bearer_token_env_var = "API_TOKEN"',
-    'enabled_tools = ["whoami"]',
+    'enabled_tools = ["whoami", "other"]',
+    'disabled_tools = ["whoami"]',
+    'tool_timeout_sec = 45',
+    'required = true',
     'startup_timeout_sec = 30',
     '',
     '[mcp_servers.odd]',
@@ -99,17 +102,24 @@ test('a Codex config.toml: bearer_token_env_var through the resolver reaches the
   const imported = await host.importConfig({ format: 'codex', path, resolve: (v) => (v.id === 'env:API_TOKEN' ? canary : undefined) })
   assert.deepEqual(imported.variables.map((v) => [v.id, v.kind, v.secret]), [['env:API_TOKEN', 'env', true]])
   assert.deepEqual(imported.diagnostics.map((d) => [d.code, d.severity, d.server, d.field, d.line, d.column]), [
-    ['not_supported', 'warning', 'api', 'enabled_tools', 6, 1],
-    ['invalid_entry', 'error', 'odd', 'colour', 11, 1],
+    ['not_supported', 'warning', 'api', 'required', 9, 1],
+    ['invalid_entry', 'error', 'odd', 'colour', 14, 1],
   ])
-  assert.match(imported.diagnostics[0].message, /tool filters/)
+  assert.match(imported.diagnostics[0].message, /an app decides what a failed start means/)
   assert.equal(imported.diagnostics[0].file, path)
   const [api] = imported.servers
   assert.equal(api.startupTimeoutMs, 30_000)
+  // Codex enabled_tools / disabled_tools / tool_timeout_sec: this host's includeTools / excludeTools / call limits.
+  assert.deepEqual([api.includeTools, api.excludeTools, api.callTimeoutMs, api.callMaxTotalMs], [['whoami', 'other'], ['whoami'], 45_000, 45_000])
   assert.equal(api.config.headers.Authorization, `Bearer ${canary}`)
   const results = await host.addServers(imported.servers)
   assert.deepEqual(results.map((r) => [r.name, r.id]), [['api', 'api']])
   await waitState(host, 'api', 'ready')
+  // addServers passed the filter on: whoami (enabled, then disabled) is left out and refused.
+  assert.deepEqual(host.listTools().filter((x) => x.customizationId === 'api'), [])
+  assert.deepEqual(host.toolDiagnostics().filter((d) => d.serverId === 'api').map((d) => [d.tool, d.action, d.reason]),
+    [['whoami', 'filtered', 'matches excludeTools pattern "whoami"']])
+  await rejectsWith(() => host.callTool({ serverId: 'api', name: 'whoami', arguments: {} }), 'tool_disabled')
   const stats = await (await fetch(`${server.base}/__stats`)).json()
   assert.ok(stats.acceptedRequests >= 1, JSON.stringify(stats))
   // A resolver that gives nothing: the server is left out with an error naming the variable, never a value.

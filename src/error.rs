@@ -100,13 +100,17 @@ pub enum ErrorCode {
     /// answered -32602), or a recorded task outlived its `ttlMs` before a
     /// host could follow it again (`task_expired`).
     TaskExpired,
+    /// The tool is filtered out for its server (`includeTools`,
+    /// `excludeTools` or `setToolEnabled`): the call was not sent; `data` is
+    /// `{serverId, toolName, reason}` (`tool_disabled`).
+    ToolDisabled,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (`tests/error_codes.rs` checks it
     /// against the variants, [`ErrorCode::as_str`] and the `HostErrorCode`
     /// union in `index.d.ts`).
-    pub const ALL: [Self; 35] = [
+    pub const ALL: [Self; 36] = [
         Self::InvalidArgument,
         Self::InvalidConfig,
         Self::InvalidEntry,
@@ -142,6 +146,7 @@ impl ErrorCode {
         Self::TaskFailed,
         Self::TaskCancelled,
         Self::TaskExpired,
+        Self::ToolDisabled,
     ];
 
     /// The stable wire string of this code.
@@ -182,6 +187,7 @@ impl ErrorCode {
             Self::TaskFailed => "task_failed",
             Self::TaskCancelled => "task_cancelled",
             Self::TaskExpired => "task_expired",
+            Self::ToolDisabled => "tool_disabled",
         }
     }
 }
@@ -338,6 +344,15 @@ pub enum ErrorDetail {
         /// `"size"`, `"digest"` or `"frontmatter"`.
         reason: &'static str,
     },
+    /// A tool its server's filter leaves out: `{serverId, toolName, reason}`.
+    ToolDisabled {
+        /// The server's id.
+        server_id: String,
+        /// The tool's original name.
+        tool_name: String,
+        /// Why, as the `filtered` tool diagnostic says it.
+        reason: String,
+    },
 }
 
 impl ErrorDetail {
@@ -385,6 +400,11 @@ impl ErrorDetail {
                 file,
                 reason,
             } => json!({ "serverId": server_id, "uri": uri, "file": file, "reason": reason }),
+            Self::ToolDisabled {
+                server_id,
+                tool_name,
+                reason,
+            } => json!({ "serverId": server_id, "toolName": tool_name, "reason": reason }),
         })
     }
 }

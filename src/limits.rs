@@ -593,5 +593,7 @@ impl Limits {
 }
 
 mod delay;
+mod tool_filter;
+pub use tool_filter::*;
 #[cfg(test)]
 mod tests;

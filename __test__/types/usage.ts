@@ -83,6 +83,28 @@ async function main(): Promise<void> {
     }
   }
   for (const d of host.toolDiagnostics()) console.log(d.serverId, d.tool, d.action, d.reason)
+  // Tool filters and per-server call limits (addServer, a plugin's server overrides), switched at run time.
+  const filtered = await host.addServer({
+    name: 'fs',
+    config: { type: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/tmp'] },
+    includeTools: ['read_*', 'list_directory'],
+    excludeTools: ['read_media_file'],
+    callTimeoutMs: 120_000,
+    callMaxTotalMs: 600_000,
+  })
+  await host.addPlugin({ root: '/plugins/p', servers: { search: { excludeTools: ['admin_*'], callTimeoutMs: 5_000 } } })
+  const changed: boolean = host.setToolEnabled({ serverId: filtered, tool: 'read_media_file', enabled: true })
+  console.log(changed, host.toolDiagnostics().filter((d) => d.action === 'filtered').map((d) => d.reason))
+  try {
+    await host.callTool({ serverId: filtered, name: 'write_file' })
+  } catch (err) {
+    if (err instanceof HostError && err.code === 'tool_disabled') console.log(err.data)
+  }
+  host.on('toolsChanged', ({ reason }) => console.log(reason === 'filter'))
+  // @ts-expect-error includeTools is a list of names and globs
+  await host.addServer({ name: 'x', config: { type: 'stdio', command: 'x' }, includeTools: 'read_*' })
+  // @ts-expect-error enabled is a boolean
+  host.setToolEnabled({ serverId: filtered, tool: 'read_file', enabled: 'yes' })
   host.on('toolsChanged', ({ serverId, reason, tools }) => console.log(serverId, reason, tools))
   host.on('listChanged', ({ list }) => console.log(list === 'resources' || list === 'prompts'))
   host.on('action', ({ action, channel }) => {

@@ -46,7 +46,7 @@ mod runtime;
 mod skills;
 
 use callbacks::{JsHeaders, JsRequests, JsSecrets};
-use options::{JsAddPlugin, JsAddServer, JsAuthenticateArgs, JsHostOptions};
+use options::{JsAddPlugin, JsAddServer, JsAuthenticateArgs, JsHostOptions, JsSetToolEnabled};
 
 type EventsFn = ThreadsafeFunction<(), (), String, Status, false, true, 0>;
 /// A JS callback taking one JSON text and resolving one JSON text.
@@ -454,7 +454,7 @@ impl NativeHost {
         let host = self.host.clone();
         run(async move {
             let opts = parse::<JsAddPlugin>("options", &options_json)?;
-            host.add_plugin(opts.into()).await
+            host.add_plugin(opts.try_into()?).await
         })
         .await
     }
@@ -465,7 +465,7 @@ impl NativeHost {
         let host = self.host.clone();
         run(async move {
             let opts = parse::<JsAddServer>("options", &options_json)?;
-            host.add_server(opts.into()).await
+            host.add_server(opts.try_into()?).await
         })
         .await
     }
@@ -544,6 +544,16 @@ impl NativeHost {
     #[napi(catch_unwind)]
     pub fn list_tools(&self) -> String {
         self.host.list_tools_json()
+    }
+
+    /// `setToolEnabled(argsJson)` → response JSON with whether the
+    /// catalogue changed (see [`Host::set_tool_enabled`]).
+    #[napi(catch_unwind)]
+    pub fn set_tool_enabled(&self, args_json: String) -> String {
+        respond(
+            parse::<JsSetToolEnabled>("options", &args_json)
+                .and_then(|a| self.host.set_tool_enabled(&a.server_id, &a.tool, a.enabled)),
+        )
     }
 
     /// What the catalogue normalized or left out, as JSON (`ToolDiagnostic[]`).

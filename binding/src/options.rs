@@ -17,8 +17,8 @@ use ahp_mcp_host::config::launch::EnvPolicy;
 use ahp_mcp_host::config::{IdpSetting, OAuthClientSetting, OAuthGrant, ProtocolSetting};
 use ahp_mcp_host::error::HostError;
 use ahp_mcp_host::host::{
-    clamped_timeout, AddPlugin, AddServer, AuthenticateArgs, Authorize, CallTool, ChatCall,
-    HostConfig, OAuthHostOptions, ServerOverrides, ToolRef, DEFAULT_SESSION,
+    clamped_timeout, AddPlugin, AddServer, AuthenticateArgs, Authorize, CallLimits, CallTool,
+    ChatCall, HostConfig, OAuthHostOptions, ServerOverrides, ToolFilter, ToolRef, DEFAULT_SESSION,
 };
 use ahp_mcp_host::limits::Limits;
 use ahp_mcp_host::{CaCertificates, NetworkOptions, ProxyOption};
@@ -176,15 +176,31 @@ pub(crate) struct JsAddPlugin {
     servers: HashMap<String, JsServerOverrides>,
 }
 
-impl From<JsAddPlugin> for AddPlugin {
-    fn from(js: JsAddPlugin) -> Self {
-        Self {
+impl TryFrom<JsAddPlugin> for AddPlugin {
+    type Error = HostError;
+
+    /// # Errors
+    /// A server override's [`tool_settings`] error, its message starting
+    /// with `options.servers.<name>.`.
+    fn try_from(js: JsAddPlugin) -> Result<Self, HostError> {
+        let overrides = |(name, o): (String, JsServerOverrides)| {
+            let o = ServerOverrides::try_from(o).map_err(|mut e| {
+                e.message = format!("options.servers.{name}.{}", e.message);
+                e
+            })?;
+            Ok((name, o))
+        };
+        Ok(Self {
             root: js.root,
             uri: js.uri,
             name: js.name,
             startup_timeout_ms: js.startup_timeout_ms,
-            servers: js.servers.into_iter().map(|(k, v)| (k, v.into())).collect(),
-        }
+            servers: js
+                .servers
+                .into_iter()
+                .map(overrides)
+                .collect::<Result<_, _>>()?,
+        })
     }
 }
 
@@ -201,16 +217,53 @@ struct JsServerOverrides {
     /// MCP revision to speak: `auto` (default), `2026-07-28` or `legacy`.
     #[serde(default)]
     protocol: ProtocolSetting,
+    /// Only the tools whose original name matches one of these (exact
+    /// names, `*` / `?` globs); default: every tool.
+    #[serde(default)]
+    include_tools: Option<Vec<String>>,
+    /// Not the tools whose original name matches one of these.
+    #[serde(default)]
+    exclude_tools: Vec<String>,
+    /// Inactivity limit (ms) of a call that gives no `timeoutMs`.
+    #[serde(default)]
+    call_timeout_ms: Option<u64>,
+    /// Absolute limit (ms) of a call that gives no `maxTotalTimeoutMs`.
+    #[serde(default)]
+    call_max_total_ms: Option<u64>,
 }
 
-impl From<JsServerOverrides> for ServerOverrides {
-    fn from(js: JsServerOverrides) -> Self {
-        Self {
+impl TryFrom<JsServerOverrides> for ServerOverrides {
+    type Error = HostError;
+
+    /// # Errors
+    /// Those of [`tool_settings`].
+    fn try_from(js: JsServerOverrides) -> Result<Self, HostError> {
+        let (tool_filter, call_limits) = tool_settings(
+            (js.include_tools.as_deref(), &js.exclude_tools),
+            (js.call_timeout_ms, js.call_max_total_ms),
+        )?;
+        Ok(Self {
             startup_timeout_ms: js.startup_timeout_ms,
             oauth: js.oauth.map(OAuthClientSetting::from),
             protocol: js.protocol,
-        }
+            tool_filter,
+            call_limits,
+        })
     }
+}
+
+/// The tool filter of `includeTools` and `excludeTools`, and the
+/// server's own `tools/call` limits of `callTimeoutMs` and
+/// `callMaxTotalMs` (`addServer`, a plugin's server overrides).
+///
+/// # Errors
+/// `invalid_argument` naming the list and the pattern (`ToolFilter::new`).
+fn tool_settings(
+    (include, exclude): (Option<&[String]>, &[String]),
+    (timeout_ms, max_total_ms): (Option<u64>, Option<u64>),
+) -> Result<(ToolFilter, CallLimits), HostError> {
+    let filter = ToolFilter::new(include, exclude)?;
+    Ok((filter, CallLimits::from_ms(timeout_ms, max_total_ms)))
 }
 
 /// `addServer` options: a top-level server outside any plugin; converts
@@ -243,11 +296,36 @@ pub(crate) struct JsAddServer {
     /// More values to keep secret (redacted everywhere).
     #[serde(default)]
     secrets: Vec<String>,
+    /// Only the tools whose original name matches one of these (exact
+    /// names, `*` / `?` globs); default: every tool.
+    #[serde(default)]
+    include_tools: Option<Vec<String>>,
+    /// Not the tools whose original name matches one of these.
+    #[serde(default)]
+    exclude_tools: Vec<String>,
+    /// Inactivity limit (ms) of a call that gives no `timeoutMs`.
+    #[serde(default)]
+    call_timeout_ms: Option<u64>,
+    /// Absolute limit (ms) of a call that gives no `maxTotalTimeoutMs`.
+    #[serde(default)]
+    call_max_total_ms: Option<u64>,
 }
 
-impl From<JsAddServer> for AddServer {
-    fn from(js: JsAddServer) -> Self {
-        Self {
+impl TryFrom<JsAddServer> for AddServer {
+    type Error = HostError;
+
+    /// # Errors
+    /// Those of [`tool_settings`], the message starting with `options.`.
+    fn try_from(js: JsAddServer) -> Result<Self, HostError> {
+        let (tool_filter, call_limits) = tool_settings(
+            (js.include_tools.as_deref(), &js.exclude_tools),
+            (js.call_timeout_ms, js.call_max_total_ms),
+        )
+        .map_err(|mut e| {
+            e.message = format!("options.{}", e.message);
+            e
+        })?;
+        Ok(Self {
             name: js.name,
             config: js.config,
             root: js.root,
@@ -257,8 +335,22 @@ impl From<JsAddServer> for AddServer {
             protocol: js.protocol,
             literal: js.literal,
             secrets: js.secrets,
-        }
+            tool_filter,
+            call_limits,
+        })
     }
+}
+
+/// `setToolEnabled` options (see `Host::set_tool_enabled`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub(crate) struct JsSetToolEnabled {
+    /// Customization id of the server.
+    pub(crate) server_id: String,
+    /// The tool's original name (`toolName`).
+    pub(crate) tool: String,
+    /// On (`true`) or off.
+    pub(crate) enabled: bool,
 }
 
 /// `callTool` arguments; converts into [`CallTool`].

@@ -12,13 +12,21 @@
 //! Tools whose `_meta.ui.visibility` is exactly `["app"]` (MCP Apps,
 //! SEP-1865) serve an App's View only: they stay callable but are not in the
 //! model catalogue.
+//!
+//! Each server may have a [`ToolFilter`] (`includeTools`, `excludeTools`,
+//! `setToolEnabled`): the tools it leaves out are not in the model
+//! catalogue, have a `filtered` diagnostic and are refused by `callTool`
+//! (`tool_disabled`). Filters are kept by server id, apart from the
+//! listings, so a reconnect or a re-list keeps them.
 
+pub mod filter;
 pub mod names;
 pub mod read_view;
 pub mod schema;
 mod server_tools;
 mod source;
 
+pub use filter::ToolFilter;
 pub use server_tools::{DiagnosticAction, ServerTool, ServerTools, ToolDiagnostic};
 
 use std::collections::{BTreeMap, HashMap};
@@ -27,6 +35,8 @@ use std::sync::Arc;
 use ahp_types::state::ToolDefinition;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
+
+use crate::error::HostResult;
 
 /// The first `hex_digits / 2` bytes of the SHA-256 of what `feed` writes,
 /// as lowercase hex: the one "stable short id" of the catalogue (model-name
@@ -130,10 +140,12 @@ impl CatalogueEntry {
     }
 }
 
-/// Every ready server's tools, named together.
+/// Every ready server's tools, named together, and every server's filter.
 #[derive(Debug, Default)]
 pub struct Catalogue {
     servers: BTreeMap<String, Arc<ServerTools>>,
+    /// The filters of servers that have one, listed or not.
+    filters: HashMap<String, ToolFilter>,
     entries: Arc<Vec<Arc<CatalogueEntry>>>,
     by_name: HashMap<String, usize>,
 }
@@ -146,13 +158,63 @@ impl Catalogue {
             Some(t) => self.servers.insert(server_id.to_owned(), t),
             None => self.servers.remove(server_id),
         };
+        self.rename(replaced)
+    }
+
+    /// Gives server `server_id` the configured lists of `filter` (the
+    /// switches of `setToolEnabled` it had are kept), or with `None`
+    /// forgets its filter (the server was removed). Returns whether the
+    /// model catalogue changed.
+    pub fn set_filter(&mut self, server_id: &str, filter: Option<&ToolFilter>) -> bool {
+        match filter {
+            Some(config) => {
+                let kept = self.filters.remove(server_id).unwrap_or_default();
+                let filter = kept.with_lists_of(config);
+                if !filter.is_empty() {
+                    self.filters.insert(server_id.to_owned(), filter);
+                }
+            }
+            None => {
+                self.filters.remove(server_id);
+            }
+        }
+        self.rename(None)
+    }
+
+    /// Switches tool `tool` (original name) of server `server_id` on or off
+    /// over its lists (see [`ToolFilter::switch`]). Returns whether the
+    /// model catalogue changed.
+    ///
+    /// # Errors
+    /// Those of [`ToolFilter::switch`].
+    pub fn switch_tool(&mut self, server_id: &str, tool: &str, enabled: bool) -> HostResult<bool> {
+        let filter = self.filters.entry(server_id.to_owned()).or_default();
+        if !filter.switch(tool, enabled)? {
+            return Ok(false);
+        }
+        Ok(self.rename(None))
+    }
+
+    /// Why the filter of server `server_id` leaves tool `tool` (original
+    /// name) out, or `None` when it does not.
+    pub fn why_disabled(&self, server_id: &str, tool: &str) -> Option<String> {
+        self.filters.get(server_id)?.why_disabled(tool)
+    }
+
+    /// Names the catalogue again after a change; `replaced` (a server's
+    /// former tools) is freed with the former entries. Returns whether the
+    /// model catalogue changed.
+    fn rename(&mut self, replaced: Option<Arc<ServerTools>>) -> bool {
+        let offered = |id: &str, t: &ServerTool| {
+            !t.app_only && !t.task_required && self.why_disabled(id, &t.tool_name).is_none()
+        };
         let listed: Vec<(&str, &Arc<ServerTool>)> = self
             .servers
             .iter()
             .flat_map(|(id, st)| {
                 st.tools
                     .iter()
-                    .filter(|t| !t.app_only && !t.task_required)
+                    .filter(|t| offered(id, t))
                     .map(move |t| (id.as_str(), t))
             })
             .collect();
@@ -211,11 +273,26 @@ impl Catalogue {
         self.servers.get(server_id).cloned()
     }
 
-    /// Every diagnostic of every listed server.
+    /// Every diagnostic of every listed server: those of its listing, then
+    /// a `filtered` one for each tool its filter leaves out.
     pub fn diagnostics(&self) -> Vec<ToolDiagnostic> {
+        let filtered = |id: &str, st: &ServerTools| -> Vec<ToolDiagnostic> {
+            let Some(filter) = self.filters.get(id) else {
+                return Vec::new();
+            };
+            let diagnostic = |t: &Arc<ServerTool>| {
+                Some(ToolDiagnostic {
+                    server_id: id.to_owned(),
+                    tool: t.tool_name.clone(),
+                    action: DiagnosticAction::Filtered,
+                    reason: filter.why_disabled(&t.tool_name)?,
+                })
+            };
+            st.tools.iter().filter_map(diagnostic).collect()
+        };
         self.servers
-            .values()
-            .flat_map(|s| s.diagnostics.iter().cloned())
+            .iter()
+            .flat_map(|(id, s)| s.diagnostics.iter().cloned().chain(filtered(id, s)))
             .collect()
     }
 }
@@ -298,5 +375,72 @@ mod tests {
         assert_ne!(c.by_model_name("mcp__s__a").unwrap().tool.digest, d1);
         assert!(c.set_server("s", None));
         assert!(c.entries().is_empty());
+    }
+
+    #[test]
+    fn filters_outlive_listings_switch_at_run_time_and_are_diagnosed() {
+        let build = |names: &[&str]| {
+            let raw = names.iter().map(|n| tool(n)).collect();
+            Some(Arc::new(
+                ServerTools::build("s", raw, &Limits::default()).unwrap(),
+            ))
+        };
+        let names = |c: &Catalogue| -> Vec<String> {
+            c.entries()
+                .iter()
+                .map(|e| e.tool.tool_name.clone())
+                .collect()
+        };
+        let strings = |l: &[&str]| -> Vec<String> { l.iter().map(|s| (*s).to_owned()).collect() };
+        let filter = ToolFilter::new(
+            Some(&strings(&["read_*", "echo"])),
+            &strings(&["read_secret"]),
+        )
+        .unwrap();
+        let mut c = Catalogue::default();
+        assert!(!c.set_filter("s", Some(&filter)), "nothing listed yet");
+        assert!(c.set_server("s", build(&["echo", "read_file", "read_secret", "write"])));
+        assert_eq!(names(&c), ["echo", "read_file"]);
+        let filtered: Vec<(String, DiagnosticAction, String)> = c
+            .diagnostics()
+            .into_iter()
+            .map(|d| (d.tool, d.action, d.reason))
+            .collect();
+        assert_eq!(
+            filtered,
+            [
+                (
+                    "read_secret".to_owned(),
+                    DiagnosticAction::Filtered,
+                    "matches excludeTools pattern \"read_secret\"".to_owned()
+                ),
+                (
+                    "write".to_owned(),
+                    DiagnosticAction::Filtered,
+                    "matches no includeTools pattern".to_owned()
+                ),
+            ]
+        );
+        assert!(c.why_disabled("s", "write").is_some());
+        assert!(c.why_disabled("other", "write").is_none());
+        // A stop and a new listing (a restart, a list_changed) keep the filter.
+        assert!(c.set_server("s", None));
+        assert!(c.set_server("s", build(&["echo", "read_new", "write"])));
+        assert_eq!(names(&c), ["echo", "read_new"]);
+        // Switches win over the lists and are kept when the lists are set again.
+        assert!(c.switch_tool("s", "write", true).unwrap());
+        assert!(!c.switch_tool("s", "write", true).unwrap(), "no change");
+        assert!(c.switch_tool("s", "echo", false).unwrap());
+        assert_eq!(names(&c), ["read_new", "write"]);
+        assert!(
+            !c.switch_tool("s", "unlisted", false).unwrap(),
+            "not listed"
+        );
+        assert!(!c.set_filter("s", Some(&filter)));
+        assert_eq!(names(&c), ["read_new", "write"]);
+        // A removed server's filter is forgotten.
+        assert!(c.set_filter("s", None));
+        assert_eq!(names(&c), ["echo", "read_new", "write"]);
+        assert!(c.diagnostics().is_empty());
     }
 }

@@ -97,12 +97,16 @@ impl ReadCatalogue {
         entries
     }
 
-    /// Resolves a call target against the catalogue now and checks it is
-    /// fresh (see [`ReadCatalogue::check_fresh`]).
+    /// Resolves a call target against the catalogue now, checks the
+    /// server's tool filter and that the tool is fresh (see
+    /// [`ReadCatalogue::check_fresh`]).
     ///
     /// # Errors
-    /// `not_found` (data `{reason: "removed"}`) when a catalogue name is not
-    /// in the catalogue; `stale_tool` as [`ReadCatalogue::check_fresh`].
+    /// `tool_disabled` (data `{serverId, toolName, reason}`) when the
+    /// server's filter leaves the tool out, also for a catalogue name the
+    /// caller read before the tool was filtered out; `not_found` (data
+    /// `{reason: "removed"}`) when a catalogue name is not in the
+    /// catalogue; `stale_tool` as [`ReadCatalogue::check_fresh`].
     pub fn resolve(
         &self,
         catalogue: &RwLock<Catalogue>,
@@ -117,26 +121,48 @@ impl ReadCatalogue {
             } => (server_id, tool_name),
             ToolRef::Catalogue(name) => match catalogue.by_model_name(&name) {
                 Some(e) => (e.customization_id.clone(), e.tool.tool_name.clone()),
-                None => {
-                    return Err(HostError::new(
-                        ErrorCode::NotFound,
-                        format!(
-                            "no tool {name:?} in the catalogue (pass serverId to call a tool by \
-                             its original name)"
-                        ),
-                    )
-                    .with_detail(ErrorDetail::Stale {
-                        reason: StaleReason::Removed,
-                        tool: None,
-                    }))
-                }
+                None => return Err(self.missing(&catalogue, &name)),
             },
         };
+        if let Some(reason) = catalogue.why_disabled(&server_id, &tool_name) {
+            return Err(disabled(server_id, tool_name, reason));
+        }
         let title = self.check_fresh(&catalogue, &server_id, &tool_name, digest)?;
         Ok(ResolvedTool {
             server_id,
             tool_name,
             title,
+        })
+    }
+
+    /// The error of catalogue name `name`, not in the catalogue now:
+    /// `tool_disabled` when the caller last read it for a tool that the
+    /// server's filter now leaves out, else `not_found`.
+    fn missing(&self, catalogue: &Catalogue, name: &str) -> HostError {
+        let read = self
+            .last()
+            .entries
+            .iter()
+            .find(|e| e.name == name)
+            .map(|e| {
+                let tool = e.tool.tool_name.clone();
+                (e.customization_id.clone(), tool)
+            });
+        if let Some((server, tool)) = read {
+            if let Some(reason) = catalogue.why_disabled(&server, &tool) {
+                return disabled(server, tool, reason);
+            }
+        }
+        HostError::new(
+            ErrorCode::NotFound,
+            format!(
+                "no tool {name:?} in the catalogue (pass serverId to call a tool by its \
+                 original name)"
+            ),
+        )
+        .with_detail(ErrorDetail::Stale {
+            reason: StaleReason::Removed,
+            tool: None,
         })
     }
 
@@ -181,6 +207,19 @@ impl ReadCatalogue {
             tool: Some((server.to_owned(), tool.to_owned())),
         }))
     }
+}
+
+/// The `tool_disabled` error of tool `tool` of server `server`.
+fn disabled(server: String, tool: String, reason: String) -> HostError {
+    HostError::new(
+        ErrorCode::ToolDisabled,
+        format!("tool {tool:?} on {server} is disabled: {reason}"),
+    )
+    .with_detail(ErrorDetail::ToolDisabled {
+        server_id: server,
+        tool_name: tool,
+        reason,
+    })
 }
 
 #[cfg(test)]
@@ -302,5 +341,32 @@ mod tests {
         assert_eq!(fresh.unwrap(), Some("echo title".into()));
         let old = view.check_fresh(&c.read().unwrap(), "srv", "echo", Some(&read));
         assert_eq!(stale_reason(&old.unwrap_err()), "changed");
+    }
+
+    #[test]
+    fn a_filtered_tool_is_refused_by_either_name_until_switched_on() {
+        let c = catalogue(&[("echo", "v1"), ("read_file", "v1")]);
+        let view = ReadCatalogue::default();
+        view.read(&c);
+        let filter = crate::catalogue::ToolFilter::new(None, &["read_*".to_owned()]).unwrap();
+        assert!(c.write().unwrap().set_filter("srv", Some(&filter)));
+        let e = view.resolve(&c, original("read_file"), None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::ToolDisabled);
+        assert_eq!(
+            e.detail.data().unwrap(),
+            json!({"serverId": "srv", "toolName": "read_file", "reason": "matches excludeTools pattern \"read_*\""})
+        );
+        // The catalogue name read before the filter: tool_disabled, not not_found.
+        let by_name = ToolRef::Catalogue("mcp__srv__read_file".into());
+        let e = view.resolve(&c, by_name.clone(), None).unwrap_err();
+        assert_eq!(e.code, ErrorCode::ToolDisabled);
+        assert!(view.resolve(&c, original("echo"), None).is_ok());
+        let e = view.resolve(&c, ToolRef::Catalogue("mcp__srv__nope".into()), None);
+        assert_eq!(e.unwrap_err().code, ErrorCode::NotFound);
+        c.write()
+            .unwrap()
+            .switch_tool("srv", "read_file", true)
+            .unwrap();
+        assert!(view.resolve(&c, by_name, None).is_ok());
     }
 }

@@ -25,7 +25,8 @@ pub struct ToolDiagnostic {
     /// The tool's name as the server sent it (`""` when it had none).
     pub tool: String,
     /// `normalized` (schema fixed), `omitted` (left out of the catalogue),
-    /// `outputSchemaDropped`, `truncated` (description cut) or `duplicate`.
+    /// `outputSchemaDropped`, `truncated` (description cut), `duplicate` or
+    /// `filtered` (left out by the server's tool filter).
     pub action: DiagnosticAction,
     /// What was wrong, naming the field or bound.
     pub reason: String,
@@ -45,6 +46,8 @@ pub enum DiagnosticAction {
     Truncated,
     /// A second tool with the same name on the same server; the first is kept.
     Duplicate,
+    /// The server's tool filter leaves it out (`catalogue::filter`).
+    Filtered,
 }
 
 /// One checked tool of one server.

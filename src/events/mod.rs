@@ -80,6 +80,8 @@ pub enum ToolsChangeReason {
     ListChanged,
     /// The server left `ready` (stopped, crashed, removed).
     Stopped,
+    /// `setToolEnabled` switched one of the server's tools on or off.
+    Filter,
 }
 
 /// Everything the host emits.

@@ -15,7 +15,8 @@
 //! 4. a method the channel serves ([`crate::apps::policy`]; else -32601
 //!    `not_supported`, naming the served methods);
 //! 5. `tools/call` of a tool whose `_meta.ui.visibility` is given without
-//!    `"app"`: -32602 `invalid_argument`; `resources/read` of a `ui://` URI
+//!    `"app"`: -32602 `invalid_argument`; of a tool the server's tool filter
+//!    leaves out: -32602 `tool_disabled`; `resources/read` of a `ui://` URI
 //!    no tool of the server links: -32602 `not_found` (`data.uri`);
 //! 6. one of `maxChannelRequests` in-flight slots of the channel (else
 //!    -32600 `limit_exceeded`); an id already in flight on the channel is
@@ -240,14 +241,10 @@ impl Host {
         let server_id = &target.server_id;
         let params = incoming.params.as_ref();
         if incoming.method == "tools/call" {
-            self.check_app_visible(server_id, params).map_err(|what| {
-                Refuse::new(
-                    Some(id.clone()),
-                    INVALID_PARAMS,
-                    ErrorCode::InvalidArgument,
-                    what,
-                )
-            })?;
+            self.check_app_visible(server_id, params)
+                .map_err(|(code, what)| {
+                    Refuse::new(Some(id.clone()), INVALID_PARAMS, code, what)
+                })?;
         }
         if route == Route::ReadUi {
             let uri = params
@@ -306,18 +303,33 @@ impl Host {
             .server(server_id)
     }
 
-    /// MCP Apps: a View may call only tools visible to the App; `Err` with
-    /// the message when the named tool's visibility lacks `"app"` (a tool
-    /// the host did not list is left to the server).
-    fn check_app_visible(&self, server_id: &str, params: Option<&Value>) -> Result<(), String> {
+    /// MCP Apps: a View may call only tools visible to the App and not
+    /// left out by the server's tool filter; `Err` with the code
+    /// (`invalid_argument`: the named tool's visibility lacks `"app"`;
+    /// `tool_disabled`) and the message (a tool the host did not list is
+    /// left to the server).
+    fn check_app_visible(
+        &self,
+        server_id: &str,
+        params: Option<&Value>,
+    ) -> Result<(), (ErrorCode, String)> {
         let Some(name) = params.and_then(|p| p.get("name")).and_then(Value::as_str) else {
             return Ok(());
         };
-        let tools = self.server_tools(server_id);
+        let catalogue =
+            (self.shared.publisher().catalogue().read()).unwrap_or_else(PoisonError::into_inner);
+        if let Some(why) = catalogue.why_disabled(server_id, name) {
+            let what = format!("tool {name:?} on {server_id} is disabled: {why}");
+            return Err((ErrorCode::ToolDisabled, what));
+        }
+        let tools = catalogue.server(server_id);
         match tools.as_deref().and_then(|t| t.get(name)) {
-            Some(tool) if !policy::callable_by_app(&tool.definition) => Err(format!(
-                "tool {name:?} of server {server_id} is not visible to MCP Apps \
-                 (_meta.ui.visibility lacks \"app\")"
+            Some(tool) if !policy::callable_by_app(&tool.definition) => Err((
+                ErrorCode::InvalidArgument,
+                format!(
+                    "tool {name:?} of server {server_id} is not visible to MCP Apps \
+                     (_meta.ui.visibility lacks \"app\")"
+                ),
             )),
             _ => Ok(()),
         }

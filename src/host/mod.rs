@@ -8,6 +8,7 @@
 //!   server;
 //! - `tools.rs`: `listTools`, `toolDiagnostics`, `callTool` (with the
 //!   step-up pause of a chat tool call);
+//! - `tool_filter.rs`: `setToolEnabled`;
 //! - `auth.rs`: AHP `authenticate` and host-run `authorize`;
 //! - `mcp_requests.rs`: resources and prompts;
 //! - `channel.rs`: the MCP Apps `mcp://` channel (`sendChannelMessage`)
@@ -74,6 +75,7 @@ mod registry;
 mod roots;
 mod skills;
 mod tasks;
+mod tool_filter;
 mod tools;
 
 use std::future::Future;
@@ -112,6 +114,11 @@ pub use options::{
     PluginAdded, ServerOverrides, DEFAULT_SESSION,
 };
 pub use tools::{CallTool, ChatCall, OnProgress, ToolRef};
+
+/// A server's tool filter (`includeTools`, `excludeTools`; see
+/// [`Host::set_tool_enabled`]) and its own `tools/call` limits.
+pub use crate::catalogue::ToolFilter;
+pub use crate::mcp::CallLimits;
 
 /// A `CallToolResult` as JSON text ([`Host::call_tool_json`]).
 pub use crate::json::JsonText;
@@ -361,6 +368,7 @@ impl Host {
             }
         };
         futures::future::join_all(handles.iter().map(|h| h.remove())).await;
+        self.forget_filters(handles.iter().map(|h| h.id.as_str()));
         self.shared
             .publisher()
             .emit(StateAction::SessionCustomizationRemoved(

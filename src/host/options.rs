@@ -24,10 +24,12 @@ use super::auth::Authorize;
 use super::tools::{ChatCall, ToolRef};
 use super::{HostConfig, OAuthHostOptions};
 use crate::auth::flow::DEFAULT_SIGN_IN_TIMEOUT;
+use crate::catalogue::ToolFilter;
 use crate::config::launch::EnvPolicy;
 use crate::config::{OAuthClientSetting, ProtocolSetting};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::{Limits, MAX_TIMEOUT_MS};
+use crate::mcp::CallLimits;
 
 /// A timeout option in ms, clamped to 1 ms ..= 24 h ([`MAX_TIMEOUT_MS`]),
 /// like every configurable timeout.
@@ -214,6 +216,21 @@ pub struct ServerOverrides {
     pub oauth: Option<OAuthClientSetting>,
     /// MCP revision to speak: `auto` (default), `2026-07-28` or `legacy`.
     pub protocol: ProtocolSetting,
+    /// Which tools the model is offered and `callTool` accepts.
+    pub tool_filter: ToolFilter,
+    /// The server's tool-call limits, between a call's own and the host's.
+    pub call_limits: CallLimits,
+}
+
+impl CallLimits {
+    /// The limits of `callTimeoutMs` and `callMaxTotalMs` (ms), clamped to
+    /// 1 ms ..= 24 h like every timeout ([`clamped_timeout`]).
+    pub fn from_ms(timeout_ms: Option<u64>, max_total_ms: Option<u64>) -> Self {
+        Self {
+            timeout: timeout_ms.map(clamped_timeout),
+            max_total: max_total_ms.map(clamped_timeout),
+        }
+    }
 }
 
 /// `addServer` parameters: a top-level server outside any plugin.
@@ -242,6 +259,11 @@ pub struct AddServer {
     /// customization `uri` too) while the server is configured. An imported
     /// entry's secret variable values, wherever they were put.
     pub secrets: Vec<String>,
+    /// Which tools the model is offered and `callTool` accepts
+    /// (`includeTools`, `excludeTools`); default: every tool.
+    pub tool_filter: ToolFilter,
+    /// The server's tool-call limits (`callTimeoutMs`, `callMaxTotalMs`).
+    pub call_limits: CallLimits,
 }
 
 impl AddServer {
@@ -258,6 +280,8 @@ impl AddServer {
             protocol: ProtocolSetting::default(),
             literal: false,
             secrets: Vec::new(),
+            tool_filter: ToolFilter::default(),
+            call_limits: CallLimits::default(),
         }
     }
 }

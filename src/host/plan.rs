@@ -192,6 +192,8 @@ pub(super) fn plan_plugin(
             oauth_client: overrides.and_then(|o| o.oauth.clone()),
             protocol: overrides.map(|o| o.protocol).unwrap_or_default(),
             secret_values: Vec::new(),
+            tool_filter: overrides.map(|o| o.tool_filter.clone()).unwrap_or_default(),
+            call_limits: overrides.map(|o| o.call_limits).unwrap_or_default(),
         });
     }
     let load = if problems.is_empty() {
@@ -230,7 +232,7 @@ mod tests {
 
     /// The `addPlugin` parameters of a JS-shaped options object (`root`,
     /// `startupTimeoutMs`, `servers` with `startupTimeoutMs`, `oauth`,
-    /// `protocol`), as the binding converts them.
+    /// `protocol`, `excludeTools`, `callTimeoutMs`), as the binding converts them.
     fn opts(v: serde_json::Value) -> AddPlugin {
         let ms = |v: &serde_json::Value| v.get("startupTimeoutMs").and_then(|m| m.as_u64());
         let mut opts = AddPlugin::new(v["root"].as_str().unwrap());
@@ -253,6 +255,16 @@ mod tests {
                     idp: None,
                 }),
                 protocol: serde_json::from_value(field("protocol")).unwrap_or_default(),
+                tool_filter: crate::catalogue::ToolFilter::new(
+                    None,
+                    &serde_json::from_value::<Vec<String>>(field("excludeTools"))
+                        .unwrap_or_default(),
+                )
+                .unwrap(),
+                call_limits: crate::mcp::CallLimits::from_ms(
+                    o.get("callTimeoutMs").and_then(|m| m.as_u64()),
+                    None,
+                ),
             };
             opts.servers.insert(name.clone(), overrides);
         }
@@ -383,6 +395,23 @@ mod tests {
             Some(crate::config::ProtocolSetting::Legacy)
         );
         assert_eq!(protocol("p/a"), Some(crate::config::ProtocolSetting::Auto));
+    }
+
+    #[test]
+    fn a_servers_tool_filter_and_call_limits_reach_its_spec_only() {
+        let options = json!({"root": "/p", "servers": {
+            "b": {"excludeTools": ["x_*"], "callTimeoutMs": 1500}
+        }});
+        let plan = plan(TWO, &opts(options), &Limits::default());
+        let spec = |id: &str| plan.specs.iter().find(|s| s.id == id).unwrap();
+        assert!(spec("p/b").tool_filter.why_disabled("x_1").is_some());
+        assert_eq!(spec("p/b").tool_filter.why_disabled("y"), None);
+        assert_eq!(
+            spec("p/b").call_limits.timeout,
+            Some(Duration::from_millis(1500))
+        );
+        assert!(spec("p/a").tool_filter.is_empty());
+        assert_eq!(spec("p/a").call_limits, crate::mcp::CallLimits::default());
     }
 
     #[test]

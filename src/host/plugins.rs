@@ -78,6 +78,19 @@ impl Adding<'_> {
         let shared = &self.host.shared;
         let ids: Vec<String> = specs.iter().map(|s| s.id.clone()).collect();
         let children = (self.plugin).then(|| ids.clone());
+        // Each server's tool filter is in the catalogue before its actor
+        // can list a tool, and forgotten again if none starts.
+        let configured: Vec<_> = (specs.iter())
+            .map(|s| (s.id.clone(), s.tool_filter.clone()))
+            .collect();
+        let filters = |set: bool| {
+            let mut catalogue = (shared.publisher().catalogue().write())
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            for (id, filter) in &configured {
+                catalogue.set_filter(id, set.then_some(filter));
+            }
+        };
+        filters(true);
         let start = || {
             let start = |spec: ServerSpec| {
                 let id = spec.id.clone();
@@ -88,6 +101,7 @@ impl Adding<'_> {
         // Lock: the registry alone (starting an actor takes no lock).
         let started = self.host.registry().go_live(&self.id, children, start);
         if !started {
+            filters(false);
             return Err(cancelled_by_remove(method, &self.id));
         }
         // Tasks a former host left recorded for these servers (`tasks.rs`).
@@ -348,6 +362,8 @@ impl Host {
             oauth_client: opts.oauth.clone(),
             protocol: opts.protocol,
             secret_values: opts.secrets.clone(),
+            tool_filter: opts.tool_filter.clone(),
+            call_limits: opts.call_limits,
         };
         Ok((spec, uri))
     }

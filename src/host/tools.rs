@@ -40,10 +40,10 @@ pub struct CallTool {
     /// `arguments` of MCP `tools/call`.
     pub arguments: Option<Map<String, Value>>,
     /// Inactivity limit, reset by each progress notification (1 ms ..= 24 h);
-    /// `None`: `limits.callTimeoutMs`.
+    /// `None`: the server's `callTimeoutMs`, else `limits.callTimeoutMs`.
     pub timeout: Option<Duration>,
     /// Absolute limit that progress never extends (1 ms ..= 24 h); `None`:
-    /// `limits.callMaxTotalMs`.
+    /// the server's `callMaxTotalMs`, else `limits.callMaxTotalMs`.
     pub max_total: Option<Duration>,
     /// The `digest` the caller validated the arguments against; `None`: the
     /// digest as of the last `listTools`.
@@ -220,7 +220,8 @@ impl Host {
     /// retried once (issue 9; AHP 1.0 "Tool-call-level authentication").
     ///
     /// # Errors
-    /// `not_found`, `stale_tool` (see
+    /// `not_found`, `tool_disabled` (the server's tool filter leaves the
+    /// tool out: nothing is sent), `stale_tool` (see
     /// `crate::catalogue::read_view::ReadCatalogue::resolve`), `cancelled`
     /// (`cancel` fired: a call not yet sent is not sent, a sent one gets
     /// `notifications/cancelled` once), `disposed`, and those of
@@ -273,7 +274,7 @@ impl Host {
             .display_name
             .or(tool.title)
             .unwrap_or_else(|| tool.tool_name.clone());
-        let limits = self.shared.limits();
+        let (timeout, max_total) = self.call_limits((call.timeout, call.max_total), &handle);
         let inputs = (ctx.as_ref()).map(|ctx| {
             ChatCallInputs::new(publisher.clone(), self.chat_inputs.clone(), ctx.clone())
         });
@@ -287,8 +288,8 @@ impl Host {
         let req = CallRequest {
             name: tool.tool_name,
             arguments: call.arguments,
-            timeout: (call.timeout).unwrap_or(Duration::from_millis(limits.call_timeout_ms)),
-            max_total: (call.max_total).unwrap_or(Duration::from_millis(limits.call_max_total_ms)),
+            timeout,
+            max_total,
             chat: inputs.clone(),
             task: task.clone(),
         };
@@ -333,6 +334,23 @@ impl Host {
             Ok(_) => {}
         }
         result
+    }
+
+    /// The inactivity and absolute limits of a call on `handle`'s server:
+    /// the call's own (`timeout`, `max_total`), else the server's
+    /// (`callTimeoutMs`, `callMaxTotalMs`), else the host's (`limits`).
+    fn call_limits(
+        &self,
+        (timeout, max_total): (Option<Duration>, Option<Duration>),
+        handle: &ServerHandle,
+    ) -> (Duration, Duration) {
+        let (limits, own) = (self.shared.limits(), handle.spec.call_limits);
+        let timeout = timeout.or(own.timeout);
+        let max_total = max_total.or(own.max_total);
+        (
+            timeout.unwrap_or(Duration::from_millis(limits.call_timeout_ms)),
+            max_total.unwrap_or(Duration::from_millis(limits.call_max_total_ms)),
+        )
     }
 
     /// The `_meta` of the AHP tool-call actions of a chat call of tool

@@ -32,6 +32,7 @@ use tokio_util::task::TaskTracker;
 pub use opener::{Opener, OpenerParts};
 pub use session::{Sending, ServerLive, Session};
 
+use crate::catalogue::ToolFilter;
 use crate::config::{HttpConfig, OAuthClientSetting, PluginVars, ProtocolSetting, StdioConfig};
 
 /// Where a server lives.
@@ -59,6 +60,23 @@ pub struct ServerSpec {
     /// More secret values given with the server (`addServer`'s `secrets`:
     /// an imported entry's secret variable values, wherever they were put).
     pub secret_values: Vec<String>,
+    /// The configured tool filter (`includeTools`, `excludeTools`), given to
+    /// the catalogue when the server is added (host-side setting).
+    pub tool_filter: ToolFilter,
+    /// The server's own `tools/call` limits (host-side setting).
+    pub call_limits: CallLimits,
+}
+
+/// A server's own `tools/call` limits (`callTimeoutMs`, `callMaxTotalMs`):
+/// each applies to a call that gives none of its own (`timeoutMs`,
+/// `maxTotalTimeoutMs`); `None` leaves the host's (`limits.callTimeoutMs`,
+/// `limits.callMaxTotalMs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CallLimits {
+    /// Inactivity limit, reset by each progress notification.
+    pub timeout: Option<Duration>,
+    /// Absolute limit that progress never extends.
+    pub max_total: Option<Duration>,
 }
 
 /// The tasks of one server (its actor, its connections' service waiters)

@@ -30,16 +30,14 @@ const MAPPED: &[&str] = &[
     "startup_timeout_ms",
     "enabled",
     "oauth",
+    "enabled_tools",
+    "disabled_tools",
+    "tool_timeout_sec",
 ];
-
-const TOOL_FILTERS: &str = " yet (tool filters)";
 
 /// Keys Codex defines that this host does not take, with why.
 const UNSUPPORTED: &[(&str, &str)] = &[
-    ("enabled_tools", TOOL_FILTERS),
-    ("disabled_tools", TOOL_FILTERS),
     ("tools", " yet (per-tool approval)"),
-    ("tool_timeout_sec", " (give callTool a timeoutMs)"),
     ("required", " (an app decides what a failed start means)"),
     ("scopes", " (OAuth scopes come from the server's challenge)"),
     ("oauth_resource", ""),
@@ -292,7 +290,8 @@ fn env_reference(b: &mut Building<'_>, var: &str) -> Value {
     format!("${{env:{var}}}").into()
 }
 
-/// `enabled`, the startup timeout and `oauth.client_id`.
+/// `enabled`, the startup timeout, `oauth.client_id`, the tool filter
+/// (`enabled_tools`, `disabled_tools`) and the call timeout (`tool_timeout_sec`).
 fn extra(out: &mut Report<'_>, server: &str, entry: &Node) -> Result<Extra, FieldError> {
     let mut extra = Extra::enabled();
     if let Some(n) = entry.get("enabled") {
@@ -310,7 +309,33 @@ fn extra(out: &mut Report<'_>, server: &str, entry: &Node) -> Result<Extra, Fiel
         (None, None) => None,
     };
     extra.oauth_client_id = oauth_client(out, server, entry, ("oauth", "client_id"))?;
+    extra.include_tools = entry
+        .get("enabled_tools")
+        .map(|n| tool_names("enabled_tools", n))
+        .transpose()?;
+    if let Some(n) = entry.get("disabled_tools") {
+        extra.exclude_tools = tool_names("disabled_tools", n)?;
+    }
+    // Codex bounds the whole call: both of this host's limits.
+    let call = entry
+        .get("tool_timeout_sec")
+        .map(|n| millis("tool_timeout_sec", n, 1000.0));
+    extra.call_timeout_ms = call.transpose()?;
+    extra.call_max_total_ms = extra.call_timeout_ms;
     Ok(extra)
+}
+
+/// `enabled_tools` / `disabled_tools`: an array of tool names, each
+/// non-empty (this host's `includeTools` / `excludeTools`).
+fn tool_names(field: &str, n: &Node) -> Result<Vec<String>, FieldError> {
+    let Val::Arr(items) = &n.val else {
+        return Err(wrong(field, "an array of tool names", n));
+    };
+    let name = |(i, item): (usize, &Node)| match item.str() {
+        Some(s) if !s.is_empty() => Ok(s.to_owned()),
+        _ => Err(wrong(&format!("{field}[{i}]"), "a non-empty string", item)),
+    };
+    items.iter().enumerate().map(name).collect()
 }
 
 /// A non-negative number of `unit` ms, as whole ms.

@@ -146,6 +146,10 @@ impl<'a> Building<'a> {
             enabled: extra.enabled,
             startup_timeout_ms: extra.startup_timeout_ms,
             oauth_client_id: extra.oauth_client_id,
+            include_tools: extra.include_tools,
+            exclude_tools: extra.exclude_tools,
+            call_timeout_ms: extra.call_timeout_ms,
+            call_max_total_ms: extra.call_max_total_ms,
             line,
             column,
             resolved: ids.is_empty(),
@@ -196,6 +200,14 @@ pub(super) struct Extra {
     pub startup_timeout_ms: Option<u64>,
     /// OAuth client id.
     pub oauth_client_id: Option<String>,
+    /// Only these tools (`includeTools`).
+    pub include_tools: Option<Vec<String>>,
+    /// Not these tools (`excludeTools`).
+    pub exclude_tools: Vec<String>,
+    /// The server's call inactivity limit, ms (`callTimeoutMs`).
+    pub call_timeout_ms: Option<u64>,
+    /// The server's absolute call limit, ms (`callMaxTotalMs`).
+    pub call_max_total_ms: Option<u64>,
 }
 
 impl Extra {

@@ -136,6 +136,22 @@ pub struct ImportedServer {
     /// Cursor `auth.CLIENT_ID`, Codex `oauth.client_id`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub oauth_client_id: Option<String>,
+    /// Only the tools matching these, for `addServer`'s `includeTools`
+    /// (Codex `enabled_tools`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub include_tools: Option<Vec<String>>,
+    /// Not the tools matching these, for `addServer`'s `excludeTools`
+    /// (Codex `disabled_tools`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exclude_tools: Vec<String>,
+    /// The server's call inactivity limit in ms, for `addServer`'s
+    /// `callTimeoutMs` (Codex `tool_timeout_sec`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_timeout_ms: Option<u64>,
+    /// The server's absolute call limit in ms, for `addServer`'s
+    /// `callMaxTotalMs` (Codex `tool_timeout_sec`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub call_max_total_ms: Option<u64>,
     /// Where the entry starts in the file: 1-based line.
     pub line: u32,
     /// Where the entry starts in the file: 1-based column (UTF-16 code units).

@@ -283,7 +283,7 @@ fn cursor_samples_and_its_variables() {
 
 // https://github.com/openai/codex/blob/main/docs/config.md ("MCP integration")
 #[test]
-fn codex_tables_map_env_references_and_report_tool_filters() {
+fn codex_tables_map_env_references_tool_filters_and_the_tool_timeout() {
     let imported = import(ImportFormat::Codex, "codex-config.toml");
     let stdio = json!({"type": "stdio", "command": "npx", "args": ["-y", "mcp-server"],
         "env": {"API_KEY": "value", "API_KEY2": "${env:API_KEY2}"}, "cwd": "/Users/<user>/code/my-server"});
@@ -301,29 +301,28 @@ fn codex_tables_map_env_references_and_report_tool_filters() {
         (figma.enabled, figma.startup_timeout_ms),
         (false, Some(20_000))
     );
-    let fields: Vec<Option<&str>> = imported
-        .diagnostics
-        .iter()
-        .map(|d| d.field.as_deref())
-        .collect();
+    // Codex's tool filter and per-tool timeout map to this host's
+    // includeTools / excludeTools and both call limits.
     assert_eq!(
-        fields,
-        [
-            Some("tool_timeout_sec"),
-            Some("enabled_tools"),
-            Some("disabled_tools")
-        ]
+        (&figma.include_tools, &figma.exclude_tools),
+        (
+            &Some(vec!["search".to_owned(), "summarize".to_owned()]),
+            &vec!["search".to_owned()]
+        )
     );
-    assert!(imported
-        .diagnostics
-        .iter()
-        .all(|d| d.code == crate::error::ErrorCode::NotSupported));
+    assert_eq!(
+        (figma.call_timeout_ms, figma.call_max_total_ms),
+        (Some(30_000), Some(30_000))
+    );
+    let server_name = &imported.servers[0];
+    assert_eq!(
+        (&server_name.include_tools, server_name.call_timeout_ms),
+        (&None, None)
+    );
     assert!(
-        imported.diagnostics[1]
-            .message
-            .contains("not supported by this host yet (tool filters)"),
-        "{}",
-        imported.diagnostics[1].message
+        imported.diagnostics.is_empty(),
+        "{:?}",
+        imported.diagnostics
     );
     let secret: Vec<(&str, bool)> = imported
         .variables
@@ -361,6 +360,27 @@ fn codex_refuses_unknown_keys_and_literal_tokens_per_entry() {
         (3, 1)
     );
     assert!(!format!("{:?}", imported.diagnostics).contains("sk-123"));
+}
+
+#[test]
+fn codex_tool_lists_are_arrays_of_names_and_the_timeout_a_number() {
+    let text = "[mcp_servers.a]\ncommand = \"a\"\nenabled_tools = \"search\"\n\n[mcp_servers.b]\ncommand = \"b\"\ndisabled_tools = [\"ok\", \"\"]\n\n[mcp_servers.c]\ncommand = \"c\"\ntool_timeout_sec = \"1\"\n\n[mcp_servers.d]\ncommand = \"d\"\ntool_timeout_sec = 1.5\nenabled_tools = []\n";
+    let imported = import_config(ImportFormat::Codex, text, "config.toml");
+    let error = Severity::Error;
+    assert_eq!(
+        diagnostics(&imported),
+        [
+            ("invalid_entry", error, Some("a"), Some("enabled_tools")),
+            ("invalid_entry", error, Some("b"), Some("disabled_tools[1]")),
+            ("invalid_entry", error, Some("c"), Some("tool_timeout_sec")),
+        ]
+    );
+    let d = &imported.servers[0];
+    assert_eq!(d.name, "d");
+    assert_eq!(
+        (d.call_timeout_ms, &d.include_tools),
+        (Some(1_500), &Some(vec![]))
+    );
 }
 
 #[test]

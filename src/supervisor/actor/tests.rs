@@ -89,6 +89,8 @@ fn spawn(shared: &Arc<HostShared>, fake: &Arc<Fake>) -> ServerHandle {
         oauth_client: None,
         protocol: Default::default(),
         secret_values: Vec::new(),
+        tool_filter: Default::default(),
+        call_limits: Default::default(),
     };
     ServerHandle::start_with(shared.clone(), spec, fake.clone())
 }
