@@ -20,7 +20,7 @@ use serde::Deserialize;
 use url::Url;
 
 use crate::error::{ErrorCode, HostError, HostResult};
-use crate::limits::OAUTH_REQUEST_TIMEOUT_MS;
+use crate::limits::{HTTP_POOL_IDLE_MS, OAUTH_REQUEST_TIMEOUT_MS};
 
 use proxy::ProxyRoute;
 pub use trust::CaCertificates;
@@ -130,10 +130,15 @@ impl Network {
     }
 
     /// [`Network::client_builder`] with the time limit of one OAuth or
-    /// metadata request ([`OAUTH_REQUEST_TIMEOUT_MS`]).
+    /// metadata request ([`OAUTH_REQUEST_TIMEOUT_MS`]) and the idle bound
+    /// of the Streamable HTTP pool ([`HTTP_POOL_IDLE_MS`]): a token refresh
+    /// comes an access token's lifetime after the exchange before it, and a
+    /// connection kept that long was reused just as the authorization
+    /// server (Node, 5 s keep-alive) closed it, failing the refresh.
     pub fn oauth_client_builder(&self) -> reqwest::ClientBuilder {
         self.client_builder()
             .timeout(std::time::Duration::from_millis(OAUTH_REQUEST_TIMEOUT_MS))
+            .pool_idle_timeout(std::time::Duration::from_millis(HTTP_POOL_IDLE_MS))
     }
 
     /// Builds `builder` (from [`Network::client_builder`]).
