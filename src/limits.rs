@@ -488,13 +488,16 @@ pub struct Limits {
     pub max_concurrent_launches: usize,
     /// Largest plugin `mcp.json` read (bytes); a larger file makes the
     /// plugin's load state `error`, naming the file and this limit, without
-    /// being held in memory. Default 8 MiB, hard cap [`HARD_MAX_CONFIG_FILE_BYTES`].
+    /// being held in memory. Also an import's bound: the file, one answer of
+    /// its resolver, the text of its resolved servers together. Default
+    /// 8 MiB, hard cap [`HARD_MAX_CONFIG_FILE_BYTES`].
     pub max_config_file_bytes: usize,
     /// Time reading a plugin's `mcp.json` may take (ms); then the plugin's
     /// load state is `error`, naming the file. Default 10 000.
     pub config_read_timeout_ms: u64,
-    /// Time one answer of `importConfig`'s `resolve` may take (ms); then that
-    /// variable has no value (a diagnostic says so). Default 300 000.
+    /// Time all the answers of `importConfig`'s `resolve` for one import may
+    /// take together (ms; asked one after another); a variable not answered
+    /// by then has no value (a diagnostic says so). Default 300 000.
     pub import_resolve_timeout_ms: u64,
 }
 

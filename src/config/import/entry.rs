@@ -151,6 +151,7 @@ impl<'a> Building<'a> {
             resolved: ids.is_empty(),
             variables: ids,
             secrets: Vec::new(),
+            docker_options: extra.docker_options,
         })
     }
 
@@ -196,6 +197,8 @@ pub(super) struct Extra {
     pub startup_timeout_ms: Option<u64>,
     /// OAuth client id.
     pub oauth_client_id: Option<String>,
+    /// A registry `docker` entry: how many args are `docker`'s options.
+    pub docker_options: Option<usize>,
 }
 
 impl Extra {

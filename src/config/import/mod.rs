@@ -24,6 +24,7 @@
 
 mod claude;
 mod codex;
+mod docker;
 mod entry;
 mod located;
 mod registry;
@@ -39,7 +40,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use report::{ImportDiagnostic, Severity};
-pub use resolve::{resolve_entry, resolve_server, Resolved};
+pub use resolve::{resolve_entry, resolve_server, ImportedEntry, Resolved};
 
 /// The formats [`import_config`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,6 +151,12 @@ pub struct ImportedServer {
     /// `addServer`'s `secrets`. Empty (and left out) before.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub secrets: Vec<String>,
+    /// A registry package run by `docker`: how many of `config.args` are
+    /// `docker`'s own options (`run -i --rm`, `runtimeArguments`, `-e
+    /// NAME`), before the image. Resolving checks them again, values in
+    /// ([`resolve_entry`]). `None` (left out) for every other entry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub docker_options: Option<usize>,
 }
 
 /// What a variable is, for the app's resolver.

@@ -20,7 +20,7 @@ use super::vars::{input_variable, EntryVars, Syntax};
 use super::ImportVariable;
 use crate::config::vars::quote;
 
-mod docker;
+use super::docker;
 use crate::limits::MAX_ECHOED_VARIABLE_NAME_BYTES;
 
 /// Top-level fields that describe the server and start nothing.
@@ -221,7 +221,7 @@ fn option(
     let mut b = Building::new(name, node.at, EntryVars::new(Syntax::Literal, &[]));
     let config = match kind {
         Kind::Package => package(&mut b, node),
-        Kind::Remote => remote(&mut b, node),
+        Kind::Remote => remote(&mut b, node).map(|config| (config, None)),
     };
     // Field paths from the file's top: `packages[0].runtimeArguments[1]`.
     for (field, _) in b.notes.iter_mut().chain(b.vars.literal.iter_mut()) {
@@ -229,8 +229,12 @@ fn option(
     }
     b.notes.extend(renamed);
     match config {
-        Ok(config) => {
-            if let Some(server) = b.finish(out, config, Extra::enabled()) {
+        Ok((config, docker_options)) => {
+            let extra = Extra {
+                docker_options,
+                ..Extra::enabled()
+            };
+            if let Some(server) = b.finish(out, config, extra) {
                 out.server(server);
             }
         }
@@ -297,7 +301,10 @@ fn stdio_transport(node: &Node) -> Result<(), FieldError> {
     }
 }
 
-fn package(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
+/// A package's host entry, and for a `docker` one the number of its args
+/// that are `docker`'s own options (before the image: checked again once
+/// resolved, `ImportedServer::docker_options`).
+fn package(b: &mut Building<'_>, node: &Node) -> Result<(Value, Option<usize>), FieldError> {
     let registry = text_field(b, node, "registryType")?
         .ok_or(("registryType".to_owned(), "is required".to_owned()))?;
     let identifier = text_field(b, node, "identifier")?
@@ -334,7 +341,10 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
     if let Some(list) = node.get("runtimeArguments") {
         let runtime_args = arguments(b, "runtimeArguments", list)?;
         if command == "docker" {
-            docker::check(&runtime_args).map_err(|why| ("runtimeArguments".to_owned(), why))?;
+            let defaulted = with_defaults(b, &runtime_args);
+            docker::check(&runtime_args)
+                .and_then(|()| docker::check(&defaulted))
+                .map_err(|why| ("runtimeArguments".to_owned(), why))?;
         }
         args.extend(runtime_args);
     }
@@ -344,6 +354,7 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
             args.extend([Value::from("-e"), Value::from(name.as_str())]);
         }
     }
+    let docker_options = (command == "docker").then_some(args.len());
     args.push(match (registry, version) {
         ("npm" | "nuget", Some(v)) => format!("{identifier}@{v}").into(),
         ("pypi", Some(v)) => format!("{identifier}=={v}").into(),
@@ -362,7 +373,18 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
     if !env.is_empty() {
         config.insert("env".into(), Value::Object(env));
     }
-    Ok(Value::Object(config))
+    Ok((Value::Object(config), docker_options))
+}
+
+/// `args` with each placeholder of an input that has a default replaced
+/// by it: what starts when the app takes the defaults the file gives.
+fn with_defaults(b: &Building<'_>, args: &[Value]) -> Vec<Value> {
+    let defaults: std::collections::BTreeMap<String, String> = (b.vars.used.iter())
+        .filter_map(|v| Some((v.id.clone(), v.default.clone()?)))
+        .collect();
+    let ids: Vec<&str> = defaults.keys().map(String::as_str).collect();
+    let text = |a: &Value| super::resolve::replaced(a.as_str().unwrap_or(""), &ids, &defaults);
+    args.iter().map(|a| Value::from(text(a))).collect()
 }
 
 /// `environmentVariables`: each `name` with its value or an input.

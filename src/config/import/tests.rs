@@ -518,3 +518,4 @@ fn resolution_is_single_pass_and_never_reads_the_environment() {
 
 mod fixes;
 mod registry;
+mod round2;
