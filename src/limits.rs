@@ -486,11 +486,10 @@ pub struct Limits {
     /// its startup timeout and the machine with them, while 8 keep a
     /// typical 4–16 core machine busy (see `__test__/startup.test.mjs`).
     pub max_concurrent_launches: usize,
-    /// Largest plugin `mcp.json` read (bytes); a larger file makes the
-    /// plugin's load state `error`, naming the file and this limit, without
-    /// being held in memory. Also an import's bound: the file, one answer of
-    /// its resolver, the text of its resolved servers together. Default
-    /// 8 MiB, hard cap [`HARD_MAX_CONFIG_FILE_BYTES`].
+    /// Largest plugin `mcp.json` read (bytes); a larger file makes the plugin's
+    /// load state `error`, naming the file and this limit, without being held
+    /// in memory; also an import's bound (the file, one resolver answer, the
+    /// resolved servers' text together). Default 8 MiB, hard cap [`HARD_MAX_CONFIG_FILE_BYTES`].
     pub max_config_file_bytes: usize,
     /// Time reading a plugin's `mcp.json` may take (ms); then the plugin's
     /// load state is `error`, naming the file. Default 10 000.
@@ -596,5 +595,6 @@ impl Limits {
 }
 
 mod delay;
+pub mod import;
 #[cfg(test)]
 mod tests;

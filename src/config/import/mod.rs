@@ -26,6 +26,7 @@ mod claude;
 mod codex;
 mod docker;
 mod entry;
+mod inputs;
 mod located;
 mod registry;
 mod report;

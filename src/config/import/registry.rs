@@ -14,11 +14,11 @@
 use serde_json::{Map, Value};
 
 use super::entry::{check_fields, report_field, wrong, Building, Extra, FieldError};
+use super::inputs::{arguments, check_input, environment, input_value, named, KEY_VALUE_FIELDS};
 use super::located::{Member, Node, Val};
 use super::report::{At, Report};
-use super::vars::{input_variable, EntryVars, Syntax};
-use super::ImportVariable;
-use crate::config::vars::quote;
+use super::vars::{EntryVars, Syntax};
+use crate::config::vars::{quote, quote_cut};
 
 use super::docker;
 use crate::limits::MAX_ECHOED_VARIABLE_NAME_BYTES;
@@ -326,7 +326,10 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<(Value, Option<usize>), 
     let (default_command, default_args) = runtime(registry).ok_or_else(|| {
         (
             "registryType".to_owned(),
-            format!("{registry:?} packages are not supported by this host"),
+            format!(
+                "{} packages are not supported by this host",
+                quote_cut(registry)
+            ),
         )
     })?;
     // The default runtime's own arguments (`npx -y`, `docker run -i
@@ -387,147 +390,6 @@ fn with_defaults(b: &Building<'_>, args: &[Value]) -> Vec<Value> {
     args.iter().map(|a| Value::from(text(a))).collect()
 }
 
-/// `environmentVariables`: each `name` with its value or an input.
-fn environment(b: &mut Building<'_>, node: &Node) -> Result<Map<String, Value>, FieldError> {
-    let mut env = Map::new();
-    for (field, name, item) in named(node, "environmentVariables")? {
-        env.insert(
-            name.to_owned(),
-            input_value(b, &field, item, name, false)?.into(),
-        );
-    }
-    Ok(env)
-}
-
-/// The items of list `key` of `node` (`KeyValueInput`s) with their field
-/// path and `name`.
-///
-/// # Errors
-/// `key` is not an array, or an item has no string `name`.
-fn named<'n>(node: &'n Node, key: &str) -> Result<Vec<(String, &'n str, &'n Node)>, FieldError> {
-    let mut out = Vec::new();
-    for (i, item) in list(node, key)?.iter().enumerate() {
-        let field = format!("{key}[{i}]");
-        match item.get("name").and_then(Node::str) {
-            Some(name) => out.push((field, name, item)),
-            None => return Err((field, "needs a string \"name\"".to_owned())),
-        }
-    }
-    Ok(out)
-}
-
-fn list<'n>(node: &'n Node, key: &str) -> Result<&'n [Node], FieldError> {
-    match node.get(key).map(|n| &n.val) {
-        None => Ok(&[]),
-        Some(Val::Arr(items)) => Ok(items),
-        Some(_) => Err((key.to_owned(), "must be an array".to_owned())),
-    }
-}
-
-/// Positional and named arguments.
-fn arguments(b: &mut Building<'_>, key: &str, node: &Node) -> Result<Vec<Value>, FieldError> {
-    let Val::Arr(items) = &node.val else {
-        return Err((key.to_owned(), "must be an array".to_owned()));
-    };
-    let mut args = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        let field = format!("{key}[{i}]");
-        let kind = item.get("type").and_then(Node::str).unwrap_or("positional");
-        if kind == "named" {
-            let name = item
-                .get("name")
-                .and_then(Node::str)
-                .ok_or((field.clone(), "needs a string \"name\"".to_owned()))?;
-            b.text(&format!("{field}.name"), name)?;
-            args.push(Value::from(name));
-            if item.get("value").is_some()
-                || item.get("default").is_some()
-                || is_true(item, "isRequired")
-            {
-                args.push(
-                    input_value(b, &field, item, name.trim_start_matches('-'), false)?.into(),
-                );
-            }
-        } else {
-            let hint = item.get("valueHint").and_then(Node::str).unwrap_or("value");
-            args.push(input_value(b, &field, item, hint, false)?.into());
-        }
-    }
-    Ok(args)
-}
-
-/// An input's text: its `value` (with `{name}` references to its
-/// `variables` as `${input:name}`), else `${input:<fallback>}`.
-fn input_value(
-    b: &mut Building<'_>,
-    field: &str,
-    item: &Node,
-    fallback: &str,
-    secret: bool,
-) -> Result<String, FieldError> {
-    let Some(value) = item.get("value") else {
-        let mut variable = described(input_variable(fallback), item);
-        variable.secret |= secret;
-        let id = variable.id.clone();
-        b.vars.note(variable);
-        return Ok(format!("${{{id}}}"));
-    };
-    let text = value
-        .str()
-        .ok_or((format!("{field}.value"), "must be a string".to_owned()))?;
-    let shown = match field {
-        "url" => "url".to_owned(),
-        _ => format!("{field}.value"),
-    };
-    b.text(&shown, text)?;
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(start) = rest.find('{') {
-        let Some(len) = rest[start + 1..].find('}') else {
-            break;
-        };
-        let name = &rest[start + 1..start + 1 + len];
-        out.push_str(&rest[..start]);
-        match item.get("variables").and_then(|v| v.get(name)) {
-            Some(spec) => {
-                let mut variable = described(input_variable(name), spec);
-                variable.secret |= secret || is_true(item, "isSecret");
-                out.push_str(&format!("${{{}}}", variable.id));
-                b.vars.note(variable);
-            }
-            None => {
-                let why = "a {…} reference has no entry in \"variables\": sent as written";
-                b.notes.push((shown.clone(), why.to_owned()));
-                out.push_str(&rest[start..=start + 1 + len]);
-            }
-        }
-        rest = &rest[start + 2 + len..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
-/// `variable` with the `Input` fields of `spec`.
-fn described(mut variable: ImportVariable, spec: &Node) -> ImportVariable {
-    let text = |key: &str| spec.get(key).and_then(Node::str).map(str::to_owned);
-    variable.description = text("description");
-    variable.default = text("default");
-    variable.secret = is_true(spec, "isSecret");
-    variable.required = variable.default.is_none();
-    if let Some(Val::Arr(choices)) = spec.get("choices").map(|n| &n.val) {
-        variable.choices = choices
-            .iter()
-            .filter_map(Node::str)
-            .map(str::to_owned)
-            .collect();
-    }
-    variable
-}
-
-fn is_true(node: &Node, key: &str) -> bool {
-    matches!(node.get(key).map(|n| &n.val), Some(Val::Bool(true)))
-}
-
 fn remote(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
     let kind = match node.get("type") {
         None => "",
@@ -536,7 +398,10 @@ fn remote(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
     if kind != "streamable-http" {
         return Err((
             "type".into(),
-            format!("{kind:?} remotes are not supported by this host (streamable-http only)"),
+            format!(
+                "{} remotes are not supported by this host (streamable-http only)",
+                quote_cut(kind)
+            ),
         ));
     }
     let url_node = node
@@ -557,6 +422,7 @@ fn remote(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
     let url = input_value(b, "url", &url_item, "url", false)?;
     let mut headers = Map::new();
     for (field, name, item) in named(node, "headers")? {
+        check_input(b, &field, item, KEY_VALUE_FIELDS);
         headers.insert(
             name.to_owned(),
             input_value(b, &field, item, name, true)?.into(),

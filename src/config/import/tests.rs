@@ -333,7 +333,7 @@ fn codex_tables_map_env_references_and_report_tool_filters() {
     assert_eq!(
         secret,
         [
-            ("env:API_KEY2", false),
+            ("env:API_KEY2", true),
             ("env:ENV_VAR2", true),
             ("env:ENV_VAR", true)
         ]

@@ -147,3 +147,140 @@ fn entry_of(s: &ImportedServer) -> ImportedEntry<'_> {
         docker_options: None,
     }
 }
+
+#[test]
+fn a_variable_put_into_a_stdio_env_value_is_secret_wherever_else_it_goes() {
+    let secret_ids = |imported: &Imported| -> Vec<String> {
+        let vars = imported.variables.iter().filter(|v| v.secret);
+        vars.map(|v| v.id.clone()).collect()
+    };
+    let text = json!({"mcpServers": {"a": {"command": "n", "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}},
+        "b": {"command": "n", "args": ["--token", "${GITHUB_TOKEN}"]}}});
+    let imported = import_config(ImportFormat::ClaudeCode, &text.to_string(), "f");
+    let secret = secret_ids(&imported);
+    assert_eq!(secret, ["env:GITHUB_TOKEN"]);
+    let vals = values(&[("env:GITHUB_TOKEN", "ghp_realtoken123")]);
+    let b = resolve_server(&imported.servers[1], &vals, &secret).unwrap();
+    assert_eq!(
+        b.secrets,
+        ["ghp_realtoken123"],
+        "its value in args is kept secret"
+    );
+    let text = json!({"servers": {"v": {"command": "n", "env": {"T": "${env:T}"}}}});
+    let imported = import_config(ImportFormat::VsCode, &text.to_string(), "f");
+    assert_eq!(secret_ids(&imported), ["env:T"]);
+    let p = json!({"registryType": "npm", "identifier": "p",
+        "environmentVariables": [{"name": "TOKEN", "description": "t"}]});
+    let text = json!({"name": "io.x/r", "packages": [p]}).to_string();
+    let imported = import_config(ImportFormat::Registry, &text, "f");
+    assert_eq!(secret_ids(&imported), ["input:TOKEN"]);
+}
+
+#[test]
+fn unusable_server_names_and_long_texts_are_refused_without_being_echoed() {
+    let long = "x".repeat(300);
+    let mut servers = serde_json::Map::new();
+    for name in [
+        "ok",
+        ".",
+        "..",
+        "a\u{0}b",
+        "a\u{202e}b",
+        "a\u{7}b",
+        long.as_str(),
+    ] {
+        servers.insert(name.to_owned(), json!({"command": "n"}));
+    }
+    let text = json!({ "servers": servers }).to_string();
+    let imported = import_config(ImportFormat::VsCode, &text, "f");
+    let names: Vec<&str> = imported.servers.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["ok"]);
+    assert_eq!(errors(&imported).len(), 6, "{:?}", imported.diagnostics);
+    for d in &imported.diagnostics {
+        assert!(d.message.starts_with("the server name "), "{}", d.message);
+        assert_eq!(d.server, None);
+        assert!(!d.message.contains("xxx") && !d.message.contains('\u{202e}'));
+    }
+    // A type the file gives is echoed cut.
+    let p = json!({"registryType": "z".repeat(500), "identifier": "p"});
+    let text = json!({"name": "io.x/r", "packages": [p]}).to_string();
+    let imported = import_config(ImportFormat::Registry, &text, "f");
+    let message = &imported.diagnostics[0].message;
+    assert!(
+        message.contains(&format!("\"{}\"…", "z".repeat(64))),
+        "{message}"
+    );
+    assert!(!message.contains(&"z".repeat(65)), "{message}");
+}
+
+#[test]
+fn registry_inputs_of_the_wrong_type_are_named_and_secret_stays_secret() {
+    let npm = |args: Value| {
+        let p = json!({"registryType": "npm", "identifier": "p", "packageArguments": args});
+        let text = json!({"name": "io.x/r", "packages": [p]}).to_string();
+        import_config(ImportFormat::Registry, &text, "f")
+    };
+    let warnings = |imported: &Imported| -> Vec<String> {
+        let all = imported.diagnostics.iter();
+        let all = all.filter(|d| d.severity == Severity::Warning);
+        let why = |m: &str| m.rsplit("\": ").next().unwrap_or("").to_owned();
+        all.map(|d| format!("{}: {}", d.field.as_deref().unwrap_or(""), why(&d.message)))
+            .collect()
+    };
+    let imported = npm(json!([
+        {"type": "positional", "valueHint": "tok", "isSecret": "true"},
+        {"type": "positional", "valueHint": "n", "isSecret": 1, "default": 5, "choices": "a,b"},
+        {"type": "named", "name": "--tok", "isRequired": "true", "bogus": 1},
+    ]));
+    let secret: Vec<(&str, bool)> = imported
+        .variables
+        .iter()
+        .map(|v| (v.id.as_str(), v.secret))
+        .collect();
+    assert_eq!(
+        secret,
+        [("input:tok", true), ("input:n", true), ("input:tok", true)][..2]
+    );
+    assert_eq!(
+        imported.servers[0].config["args"],
+        json!([
+            "-y",
+            "p",
+            "${input:tok}",
+            "${input:n}",
+            "--tok",
+            "${input:tok}"
+        ])
+    );
+    let p = "packages[0].packageArguments";
+    assert_eq!(
+        warnings(&imported),
+        [
+            format!("{p}[0].isSecret: must be a boolean: taken as true"),
+            format!("{p}[1].isSecret: must be a boolean: taken as true"),
+            format!("{p}[1].default: must be a string: ignored"),
+            format!("{p}[1].choices: must be an array of strings: ignored"),
+            format!("{p}[2].isRequired: must be a boolean: taken as true"),
+            format!("{p}[2].bogus: is not a field of an input: ignored"),
+        ]
+    );
+    for bad in [json!("nmed"), json!(7)] {
+        let imported = npm(json!([{"type": bad, "name": "--x", "value": "y"}]));
+        assert!(imported.servers.is_empty());
+        assert_eq!(
+            errors(&imported)[0].0,
+            Some("packages[0].packageArguments[0].type")
+        );
+    }
+    // A name that would end the placeholder, or give it a default.
+    for hint in ["a}b", "a:-b", "${x}"] {
+        let imported = npm(json!([{"type": "positional", "valueHint": hint}]));
+        assert!(imported.servers.is_empty(), "{hint}");
+        let (field, message) = errors(&imported)[0];
+        assert_eq!(field, Some("packages[0].packageArguments[0]"));
+        assert!(!message.contains(hint), "{message}");
+    }
+    let imported = npm(json!([{"type": "positional", "value": "{a:-b}",
+        "variables": {"a:-b": {"default": "x"}}}]));
+    assert!(imported.servers.is_empty());
+}
