@@ -100,7 +100,12 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * siblings stay. Values are never put in a diagnostic or an error, and
    * a resolved value is never scanned again (it is literal text).
    * A resolved server lists the values of its secret variables in
-   * `secrets`, kept secret wherever they were put.
+   * `secrets`, kept secret wherever they were put. Resolved, a server is
+   * left out (an `invalid_entry` diagnostic naming the field or bound,
+   * never a value) when a secret variable is in its URL's scheme, host or
+   * port; when the resolved servers of the import would hold more than
+   * `limits.maxConfigFileBytes` of text together; or when a registry
+   * `docker` entry's resolved options give the container part of the host.
    *
    * Errors: `invalid_argument` (options), `invalid_config` (`path` cannot
    * be read: missing, not a regular file, over `limits.maxConfigFileBytes`,
@@ -790,14 +795,19 @@ export interface HostLimits {
   maxConcurrentLaunches?: number
   /**
    * Largest plugin `mcp.json` read by {@link McpHost.addPlugin}; a larger file gives the plugin
-   * load state `error` naming the file and this limit. Default 8 MiB (hard cap 64 MiB).
+   * load state `error` naming the file and this limit. Default 8 MiB (hard cap 64 MiB). Also the
+   * most an import may read ({@link McpHost.importConfig}), the longest answer of its `resolve`
+   * (a longer one gives that variable no value), and the most text its resolved servers may hold
+   * together (a server past it is left out with an `invalid_entry` diagnostic naming this limit).
    */
   maxConfigFileBytes?: number
   /** Time reading a plugin's `mcp.json` may take; then its load state is `error` naming the file. Default 10 000 ms. */
   configReadTimeoutMs?: number
   /**
-   * Time one answer of {@link ImportConfigOptions.resolve} may take; then that variable has no value
-   * (the entries that need it are left out with an `invalid_entry` diagnostic saying so). Default 300 000 ms.
+   * Time all the answers of {@link ImportConfigOptions.resolve} for one import may take together
+   * (the variables are asked one after another); a variable not answered by then has no value (the
+   * entries that need it are left out with an `invalid_entry` diagnostic saying so), and one asked
+   * after it gets only an answer given at once. Default 300 000 ms.
    */
   importResolveTimeoutMs?: number
 }
@@ -1804,9 +1814,10 @@ export interface ImportConfigOptions {
    * no value for that variable (its error is not kept: it could hold a
    * value). Any other return type also counts as no value: the entries
    * that need the variable are left out with an `invalid_entry`
-   * diagnostic naming the type returned; their siblings load. Each call
-   * may take at most `limits.importResolveTimeoutMs` (then no value, and
-   * the diagnostic says so); a dispose of the host meanwhile rejects
+   * diagnostic naming the type returned; their siblings load. So does a
+   * string longer than `limits.maxConfigFileBytes` (UTF-8). The calls are
+   * made one after another and may take `limits.importResolveTimeoutMs`
+   * together (then no value, and the diagnostic says so); a dispose of the host meanwhile rejects
    * `importConfig` with `disposed` at once. A Claude Code
    * `${VAR:-default}` keeps its default in its placeholder
    * (`${env:VAR:-default}`): each use gets its own.
@@ -1858,6 +1869,12 @@ export interface ImportedServer {
    * passes them to {@link McpHost.addServer} as {@link AddServerOptions.secrets}. Absent when there are none.
    */
   secrets?: string[]
+  /**
+   * A registry package run by `docker`: how many of `config.args` are `docker`'s own options (`run -i --rm`,
+   * `runtimeArguments`, `-e NAME`), before the image. Resolving checks them again with the values in. Absent for
+   * every other entry.
+   */
+  dockerOptions?: number
 }
 
 /** One variable of an import: what an app needs to ask for it. */

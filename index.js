@@ -429,9 +429,9 @@ class McpHost extends EventEmitter {
   // (lib/host/import.js; see index.d.ts).
   async importConfig(options) {
     const { native: args, resolve, label } = imports.importOptions(options)
-    const { resolveTimeoutMs, ...result } = unwrap(await this.#live().importConfig(JSON.stringify(args)))
+    const { resolveTimeoutMs, resolvedMaxBytes, ...result } = unwrap(await this.#live().importConfig(JSON.stringify(args)))
     if (!resolve) return result
-    const bounds = { timeoutMs: resolveTimeoutMs, disposal: this.#disposal.signal }
+    const bounds = { timeoutMs: resolveTimeoutMs, maxBytes: resolvedMaxBytes, disposal: this.#disposal.signal }
     return imports.resolveAll(result, resolve, native.resolveImported, label, bounds)
   }
   async addServers(servers) {

@@ -67,6 +67,36 @@ test('a secret in the URL path is redacted from the customization uri, the state
   assertNoCanary(canary, h, [imported.diagnostics, results])
 })
 
+test('a secret in the URL path stays out of an authRequired state whose RFC 9728 resource names that path', async (t) => {
+  const canary = uniqueMarker('canary-resource')
+  const server = await startHttpFixture(t, 'path-resource-server.mjs')
+  const h = newHost(t)
+  const { host } = h
+  const text = vscode({ remote: { type: 'http', url: `${server.url}/\${input:tok}` } })
+  const imported = await host.importConfig({ format: 'vscode', text, resolve: secretResolver(canary) })
+  const results = await host.addServers(imported.servers)
+  assert.equal(results[0].id, 'remote', String(results[0].error))
+  const state = await waitState(host, 'remote', 'authRequired')
+  assert.equal(state.resource.resource, `${server.url}/[redacted]`)
+  const failure = await host.whenReady('remote').catch((e) => e)
+  assert.equal(failure.code, 'auth_required')
+  assertNoCanary(canary, h, [imported.diagnostics, results, failure])
+})
+
+test('a secret value with a ? put into the URL path is hidden in each part the URL reads it as', async (t) => {
+  const canary = uniqueMarker('canary-split')
+  const server = await startHttpFixture(t, 'header-report-server.mjs')
+  const h = newHost(t)
+  const { host } = h
+  const text = vscode({ remote: { type: 'http', url: `${server.url}/\${input:tok}` } })
+  const imported = await host.importConfig({ format: 'vscode', text, resolve: secretResolver(`${canary}?k=${canary}-query`) })
+  const results = await host.addServers(imported.servers)
+  assert.equal(results[0].id, 'remote', String(results[0].error))
+  await waitState(host, 'remote', 'ready')
+  assert.equal(host.getState().customizations.find((c) => c.id === 'remote').uri, `${server.url}/[redacted]`)
+  assertNoCanary(canary, h, [imported.diagnostics, results])
+})
+
 test('errors about a secret command or cwd name the field, never the value', async (t) => {
   const canary = uniqueMarker('canary-cwd')
   const dir = tmpDir(t)
@@ -116,7 +146,7 @@ test('the resolver is bounded: no answer within importResolveTimeoutMs costs tha
   assert.deepEqual(imported.servers.map((s) => s.name), ['b'])
   const [d] = imported.diagnostics
   assert.equal(d.server, 'a')
-  assert.match(d.message, /did not answer within 200 ms \(limits\.importResolveTimeoutMs\) for \$\{env:SLOW\}/)
+  assert.match(d.message, /did not answer within 200 ms \(limits\.importResolveTimeoutMs, for all the variables of one import\) for \$\{env:SLOW\}/)
 
   const other = newHost(t).host
   const pending = other.importConfig({ format: 'claude-code', text, resolve: () => new Promise(() => {}) })

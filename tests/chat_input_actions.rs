@@ -148,9 +148,21 @@ impl Replay {
         }
     }
 
-    /// What the harness dispatches before the host runs tool call `id`.
-    fn start_call(&mut self, id: &str, server_id: &str) {
-        self.drain();
+    /// What the harness dispatches before the host runs tool call `id` on
+    /// `server_id`, once that server's tools are published: the host
+    /// publishes `session/serverToolsChanged` just after the server's
+    /// `ready` state, so without this wait it could land among the call's
+    /// actions.
+    async fn start_call(&mut self, id: &str, server_id: &str) {
+        let source = |t: &ahp_types::state::ToolDefinition| {
+            let meta = t.meta.as_ref()?.get("ahp-mcp-host/source")?;
+            meta.get("customizationId")?.as_str().map(str::to_owned)
+        };
+        self.until("the server's tools published", |r| {
+            let tools = r.session.server_tools.iter().flatten();
+            tools.filter_map(source).any(|c| c == server_id)
+        })
+        .await;
         for action in [
             json!({"type": "chat/toolCallStart", "turnId": "turn-1", "toolCallId": id, "toolName": "t", "displayName": "T",
                    "contributor": {"kind": "mcp", "customizationId": server_id}}),
@@ -270,7 +282,7 @@ fn spawn_call(
 async fn mrtr_rounds_answered_by_an_ahp_client_replay_through_the_reducers() {
     let (host, mut replay, _data) = new_host(None);
     let id = add(&host, "modern-server.mjs", &["stdio"]).await;
-    replay.start_call("tc-m", &id);
+    replay.start_call("tc-m", &id).await;
     let call = spawn_call(
         &host,
         chat_call(&id, "survey", "tc-m"),
@@ -346,7 +358,7 @@ async fn an_app_answer_withdraws_the_ahp_input_with_the_app_answers() {
     let handler = Arc::new(Answers(AtomicUsize::new(0)));
     let (host, mut replay, _data) = new_host(Some(handler.clone()));
     let id = add(&host, "elicit-server.mjs", &[]).await;
-    replay.start_call("tc-j", &id);
+    replay.start_call("tc-j", &id).await;
     let result = host
         .call_tool(chat_call(&id, "elicit", "tc-j"), CancellationToken::new())
         .await
@@ -385,7 +397,7 @@ async fn an_app_answer_withdraws_the_ahp_input_with_the_app_answers() {
 async fn a_cancelled_call_withdraws_its_input_before_it_completes() {
     let (host, mut replay, _data) = new_host(None);
     let id = add(&host, "elicit-server.mjs", &[]).await;
-    replay.start_call("tc-c", &id);
+    replay.start_call("tc-c", &id).await;
     let cancel = CancellationToken::new();
     let call = spawn_call(&host, chat_call(&id, "elicit", "tc-c"), cancel.clone());
     replay

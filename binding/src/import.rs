@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use ahp_mcp_host::config::import::{resolve_entry, ImportFormat, Imported};
+use ahp_mcp_host::config::import::{resolve_entry, ImportFormat, Imported, ImportedEntry};
 use ahp_mcp_host::error::{ErrorCode, HostError, HostResult};
 use ahp_mcp_host::host::ImportSource;
 use napi_derive::napi;
@@ -22,8 +22,8 @@ struct JsImportArgs {
     file: Option<String>,
 }
 
-/// One imported server, the app's values for its variables and the ids
-/// of the secret ones.
+/// One imported server, the app's values for its variables, the ids of
+/// the secret ones, and the most text (bytes) the resolved entry may hold.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct JsResolveArgs {
@@ -33,17 +33,21 @@ struct JsResolveArgs {
     values: BTreeMap<String, String>,
     #[serde(default)]
     secret: Vec<String>,
+    docker_options: Option<usize>,
+    max_bytes: usize,
 }
 
-/// `importConfig`'s answer: the import, and the host's bound on each
-/// answer of the JS resolver (`limits.importResolveTimeoutMs`, taken off
-/// by `lib/host/import.js`).
+/// `importConfig`'s answer: the import, and the host's bounds on the JS
+/// resolve (taken off by `lib/host/import.js`): the time for all of the
+/// resolver's answers (`limits.importResolveTimeoutMs`) and the text the
+/// resolved servers may hold together (`limits.maxConfigFileBytes`).
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct JsImported {
     #[serde(flatten)]
     imported: Imported,
     resolve_timeout_ms: u64,
+    resolved_max_bytes: usize,
 }
 
 fn invalid(message: String) -> HostError {
@@ -86,20 +90,28 @@ impl NativeHost {
             Ok(JsImported {
                 imported,
                 resolve_timeout_ms: host.import_resolve_timeout_ms(),
+                resolved_max_bytes: host.import_resolved_max_bytes(),
             })
         })
         .await
     }
 }
 
-/// `resolveImported(argsJson)` → response JSON with `{config, secrets}`:
-/// the server's entry, its variables replaced by the app's values, and the
-/// values of its secret variables (`invalid_entry` naming the missing
-/// variable or the broken field; never a value).
+/// `resolveImported(argsJson)` → response JSON with `{config, secrets,
+/// bytes}`: the server's entry, its variables replaced by the app's
+/// values, the values of its secret variables, and the text it holds
+/// (`invalid_entry` naming the missing variable, the bound or the broken
+/// field; never a value).
 #[napi(catch_unwind)]
 pub fn resolve_imported(args_json: String) -> String {
     respond(parse::<JsResolveArgs>("server", &args_json).and_then(|a| {
-        resolve_entry(&a.name, &a.config, &a.variables, &a.values, &a.secret)
+        let entry = ImportedEntry {
+            name: &a.name,
+            config: &a.config,
+            variables: &a.variables,
+            docker_options: a.docker_options,
+        };
+        resolve_entry(entry, &a.values, &a.secret, a.max_bytes)
             .map_err(|m| HostError::new(ErrorCode::InvalidEntry, m))
     }))
 }

@@ -55,17 +55,22 @@ function answerOf(variable, resolve, { timeoutMs, disposal }) {
 /**
  * The values of `variables` from `resolve` (a string, or undefined/null for
  * none, then the variable's `default`), and why each other answer gave none
- * (`refused`: id → why: the type answered, or no answer within
- * `bounds.timeoutMs`; that variable then has no value, so only the entries
- * that need it are left out). See {@link answerOf}.
+ * (`refused`: id → why: the type answered, a value longer than
+ * `bounds.maxBytes`, or no answer in time; that variable then has no value,
+ * so only the entries that need it are left out). The variables are asked
+ * one after another (an app may show one prompt at a time), all within
+ * `bounds.timeoutMs` together: once it has passed, each variable still to
+ * ask gets only what it answers at once. See {@link answerOf}.
  */
 async function valuesOf(variables, resolve, bounds) {
   const values = {}
   const refused = {}
+  const deadline = Date.now() + bounds.timeoutMs
   for (const variable of variables) {
-    let { value, timedOut } = await answerOf(variable, resolve, bounds)
+    const timeoutMs = Math.max(0, deadline - Date.now())
+    let { value, timedOut } = await answerOf(variable, resolve, { ...bounds, timeoutMs })
     if (timedOut) {
-      refused[variable.id] = `options.resolve did not answer within ${bounds.timeoutMs} ms (limits.importResolveTimeoutMs) for \${${variable.id}}`
+      refused[variable.id] = `options.resolve did not answer within ${bounds.timeoutMs} ms (limits.importResolveTimeoutMs, for all the variables of one import) for \${${variable.id}}`
       continue
     }
     if (value === undefined || value === null) value = variable.default
@@ -73,6 +78,10 @@ async function valuesOf(variables, resolve, bounds) {
     if (typeof value !== 'string') {
       const type = Array.isArray(value) ? 'array' : typeof value
       refused[variable.id] = `options.resolve gave a ${type} for \${${variable.id}}, not a string`
+      continue
+    }
+    if (value.length > bounds.maxBytes || Buffer.byteLength(value) > bounds.maxBytes) {
+      refused[variable.id] = `options.resolve gave a value longer than ${bounds.maxBytes} bytes (limits.maxConfigFileBytes) for \${${variable.id}}`
       continue
     }
     values[variable.id] = value
@@ -85,14 +94,16 @@ async function valuesOf(variables, resolve, bounds) {
  * placeholders replaced (`resolveOne`: the native `resolveImported`, which
  * also gives the values of its secret variables: `secrets`); a server that
  * cannot be resolved leaves `servers` for an `invalid_entry` error
- * diagnostic at its position. `bounds`: `{timeoutMs, disposal}` (see
- * {@link answerOf}).
+ * diagnostic at its position. `bounds`: `{timeoutMs, disposal, maxBytes}`
+ * (see {@link valuesOf}); the resolved servers hold at most `maxBytes` of
+ * text together (`limits.maxConfigFileBytes`): a server past it is left out.
  */
 async function resolveAll(result, resolve, resolveOne, file, bounds) {
   const { values, refused } = await valuesOf(result.variables, resolve, bounds)
   const secretIds = new Set(result.variables.filter((v) => v.secret).map((v) => v.id))
   const servers = []
   const diagnostics = [...result.diagnostics]
+  let left = bounds.maxBytes
   for (const server of result.servers) {
     if (server.resolved) {
       servers.push(server)
@@ -100,9 +111,10 @@ async function resolveAll(result, resolve, resolveOne, file, bounds) {
     }
     const own = Object.fromEntries(server.variables.filter((id) => id in values).map((id) => [id, values[id]]))
     const secret = server.variables.filter((id) => secretIds.has(id))
-    const args = { name: server.name, config: server.config, variables: server.variables, values: own, secret }
+    const args = { name: server.name, config: server.config, variables: server.variables, values: own, secret, dockerOptions: server.dockerOptions, maxBytes: left }
     const r = JSON.parse(resolveOne(JSON.stringify(args)))
     if (r.ok) {
+      left -= r.value.bytes
       const resolved = { ...server, config: r.value.config, resolved: true }
       if (r.value.secrets.length) resolved.secrets = r.value.secrets
       servers.push(resolved)

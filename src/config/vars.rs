@@ -212,6 +212,19 @@ pub(crate) fn quote(s: &str) -> String {
     serde_json::to_string(s).unwrap_or_else(|_| format!("{s:?}"))
 }
 
+/// [`quote`] of at most [`MAX_ECHOED_IMPORT_TEXT_CHARS`] characters of
+/// `s`, then `…` when it was cut: a file's text (a `type`, a key) in an
+/// import diagnostic.
+///
+/// [`MAX_ECHOED_IMPORT_TEXT_CHARS`]: crate::limits::import::MAX_ECHOED_IMPORT_TEXT_CHARS
+pub(crate) fn quote_cut(s: &str) -> String {
+    let max = crate::limits::import::MAX_ECHOED_IMPORT_TEXT_CHARS;
+    match s.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", quote(&s[..at])),
+        None => quote(s),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,12 +25,22 @@ pub enum ImportSource {
 }
 
 impl Host {
-    /// How long one answer of the app's resolver may take (ms):
-    /// `limits.importResolveTimeoutMs`. The resolver runs in JS (the
-    /// binding's `lib/host/import.js`), which bounds each call by it.
+    /// How long all the answers of the app's resolver for one import may
+    /// take together (ms): `limits.importResolveTimeoutMs`. The resolver
+    /// runs in JS (the binding's `lib/host/import.js`), which bounds its
+    /// calls by it.
     #[must_use]
     pub fn import_resolve_timeout_ms(&self) -> u64 {
         self.shared.limits().import_resolve_timeout_ms
+    }
+
+    /// How much text (bytes) the resolved servers of one import may hold
+    /// together, and one answer of the resolver: `limits.maxConfigFileBytes`
+    /// (no more than a configuration file may hold). See
+    /// `config::import::resolve_entry`.
+    #[must_use]
+    pub fn import_resolved_max_bytes(&self) -> usize {
+        self.shared.limits().max_config_file_bytes
     }
 
     /// Imports `source`, a configuration of `format` (see

@@ -76,9 +76,11 @@ pub fn shown_server_url(url: &Url) -> String {
     shown.to_string()
 }
 
-/// Each of `values` and, when it differs, the form a URL path gives it
-/// (percent-encoded, as `url::Url` writes it): the texts in which a
-/// secret put into a server's URL can appear.
+/// Each of `values` and, when they differ, the forms a URL gives it: as
+/// a path (percent-encoded, as `url::Url` writes it), and as the URL text
+/// it was put into reads (a `?` starts the query, a `#` the fragment, a
+/// `\` is a `/`): that path part, query and fragment each. The texts in
+/// which a secret put into a server's URL can appear.
 #[must_use]
 pub fn with_url_forms(values: &[String]) -> Vec<String> {
     let mut all = values.to_vec();
@@ -90,6 +92,19 @@ pub fn with_url_forms(values: &[String]) -> Vec<String> {
         let encoded = url.path().trim_start_matches('/');
         if encoded != value.trim_start_matches('/') && !encoded.is_empty() {
             all.push(encoded.to_owned());
+        }
+        let Ok(read) = Url::parse(&format!("http://h/p/{value}")) else {
+            continue;
+        };
+        let path = read.path();
+        let path = path.strip_prefix("/p/").unwrap_or(path);
+        for part in [Some(path), read.query(), read.fragment()]
+            .into_iter()
+            .flatten()
+        {
+            if !part.is_empty() && part != value && !all.iter().any(|v| v == part) {
+                all.push(part.to_owned());
+            }
         }
     }
     all
@@ -173,6 +188,25 @@ mod tests {
             "https://mcp.example/v1/[redacted]/[redacted]/mcp"
         );
         assert!(with_url_forms(&values).contains(&"a%20b%20c!".to_owned()));
+    }
+
+    #[test]
+    fn a_value_that_a_url_splits_is_hidden_in_each_part() {
+        let value = "SplitSecret1?q=SplitQuery2#SplitFrag3".to_owned();
+        let url = Url::parse(&format!("https://mcp.example/mcp/{value}")).unwrap();
+        let shown = shown_server_url(&url);
+        assert_eq!(shown, "https://mcp.example/mcp/SplitSecret1");
+        let values = [value];
+        assert_eq!(
+            without(&shown, &values),
+            "https://mcp.example/mcp/[redacted]"
+        );
+        let forms = with_url_forms(&values);
+        for part in ["SplitSecret1", "q=SplitQuery2", "SplitFrag3"] {
+            assert!(forms.iter().any(|f| f == part), "{part}: {forms:?}");
+        }
+        let back = with_url_forms(&["Back\\Slash9".to_owned()]);
+        assert!(back.iter().any(|f| f == "Back/Slash9"), "{back:?}");
     }
 
     #[test]

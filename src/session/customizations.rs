@@ -112,8 +112,12 @@ pub fn restarting_error_state(
 /// `state` with its server-authored texts as the host may show them
 /// (`crate::redact::shown`): an `error` state's message, an `authRequired`
 /// state's `description` (an authorization server's `error_description`
-/// or a sign-in failure, either of which may echo a secret it was sent).
-/// Every server state passes through here before it is published.
+/// or a sign-in failure, either of which may echo a secret it was sent);
+/// then every other string in it with each secret value the host holds
+/// replaced (`crate::redact::hidden_in_value`): an `authRequired` state's
+/// `resource` (RFC 9728 metadata naming the server's URL, whose path may
+/// hold a secret), whatever a server put in it. Every server state passes
+/// through here before it is published.
 pub fn shown_server_state(mut state: McpServerState) -> McpServerState {
     let text = match &mut state {
         McpServerState::Error(e) => Some(&mut e.error.message),
@@ -125,7 +129,22 @@ pub fn shown_server_state(mut state: McpServerState) -> McpServerState {
             *text = shown;
         }
     }
-    state
+    hidden_everywhere(state)
+}
+
+/// `state` with [`crate::redact::hidden_in_value`] applied to its JSON
+/// form; `state` itself when nothing is hidden (or the hidden form is no
+/// longer a state: a kept value equal to a tag, a number holding one).
+fn hidden_everywhere(state: McpServerState) -> McpServerState {
+    let Ok(json) = serde_json::to_value(&state) else {
+        return state;
+    };
+    let mut hidden = json.clone();
+    crate::redact::hidden_in_value(&mut hidden);
+    if hidden == json {
+        return state;
+    }
+    serde_json::from_value(hidden).unwrap_or(state)
 }
 
 /// AHP "effective enabled": the first enablement entry decides; no entries = enabled.
@@ -287,6 +306,26 @@ fn with_server(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_string_of_a_published_state_hides_the_kept_secrets() {
+        let canary = "PathSecretCanary9";
+        let _kept = crate::redact::KeptSecret::new(canary);
+        let url = format!("http://127.0.0.1:1/mcp/{canary}");
+        let state: McpServerState = serde_json::from_value(serde_json::json!({
+            "kind": "authRequired",
+            "resource": {"resource": url, "authorization_servers": [format!("{url}/as")]},
+            "description": format!("sign in to {url}"),
+        }))
+        .unwrap();
+        let shown = serde_json::to_string(&shown_server_state(state)).unwrap();
+        assert!(!shown.contains(canary), "{shown}");
+        assert!(
+            shown.contains("http://127.0.0.1:1/mcp/[redacted]"),
+            "{shown}"
+        );
+        assert!(shown.contains("\"kind\":\"authRequired\""), "{shown}");
+    }
 
     #[test]
     fn server_error_state_carries_the_stable_code() {

@@ -176,7 +176,8 @@ fn host_config(b: &mut Building<'_>, entry: &Node, rules: &Rules<'_>) -> Result<
         };
         let value = match *field {
             "args" => Value::Array(b.strings(field, node)?),
-            "env" => Value::Object(b.string_map(field, node, false)?),
+            // An env value is the host's secret: so is a variable put there.
+            "env" => Value::Object(b.string_map(field, node, true)?),
             "headers" => Value::Object(b.string_map(field, node, true)?),
             _ => Value::String(b.string(field, node, false)?),
         };

@@ -154,11 +154,14 @@ fn stdio(b: &mut Building<'_>, entry: &Node) -> Result<Value, FieldError> {
         config.insert("args".into(), Value::Array(b.strings("args", args)?));
     }
     let mut env = match entry.get("env") {
-        Some(n) => b.string_map("env", n, false)?,
+        Some(n) => b.string_map("env", n, true)?,
         None => Map::new(),
     };
     for name in env_vars(entry)? {
-        b.vars.note(env_variable(&name, None));
+        // An env value is the host's secret: so is the variable.
+        let mut variable = env_variable(&name, None);
+        variable.secret = true;
+        b.vars.note(variable);
         env.entry(name.clone())
             .or_insert_with(|| format!("${{env:{name}}}").into());
     }

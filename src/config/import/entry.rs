@@ -10,7 +10,8 @@ use super::report::{At, Report};
 use super::vars::{EntryVars, Syntax};
 use super::ImportedServer;
 use crate::config::validate_literal_entry_value;
-use crate::config::vars::quote;
+use crate::config::vars::{quote, quote_cut};
+use crate::limits::import::MAX_IMPORTED_SERVER_NAME_BYTES;
 
 /// What a field read failed on: the field's path and why.
 pub(super) type FieldError = (String, String);
@@ -86,7 +87,8 @@ impl<'a> Building<'a> {
             .collect()
     }
 
-    /// An object of strings (`env`, `headers`), variables rewritten.
+    /// An object of strings (`env`, `headers`), variables rewritten
+    /// (`secret`: its values are the host's secrets, so are its variables).
     pub(super) fn string_map(
         &mut self,
         field: &str,
@@ -113,6 +115,15 @@ impl<'a> Building<'a> {
         config: Value,
         extra: Extra,
     ) -> Option<ImportedServer> {
+        if let Some(why) = unusable_name(&self.name) {
+            let at = At {
+                at: self.at,
+                server: None,
+                field: None,
+            };
+            out.bad_entry(&at, &format!("the server name {why}"));
+            return None;
+        }
         if let Some(field) = self.taken_for_placeholder() {
             let why = "holds \"${\" text that would be taken for one of the entry's variables";
             out.bad_entry(&self.at(None), &format!("field {}: {why}", quote(field)));
@@ -155,6 +166,7 @@ impl<'a> Building<'a> {
             resolved: ids.is_empty(),
             variables: ids,
             secrets: Vec::new(),
+            docker_options: extra.docker_options,
         })
     }
 
@@ -191,6 +203,26 @@ impl<'a> Building<'a> {
     }
 }
 
+/// Why `name` cannot be an imported server's name, if it cannot: empty,
+/// `.` or `..` (a path's parts), longer than
+/// [`MAX_IMPORTED_SERVER_NAME_BYTES`], or holding a control character or
+/// a bidirectional-text control (U+202E would make it read as another
+/// name wherever it is shown). The reason never shows the name.
+fn unusable_name(name: &str) -> Option<String> {
+    let bidi = |c: char| matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if name.is_empty() || name == "." || name == ".." {
+        Some("must not be empty, \".\" or \"..\"".to_owned())
+    } else if name.len() > MAX_IMPORTED_SERVER_NAME_BYTES {
+        Some(format!(
+            "is longer than {MAX_IMPORTED_SERVER_NAME_BYTES} bytes"
+        ))
+    } else if name.chars().any(|c| c.is_control() || bidi(c)) {
+        Some("must not hold a control character or a bidirectional-text control".to_owned())
+    } else {
+        None
+    }
+}
+
 /// What an entry has beside its host config.
 #[derive(Debug, Default)]
 pub(super) struct Extra {
@@ -208,6 +240,8 @@ pub(super) struct Extra {
     pub call_timeout_ms: Option<u64>,
     /// The server's absolute call limit, ms (`callMaxTotalMs`).
     pub call_max_total_ms: Option<u64>,
+    /// A registry `docker` entry: how many args are `docker`'s options.
+    pub docker_options: Option<usize>,
 }
 
 impl Extra {
@@ -251,7 +285,7 @@ pub(super) fn transport(name: &str) -> Result<&'static str, String> {
         "stdio" => Ok("stdio"),
         "http" | "streamable-http" | "streamableHttp" | "streamable_http" => Ok("streamable-http"),
         "sse" => Err("legacy HTTP+SSE (\"sse\") is not supported by this host".to_owned()),
-        other => Err(format!("unknown transport {other:?}")),
+        other => Err(format!("unknown transport {}", quote_cut(other))),
     }
 }
 

@@ -10,6 +10,7 @@ use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 use crate::config::validate::json_parse_options;
+use crate::config::vars::quote_cut;
 use crate::limits::MAX_IMPORT_DEPTH;
 
 /// A value of the document.
@@ -129,7 +130,7 @@ fn object_members(obj: &ast::Object<'_>, depth: usize) -> Result<Vec<Member>, Pa
     for prop in &obj.properties {
         let key = prop.name.as_str().to_owned();
         if members.iter().any(|m| m.key == key) {
-            return Err((prop.start(), format!("duplicate key {key:?}")));
+            return Err((prop.start(), format!("duplicate key {}", quote_cut(&key))));
         }
         let value = from_ast(&prop.value, depth + 1)?;
         members.push(Member {

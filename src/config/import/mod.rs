@@ -24,7 +24,9 @@
 
 mod claude;
 mod codex;
+mod docker;
 mod entry;
+mod inputs;
 mod located;
 mod registry;
 mod report;
@@ -39,7 +41,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use report::{ImportDiagnostic, Severity};
-pub use resolve::{resolve_entry, resolve_server, Resolved};
+pub use resolve::{resolve_entry, resolve_server, ImportedEntry, Resolved};
 
 /// The formats [`import_config`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -166,6 +168,12 @@ pub struct ImportedServer {
     /// `addServer`'s `secrets`. Empty (and left out) before.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub secrets: Vec<String>,
+    /// A registry package run by `docker`: how many of `config.args` are
+    /// `docker`'s own options (`run -i --rm`, `runtimeArguments`, `-e
+    /// NAME`), before the image. Resolving checks them again, values in
+    /// ([`resolve_entry`]). `None` (left out) for every other entry.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub docker_options: Option<usize>,
 }
 
 /// What a variable is, for the app's resolver.

@@ -14,13 +14,13 @@
 use serde_json::{Map, Value};
 
 use super::entry::{check_fields, report_field, wrong, Building, Extra, FieldError};
+use super::inputs::{arguments, check_input, environment, input_value, named, KEY_VALUE_FIELDS};
 use super::located::{Member, Node, Val};
 use super::report::{At, Report};
-use super::vars::{input_variable, EntryVars, Syntax};
-use super::ImportVariable;
-use crate::config::vars::quote;
+use super::vars::{EntryVars, Syntax};
+use crate::config::vars::{quote, quote_cut};
 
-mod docker;
+use super::docker;
 use crate::limits::MAX_ECHOED_VARIABLE_NAME_BYTES;
 
 /// Top-level fields that describe the server and start nothing.
@@ -221,7 +221,7 @@ fn option(
     let mut b = Building::new(name, node.at, EntryVars::new(Syntax::Literal, &[]));
     let config = match kind {
         Kind::Package => package(&mut b, node),
-        Kind::Remote => remote(&mut b, node),
+        Kind::Remote => remote(&mut b, node).map(|config| (config, None)),
     };
     // Field paths from the file's top: `packages[0].runtimeArguments[1]`.
     for (field, _) in b.notes.iter_mut().chain(b.vars.literal.iter_mut()) {
@@ -229,8 +229,12 @@ fn option(
     }
     b.notes.extend(renamed);
     match config {
-        Ok(config) => {
-            if let Some(server) = b.finish(out, config, Extra::enabled()) {
+        Ok((config, docker_options)) => {
+            let extra = Extra {
+                docker_options,
+                ..Extra::enabled()
+            };
+            if let Some(server) = b.finish(out, config, extra) {
                 out.server(server);
             }
         }
@@ -297,7 +301,10 @@ fn stdio_transport(node: &Node) -> Result<(), FieldError> {
     }
 }
 
-fn package(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
+/// A package's host entry, and for a `docker` one the number of its args
+/// that are `docker`'s own options (before the image: checked again once
+/// resolved, `ImportedServer::docker_options`).
+fn package(b: &mut Building<'_>, node: &Node) -> Result<(Value, Option<usize>), FieldError> {
     let registry = text_field(b, node, "registryType")?
         .ok_or(("registryType".to_owned(), "is required".to_owned()))?;
     let identifier = text_field(b, node, "identifier")?
@@ -319,7 +326,10 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
     let (default_command, default_args) = runtime(registry).ok_or_else(|| {
         (
             "registryType".to_owned(),
-            format!("{registry:?} packages are not supported by this host"),
+            format!(
+                "{} packages are not supported by this host",
+                quote_cut(registry)
+            ),
         )
     })?;
     // The default runtime's own arguments (`npx -y`, `docker run -i
@@ -334,7 +344,10 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
     if let Some(list) = node.get("runtimeArguments") {
         let runtime_args = arguments(b, "runtimeArguments", list)?;
         if command == "docker" {
-            docker::check(&runtime_args).map_err(|why| ("runtimeArguments".to_owned(), why))?;
+            let defaulted = with_defaults(b, &runtime_args);
+            docker::check(&runtime_args)
+                .and_then(|()| docker::check(&defaulted))
+                .map_err(|why| ("runtimeArguments".to_owned(), why))?;
         }
         args.extend(runtime_args);
     }
@@ -344,6 +357,7 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
             args.extend([Value::from("-e"), Value::from(name.as_str())]);
         }
     }
+    let docker_options = (command == "docker").then_some(args.len());
     args.push(match (registry, version) {
         ("npm" | "nuget", Some(v)) => format!("{identifier}@{v}").into(),
         ("pypi", Some(v)) => format!("{identifier}=={v}").into(),
@@ -362,148 +376,18 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
     if !env.is_empty() {
         config.insert("env".into(), Value::Object(env));
     }
-    Ok(Value::Object(config))
+    Ok((Value::Object(config), docker_options))
 }
 
-/// `environmentVariables`: each `name` with its value or an input.
-fn environment(b: &mut Building<'_>, node: &Node) -> Result<Map<String, Value>, FieldError> {
-    let mut env = Map::new();
-    for (field, name, item) in named(node, "environmentVariables")? {
-        env.insert(
-            name.to_owned(),
-            input_value(b, &field, item, name, false)?.into(),
-        );
-    }
-    Ok(env)
-}
-
-/// The items of list `key` of `node` (`KeyValueInput`s) with their field
-/// path and `name`.
-///
-/// # Errors
-/// `key` is not an array, or an item has no string `name`.
-fn named<'n>(node: &'n Node, key: &str) -> Result<Vec<(String, &'n str, &'n Node)>, FieldError> {
-    let mut out = Vec::new();
-    for (i, item) in list(node, key)?.iter().enumerate() {
-        let field = format!("{key}[{i}]");
-        match item.get("name").and_then(Node::str) {
-            Some(name) => out.push((field, name, item)),
-            None => return Err((field, "needs a string \"name\"".to_owned())),
-        }
-    }
-    Ok(out)
-}
-
-fn list<'n>(node: &'n Node, key: &str) -> Result<&'n [Node], FieldError> {
-    match node.get(key).map(|n| &n.val) {
-        None => Ok(&[]),
-        Some(Val::Arr(items)) => Ok(items),
-        Some(_) => Err((key.to_owned(), "must be an array".to_owned())),
-    }
-}
-
-/// Positional and named arguments.
-fn arguments(b: &mut Building<'_>, key: &str, node: &Node) -> Result<Vec<Value>, FieldError> {
-    let Val::Arr(items) = &node.val else {
-        return Err((key.to_owned(), "must be an array".to_owned()));
-    };
-    let mut args = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        let field = format!("{key}[{i}]");
-        let kind = item.get("type").and_then(Node::str).unwrap_or("positional");
-        if kind == "named" {
-            let name = item
-                .get("name")
-                .and_then(Node::str)
-                .ok_or((field.clone(), "needs a string \"name\"".to_owned()))?;
-            b.text(&format!("{field}.name"), name)?;
-            args.push(Value::from(name));
-            if item.get("value").is_some()
-                || item.get("default").is_some()
-                || is_true(item, "isRequired")
-            {
-                args.push(
-                    input_value(b, &field, item, name.trim_start_matches('-'), false)?.into(),
-                );
-            }
-        } else {
-            let hint = item.get("valueHint").and_then(Node::str).unwrap_or("value");
-            args.push(input_value(b, &field, item, hint, false)?.into());
-        }
-    }
-    Ok(args)
-}
-
-/// An input's text: its `value` (with `{name}` references to its
-/// `variables` as `${input:name}`), else `${input:<fallback>}`.
-fn input_value(
-    b: &mut Building<'_>,
-    field: &str,
-    item: &Node,
-    fallback: &str,
-    secret: bool,
-) -> Result<String, FieldError> {
-    let Some(value) = item.get("value") else {
-        let mut variable = described(input_variable(fallback), item);
-        variable.secret |= secret;
-        let id = variable.id.clone();
-        b.vars.note(variable);
-        return Ok(format!("${{{id}}}"));
-    };
-    let text = value
-        .str()
-        .ok_or((format!("{field}.value"), "must be a string".to_owned()))?;
-    let shown = match field {
-        "url" => "url".to_owned(),
-        _ => format!("{field}.value"),
-    };
-    b.text(&shown, text)?;
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(start) = rest.find('{') {
-        let Some(len) = rest[start + 1..].find('}') else {
-            break;
-        };
-        let name = &rest[start + 1..start + 1 + len];
-        out.push_str(&rest[..start]);
-        match item.get("variables").and_then(|v| v.get(name)) {
-            Some(spec) => {
-                let mut variable = described(input_variable(name), spec);
-                variable.secret |= secret || is_true(item, "isSecret");
-                out.push_str(&format!("${{{}}}", variable.id));
-                b.vars.note(variable);
-            }
-            None => {
-                let why = "a {…} reference has no entry in \"variables\": sent as written";
-                b.notes.push((shown.clone(), why.to_owned()));
-                out.push_str(&rest[start..=start + 1 + len]);
-            }
-        }
-        rest = &rest[start + 2 + len..];
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
-/// `variable` with the `Input` fields of `spec`.
-fn described(mut variable: ImportVariable, spec: &Node) -> ImportVariable {
-    let text = |key: &str| spec.get(key).and_then(Node::str).map(str::to_owned);
-    variable.description = text("description");
-    variable.default = text("default");
-    variable.secret = is_true(spec, "isSecret");
-    variable.required = variable.default.is_none();
-    if let Some(Val::Arr(choices)) = spec.get("choices").map(|n| &n.val) {
-        variable.choices = choices
-            .iter()
-            .filter_map(Node::str)
-            .map(str::to_owned)
-            .collect();
-    }
-    variable
-}
-
-fn is_true(node: &Node, key: &str) -> bool {
-    matches!(node.get(key).map(|n| &n.val), Some(Val::Bool(true)))
+/// `args` with each placeholder of an input that has a default replaced
+/// by it: what starts when the app takes the defaults the file gives.
+fn with_defaults(b: &Building<'_>, args: &[Value]) -> Vec<Value> {
+    let defaults: std::collections::BTreeMap<String, String> = (b.vars.used.iter())
+        .filter_map(|v| Some((v.id.clone(), v.default.clone()?)))
+        .collect();
+    let ids: Vec<&str> = defaults.keys().map(String::as_str).collect();
+    let text = |a: &Value| super::resolve::replaced(a.as_str().unwrap_or(""), &ids, &defaults);
+    args.iter().map(|a| Value::from(text(a))).collect()
 }
 
 fn remote(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
@@ -514,7 +398,10 @@ fn remote(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
     if kind != "streamable-http" {
         return Err((
             "type".into(),
-            format!("{kind:?} remotes are not supported by this host (streamable-http only)"),
+            format!(
+                "{} remotes are not supported by this host (streamable-http only)",
+                quote_cut(kind)
+            ),
         ));
     }
     let url_node = node
@@ -535,6 +422,7 @@ fn remote(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
     let url = input_value(b, "url", &url_item, "url", false)?;
     let mut headers = Map::new();
     for (field, name, item) in named(node, "headers")? {
+        check_input(b, &field, item, KEY_VALUE_FIELDS);
         headers.insert(
             name.to_owned(),
             input_value(b, &field, item, name, true)?.into(),

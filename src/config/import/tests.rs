@@ -332,7 +332,7 @@ fn codex_tables_map_env_references_tool_filters_and_the_tool_timeout() {
     assert_eq!(
         secret,
         [
-            ("env:API_KEY2", false),
+            ("env:API_KEY2", true),
             ("env:ENV_VAR2", true),
             ("env:ENV_VAR", true)
         ]
@@ -538,3 +538,4 @@ fn resolution_is_single_pass_and_never_reads_the_environment() {
 
 mod fixes;
 mod registry;
+mod round2;

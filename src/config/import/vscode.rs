@@ -10,6 +10,7 @@ use super::located::{Node, Val};
 use super::report::{At, Report};
 use super::vars::{input_variable, Syntax};
 use super::ImportVariable;
+use crate::config::vars::quote_cut;
 
 const SANDBOX: &str = " (no sandbox for stdio servers here)";
 
@@ -108,7 +109,7 @@ fn input(item: &Node, i: usize, out: &mut Report<'_>) -> Option<ImportVariable> 
         return None;
     };
     if kind != "promptString" && kind != "pickString" {
-        out.not_supported(&at, &format!(" (input type {kind:?})"));
+        out.not_supported(&at, &format!(" (input type {})", quote_cut(&kind)));
         return None;
     }
     for m in item.members().into_iter().flatten() {

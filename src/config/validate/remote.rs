@@ -132,11 +132,17 @@ const RESERVED_HEADERS: &[&str] = &[
     "mcp-method",
     "mcp-name",
     "last-event-id",
+    // The HTTP stack's own: content coding, `100-continue`, the h2c upgrade.
+    "accept-encoding",
+    "content-encoding",
+    "expect",
+    "http2-settings",
 ];
 
-/// Headers that are not an MCP server's to get: a proxy's credentials (a
-/// `Cookie` is taken: a server behind a single sign-on proxy may need one).
-const REFUSED_HEADERS: &[&str] = &["proxy-authorization"];
+/// Headers that are not an MCP server's to get: a proxy's credentials, and
+/// a proxy's challenge (a response header) (a `Cookie` is taken: a server
+/// behind a single sign-on proxy may need one).
+const REFUSED_HEADERS: &[&str] = &["proxy-authorization", "proxy-authenticate"];
 
 /// RFC 9110 `token` (letters, digits and ``!#$%&'*+-.^_`|~``, at most
 /// 64 KiB): exactly what the HTTP stack accepts as a header name

@@ -349,6 +349,17 @@ fn header_rules_never_echo_values() {
     assert!(h(json!({"content-type": "v"}))
         .unwrap_err()
         .contains("field \"headers.content-type\""));
+    for name in [
+        "Expect",
+        "HTTP2-Settings",
+        "Content-Encoding",
+        "accept-encoding",
+    ] {
+        let err = h(json!({ name: "v" })).unwrap_err();
+        assert!(err.contains("set by the MCP transport"), "{name}: {err}");
+    }
+    let err = h(json!({"Proxy-Authenticate": "v"})).unwrap_err();
+    assert!(err.contains("is not sent to an MCP server"), "{err}");
     assert!(h(json!({"": "v"}))
         .unwrap_err()
         .contains("invalid header name"));
