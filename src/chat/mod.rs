@@ -248,13 +248,24 @@ pub fn input_needed_removed_action(ctx: &ChatContext) -> StateAction {
 /// `chat/toolCallComplete` for an outcome: a `CallToolResult` (mapped by
 /// [`map_result`]) or a host error (a failed result by [`failed_result`],
 /// `error: {code, message, data?}`).
+///
+/// The result is the server's own output, and a server may print a value
+/// the host keeps secret (a tool that dumps its environment, where an
+/// imported `${input:…}` token went): in the chat state, which AHP clients
+/// and the model read, each such value is `[redacted]`
+/// ([`crate::redact::hidden_in_value`]). The JS `callTool` result stays
+/// whole.
 pub fn complete_action(
     ctx: &ChatContext,
     display_name: &str,
     outcome: &Result<Value, HostError>,
 ) -> StateAction {
     let result = match outcome {
-        Ok(r) => map_result(display_name, r),
+        Ok(r) => {
+            let mut shown = r.clone();
+            crate::redact::hidden_in_value(&mut shown);
+            map_result(display_name, &shown)
+        }
         Err(e) => failed_result(display_name, e),
     };
     StateAction::ChatToolCallComplete(ChatToolCallCompleteAction {
