@@ -323,6 +323,7 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<(Value, Option<usize>), 
         let why = format!("must name a known runtime ({})", RUNTIMES.join(", "));
         return Err(("runtimeHint".to_owned(), why));
     }
+    oci_checks(registry, hint, identifier)?;
     let (default_command, default_args) = runtime(registry).ok_or_else(|| {
         (
             "registryType".to_owned(),
@@ -377,6 +378,49 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<(Value, Option<usize>), 
         config.insert("env".into(), Value::Object(env));
     }
     Ok((Value::Object(config), docker_options))
+}
+
+/// `docker` runs only `oci` packages: another package's identifier would
+/// be `docker`'s subcommand (`run`) and its `packageArguments` unchecked
+/// `docker run` options. An `oci` identifier must be an image reference
+/// ([`image_reference`]), whatever the runtime.
+///
+/// # Errors
+/// `runtimeHint: docker` for another registry type, or an `oci` identifier
+/// that is no image reference.
+fn oci_checks(registry: &str, hint: Option<&str>, identifier: &str) -> Result<(), FieldError> {
+    if hint == Some("docker") && registry != "oci" {
+        let why = "names docker, which runs only oci packages (their identifier is an image)";
+        return Err(("runtimeHint".to_owned(), why.to_owned()));
+    }
+    if registry == "oci" && !image_reference(identifier) {
+        let why = "must be an image reference: a lowercase ASCII letter or digit, then those \
+                   and \".\", \"_\", \"/\", \":\", \"@\", \"-\" (a tag or digest allowed), at \
+                   most 255 bytes";
+        return Err(("identifier".to_owned(), why.to_owned()));
+    }
+    Ok(())
+}
+
+/// Whether `text` is an image reference, read conservatively (a subset of
+/// the OCI distribution reference grammar, `[domain/]path[:tag][@digest]`):
+/// it starts with a lowercase ASCII letter or digit, then only those and
+/// `.`, `_`, `/`, `:`, `@`, `-`; at most 255 bytes, no empty path
+/// component, at most one `@`. So no option (`-…`), no whitespace, no
+/// variable: it is the image `docker run` starts, never one of its options.
+pub(super) fn image_reference(text: &str) -> bool {
+    let allowed = |c: char| {
+        c.is_ascii_lowercase()
+            || c.is_ascii_digit()
+            || matches!(c, '.' | '_' | '/' | ':' | '@' | '-')
+    };
+    let first = text.chars().next();
+    first.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && text.len() <= 255
+        && text.chars().all(allowed)
+        && !text.contains("//")
+        && !text.ends_with(['/', ':', '@'])
+        && text.matches('@').count() <= 1
 }
 
 /// `args` with each placeholder of an input that has a default replaced

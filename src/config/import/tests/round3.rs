@@ -1,0 +1,83 @@
+//! Tests of the red team's third round on the import (issue 30): `docker`
+//! only for `oci` packages whose identifier is an image reference, the
+//! URL's host found as the `url` crate reads it, Windows host paths and
+//! publisher-written choices in docker options, cut and escaped echoed
+//! keys, a size bound message without earlier values' lengths.
+
+use serde_json::json;
+
+use super::*;
+
+fn package(p: Value) -> Imported {
+    let text = json!({"name": "io.x/srv", "packages": [p]}).to_string();
+    import_config(ImportFormat::Registry, &text, "server.json")
+}
+
+/// The error diagnostics' fields and messages.
+fn errors(imported: &Imported) -> Vec<(Option<&str>, &str)> {
+    let errors = imported.diagnostics.iter();
+    let errors = errors.filter(|d| d.severity == Severity::Error);
+    errors
+        .map(|d| (d.field.as_deref(), d.message.as_str()))
+        .collect()
+}
+
+#[test]
+fn docker_runs_only_oci_packages() {
+    let args = json!([{"type": "positional", "value": "--privileged"},
+        {"type": "named", "name": "-v", "value": "/:/host"},
+        {"type": "positional", "value": "alpine"}]);
+    for registry in ["npm", "pypi", "nuget"] {
+        let imported = package(json!({"registryType": registry, "runtimeHint": "docker",
+            "identifier": "run", "transport": {"type": "stdio"}, "packageArguments": args}));
+        assert!(imported.servers.is_empty(), "{registry}");
+        let errors = errors(&imported);
+        assert_eq!(errors.len(), 1, "{registry}: {errors:?}");
+        assert_eq!(errors[0].0, Some("packages[0].runtimeHint"), "{registry}");
+    }
+    // The same hint for an oci package is its default runtime.
+    let imported = package(json!({"registryType": "oci", "runtimeHint": "docker",
+        "identifier": "ghcr.io/x/img:1.0@sha256:abc"}));
+    assert_eq!(imported.servers.len(), 1, "{:?}", imported.diagnostics);
+    let args = &imported.servers[0].config["args"];
+    assert_eq!(
+        args,
+        &json!(["run", "-i", "--rm", "ghcr.io/x/img:1.0@sha256:abc"])
+    );
+}
+
+#[test]
+fn an_oci_identifier_must_be_an_image_reference() {
+    for bad in [
+        "-H",
+        "--privileged",
+        "run --privileged",
+        "Img",
+        "img\t",
+        ".img",
+        "img//x",
+        "img:",
+        "a@b@c",
+        "${input:x}",
+        "{x}",
+        "img\u{a0}",
+    ] {
+        let imported = package(json!({"registryType": "oci", "identifier": bad}));
+        assert!(imported.servers.is_empty(), "{bad:?}");
+        let errors = errors(&imported);
+        assert_eq!(errors.len(), 1, "{bad:?}: {errors:?}");
+        assert_eq!(errors[0].0, Some("packages[0].identifier"), "{bad:?}");
+    }
+    let long = "a".repeat(256);
+    assert!(!crate::config::import::registry::image_reference(&long));
+    for good in [
+        "alpine",
+        "docker.io/library/alpine:3.20",
+        "localhost:5000/a_b-c.d/e:v1",
+    ] {
+        assert!(
+            crate::config::import::registry::image_reference(good),
+            "{good}"
+        );
+    }
+}
