@@ -81,3 +81,44 @@ fn an_oci_identifier_must_be_an_image_reference() {
         );
     }
 }
+
+#[test]
+fn a_secret_variable_is_found_in_the_host_the_url_crate_reads() {
+    let inputs = json!([{"type": "promptString", "id": "tok", "password": true}]);
+    let resolve = |url: &str, host: &str| {
+        let text = json!({"inputs": inputs, "servers": {"r": {"type": "http", "url": url}}});
+        let imported = import_config(ImportFormat::VsCode, &text.to_string(), "f");
+        let secret = ["input:tok".to_owned()];
+        let vals = values(&[("input:tok", "HostSecretABC"), ("env:H", host)]);
+        resolve_server(&imported.servers[0], &vals, &secret)
+    };
+    for url in [
+        "https:/${input:tok}.x/mcp",
+        "https:///${input:tok}.x/mcp",
+        "https:/\\${input:tok}.x/mcp",
+        "https:${input:tok}.x/mcp",
+        "HTTPS://${input:tok}.x/mcp",
+        "https://u:${input:tok}@h.x/mcp",
+        "https://${input:tok}@h.x/mcp",
+        "https://h.x:${input:tok}/mcp",
+        "${input:tok}",
+        "https://[${input:tok}]/mcp",
+        "foo:${input:tok}",
+        "https:${env:H}${input:tok}.x/mcp",
+    ] {
+        let err = resolve(url, "//").unwrap_err();
+        assert!(
+            err.contains("field \"url\": secret variable ${input:tok}"),
+            "{url}: {err}"
+        );
+        assert!(!err.contains("HostSecretABC"), "{err}");
+    }
+    for url in [
+        "https://h.x/mcp/${input:tok}?k=${input:tok}#${input:tok}",
+        "https://h.x\\${input:tok}",
+        "https://${env:H}/${input:tok}",
+    ] {
+        let ok = resolve(url, "h.x").unwrap();
+        assert_eq!(ok.secrets, ["HostSecretABC"], "{url}");
+    }
+}
