@@ -138,14 +138,17 @@ fn long_option(args: &[&str], i: usize, long: &str) -> Result<Option<Mount>, Str
 }
 
 /// The `-v` in short-option cluster `-<cluster>` at `args[i]`, if any:
-/// its value is the rest of the cluster, or the next argument.
+/// its value is the rest of the cluster (after one `=`), or the next
+/// argument.
 fn short_mount(i: usize, cluster: &str) -> Option<Mount> {
     for (at, c) in cluster.char_indices() {
         if c == 'v' {
-            let rest = at + 1 < cluster.len();
+            // `-v=x` gives `x`, as docker's flag parser reads it.
+            let skip = usize::from(cluster[at + 1..].starts_with('='));
+            let rest = at + 1 + skip < cluster.len();
             return Some(Mount {
                 arg: if rest { i } else { i + 1 },
-                at: if rest { at + 2 } else { 0 },
+                at: if rest { at + 2 + skip } else { 0 },
                 option: "-v",
             });
         }
@@ -240,9 +243,15 @@ fn chosen_by_user(source: &str) -> bool {
     source.starts_with("${input:") && source.find('}') == Some(source.len() - 1)
 }
 
-/// A host side that names a host path (not a named volume), or may.
+/// A host side that names a host path (not a named volume), or may: a
+/// path (`/`, `\`, UNC `\\…`, `~`, `.`), a Windows drive (`C:`, `c:/…`,
+/// `C:\…`), a single letter (never a volume name: those have two
+/// characters or more; it is a drive cut at its colon), or a variable.
 fn host_path(source: &str) -> bool {
-    source.contains(['/', '\\', '~']) || source.starts_with('.') || source.contains("${")
+    let b = source.as_bytes();
+    let drive =
+        b.first().is_some_and(u8::is_ascii_alphabetic) && matches!(b.get(1), None | Some(b':'));
+    drive || source.contains(['/', '\\', '~']) || source.starts_with('.') || source.contains("${")
 }
 
 fn written_path(option: &str) -> String {
@@ -253,10 +262,17 @@ fn written_path(option: &str) -> String {
 }
 
 /// The host side of `-v src:dst[:opts]`: up to the first `:` outside a
-/// `${…}` placeholder (whose own `:` is not the separator).
+/// `${…}` placeholder (whose own `:` is not the separator) and past a
+/// Windows drive (`C:\…`, `c:/…`: docker on Windows reads the drive's
+/// colon as part of the path).
 fn volume_source(spec: &str) -> &str {
     let mut inside = false;
-    for (at, c) in spec.char_indices() {
+    let b = spec.as_bytes();
+    let drive = b.first().is_some_and(u8::is_ascii_alphabetic)
+        && b.get(1) == Some(&b':')
+        && matches!(b.get(2), Some(b'/' | b'\\'));
+    let start = if drive { 2 } else { 0 };
+    for (at, c) in spec.char_indices().skip(start) {
         match c {
             '{' if spec[..at].ends_with('$') => inside = true,
             '}' => inside = false,
@@ -317,6 +333,14 @@ mod tests {
             &["--mount", "type=volume,dst=/x,volume-driver=evil"],
             &["--mount=type=bind,source=${input:a}x,dst=/h"],
             &["-v", "${input:dir}/../..:/h"],
+            &["-v", "C:\\Users\\me\\.ssh:/ssh:ro"],
+            &["-v", "c:/Users:/host"],
+            &["-v", "C:/:/host"],
+            &["-v=C:\\:/host"],
+            &["-v", "C::/host"],
+            &["-v", "\\\\server\\share:/host"],
+            &["--mount", "type=bind,src=C:,dst=/host"],
+            &["--mount", "type=bind,src=c:\\,dst=/host"],
         ] {
             assert!(check(&args(bad)).is_err(), "{bad:?}");
         }
