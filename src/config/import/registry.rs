@@ -21,6 +21,7 @@ use super::vars::{EntryVars, Syntax};
 use crate::config::vars::{quote, quote_cut};
 
 use super::docker;
+use crate::limits::import::MAX_DOCKER_CHOICE_CHECKS;
 use crate::limits::MAX_ECHOED_VARIABLE_NAME_BYTES;
 
 /// Top-level fields that describe the server and start nothing.
@@ -345,10 +346,7 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<(Value, Option<usize>), 
     if let Some(list) = node.get("runtimeArguments") {
         let runtime_args = arguments(b, "runtimeArguments", list)?;
         if command == "docker" {
-            let defaulted = with_defaults(b, &runtime_args);
-            docker::check(&runtime_args)
-                .and_then(|()| docker::check(&defaulted))
-                .map_err(|why| ("runtimeArguments".to_owned(), why))?;
+            check_docker(b, &runtime_args).map_err(|why| ("runtimeArguments".to_owned(), why))?;
         }
         args.extend(runtime_args);
     }
@@ -423,12 +421,43 @@ pub(super) fn image_reference(text: &str) -> bool {
         && text.matches('@').count() <= 1
 }
 
+/// Checks a `docker` entry's runtime arguments (`docker::check`) as the
+/// file writes them, with the defaults the file gives its inputs, and with
+/// each of an input's `choices` in turn (the others at their defaults): a
+/// value the publisher wrote is not the user's choice, even when the user
+/// picks it.
+///
+/// # Errors
+/// The refused option and why, or more choices than
+/// [`MAX_DOCKER_CHOICE_CHECKS`] to check.
+fn check_docker(b: &Building<'_>, args: &[Value]) -> Result<(), String> {
+    docker::check(args)?;
+    docker::check(&with_defaults(b, args, None))?;
+    let choices = b.vars.used.iter().map(|v| v.choices.len()).sum::<usize>();
+    if choices.saturating_mul(args.len().max(1)) > MAX_DOCKER_CHOICE_CHECKS {
+        return Err(format!(
+            "its inputs' choices are too many to check ({MAX_DOCKER_CHOICE_CHECKS} choices × \
+             arguments at most)"
+        ));
+    }
+    for v in &b.vars.used {
+        for choice in &v.choices {
+            docker::check(&with_defaults(b, args, Some((&v.id, choice))))?;
+        }
+    }
+    Ok(())
+}
+
 /// `args` with each placeholder of an input that has a default replaced
-/// by it: what starts when the app takes the defaults the file gives.
-fn with_defaults(b: &Building<'_>, args: &[Value]) -> Vec<Value> {
-    let defaults: std::collections::BTreeMap<String, String> = (b.vars.used.iter())
+/// by it, and `choice`'s input (id, value) by that value: what starts when
+/// the app takes the defaults (or that choice) the file gives.
+fn with_defaults(b: &Building<'_>, args: &[Value], choice: Option<(&str, &str)>) -> Vec<Value> {
+    let mut defaults: std::collections::BTreeMap<String, String> = (b.vars.used.iter())
         .filter_map(|v| Some((v.id.clone(), v.default.clone()?)))
         .collect();
+    if let Some((id, value)) = choice {
+        defaults.insert(id.to_owned(), value.to_owned());
+    }
     let ids: Vec<&str> = defaults.keys().map(String::as_str).collect();
     let text = |a: &Value| super::resolve::replaced(a.as_str().unwrap_or(""), &ids, &defaults);
     args.iter().map(|a| Value::from(text(a))).collect()

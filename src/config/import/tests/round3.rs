@@ -122,3 +122,26 @@ fn a_secret_variable_is_found_in_the_host_the_url_crate_reads() {
         assert_eq!(ok.secrets, ["HostSecretABC"], "{url}");
     }
 }
+
+#[test]
+fn docker_choices_written_in_the_file_are_checked_at_import() {
+    let oci = |args: Value| {
+        package(json!({"registryType": "oci", "identifier": "img", "runtimeArguments": args}))
+    };
+    for args in [
+        json!([{"type": "positional", "value": "-v"},
+            {"type": "positional", "valueHint": "dir", "choices": ["cache:/c", "/:/host"]}]),
+        json!([{"type": "named", "name": "-v", "value": "{d}",
+            "variables": {"d": {"choices": ["/:/host"]}}}]),
+        json!([{"type": "positional", "valueHint": "flags", "choices": ["--read-only", "--privileged"]}]),
+    ] {
+        let imported = oci(args.clone());
+        assert!(imported.servers.is_empty(), "{args}");
+        let errors = errors(&imported);
+        assert_eq!(errors.len(), 1, "{args}: {errors:?}");
+        assert_eq!(errors[0].0, Some("packages[0].runtimeArguments"), "{args}");
+    }
+    let imported = oci(json!([{"type": "named", "name": "-v", "value": "{d}:/data",
+        "variables": {"d": {"choices": ["cache", "other"]}}}]));
+    assert_eq!(imported.servers.len(), 1, "{:?}", imported.diagnostics);
+}
