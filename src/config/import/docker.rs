@@ -28,6 +28,8 @@ const REFUSED: &[&str] = &[
     "--gpus",
     "--security-opt",
     "--env-file",
+    "--label-file",
+    "--cidfile",
     "--pid",
     "--ipc",
     "--uts",
@@ -161,8 +163,10 @@ fn short_mount(i: usize, cluster: &str) -> Option<Mount> {
 
 /// The fields of a CSV value as `docker` reads `--mount` and the long
 /// `--network` form: split at commas outside double quotes, quotes taken
-/// off, each `(key, value)` trimmed, the key lowercased (a field without
-/// `=` is a key with an empty value).
+/// off, each `(key, value)` trimmed, the key's ASCII letters lowercased
+/// (a field without `=` is a key with an empty value; a key with another
+/// character than ASCII is refused by the callers: `docker` lowercases
+/// with Go's Unicode rules, `volume-drİver` reads as `volume-driver`).
 fn fields(value: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut field = String::new();
@@ -172,7 +176,7 @@ fn fields(value: &str) -> Vec<(String, String)> {
             '"' => quoted = !quoted,
             ',' if !quoted => {
                 let (key, value) = field.split_once('=').unwrap_or((&field, ""));
-                out.push((key.trim().to_lowercase(), value.trim().to_owned()));
+                out.push((key.trim().to_ascii_lowercase(), value.trim().to_owned()));
                 field.clear();
             }
             c => field.push(c),
@@ -193,6 +197,9 @@ fn sources(option: &str, value: &str) -> Result<Vec<String>, String> {
     }
     let mut found = Vec::new();
     for (key, value) in fields(value) {
+        if !key.is_ascii() {
+            return Err(non_ascii_key(option));
+        }
         match key.as_str() {
             "src" | "source" => found.push(value),
             "volume-opt" => {
@@ -216,6 +223,9 @@ fn sources(option: &str, value: &str) -> Result<Vec<String>, String> {
 /// container's (`container:…`), or one from a variable; in the short form
 /// or the long one (`name=host,alias=x`).
 fn check_network(option: &str, value: &str) -> Result<(), String> {
+    if value.contains('=') && fields(value).iter().any(|(key, _)| !key.is_ascii()) {
+        return Err(non_ascii_key(option));
+    }
     let names: Vec<String> = match value.contains('=') {
         true => fields(value)
             .into_iter()
@@ -283,6 +293,13 @@ fn volume_source(spec: &str) -> &str {
     spec
 }
 
+fn non_ascii_key(option: &str) -> String {
+    format!(
+        "docker option {option} with a key of other characters than ASCII is refused: docker \
+         reads its keys with other case rules"
+    )
+}
+
 fn refused(option: &str) -> String {
     format!(
         "docker option {option} is refused: it would give the container part of the host \
@@ -341,6 +358,12 @@ mod tests {
             &["-v", "\\\\server\\share:/host"],
             &["--mount", "type=bind,src=C:,dst=/host"],
             &["--mount", "type=bind,src=c:\\,dst=/host"],
+            &["--mount", "type=volume,dst=/x,volume-dr\u{130}ver=evil"],
+            &["--mount", "type=volume,src=v,dst=/x,\u{212a}ey=v"],
+            &["--network", "n\u{130}me=host"],
+            &["--cidfile", "/etc/x"],
+            &["--cidfile=/etc/x"],
+            &["--label-file", "/etc/shadow"],
         ] {
             assert!(check(&args(bad)).is_err(), "{bad:?}");
         }
