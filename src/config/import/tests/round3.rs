@@ -145,3 +145,51 @@ fn docker_choices_written_in_the_file_are_checked_at_import() {
         "variables": {"d": {"choices": ["cache", "other"]}}}]));
     assert_eq!(imported.servers.len(), 1, "{:?}", imported.diagnostics);
 }
+
+#[test]
+fn echoed_keys_are_cut_and_escaped_in_every_format() {
+    let key = format!("x\u{1b}[2J\u{202e}evil\n{}TAIL", "k".repeat(100));
+    let files = [
+        (
+            ImportFormat::VsCode,
+            json!({"servers": {"s": {"command": "x", &key: 1}}}),
+        ),
+        (
+            ImportFormat::ClaudeCode,
+            json!({"mcpServers": {"s": {"command": "x", &key: 1}}}),
+        ),
+        (
+            ImportFormat::ClaudeDesktop,
+            json!({"mcpServers": {"s": {"command": "x", &key: 1}}}),
+        ),
+        (
+            ImportFormat::Cursor,
+            json!({"mcpServers": {"s": {"command": "x", &key: 1}}}),
+        ),
+        (ImportFormat::Registry, json!({"name": "io.x/s", &key: 1})),
+    ];
+    let mut texts: Vec<(ImportFormat, String)> =
+        files.into_iter().map(|(f, v)| (f, v.to_string())).collect();
+    let toml_key = key.replace('\u{1b}', "\\u001b").replace('\n', "\\n");
+    let toml = format!("[mcp_servers.s]\ncommand = \"x\"\n\"{toml_key}\" = 1\n");
+    texts.push((ImportFormat::Codex, toml));
+    for (format, text) in texts {
+        let imported = import_config(format, &text, "f");
+        let d = imported
+            .diagnostics
+            .iter()
+            .find(|d| d.message.contains("evil"));
+        let d = d.unwrap_or_else(|| panic!("{format:?}: {:?}", imported.diagnostics));
+        let field = d.field.as_deref().unwrap();
+        for shown in [field, d.message.as_str()] {
+            assert!(!shown.contains("TAIL"), "{format:?}: {shown}");
+            let bad = |c: char| c.is_control() || c == '\u{202e}';
+            assert!(!shown.chars().any(bad), "{format:?}: {shown:?}");
+        }
+        assert!(field.starts_with("x\\u{1b}[2J\\u{202e}evil"), "{field}");
+        assert!(
+            field.ends_with('…') && field.chars().count() == 65,
+            "{field}"
+        );
+    }
+}
