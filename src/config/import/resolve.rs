@@ -125,8 +125,8 @@ pub fn resolve_entry(
     pass.substitute(&mut config);
     if pass.over {
         return Err(format!(
-            "server {server}: resolved, the entry would hold more than {max_bytes} bytes of \
-             text (limits.maxConfigFileBytes, for all the servers of one import)"
+            "server {server}: resolved, the servers of this import would hold more text than \
+             limits.maxConfigFileBytes (for all the servers of one import)"
         ));
     }
     if let Some(id) = pass.missing.first() {
