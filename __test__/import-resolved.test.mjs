@@ -78,11 +78,30 @@ test('the resolved servers of one import hold at most maxConfigFileBytes of text
   assert.deepEqual(imported.servers.map((s) => s.name), ['small'])
   const [d] = imported.diagnostics
   assert.equal(d.server, 'big')
-  assert.match(d.message, /more than 1000000 bytes of text \(limits\.maxConfigFileBytes, for all the servers of one import\)/)
+  assert.match(d.message, /would hold more text than limits\.maxConfigFileBytes \(for all the servers of one import\)/)
 
   const long = await host.importConfig({ format: 'claude-code', text: JSON.stringify({ mcpServers: { a: { command: 'node', args: ['${A}'] } } }), resolve: () => 'x'.repeat(1_000_001) })
   assert.deepEqual(long.servers, [])
   assert.match(long.diagnostics[0].message, /options\.resolve gave a value longer than 1000000 bytes \(limits\.maxConfigFileBytes\) for \$\{env:A\}/)
+})
+
+test('the size bound message does not tell how much earlier servers took (a secret value’s length)', async (t) => {
+  const { host } = newHost(t, { limits: { maxConfigFileBytes: 4096 } })
+  const text = JSON.stringify({
+    inputs: [{ id: 'tok', type: 'promptString', password: true }, { id: 'big', type: 'promptString' }],
+    servers: {
+      a: { type: 'http', url: 'http://127.0.0.1:1/mcp', headers: { Authorization: 'Bearer ${input:tok}' } },
+      b: { command: 'node', args: ['${input:big}'] },
+    },
+  })
+  const messages = []
+  for (const tok of ['CANARY-short', 'CANARY-a-much-longer-secret-token-value']) {
+    const r = await host.importConfig({ format: 'vscode', text, resolve: (v) => (v.id === 'input:tok' ? tok : 'x'.repeat(4090)) })
+    assert.deepEqual(r.servers.map((s) => s.name), ['a'])
+    messages.push(r.diagnostics.map((d) => d.message).join('\n'))
+  }
+  assert.equal(messages[0], messages[1])
+  assert.doesNotMatch(messages[0], /\d{3,}/)
 })
 
 test('all the resolver answers of one import share importResolveTimeoutMs', async (t) => {

@@ -218,10 +218,62 @@ pub(crate) fn quote(s: &str) -> String {
 ///
 /// [`MAX_ECHOED_IMPORT_TEXT_CHARS`]: crate::limits::import::MAX_ECHOED_IMPORT_TEXT_CHARS
 pub(crate) fn quote_cut(s: &str) -> String {
+    let shown = shown_cut(s);
+    match shown.strip_suffix('…') {
+        Some(cut)
+            if shown.chars().count() > crate::limits::import::MAX_ECHOED_IMPORT_TEXT_CHARS =>
+        {
+            format!("{}…", quote(cut))
+        }
+        _ => quote(&shown),
+    }
+}
+
+/// `s` with each control or bidirectional-formatting character written as
+/// `\u{…}`, at most [`MAX_ECHOED_IMPORT_TEXT_CHARS`] characters of that,
+/// then `…` when it was cut: a file's key in an import diagnostic's
+/// `field`, shown unquoted.
+///
+/// [`MAX_ECHOED_IMPORT_TEXT_CHARS`]: crate::limits::import::MAX_ECHOED_IMPORT_TEXT_CHARS
+pub(crate) fn shown_cut(s: &str) -> String {
     let max = crate::limits::import::MAX_ECHOED_IMPORT_TEXT_CHARS;
-    match s.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", quote(&s[..at])),
-        None => quote(s),
+    // Past `max` characters the rest is not read (a key may be long).
+    let head = match s.char_indices().nth(max) {
+        Some((at, _)) => &s[..at],
+        None => s,
+    };
+    let shown = escaped(head);
+    match shown.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &shown[..at]),
+        None if head.len() < s.len() => format!("{shown}…"),
+        None => shown,
+    }
+}
+
+/// `s` with each control character and each bidirectional-formatting one
+/// (U+061C, U+200E, U+200F, U+202A–U+202E, U+2066–U+2069, and the line
+/// and paragraph separators U+2028, U+2029) written as `\u{…}`, so an
+/// echoed text can neither move a terminal's cursor nor reorder what
+/// follows it.
+fn escaped(s: &str) -> String {
+    let hidden = |c: char| {
+        c.is_control()
+            || matches!(
+                c,
+                '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}'
+            )
+            || ('\u{202a}'..='\u{202e}').contains(&c)
+            || ('\u{2066}'..='\u{2069}').contains(&c)
+    };
+    match s.chars().any(hidden) {
+        false => s.to_owned(),
+        true => s
+            .chars()
+            .map(|c| match hidden(c) {
+                true => format!("\\u{{{:x}}}", u32::from(c)),
+                false => c.to_string(),
+            })
+            .collect(),
     }
 }
 

@@ -204,6 +204,31 @@ pub fn hidden_in_value(value: &mut Value) {
     }
 }
 
+/// [`hidden`] applied to the strings inside `value`, keeping its shape:
+/// object keys, numbers, booleans and the members named in `fixed` (a
+/// typed value's discriminant and fixed-vocabulary fields, such as a
+/// server state's `kind` or an error's `errorType`) are left as they are,
+/// so a kept value equal to a word (`starting`, `message`) cannot turn the
+/// value into another variant or rename a field.
+pub fn hidden_in_texts(value: &mut Value, fixed: &[&str]) {
+    if COUNT.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    match value {
+        Value::String(text) => {
+            if let Cow::Owned(shown) = hidden(text) {
+                *text = shown;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| hidden_in_texts(v, fixed)),
+        Value::Object(members) => members
+            .iter_mut()
+            .filter(|(key, _)| !fixed.contains(&key.as_str()))
+            .for_each(|(_, member)| hidden_in_texts(member, fixed)),
+        _ => {}
+    }
+}
+
 /// The values of `url` that can carry a secret: its password, its whole
 /// query and fragment, each `key=value` pair of the query and each value,
 /// as sent (percent-encoded) and decoded.
@@ -287,6 +312,19 @@ mod tests {
         assert_eq!(
             value,
             serde_json::json!({"[redacted]": ["a [redacted]", 1, {"b": "[redacted]"}]})
+        );
+    }
+
+    #[test]
+    fn texts_are_hidden_but_keys_numbers_and_fixed_fields_kept() {
+        let _a = KeptSecret::new("KEPTCANARY4");
+        let mut value = serde_json::json!({"KEPTCANARY4": ["a KEPTCANARY4", 98765],
+            "kind": "KEPTCANARY4", "b": {"kind": "KEPTCANARY4", "c": "KEPTCANARY4"}});
+        hidden_in_texts(&mut value, &["kind"]);
+        assert_eq!(
+            value,
+            serde_json::json!({"KEPTCANARY4": ["a [redacted]", 98765],
+                "kind": "KEPTCANARY4", "b": {"kind": "KEPTCANARY4", "c": "[redacted]"}})
         );
     }
 

@@ -24,7 +24,9 @@ use url::Url;
 
 mod kept;
 
-pub use kept::{header_secrets, hidden, hidden_cut, hidden_in_value, url_secrets, KeptSecret};
+pub use kept::{
+    header_secrets, hidden, hidden_cut, hidden_in_texts, hidden_in_value, url_secrets, KeptSecret,
+};
 
 /// `text` as the host may show it: every kept secret value replaced
 /// ([`hidden`]), then every `http(s)` URL without userinfo, query and

@@ -114,7 +114,7 @@ pub fn restarting_error_state(
 /// state's `description` (an authorization server's `error_description`
 /// or a sign-in failure, either of which may echo a secret it was sent);
 /// then every other string in it with each secret value the host holds
-/// replaced (`crate::redact::hidden_in_value`): an `authRequired` state's
+/// replaced (`crate::redact::hidden_in_texts`): an `authRequired` state's
 /// `resource` (RFC 9728 metadata naming the server's URL, whose path may
 /// hold a secret), whatever a server put in it. Every server state passes
 /// through here before it is published.
@@ -132,15 +132,32 @@ pub fn shown_server_state(mut state: McpServerState) -> McpServerState {
     hidden_everywhere(state)
 }
 
-/// `state` with [`crate::redact::hidden_in_value`] applied to its JSON
-/// form; `state` itself when nothing is hidden (or the hidden form is no
-/// longer a state: a kept value equal to a tag, a number holding one).
+/// The members of a server state's JSON form that are a fixed vocabulary,
+/// never rewritten: the variant's `kind`, an error's `errorType`, an
+/// `authRequired` state's `reason`, its scopes and the RFC 9728 metadata's
+/// method and algorithm lists (`blocking` is a boolean, kept anyway).
+const STATE_VOCABULARY: &[&str] = &[
+    "kind",
+    "errorType",
+    "reason",
+    "blocking",
+    "requiredScopes",
+    "scopes_supported",
+    "bearer_methods_supported",
+    "resource_signing_alg_values_supported",
+];
+
+/// `state` with [`crate::redact::hidden_in_texts`] applied to its JSON
+/// form: its free texts and URLs, never an object key, a number or a
+/// [`STATE_VOCABULARY`] member (a kept value equal to `starting`, `exited`
+/// or `message` leaves every state well-formed); `state` itself when
+/// nothing is hidden.
 fn hidden_everywhere(state: McpServerState) -> McpServerState {
     let Ok(json) = serde_json::to_value(&state) else {
         return state;
     };
     let mut hidden = json.clone();
-    crate::redact::hidden_in_value(&mut hidden);
+    crate::redact::hidden_in_texts(&mut hidden, STATE_VOCABULARY);
     if hidden == json {
         return state;
     }
@@ -325,6 +342,24 @@ mod tests {
             "{shown}"
         );
         assert!(shown.contains("\"kind\":\"authRequired\""), "{shown}");
+    }
+
+    #[test]
+    fn a_kept_value_equal_to_a_tag_code_or_key_leaves_the_state_well_formed() {
+        let word = "KeptWordCanary7";
+        let _kept = crate::redact::KeptSecret::new(word);
+        let state: McpServerState = serde_json::from_value(serde_json::json!({
+            "kind": "error",
+            "error": {"errorType": word, "message": format!("said {word}"),
+                "_meta": {word: {"n": 1}}},
+        }))
+        .unwrap();
+        let McpServerState::Error(e) = shown_server_state(state) else {
+            panic!("not an error state");
+        };
+        assert_eq!(e.error.error_type, word);
+        assert_eq!(e.error.message, "said [redacted]");
+        assert!(e.error.meta.unwrap().contains_key(word));
     }
 
     #[test]

@@ -28,6 +28,8 @@ const REFUSED: &[&str] = &[
     "--gpus",
     "--security-opt",
     "--env-file",
+    "--label-file",
+    "--cidfile",
     "--pid",
     "--ipc",
     "--uts",
@@ -138,14 +140,17 @@ fn long_option(args: &[&str], i: usize, long: &str) -> Result<Option<Mount>, Str
 }
 
 /// The `-v` in short-option cluster `-<cluster>` at `args[i]`, if any:
-/// its value is the rest of the cluster, or the next argument.
+/// its value is the rest of the cluster (after one `=`), or the next
+/// argument.
 fn short_mount(i: usize, cluster: &str) -> Option<Mount> {
     for (at, c) in cluster.char_indices() {
         if c == 'v' {
-            let rest = at + 1 < cluster.len();
+            // `-v=x` gives `x`, as docker's flag parser reads it.
+            let skip = usize::from(cluster[at + 1..].starts_with('='));
+            let rest = at + 1 + skip < cluster.len();
             return Some(Mount {
                 arg: if rest { i } else { i + 1 },
-                at: if rest { at + 2 } else { 0 },
+                at: if rest { at + 2 + skip } else { 0 },
                 option: "-v",
             });
         }
@@ -158,8 +163,10 @@ fn short_mount(i: usize, cluster: &str) -> Option<Mount> {
 
 /// The fields of a CSV value as `docker` reads `--mount` and the long
 /// `--network` form: split at commas outside double quotes, quotes taken
-/// off, each `(key, value)` trimmed, the key lowercased (a field without
-/// `=` is a key with an empty value).
+/// off, each `(key, value)` trimmed, the key's ASCII letters lowercased
+/// (a field without `=` is a key with an empty value; a key with another
+/// character than ASCII is refused by the callers: `docker` lowercases
+/// with Go's Unicode rules, `volume-drİver` reads as `volume-driver`).
 fn fields(value: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut field = String::new();
@@ -169,7 +176,7 @@ fn fields(value: &str) -> Vec<(String, String)> {
             '"' => quoted = !quoted,
             ',' if !quoted => {
                 let (key, value) = field.split_once('=').unwrap_or((&field, ""));
-                out.push((key.trim().to_lowercase(), value.trim().to_owned()));
+                out.push((key.trim().to_ascii_lowercase(), value.trim().to_owned()));
                 field.clear();
             }
             c => field.push(c),
@@ -190,6 +197,9 @@ fn sources(option: &str, value: &str) -> Result<Vec<String>, String> {
     }
     let mut found = Vec::new();
     for (key, value) in fields(value) {
+        if !key.is_ascii() {
+            return Err(non_ascii_key(option));
+        }
         match key.as_str() {
             "src" | "source" => found.push(value),
             "volume-opt" => {
@@ -213,6 +223,9 @@ fn sources(option: &str, value: &str) -> Result<Vec<String>, String> {
 /// container's (`container:…`), or one from a variable; in the short form
 /// or the long one (`name=host,alias=x`).
 fn check_network(option: &str, value: &str) -> Result<(), String> {
+    if value.contains('=') && fields(value).iter().any(|(key, _)| !key.is_ascii()) {
+        return Err(non_ascii_key(option));
+    }
     let names: Vec<String> = match value.contains('=') {
         true => fields(value)
             .into_iter()
@@ -240,9 +253,15 @@ fn chosen_by_user(source: &str) -> bool {
     source.starts_with("${input:") && source.find('}') == Some(source.len() - 1)
 }
 
-/// A host side that names a host path (not a named volume), or may.
+/// A host side that names a host path (not a named volume), or may: a
+/// path (`/`, `\`, UNC `\\…`, `~`, `.`), a Windows drive (`C:`, `c:/…`,
+/// `C:\…`), a single letter (never a volume name: those have two
+/// characters or more; it is a drive cut at its colon), or a variable.
 fn host_path(source: &str) -> bool {
-    source.contains(['/', '\\', '~']) || source.starts_with('.') || source.contains("${")
+    let b = source.as_bytes();
+    let drive =
+        b.first().is_some_and(u8::is_ascii_alphabetic) && matches!(b.get(1), None | Some(b':'));
+    drive || source.contains(['/', '\\', '~']) || source.starts_with('.') || source.contains("${")
 }
 
 fn written_path(option: &str) -> String {
@@ -253,10 +272,17 @@ fn written_path(option: &str) -> String {
 }
 
 /// The host side of `-v src:dst[:opts]`: up to the first `:` outside a
-/// `${…}` placeholder (whose own `:` is not the separator).
+/// `${…}` placeholder (whose own `:` is not the separator) and past a
+/// Windows drive (`C:\…`, `c:/…`: docker on Windows reads the drive's
+/// colon as part of the path).
 fn volume_source(spec: &str) -> &str {
     let mut inside = false;
-    for (at, c) in spec.char_indices() {
+    let b = spec.as_bytes();
+    let drive = b.first().is_some_and(u8::is_ascii_alphabetic)
+        && b.get(1) == Some(&b':')
+        && matches!(b.get(2), Some(b'/' | b'\\'));
+    let start = if drive { 2 } else { 0 };
+    for (at, c) in spec.char_indices().skip(start) {
         match c {
             '{' if spec[..at].ends_with('$') => inside = true,
             '}' => inside = false,
@@ -265,6 +291,13 @@ fn volume_source(spec: &str) -> &str {
         }
     }
     spec
+}
+
+fn non_ascii_key(option: &str) -> String {
+    format!(
+        "docker option {option} with a key of other characters than ASCII is refused: docker \
+         reads its keys with other case rules"
+    )
 }
 
 fn refused(option: &str) -> String {
@@ -317,6 +350,20 @@ mod tests {
             &["--mount", "type=volume,dst=/x,volume-driver=evil"],
             &["--mount=type=bind,source=${input:a}x,dst=/h"],
             &["-v", "${input:dir}/../..:/h"],
+            &["-v", "C:\\Users\\me\\.ssh:/ssh:ro"],
+            &["-v", "c:/Users:/host"],
+            &["-v", "C:/:/host"],
+            &["-v=C:\\:/host"],
+            &["-v", "C::/host"],
+            &["-v", "\\\\server\\share:/host"],
+            &["--mount", "type=bind,src=C:,dst=/host"],
+            &["--mount", "type=bind,src=c:\\,dst=/host"],
+            &["--mount", "type=volume,dst=/x,volume-dr\u{130}ver=evil"],
+            &["--mount", "type=volume,src=v,dst=/x,\u{212a}ey=v"],
+            &["--network", "n\u{130}me=host"],
+            &["--cidfile", "/etc/x"],
+            &["--cidfile=/etc/x"],
+            &["--label-file", "/etc/shadow"],
         ] {
             assert!(check(&args(bad)).is_err(), "{bad:?}");
         }

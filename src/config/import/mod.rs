@@ -31,6 +31,7 @@ mod located;
 mod registry;
 mod report;
 mod resolve;
+mod url_head;
 mod vars;
 mod vscode;
 

@@ -21,6 +21,7 @@ use super::vars::{EntryVars, Syntax};
 use crate::config::vars::{quote, quote_cut};
 
 use super::docker;
+use crate::limits::import::MAX_DOCKER_CHOICE_CHECKS;
 use crate::limits::MAX_ECHOED_VARIABLE_NAME_BYTES;
 
 /// Top-level fields that describe the server and start nothing.
@@ -323,6 +324,7 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<(Value, Option<usize>), 
         let why = format!("must name a known runtime ({})", RUNTIMES.join(", "));
         return Err(("runtimeHint".to_owned(), why));
     }
+    oci_checks(registry, hint, identifier)?;
     let (default_command, default_args) = runtime(registry).ok_or_else(|| {
         (
             "registryType".to_owned(),
@@ -344,10 +346,7 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<(Value, Option<usize>), 
     if let Some(list) = node.get("runtimeArguments") {
         let runtime_args = arguments(b, "runtimeArguments", list)?;
         if command == "docker" {
-            let defaulted = with_defaults(b, &runtime_args);
-            docker::check(&runtime_args)
-                .and_then(|()| docker::check(&defaulted))
-                .map_err(|why| ("runtimeArguments".to_owned(), why))?;
+            check_docker(b, &runtime_args).map_err(|why| ("runtimeArguments".to_owned(), why))?;
         }
         args.extend(runtime_args);
     }
@@ -379,12 +378,86 @@ fn package(b: &mut Building<'_>, node: &Node) -> Result<(Value, Option<usize>), 
     Ok((Value::Object(config), docker_options))
 }
 
+/// `docker` runs only `oci` packages: another package's identifier would
+/// be `docker`'s subcommand (`run`) and its `packageArguments` unchecked
+/// `docker run` options. An `oci` identifier must be an image reference
+/// ([`image_reference`]), whatever the runtime.
+///
+/// # Errors
+/// `runtimeHint: docker` for another registry type, or an `oci` identifier
+/// that is no image reference.
+fn oci_checks(registry: &str, hint: Option<&str>, identifier: &str) -> Result<(), FieldError> {
+    if hint == Some("docker") && registry != "oci" {
+        let why = "names docker, which runs only oci packages (their identifier is an image)";
+        return Err(("runtimeHint".to_owned(), why.to_owned()));
+    }
+    if registry == "oci" && !image_reference(identifier) {
+        let why = "must be an image reference: a lowercase ASCII letter or digit, then those \
+                   and \".\", \"_\", \"/\", \":\", \"@\", \"-\" (a tag or digest allowed), at \
+                   most 255 bytes";
+        return Err(("identifier".to_owned(), why.to_owned()));
+    }
+    Ok(())
+}
+
+/// Whether `text` is an image reference, read conservatively (a subset of
+/// the OCI distribution reference grammar, `[domain/]path[:tag][@digest]`):
+/// it starts with a lowercase ASCII letter or digit, then only those and
+/// `.`, `_`, `/`, `:`, `@`, `-`; at most 255 bytes, no empty path
+/// component, at most one `@`. So no option (`-…`), no whitespace, no
+/// variable: it is the image `docker run` starts, never one of its options.
+pub(super) fn image_reference(text: &str) -> bool {
+    let allowed = |c: char| {
+        c.is_ascii_lowercase()
+            || c.is_ascii_digit()
+            || matches!(c, '.' | '_' | '/' | ':' | '@' | '-')
+    };
+    let first = text.chars().next();
+    first.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && text.len() <= 255
+        && text.chars().all(allowed)
+        && !text.contains("//")
+        && !text.ends_with(['/', ':', '@'])
+        && text.matches('@').count() <= 1
+}
+
+/// Checks a `docker` entry's runtime arguments (`docker::check`) as the
+/// file writes them, with the defaults the file gives its inputs, and with
+/// each of an input's `choices` in turn (the others at their defaults): a
+/// value the publisher wrote is not the user's choice, even when the user
+/// picks it.
+///
+/// # Errors
+/// The refused option and why, or more choices than
+/// [`MAX_DOCKER_CHOICE_CHECKS`] to check.
+fn check_docker(b: &Building<'_>, args: &[Value]) -> Result<(), String> {
+    docker::check(args)?;
+    docker::check(&with_defaults(b, args, None))?;
+    let choices = b.vars.used.iter().map(|v| v.choices.len()).sum::<usize>();
+    if choices.saturating_mul(args.len().max(1)) > MAX_DOCKER_CHOICE_CHECKS {
+        return Err(format!(
+            "its inputs' choices are too many to check ({MAX_DOCKER_CHOICE_CHECKS} choices × \
+             arguments at most)"
+        ));
+    }
+    for v in &b.vars.used {
+        for choice in &v.choices {
+            docker::check(&with_defaults(b, args, Some((&v.id, choice))))?;
+        }
+    }
+    Ok(())
+}
+
 /// `args` with each placeholder of an input that has a default replaced
-/// by it: what starts when the app takes the defaults the file gives.
-fn with_defaults(b: &Building<'_>, args: &[Value]) -> Vec<Value> {
-    let defaults: std::collections::BTreeMap<String, String> = (b.vars.used.iter())
+/// by it, and `choice`'s input (id, value) by that value: what starts when
+/// the app takes the defaults (or that choice) the file gives.
+fn with_defaults(b: &Building<'_>, args: &[Value], choice: Option<(&str, &str)>) -> Vec<Value> {
+    let mut defaults: std::collections::BTreeMap<String, String> = (b.vars.used.iter())
         .filter_map(|v| Some((v.id.clone(), v.default.clone()?)))
         .collect();
+    if let Some((id, value)) = choice {
+        defaults.insert(id.to_owned(), value.to_owned());
+    }
     let ids: Vec<&str> = defaults.keys().map(String::as_str).collect();
     let text = |a: &Value| super::resolve::replaced(a.as_str().unwrap_or(""), &ids, &defaults);
     args.iter().map(|a| Value::from(text(a))).collect()

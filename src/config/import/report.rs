@@ -7,7 +7,7 @@ use serde::{Serialize, Serializer};
 use super::located::{Member, Node};
 use super::{ImportFormat, ImportVariable, Imported, ImportedServer};
 use crate::config::line_index::LineIndex;
-use crate::config::vars::quote;
+use crate::config::vars::{quote, shown_cut};
 use crate::error::ErrorCode;
 
 /// How bad a diagnostic is.
@@ -98,7 +98,9 @@ impl<'t> Report<'t> {
         if let Some(server) = at.server {
             text.push_str(&format!("server {}: ", quote(server)));
         }
-        if let Some(field) = at.field {
+        // A field is, or ends with, a key of the file: cut and escaped.
+        let field = at.field.map(shown_cut);
+        if let Some(field) = &field {
             text.push_str(&format!("field {}: ", quote(field)));
         }
         text.push_str(message);
@@ -111,7 +113,7 @@ impl<'t> Report<'t> {
             line,
             column,
             server: at.server.map(str::to_owned),
-            field: at.field.map(str::to_owned),
+            field,
         });
     }
 

@@ -21,6 +21,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::docker::check_resolved;
+use super::url_head::secret_in_url_head;
 use super::ImportedServer;
 use crate::config::validate_literal_entry_value;
 use crate::config::vars::quote;
@@ -112,7 +113,7 @@ pub fn resolve_entry(
             "server {server}: the value of variable ${{{id}}} holds a control character"
         ));
     }
-    if let Some(id) = secret_in_url_head(entry.config, variables, secret) {
+    if let Some(id) = secret_in_url_head(entry.config, (variables, values, secret), replaced_all) {
         return Err(format!(
             "server {server}: field \"url\": secret variable ${{{id}}} is in the URL's \
              scheme, host or port: only its path or query may hold a secret"
@@ -124,8 +125,8 @@ pub fn resolve_entry(
     pass.substitute(&mut config);
     if pass.over {
         return Err(format!(
-            "server {server}: resolved, the entry would hold more than {max_bytes} bytes of \
-             text (limits.maxConfigFileBytes, for all the servers of one import)"
+            "server {server}: resolved, the servers of this import would hold more text than \
+             limits.maxConfigFileBytes (for all the servers of one import)"
         ));
     }
     if let Some(id) = pass.missing.first() {
@@ -157,50 +158,23 @@ pub fn resolve_entry(
     })
 }
 
-/// The first secret variable (of `variables`, ids in `secret`) whose
-/// placeholder is in the scheme or authority (userinfo, host, port) of
-/// `config`'s `url`: everything before the path, query or fragment.
-fn secret_in_url_head<'v>(
-    config: &Value,
-    variables: &'v [String],
-    secret: &[String],
-) -> Option<&'v str> {
-    let url = config.get("url")?.as_str()?;
-    let authority = url.find("://").map_or(0, |at| at + 3);
-    let mut inside = false;
-    let mut end = url.len();
-    for (at, c) in url[authority..].char_indices() {
-        match c {
-            '{' if url[..authority + at].ends_with('$') => inside = true,
-            '}' => inside = false,
-            '/' | '?' | '#' if !inside => {
-                end = authority + at;
-                break;
-            }
-            _ => {}
-        }
-    }
-    let head = &url[..end];
-    variables
-        .iter()
-        .filter(|id| secret.contains(id))
-        .find(|id| {
-            let placeholder = format!("${{{id}");
-            head.match_indices(&placeholder).any(|(at, _)| {
-                matches!(
-                    head[at + placeholder.len()..].chars().next(),
-                    Some('}' | ':')
-                )
-            })
-        })
-        .map(String::as_str)
-}
-
 /// `s` with each `${id}` / `${id:-default}` of `ids` that has a value in
 /// `values` (or a default of its own) replaced, once: the registry's check
 /// of the defaults a file gives its inputs.
 pub(super) fn replaced(s: &str, ids: &[&str], values: &BTreeMap<String, String>) -> String {
     Pass::new(ids, values, usize::MAX).replaced(s)
+}
+
+/// [`replaced`], or `None` when an id used in `s` has neither a value nor
+/// a default of its own.
+pub(super) fn replaced_all(
+    s: &str,
+    ids: &[&str],
+    values: &BTreeMap<String, String>,
+) -> Option<String> {
+    let mut pass = Pass::new(ids, values, usize::MAX);
+    let text = pass.replaced(s);
+    pass.missing.is_empty().then_some(text)
 }
 
 /// One pass of replacement over an entry.

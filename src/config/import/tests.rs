@@ -539,3 +539,4 @@ fn resolution_is_single_pass_and_never_reads_the_environment() {
 mod fixes;
 mod registry;
 mod round2;
+mod round3;
