@@ -539,5 +539,7 @@ mod delay;
 pub mod import;
 mod tool_filter;
 pub use tool_filter::*;
+mod tool_search;
+pub use tool_search::*;
 #[cfg(test)]
 mod tests;

@@ -44,6 +44,7 @@ mod options;
 mod reducers;
 mod runtime;
 mod skills;
+mod tool_search;
 
 use callbacks::{JsHeaders, JsRequests, JsSecrets};
 use options::{JsAddPlugin, JsAddServer, JsAuthenticateArgs, JsHostOptions, JsSetToolEnabled};

@@ -23,6 +23,7 @@ pub mod filter;
 pub mod names;
 pub mod read_view;
 pub mod schema;
+pub mod search;
 mod server_tools;
 mod source;
 
@@ -30,7 +31,7 @@ pub use filter::ToolFilter;
 pub use server_tools::{DiagnosticAction, ServerTool, ServerTools, ToolDiagnostic};
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use ahp_types::state::ToolDefinition;
 use serde_json::{Map, Value};
@@ -65,6 +66,9 @@ pub struct CatalogueEntry {
     /// The JS object as JSON text: `{name, title?, description?, inputSchema,
     /// outputSchema?, annotations?, _meta?, customizationId, toolName, digest}`.
     pub json: String,
+    /// The entry's searchable text, built by the first search that sees it
+    /// (see [`search`]).
+    search: OnceLock<search::SearchText>,
 }
 
 impl CatalogueEntry {
@@ -103,7 +107,13 @@ impl CatalogueEntry {
             customization_id: customization_id.to_owned(),
             tool,
             json,
+            search: OnceLock::new(),
         }
+    }
+
+    /// The entry's searchable text (built on first use, then kept).
+    fn search_text(&self) -> &search::SearchText {
+        self.search.get_or_init(|| search::SearchText::of(self))
     }
 
     /// The AHP `ToolDefinition` published in `session/serverToolsChanged`:

@@ -9,6 +9,8 @@
 //! - `tools.rs`: `listTools`, `toolDiagnostics`, `callTool` (with the
 //!   step-up pause of a chat tool call);
 //! - `tool_filter.rs`: `setToolEnabled`;
+//! - `tool_search.rs`: `searchTools`, `listToolSummaries`,
+//!   `getToolDefinitions` (deferred tool loading);
 //! - `auth.rs`: AHP `authenticate` and host-run `authorize`;
 //! - `mcp_requests.rs`: resources and prompts;
 //! - `channel.rs`: the MCP Apps `mcp://` channel (`sendChannelMessage`)
@@ -76,6 +78,7 @@ mod roots;
 mod skills;
 mod tasks;
 mod tool_filter;
+mod tool_search;
 mod tools;
 
 use std::future::Future;
@@ -117,6 +120,7 @@ pub use tools::{CallTool, ChatCall, OnProgress, ToolRef};
 
 /// A server's tool filter (`includeTools`, `excludeTools`; see
 /// [`Host::set_tool_enabled`]) and its own `tools/call` limits.
+pub use crate::catalogue::search::{ToolSearch, ToolSearchHit, ToolSummary};
 pub use crate::catalogue::ToolFilter;
 pub use crate::mcp::CallLimits;
 
