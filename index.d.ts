@@ -276,6 +276,40 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    */
   setToolEnabled(options: SetToolEnabledOptions): boolean
   /**
+   * Searches the model catalogue (deferred tool loading: search, then
+   * {@link McpHost.getToolDefinitions}, then {@link McpHost.callTool}; see
+   * the tools-and-calls guide). Each white-space separated word of `query`
+   * (the first 16) is matched against every tool's original name (fuzzy,
+   * weight 3), display title (fuzzy, weight 2) and description (substring,
+   * weight 1), case-insensitively; a tool's score is the sum of its words'
+   * best matches, and tools no word matches are left out. Best first; ties
+   * keep {@link McpHost.listTools} order. An empty `query` lists the
+   * catalogue in order (score 0). Only catalogue tools are found: never
+   * app-only, task-required or filtered ones ({@link ServerToolOptions},
+   * {@link McpHost.setToolEnabled}). Does not record a read (see
+   * {@link CallToolOptions.digest}). Throws a {@link HostError}
+   * `invalid_argument` (`query` not a string or over 1 KiB, `limit` not an
+   * integer from 1 to 1000, more than 1000 `serverIds`), `disposed`.
+   */
+  searchTools(query: string, options?: SearchToolsOptions): ToolSearchResult[]
+  /**
+   * Every catalogue tool as a {@link ToolSummary} (no schemas), in
+   * {@link McpHost.listTools} order: what a harness shows the model when it
+   * loads definitions on demand. Does not record a read.
+   */
+  listToolSummaries(): ToolSummary[]
+  /**
+   * The {@link McpHost.listTools} entries of the tools named `names`
+   * (model-safe names, {@link HostTool.name}), in the order of `names`.
+   * A name not in the catalogue now (unknown, removed, filtered) is left
+   * out, not an error: compare the result's names with yours. A repeated
+   * name is given once. Records the catalogue as read, as
+   * {@link McpHost.listTools} does, so later calls are checked against
+   * these definitions. Throws a {@link HostError} `invalid_argument`
+   * (`names` not an array of strings, more than 1000 names), `disposed`.
+   */
+  getToolDefinitions(names: string[]): HostTool[]
+  /**
    * What server `serverId` said about itself at its last connection (name,
    * title, version, icons, `instructions`, declared capabilities, negotiated
    * protocol version); `null` before its first connection. Replaced on every
@@ -1389,6 +1423,45 @@ export interface HostTool extends ToolDefinition {
   toolName: string
   /** 16 hex characters; changes whenever the definition does (see {@link CallToolOptions.digest}). */
   digest: string
+}
+
+/** Options of {@link McpHost.searchTools}. */
+export interface SearchToolsOptions {
+  /** Most results, 1 to 1000; default 20. */
+  limit?: number
+  /** Only tools of these servers (customization ids; an id of no server matches nothing). */
+  serverIds?: string[]
+}
+
+/**
+ * A catalogue tool without its schemas ({@link McpHost.listToolSummaries},
+ * {@link McpHost.searchTools}).
+ */
+export interface ToolSummary {
+  /** Model-safe name: the {@link HostTool.name} to pass to {@link McpHost.getToolDefinitions} and {@link McpHost.callTool}. */
+  name: string
+  /** Display title: `title`, else `annotations.title`. */
+  title?: string
+  /** The description's first non-blank line, trimmed, at most 200 characters (a cut one ends with `…`). */
+  description?: string
+  /** The owning `McpServerCustomization` id. */
+  customizationId: string
+  /** The tool's name exactly as the server listed it. */
+  toolName: string
+  /** The {@link HostTool.digest} of the full definition. */
+  digest: string
+  /**
+   * Estimated size of the full definition ({@link HostTool}) in model
+   * tokens: the bytes of its JSON text divided by 4, rounded up. A rule of
+   * thumb for budgeting, not a tokenizer's count.
+   */
+  estimatedTokens: number
+}
+
+/** A {@link McpHost.searchTools} result. */
+export interface ToolSearchResult extends ToolSummary {
+  /** Higher is better; comparable only within one search (0 for an empty query). */
+  score: number
 }
 
 /**

@@ -519,6 +519,21 @@ class McpHost extends EventEmitter {
 
   toolDiagnostics() { return JSON.parse(this.#live().toolDiagnostics()) }
 
+  // Deferred tool loading (see index.d.ts): search the catalogue, list it
+  // without schemas, fetch the definitions of named tools.
+  searchTools(query, options) {
+    if (typeof query !== 'string') throw new HostError('invalid_argument', 'query: must be a string')
+    if (options !== undefined && (typeof options !== 'object' || options === null || Array.isArray(options))) {
+      throw new HostError('invalid_argument', 'options: must be an object ({limit?, serverIds?})')
+    }
+    return unwrap(this.#live().searchTools(jsonArg({ ...options, query })))
+  }
+  listToolSummaries() { return JSON.parse(this.#live().listToolSummaries()) }
+  getToolDefinitions(names) {
+    if (!Array.isArray(names)) throw new HostError('invalid_argument', 'names: must be an array of tool names')
+    return unwrap(this.#live().getToolDefinitions(jsonArg(names)))
+  }
+
   // Switches one tool of a server on or off over its includeTools /
   // excludeTools (see index.d.ts); returns whether the catalogue changed.
   setToolEnabled(options) {

@@ -1,6 +1,6 @@
 // Type-checked by `npm test` (tsc --noEmit): the usage of the README and the guides, compiled
 // against index.d.ts. A wrong or missing type here fails the test run.
-import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo, type RootInput, type Root, type McpChannelMessage, type ReadResourceResult, type RequestOptions, type ProgressInfo } from '../../index.js'
+import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo, type RootInput, type Root, type McpChannelMessage, type ReadResourceResult, type RequestOptions, type ProgressInfo, type ToolSummary, type ToolSearchResult, type SearchToolsOptions } from '../../index.js'
 
 async function main(): Promise<void> {
   const host = new McpHost({
@@ -105,6 +105,18 @@ async function main(): Promise<void> {
   await host.addServer({ name: 'x', config: { type: 'stdio', command: 'x' }, includeTools: 'read_*' })
   // @ts-expect-error enabled is a boolean
   host.setToolEnabled({ serverId: filtered, tool: 'read_file', enabled: 'yes' })
+  // Deferred tool loading: search (or summaries), fetch definitions, call.
+  const found: ToolSearchResult[] = host.searchTools('read file', { limit: 5, serverIds: [filtered] })
+  const summaries: ToolSummary[] = host.listToolSummaries()
+  const budget: number = summaries.reduce((n, s) => n + s.estimatedTokens, 0)
+  const searchOptions: SearchToolsOptions = { limit: 3 }
+  console.log(budget, host.searchTools('echo', searchOptions).map((r) => [r.name, r.score, r.description ?? '']))
+  const picked: HostTool[] = host.getToolDefinitions(found.map((r) => r.name))
+  for (const tool of picked) await host.callTool({ name: tool.name, arguments: {}, digest: tool.digest })
+  // @ts-expect-error a summary has no schema
+  console.log(summaries[0]?.inputSchema)
+  // @ts-expect-error names are a list
+  host.getToolDefinitions('mcp__fs__read_file')
   host.on('toolsChanged', ({ serverId, reason, tools }) => console.log(serverId, reason, tools))
   host.on('listChanged', ({ list }) => console.log(list === 'resources' || list === 'prompts'))
   host.on('action', ({ action, channel }) => {
