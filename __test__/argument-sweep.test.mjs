@@ -72,6 +72,17 @@ function sweep(host) {
       ['options.callTimeoutMs', [-1, 'x'], (v) => host.addServer({ name: 'a', config: stdio, callTimeoutMs: v })],
       ['options.callMaxTotalMs', [-1, 'x'], (v) => host.addServer({ name: 'a', config: stdio, callMaxTotalMs: v })],
     ],
+    searchTools: [
+      ['query', [undefined, null, 5, {}, ['a'], 'x'.repeat(2000)], (v) => host.searchTools(v)],
+      ['options', OPTIONAL_OBJECT_BAD, (v) => host.searchTools('x', v)],
+      ['options.limit', [0, -1, 'x', 1.5, 1001], (v) => host.searchTools('x', { limit: v })],
+      ['options.serverIds', ['x', [5], 5], (v) => host.searchTools('x', { serverIds: v })],
+      ['options.foo', [1], (v) => host.searchTools('x', { foo: v })],
+    ],
+    getToolDefinitions: [
+      ['names', [undefined, null, 5, 'x', {}], (v) => host.getToolDefinitions(v)],
+      ['names', [5, null, {}], (v) => host.getToolDefinitions([v])],
+    ],
     setToolEnabled: [
       ['options', OBJECT_BAD, (v) => host.setToolEnabled(v)],
       ['options.serverId', STRING_BAD, (v) => host.setToolEnabled({ serverId: v, tool: 't', enabled: true })],
@@ -159,7 +170,7 @@ function sweep(host) {
 }
 
 /** Methods that take no argument (or only EventEmitter's). */
-const NO_ARGUMENTS = new Set(['constructor', 'getState', 'listTools', 'toolDiagnostics', 'dispose', 'disposeSync', 'ref', 'unref', 'processCount'])
+const NO_ARGUMENTS = new Set(['constructor', 'getState', 'listTools', 'listToolSummaries', 'toolDiagnostics', 'dispose', 'disposeSync', 'ref', 'unref', 'processCount'])
 
 test('every public method refuses bad argument types with invalid_argument naming the parameter and field', async (t) => {
   const { host } = newHost(t)
