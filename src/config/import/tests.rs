@@ -536,6 +536,15 @@ fn resolution_is_single_pass_and_never_reads_the_environment() {
     );
 }
 
+/// The error diagnostics' fields and messages (the red-team rounds' tests).
+fn errors(imported: &Imported) -> Vec<(Option<&str>, &str)> {
+    let errors = imported.diagnostics.iter();
+    let errors = errors.filter(|d| d.severity == Severity::Error);
+    errors
+        .map(|d| (d.field.as_deref(), d.message.as_str()))
+        .collect()
+}
+
 mod fixes;
 mod registry;
 mod round2;

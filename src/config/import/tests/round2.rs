@@ -14,15 +14,6 @@ fn oci(runtime_arguments: Value) -> Imported {
     import_config(ImportFormat::Registry, &text, "server.json")
 }
 
-/// The error diagnostics' fields and messages.
-fn errors(imported: &Imported) -> Vec<(Option<&str>, &str)> {
-    let errors = imported.diagnostics.iter();
-    let errors = errors.filter(|d| d.severity == Severity::Error);
-    errors
-        .map(|d| (d.field.as_deref(), d.message.as_str()))
-        .collect()
-}
-
 #[test]
 fn docker_defaults_written_in_the_file_are_checked_at_import() {
     for args in [

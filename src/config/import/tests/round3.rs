@@ -13,15 +13,6 @@ fn package(p: Value) -> Imported {
     import_config(ImportFormat::Registry, &text, "server.json")
 }
 
-/// The error diagnostics' fields and messages.
-fn errors(imported: &Imported) -> Vec<(Option<&str>, &str)> {
-    let errors = imported.diagnostics.iter();
-    let errors = errors.filter(|d| d.severity == Severity::Error);
-    errors
-        .map(|d| (d.field.as_deref(), d.message.as_str()))
-        .collect()
-}
-
 #[test]
 fn docker_runs_only_oci_packages() {
     let args = json!([{"type": "positional", "value": "--privileged"},
