@@ -61,8 +61,13 @@ for (const then of ['exit-on-eof', 'stay', 'exit-now']) {
     t.after(() => procs.killAll())
     const { id, state, logs } = await failedStart(t, 'refuser', fixtureEntry('init-error-server.mjs', [`--then=${then}`, marker]))
     assertJsonRpcCause(id, state, logs)
-    // The server really ran and answered: its stderr line arrived.
-    assert.ok(logs.some((l) => l.serverId === id && l.target === 'server.stderr' && l.message === 'init-error-server: error'))
+    // The server really ran and answered: its stderr line arrives. It comes
+    // through a second pipe, drained on its own, so it may reach JS after
+    // the error state: wait for it.
+    await waitFor(
+      () => logs.some((l) => l.serverId === id && l.target === 'server.stderr' && l.message === 'init-error-server: error'),
+      { what: `the stderr line of ${id}`, describe: () => JSON.stringify(logs.filter((l) => l.serverId === id)) },
+    )
     await procs.waitGone()
   })
 }
