@@ -162,6 +162,28 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    */
   whenReady(serverId: string, options?: WhenReadyOptions): Promise<ServerInfo>
   /**
+   * Waits for the starts of many servers: those named in `serverIds`, or,
+   * without it, every MCP server in the session state when called (top-level
+   * servers, then plugin children, in state order); with `options.blocking`,
+   * only the servers whose `starting` state has `blocking: true` then (the
+   * `required` ones, {@link ServerStartOptions}), for as long as they block.
+   * This is how an agent harness holds its next turn:
+   * `await host.whenReady({blocking: true})`.
+   *
+   * Resolves once every start is decided, with one {@link ReadyOutcome} per
+   * server in order: `ready` (with its {@link ServerInfo}), `failed` (with
+   * the {@link HostError} the one-server form rejects with: `server_exited`,
+   * `not_found`, …) or, with `blocking`, `background` (a client's
+   * `session/mcpServerBackgroundRequested` unblocked it; it goes on
+   * starting). A server's failure never rejects the promise; it rejects
+   * only with `invalid_argument` (naming `serverIds[i]` or
+   * `options.<field>`), `timeout` (`data: {kind: 'ready', ms, serverIds}`,
+   * the servers still undecided), `cancelled` (`data.serverIds` likewise)
+   * and `disposed`. No servers: resolves `[]` at once.
+   */
+  whenReady(serverIds: readonly string[], options?: WhenReadyOptions & { blocking?: boolean }): Promise<ReadyOutcome[]>
+  whenReady(options?: WhenReadyOptions & { blocking?: boolean }): Promise<ReadyOutcome[]>
+  /**
    * Stops and removes a plugin (with its servers) or a top-level server; resolves once
    * `session/customizationRemoved` is emitted, and no action about the id follows. Commands on one id
    * apply in call order: an add of the id still in flight is stopped (it rejects `cancelled`) and
@@ -881,7 +903,10 @@ export type CustomizationEnablement =
 
 export interface McpServerStartingState {
   kind: 'starting'
-  /** True while the server blocks the session's first turn. */
+  /**
+   * True while the server's start holds back new messages (a `required`
+   * server, {@link ServerStartOptions}); `false` once a client backgrounded it.
+   */
   blocking?: boolean
 }
 export interface McpServerReadyState {
@@ -1716,7 +1741,27 @@ export interface AddPluginOptions {
    * plugin's `mcp.json` stays Agent Plugins 1.0). A wrong tool filter rejects
    * `invalid_argument` naming `options.servers.<name>.<field>`.
    */
-  servers?: Record<string, { startupTimeoutMs?: number; oauth?: OAuthClientOption; protocol?: ProtocolSetting } & ServerToolOptions>
+  servers?: Record<string, { startupTimeoutMs?: number; oauth?: OAuthClientOption; protocol?: ProtocolSetting } & ServerToolOptions & ServerStartOptions>
+}
+
+/**
+ * How a server's start is shown and waited for ({@link AddServerOptions},
+ * {@link AddPluginOptions.servers}).
+ *
+ * **Required.** A `required` server's start holds back new messages (an
+ * agent's next turn) until it is decided: its AHP `starting` state is
+ * published with `blocking: true` (AHP 1.0 `McpServerStartingState.blocking`).
+ * A client that dispatches `session/mcpServerBackgroundRequested` for it
+ * (a "continue without it" button) backgrounds that start: the host accepts
+ * it, the reducer shows `blocking: false`, the server goes on starting, and
+ * a restart of the same start (a start request while starting) stays
+ * non-blocking; the next start after it was decided (`ready`, `error`,
+ * `stopped`) blocks again. Hold the next turn with
+ * `await host.whenReady({blocking: true})` (see {@link McpHost.whenReady}).
+ */
+export interface ServerStartOptions {
+  /** The start blocks new messages until decided or backgrounded. Default `false`. */
+  required?: boolean
 }
 
 /**
@@ -1928,6 +1973,8 @@ export interface ImportedServer {
   callTimeoutMs?: number
   /** {@link ServerToolOptions.callMaxTotalMs} from the source (Codex `tool_timeout_sec`), ms. */
   callMaxTotalMs?: number
+  /** {@link ServerStartOptions.required} from the source (Codex `required`); absent when false. */
+  required?: boolean
   /** 1-based line of the entry in the file. */
   line: number
   /** 1-based column of the entry (UTF-16 code units). */
@@ -2010,8 +2057,11 @@ export interface AddServersResult {
   skipped?: 'disabled'
 }
 
-/** Options of {@link McpHost.addServer}; the tool filter and call limits are {@link ServerToolOptions}. */
-export interface AddServerOptions extends ServerToolOptions {
+/**
+ * Options of {@link McpHost.addServer}; the tool filter and call limits are
+ * {@link ServerToolOptions}, `required` is {@link ServerStartOptions}.
+ */
+export interface AddServerOptions extends ServerToolOptions, ServerStartOptions {
   /** Name and customization id. Must not contain `/`. */
   name: string
   config: McpServerConfig
@@ -2519,6 +2569,8 @@ export type HostErrorData =
   | { code: -32007; insufficientScope: boolean; requiredScopes: string[] }
   | { kind: 'inactivity' | 'total'; ms: number }
   | { kind: 'ready'; ms: number; serverId: string }
+  | { kind: 'ready'; ms: number; serverIds: string[] }
+  | { serverIds: string[] }
   | { reason: 'changed' | 'removed'; serverId?: string; toolName?: string }
   | { serverId: string; uri: string; file: string; reason: 'size' | 'digest' | 'frontmatter' }
   | { serverId: string; toolName: string; reason: string }
@@ -2579,6 +2631,12 @@ export interface Disposable {
   /** The same as {@link Disposable.dispose}: what `using` calls at the end of its block. */
   [Symbol.dispose](): void
 }
+
+/** The outcome of one server's start in {@link McpHost.whenReady} over many servers. */
+export type ReadyOutcome =
+  | { serverId: string; status: 'ready'; info: ServerInfo }
+  | { serverId: string; status: 'failed'; error: HostError }
+  | { serverId: string; status: 'background' }
 
 /** Options of {@link McpHost.whenReady}. */
 export interface WhenReadyOptions {

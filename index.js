@@ -446,10 +446,17 @@ class McpHost extends EventEmitter {
     })
   }
 
-  // Resolves with the server's ServerInfo once it is `ready`, rejects with
-  // the code of any other outcome (lib/host/ready.js; see index.d.ts).
+  // One server: resolves with its ServerInfo once it is `ready`, rejects
+  // with the code of any other outcome. Many (an array of ids) or every
+  // server (an options object or nothing): resolves with one ReadyOutcome
+  // per server once each is decided (lib/host/ready.js; see index.d.ts).
   async whenReady(serverId, options) {
     this.#live()
+    if (Array.isArray(serverId)) return this.#readiness.waitAll(serverId, options)
+    if (serverId === undefined || (typeof serverId === 'object' && serverId !== null)) {
+      if (options !== undefined) throw new HostError('invalid_argument', 'whenReady(options): takes one argument when it names no server')
+      return this.#readiness.waitAll(undefined, serverId)
+    }
     return this.#readiness.wait(serverId, options)
   }
 

@@ -55,6 +55,7 @@ function sweep(host) {
       ['options.servers.s.startupTimeoutMs', [-1, 'x', 1.5], (v) => host.addPlugin({ root: '/nowhere', servers: { s: { startupTimeoutMs: v } } })],
       ['options.servers.s.excludeTools', ['x', [5], ['']], (v) => host.addPlugin({ root: '/nowhere', servers: { s: { excludeTools: v } } })],
       ['options.servers.s.callTimeoutMs', [-1, 'x'], (v) => host.addPlugin({ root: '/nowhere', servers: { s: { callTimeoutMs: v } } })],
+      ['options.servers.s.required', [5, 'yes', {}], (v) => host.addPlugin({ root: '/nowhere', servers: { s: { required: v } } })],
       ['options.rooot', [1], (v) => host.addPlugin({ root: '/nowhere', rooot: v })],
     ],
     addServer: [
@@ -70,6 +71,7 @@ function sweep(host) {
       ['options.includeTools', ['x', 5, [5], ['']], (v) => host.addServer({ name: 'a', config: stdio, includeTools: v })],
       ['options.excludeTools', ['x', null, [{}], ['ok', '']], (v) => host.addServer({ name: 'a', config: stdio, excludeTools: v })],
       ['options.callTimeoutMs', [-1, 'x'], (v) => host.addServer({ name: 'a', config: stdio, callTimeoutMs: v })],
+      ['options.required', [5, 'yes', {}], (v) => host.addServer({ name: 'a', config: stdio, required: v })],
       ['options.callMaxTotalMs', [-1, 'x'], (v) => host.addServer({ name: 'a', config: stdio, callMaxTotalMs: v })],
     ],
     searchTools: [
@@ -163,7 +165,12 @@ function sweep(host) {
       ['servers[0]', [5, null, {}], (v) => host.addServers([v])],
     ],
     // Added by other parts of issue 14; checked when present.
-    whenReady: strings(['serverId', (v) => host.whenReady(v)]),
+    whenReady: [
+      ['serverId', [null, 5, '', true], (v) => host.whenReady(v)],
+      ['serverIds[0]', [5, '', null, {}], (v) => host.whenReady([v])],
+      ['options.blocking', [5, 'yes', {}], (v) => host.whenReady({ blocking: v })],
+      ['options.timeoutMs', [-1, 'x'], (v) => host.whenReady(['a'], { timeoutMs: v })],
+    ],
     ...Object.fromEntries(['onAction', 'onLog', 'onToolsChanged', 'onListChanged', 'onResourceUpdated', 'onAuthorizationUrl', 'onChannelMessage']
       .map((m) => [m, [['listener', FUNCTION_BAD, (v) => host[m](v)]]])),
   }

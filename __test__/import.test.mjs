@@ -102,18 +102,19 @@ test('a Codex config.toml: bearer_token_env_var through the resolver reaches the
   const imported = await host.importConfig({ format: 'codex', path, resolve: (v) => (v.id === 'env:API_TOKEN' ? canary : undefined) })
   assert.deepEqual(imported.variables.map((v) => [v.id, v.kind, v.secret]), [['env:API_TOKEN', 'env', true]])
   assert.deepEqual(imported.diagnostics.map((d) => [d.code, d.severity, d.server, d.field, d.line, d.column]), [
-    ['not_supported', 'warning', 'api', 'required', 9, 1],
     ['invalid_entry', 'error', 'odd', 'colour', 14, 1],
   ])
-  assert.match(imported.diagnostics[0].message, /an app decides what a failed start means/)
   assert.equal(imported.diagnostics[0].file, path)
   const [api] = imported.servers
   assert.equal(api.startupTimeoutMs, 30_000)
   // Codex enabled_tools / disabled_tools / tool_timeout_sec: this host's includeTools / excludeTools / call limits.
   assert.deepEqual([api.includeTools, api.excludeTools, api.callTimeoutMs, api.callMaxTotalMs], [['whoami', 'other'], ['whoami'], 45_000, 45_000])
+  // Codex required: addServer's required (the start is published blocking).
+  assert.equal(api.required, true)
   assert.equal(api.config.headers.Authorization, `Bearer ${canary}`)
   const results = await host.addServers(imported.servers)
   assert.deepEqual(results.map((r) => [r.name, r.id]), [['api', 'api']])
+  assert.deepEqual(h.actions.map((e) => e.action).find((a) => a.type === 'session/customizationUpdated' && a.customization.id === 'api')?.customization.state, { kind: 'starting', blocking: true })
   await waitState(host, 'api', 'ready')
   // addServers passed the filter on: whoami (enabled, then disabled) is left out and refused.
   assert.deepEqual(host.listTools().filter((x) => x.customizationId === 'api'), [])

@@ -328,3 +328,24 @@ function errorData(err: HostError): void {
   if (data && 'state' in data) console.log(data.serverId, data.state.kind)
 }
 void errorData
+
+// Issue 29, item 6: required servers and whenReady over many.
+import type { ReadyOutcome, ServerStartOptions } from '../../index.js'
+async function blockingStart(host: McpHost): Promise<void> {
+  const start: ServerStartOptions = { required: true }
+  await host.addServer({ name: 'db', config: { type: 'stdio', command: 'node' }, ...start })
+  await host.addPlugin({ root: '/p', servers: { s: { required: true, excludeTools: ['x'] } } })
+  const held: ReadyOutcome[] = await host.whenReady({ blocking: true, timeoutMs: 5_000 })
+  for (const o of held) {
+    if (o.status === 'ready') console.log(o.info.name)
+    else if (o.status === 'failed') console.log(o.error.code)
+    else console.log(o.serverId, 'backgrounded')
+  }
+  const listed: ReadyOutcome[] = await host.whenReady(['a', 'p/s'])
+  const one: ServerInfo = await host.whenReady('a')
+  void listed
+  void one
+  // @ts-expect-error `required` is a boolean
+  await host.addServer({ name: 'x', config: { type: 'stdio', command: 'node' }, required: 'yes' })
+}
+void blockingStart

@@ -18,7 +18,8 @@ use ahp_mcp_host::config::{IdpSetting, OAuthClientSetting, OAuthGrant, ProtocolS
 use ahp_mcp_host::error::HostError;
 use ahp_mcp_host::host::{
     clamped_timeout, AddPlugin, AddServer, AuthenticateArgs, Authorize, CallLimits, CallTool,
-    ChatCall, HostConfig, OAuthHostOptions, ServerOverrides, ToolFilter, ToolRef, DEFAULT_SESSION,
+    ChatCall, HostConfig, OAuthHostOptions, ServerOverrides, StartPolicy, ToolFilter, ToolRef,
+    DEFAULT_SESSION,
 };
 use ahp_mcp_host::limits::Limits;
 use ahp_mcp_host::{CaCertificates, NetworkOptions, ProxyOption};
@@ -230,6 +231,10 @@ struct JsServerOverrides {
     /// Absolute limit (ms) of a call that gives no `maxTotalTimeoutMs`.
     #[serde(default)]
     call_max_total_ms: Option<u64>,
+    /// The start holds back new messages: `starting` has `blocking: true`
+    /// until the server is `ready`, fails or a client backgrounds it.
+    #[serde(default)]
+    required: bool,
 }
 
 impl TryFrom<JsServerOverrides> for ServerOverrides {
@@ -248,6 +253,9 @@ impl TryFrom<JsServerOverrides> for ServerOverrides {
             protocol: js.protocol,
             tool_filter,
             call_limits,
+            start: StartPolicy {
+                required: js.required,
+            },
         })
     }
 }
@@ -309,6 +317,10 @@ pub(crate) struct JsAddServer {
     /// Absolute limit (ms) of a call that gives no `maxTotalTimeoutMs`.
     #[serde(default)]
     call_max_total_ms: Option<u64>,
+    /// The start holds back new messages: `starting` has `blocking: true`
+    /// until the server is `ready`, fails or a client backgrounds it.
+    #[serde(default)]
+    required: bool,
 }
 
 impl TryFrom<JsAddServer> for AddServer {
@@ -337,6 +349,9 @@ impl TryFrom<JsAddServer> for AddServer {
             secrets: js.secrets,
             tool_filter,
             call_limits,
+            start: StartPolicy {
+                required: js.required,
+            },
         })
     }
 }

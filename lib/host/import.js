@@ -142,8 +142,8 @@ function addOptions(server, i) {
   if (server.secrets !== undefined) options.secrets = server.secrets
   if (server.startupTimeoutMs !== undefined) options.startupTimeoutMs = server.startupTimeoutMs
   if (server.oauthClientId !== undefined) options.oauth = { clientId: server.oauthClientId }
-  // Tool filter and call limits (Codex enabled_tools, disabled_tools, tool_timeout_sec).
-  for (const key of ['includeTools', 'excludeTools', 'callTimeoutMs', 'callMaxTotalMs']) {
+  // Tool filter, call limits and required (Codex enabled_tools, disabled_tools, tool_timeout_sec, required).
+  for (const key of ['includeTools', 'excludeTools', 'callTimeoutMs', 'callMaxTotalMs', 'required']) {
     if (server[key] !== undefined) options[key] = server[key]
   }
   return options

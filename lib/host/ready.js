@@ -34,7 +34,21 @@ const WAKES = new Set([
   'session/customizationToggled',
   'session/mcpServerStartRequested',
   'session/mcpServerStopRequested',
+  'session/mcpServerBackgroundRequested',
 ])
+
+/** The value of an inner waiter whose server stopped blocking (see `waitAll`). */
+const BACKGROUND = Symbol('background')
+
+/** Every MCP server id of an AHP `SessionState` (top-level entries, then plugin children, in order). */
+function serverIds(state) {
+  const ids = []
+  for (const c of state?.customizations ?? []) {
+    if (c.type === 'mcpServer') ids.push(c.id)
+    for (const child of c.children ?? []) if (child.type === 'mcpServer') ids.push(child.id)
+  }
+  return ids
+}
 
 /**
  * Server `id` in an AHP `SessionState`, by the reducer's rule (top-level
@@ -121,18 +135,92 @@ class Readiness {
     })
   }
 
-  /** `{signal, timeoutMs}` of an options argument, checked. */
-  #options(options) {
+  /**
+   * A promise for the outcome of many starts (see index.d.ts): `ids` (an
+   * array), or every server in the state now (`ids` undefined); with
+   * `options.blocking`, only while each start blocks. Resolves with one
+   * `ReadyOutcome` per id, in order, once every one is decided; rejects
+   * only for `invalid_argument`, `timeout`, `cancelled` and `disposed`.
+   */
+  waitAll(ids, options) {
+    let signal, timeoutMs, blocking
+    try {
+      ;({ signal, timeoutMs, blocking } = this.#options(options, true))
+      if (ids !== undefined) this.#checkIds(ids)
+    } catch (err) {
+      return Promise.reject(err)
+    }
+    const what = ids === undefined ? 'whenReady()' : `whenReady([${ids.length} servers])`
+    if (signal?.aborted) return Promise.reject(this.#abortedAll(what, signal))
+    const snapshot = this.#state()
+    if (ids === undefined) {
+      ids = serverIds(snapshot.state)
+      if (blocking) ids = ids.filter((id) => findServer(snapshot.state, id)?.server?.state?.blocking === true)
+    }
+    const inner = ids.map((id) => {
+      const waiter = { id, blocking, resolve: undefined, reject: undefined, timer: undefined, unwatch: undefined, seen: false, decided: undefined }
+      const promise = new Promise((resolve, reject) => Object.assign(waiter, { resolve, reject }))
+      return { waiter, outcome: promise.then(
+        (info) => (info === BACKGROUND ? { serverId: id, status: 'background' } : { serverId: id, status: 'ready', info }),
+        (error) => ({ serverId: id, status: 'failed', error }),
+      ) }
+    })
+    for (const { waiter } of inner) {
+      this.#add(waiter)
+      this.#judge(waiter, snapshot)
+    }
+    const all = Promise.all(inner.map((i) => i.outcome))
+    if (timeoutMs === undefined && !signal) return all
+    return new Promise((resolve, reject) => {
+      let timer, unwatch
+      const end = (err) => {
+        if (timer !== undefined) clearTimeout(timer)
+        unwatch?.()
+        if (!err) return
+        // The waits still pending end with the aggregate (their outcomes are dropped).
+        const pending = inner.filter((i) => this.#waiters.has(i.waiter)).map((i) => i.waiter)
+        err.data = { ...err.data, serverIds: pending.map((w) => w.id) }
+        for (const w of pending) this.#settle(w, err)
+        reject(err)
+      }
+      all.then((outcomes) => { end(); resolve(outcomes) })
+      if (timeoutMs !== undefined) {
+        timer = setTimeout(() => end(this.#error('timeout', `${what}: not every start was decided within ${timeoutMs} ms`, { kind: 'ready', ms: timeoutMs })), timeoutMs)
+        timer.unref?.()
+      }
+      if (signal) unwatch = watchAbort(signal, () => end(this.#abortedAll(what, signal)))
+    })
+  }
+
+  /** `ids` of `waitAll`: an array of non-empty strings (`invalid_argument` naming the entry). */
+  #checkIds(ids) {
+    if (!Array.isArray(ids)) throw this.#error('invalid_argument', 'serverIds: must be an array of server ids')
+    ids.forEach((id, i) => {
+      if (typeof id !== 'string' || id === '') throw this.#error('invalid_argument', `serverIds[${i}]: must be a non-empty string`)
+    })
+  }
+
+  #abortedAll(what, signal) {
+    const err = abortError(signal, what)
+    err.data = { serverIds: [] }
+    return err
+  }
+
+  /** `{signal, timeoutMs, blocking}` of an options argument, checked (`blocking` only with `many`). */
+  #options(options, many = false) {
     if (options === undefined || options === null) return {}
     if (typeof options !== 'object' || Array.isArray(options)) {
-      throw this.#error('invalid_argument', 'options: must be an object ({signal?, timeoutMs?})')
+      throw this.#error('invalid_argument', `options: must be an object ({signal?, timeoutMs?${many ? ', blocking?' : ''}})`)
     }
-    const { signal, timeoutMs } = options
+    const { signal, timeoutMs, blocking } = options
+    if (many && blocking !== undefined && typeof blocking !== 'boolean') {
+      throw this.#error('invalid_argument', `options.blocking: must be a boolean, got ${typeof blocking}`)
+    }
     checkSignal(signal, 'options.signal')
     if (timeoutMs !== undefined && !(typeof timeoutMs === 'number' && timeoutMs >= 0 && timeoutMs <= MAX_TIMEOUT_MS)) {
       throw this.#error('invalid_argument', `options.timeoutMs: must be a number of milliseconds from 0 to ${MAX_TIMEOUT_MS}, got ${typeof timeoutMs === 'number' ? timeoutMs : typeof timeoutMs}`)
     }
-    return { signal, timeoutMs }
+    return { signal, timeoutMs, blocking: many ? blocking === true : false }
   }
 
   /**
@@ -186,6 +274,8 @@ class Readiness {
       case 'stopped':
         return fail(this.#error('server_stopped', `server ${JSON.stringify(id)} is stopped`, { serverId: id }))
       default:
+        // A wait on blocking starts only: a backgrounded start ends it.
+        if (waiter.blocking && s?.kind === 'starting' && s.blocking !== true) return { value: BACKGROUND }
         return undefined // starting
     }
   }

@@ -122,7 +122,7 @@ pub use tools::{CallTool, ChatCall, OnProgress, ToolRef};
 /// [`Host::set_tool_enabled`]) and its own `tools/call` limits.
 pub use crate::catalogue::search::{ToolSearch, ToolSearchHit, ToolSummary};
 pub use crate::catalogue::ToolFilter;
-pub use crate::mcp::CallLimits;
+pub use crate::mcp::{CallLimits, StartPolicy};
 
 /// A `CallToolResult` as JSON text ([`Host::call_tool_json`]).
 pub use crate::json::JsonText;
@@ -489,7 +489,7 @@ impl Host {
         match request {
             ClientIntent::Start(id) => send(&id, Command::Start),
             ClientIntent::Stop(id) => send(&id, Command::Stop),
-            ClientIntent::Background(_) => {}
+            ClientIntent::Background(id) => send(&id, Command::Background),
             ClientIntent::Toggled(id) => {
                 let ids = match reg.plugins.get(&id) {
                     Some(children) => children.clone(),

@@ -29,7 +29,7 @@ use crate::config::launch::EnvPolicy;
 use crate::config::{OAuthClientSetting, ProtocolSetting};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::{Limits, MAX_TIMEOUT_MS};
-use crate::mcp::CallLimits;
+use crate::mcp::{CallLimits, StartPolicy};
 
 /// A timeout option in ms, clamped to 1 ms ..= 24 h ([`MAX_TIMEOUT_MS`]),
 /// like every configurable timeout.
@@ -220,6 +220,8 @@ pub struct ServerOverrides {
     pub tool_filter: ToolFilter,
     /// The server's tool-call limits, between a call's own and the host's.
     pub call_limits: CallLimits,
+    /// How the server's start is shown and waited for (`required`).
+    pub start: StartPolicy,
 }
 
 impl CallLimits {
@@ -264,6 +266,8 @@ pub struct AddServer {
     pub tool_filter: ToolFilter,
     /// The server's tool-call limits (`callTimeoutMs`, `callMaxTotalMs`).
     pub call_limits: CallLimits,
+    /// How the server's start is shown and waited for (`required`).
+    pub start: StartPolicy,
 }
 
 impl AddServer {
@@ -282,6 +286,7 @@ impl AddServer {
             secrets: Vec::new(),
             tool_filter: ToolFilter::default(),
             call_limits: CallLimits::default(),
+            start: StartPolicy::default(),
         }
     }
 }

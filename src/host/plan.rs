@@ -17,7 +17,7 @@ use super::options::{clamped_timeout, AddPlugin};
 use crate::config::{LiteralPlaceholder, McpJson, PluginVars, ServerConfig};
 use crate::events::{log, HostEvent, LogLevel};
 use crate::limits::Limits;
-use crate::mcp::{ServerSpec, TransportSpec};
+use crate::mcp::{ServerSpec, StartPolicy, TransportSpec};
 use crate::session::{
     child_server_id, mcp_server_entry, plugin_entry, LITERAL_PLACEHOLDERS_META_KEY,
 };
@@ -51,9 +51,12 @@ pub(super) struct PluginPlan {
     pub logs: Vec<HostEvent>,
 }
 
-/// `starting`, the state every new server customization is created in.
-pub(super) fn starting() -> McpServerState {
-    McpServerState::Starting(McpServerStartingState::default())
+/// `starting`, the state every new server customization is created in;
+/// `blocking: true` for a `required` server ([`StartPolicy`]).
+pub(super) fn starting(start: StartPolicy) -> McpServerState {
+    McpServerState::Starting(McpServerStartingState {
+        blocking: start.required.then_some(true),
+    })
 }
 
 /// `ms` clamped to 1 ms ..= 24 h, or the `startupTimeoutMs` limit.
@@ -166,11 +169,15 @@ pub(super) fn plan_plugin(
             }
         };
         let id = child_server_id(name, &server.name);
-        let overrides = source.opts.servers.get(&server.name);
-        let ms = overrides.and_then(|o| o.startup_timeout_ms);
-        let ms = ms.or(source.opts.startup_timeout_ms);
+        let spec = child_spec(
+            source,
+            &server.name,
+            id,
+            transport_spec(config, vars.clone()),
+        );
+        let state = starting(spec.start);
         let mut child =
-            mcp_server_entry(&id, source.file_uri, &server.name, server.range, starting());
+            mcp_server_entry(&spec.id, source.file_uri, &server.name, server.range, state);
         let literal = &server.literal_placeholders;
         if let Some(meta) = literal_placeholders_meta(name, &server.name, literal, &mut logs) {
             problems.extend(
@@ -185,16 +192,7 @@ pub(super) fn plan_plugin(
             );
         }
         children.push(child);
-        specs.push(ServerSpec {
-            id,
-            transport: transport_spec(config, vars.clone()),
-            startup_timeout: startup_timeout(ms, source.limits),
-            oauth_client: overrides.and_then(|o| o.oauth.clone()),
-            protocol: overrides.map(|o| o.protocol).unwrap_or_default(),
-            secret_values: Vec::new(),
-            tool_filter: overrides.map(|o| o.tool_filter.clone()).unwrap_or_default(),
-            call_limits: overrides.map(|o| o.call_limits).unwrap_or_default(),
-        });
+        specs.push(spec);
     }
     let load = if problems.is_empty() {
         CustomizationLoadState::Loaded(CustomizationLoadedState {})
@@ -208,6 +206,31 @@ pub(super) fn plan_plugin(
         specs,
         load,
         logs,
+    }
+}
+
+/// The spec of plugin server `server` (id `id`, running `transport`): the
+/// host-side settings of its overrides, its startup timeout the
+/// override's, else the plugin's, else the limit.
+fn child_spec(
+    source: &PluginSource<'_>,
+    server: &str,
+    id: String,
+    transport: TransportSpec,
+) -> ServerSpec {
+    let overrides = source.opts.servers.get(server);
+    let ms = overrides.and_then(|o| o.startup_timeout_ms);
+    let ms = ms.or(source.opts.startup_timeout_ms);
+    ServerSpec {
+        id,
+        transport,
+        startup_timeout: startup_timeout(ms, source.limits),
+        oauth_client: overrides.and_then(|o| o.oauth.clone()),
+        protocol: overrides.map(|o| o.protocol).unwrap_or_default(),
+        secret_values: Vec::new(),
+        tool_filter: overrides.map(|o| o.tool_filter.clone()).unwrap_or_default(),
+        call_limits: overrides.map(|o| o.call_limits).unwrap_or_default(),
+        start: overrides.map(|o| o.start).unwrap_or_default(),
     }
 }
 
@@ -265,6 +288,9 @@ mod tests {
                     o.get("callTimeoutMs").and_then(|m| m.as_u64()),
                     None,
                 ),
+                start: crate::mcp::StartPolicy {
+                    required: o.get("required").and_then(|r| r.as_bool()) == Some(true),
+                },
             };
             opts.servers.insert(name.clone(), overrides);
         }
@@ -299,7 +325,7 @@ mod tests {
         assert_eq!(p.load.as_ref(), Some(&plan.load));
         let child = |c: &ChildCustomization| match c {
             ChildCustomization::McpServer(s) => {
-                assert_eq!(s.state, starting());
+                assert_eq!(s.state, starting(StartPolicy::default()));
                 (s.id.clone(), s.uri.clone(), s.name.clone())
             }
             other => panic!("unexpected child {other:?}"),

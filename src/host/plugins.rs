@@ -295,7 +295,7 @@ impl Host {
         let mut adding = self.reserve_id(&opts.name, /* plugin */ false)?;
         let (spec, uri) = self.server_spec(&opts, config)?;
         adding.check(ADD_SERVER)?;
-        let mut entry = mcp_server_entry(&opts.name, &uri, &opts.name, None, starting());
+        let mut entry = mcp_server_entry(&opts.name, &uri, &opts.name, None, starting(opts.start));
         if !opts.literal {
             entry.meta = self.literal_placeholders(&opts);
         }
@@ -364,6 +364,7 @@ impl Host {
             secret_values: opts.secrets.clone(),
             tool_filter: opts.tool_filter.clone(),
             call_limits: opts.call_limits,
+            start: opts.start,
         };
         Ok((spec, uri))
     }

@@ -65,6 +65,20 @@ pub struct ServerSpec {
     pub tool_filter: ToolFilter,
     /// The server's own `tools/call` limits (host-side setting).
     pub call_limits: CallLimits,
+    /// How the server's start is shown and waited for (host-side setting).
+    pub start: StartPolicy,
+}
+
+/// How a server's start is shown and waited for (host-side settings of
+/// `addServer` and a plugin's server overrides).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StartPolicy {
+    /// `required`: the server's start holds back new messages (the next
+    /// turn) until it is `ready` or has failed, so its `starting` state is
+    /// published with `blocking: true` (AHP 1.0 `McpServerStartingState`)
+    /// until a client backgrounds it
+    /// (`session/mcpServerBackgroundRequested`) or the start ends.
+    pub required: bool,
 }
 
 /// A server's own `tools/call` limits (`callTimeoutMs`, `callMaxTotalMs`):

@@ -58,6 +58,7 @@ fn split(command: Option<Command>) -> (Input, Payload) {
         None => Input::CommandsClosed,
         Some(Command::Start) => Input::Start,
         Some(Command::Stop) => Input::Stop,
+        Some(Command::Background) => Input::Background,
         Some(Command::SetEnabled(on)) => Input::SetEnabled(on),
         Some(Command::Shutdown { why, done }) => {
             payload.done = Some(done);
@@ -144,6 +145,7 @@ impl<C: Connector> Actor<C> {
             },
             client_id: spec.oauth_client.as_ref().map(|c| c.client_id.clone()),
             headers_provider: !stdio && shared.opener().header_provider().is_some(),
+            required: spec.start.required,
         };
         Self {
             shared,

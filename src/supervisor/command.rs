@@ -14,6 +14,11 @@ pub enum Command {
     Start,
     /// Stop and stay stopped until [`Command::Start`].
     Stop,
+    /// A client backgrounded the start (AHP
+    /// `session/mcpServerBackgroundRequested`): a `required` server's start
+    /// in progress no longer blocks; its `starting` is published with
+    /// `blocking: false` until the start ends. No process change.
+    Background,
     /// Enablement changed: `true` starts the server unless it is already
     /// starting or running (no restart); `false` stops it.
     SetEnabled(bool),

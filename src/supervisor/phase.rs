@@ -45,6 +45,8 @@ mod step;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_blocking;
+#[cfg(test)]
 mod tests_provider;
 
 use step::Step;
@@ -143,6 +145,9 @@ pub struct Machine {
     /// The `authRequired` state last published, as long as it is the
     /// server's shown state (a sign-in failure is described on it).
     pub shown_auth: Option<Box<McpServerAuthRequiredState>>,
+    /// A client backgrounded the start in progress: `starting` is shown
+    /// with `blocking: false` until the server leaves `starting`.
+    pub backgrounded: bool,
 }
 
 /// What [`transition`] needs to know about the server.
@@ -158,6 +163,9 @@ pub struct Rules {
     /// (host option `headers`): a 401 on a ready connection reconnects,
     /// which asks the provider again, instead of waiting in `authRequired`.
     pub headers_provider: bool,
+    /// The server is `required` ([`crate::mcp::StartPolicy`]): its
+    /// `starting` is published with `blocking: true` unless backgrounded.
+    pub required: bool,
 }
 
 /// What an RFC 9728 discovery found.
@@ -181,6 +189,8 @@ pub enum Input {
     Stop,
     /// [`super::Command::SetEnabled`].
     SetEnabled(bool),
+    /// [`super::Command::Background`].
+    Background,
     /// [`super::Command::Shutdown`], and why (`remove`: [`Leaving::Removed`];
     /// host shutdown: [`Leaving::ShutDown`]).
     Shutdown(Leaving),

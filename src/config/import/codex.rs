@@ -33,12 +33,12 @@ const MAPPED: &[&str] = &[
     "enabled_tools",
     "disabled_tools",
     "tool_timeout_sec",
+    "required",
 ];
 
 /// Keys Codex defines that this host does not take, with why.
 const UNSUPPORTED: &[(&str, &str)] = &[
     ("tools", " yet (per-tool approval)"),
-    ("required", " (an app decides what a failed start means)"),
     ("scopes", " (OAuth scopes come from the server's challenge)"),
     ("oauth_resource", ""),
     (
@@ -294,7 +294,8 @@ fn env_reference(b: &mut Building<'_>, var: &str) -> Value {
 }
 
 /// `enabled`, the startup timeout, `oauth.client_id`, the tool filter
-/// (`enabled_tools`, `disabled_tools`) and the call timeout (`tool_timeout_sec`).
+/// (`enabled_tools`, `disabled_tools`), the call timeout (`tool_timeout_sec`)
+/// and `required`.
 fn extra(out: &mut Report<'_>, server: &str, entry: &Node) -> Result<Extra, FieldError> {
     let mut extra = Extra::enabled();
     if let Some(n) = entry.get("enabled") {
@@ -325,6 +326,14 @@ fn extra(out: &mut Report<'_>, server: &str, entry: &Node) -> Result<Extra, Fiel
         .map(|n| millis("tool_timeout_sec", n, 1000.0));
     extra.call_timeout_ms = call.transpose()?;
     extra.call_max_total_ms = extra.call_timeout_ms;
+    // Codex fails its start when a required server fails: here the start
+    // blocks until decided, and the app sees each outcome (`whenReady`).
+    if let Some(n) = entry.get("required") {
+        let Val::Bool(required) = n.val else {
+            return Err(wrong("required", "a boolean", n));
+        };
+        extra.required = required;
+    }
     Ok(extra)
 }
 

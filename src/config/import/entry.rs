@@ -161,6 +161,7 @@ impl<'a> Building<'a> {
             exclude_tools: extra.exclude_tools,
             call_timeout_ms: extra.call_timeout_ms,
             call_max_total_ms: extra.call_max_total_ms,
+            required: extra.required,
             line,
             column,
             resolved: ids.is_empty(),
@@ -240,6 +241,8 @@ pub(super) struct Extra {
     pub call_timeout_ms: Option<u64>,
     /// The server's absolute call limit, ms (`callMaxTotalMs`).
     pub call_max_total_ms: Option<u64>,
+    /// The start blocks until decided (`required`).
+    pub required: bool,
     /// A registry `docker` entry: how many args are `docker`'s options.
     pub docker_options: Option<usize>,
 }

@@ -155,6 +155,10 @@ pub struct ImportedServer {
     /// `callMaxTotalMs` (Codex `tool_timeout_sec`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub call_max_total_ms: Option<u64>,
+    /// `addServer`'s `required` (Codex `required`): the start blocks until
+    /// decided. Left out when `false`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub required: bool,
     /// Where the entry starts in the file: 1-based line.
     pub line: u32,
     /// Where the entry starts in the file: 1-based column (UTF-16 code units).

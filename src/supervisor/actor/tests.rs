@@ -91,6 +91,7 @@ fn spawn(shared: &Arc<HostShared>, fake: &Arc<Fake>) -> ServerHandle {
         secret_values: Vec::new(),
         tool_filter: Default::default(),
         call_limits: Default::default(),
+        start: Default::default(),
     };
     ServerHandle::start_with(shared.clone(), spec, fake.clone())
 }

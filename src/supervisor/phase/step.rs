@@ -98,6 +98,8 @@ impl Step<'_> {
                 self.m.phase = Phase::Failed;
             }
             Input::Challenged(header) => self.challenged(crashes, header),
+            // The client's reducer already shows `blocking: false`.
+            Input::Background => self.m.backgrounded = self.rules.required,
             // SetEnabled(true): already starting; ConnectionFailed: no connection yet.
             _ => {}
         }
@@ -363,7 +365,10 @@ impl Step<'_> {
     /// `authenticate` or a sign-in keeps the shown state).
     fn start(&mut self, crashes: u32, announce: bool) {
         if announce {
-            self.set_state(McpServerState::Starting(McpServerStartingState::default()));
+            let blocking = self.rules.required.then_some(!self.m.backgrounded);
+            self.set_state(McpServerState::Starting(McpServerStartingState {
+                blocking,
+            }));
         }
         self.fx.push(Effect::Open);
         self.m.phase = Phase::Starting { crashes };
@@ -409,6 +414,9 @@ impl Step<'_> {
     }
 
     fn set_state(&mut self, state: McpServerState) {
+        if !matches!(state, McpServerState::Starting(_)) {
+            self.m.backgrounded = false;
+        }
         self.m.shown_auth = match &state {
             McpServerState::AuthRequired(shown) => Some(shown.clone()),
             _ => None,

@@ -16,6 +16,7 @@ fn rules(headers_provider: bool) -> Rules {
         ),
         client_id: None,
         headers_provider,
+        required: false,
     }
 }
 
