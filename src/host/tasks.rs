@@ -415,9 +415,12 @@ impl Host {
     /// Follows again the recorded tasks of servers `server_ids` (just
     /// added), each in its own task ended by dispose.
     pub(super) fn resume_tasks(&self, server_ids: &[String]) {
-        let handles: HashMap<String, Arc<ServerHandle>> = server_ids
-            .iter()
-            .filter_map(|id| Some((id.clone(), self.server(id).ok()?)))
+        let handles: HashMap<String, (Arc<ServerHandle>, chat::OutputBudget)> = (server_ids.iter())
+            .filter_map(|id| {
+                let handle = self.server(id).ok()?;
+                let budget = self.output_budget(None, &handle);
+                Some((id.clone(), (handle, budget)))
+            })
             .collect();
         let (shared, inputs) = (self.shared.clone(), self.chat_inputs.clone());
         let records = self.task_records.clone();
@@ -440,7 +443,7 @@ impl Host {
                 return;
             }
             for record in records.take_for(&ids) {
-                let Some(handle) = handles.get(&record.server_id).cloned() else {
+                let Some((handle, budget)) = handles.get(&record.server_id).cloned() else {
                     continue;
                 };
                 let resume = Resume {
@@ -448,6 +451,7 @@ impl Host {
                     inputs: inputs.clone(),
                     records: records.clone(),
                     handle,
+                    budget,
                     record,
                 };
                 let disposed = disposed.clone();
@@ -474,6 +478,8 @@ struct Resume {
     inputs: Arc<ChatInputs>,
     records: Arc<TaskRecords>,
     handle: Arc<ServerHandle>,
+    /// The server's output budget (a recorded call has none of its own).
+    budget: chat::OutputBudget,
     record: Record,
 }
 
@@ -519,7 +525,12 @@ impl Resume {
             message,
         ));
         if !completed.load(Ordering::SeqCst) {
-            let action = chat::complete_action(&ctx, &r.display_name, &result);
+            let (action, warning) =
+                chat::complete_within(&ctx, &r.display_name, &result, &self.budget).await;
+            if let Some(warning) = warning {
+                let warning = log(LogLevel::Warn, "host.tasks", Some(&r.server_id), warning);
+                self.shared.publisher().log(warning);
+            }
             self.shared.publisher().emit_on(&ctx.chat, action);
         }
         self.records.remove(&r.task_id);

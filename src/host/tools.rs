@@ -45,6 +45,10 @@ pub struct CallTool {
     /// Absolute limit that progress never extends (1 ms ..= 24 h); `None`:
     /// the server's `callMaxTotalMs`, else `limits.callMaxTotalMs`.
     pub max_total: Option<Duration>,
+    /// The model-facing output budget of a chat call (characters, 1 ..=
+    /// `HARD_MAX_MODEL_OUTPUT_CHARS`; see `crate::chat::budget`); `None`:
+    /// the server's `modelOutputMaxChars`, else `limits.modelOutputMaxChars`.
+    pub output_max_chars: Option<usize>,
     /// The `digest` the caller validated the arguments against; `None`: the
     /// digest as of the last `listTools`.
     pub digest: Option<String>,
@@ -67,6 +71,7 @@ impl CallTool {
             arguments: None,
             timeout: None,
             max_total: None,
+            output_max_chars: None,
             digest: None,
             chat: None,
             display_name: None,
@@ -275,6 +280,7 @@ impl Host {
             .or(tool.title)
             .unwrap_or_else(|| tool.tool_name.clone());
         let (timeout, max_total) = self.call_limits((call.timeout, call.max_total), &handle);
+        let budget = self.output_budget(call.output_max_chars, &handle);
         let inputs = (ctx.as_ref()).map(|ctx| {
             ChatCallInputs::new(publisher.clone(), self.chat_inputs.clone(), ctx.clone())
         });
@@ -325,7 +331,11 @@ impl Host {
                 .as_ref()
                 .map_err(HostError::clone)
                 .and_then(JsonText::to_value);
-            publisher.emit_on(&ctx.chat, chat::complete_action(ctx, &display, &shown));
+            let (action, warning) = chat::complete_within(ctx, &display, &shown, &budget).await;
+            if let Some(warning) = warning {
+                publisher.log(log(LogLevel::Warn, "host.tools", Some(&handle.id), warning));
+            }
+            publisher.emit_on(&ctx.chat, action);
         }
         match &result {
             // A refused token paused the call and already told the actor.
@@ -351,6 +361,23 @@ impl Host {
             timeout.unwrap_or(Duration::from_millis(limits.call_timeout_ms)),
             max_total.unwrap_or(Duration::from_millis(limits.call_max_total_ms)),
         )
+    }
+
+    /// The model-facing output budget of a call on `handle`'s server: the
+    /// call's own, else the server's (`modelOutputMaxChars`), else the
+    /// host's (`limits.modelOutputMaxChars`); whole results kept under
+    /// `dataDir`.
+    pub(super) fn output_budget(
+        &self,
+        own: Option<usize>,
+        handle: &ServerHandle,
+    ) -> chat::OutputBudget {
+        let server = handle.spec.call_limits.output_max_chars;
+        let host = self.shared.limits().model_output_max_chars;
+        chat::OutputBudget {
+            max_chars: own.or(server).unwrap_or(host),
+            files: self.tool_results.clone(),
+        }
     }
 
     /// The `_meta` of the AHP tool-call actions of a chat call of tool

@@ -1,0 +1,1 @@
+//! Tests of the model-facing output budget (`budget.rs`, `spill.rs`).
