@@ -82,12 +82,13 @@ pub fn over_budget(result: &ToolCallResult, max_chars: usize) -> bool {
     };
     let blocks = result.content.iter().flatten();
     let content_fits = blocks.map(block_chars).all(&mut take);
-    content_fits
+    let fits = content_fits
         && result
             .structured_content
             .as_ref()
             .is_none_or(|s| take(json_chars(s)))
-        && error_message(result).is_none_or(|m| chars_within(m, max_chars))
+        && error_message(result).is_none_or(|m| chars_within(m, max_chars));
+    !fits
 }
 
 /// Cuts `result` to `max_chars` characters (see the module doc), then adds
@@ -253,7 +254,7 @@ pub fn grouped(n: usize) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

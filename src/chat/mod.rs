@@ -321,6 +321,24 @@ pub async fn complete_within(
     (complete(ctx, result), warning)
 }
 
+/// Publishes [`complete_within`]'s `chat/toolCallComplete` on the call's
+/// chat, after a `warn` log (`target`, naming `server_id`) when the whole
+/// result could not be kept.
+pub async fn publish_complete(
+    publisher: &crate::publisher::SessionPublisher,
+    (ctx, display_name): (&ChatContext, &str),
+    outcome: &Result<Value, HostError>,
+    budget: &OutputBudget,
+    (target, server_id): (&'static str, &str),
+) {
+    let (action, warning) = complete_within(ctx, display_name, outcome, budget).await;
+    if let Some(warning) = warning {
+        let level = crate::events::LogLevel::Warn;
+        publisher.log(crate::events::log(level, target, Some(server_id), warning));
+    }
+    publisher.emit_on(&ctx.chat, action);
+}
+
 /// A copy of `result` with every kept secret `[redacted]`.
 fn redacted(result: &Value) -> Value {
     let mut shown = result.clone();

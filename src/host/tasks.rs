@@ -525,13 +525,12 @@ impl Resume {
             message,
         ));
         if !completed.load(Ordering::SeqCst) {
-            let (action, warning) =
-                chat::complete_within(&ctx, &r.display_name, &result, &self.budget).await;
-            if let Some(warning) = warning {
-                let warning = log(LogLevel::Warn, "host.tasks", Some(&r.server_id), warning);
-                self.shared.publisher().log(warning);
-            }
-            self.shared.publisher().emit_on(&ctx.chat, action);
+            let (shown, server) = (
+                (&ctx, &r.display_name[..]),
+                ("host.tasks", &r.server_id[..]),
+            );
+            let publisher = self.shared.publisher();
+            chat::publish_complete(publisher, shown, &result, &self.budget, server).await;
         }
         self.records.remove(&r.task_id);
     }

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 mod failures;
+mod output;
 
 use failures::{is_refused_token, paused_requirement, report_unusable};
 
@@ -327,15 +328,8 @@ impl Host {
         let completed =
             end.completed.load(Ordering::SeqCst) || super::tasks::settled(&task, &result);
         if let Some(ctx) = ctx.as_ref().filter(|_| !completed) {
-            let shown = result
-                .as_ref()
-                .map_err(HostError::clone)
-                .and_then(JsonText::to_value);
-            let (action, warning) = chat::complete_within(ctx, &display, &shown, &budget).await;
-            if let Some(warning) = warning {
-                publisher.log(log(LogLevel::Warn, "host.tools", Some(&handle.id), warning));
-            }
-            publisher.emit_on(&ctx.chat, action);
+            let (shown, server) = (output::value_of(&result), ("host.tools", &handle.id[..]));
+            chat::publish_complete(publisher, (ctx, &display), &shown, &budget, server).await;
         }
         match &result {
             // A refused token paused the call and already told the actor.
@@ -361,23 +355,6 @@ impl Host {
             timeout.unwrap_or(Duration::from_millis(limits.call_timeout_ms)),
             max_total.unwrap_or(Duration::from_millis(limits.call_max_total_ms)),
         )
-    }
-
-    /// The model-facing output budget of a call on `handle`'s server: the
-    /// call's own, else the server's (`modelOutputMaxChars`), else the
-    /// host's (`limits.modelOutputMaxChars`); whole results kept under
-    /// `dataDir`.
-    pub(super) fn output_budget(
-        &self,
-        own: Option<usize>,
-        handle: &ServerHandle,
-    ) -> chat::OutputBudget {
-        let server = handle.spec.call_limits.output_max_chars;
-        let host = self.shared.limits().model_output_max_chars;
-        chat::OutputBudget {
-            max_chars: own.or(server).unwrap_or(host),
-            files: self.tool_results.clone(),
-        }
     }
 
     /// The `_meta` of the AHP tool-call actions of a chat call of tool
