@@ -8,7 +8,7 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { newHost, waitState, waitFor, fixtureEntry, startHttpFixture, uniqueMarker } from './helpers/host.mjs'
@@ -151,4 +151,20 @@ test('a kept env value and header value a server echoes are [redacted] in the sp
   }
   const seen = JSON.stringify(actions) + JSON.stringify(logs)
   assert.ok(!seen.includes(envCanary) && !seen.includes(headerCanary))
+})
+
+test('a spill file that cannot be written: the call completes, cut, with a marker saying why and a warn log', async (t) => {
+  const { host, actions, logs, dataDir } = newHost(t, { limits: { modelOutputMaxChars: 100 } })
+  writeFileSync(join(dataDir, '.tool-results'), 'a file where the directory goes')
+  const id = await host.addServer({ name: 'big', config: fixtureEntry(SERVER) })
+  await waitState(host, id, 'ready')
+  const { result, done } = await chatCall(host, actions, { serverId: id, name: 'big', arguments: { chars: 500 } })
+  assert.equal(codePoints(result.content[0].text), 500)
+  assert.deepEqual(done.content.map((b) => b.type), ['text', 'text'], 'no link')
+  assert.equal(done.content[0].text, pattern('0:', 100))
+  assert.match(done.content[1].text, /^\[… 400 of 500 characters left out \(text\); the whole result was not kept: .*\.tool-results: cannot create: .*\]$/)
+  const warn = logs.find((l) => l.level === 'warn' && l.target === 'host.tools')
+  assert.ok(warn, JSON.stringify(logs))
+  assert.equal(warn.serverId, id)
+  assert.match(warn.message, /over the model output budget \(100 characters\) and the whole result was not kept/)
 })

@@ -70,7 +70,9 @@ pub struct LeftOut {
 }
 
 /// Whether `result` puts more than `max_chars` characters into the chat
-/// state (see the module doc for what counts).
+/// state (see the module doc for what counts). An `isError` result's
+/// `error.message` is not looked at: it is its text blocks joined, so it
+/// is over the budget only by its newlines when they are not.
 pub fn over_budget(result: &ToolCallResult, max_chars: usize) -> bool {
     let mut left = max_chars;
     let mut take = |n: usize| match left.checked_sub(n) {
@@ -86,8 +88,7 @@ pub fn over_budget(result: &ToolCallResult, max_chars: usize) -> bool {
         && result
             .structured_content
             .as_ref()
-            .is_none_or(|s| take(json_chars(s)))
-        && error_message(result).is_none_or(|m| chars_within(m, max_chars));
+            .is_none_or(|s| take(json_chars(s)));
     !fits
 }
 
@@ -193,10 +194,6 @@ fn truncate_chars(s: &mut String, chars: usize) {
     if let Some((at, _)) = s.char_indices().nth(chars) {
         s.truncate(at);
     }
-}
-
-fn error_message(result: &ToolCallResult) -> Option<&str> {
-    result.error.as_ref()?.get("message")?.as_str()
 }
 
 /// An `error.message` over `max_chars` cut to it, with `[… <n> characters
