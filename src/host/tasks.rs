@@ -525,12 +525,10 @@ impl Resume {
             message,
         ));
         if !completed.load(Ordering::SeqCst) {
-            let (shown, server) = (
-                (&ctx, &r.display_name[..]),
-                ("host.tasks", &r.server_id[..]),
-            );
             let publisher = self.shared.publisher();
-            chat::publish_complete(publisher, shown, &result, &self.budget, server).await;
+            let call = (&ctx, r.display_name.as_str());
+            let server = ("host.tasks", r.server_id.as_str());
+            chat::publish_complete(publisher, call, &result, &self.budget, server).await;
         }
         self.records.remove(&r.task_id);
     }

@@ -328,7 +328,8 @@ impl Host {
         let completed =
             end.completed.load(Ordering::SeqCst) || super::tasks::settled(&task, &result);
         if let Some(ctx) = ctx.as_ref().filter(|_| !completed) {
-            let (shown, server) = (output::value_of(&result), ("host.tools", &handle.id[..]));
+            let server = ("host.tools", handle.id.as_str());
+            let shown = output::value_of(&result);
             chat::publish_complete(publisher, (ctx, &display), &shown, &budget, server).await;
         }
         match &result {
