@@ -649,6 +649,9 @@ export interface McpHostOptions {
    * `%LOCALAPPDATA%\ahp-mcp-host`. Only when no home directory is known:
    * `<os temp dir>/ahp-mcp-host-data`, with a `warn` log record (target
    * `host.config`). A VS Code extension passes `context.globalStorageUri.fsPath`.
+   * The host's own files live in dot-named directories no plugin data
+   * directory takes: `.tasks/` (task records) and `.tool-results/` (whole
+   * results cut to {@link HostLimits.modelOutputMaxChars}, bounded).
    */
   dataDir?: string
   limits?: HostLimits
@@ -866,6 +869,38 @@ export interface HostLimits {
    * after it gets only an answer given at once. Default 300 000 ms.
    */
   importResolveTimeoutMs?: number
+  /**
+   * The model-facing output budget of an AHP chat tool call, in characters
+   * (Unicode code points; about 4 make one model token; an emoji outside the
+   * BMP is 1 here, 2 in a JS string's `length`): at most this much of a
+   * result goes into `chat/toolCallComplete`, which AHP clients hand to the
+   * model. Text past it is cut at a character boundary and followed by a
+   * marker text block `[… <n> of <total> characters left out (<what>); the
+   * whole result is in <file URI>]` and an AHP `resource` block linking that
+   * file (`contentType: 'application/json'`, `sizeHint` in bytes). Binary
+   * content (`image`, `audio`, embedded resources) is never cut or inlined
+   * past the budget: a block that does not fit whole is left out, as is a
+   * `structuredContent` whose JSON does not fit; an `isError` result's
+   * `error.message` is cut to the budget too. Every block of a result shares
+   * one budget, in order; the marker and link come on top of it.
+   *
+   * The whole result (the MCP `CallToolResult` JSON, with every value the host
+   * keeps secret `[redacted]`, as in the chat state) is kept in a private file
+   * in `<dataDir>/.tool-results/` (directory `0700`, file `0600`, named after
+   * the `toolCallId` plus 16 random hex digits), at most 20 MiB (a larger
+   * result is not kept, and the marker says so); each write removes the files
+   * older than 7 days and, oldest first, those past 1 000 files or 256 MiB in
+   * all. A file that cannot be written never fails the call: the marker says
+   * `the whole result was not kept: <why>` and a `warn` log (target
+   * `host.tools`) says so. The {@link McpHost.callTool} result, and a call
+   * without `chat`, are never cut.
+   *
+   * Per server: {@link ServerToolOptions.modelOutputMaxChars}; per call:
+   * {@link CallToolCommon.modelOutputMaxChars}; the call's own wins, then the
+   * server's, then this. Default 100 000 (Claude Code's default MCP output
+   * limit of 25 000 tokens), clamped to 1 … 16 Mi (hard cap 16 777 216).
+   */
+  modelOutputMaxChars?: number
 }
 
 // ─── AHP common ──────────────────────────────────────────────────────────────
@@ -1787,6 +1822,8 @@ export interface ServerStartOptions {
  * {@link CallToolCommon.maxTotalTimeoutMs}; without them the host's
  * `limits.callTimeoutMs` / `limits.callMaxTotalMs` apply. Precedence per call:
  * the call's own, then the server's, then the host's. Clamped to 1 ms … 24 h.
+ * `modelOutputMaxChars` works the same way for the model-facing output budget
+ * ({@link HostLimits.modelOutputMaxChars}, {@link CallToolCommon.modelOutputMaxChars}).
  */
 export interface ServerToolOptions {
   /** Offer only the tools matching one of these patterns. Default: every tool. */
@@ -1797,6 +1834,14 @@ export interface ServerToolOptions {
   callTimeoutMs?: number
   /** Absolute limit (ms) of a call of this server's tools, never extended by progress; expiry: `timeout`, `data.kind: 'total'`. */
   callMaxTotalMs?: number
+  /**
+   * Model-facing output budget (characters, clamped to 1 … 16 Mi) of an AHP
+   * chat tool call of this server's tools that gives no
+   * {@link CallToolCommon.modelOutputMaxChars}; default
+   * {@link HostLimits.modelOutputMaxChars}. Not a non-negative integer:
+   * `invalid_argument` naming the field.
+   */
+  modelOutputMaxChars?: number
 }
 
 /** Options of {@link McpHost.setToolEnabled}. */
@@ -2202,6 +2247,16 @@ interface CallToolCommon {
   timeoutMs?: number
   /** Absolute limit (ms, clamped to 1 ms … 24 h) that progress never extends; default the server's {@link ServerToolOptions.callMaxTotalMs}, else `limits.callMaxTotalMs`. Expiry: code `timeout`, `data.kind: 'total'`. */
   maxTotalTimeoutMs?: number
+  /**
+   * Model-facing output budget of this call (characters, clamped to 1 … 16 Mi;
+   * with `chat` only): at most this much of the result goes into
+   * `chat/toolCallComplete`, the rest cut with a marker and kept whole in a
+   * private file under `dataDir` ({@link HostLimits.modelOutputMaxChars}
+   * describes it). Default the server's
+   * {@link ServerToolOptions.modelOutputMaxChars}, else
+   * `limits.modelOutputMaxChars` (100 000). The promise's result is never cut.
+   */
+  modelOutputMaxChars?: number
   /**
    * The {@link HostTool.digest} the arguments were built against. Default:
    * the digest as of the last {@link McpHost.listTools}. If the tool changed

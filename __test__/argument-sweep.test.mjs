@@ -56,6 +56,7 @@ function sweep(host) {
       ['options.servers.s.excludeTools', ['x', [5], ['']], (v) => host.addPlugin({ root: '/nowhere', servers: { s: { excludeTools: v } } })],
       ['options.servers.s.callTimeoutMs', [-1, 'x'], (v) => host.addPlugin({ root: '/nowhere', servers: { s: { callTimeoutMs: v } } })],
       ['options.servers.s.required', [5, 'yes', {}], (v) => host.addPlugin({ root: '/nowhere', servers: { s: { required: v } } })],
+      ['options.servers.s.modelOutputMaxChars', [-1, 'x', 1.5], (v) => host.addPlugin({ root: '/nowhere', servers: { s: { modelOutputMaxChars: v } } })],
       ['options.rooot', [1], (v) => host.addPlugin({ root: '/nowhere', rooot: v })],
     ],
     addServer: [
@@ -73,6 +74,7 @@ function sweep(host) {
       ['options.callTimeoutMs', [-1, 'x'], (v) => host.addServer({ name: 'a', config: stdio, callTimeoutMs: v })],
       ['options.required', [5, 'yes', {}], (v) => host.addServer({ name: 'a', config: stdio, required: v })],
       ['options.callMaxTotalMs', [-1, 'x'], (v) => host.addServer({ name: 'a', config: stdio, callMaxTotalMs: v })],
+      ['options.modelOutputMaxChars', [-1, 'x', 1.5, {}], (v) => host.addServer({ name: 'a', config: stdio, modelOutputMaxChars: v })],
     ],
     searchTools: [
       ['query', [undefined, null, 5, {}, ['a'], 'x'.repeat(2000)], (v) => host.searchTools(v)],
@@ -150,6 +152,7 @@ function sweep(host) {
       ['options.chat', [5], (v) => host.callTool({ name: 't', chat: v, turnId: 't', toolCallId: 'c' })],
       ['options.arguments', [[1], 5], (v) => host.callTool({ name: 't', arguments: v })],
       ['options.timeout', [5], (v) => host.callTool({ name: 't', timeout: v })],
+      ['options.modelOutputMaxChars', [-1, 'x', 1.5, {}], (v) => host.callTool({ name: 't', modelOutputMaxChars: v })],
     ],
     // Issue 30: other hosts' configurations.
     importConfig: [
@@ -208,6 +211,7 @@ test('new McpHost refuses options that are not an object, and names each bad fie
     ['options.session', [{ session: 5 }, { session: '' }]],
     ['options.limits', [{ limits: 'x' }, { limits: [] }]],
     ['options.limits.callTimeoutMs', [{ limits: { callTimeoutMs: 'x' } }, { limits: { callTimeoutMs: -1 } }, { limits: { callTimeoutMs: 1.5 } }]],
+    ['options.limits.modelOutputMaxChars', [{ limits: { modelOutputMaxChars: 'x' } }, { limits: { modelOutputMaxChars: -1 } }, { limits: { modelOutputMaxChars: 2.5 } }]],
     ['options.limits.nope', [{ limits: { nope: 1 } }]],
     ['options.clientInfo', [{ clientInfo: 'me' }]],
     ['options.clientInfo.name', [{ clientInfo: { name: 5, version: '1' } }, { clientInfo: { version: '1' } }]],

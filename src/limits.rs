@@ -498,6 +498,13 @@ pub struct Limits {
     /// take together (ms; asked one after another); a variable not answered
     /// by then has no value (a diagnostic says so). Default 300 000.
     pub import_resolve_timeout_ms: u64,
+    /// The model-facing output budget of a chat tool call (characters,
+    /// [`output_budget`]): what of a result goes into the AHP chat state;
+    /// the text past it is cut with a marker and the whole result kept in a
+    /// spill file under `dataDir`. A server's and a call's own budget come
+    /// first. Default [`DEFAULT_MODEL_OUTPUT_MAX_CHARS`], hard cap
+    /// [`HARD_MAX_MODEL_OUTPUT_CHARS`].
+    pub model_output_max_chars: usize,
 }
 
 impl Default for Limits {
@@ -530,6 +537,7 @@ impl Default for Limits {
             max_config_file_bytes: 8 * 1024 * 1024,
             config_read_timeout_ms: 10_000,
             import_resolve_timeout_ms: 300_000,
+            model_output_max_chars: DEFAULT_MODEL_OUTPUT_MAX_CHARS,
         }
     }
 }
@@ -537,6 +545,8 @@ impl Default for Limits {
 mod clamp;
 mod delay;
 pub mod import;
+pub mod output_budget;
+pub use output_budget::*;
 mod tool_filter;
 pub use tool_filter::*;
 mod tool_search;

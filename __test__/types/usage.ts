@@ -7,7 +7,7 @@ async function main(): Promise<void> {
     session: 'ahp-session:/3f2c',
     clientInfo: { name: 'my-extension', version: '1.2.0' },
     dataDir: '/tmp/plugin-data',
-    limits: { callTimeoutMs: 60_000, maxRestarts: 2, maxConcurrentLaunches: 8 },
+    limits: { callTimeoutMs: 60_000, maxRestarts: 2, maxConcurrentLaunches: 8, modelOutputMaxChars: 100_000 },
     env: 'inherit',
     proxy: { url: 'http://proxy.corp:3128', noProxy: 'intranet.corp,10.0.0.0/8' },
     caCertificates: ['-----BEGIN CERTIFICATE-----\n…\n-----END CERTIFICATE-----\n'],
@@ -77,7 +77,7 @@ async function main(): Promise<void> {
   for (const tool of host.listTools()) {
     const name: string = tool.name
     try {
-      await host.callTool({ name, arguments: {}, digest: tool.digest, chat: 'ahp-chat:/c1', turnId: 't1', toolCallId: 'tc1', timeoutMs: 30_000, maxTotalTimeoutMs: 300_000 })
+      await host.callTool({ name, arguments: {}, digest: tool.digest, chat: 'ahp-chat:/c1', turnId: 't1', toolCallId: 'tc1', timeoutMs: 30_000, maxTotalTimeoutMs: 300_000, modelOutputMaxChars: 20_000 })
     } catch (err) {
       if (err instanceof HostError && (err.code === 'stale_tool' || err.code === 'timeout' || err.code === 'cancelled')) console.log(err.code)
     }
@@ -91,8 +91,9 @@ async function main(): Promise<void> {
     excludeTools: ['read_media_file'],
     callTimeoutMs: 120_000,
     callMaxTotalMs: 600_000,
+    modelOutputMaxChars: 40_000,
   })
-  await host.addPlugin({ root: '/plugins/p', servers: { search: { excludeTools: ['admin_*'], callTimeoutMs: 5_000 } } })
+  await host.addPlugin({ root: '/plugins/p', servers: { search: { excludeTools: ['admin_*'], callTimeoutMs: 5_000, modelOutputMaxChars: 8_000 } } })
   const changed: boolean = host.setToolEnabled({ serverId: filtered, tool: 'read_media_file', enabled: true })
   console.log(changed, host.toolDiagnostics().filter((d) => d.action === 'filtered').map((d) => d.reason))
   try {

@@ -89,4 +89,6 @@ js_limits! {
     config_read_timeout_ms: u64,
     /// `importResolveTimeoutMs`: [`Limits::import_resolve_timeout_ms`].
     import_resolve_timeout_ms: u64,
+    /// `modelOutputMaxChars`: [`Limits::model_output_max_chars`].
+    model_output_max_chars: usize,
 }

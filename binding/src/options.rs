@@ -21,7 +21,7 @@ use ahp_mcp_host::host::{
     ChatCall, HostConfig, OAuthHostOptions, ServerOverrides, StartPolicy, ToolFilter, ToolRef,
     DEFAULT_SESSION,
 };
-use ahp_mcp_host::limits::Limits;
+use ahp_mcp_host::limits::{clamped_output_chars, Limits};
 use ahp_mcp_host::{CaCertificates, NetworkOptions, ProxyOption};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -235,6 +235,10 @@ struct JsServerOverrides {
     /// until the server is `ready`, fails or a client backgrounds it.
     #[serde(default)]
     required: bool,
+    /// Model-facing output budget (characters) of a chat call that gives
+    /// no `modelOutputMaxChars`.
+    #[serde(default)]
+    model_output_max_chars: Option<u64>,
 }
 
 impl TryFrom<JsServerOverrides> for ServerOverrides {
@@ -246,6 +250,7 @@ impl TryFrom<JsServerOverrides> for ServerOverrides {
         let (tool_filter, call_limits) = tool_settings(
             (js.include_tools.as_deref(), &js.exclude_tools),
             (js.call_timeout_ms, js.call_max_total_ms),
+            js.model_output_max_chars,
         )?;
         Ok(Self {
             startup_timeout_ms: js.startup_timeout_ms,
@@ -261,17 +266,19 @@ impl TryFrom<JsServerOverrides> for ServerOverrides {
 }
 
 /// The tool filter of `includeTools` and `excludeTools`, and the
-/// server's own `tools/call` limits of `callTimeoutMs` and
-/// `callMaxTotalMs` (`addServer`, a plugin's server overrides).
+/// server's own `tools/call` limits of `callTimeoutMs`, `callMaxTotalMs`
+/// and `modelOutputMaxChars` (`addServer`, a plugin's server overrides).
 ///
 /// # Errors
 /// `invalid_argument` naming the list and the pattern (`ToolFilter::new`).
 fn tool_settings(
     (include, exclude): (Option<&[String]>, &[String]),
     (timeout_ms, max_total_ms): (Option<u64>, Option<u64>),
+    output_chars: Option<u64>,
 ) -> Result<(ToolFilter, CallLimits), HostError> {
     let filter = ToolFilter::new(include, exclude)?;
-    Ok((filter, CallLimits::from_ms(timeout_ms, max_total_ms)))
+    let limits = CallLimits::from_ms(timeout_ms, max_total_ms).with_output_chars(output_chars);
+    Ok((filter, limits))
 }
 
 /// `addServer` options: a top-level server outside any plugin; converts
@@ -321,6 +328,10 @@ pub(crate) struct JsAddServer {
     /// until the server is `ready`, fails or a client backgrounds it.
     #[serde(default)]
     required: bool,
+    /// Model-facing output budget (characters) of a chat call that gives
+    /// no `modelOutputMaxChars`.
+    #[serde(default)]
+    model_output_max_chars: Option<u64>,
 }
 
 impl TryFrom<JsAddServer> for AddServer {
@@ -332,6 +343,7 @@ impl TryFrom<JsAddServer> for AddServer {
         let (tool_filter, call_limits) = tool_settings(
             (js.include_tools.as_deref(), &js.exclude_tools),
             (js.call_timeout_ms, js.call_max_total_ms),
+            js.model_output_max_chars,
         )
         .map_err(|mut e| {
             e.message = format!("options.{}", e.message);
@@ -389,6 +401,10 @@ pub(crate) struct JsCallToolArgs {
     /// Absolute limit (ms) that progress never extends; default `limits.callMaxTotalMs`.
     #[serde(default)]
     max_total_timeout_ms: Option<u64>,
+    /// Model-facing output budget (characters) of a chat call; default the
+    /// server's, else `limits.modelOutputMaxChars`.
+    #[serde(default)]
+    model_output_max_chars: Option<u64>,
     /// The `digest` of the catalogue entry the caller validated the arguments
     /// against; default: the digest as of the last `listTools()`.
     #[serde(default)]
@@ -423,6 +439,7 @@ impl TryFrom<JsCallToolArgs> for CallTool {
             arguments: args.arguments,
             timeout: args.timeout_ms.map(clamped_timeout),
             max_total: args.max_total_timeout_ms.map(clamped_timeout),
+            output_max_chars: args.model_output_max_chars.map(clamped_output_chars),
             digest: args.digest,
             display_name: args.display_name,
             task_handle: args.task_handle.unwrap_or(false),

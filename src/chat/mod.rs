@@ -21,7 +21,10 @@
 //!   request was withdrawn (then `session/inputNeededRemoved`); answers are
 //!   mapped to MCP content by [`answers`];
 //! - `chat/toolCallComplete` with the MCP result mapped by [`map_result`],
-//!   or a failed result for a protocol error, timeout or cancellation.
+//!   or a failed result for a protocol error, timeout or cancellation;
+//!   within the model-facing output budget ([`complete_within`]: text past
+//!   it cut with a marker, see [`budget`]; the whole result kept in a
+//!   private file under `dataDir`, see [`spill`]).
 //!
 //! An App tool call (MCP Apps, SEP-1865: the tool's `_meta.ui` links a
 //! `ui://` resource; host option `mcpApps`) carries the tool's `_meta.ui`
@@ -37,11 +40,15 @@
 pub mod answers;
 #[cfg(test)]
 mod app_tests;
+pub mod budget;
+#[cfg(test)]
+mod budget_tests;
 pub mod input;
 pub mod input_publisher;
 #[cfg(test)]
 mod input_tests;
 mod result;
+pub mod spill;
 #[cfg(test)]
 mod tests;
 
@@ -64,6 +71,7 @@ use serde_json::{Map, Value};
 use crate::error::HostError;
 
 pub use result::{failed_result, map_result};
+pub use spill::ToolResults;
 
 /// Where a tool call runs: its chat, turn and id, and the MCP server that
 /// contributes it.
@@ -247,7 +255,8 @@ pub fn input_needed_removed_action(ctx: &ChatContext) -> StateAction {
 
 /// `chat/toolCallComplete` for an outcome: a `CallToolResult` (mapped by
 /// [`map_result`]) or a host error (a failed result by [`failed_result`],
-/// `error: {code, message, data?}`).
+/// `error: {code, message, data?}`). No output budget (see
+/// [`complete_within`]).
 ///
 /// The result is the server's own output, and a server may print a value
 /// the host keeps secret (a tool that dumps its environment, where an
@@ -261,13 +270,83 @@ pub fn complete_action(
     outcome: &Result<Value, HostError>,
 ) -> StateAction {
     let result = match outcome {
-        Ok(r) => {
-            let mut shown = r.clone();
-            crate::redact::hidden_in_value(&mut shown);
-            map_result(display_name, &shown)
-        }
+        Ok(r) => map_result(display_name, &redacted(r)),
         Err(e) => failed_result(display_name, e),
     };
+    complete(ctx, result)
+}
+
+/// The model-facing output budget of a chat call's completion (issue 29
+/// item 5): at most `max_chars` characters of the result go into the chat
+/// state ([`budget`]); a result over it is kept whole in `files`.
+#[derive(Debug, Clone)]
+pub struct OutputBudget {
+    /// The budget (characters): the call's own, else its server's, else
+    /// `limits.modelOutputMaxChars`.
+    pub max_chars: usize,
+    /// Where whole results are kept (`<dataDir>/.tool-results`).
+    pub files: Arc<ToolResults>,
+}
+
+/// [`complete_action`] within `budget`: a result over it is cut with a
+/// marker (see [`budget`]) that names, and links to, the spill file
+/// holding the whole result after the same redaction ([`spill`]; written on
+/// the blocking pool). The second value is the `warn` text when the whole
+/// result could not be kept (the marker then says why); the completion is
+/// published all the same. The JS `callTool` result stays whole.
+pub async fn complete_within(
+    ctx: &ChatContext,
+    display_name: &str,
+    outcome: &Result<Value, HostError>,
+    budget: &OutputBudget,
+) -> (StateAction, Option<String>) {
+    let Ok(whole) = outcome else {
+        return (complete_action(ctx, display_name, outcome), None);
+    };
+    let shown = redacted(whole);
+    let mut result = map_result(display_name, &shown);
+    let mut warning = None;
+    if budget::over_budget(&result, budget.max_chars) {
+        let id = ctx.tool_call_id.clone();
+        let kept = spill::keep_whole(budget.files.clone(), id, shown).await;
+        if let budget::Kept::Not(why) = &kept {
+            warning = Some(format!(
+                "tool call {:?}: its result is over the model output budget ({} characters) \
+                 and the whole result was not kept: {why}",
+                ctx.tool_call_id, budget.max_chars
+            ));
+        }
+        budget::cut(&mut result, budget.max_chars, &kept);
+    }
+    (complete(ctx, result), warning)
+}
+
+/// Publishes [`complete_within`]'s `chat/toolCallComplete` on the call's
+/// chat, after a `warn` log (`target`, naming `server_id`) when the whole
+/// result could not be kept.
+pub async fn publish_complete(
+    publisher: &crate::publisher::SessionPublisher,
+    (ctx, display_name): (&ChatContext, &str),
+    outcome: &Result<Value, HostError>,
+    budget: &OutputBudget,
+    (target, server_id): (&'static str, &str),
+) {
+    let (action, warning) = complete_within(ctx, display_name, outcome, budget).await;
+    if let Some(warning) = warning {
+        let level = crate::events::LogLevel::Warn;
+        publisher.log(crate::events::log(level, target, Some(server_id), warning));
+    }
+    publisher.emit_on(&ctx.chat, action);
+}
+
+/// A copy of `result` with every kept secret `[redacted]`.
+fn redacted(result: &Value) -> Value {
+    let mut shown = result.clone();
+    crate::redact::hidden_in_value(&mut shown);
+    shown
+}
+
+fn complete(ctx: &ChatContext, result: ahp_types::state::ToolCallResult) -> StateAction {
     StateAction::ChatToolCallComplete(ChatToolCallCompleteAction {
         turn_id: ctx.turn_id.clone(),
         tool_call_id: ctx.tool_call_id.clone(),

@@ -210,6 +210,8 @@ pub struct Host {
     closing: CancellationToken,
     /// The outstanding tasks of AHP tool calls recorded under `dataDir` (`tasks.rs`).
     task_records: Arc<tasks::TaskRecords>,
+    /// The whole results of chat calls cut to the output budget (`crate::chat::spill`).
+    tool_results: Arc<crate::chat::ToolResults>,
 }
 
 /// The `disposed` error every method of a disposed host returns.
@@ -284,6 +286,7 @@ impl Host {
         let task_records = tasks::TaskRecords::load(&config.data_dir, &shared);
         Self {
             task_records,
+            tool_results: Arc::new(crate::chat::ToolResults::in_dir(&config.data_dir)),
             shared,
             registry: Mutex::new(Registry::default()),
             read_view: ReadCatalogue::default(),

@@ -226,11 +226,23 @@ pub struct ServerOverrides {
 
 impl CallLimits {
     /// The limits of `callTimeoutMs` and `callMaxTotalMs` (ms), clamped to
-    /// 1 ms ..= 24 h like every timeout ([`clamped_timeout`]).
+    /// 1 ms ..= 24 h like every timeout ([`clamped_timeout`]); no output
+    /// budget of its own.
     pub fn from_ms(timeout_ms: Option<u64>, max_total_ms: Option<u64>) -> Self {
         Self {
             timeout: timeout_ms.map(clamped_timeout),
             max_total: max_total_ms.map(clamped_timeout),
+            output_max_chars: None,
+        }
+    }
+
+    /// These limits with the model-facing output budget `modelOutputMaxChars`
+    /// (characters), clamped to 1 ..= `HARD_MAX_MODEL_OUTPUT_CHARS`
+    /// ([`crate::limits::clamped_output_chars`]).
+    pub fn with_output_chars(self, chars: Option<u64>) -> Self {
+        Self {
+            output_max_chars: chars.map(crate::limits::clamped_output_chars),
+            ..self
         }
     }
 }
@@ -264,7 +276,8 @@ pub struct AddServer {
     /// Which tools the model is offered and `callTool` accepts
     /// (`includeTools`, `excludeTools`); default: every tool.
     pub tool_filter: ToolFilter,
-    /// The server's tool-call limits (`callTimeoutMs`, `callMaxTotalMs`).
+    /// The server's tool-call limits (`callTimeoutMs`, `callMaxTotalMs`,
+    /// `modelOutputMaxChars`).
     pub call_limits: CallLimits,
     /// How the server's start is shown and waited for (`required`).
     pub start: StartPolicy,

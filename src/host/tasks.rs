@@ -415,9 +415,12 @@ impl Host {
     /// Follows again the recorded tasks of servers `server_ids` (just
     /// added), each in its own task ended by dispose.
     pub(super) fn resume_tasks(&self, server_ids: &[String]) {
-        let handles: HashMap<String, Arc<ServerHandle>> = server_ids
-            .iter()
-            .filter_map(|id| Some((id.clone(), self.server(id).ok()?)))
+        let handles: HashMap<String, (Arc<ServerHandle>, chat::OutputBudget)> = (server_ids.iter())
+            .filter_map(|id| {
+                let handle = self.server(id).ok()?;
+                let budget = self.output_budget(None, &handle);
+                Some((id.clone(), (handle, budget)))
+            })
             .collect();
         let (shared, inputs) = (self.shared.clone(), self.chat_inputs.clone());
         let records = self.task_records.clone();
@@ -440,7 +443,7 @@ impl Host {
                 return;
             }
             for record in records.take_for(&ids) {
-                let Some(handle) = handles.get(&record.server_id).cloned() else {
+                let Some((handle, budget)) = handles.get(&record.server_id).cloned() else {
                     continue;
                 };
                 let resume = Resume {
@@ -448,6 +451,7 @@ impl Host {
                     inputs: inputs.clone(),
                     records: records.clone(),
                     handle,
+                    budget,
                     record,
                 };
                 let disposed = disposed.clone();
@@ -474,6 +478,8 @@ struct Resume {
     inputs: Arc<ChatInputs>,
     records: Arc<TaskRecords>,
     handle: Arc<ServerHandle>,
+    /// The server's output budget (a recorded call has none of its own).
+    budget: chat::OutputBudget,
     record: Record,
 }
 
@@ -519,8 +525,10 @@ impl Resume {
             message,
         ));
         if !completed.load(Ordering::SeqCst) {
-            let action = chat::complete_action(&ctx, &r.display_name, &result);
-            self.shared.publisher().emit_on(&ctx.chat, action);
+            let publisher = self.shared.publisher();
+            let call = (&ctx, r.display_name.as_str());
+            let server = ("host.tasks", r.server_id.as_str());
+            chat::publish_complete(publisher, call, &result, &self.budget, server).await;
         }
         self.records.remove(&r.task_id);
     }

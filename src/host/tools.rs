@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
 mod failures;
+mod output;
 
 use failures::{is_refused_token, paused_requirement, report_unusable};
 
@@ -45,6 +46,10 @@ pub struct CallTool {
     /// Absolute limit that progress never extends (1 ms ..= 24 h); `None`:
     /// the server's `callMaxTotalMs`, else `limits.callMaxTotalMs`.
     pub max_total: Option<Duration>,
+    /// The model-facing output budget of a chat call (characters, 1 ..=
+    /// `HARD_MAX_MODEL_OUTPUT_CHARS`; see `crate::chat::budget`); `None`:
+    /// the server's `modelOutputMaxChars`, else `limits.modelOutputMaxChars`.
+    pub output_max_chars: Option<usize>,
     /// The `digest` the caller validated the arguments against; `None`: the
     /// digest as of the last `listTools`.
     pub digest: Option<String>,
@@ -67,6 +72,7 @@ impl CallTool {
             arguments: None,
             timeout: None,
             max_total: None,
+            output_max_chars: None,
             digest: None,
             chat: None,
             display_name: None,
@@ -275,6 +281,7 @@ impl Host {
             .or(tool.title)
             .unwrap_or_else(|| tool.tool_name.clone());
         let (timeout, max_total) = self.call_limits((call.timeout, call.max_total), &handle);
+        let budget = self.output_budget(call.output_max_chars, &handle);
         let inputs = (ctx.as_ref()).map(|ctx| {
             ChatCallInputs::new(publisher.clone(), self.chat_inputs.clone(), ctx.clone())
         });
@@ -321,11 +328,9 @@ impl Host {
         let completed =
             end.completed.load(Ordering::SeqCst) || super::tasks::settled(&task, &result);
         if let Some(ctx) = ctx.as_ref().filter(|_| !completed) {
-            let shown = result
-                .as_ref()
-                .map_err(HostError::clone)
-                .and_then(JsonText::to_value);
-            publisher.emit_on(&ctx.chat, chat::complete_action(ctx, &display, &shown));
+            let server = ("host.tools", handle.id.as_str());
+            let shown = output::value_of(&result);
+            chat::publish_complete(publisher, (ctx, &display), &shown, &budget, server).await;
         }
         match &result {
             // A refused token paused the call and already told the actor.

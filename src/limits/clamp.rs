@@ -58,6 +58,9 @@ impl Limits {
                 .clamp(1, HARD_MAX_CONFIG_FILE_BYTES),
             config_read_timeout_ms: t(self.config_read_timeout_ms),
             import_resolve_timeout_ms: t(self.import_resolve_timeout_ms),
+            model_output_max_chars: self
+                .model_output_max_chars
+                .clamp(1, HARD_MAX_MODEL_OUTPUT_CHARS),
         }
     }
 }

@@ -60,6 +60,7 @@ fn caps() -> Limits {
         max_config_file_bytes: usize::MAX,
         config_read_timeout_ms: u64::MAX,
         import_resolve_timeout_ms: u64::MAX,
+        model_output_max_chars: usize::MAX,
     }
     .clamped()
 }
@@ -100,7 +101,8 @@ fn clamped_caps_are_the_named_constants() {
             c.max_channel_requests,
             c.max_ui_resource_bytes,
             c.max_concurrent_launches,
-            c.max_config_file_bytes
+            c.max_config_file_bytes,
+            c.model_output_max_chars
         ],
         [
             HARD_MAX_LIST_PAGES,
@@ -119,13 +121,14 @@ fn clamped_caps_are_the_named_constants() {
             HARD_MAX_CHANNEL_REQUESTS,
             HARD_MAX_UI_RESOURCE_BYTES,
             HARD_MAX_CONCURRENT_LAUNCHES,
-            HARD_MAX_CONFIG_FILE_BYTES
+            HARD_MAX_CONFIG_FILE_BYTES,
+            HARD_MAX_MODEL_OUTPUT_CHARS
         ]
     );
 }
 
 /// Every field of `l` as `u64`, in declaration order (see [`FIELDS`]).
-fn values(l: &Limits) -> [u64; 27] {
+fn values(l: &Limits) -> [u64; 28] {
     let n = |v: usize| v as u64;
     [
         l.startup_timeout_ms,
@@ -155,11 +158,12 @@ fn values(l: &Limits) -> [u64; 27] {
         n(l.max_config_file_bytes),
         l.config_read_timeout_ms,
         l.import_resolve_timeout_ms,
+        n(l.model_output_max_chars),
     ]
 }
 
 /// The JS names of the fields, in the order of [`values`].
-const FIELDS: [&str; 27] = [
+const FIELDS: [&str; 28] = [
     "startupTimeoutMs",
     "callTimeoutMs",
     "maxRestarts",
@@ -187,6 +191,7 @@ const FIELDS: [&str; 27] = [
     "maxConfigFileBytes",
     "configReadTimeoutMs",
     "importResolveTimeoutMs",
+    "modelOutputMaxChars",
 ];
 
 #[test]

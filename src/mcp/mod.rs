@@ -81,16 +81,20 @@ pub struct StartPolicy {
     pub required: bool,
 }
 
-/// A server's own `tools/call` limits (`callTimeoutMs`, `callMaxTotalMs`):
-/// each applies to a call that gives none of its own (`timeoutMs`,
-/// `maxTotalTimeoutMs`); `None` leaves the host's (`limits.callTimeoutMs`,
-/// `limits.callMaxTotalMs`).
+/// A server's own `tools/call` limits (`callTimeoutMs`, `callMaxTotalMs`,
+/// `modelOutputMaxChars`): each applies to a call that gives none of its
+/// own (`timeoutMs`, `maxTotalTimeoutMs`, `modelOutputMaxChars`); `None`
+/// leaves the host's (`limits.callTimeoutMs`, `limits.callMaxTotalMs`,
+/// `limits.modelOutputMaxChars`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CallLimits {
     /// Inactivity limit, reset by each progress notification.
     pub timeout: Option<Duration>,
     /// Absolute limit that progress never extends.
     pub max_total: Option<Duration>,
+    /// The model-facing output budget of a chat call (characters,
+    /// 1 ..= `HARD_MAX_MODEL_OUTPUT_CHARS`; see `crate::chat::budget`).
+    pub output_max_chars: Option<usize>,
 }
 
 /// The tasks of one server (its actor, its connections' service waiters)

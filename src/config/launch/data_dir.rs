@@ -10,6 +10,11 @@ use crate::limits::MAX_DATA_DIR_NAME_BYTES;
 /// (a plugin named so gets the hash suffix).
 pub const TASK_RECORDS_DIR: &str = ".tasks";
 
+/// The directory under `dataDir` where the host keeps the whole results of
+/// chat tool calls cut to the model-facing output budget
+/// (`src/chat/spill.rs`): no plugin data directory takes its name either.
+pub const TOOL_RESULTS_DIR: &str = ".tool-results";
+
 /// Creates (if needed) and returns the plugin's data directory
 /// `<data_dir>/<sanitized plugin_id>`.
 ///
@@ -17,7 +22,7 @@ pub const TASK_RECORDS_DIR: &str = ".tasks";
 /// most [`MAX_DATA_DIR_NAME_BYTES`] of them kept); if anything was changed,
 /// or the result would be a special name (`""`, `.`, `..`, a trailing `.`, a
 /// Windows device name such as `CON`, the host's own [`TASK_RECORDS_DIR`]
-/// in any letter case), `-<8 hex digits>` of a stable FNV-1a
+/// or [`TOOL_RESULTS_DIR`] in any letter case), `-<8 hex digits>` of a stable FNV-1a
 /// hash of the original id is appended so that distinct ids do not share a
 /// directory. Uses `create_dir_all` (mode `0700` for created directories on
 /// Unix); an existing directory and its contents are left untouched, so data
@@ -64,6 +69,7 @@ fn is_special_name(name: &str) -> bool {
         || DEVICES.contains(&stem.as_str())
         || numbered
         || name.eq_ignore_ascii_case(TASK_RECORDS_DIR)
+        || name.eq_ignore_ascii_case(TOOL_RESULTS_DIR)
 }
 
 /// 64-bit FNV-1a: stable across platforms and Rust versions. Not SHA-256
@@ -94,7 +100,17 @@ mod tests {
         );
         assert_eq!(a, data_dir_name("acme/tools"), "stable");
         for special in [
-            "", ".", "..", "CON", "nul.txt", "com1", "x.", ".tasks", ".TASKS",
+            "",
+            ".",
+            "..",
+            "CON",
+            "nul.txt",
+            "com1",
+            "x.",
+            ".tasks",
+            ".TASKS",
+            ".tool-results",
+            ".Tool-Results",
         ] {
             let name = data_dir_name(special);
             assert!(
