@@ -607,7 +607,7 @@ export interface McpHostEvents {
   /** A host-run sign-in ({@link McpHost.authorize}) needs this URL opened in a browser. */
   authorizationUrl: [event: { serverId: string; url: string }]
   /** The model tool catalogue changed because of `serverId`; `tools` is the catalogue's size now. */
-  toolsChanged: [event: { serverId: string; reason: 'ready' | 'listChanged' | 'stopped' | 'filter'; tools: number }]
+  toolsChanged: [event: { serverId: string; reason: 'ready' | 'listChanged' | 'stopped' | 'filter' | 'cached'; tools: number }]
   /**
    * A server's resource or prompt list changed: `notifications/resources/list_changed`
    * or `notifications/prompts/list_changed`, sent free-standing by a 2025-era
@@ -783,6 +783,13 @@ export interface McpHostOptions {
    * on real I/O or a held resolver is kept).
    */
   headers?: (request: HeadersRequest) => Record<string, string> | undefined | null | Promise<Record<string, string> | undefined | null>
+  /**
+   * When a server that does not say ({@link ServerStartOptions.start}) starts:
+   * `'eager'` (default: at once) or `'lazy'` (on its first call, its tools
+   * published from the tool cache meanwhile). With many servers, `'lazy'` keeps
+   * the host's start-up cost and resident memory to the servers in use.
+   */
+  start?: 'eager' | 'lazy'
 }
 
 /**
@@ -901,6 +908,13 @@ export interface HostLimits {
    * limit of 25 000 tokens), clamped to 1 … 16 Mi (hard cap 16 777 216).
    */
   modelOutputMaxChars?: number
+  /**
+   * Idle time after which a lazy server ({@link ServerStartOptions.start}) is
+   * stopped: no request in flight and none begun for this long. Its tools stay
+   * published and the next call starts it again. `0`: never. A server's own
+   * {@link ServerStartOptions.idleStopMs} wins. Default 600 000 ms (10 minutes).
+   */
+  idleStopMs?: number
 }
 
 // ─── AHP common ──────────────────────────────────────────────────────────────
@@ -1797,6 +1811,42 @@ export interface AddPluginOptions {
 export interface ServerStartOptions {
   /** The start blocks new messages until decided or backgrounded. Default `false`. */
   required?: boolean
+  /**
+   * When the server starts: `'eager'` (at once, the default unless
+   * {@link McpHostOptions.start} says otherwise) or `'lazy'` (on its first call).
+   *
+   * **Lazy start.** A lazy server whose last `tools/list` is in the tool cache
+   * (`<dataDir>/tool-cache/`, see below) is not started: its tools are published
+   * from the cache at once (`toolsChanged` reason `'cached'`; `listTools`, AHP
+   * `serverTools`) and its AHP state is `stopped`. Its first
+   * {@link McpHost.callTool} starts it, waits for `ready` (the start is bounded by
+   * `startupTimeoutMs`; a failed start fails the call with the start's code,
+   * e.g. `server_exited`), then calls. A tool whose definition changed or vanished
+   * between the cached list and the server's fresh one fails the call closed with
+   * `stale_tool` (`data.reason: 'changed' | 'removed'`) and the fresh list is
+   * published: read it again and retry. A lazy server without a usable cache
+   * starts at once (to list its tools, which are then cached). After
+   * {@link ServerStartOptions.idleStopMs} without a request it is stopped again,
+   * its tools still published. A stop request keeps its tools too (a call starts
+   * it again); toggling it off removes them.
+   *
+   * **Tool cache.** One private file per server configuration (mode `0600`, the
+   * folder `0700`), keyed by a SHA-256 digest of the server's id, command,
+   * arguments, working directory, plugin root, environment variable *names*,
+   * URL without its query, header *names*, `protocol` and the client
+   * capabilities this host declares: never a value of `env` or `headers`, and
+   * every secret the host keeps (env and header values, tokens, a URL's query)
+   * is `[redacted]` inside the cached tool definitions. A cache written under one
+   * digest is never used under another; one older than 30 days is ignored; at
+   * most 512 files and 64 MiB are kept (the least recently written go first).
+   */
+  start?: 'eager' | 'lazy'
+  /**
+   * A lazy server's idle time (ms) before it is stopped: no request in flight
+   * and none begun for this long. `0`: never. Default `limits.idleStopMs`
+   * (10 minutes). Clamped to 24 h.
+   */
+  idleStopMs?: number
 }
 
 /**

@@ -505,6 +505,11 @@ pub struct Limits {
     /// first. Default [`DEFAULT_MODEL_OUTPUT_MAX_CHARS`], hard cap
     /// [`HARD_MAX_MODEL_OUTPUT_CHARS`].
     pub model_output_max_chars: usize,
+    /// Idle time after which a lazy server is stopped (ms; issue 29): no
+    /// request in flight and none begun for this long. Its tools stay
+    /// published; the next call starts it again. `0`: never. A server's
+    /// own `idleStopMs` wins. Default [`DEFAULT_IDLE_STOP_MS`] (10 minutes).
+    pub idle_stop_ms: u64,
 }
 
 impl Default for Limits {
@@ -538,6 +543,7 @@ impl Default for Limits {
             config_read_timeout_ms: 10_000,
             import_resolve_timeout_ms: 300_000,
             model_output_max_chars: DEFAULT_MODEL_OUTPUT_MAX_CHARS,
+            idle_stop_ms: DEFAULT_IDLE_STOP_MS,
         }
     }
 }
@@ -547,6 +553,8 @@ mod delay;
 pub mod import;
 pub mod output_budget;
 pub use output_budget::*;
+mod lazy_start;
+pub use lazy_start::*;
 mod tool_filter;
 pub use tool_filter::*;
 mod tool_search;

@@ -43,11 +43,13 @@ mod limits;
 mod options;
 mod reducers;
 mod runtime;
+mod server_options;
 mod skills;
 mod tool_search;
 
 use callbacks::{JsHeaders, JsRequests, JsSecrets};
-use options::{JsAddPlugin, JsAddServer, JsAuthenticateArgs, JsHostOptions, JsSetToolEnabled};
+use options::{JsAddPlugin, JsAuthenticateArgs, JsHostOptions, JsSetToolEnabled};
+use server_options::JsAddServer;
 
 type EventsFn = ThreadsafeFunction<(), (), String, Status, false, true, 0>;
 /// A JS callback taking one JSON text and resolving one JSON text.

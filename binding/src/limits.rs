@@ -91,4 +91,6 @@ js_limits! {
     import_resolve_timeout_ms: u64,
     /// `modelOutputMaxChars`: [`Limits::model_output_max_chars`].
     model_output_max_chars: usize,
+    /// `idleStopMs`: [`Limits::idle_stop_ms`] (`0`: never).
+    idle_stop_ms: u64,
 }

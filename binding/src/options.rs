@@ -13,13 +13,13 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use crate::limits::JsLimits;
+use crate::server_options::{JsServerOverrides, JsStartMode};
 use ahp_mcp_host::config::launch::EnvPolicy;
-use ahp_mcp_host::config::{IdpSetting, OAuthClientSetting, OAuthGrant, ProtocolSetting};
+use ahp_mcp_host::config::{IdpSetting, OAuthClientSetting, OAuthGrant};
 use ahp_mcp_host::error::HostError;
 use ahp_mcp_host::host::{
-    clamped_timeout, AddPlugin, AddServer, AuthenticateArgs, Authorize, CallLimits, CallTool,
-    ChatCall, HostConfig, OAuthHostOptions, ServerOverrides, StartPolicy, ToolFilter, ToolRef,
-    DEFAULT_SESSION,
+    clamped_timeout, AddPlugin, AuthenticateArgs, Authorize, CallTool, ChatCall, HostConfig,
+    OAuthHostOptions, ServerOverrides, ToolRef, DEFAULT_SESSION,
 };
 use ahp_mcp_host::limits::{clamped_output_chars, Limits};
 use ahp_mcp_host::{CaCertificates, NetworkOptions, ProxyOption};
@@ -72,6 +72,9 @@ pub(crate) struct JsHostOptions {
     /// `false` (App tool calls are ordinary tool calls).
     #[serde(default)]
     mcp_apps: bool,
+    /// The start of a server that does not say: `eager` (default) or `lazy`.
+    #[serde(default)]
+    start: Option<JsStartMode>,
     /// The app's own proxy setting (like VS Code's `http.proxy`): a proxy URL
     /// or `{url, noProxy?}`; wins over `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY`/
     /// `NO_PROXY`. Loopback is never proxied. See [`ProxyOption`].
@@ -115,6 +118,7 @@ impl From<JsHostOptions> for HostConfig {
             publish_server_tools: options.publish_server_tools,
             chat_elicitation: options.chat_elicitation,
             mcp_apps: options.mcp_apps,
+            lazy_start: options.start == Some(JsStartMode::Lazy),
             network: NetworkOptions {
                 proxy: options.proxy,
                 ca_certificates: options.ca_certificates,
@@ -201,169 +205,6 @@ impl TryFrom<JsAddPlugin> for AddPlugin {
                 .into_iter()
                 .map(overrides)
                 .collect::<Result<_, _>>()?,
-        })
-    }
-}
-
-/// Per-server host-side settings (not part of `mcp.json`).
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct JsServerOverrides {
-    /// Startup timeout (ms): spawn/connect plus `initialize`. Default `limits.startupTimeoutMs`.
-    #[serde(default)]
-    startup_timeout_ms: Option<u64>,
-    /// Pre-registered OAuth client for this server.
-    #[serde(default)]
-    oauth: Option<JsOAuthClient>,
-    /// MCP revision to speak: `auto` (default), `2026-07-28` or `legacy`.
-    #[serde(default)]
-    protocol: ProtocolSetting,
-    /// Only the tools whose original name matches one of these (exact
-    /// names, `*` / `?` globs); default: every tool.
-    #[serde(default)]
-    include_tools: Option<Vec<String>>,
-    /// Not the tools whose original name matches one of these.
-    #[serde(default)]
-    exclude_tools: Vec<String>,
-    /// Inactivity limit (ms) of a call that gives no `timeoutMs`.
-    #[serde(default)]
-    call_timeout_ms: Option<u64>,
-    /// Absolute limit (ms) of a call that gives no `maxTotalTimeoutMs`.
-    #[serde(default)]
-    call_max_total_ms: Option<u64>,
-    /// The start holds back new messages: `starting` has `blocking: true`
-    /// until the server is `ready`, fails or a client backgrounds it.
-    #[serde(default)]
-    required: bool,
-    /// Model-facing output budget (characters) of a chat call that gives
-    /// no `modelOutputMaxChars`.
-    #[serde(default)]
-    model_output_max_chars: Option<u64>,
-}
-
-impl TryFrom<JsServerOverrides> for ServerOverrides {
-    type Error = HostError;
-
-    /// # Errors
-    /// Those of [`tool_settings`].
-    fn try_from(js: JsServerOverrides) -> Result<Self, HostError> {
-        let (tool_filter, call_limits) = tool_settings(
-            (js.include_tools.as_deref(), &js.exclude_tools),
-            (js.call_timeout_ms, js.call_max_total_ms),
-            js.model_output_max_chars,
-        )?;
-        Ok(Self {
-            startup_timeout_ms: js.startup_timeout_ms,
-            oauth: js.oauth.map(OAuthClientSetting::from),
-            protocol: js.protocol,
-            tool_filter,
-            call_limits,
-            start: StartPolicy {
-                required: js.required,
-            },
-        })
-    }
-}
-
-/// The tool filter of `includeTools` and `excludeTools`, and the
-/// server's own `tools/call` limits of `callTimeoutMs`, `callMaxTotalMs`
-/// and `modelOutputMaxChars` (`addServer`, a plugin's server overrides).
-///
-/// # Errors
-/// `invalid_argument` naming the list and the pattern (`ToolFilter::new`).
-fn tool_settings(
-    (include, exclude): (Option<&[String]>, &[String]),
-    (timeout_ms, max_total_ms): (Option<u64>, Option<u64>),
-    output_chars: Option<u64>,
-) -> Result<(ToolFilter, CallLimits), HostError> {
-    let filter = ToolFilter::new(include, exclude)?;
-    let limits = CallLimits::from_ms(timeout_ms, max_total_ms).with_output_chars(output_chars);
-    Ok((filter, limits))
-}
-
-/// `addServer` options: a top-level server outside any plugin; converts
-/// into [`AddServer`].
-#[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub(crate) struct JsAddServer {
-    /// Name and customization id.
-    name: String,
-    /// One `mcp.json` server entry (`{type: "stdio", command, …}` or `{type: "streamable-http", url, …}`).
-    config: Value,
-    /// Root for `./` commands, `${PLUGIN_ROOT}` and the default `cwd`; default: the host's cwd.
-    #[serde(default)]
-    root: Option<PathBuf>,
-    /// Customization `uri`; default: the URL (HTTP) or the root's `file://` URI (stdio).
-    #[serde(default)]
-    uri: Option<String>,
-    /// Startup timeout (ms).
-    #[serde(default)]
-    startup_timeout_ms: Option<u64>,
-    /// Pre-registered OAuth client for this server.
-    #[serde(default)]
-    oauth: Option<JsOAuthClient>,
-    /// MCP revision to speak: `auto` (default), `2026-07-28` or `legacy`.
-    #[serde(default)]
-    protocol: ProtocolSetting,
-    /// `config`'s values are literal text (an imported entry).
-    #[serde(default)]
-    literal: bool,
-    /// More values to keep secret (redacted everywhere).
-    #[serde(default)]
-    secrets: Vec<String>,
-    /// Only the tools whose original name matches one of these (exact
-    /// names, `*` / `?` globs); default: every tool.
-    #[serde(default)]
-    include_tools: Option<Vec<String>>,
-    /// Not the tools whose original name matches one of these.
-    #[serde(default)]
-    exclude_tools: Vec<String>,
-    /// Inactivity limit (ms) of a call that gives no `timeoutMs`.
-    #[serde(default)]
-    call_timeout_ms: Option<u64>,
-    /// Absolute limit (ms) of a call that gives no `maxTotalTimeoutMs`.
-    #[serde(default)]
-    call_max_total_ms: Option<u64>,
-    /// The start holds back new messages: `starting` has `blocking: true`
-    /// until the server is `ready`, fails or a client backgrounds it.
-    #[serde(default)]
-    required: bool,
-    /// Model-facing output budget (characters) of a chat call that gives
-    /// no `modelOutputMaxChars`.
-    #[serde(default)]
-    model_output_max_chars: Option<u64>,
-}
-
-impl TryFrom<JsAddServer> for AddServer {
-    type Error = HostError;
-
-    /// # Errors
-    /// Those of [`tool_settings`], the message starting with `options.`.
-    fn try_from(js: JsAddServer) -> Result<Self, HostError> {
-        let (tool_filter, call_limits) = tool_settings(
-            (js.include_tools.as_deref(), &js.exclude_tools),
-            (js.call_timeout_ms, js.call_max_total_ms),
-            js.model_output_max_chars,
-        )
-        .map_err(|mut e| {
-            e.message = format!("options.{}", e.message);
-            e
-        })?;
-        Ok(Self {
-            name: js.name,
-            config: js.config,
-            root: js.root,
-            uri: js.uri,
-            startup_timeout_ms: js.startup_timeout_ms,
-            oauth: js.oauth.map(OAuthClientSetting::from),
-            protocol: js.protocol,
-            literal: js.literal,
-            secrets: js.secrets,
-            tool_filter,
-            call_limits,
-            start: StartPolicy {
-                required: js.required,
-            },
         })
     }
 }

@@ -95,7 +95,7 @@ const REQUEST_KINDS = ['elicitation', 'sampling', 'roots']
 
 /** Every field of `McpHostOptions` (index.d.ts), in its order there. */
 const HOST_OPTIONS = ['session', 'clientInfo', 'dataDir', 'limits', 'env', 'publishServerTools', 'credentials',
-  'clientMetadataUrl', 'oauthRedirectPort', 'handlers', 'chatElicitation', 'mcpApps', 'roots', 'proxy', 'caCertificates', 'headers']
+  'clientMetadataUrl', 'oauthRedirectPort', 'handlers', 'chatElicitation', 'mcpApps', 'roots', 'proxy', 'caCertificates', 'headers', 'start']
 
 /** An unknown field of `value` (at `path`) is `invalid_argument` listing every field of `names`. */
 function known(value, path, names) {
@@ -126,6 +126,7 @@ function hostOptions(options) {
     proxy: stringOrObject,
     caCertificates: optional.strings,
     headers: optional.function,
+    start: optional.oneOf(['eager', 'lazy']),
   })
   if (options.clientInfo) {
     fields(options.clientInfo, 'options.clientInfo', { name: nonEmptyString, version: nonEmptyString, title: optional.string })

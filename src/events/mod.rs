@@ -82,6 +82,9 @@ pub enum ToolsChangeReason {
     Stopped,
     /// `setToolEnabled` switched one of the server's tools on or off.
     Filter,
+    /// A lazy server's last known tools were published from the tool
+    /// cache, without starting it.
+    Cached,
 }
 
 /// Everything the host emits.

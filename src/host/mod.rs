@@ -69,6 +69,7 @@
 mod auth;
 mod channel;
 mod import;
+mod lazy;
 mod mcp_requests;
 mod options;
 mod plan;
@@ -159,6 +160,9 @@ pub struct HostConfig {
     pub mcp_apps: bool,
     /// Proxy and extra trusted CAs of every HTTP client (see [`crate::NetworkOptions`]).
     pub network: crate::NetworkOptions,
+    /// The start of a server that does not say (`start: "lazy"`, issue 29):
+    /// lazy ([`crate::mcp::StartPolicy::lazy`]) when `true`.
+    pub lazy_start: bool,
 }
 
 /// Host-wide settings of host-run OAuth sign-ins (`authorize`).
@@ -198,6 +202,8 @@ pub struct Host {
     read_view: ReadCatalogue,
     data_dir: PathBuf,
     oauth: OAuthHostOptions,
+    /// [`HostConfig::lazy_start`].
+    lazy_start: bool,
     /// The host's own roots (`roots.rs`).
     roots: Arc<crate::requests::host_roots::HostRoots>,
     /// The AHP input requests (elicitations of chat tool calls) waiting on
@@ -265,6 +271,7 @@ impl Host {
             header_provider,
             network: Arc::new(crate::network::Network::new(&config.network)),
             eras: crate::mcp::eras::EraMemory::in_dir(&config.data_dir),
+            tool_cache: crate::mcp::tool_cache::ToolCache::in_dir(&config.data_dir),
             base_env: host_base_env(),
             env_policy: config.env_policy,
         });
@@ -291,6 +298,7 @@ impl Host {
             registry: Mutex::new(Registry::default()),
             read_view: ReadCatalogue::default(),
             data_dir: config.data_dir,
+            lazy_start: config.lazy_start,
             oauth: config.oauth,
             roots: host_roots,
             chat_inputs: Arc::default(),

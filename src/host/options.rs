@@ -54,7 +54,8 @@ impl Default for HostConfig {
     /// The settings of `new McpHost({})`: session [`DEFAULT_SESSION`],
     /// [`default_client_info`], the [`default_data_dir`], default limits,
     /// the inherited environment (the JS default), the model catalogue
-    /// published, no chat elicitation, no MCP Apps, no proxy or extra CAs.
+    /// published, no chat elicitation, no MCP Apps, no proxy or extra CAs,
+    /// servers started at once (eager).
     fn default() -> Self {
         Self {
             session: DEFAULT_SESSION.to_owned(),
@@ -67,6 +68,7 @@ impl Default for HostConfig {
             chat_elicitation: false,
             mcp_apps: false,
             network: crate::NetworkOptions::default(),
+            lazy_start: false,
         }
     }
 }

@@ -34,6 +34,8 @@ pub(super) struct PluginSource<'a> {
     pub opts: &'a AddPlugin,
     /// The host's (clamped) limits: the default startup timeout.
     pub limits: &'a Limits,
+    /// The host's default start ([`crate::host::HostConfig::lazy_start`]).
+    pub lazy_start: bool,
 }
 
 /// Everything `add_plugin` does after reading the file, decided up front.
@@ -230,7 +232,10 @@ fn child_spec(
         secret_values: Vec::new(),
         tool_filter: overrides.map(|o| o.tool_filter.clone()).unwrap_or_default(),
         call_limits: overrides.map(|o| o.call_limits).unwrap_or_default(),
-        start: overrides.map(|o| o.start).unwrap_or_default(),
+        start: overrides
+            .map(|o| o.start)
+            .unwrap_or_default()
+            .or_default(source.lazy_start),
     }
 }
 
@@ -290,6 +295,7 @@ mod tests {
                 ),
                 start: crate::mcp::StartPolicy {
                     required: o.get("required").and_then(|r| r.as_bool()) == Some(true),
+                    ..Default::default()
                 },
             };
             opts.servers.insert(name.clone(), overrides);
@@ -304,6 +310,7 @@ mod tests {
             file_uri: "file:///plugins/p/mcp.json",
             opts,
             limits,
+            lazy_start: false,
         };
         let loaded = parse_mcp_json(file, "/plugins/p/mcp.json").map(|m| (m, vars()));
         plan_plugin(&source, loaded)

@@ -210,6 +210,7 @@ impl Host {
             file_uri: &file_uri(&file, /* dir */ false),
             opts: &opts,
             limits: self.shared.limits(),
+            lazy_start: self.lazy_start,
         };
         let plan = plan_plugin(&source, loaded);
         adding.check(ADD_PLUGIN)?;
@@ -295,7 +296,7 @@ impl Host {
         let mut adding = self.reserve_id(&opts.name, /* plugin */ false)?;
         let (spec, uri) = self.server_spec(&opts, config)?;
         adding.check(ADD_SERVER)?;
-        let mut entry = mcp_server_entry(&opts.name, &uri, &opts.name, None, starting(opts.start));
+        let mut entry = mcp_server_entry(&opts.name, &uri, &opts.name, None, starting(spec.start));
         if !opts.literal {
             entry.meta = self.literal_placeholders(&opts);
         }
@@ -364,7 +365,7 @@ impl Host {
             secret_values: opts.secrets.clone(),
             tool_filter: opts.tool_filter.clone(),
             call_limits: opts.call_limits,
-            start: opts.start,
+            start: opts.start.or_default(self.lazy_start),
         };
         Ok((spec, uri))
     }

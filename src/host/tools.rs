@@ -302,11 +302,10 @@ impl Host {
         };
         let end = CallEnd::default();
         let run = async {
-            if cancel.is_cancelled() {
-                // Aborted before it was sent (e.g. in the same JS tick): nothing reaches the server.
-                let what = format!("tools/call {:?} on {} was cancelled", req.name, handle.id);
-                return Ok(Err(HostError::new(ErrorCode::Cancelled, what)));
-            }
+            let _busy = match self.before_send(&handle, &req.name, &cancel).await {
+                Ok(busy) => busy,
+                Err(e) => return Ok(Err(e)),
+            };
             Ok(self
                 .run_call(
                     &handle,

@@ -61,6 +61,8 @@ impl Limits {
             model_output_max_chars: self
                 .model_output_max_chars
                 .clamp(1, HARD_MAX_MODEL_OUTPUT_CHARS),
+            // 0 (never) stays 0.
+            idle_stop_ms: self.idle_stop_ms.min(MAX_TIMEOUT_MS),
         }
     }
 }

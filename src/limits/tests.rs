@@ -61,6 +61,7 @@ fn caps() -> Limits {
         config_read_timeout_ms: u64::MAX,
         import_resolve_timeout_ms: u64::MAX,
         model_output_max_chars: usize::MAX,
+        idle_stop_ms: u64::MAX,
     }
     .clamped()
 }
@@ -78,9 +79,10 @@ fn clamped_caps_are_the_named_constants() {
             c.call_max_total_ms,
             c.channel_request_timeout_ms,
             c.config_read_timeout_ms,
-            c.import_resolve_timeout_ms
+            c.import_resolve_timeout_ms,
+            c.idle_stop_ms
         ],
-        [MAX_TIMEOUT_MS; 9]
+        [MAX_TIMEOUT_MS; 10]
     );
     assert_eq!(c.max_restarts, HARD_MAX_RESTARTS);
     assert_eq!(
@@ -128,7 +130,7 @@ fn clamped_caps_are_the_named_constants() {
 }
 
 /// Every field of `l` as `u64`, in declaration order (see [`FIELDS`]).
-fn values(l: &Limits) -> [u64; 28] {
+fn values(l: &Limits) -> [u64; 29] {
     let n = |v: usize| v as u64;
     [
         l.startup_timeout_ms,
@@ -159,11 +161,12 @@ fn values(l: &Limits) -> [u64; 28] {
         l.config_read_timeout_ms,
         l.import_resolve_timeout_ms,
         n(l.model_output_max_chars),
+        l.idle_stop_ms,
     ]
 }
 
 /// The JS names of the fields, in the order of [`values`].
-const FIELDS: [&str; 28] = [
+const FIELDS: [&str; 29] = [
     "startupTimeoutMs",
     "callTimeoutMs",
     "maxRestarts",
@@ -192,6 +195,7 @@ const FIELDS: [&str; 28] = [
     "configReadTimeoutMs",
     "importResolveTimeoutMs",
     "modelOutputMaxChars",
+    "idleStopMs",
 ];
 
 #[test]

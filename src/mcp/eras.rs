@@ -177,8 +177,9 @@ async fn read(path: &Path) -> Records {
 }
 
 /// Writes `bytes` to a new temporary file beside `path` (never an existing
-/// file or link), then renames it over `path`.
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// file or link; mode `0600`, the folder created `0700`), then renames it
+/// over `path` (also for `super::tool_cache`).
+pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
@@ -187,10 +188,9 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let nonce = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    let tmp = dir.join(format!(
-        ".{ERA_MEMORY_FILE}.{}.{nonce}.tmp",
-        std::process::id()
-    ));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+    let name = name.unwrap_or_else(|| ERA_MEMORY_FILE.to_owned());
+    let tmp = dir.join(format!(".{name}.{}.{nonce}.tmp", std::process::id()));
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     crate::platform::private_file(&mut options);

@@ -7,6 +7,7 @@
 //! actor: the supervisor decides when to open and close, this module speaks
 //! MCP (MCP 2025-11-25 and 2026-07-28) over [`crate::transport`].
 
+pub mod activity;
 pub mod cache;
 pub mod capabilities;
 pub mod client;
@@ -22,6 +23,7 @@ mod session;
 pub mod skills;
 pub mod task;
 mod too_large;
+pub mod tool_cache;
 pub mod tool_call;
 
 use std::time::Duration;
@@ -79,6 +81,33 @@ pub struct StartPolicy {
     /// until a client backgrounds it
     /// (`session/mcpServerBackgroundRequested`) or the start ends.
     pub required: bool,
+    /// `start: "lazy"` (`Some(true)`): the server starts on its first
+    /// call, publishing its last known tools from the tool cache
+    /// (`tool_cache`) meanwhile, and is stopped after
+    /// [`StartPolicy::idle_stop`] without requests; without a usable cache
+    /// it starts at once (to list its tools). `None`: the host's default
+    /// (`McpHostOptions.start`), set when the server is added
+    /// ([`StartPolicy::or_default`]).
+    pub lazy: Option<bool>,
+    /// The idle time after which a lazy server is stopped (`idleStopMs`);
+    /// `None`: `limits.idleStopMs`; zero: never.
+    pub idle_stop: Option<Duration>,
+}
+
+impl StartPolicy {
+    /// Whether the server starts lazily (see [`StartPolicy::lazy`]).
+    pub fn is_lazy(&self) -> bool {
+        self.lazy == Some(true)
+    }
+
+    /// This policy with the host's default start (`lazy`) where it gives none.
+    #[must_use]
+    pub fn or_default(self, lazy: bool) -> Self {
+        Self {
+            lazy: Some(self.lazy.unwrap_or(lazy)),
+            ..self
+        }
+    }
 }
 
 /// A server's own `tools/call` limits (`callTimeoutMs`, `callMaxTotalMs`,

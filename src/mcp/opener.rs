@@ -10,6 +10,7 @@ use std::sync::Arc;
 use rmcp::model::ClientConfig;
 
 use super::eras::EraMemory;
+use super::tool_cache::ToolCache;
 use crate::auth::dpop::DpopKeys;
 use crate::config::launch::EnvPolicy;
 use crate::config::HeaderProvider;
@@ -33,6 +34,7 @@ pub struct Opener {
     network: Arc<Network>,
     dpop_keys: Arc<DpopKeys>,
     eras: EraMemory,
+    tool_cache: ToolCache,
     processes: Arc<ProcessRegistry>,
     base_env: Vec<(OsString, OsString)>,
     env_policy: EnvPolicy,
@@ -54,6 +56,8 @@ pub struct OpenerParts {
     pub network: Arc<Network>,
     /// Which configurations spoke the 2025 era last time.
     pub eras: EraMemory,
+    /// The last tool listings of lazy servers.
+    pub tool_cache: ToolCache,
     /// Base environment for stdio servers (see [`EnvPolicy`]).
     pub base_env: Vec<(OsString, OsString)>,
     /// How the base environment is filtered.
@@ -72,6 +76,7 @@ impl Opener {
             network: parts.network,
             dpop_keys: Arc::default(),
             eras: parts.eras,
+            tool_cache: parts.tool_cache,
             processes: Arc::default(),
             base_env: parts.base_env,
             env_policy: parts.env_policy,
@@ -116,6 +121,18 @@ impl Opener {
     /// Which configurations spoke the 2025 era last time.
     pub fn eras(&self) -> &EraMemory {
         &self.eras
+    }
+
+    /// The last tool listings of lazy servers (`dataDir/tool-cache`).
+    pub fn tool_cache(&self) -> &ToolCache {
+        &self.tool_cache
+    }
+
+    /// The tool cache key of `spec` ([`ToolCache::key`]) with the client
+    /// capabilities this host declares.
+    pub fn tool_cache_key(&self, spec: &super::ServerSpec) -> String {
+        let capabilities = serde_json::to_value(&self.client_info.capabilities);
+        ToolCache::key(spec, &capabilities.unwrap_or_default())
     }
 
     /// Process groups owned by this host (for synchronous kill).

@@ -214,9 +214,16 @@ pub struct ServerLive {
     identity: RwLock<Option<Arc<ServerIdentity>>>,
     /// The resources the app subscribed to (kept across connections).
     pub resources: super::listen::WantedResources,
+    activity: super::activity::Activity,
 }
 
 impl ServerLive {
+    /// Requests in flight, the end of the last one and the shown state
+    /// (lazy start and idle stop, [`super::activity`]).
+    pub fn activity(&self) -> &super::activity::Activity {
+        &self.activity
+    }
+
     /// The current connection, when the server is `ready`: none once the
     /// connection is closing (stop, crash), even before the actor has
     /// withdrawn it, so nothing new is sent on it.

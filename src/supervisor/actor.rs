@@ -23,9 +23,11 @@ use super::phase::{Secret, Supersede};
 use super::{Command, HostShared};
 use crate::apps::capabilities::host_capabilities;
 use crate::auth::AuthChallenge;
+use crate::catalogue::ServerTools;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel, ToolsChangeReason};
 use crate::limits::LIST_CHANGED_DEBOUNCE_MS;
+use crate::mcp::activity::Shown;
 use crate::mcp::connect::HttpAuth;
 use crate::mcp::request::RequestFailure;
 use crate::mcp::TransportSpec;
@@ -109,6 +111,8 @@ pub(super) struct Actor<C: Connector> {
     queued: Option<Queued>,
     /// The pushed token in use and its [`KeptSecret`] ([`Actor::keep_token`]).
     kept_token: Option<(String, Option<KeptSecret>)>,
+    /// A lazy server's idle time before it is stopped (`None`: never).
+    idle_stop: Option<Duration>,
 }
 
 /// Runs `actor` (starting its server at once) until it exits or the
@@ -137,6 +141,11 @@ impl<C: Connector> Actor<C> {
     ) -> Self {
         let stdio = matches!(spec.transport, TransportSpec::Stdio(..));
         let queued = stdio.then(|| shared.launches().queue());
+        let idle_stop = spec
+            .start
+            .idle_stop
+            .unwrap_or(Duration::from_millis(shared.limits().idle_stop_ms));
+        let idle_stop = (spec.start.is_lazy() && !idle_stop.is_zero()).then_some(idle_stop);
         let rules = Rules {
             limits: *shared.limits(),
             endpoint: match &spec.transport {
@@ -146,6 +155,7 @@ impl<C: Connector> Actor<C> {
             client_id: spec.oauth_client.as_ref().map(|c| c.client_id.clone()),
             headers_provider: !stdio && shared.opener().header_provider().is_some(),
             required: spec.start.required,
+            lazy: spec.start.is_lazy(),
         };
         Self {
             shared,
@@ -161,11 +171,17 @@ impl<C: Connector> Actor<C> {
             waiting: Waiting::Nothing,
             queued,
             kept_token: None,
+            idle_stop,
         }
     }
 
     async fn main(mut self) {
-        self.step(Input::Start, Payload::default()).await;
+        let lazy = self.spec.start.is_lazy();
+        let first = match lazy && publish_cached(&self.shared, &self.spec).await {
+            true => Input::Dormant,
+            false => Input::Start,
+        };
+        self.step(first, Payload::default()).await;
         self.queued = None;
         while self.machine.phase != Phase::Exited {
             let (input, payload) = tokio::select! {
@@ -190,6 +206,9 @@ impl<C: Connector> Actor<C> {
                 }
             }
             self.waiting.keep_for(&self.machine.phase);
+            if let Waiting::Serve(serving) = &mut self.waiting {
+                serving.stop_when_idle(self.idle_stop, &self.live);
+            }
         }
     }
 
@@ -220,6 +239,10 @@ impl<C: Connector> Actor<C> {
                 .shared
                 .publisher()
                 .publish_tools(id, ToolsChangeReason::Ready),
+            Effect::DropTools => {
+                let publisher = self.shared.publisher();
+                publisher.set_tools(id, None, ToolsChangeReason::Stopped);
+            }
             Effect::ScheduleRelist => {
                 if let Waiting::Serve(serving) = &mut self.waiting {
                     serving.schedule_relist();
@@ -251,6 +274,7 @@ impl<C: Connector> Actor<C> {
     /// Emits `state`; a `ready` one with the server's MCP Apps
     /// capabilities (see [`SessionPublisher::set_server_state`]).
     fn set_state(&self, state: McpServerState) {
+        self.live.activity().show(Shown::of(&self.spec.id, &state));
         let app = match state {
             McpServerState::Ready(_) => self.app_capabilities(),
             _ => None,
@@ -334,16 +358,17 @@ impl<C: Connector> Actor<C> {
                     let _ = serving.closed.send(Some(format!("server {reason}")));
                     serving.conn.discard().await;
                 }
-                Closing::Stopped => {
+                Closing::Stopped | Closing::Dormant => {
                     let _ = serving.closed.send(Some("server was stopped".to_owned()));
                     serving.conn.close().await;
                 }
             }
         }
         self.live.set(None);
-        self.shared
-            .publisher()
-            .set_tools(&self.spec.id, None, ToolsChangeReason::Stopped);
+        if closing != Closing::Dormant {
+            let publisher = self.shared.publisher();
+            publisher.set_tools(&self.spec.id, None, ToolsChangeReason::Stopped);
+        }
         matches!(closing, Closing::Crashed(_)).then(|| Input::Discarded { at: Instant::now() })
     }
 
@@ -438,6 +463,27 @@ impl<C: Connector> Actor<C> {
             }
         }
     }
+}
+
+/// A lazy server's cached tools (`crate::mcp::tool_cache`), published
+/// without starting it (`toolsChanged` reason `cached`); whether there
+/// were any to publish.
+async fn publish_cached(shared: &HostShared, spec: &ServerSpec) -> bool {
+    let opener = shared.opener();
+    let key = opener.tool_cache_key(spec);
+    let Some(raw) = opener.tool_cache().load(&key).await else {
+        return false;
+    };
+    let limits = shared.limits();
+    let Ok(tools) = ServerTools::build_after(&spec.id, raw, limits, None) else {
+        return false;
+    };
+    let (id, count) = (&spec.id, tools.tools.len());
+    let publisher = shared.publisher();
+    publisher.set_tools(id, Some(Arc::new(tools)), ToolsChangeReason::Cached);
+    let text = format!("lazy: {count} tools from the tool cache; starts on its first call");
+    publisher.log(log(LogLevel::Info, "host.supervisor", Some(id), text));
+    true
 }
 
 /// Waits for the launch permit of server `id` (logged at `debug` when it

@@ -366,6 +366,9 @@ async fn list_tools<K: ServerConnection>(
     let limits = &shared.limits();
     conn.take_listed(); // forget what an earlier listing left
     let raw = conn.list_tools(&spec.id, limits).await?;
+    if spec.start.is_lazy() {
+        cache_listing(shared, spec, raw.clone());
+    }
     let sent = conn.take_listed();
     let dropped = dropped_by_transport(&spec.id, &sent, &raw);
     // A re-list reuses what it checked before for each unchanged entry.
@@ -379,6 +382,16 @@ async fn list_tools<K: ServerConnection>(
         .map_err(RequestFailure::Failed)?;
     tools.diagnostics.extend(dropped);
     Ok(tools)
+}
+
+/// Writes lazy server `spec`'s listing `raw` to the tool cache
+/// (`crate::mcp::tool_cache`) in a task of its own, so a slow disk never
+/// holds back `ready`.
+fn cache_listing(shared: &HostShared, spec: &ServerSpec, raw: Vec<Value>) {
+    let opener = shared.opener();
+    let key = opener.tool_cache_key(spec);
+    let cache = opener.tool_cache().clone();
+    tokio::spawn(async move { cache.store(&key, raw).await });
 }
 
 /// A diagnostic for each tool the server listed (`sent`) that did not

@@ -166,6 +166,9 @@ pub struct Rules {
     /// The server is `required` ([`crate::mcp::StartPolicy`]): its
     /// `starting` is published with `blocking: true` unless backgrounded.
     pub required: bool,
+    /// The server is lazy ([`crate::mcp::StartPolicy::lazy`]): a stop or
+    /// an idle stop keeps its tools published; a toggle off drops them.
+    pub lazy: bool,
 }
 
 /// What an RFC 9728 discovery found.
@@ -191,6 +194,11 @@ pub enum Input {
     SetEnabled(bool),
     /// [`super::Command::Background`].
     Background,
+    /// A lazy server's first step when its cached tools were published:
+    /// stay `stopped` until a call starts it.
+    Dormant,
+    /// Ready: a lazy server had no request for its idle time.
+    IdleElapsed,
     /// [`super::Command::Shutdown`], and why (`remove`: [`Leaving::Removed`];
     /// host shutdown: [`Leaving::ShutDown`]).
     Shutdown(Leaving),
@@ -248,6 +256,9 @@ pub enum Input {
 pub enum Closing {
     /// Gracefully (stdin, SIGTERM, SIGKILL); calls fail "server was stopped".
     Stopped,
+    /// As [`Closing::Stopped`], but the server's tools stay published (a
+    /// lazy server's stop or idle stop: the next call starts it again).
+    Dormant,
     /// After a crash: kill what is left; calls fail `"server <reason>"`.
     Crashed(String),
 }
@@ -296,6 +307,9 @@ pub enum Effect {
     },
     /// Publish the catalogue (`toolsChanged` reason `ready`).
     PublishTools,
+    /// Remove the server's tools from the catalogue (`toolsChanged`
+    /// reason `stopped`): a lazy server toggled off while not running.
+    DropTools,
     /// Re-list tools: at once while the pacing allows (a burst of
     /// `LIST_CHANGED_BURST`), else once it does (one per
     /// `LIST_CHANGED_DEBOUNCE_MS`).

@@ -61,6 +61,7 @@ fn host_with(
         header_provider: None,
         network: Arc::default(),
         eras: Default::default(),
+        tool_cache: Default::default(),
         base_env: Vec::new(),
         env_policy: EnvPolicy::AllowList,
     });

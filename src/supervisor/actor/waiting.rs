@@ -2,6 +2,7 @@
 //! ([`Waiting`]): the attempt in flight, the ready connection with its
 //! change notices and re-list pacing ([`Serving`]), or the restart timer.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::{mpsc, watch};
@@ -11,6 +12,7 @@ use super::super::phase::{Input, Phase};
 use crate::limits::{LIST_CHANGED_BURST, LIST_CHANGED_DEBOUNCE_MS};
 use crate::mcp::client::Notice;
 use crate::mcp::request::RequestFailure;
+use crate::mcp::ServerLive;
 
 /// What the current phase waits on besides commands.
 pub(super) enum Waiting<K> {
@@ -39,6 +41,37 @@ pub(super) struct Serving<K> {
     /// What the next re-list lists again.
     pub(super) stale: Stale,
     gone: Option<BoxFuture<String>>,
+    /// A lazy server's idle stop ([`Serving::stop_when_idle`]).
+    idle: Option<IdleStop>,
+}
+
+/// When a lazy server is stopped: after `after` with no request
+/// (`crate::mcp::activity`), counted from `since` (when it became ready)
+/// at the earliest.
+struct IdleStop {
+    after: Duration,
+    since: tokio::time::Instant,
+    live: Arc<ServerLive>,
+}
+
+impl IdleStop {
+    /// Resolves once the server has been idle for `after`.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only reads the activity and sleeps.
+    async fn elapsed(&self) {
+        loop {
+            let now = tokio::time::Instant::now();
+            let wait = match self.live.activity().idle_for(self.since, now) {
+                Some(idle) if idle >= self.after => return,
+                Some(idle) => self.after - idle,
+                // Busy: look again after a whole idle time at the latest.
+                None => self.after,
+            };
+            tokio::time::sleep(wait).await;
+        }
+    }
 }
 
 /// The lists a change notice made stale, re-listed together by the next
@@ -66,6 +99,17 @@ impl<K: ServerConnection> Serving<K> {
             skills: opened.skills,
             stale: Stale::default(),
             gone,
+            idle: None,
+        }
+    }
+
+    /// Stops the server (`Input::IdleElapsed`) once it has had no request
+    /// for `after`; `None`: never. Set once per connection.
+    pub(super) fn stop_when_idle(&mut self, after: Option<Duration>, live: &Arc<ServerLive>) {
+        if let (None, Some(after)) = (&self.idle, after) {
+            let since = tokio::time::Instant::now();
+            let live = live.clone();
+            self.idle = Some(IdleStop { after, since, live });
         }
     }
 
@@ -105,6 +149,13 @@ impl<K: ServerConnection> Serving<K> {
                     None => std::future::pending().await,
                 }
             };
+            let idle = self.idle.as_ref();
+            let idle = async move {
+                match idle {
+                    Some(idle) => idle.elapsed().await,
+                    None => std::future::pending().await,
+                }
+            };
             let notices = &mut self.notices;
             // Biased: notices already received are taken before a due
             // re-list, so notices that arrived together cost one re-list.
@@ -130,6 +181,7 @@ impl<K: ServerConnection> Serving<K> {
                     self.relist_at = None;
                     return Input::RelistDue;
                 }
+                () = idle => return Input::IdleElapsed,
             }
         }
     }

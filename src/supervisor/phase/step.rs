@@ -45,6 +45,11 @@ impl Step<'_> {
     /// Stopped or failed.
     fn idle(&mut self, input: Input) {
         match input {
+            Input::Dormant => self.stopped(),
+            Input::SetEnabled(false) if self.rules.lazy => {
+                self.fx.push(Effect::DropTools);
+                self.stopped();
+            }
             Input::Start | Input::SetEnabled(true) => self.start(0, true),
             Input::Authenticate(_) => self.refuse(),
             Input::UseOAuth => {
@@ -78,6 +83,9 @@ impl Step<'_> {
             Input::Stop | Input::SetEnabled(false) => {
                 self.leave(stop_cause(&input));
                 self.fx.push(Effect::CancelOpen);
+                if self.rules.lazy && input == Input::SetEnabled(false) {
+                    self.fx.push(Effect::DropTools);
+                }
                 self.stopped();
             }
             Input::Shutdown(why) => {
@@ -158,11 +166,7 @@ impl Step<'_> {
                 self.m.creds.token = Some(token);
                 self.fx.extend([Effect::WriteBearer, Effect::Ack]);
             }
-            Input::Stop | Input::SetEnabled(false) => {
-                self.leave(stop_cause(&input));
-                self.fx.push(Effect::Close(Closing::Stopped));
-                self.stopped();
-            }
+            Input::Stop | Input::SetEnabled(false) | Input::IdleElapsed => self.stop_ready(input),
             Input::Start => {
                 self.leave(Leaving::Restarted);
                 self.fx.push(Effect::Close(Closing::Stopped));
@@ -372,6 +376,30 @@ impl Step<'_> {
         }
         self.fx.push(Effect::Open);
         self.m.phase = Phase::Starting { crashes };
+    }
+
+    /// Ready: a stop request, a toggle off, or a lazy server's idle time
+    /// passed. A lazy server's stop keeps its tools published (the next
+    /// call starts it); a toggle off drops them.
+    fn stop_ready(&mut self, input: Input) {
+        let lazy = self.rules.lazy;
+        match input {
+            Input::IdleElapsed if !lazy => return,
+            Input::IdleElapsed => {
+                let message = "idle: stopped (its tools stay published; a call starts it)";
+                self.fx
+                    .push(Effect::Log(LogLevel::Info, message.to_owned()));
+            }
+            _ => self.leave(stop_cause(&input)),
+        }
+        let keep = lazy && input != Input::SetEnabled(false);
+        let closing = if keep {
+            Closing::Dormant
+        } else {
+            Closing::Stopped
+        };
+        self.fx.push(Effect::Close(closing));
+        self.stopped();
     }
 
     fn stopped(&mut self) {

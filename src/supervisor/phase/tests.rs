@@ -58,6 +58,7 @@ fn rules() -> Rules {
         client_id: Some("app".to_owned()),
         headers_provider: false,
         required: false,
+        lazy: false,
     }
 }
 

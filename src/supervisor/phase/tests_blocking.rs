@@ -22,6 +22,7 @@ fn rules(required: bool) -> Rules {
         client_id: None,
         headers_provider: false,
         required,
+        lazy: false,
     }
 }
 

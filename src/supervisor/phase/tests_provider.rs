@@ -17,6 +17,7 @@ fn rules(headers_provider: bool) -> Rules {
         client_id: None,
         headers_provider,
         required: false,
+        lazy: false,
     }
 }
 

@@ -1,0 +1,181 @@
+//! The persisted tool cache of lazy servers (issue 29 item 2): the last
+//! `tools/list` of a server configuration, so a lazy server publishes its
+//! tools at once, without starting, in a later host.
+//!
+//! One file per configuration in `<dataDir>/tool-cache/` (the folder mode
+//! `0700`, each file `0600`), named by its key ([`ToolCache::key`]: hex
+//! SHA-256 of the configuration digest of [`super::eras::digest`], the
+//! server id, the `protocol` setting and the client capabilities the host
+//! declares). The key covers names only: the command, arguments, working
+//! directory, plugin root, environment variable names, the URL without its
+//! query and header names, never an environment or header value. A cache
+//! written under one key is never read under another.
+//!
+//! The file holds the server's raw tool entries with every kept secret
+//! (among them the server's own, `ServerSpec::secrets`: env and header
+//! values, the URL's query, …) replaced by `[redacted]`, so a server that echoes its
+//! token into a description leaves no trace of it on disk. A tool whose
+//! cached entry was redacted differs from the live one, so a call validated
+//! against it fails closed (`stale_tool`) after the start.
+//!
+//! Bounds ([`crate::limits`]): a file of at most
+//! [`MAX_TOOL_CACHE_FILE_BYTES`] (a larger listing is not cached), used for
+//! [`TOOL_CACHE_TTL_MS`], read within [`TOOL_CACHE_READ_TIMEOUT_MS`]; the
+//! folder keeps at most [`MAX_TOOL_CACHE_FILES`] files and
+//! [`MAX_TOOL_CACHE_TOTAL_BYTES`], the least recently written going first.
+//! Written whole to a new temporary file and renamed over the old one
+//! (`super::eras::write_atomic`); a failed write or an unreadable file is
+//! a missing cache.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use super::ServerSpec;
+use crate::config::{read_config_file, ReadBounds};
+use crate::limits::{
+    MAX_TOOL_CACHE_FILES, MAX_TOOL_CACHE_FILE_BYTES, MAX_TOOL_CACHE_TOTAL_BYTES, TOOL_CACHE_DIR,
+    TOOL_CACHE_READ_TIMEOUT_MS, TOOL_CACHE_TTL_MS,
+};
+
+/// The version of the file format (part of every key).
+const FORMAT: &str = "ahp-mcp-host tool cache v1";
+
+/// One cache file.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CacheFile {
+    /// The key it was written under (checked on read).
+    key: String,
+    /// When it was written (ms since the Unix epoch).
+    written_ms: u64,
+    /// The raw tool entries of the listing, secrets redacted.
+    tools: Vec<Value>,
+}
+
+/// The tool cache of one host (see the module documentation).
+#[derive(Debug, Clone, Default)]
+pub struct ToolCache {
+    /// `<dataDir>/tool-cache`; `None`: nothing is kept.
+    dir: Option<PathBuf>,
+}
+
+impl ToolCache {
+    /// The cache kept in `data_dir`.
+    pub fn in_dir(data_dir: &Path) -> Self {
+        Self {
+            dir: Some(data_dir.join(TOOL_CACHE_DIR)),
+        }
+    }
+
+    /// The key of `spec` when the host declares `capabilities` (the JSON of
+    /// its MCP `ClientCapabilities`): 64 hex digits.
+    pub fn key(spec: &ServerSpec, capabilities: &Value) -> String {
+        let mut hash = Sha256::new();
+        let protocol = format!("{:?}", spec.protocol);
+        let parts = [
+            FORMAT.to_owned(),
+            super::eras::digest(&spec.transport),
+            spec.id.clone(),
+            protocol,
+            capabilities.to_string(),
+        ];
+        for part in parts {
+            hash.update((part.len() as u64).to_le_bytes());
+            hash.update(part.as_bytes());
+        }
+        hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// The cached raw tool entries of `key`, if a file written under it
+    /// within [`TOOL_CACHE_TTL_MS`] can be read.
+    pub async fn load(&self, key: &str) -> Option<Vec<Value>> {
+        let path = self.path(key)?;
+        let bounds = ReadBounds {
+            max_bytes: MAX_TOOL_CACHE_FILE_BYTES,
+            timeout: Duration::from_millis(TOOL_CACHE_READ_TIMEOUT_MS),
+            limit_name: "MAX_TOOL_CACHE_FILE_BYTES",
+            timeout_name: "TOOL_CACHE_READ_TIMEOUT_MS",
+        };
+        let text = read_config_file(&path, bounds).await.ok()?;
+        let file: CacheFile = serde_json::from_str(&text).ok()?;
+        let fresh = now_ms().saturating_sub(file.written_ms) < TOOL_CACHE_TTL_MS;
+        (file.key == key && fresh).then_some(file.tools)
+    }
+
+    /// Writes `tools` (a server's raw tool entries) under `key`, every
+    /// kept secret redacted (`crate::redact::hidden_in_value`: the secrets
+    /// of every configured server, its own among them), and trims the
+    /// folder (see the module documentation). Runs on a blocking thread;
+    /// errors are dropped (a missing cache).
+    pub async fn store(&self, key: &str, mut tools: Vec<Value>) {
+        let Some(path) = self.path(key) else {
+            return;
+        };
+        let key = key.to_owned();
+        let _ = tokio::task::spawn_blocking(move || {
+            tools.iter_mut().for_each(crate::redact::hidden_in_value);
+            let file = CacheFile {
+                key,
+                written_ms: now_ms(),
+                tools,
+            };
+            let bytes = serde_json::to_vec(&file).unwrap_or_default();
+            if bytes.len() > MAX_TOOL_CACHE_FILE_BYTES {
+                let _ = std::fs::remove_file(&path);
+                return;
+            }
+            if super::eras::write_atomic(&path, &bytes).is_ok() {
+                trim(path.parent().unwrap_or(Path::new(".")), &path);
+            }
+        })
+        .await;
+    }
+
+    /// The file of `key` (only a 64-hex-digit key names a file).
+    fn path(&self, key: &str) -> Option<PathBuf> {
+        let hex = key.len() == 64 && key.bytes().all(|b| b.is_ascii_hexdigit());
+        Some(self.dir.as_ref()?.join(format!("{key}.json"))).filter(|_| hex)
+    }
+}
+
+/// Removes the least recently written cache files of `dir` beyond
+/// [`MAX_TOOL_CACHE_FILES`] and [`MAX_TOOL_CACHE_TOTAL_BYTES`], never
+/// `keep` (the file just written).
+fn trim(dir: &Path, keep: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<(SystemTime, u64, PathBuf)> = entries
+        .flatten()
+        .take(MAX_TOOL_CACHE_FILES * 4)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+        .filter_map(|e| {
+            let meta = e.metadata().ok().filter(std::fs::Metadata::is_file)?;
+            Some((meta.modified().ok()?, meta.len(), e.path()))
+        })
+        .collect();
+    files.sort_by_key(|f| std::cmp::Reverse(f.0));
+    let mut total = 0u64;
+    for (i, (_, len, path)) in files.iter().enumerate() {
+        total = total.saturating_add(*len);
+        let over = i >= MAX_TOOL_CACHE_FILES || total > MAX_TOOL_CACHE_TOTAL_BYTES;
+        if over && path != keep {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+/// Milliseconds since the Unix epoch.
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+#[cfg(test)]
+#[path = "tool_cache_tests.rs"]
+mod tests;

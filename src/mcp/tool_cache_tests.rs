@@ -1,0 +1,114 @@
+use std::collections::BTreeMap;
+
+use serde_json::json;
+
+use super::*;
+use crate::config::{HttpConfig, ProtocolSetting};
+use crate::mcp::{CallLimits, StartPolicy, TransportSpec};
+
+fn spec(url: &str, header: &str) -> ServerSpec {
+    let headers = BTreeMap::from([("Authorization".to_owned(), header.to_owned())]);
+    ServerSpec {
+        id: "s".to_owned(),
+        transport: TransportSpec::StreamableHttp(HttpConfig {
+            url: url::Url::parse(url).unwrap_or_else(|e| panic!("{e}")),
+            headers,
+        }),
+        startup_timeout: Duration::from_secs(5),
+        oauth_client: None,
+        protocol: ProtocolSetting::default(),
+        secret_values: Vec::new(),
+        tool_filter: Default::default(),
+        call_limits: CallLimits::default(),
+        start: StartPolicy::default(),
+    }
+}
+
+#[test]
+fn the_key_covers_names_and_settings_never_values() {
+    let caps = json!({"roots": {}});
+    let a = ToolCache::key(&spec("https://x.test/mcp?k=1", "Bearer one"), &caps);
+    assert_eq!(a.len(), 64);
+    // Another header value or query: the same key (values are not part of it).
+    let b = ToolCache::key(&spec("https://x.test/mcp?k=2", "Bearer two"), &caps);
+    assert_eq!(a, b);
+    // Another URL path, server id, protocol or declared capability: another key.
+    assert_ne!(
+        a,
+        ToolCache::key(&spec("https://x.test/other", "Bearer one"), &caps)
+    );
+    let mut renamed = spec("https://x.test/mcp", "Bearer one");
+    renamed.id = "t".to_owned();
+    assert_ne!(a, ToolCache::key(&renamed, &caps));
+    let mut legacy = spec("https://x.test/mcp", "Bearer one");
+    legacy.protocol = ProtocolSetting::Legacy;
+    assert_ne!(a, ToolCache::key(&legacy, &caps));
+    assert_ne!(
+        a,
+        ToolCache::key(&spec("https://x.test/mcp", "Bearer one"), &json!({}))
+    );
+}
+
+#[tokio::test]
+async fn a_stored_listing_loads_under_its_key_only_and_holds_no_kept_secret() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cache = ToolCache::in_dir(dir.path());
+    let secret = "canary-tool-cache-9f8e7d6c5b4a";
+    let _kept = crate::redact::KeptSecret::new(secret);
+    let key = ToolCache::key(&spec("https://x.test/mcp", "Bearer one"), &json!({}));
+    let other = ToolCache::key(&spec("https://x.test/other", "Bearer one"), &json!({}));
+    assert_eq!(cache.load(&key).await, None);
+    let tools = vec![
+        json!({"name": "echo", "description": format!("token {secret}"), "inputSchema": {"type": "object"}}),
+    ];
+    cache.store(&key, tools).await;
+    let loaded = cache
+        .load(&key)
+        .await
+        .unwrap_or_else(|| panic!("not cached"));
+    assert_eq!(loaded[0]["description"], "token [redacted]");
+    assert_eq!(cache.load(&other).await, None);
+    let file = dir.path().join(TOOL_CACHE_DIR).join(format!("{key}.json"));
+    let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{e}"));
+    assert!(!text.contains(secret));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&file).map(|m| m.permissions().mode() & 0o777);
+        assert_eq!(mode.ok(), Some(0o600));
+    }
+    // A file copied under another key's name is not used.
+    let planted = dir
+        .path()
+        .join(TOOL_CACHE_DIR)
+        .join(format!("{other}.json"));
+    std::fs::copy(&file, &planted).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(cache.load(&other).await, None);
+    // Not a key: no file is named by it.
+    assert_eq!(cache.load("../../etc/passwd").await, None);
+}
+
+#[tokio::test]
+async fn an_old_or_broken_file_is_a_missing_cache_and_the_folder_is_bounded() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cache = ToolCache::in_dir(dir.path());
+    let key = ToolCache::key(&spec("https://x.test/mcp", "h"), &json!({}));
+    let path = dir.path().join(TOOL_CACHE_DIR).join(format!("{key}.json"));
+    std::fs::create_dir_all(path.parent().unwrap_or(dir.path())).unwrap_or_else(|e| panic!("{e}"));
+    let old = json!({"key": key, "writtenMs": 1, "tools": []});
+    std::fs::write(&path, old.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(cache.load(&key).await, None, "older than the TTL");
+    std::fs::write(&path, "{not json").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(cache.load(&key).await, None);
+    // More files than the bound: the oldest go.
+    for i in 0..MAX_TOOL_CACHE_FILES + 3 {
+        let name = format!("{:064x}.json", i + 1);
+        std::fs::write(path.with_file_name(name), "{}").unwrap_or_else(|e| panic!("{e}"));
+    }
+    cache.store(&key, vec![json!({"name": "t"})]).await;
+    let count = std::fs::read_dir(path.parent().unwrap_or(dir.path()))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    assert!(count <= MAX_TOOL_CACHE_FILES, "{count} files");
+    assert!(cache.load(&key).await.is_some(), "the new file stays");
+}
