@@ -253,7 +253,9 @@ impl<'a> Listing<'a> {
 
     /// Checks one identified `tools/list` entry. `Ok(None)`: the tool is
     /// left out (with a diagnostic); `Ok(Some)`: usable, maybe with
-    /// diagnostics.
+    /// diagnostics. A kept secret in any text of it (a server echoing its
+    /// token into a description) is `[redacted]` first
+    /// (`crate::redact::hidden_in_texts`: keys and numbers stay).
     ///
     /// # Errors
     /// `limit_exceeded` when the schemas so far pass `maxTotalSchemaBytes`.
@@ -263,6 +265,9 @@ impl<'a> Listing<'a> {
         mut tool: Map<String, Value>,
         source: [u8; 32],
     ) -> Result<Option<ServerTool>, HostError> {
+        for member in tool.values_mut() {
+            crate::redact::hidden_in_texts(member, &[]);
+        }
         let Some(schema_bytes) = self.count_schema_bytes(&name, &tool)? else {
             return Ok(None);
         };

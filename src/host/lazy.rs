@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use super::Host;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::mcp::activity::{Busy, Shown};
+use crate::session::server_enabled;
 use crate::supervisor::{Command, ServerHandle};
 
 impl Host {
@@ -45,7 +46,8 @@ impl Host {
     /// before the start. Returns at once for any other server.
     ///
     /// # Errors
-    /// The start's failure (its state's `errorType`: `server_exited`,
+    /// `server_disabled` (the server or its plugin is toggled off: it is
+    /// not started); the start's failure (its state's `errorType`: `server_exited`,
     /// `startup_timeout`, `auth_required`, …; the message names the
     /// server); `server_stopped` (stopped while the call waited);
     /// `stale_tool` (data `{reason: "changed" | "removed", serverId,
@@ -59,6 +61,11 @@ impl Host {
     ) -> HostResult<()> {
         if !handle.spec.start.is_lazy() || handle.live.session().is_some() {
             return Ok(());
+        }
+        let publisher = self.shared.publisher();
+        if !publisher.read_state(|state| server_enabled(state, &handle.id)) {
+            let what = format!("server {} is disabled", handle.id);
+            return Err(HostError::new(ErrorCode::ServerDisabled, what));
         }
         let seen = self.tool_digest(&handle.id, tool);
         self.started(handle, cancel).await?;

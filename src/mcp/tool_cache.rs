@@ -107,7 +107,7 @@ impl ToolCache {
     }
 
     /// Writes `tools` (a server's raw tool entries) under `key`, every
-    /// kept secret redacted (`crate::redact::hidden_in_value`: the secrets
+    /// kept secret redacted (`crate::redact::hidden_in_texts`: the secrets
     /// of every configured server, its own among them), and trims the
     /// folder (see the module documentation). Runs on a blocking thread;
     /// errors are dropped (a missing cache).
@@ -117,7 +117,9 @@ impl ToolCache {
         };
         let key = key.to_owned();
         let _ = tokio::task::spawn_blocking(move || {
-            tools.iter_mut().for_each(crate::redact::hidden_in_value);
+            for tool in &mut tools {
+                crate::redact::hidden_in_texts(tool, &[]);
+            }
             let file = CacheFile {
                 key,
                 written_ms: now_ms(),
