@@ -650,8 +650,10 @@ export interface McpHostOptions {
    * `<os temp dir>/ahp-mcp-host-data`, with a `warn` log record (target
    * `host.config`). A VS Code extension passes `context.globalStorageUri.fsPath`.
    * The host's own files live in dot-named directories no plugin data
-   * directory takes: `.tasks/` (task records) and `.tool-results/` (whole
-   * results cut to {@link HostLimits.modelOutputMaxChars}, bounded).
+   * directory takes: `.tasks/` (task records), `.tool-results/` (whole
+   * results cut to {@link HostLimits.modelOutputMaxChars}, bounded) and
+   * `.tool-cache/` (the last tool lists of lazy servers,
+   * {@link ServerStartOptions.start}, bounded).
    */
   dataDir?: string
   limits?: HostLimits
@@ -1816,7 +1818,7 @@ export interface ServerStartOptions {
    * {@link McpHostOptions.start} says otherwise) or `'lazy'` (on its first call).
    *
    * **Lazy start.** A lazy server whose last `tools/list` is in the tool cache
-   * (`<dataDir>/tool-cache/`, see below) is not started: its tools are published
+   * (`<dataDir>/.tool-cache/`, see below) is not started: its tools are published
    * from the cache at once (`toolsChanged` reason `'cached'`; `listTools`, AHP
    * `serverTools`) and its AHP state is `stopped`. Its first
    * {@link McpHost.callTool} starts it, waits for `ready` (the start is bounded by

@@ -1,5 +1,5 @@
 // Lazy start from a persisted tool cache (issue 29, item 2): a lazy server
-// publishes its last known tools from `<dataDir>/tool-cache` without
+// publishes its last known tools from `<dataDir>/.tool-cache` without
 // starting; its first call starts it; a tool that changed meanwhile fails
 // the call closed (`stale_tool`) and the fresh list is published; an idle
 // lazy server is stopped with its tools still published; a cache written
@@ -32,7 +32,7 @@ function entry(log, { env = {}, args = [] } = {}) {
 const starts = (log) => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').length : 0)
 
 function cacheFiles(dataDir) {
-  const dir = join(dataDir, 'tool-cache')
+  const dir = join(dataDir, '.tool-cache')
   return existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => join(dir, f)) : []
 }
 
@@ -61,7 +61,7 @@ test('a lazy server without a cache starts at once, caches its tools without the
   assert.match(text, /env=\[redacted\]/)
   if (process.platform !== 'win32') {
     assert.equal(statSync(file).mode & 0o777, 0o600)
-    assert.equal(statSync(join(dataDir, 'tool-cache')).mode & 0o777, 0o700)
+    assert.equal(statSync(join(dataDir, '.tool-cache')).mode & 0o777, 0o700)
   }
   await waitState(host, 'lazy', 'stopped', { timeout: 10_000 })
   assert.deepEqual(toolsOf(host, 'lazy').map((x) => x.toolName).sort(), ['echo', 'probe', 'whoami'])

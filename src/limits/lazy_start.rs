@@ -1,9 +1,6 @@
 //! The bounds of lazy start and its persisted tool cache (issue 29 item 2;
 //! see `mcp::tool_cache` and `host::lazy`).
 
-/// Folder of the tool cache in `dataDir`: one private file per server
-/// configuration (mode `0600`, the folder `0700`).
-pub const TOOL_CACHE_DIR: &str = "tool-cache";
 /// Largest tool cache file written or read (bytes): 8 MiB. A listing whose
 /// file would be larger is not cached (the server then starts at once next
 /// time); a larger file is ignored.

@@ -123,7 +123,7 @@ impl Opener {
         &self.eras
     }
 
-    /// The last tool listings of lazy servers (`dataDir/tool-cache`).
+    /// The last tool listings of lazy servers (`dataDir/.tool-cache`).
     pub fn tool_cache(&self) -> &ToolCache {
         &self.tool_cache
     }

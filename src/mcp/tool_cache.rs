@@ -2,7 +2,7 @@
 //! `tools/list` of a server configuration, so a lazy server publishes its
 //! tools at once, without starting, in a later host.
 //!
-//! One file per configuration in `<dataDir>/tool-cache/` (the folder mode
+//! One file per configuration in `<dataDir>/.tool-cache/` (the folder mode
 //! `0700`, each file `0600`), named by its key ([`ToolCache::key`]: hex
 //! SHA-256 of the configuration digest of [`super::eras::digest`], the
 //! server id, the `protocol` setting and the client capabilities the host
@@ -35,9 +35,10 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::ServerSpec;
+use crate::config::launch::TOOL_CACHE_DIR;
 use crate::config::{read_config_file, ReadBounds};
 use crate::limits::{
-    MAX_TOOL_CACHE_FILES, MAX_TOOL_CACHE_FILE_BYTES, MAX_TOOL_CACHE_TOTAL_BYTES, TOOL_CACHE_DIR,
+    MAX_TOOL_CACHE_FILES, MAX_TOOL_CACHE_FILE_BYTES, MAX_TOOL_CACHE_TOTAL_BYTES,
     TOOL_CACHE_READ_TIMEOUT_MS, TOOL_CACHE_TTL_MS,
 };
 
@@ -59,7 +60,7 @@ struct CacheFile {
 /// The tool cache of one host (see the module documentation).
 #[derive(Debug, Clone, Default)]
 pub struct ToolCache {
-    /// `<dataDir>/tool-cache`; `None`: nothing is kept.
+    /// `<dataDir>/.tool-cache`; `None`: nothing is kept.
     dir: Option<PathBuf>,
 }
 

@@ -47,6 +47,8 @@ mod tests;
 #[cfg(test)]
 mod tests_blocking;
 #[cfg(test)]
+mod tests_lazy;
+#[cfg(test)]
 mod tests_provider;
 
 use step::Step;

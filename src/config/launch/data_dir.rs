@@ -15,14 +15,19 @@ pub const TASK_RECORDS_DIR: &str = ".tasks";
 /// (`src/chat/spill.rs`): no plugin data directory takes its name either.
 pub const TOOL_RESULTS_DIR: &str = ".tool-results";
 
+/// The directory under `dataDir` of the tool cache of lazy servers
+/// (`src/mcp/tool_cache.rs`: one private file per server configuration):
+/// no plugin data directory takes its name either.
+pub const TOOL_CACHE_DIR: &str = ".tool-cache";
+
 /// Creates (if needed) and returns the plugin's data directory
 /// `<data_dir>/<sanitized plugin_id>`.
 ///
 /// The id is reduced to `[A-Za-z0-9._-]` (other characters become `_`, at
 /// most [`MAX_DATA_DIR_NAME_BYTES`] of them kept); if anything was changed,
 /// or the result would be a special name (`""`, `.`, `..`, a trailing `.`, a
-/// Windows device name such as `CON`, the host's own [`TASK_RECORDS_DIR`]
-/// or [`TOOL_RESULTS_DIR`] in any letter case), `-<8 hex digits>` of a stable FNV-1a
+/// Windows device name such as `CON`, the host's own [`TASK_RECORDS_DIR`],
+/// [`TOOL_RESULTS_DIR`] or [`TOOL_CACHE_DIR`] in any letter case), `-<8 hex digits>` of a stable FNV-1a
 /// hash of the original id is appended so that distinct ids do not share a
 /// directory. Uses `create_dir_all` (mode `0700` for created directories on
 /// Unix); an existing directory and its contents are left untouched, so data
@@ -70,6 +75,7 @@ fn is_special_name(name: &str) -> bool {
         || numbered
         || name.eq_ignore_ascii_case(TASK_RECORDS_DIR)
         || name.eq_ignore_ascii_case(TOOL_RESULTS_DIR)
+        || name.eq_ignore_ascii_case(TOOL_CACHE_DIR)
 }
 
 /// 64-bit FNV-1a: stable across platforms and Rust versions. Not SHA-256
@@ -111,6 +117,8 @@ mod tests {
             ".TASKS",
             ".tool-results",
             ".Tool-Results",
+            ".tool-cache",
+            ".TOOL-CACHE",
         ] {
             let name = data_dir_name(special);
             assert!(

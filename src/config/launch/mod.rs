@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 mod data_dir;
 mod env;
 
-pub use data_dir::{ensure_plugin_data_dir, TASK_RECORDS_DIR, TOOL_RESULTS_DIR};
+pub use data_dir::{ensure_plugin_data_dir, TASK_RECORDS_DIR, TOOL_CACHE_DIR, TOOL_RESULTS_DIR};
 pub use env::{host_base_env, EnvPolicy};
 
 use super::command::{dot_relative, is_separator};
