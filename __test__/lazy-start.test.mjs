@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { createRequire } from 'node:module'
 import {
-  ROOT, NODE, FIXTURES, newHost, tmpDir, waitFor, waitState, findCustomization, rejectsWith, startHttpFixture,
+  ROOT, NODE, FIXTURES, newHost, tmpDir, waitFor, waitState, findCustomization, rejectsWith, startHttpFixture, writePlugin,
 } from './helpers/host.mjs'
 
 const require = createRequire(import.meta.url)
@@ -76,7 +76,7 @@ test('a lazy server with a warm cache is not started: its tools are published fr
   await warm(t, dataDir, 'lazy', entry(log))
   assert.equal(starts(log), 1)
 
-  const { host } = newHost(t, { dataDir, session: SESSION, start: 'lazy' })
+  const { host, actions } = newHost(t, { dataDir, session: SESSION, start: 'lazy' })
   const mirror = new AhpStateMirror({ session: SESSION, clientId: 'lazy-ui' })
   host.on('action', (e) => mirror.receive(e))
   const changes = []
@@ -87,6 +87,10 @@ test('a lazy server with a warm cache is not started: its tools are published fr
   assert.deepEqual(stateOf(host, 'lazy'), { kind: 'stopped' })
   assert.equal(host.processCount, 0)
   assert.equal(starts(log), 1, 'not started')
+  // Created `stopped` (never `starting`), its tools in one serverToolsChanged.
+  const types = actions.map((e) => e.action.type)
+  assert.deepEqual(types, ['session/customizationUpdated', 'session/serverToolsChanged'])
+  assert.deepEqual(actions[0].action.customization.state, { kind: 'stopped' })
   // The AHP state of a lazy server not running, and its tools, replay through the ahp reducers.
   await waitFor(() => isDeepStrictEqual(mirror.session, host.getState()), { what: 'mirror = host state (stopped, cached tools)' })
   assert.deepEqual((host.getState().serverTools ?? []).map((x) => x.name).sort(), toolsOf(host, 'lazy').map((x) => x.name).sort())
@@ -178,4 +182,29 @@ test('a stop request keeps a lazy server\'s tools (a call starts it again); togg
   await rejectsWith(() => host.callTool({ serverId: 'lazy', name: 'echo', arguments: { text: 'x' } }), 'server_disabled')
   assert.equal(starts(log), 2)
   assert.equal(stateOf(host, 'lazy').kind, 'stopped')
+})
+
+test('a plugin\'s lazy servers with warm caches are published together: one serverToolsChanged, each server stopped', async (t) => {
+  const dataDir = tmpDir(t)
+  const log = join(tmpDir(t), 'starts.log')
+  const root = tmpDir(t)
+  writePlugin(root, { mcpServers: { a: entry(log, { args: ['a'] }), b: entry(log, { args: ['b'] }), c: entry(log, { args: ['c'] }) } })
+  const lazy = { start: 'lazy', idleStopMs: 0 }
+  const options = { root, name: 'p', servers: { a: lazy, b: lazy } }
+  {
+    const { host } = newHost(t, { dataDir })
+    await host.addPlugin(options)
+    await host.whenReady(['p/a', 'p/b', 'p/c'])
+    await waitFor(() => cacheFiles(dataDir).length === 2, { what: 'two cache files (c is eager)' })
+    await host.dispose()
+  }
+  const { host, actions } = newHost(t, { dataDir })
+  const plugin = await host.addPlugin(options)
+  assert.deepEqual(plugin.servers, ['p/a', 'p/b', 'p/c'])
+  const children = () => findCustomization(host.getState(), 'p').children.map((c) => [c.id, c.state.kind])
+  assert.deepEqual(children().slice(0, 2), [['p/a', 'stopped'], ['p/b', 'stopped']])
+  await waitState(host, 'p/c', 'ready')
+  const published = actions.filter((e) => e.action.type === 'session/serverToolsChanged')
+  assert.equal(published[0].action.tools.length, 6, 'a and b together, from the cache')
+  assert.equal(starts(log), 3 + 1, 'only the eager c started again')
 })

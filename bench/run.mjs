@@ -22,6 +22,8 @@
 // --profile: record each measurement of C (or of --profile-clients) with
 //          `perf record --call-graph dwarf` and summarize it per thread
 //          (bench/profile.mjs); default run with it: stdio-tp.
+// Last, the AHP state mirror block (bench/mirror.mjs) and the scale block
+// (bench/scale.mjs: 100 servers, 5,000 tools; 20 with --quick).
 // It builds the release addon (when missing, a debug build, or older than
 // the sources) and the floor crate first (bench/build.mjs). Prints the
 // table and the machine on stdout; progress goes to stderr. BENCH_QUICK=1
@@ -215,5 +217,12 @@ if (!opts.only && !failed) {
   // AHP state in JS: the state mirror against getState() snapshots (bench/mirror.mjs).
   console.log('')
   ;(await import('./mirror.mjs')).benchMirror()
+  // Many servers (issue 29 item 7): eager, lazy with a warm tool cache, against SDK clients (bench/scale.mjs).
+  try {
+    await (await import('./scale.mjs')).benchScale(QUICK ? { servers: 20, queries: 200 } : {})
+  } catch (err) {
+    console.error(`scale bench failed: ${err?.stack ?? err}`)
+    failed = true
+  }
 }
 process.exitCode = failed || left.length ? 1 : 0

@@ -5,14 +5,21 @@
 //! caller saw (the cached one) and the server's fresh `tools/list` fails
 //! closed with `stale_tool` while the fresh list is published.
 
+use std::sync::Arc;
 use std::time::Duration;
+
+use ahp_types::state::{ChildCustomization, Customization, McpServerState, McpServerStoppedState};
 
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::Host;
+use crate::catalogue::ServerTools;
 use crate::error::{ErrorCode, HostError, HostResult};
+use crate::events::ToolsChangeReason;
 use crate::mcp::activity::{Busy, Shown};
+use crate::mcp::ServerSpec;
+use crate::publisher::SessionPublisher;
 use crate::session::server_enabled;
 use crate::supervisor::{Command, ServerHandle};
 
@@ -137,5 +144,84 @@ impl Host {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let tools = catalogue.server(server)?;
         tools.get(tool).map(|t| t.digest.clone())
+    }
+}
+
+/// The cached tool lists of the lazy servers being added (see
+/// [`Host::cached_tools`]): put in the catalogue and published together,
+/// their servers created `stopped` and their actors dormant.
+#[derive(Default)]
+pub(super) struct Cached {
+    tools: Vec<(String, Arc<ServerTools>)>,
+}
+
+impl Cached {
+    /// Whether server `id` has cached tools.
+    pub(super) fn has(&self, id: &str) -> bool {
+        self.tools.iter().any(|(cached, _)| cached == id)
+    }
+
+    /// Puts the cached tools in the catalogue (`on`), or takes them out
+    /// again (an add that a `remove` overtook); nothing is published.
+    pub(super) fn set(&self, publisher: &SessionPublisher, on: bool) {
+        for (id, tools) in &self.tools {
+            publisher.update_tools(id, on.then(|| tools.clone()));
+        }
+    }
+
+    /// Publishes the catalogue once for all of them (`toolsChanged`
+    /// reason `cached`, one event per server).
+    pub(super) fn publish(&self, publisher: &SessionPublisher) {
+        if !self.tools.is_empty() {
+            let ids: Vec<&str> = self.tools.iter().map(|(id, _)| id.as_str()).collect();
+            publisher.publish_tools_of(&ids, ToolsChangeReason::Cached);
+        }
+    }
+
+    /// `customization` (a plugin, or a top-level server) with each server
+    /// that has cached tools `stopped` instead of `starting`.
+    pub(super) fn stopped_in(&self, customization: &mut Customization) {
+        let stopped = || McpServerState::Stopped(McpServerStoppedState {});
+        match customization {
+            Customization::McpServer(s) if self.has(&s.id) => s.state = stopped(),
+            Customization::Plugin(p) => {
+                for child in p.children.iter_mut().flatten() {
+                    if let ChildCustomization::McpServer(s) = child {
+                        if self.has(&s.id) {
+                            s.state = stopped();
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Host {
+    /// The cached tool lists (`crate::mcp::tool_cache`) of the lazy servers
+    /// among `specs`, read concurrently (each read bounded); a server
+    /// without a usable cache (none, another key, too old, not a valid
+    /// listing) is left out and starts at once.
+    pub(super) async fn cached_tools(&self, specs: &[ServerSpec]) -> Cached {
+        let opener = self.shared.opener();
+        let limits = self.shared.limits();
+        let reads = specs
+            .iter()
+            .filter(|s| s.start.is_lazy())
+            .map(|spec| async move {
+                let raw = opener
+                    .tool_cache()
+                    .load(&opener.tool_cache_key(spec))
+                    .await?;
+                let tools = ServerTools::build_after(&spec.id, raw, limits, None).ok()?;
+                Some((spec.id.clone(), Arc::new(tools)))
+            });
+        let tools = futures::future::join_all(reads)
+            .await
+            .into_iter()
+            .flatten()
+            .collect();
+        Cached { tools }
     }
 }

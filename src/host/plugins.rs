@@ -73,7 +73,12 @@ impl Adding<'_> {
     ///
     /// # Errors
     /// `cancelled` when `remove(id)` was called first: no actor is started.
-    fn go_live(mut self, method: &str, specs: Vec<ServerSpec>) -> HostResult<()> {
+    fn go_live(
+        mut self,
+        method: &str,
+        specs: Vec<ServerSpec>,
+        cached: super::lazy::Cached,
+    ) -> HostResult<()> {
         self.ended = true;
         let shared = &self.host.shared;
         let ids: Vec<String> = specs.iter().map(|s| s.id.clone()).collect();
@@ -91,19 +96,25 @@ impl Adding<'_> {
             }
         };
         filters(true);
+        cached.set(shared.publisher(), true);
         let start = || {
             let start = |spec: ServerSpec| {
-                let id = spec.id.clone();
-                (id, Arc::new(ServerHandle::start(shared.clone(), spec)))
+                let (id, dormant) = (spec.id.clone(), cached.has(&spec.id));
+                (
+                    id,
+                    Arc::new(ServerHandle::start(shared.clone(), spec, dormant)),
+                )
             };
             specs.into_iter().map(start).collect()
         };
         // Lock: the registry alone (starting an actor takes no lock).
         let started = self.host.registry().go_live(&self.id, children, start);
         if !started {
+            cached.set(shared.publisher(), false);
             filters(false);
             return Err(cancelled_by_remove(method, &self.id));
         }
+        cached.publish(shared.publisher());
         // Tasks a former host left recorded for these servers (`tasks.rs`).
         self.host.resume_tasks(&ids);
         Ok(())
@@ -217,9 +228,13 @@ impl Host {
         for record in plan.logs {
             self.shared.publisher().log(record);
         }
-        adding.publish(plan.customization);
+        let cached = self.cached_tools(&plan.specs).await;
+        adding.check(ADD_PLUGIN)?;
+        let mut customization = plan.customization;
+        cached.stopped_in(&mut customization);
+        adding.publish(customization);
         let ids: Vec<String> = plan.specs.iter().map(|s| s.id.clone()).collect();
-        adding.go_live(ADD_PLUGIN, plan.specs)?;
+        adding.go_live(ADD_PLUGIN, plan.specs, cached)?;
         Ok(PluginAdded {
             id: name,
             servers: ids,
@@ -300,8 +315,12 @@ impl Host {
         if !opts.literal {
             entry.meta = self.literal_placeholders(&opts);
         }
-        adding.publish(Customization::McpServer(Box::new(entry)));
-        adding.go_live(ADD_SERVER, vec![spec])?;
+        let cached = self.cached_tools(std::slice::from_ref(&spec)).await;
+        adding.check(ADD_SERVER)?;
+        let mut customization = Customization::McpServer(Box::new(entry));
+        cached.stopped_in(&mut customization);
+        adding.publish(customization);
+        adding.go_live(ADD_SERVER, vec![spec], cached)?;
         Ok(opts.name)
     }
 

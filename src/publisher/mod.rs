@@ -321,6 +321,14 @@ impl SessionPublisher {
     /// catalogue is read again and copied again only if it changed meanwhile,
     /// so publications still leave in catalogue order.
     pub fn publish_tools(&self, id: &str, reason: ToolsChangeReason) {
+        self.publish_tools_of(&[id], reason);
+    }
+
+    /// [`SessionPublisher::publish_tools`] after a change caused by every
+    /// server of `ids` at once: one `session/serverToolsChanged`, then one
+    /// `toolsChanged` event per server, in order (a plugin's lazy servers
+    /// published from the tool cache together).
+    pub fn publish_tools_of(&self, ids: &[&str], reason: ToolsChangeReason) {
         let read = || {
             self.catalogue
                 .read()
@@ -345,11 +353,13 @@ impl SessionPublisher {
             ));
             self.send(envelope);
         }
-        self.sink.send(HostEvent::ToolsChanged {
-            server_id: id.to_owned(),
-            reason,
-            tools: entries.len(),
-        });
+        for id in ids {
+            self.sink.send(HostEvent::ToolsChanged {
+                server_id: (*id).to_owned(),
+                reason,
+                tools: entries.len(),
+            });
+        }
     }
 }
 

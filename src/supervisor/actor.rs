@@ -23,7 +23,6 @@ use super::phase::{Secret, Supersede};
 use super::{Command, HostShared};
 use crate::apps::capabilities::host_capabilities;
 use crate::auth::AuthChallenge;
-use crate::catalogue::ServerTools;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel, ToolsChangeReason};
 use crate::limits::LIST_CHANGED_DEBOUNCE_MS;
@@ -113,6 +112,8 @@ pub(super) struct Actor<C: Connector> {
     kept_token: Option<(String, Option<KeptSecret>)>,
     /// A lazy server's idle time before it is stopped (`None`: never).
     idle_stop: Option<Duration>,
+    /// The first step leaves the server `stopped` ([`Input::Dormant`]).
+    dormant: bool,
 }
 
 /// Runs `actor` (starting its server at once) until it exits or the
@@ -172,14 +173,21 @@ impl<C: Connector> Actor<C> {
             queued,
             kept_token: None,
             idle_stop,
+            dormant: false,
         }
     }
 
+    /// This actor, its first step leaving the server `stopped` when
+    /// `dormant` (a lazy server whose cached tools the host published).
+    pub(super) fn dormant(self, dormant: bool) -> Self {
+        Self { dormant, ..self }
+    }
+
     async fn main(mut self) {
-        let lazy = self.spec.start.is_lazy();
-        let first = match lazy && publish_cached(&self.shared, &self.spec).await {
-            true => Input::Dormant,
-            false => Input::Start,
+        let first = if self.dormant {
+            Input::Dormant
+        } else {
+            Input::Start
         };
         self.step(first, Payload::default()).await;
         self.queued = None;
@@ -463,27 +471,6 @@ impl<C: Connector> Actor<C> {
             }
         }
     }
-}
-
-/// A lazy server's cached tools (`crate::mcp::tool_cache`), published
-/// without starting it (`toolsChanged` reason `cached`); whether there
-/// were any to publish.
-async fn publish_cached(shared: &HostShared, spec: &ServerSpec) -> bool {
-    let opener = shared.opener();
-    let key = opener.tool_cache_key(spec);
-    let Some(raw) = opener.tool_cache().load(&key).await else {
-        return false;
-    };
-    let limits = shared.limits();
-    let Ok(tools) = ServerTools::build_after(&spec.id, raw, limits, None) else {
-        return false;
-    };
-    let (id, count) = (&spec.id, tools.tools.len());
-    let publisher = shared.publisher();
-    publisher.set_tools(id, Some(Arc::new(tools)), ToolsChangeReason::Cached);
-    let text = format!("lazy: {count} tools from the tool cache; starts on its first call");
-    publisher.log(log(LogLevel::Info, "host.supervisor", Some(id), text));
-    true
 }
 
 /// Waits for the launch permit of server `id` (logged at `debug` when it

@@ -47,9 +47,11 @@ pub struct ServerHandle {
 }
 
 impl ServerHandle {
-    /// Spawns the server's actor, which starts the server at once.
-    pub fn start(shared: Arc<HostShared>, spec: ServerSpec) -> Self {
-        Self::start_with(shared, spec, Arc::new(McpConnector))
+    /// Spawns the server's actor, which starts the server at once, or,
+    /// `dormant` (a lazy server whose cached tools the host published),
+    /// leaves it `stopped` until a call starts it.
+    pub fn start(shared: Arc<HostShared>, spec: ServerSpec, dormant: bool) -> Self {
+        Self::start_with(shared, spec, Arc::new(McpConnector), dormant)
     }
 
     /// [`ServerHandle::start`] through `connector`.
@@ -57,10 +59,15 @@ impl ServerHandle {
         shared: Arc<HostShared>,
         spec: ServerSpec,
         connector: Arc<C>,
+        dormant: bool,
     ) -> Self {
         let kept = KeptSecret::all(spec.secrets().iter().map(String::as_str));
         let (commands, rx) = mpsc::unbounded_channel();
         let live = Arc::new(ServerLive::default());
+        if dormant {
+            // As the host published it: a call's wait sees it is not starting.
+            live.activity().show(crate::mcp::activity::Shown::Stopped);
+        }
         let tasks = ServerTasks {
             tracker: TaskTracker::new(),
             cancel: shared.disposed().child_token(),
@@ -73,6 +80,7 @@ impl ServerHandle {
             rx,
             tasks.clone(),
         );
+        let actor = actor.dormant(dormant);
         tasks.tracker.spawn(actor::run(actor));
         // Closed at once: `wait` resolves when the actor and every task it
         // spawned have ended.

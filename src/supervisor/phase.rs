@@ -196,8 +196,9 @@ pub enum Input {
     SetEnabled(bool),
     /// [`super::Command::Background`].
     Background,
-    /// A lazy server's first step when its cached tools were published:
-    /// stay `stopped` until a call starts it.
+    /// A lazy server's first step when the host published its cached
+    /// tools and created it `stopped`: stay so (no state is published)
+    /// until a call starts it.
     Dormant,
     /// Ready: a lazy server had no request for its idle time.
     IdleElapsed,

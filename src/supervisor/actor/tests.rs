@@ -94,7 +94,7 @@ fn spawn(shared: &Arc<HostShared>, fake: &Arc<Fake>) -> ServerHandle {
         call_limits: Default::default(),
         start: Default::default(),
     };
-    ServerHandle::start_with(shared.clone(), spec, fake.clone())
+    ServerHandle::start_with(shared.clone(), spec, fake.clone(), false)
 }
 
 /// The next `mcpServerStateChanged` state's kind (`ready`, `error`, …),

@@ -45,7 +45,8 @@ impl Step<'_> {
     /// Stopped or failed.
     fn idle(&mut self, input: Input) {
         match input {
-            Input::Dormant => self.stopped(),
+            // Published `stopped` by the host already (with its cached tools).
+            Input::Dormant => self.m.phase = Phase::Stopped,
             Input::SetEnabled(false) if self.rules.lazy => {
                 self.fx.push(Effect::DropTools);
                 self.stopped();
