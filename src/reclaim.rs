@@ -28,7 +28,14 @@ fn start() -> Option<Mutex<SyncSender<Garbage>>> {
     let (queue, garbage) = sync_channel::<Garbage>(MAX_PENDING_RECLAIMS);
     std::thread::Builder::new()
         .name("ahp-reclaim".into())
-        .spawn(move || garbage.into_iter().for_each(drop))
+        .spawn(move || {
+            while let Ok(value) = garbage.recv() {
+                drop(value);
+                garbage.try_iter().for_each(drop);
+                // Once a batch is gone, its pages go back to the system.
+                crate::platform::trim_heap();
+            }
+        })
         .ok()?;
     Some(Mutex::new(queue))
 }

@@ -524,7 +524,7 @@ impl NativeHost {
     /// The session state snapshot as JSON.
     #[napi(catch_unwind)]
     pub fn get_state(&self) -> String {
-        serde_json::to_string(&self.host.state()).unwrap_or_else(|_| "null".to_owned())
+        self.host.state_json()
     }
 
     /// `{serverSeq, state}` as JSON: the session state and the `serverSeq`
@@ -532,9 +532,7 @@ impl NativeHost {
     /// `whenReady`, which settles only once that envelope was delivered).
     #[napi(catch_unwind)]
     pub fn get_state_at(&self) -> String {
-        let (server_seq, state) = self.host.state_at();
-        let snapshot = serde_json::json!({ "serverSeq": server_seq, "state": state });
-        serde_json::to_string(&snapshot).unwrap_or_else(|_| "null".to_owned())
+        self.host.state_at_json()
     }
 
     /// `serverInfo(serverId)` → response JSON with the server's identity or `null`.

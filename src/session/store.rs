@@ -38,6 +38,9 @@ pub struct SessionStore {
     channel: String,
     state: SessionState,
     last_seq: u64,
+    /// `serverTools` of the last `session/serverToolsChanged`, as JSON text
+    /// (the state itself keeps `None`).
+    server_tools: Option<String>,
 }
 
 impl SessionStore {
@@ -48,6 +51,7 @@ impl SessionStore {
             channel: channel.into(),
             state: empty_session_state(),
             last_seq: 0,
+            server_tools: None,
         }
     }
 
@@ -56,9 +60,37 @@ impl SessionStore {
         &self.channel
     }
 
-    /// The current state: exactly what the reducer made from the emitted actions.
+    /// The current state: exactly what the reducer made from the emitted
+    /// actions, except `serverTools`, which is kept as JSON text (see
+    /// [`Self::full_state`]); `None` here.
     pub fn state(&self) -> &SessionState {
         &self.state
+    }
+
+    /// The current state with `serverTools` (what the reducer made from the
+    /// emitted actions, whole): a copy, the tools parsed from their text.
+    pub fn full_state(&self) -> SessionState {
+        let mut state = self.state.clone();
+        state.server_tools =
+            (self.server_tools.as_deref()).and_then(|t| serde_json::from_str(t).ok());
+        state
+    }
+
+    /// [`Self::full_state`] as JSON text, the tools' text spliced in as it
+    /// is (no parse, no tree): `serverTools` comes last.
+    pub fn full_state_json(&self) -> String {
+        let mut json = serde_json::to_string(&self.state).unwrap_or_else(|_| "{}".to_owned());
+        if let (Some(tools), Some(b'}')) = (&self.server_tools, json.as_bytes().last()) {
+            json.pop();
+            json.push_str(if json.len() > 1 {
+                ",\"serverTools\":"
+            } else {
+                "\"serverTools\":"
+            });
+            json.push_str(tools);
+            json.push('}');
+        }
+        json
     }
 
     /// The `serverSeq` of the last envelope made (0 before the first): the
@@ -70,12 +102,12 @@ impl SessionStore {
     /// Applies a host-originated action through the `ahp` session reducer and
     /// wraps it in the next envelope (no `origin`).
     pub fn emit(&mut self, action: StateAction) -> ActionEnvelope {
-        // The reducer replaces `serverTools` whole; the catalogue it replaces
-        // (thousands of schema trees for a large one) is freed off this thread.
-        if matches!(action, StateAction::SessionServerToolsChanged(_)) {
-            if let Some(replaced) = self.state.server_tools.take() {
-                crate::reclaim::drop_later(replaced);
-            }
+        // The reducer replaces `serverTools` whole: kept as the list's JSON
+        // text instead of thousands of schema trees (a tenth of the memory
+        // for a large catalogue), spliced into every full read.
+        if let StateAction::SessionServerToolsChanged(changed) = &action {
+            self.server_tools = Some(serde_json::to_string(&changed.tools).unwrap_or_default());
+            return self.envelope(action, None, None);
         }
         apply_action_to_session(&mut self.state, &action);
         self.envelope(action, None, None)
@@ -132,5 +164,49 @@ impl SessionStore {
             origin,
             rejection_reason,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use ahp::reducers::apply_action_to_session;
+    use ahp_types::actions::{SessionServerToolsChangedAction, StateAction};
+    use ahp_types::state::ToolDefinition;
+    use serde_json::json;
+
+    use super::*;
+
+    fn tools(names: &[&str]) -> StateAction {
+        let tools = names
+            .iter()
+            .map(|n| {
+                serde_json::from_value::<ToolDefinition>(json!({
+                    "name": n, "description": "d é \"q\"",
+                    "inputSchema": {"type": "object", "properties": {"a": {"type": "string"}}}
+                }))
+                .unwrap_or_else(|e| panic!("{e}"))
+            })
+            .collect();
+        StateAction::SessionServerToolsChanged(SessionServerToolsChangedAction { tools })
+    }
+
+    #[test]
+    fn server_tools_kept_as_text_read_back_as_the_reducer_makes_them() {
+        let mut store = SessionStore::new("ahp-session:/t");
+        let mut replay = empty_session_state();
+        assert_eq!(store.full_state(), replay);
+        for action in [tools(&["a", "b"]), tools(&[]), tools(&["c"])] {
+            apply_action_to_session(&mut replay, &action);
+            store.emit(action);
+            assert_eq!(store.full_state(), replay);
+            assert!(store.state().server_tools.is_none(), "no tree kept");
+            let text: serde_json::Value =
+                serde_json::from_str(&store.full_state_json()).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(
+                text,
+                serde_json::to_value(&replay).unwrap_or_else(|e| panic!("{e}"))
+            );
+        }
+        assert_eq!(store.server_seq(), 3);
     }
 }
