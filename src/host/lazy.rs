@@ -205,23 +205,22 @@ impl Host {
     /// listing) is left out and starts at once.
     pub(super) async fn cached_tools(&self, specs: &[ServerSpec]) -> Cached {
         let opener = self.shared.opener();
-        let limits = self.shared.limits();
-        let reads = specs
-            .iter()
-            .filter(|s| s.start.is_lazy())
-            .map(|spec| async move {
-                let raw = opener
-                    .tool_cache()
-                    .load(&opener.tool_cache_key(spec))
-                    .await?;
-                let tools = ServerTools::build_after(&spec.id, raw, limits, None).ok()?;
-                Some((spec.id.clone(), Arc::new(tools)))
-            });
-        let tools = futures::future::join_all(reads)
-            .await
-            .into_iter()
-            .flatten()
-            .collect();
-        Cached { tools }
+        let lazy: Vec<&ServerSpec> = specs.iter().filter(|s| s.start.is_lazy()).collect();
+        if lazy.is_empty() {
+            return Cached::default();
+        }
+        let keys = lazy.iter().map(|s| opener.tool_cache_key(s)).collect();
+        let ids: Vec<String> = lazy.iter().map(|s| s.id.clone()).collect();
+        let limits = *self.shared.limits();
+        // Checked on the reading thread too: the raw trees never reach the runtime.
+        let build = move |i: usize, raw| {
+            let id: &String = &ids[i];
+            let tools = ServerTools::build_after(id, raw, &limits, None).ok()?;
+            Some((id.clone(), Arc::new(tools)))
+        };
+        let all = opener.tool_cache().load_all(keys, build).await;
+        Cached {
+            tools: all.into_iter().flatten().collect(),
+        }
     }
 }

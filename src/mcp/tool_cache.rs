@@ -36,7 +36,7 @@ use sha2::{Digest, Sha256};
 
 use super::ServerSpec;
 use crate::config::launch::TOOL_CACHE_DIR;
-use crate::config::{read_config_file, ReadBounds};
+use crate::config::{read_regular_file, ReadBounds};
 use crate::limits::{
     MAX_TOOL_CACHE_FILES, MAX_TOOL_CACHE_FILE_BYTES, MAX_TOOL_CACHE_TOTAL_BYTES,
     TOOL_CACHE_READ_TIMEOUT_MS, TOOL_CACHE_TTL_MS,
@@ -92,19 +92,48 @@ impl ToolCache {
     }
 
     /// The cached raw tool entries of `key`, if a file written under it
-    /// within [`TOOL_CACHE_TTL_MS`] can be read.
+    /// within [`TOOL_CACHE_TTL_MS`] can be read (one key of
+    /// [`ToolCache::load_all`]).
+    #[cfg(test)]
     pub async fn load(&self, key: &str) -> Option<Vec<Value>> {
-        let path = self.path(key)?;
-        let bounds = ReadBounds {
-            max_bytes: MAX_TOOL_CACHE_FILE_BYTES,
-            timeout: Duration::from_millis(TOOL_CACHE_READ_TIMEOUT_MS),
-            limit_name: "MAX_TOOL_CACHE_FILE_BYTES",
-            timeout_name: "TOOL_CACHE_READ_TIMEOUT_MS",
-        };
-        let text = read_config_file(&path, bounds).await.ok()?;
-        let file: CacheFile = serde_json::from_str(&text).ok()?;
-        let fresh = now_ms().saturating_sub(file.written_ms) < TOOL_CACHE_TTL_MS;
-        (file.key == key && fresh).then_some(file.tools)
+        let keys = vec![key.to_owned()];
+        self.load_all(keys, |_, raw| Some(raw))
+            .await
+            .pop()
+            .flatten()
+    }
+
+    /// [`ToolCache::load`] of every key of `keys`, in order, each listing
+    /// handed to `build` (e.g. checked into a server's tools), all on one
+    /// blocking thread, one file after another: a plugin of a hundred lazy
+    /// servers costs one thread (and its allocator arena), not a hundred.
+    /// Within [`TOOL_CACHE_READ_TIMEOUT_MS`] in all; what is not read by
+    /// then counts as missing.
+    pub async fn load_all<T: Send + 'static>(
+        &self,
+        keys: Vec<String>,
+        build: impl Fn(usize, Vec<Value>) -> Option<T> + Send + 'static,
+    ) -> Vec<Option<T>> {
+        let n = keys.len();
+        let paths: Vec<Option<PathBuf>> = keys.iter().map(|k| self.path(k)).collect();
+        let read = tokio::task::spawn_blocking(move || {
+            let deadline =
+                std::time::Instant::now() + Duration::from_millis(TOOL_CACHE_READ_TIMEOUT_MS);
+            let one = |(i, (key, path)): (usize, (String, Option<PathBuf>))| {
+                let path = path.filter(|_| std::time::Instant::now() < deadline)?;
+                build(i, read_file(&key, &path)?)
+            };
+            keys.into_iter()
+                .zip(paths)
+                .enumerate()
+                .map(one)
+                .collect::<Vec<_>>()
+        });
+        let timeout = Duration::from_millis(TOOL_CACHE_READ_TIMEOUT_MS);
+        match tokio::time::timeout(timeout, read).await {
+            Ok(Ok(all)) => all,
+            _ => (0..n).map(|_| None).collect(),
+        }
     }
 
     /// Writes `tools` (a server's raw tool entries) under `key`, every
@@ -143,6 +172,21 @@ impl ToolCache {
         let hex = key.len() == 64 && key.bytes().all(|b| b.is_ascii_hexdigit());
         Some(self.dir.as_ref()?.join(format!("{key}.json"))).filter(|_| hex)
     }
+}
+
+/// The raw tool entries in cache file `path` written under `key` within
+/// [`TOOL_CACHE_TTL_MS`]; blocking.
+fn read_file(key: &str, path: &Path) -> Option<Vec<Value>> {
+    let bounds = ReadBounds {
+        max_bytes: MAX_TOOL_CACHE_FILE_BYTES,
+        timeout: Duration::from_millis(TOOL_CACHE_READ_TIMEOUT_MS),
+        limit_name: "MAX_TOOL_CACHE_FILE_BYTES",
+        timeout_name: "TOOL_CACHE_READ_TIMEOUT_MS",
+    };
+    let text = read_regular_file(path, bounds).ok()?;
+    let file: CacheFile = serde_json::from_str(&text).ok()?;
+    let fresh = now_ms().saturating_sub(file.written_ms) < TOOL_CACHE_TTL_MS;
+    (file.key == key && fresh).then_some(file.tools)
 }
 
 /// Removes the least recently written cache files of `dir` beyond
