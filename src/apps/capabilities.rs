@@ -34,7 +34,7 @@ pub const UI_SCHEME: &str = "ui://";
 /// string `resourceUri` starting with `ui://`.
 #[must_use]
 pub fn tool_ui_meta(tool: &ServerTool) -> Option<&Map<String, Value>> {
-    let ui = tool.definition.get("_meta")?.get("ui")?.as_object()?;
+    let ui = tool.ui_meta()?;
     let uri = ui.get("resourceUri")?.as_str()?;
     uri.starts_with(UI_SCHEME).then_some(ui)
 }

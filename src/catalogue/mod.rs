@@ -119,27 +119,31 @@ impl CatalogueEntry {
     /// The AHP `ToolDefinition` published in `session/serverToolsChanged`:
     /// the definition with the model-safe name;
     /// `_meta["ahp-mcp-host/source"]` is `{customizationId, toolName}`.
-    /// Built (copied from the checked definition) on each call and not
-    /// kept: a publication moves it into its action, and a catalogue does
-    /// not hold a third copy of every schema.
+    /// Built (parsed from the checked definition's text) on each call and
+    /// not kept: a publication moves it into its action, and a catalogue
+    /// holds no schema tree.
     pub fn definition(&self) -> ToolDefinition {
-        let d = &self.tool.definition;
-        let text = |k: &str| d.get(k).and_then(Value::as_str).map(str::to_owned);
-        let mut meta = match d.get("_meta") {
-            Some(Value::Object(m)) => m.clone(),
+        let mut d = self.tool.definition();
+        let mut text = |k: &str| match d.remove(k) {
+            Some(Value::String(s)) => Some(s),
+            _ => None,
+        };
+        let (title, description) = (text("title"), text("description"));
+        let mut meta = match d.remove("_meta") {
+            Some(Value::Object(m)) => m,
             _ => Map::new(),
         };
         let source = serde_json::json!({ "customizationId": self.customization_id, "toolName": self.tool.tool_name });
         meta.insert("ahp-mcp-host/source".to_owned(), source);
         ToolDefinition {
             name: self.name.clone(),
-            title: text("title"),
-            description: text("description"),
-            input_schema: d.get("inputSchema").cloned(),
-            output_schema: d.get("outputSchema").cloned(),
+            title,
+            description,
+            input_schema: d.remove("inputSchema"),
+            output_schema: d.remove("outputSchema"),
             annotations: d
-                .get("annotations")
-                .and_then(|a| serde::Deserialize::deserialize(a).ok()),
+                .remove("annotations")
+                .and_then(|a| serde_json::from_value(a).ok()),
             meta: Some(meta),
         }
     }

@@ -30,7 +30,6 @@ use std::sync::Arc;
 use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization};
 use nucleo_matcher::{Config, Matcher, Utf32String};
 use serde::Serialize;
-use serde_json::Value;
 
 use super::CatalogueEntry;
 use crate::error::{ErrorCode, HostError, HostResult};
@@ -54,7 +53,7 @@ impl SearchText {
     /// The searchable text of `entry`.
     pub(crate) fn of(entry: &CatalogueEntry) -> Self {
         let tool = &entry.tool;
-        let description = description(&tool.definition).map(|d| {
+        let description = tool.description().map(|d| {
             let cut: String = d.chars().take(MAX_TOOL_SEARCH_DESCRIPTION_CHARS).collect();
             Utf32String::from(cut)
         });
@@ -88,12 +87,6 @@ impl SearchText {
         }
         total
     }
-}
-
-/// The description of a checked definition, if it has a non-empty one.
-fn description(definition: &serde_json::Map<String, Value>) -> Option<&str> {
-    let d = definition.get("description")?.as_str()?;
-    (!d.trim().is_empty()).then_some(d)
 }
 
 /// A catalogue entry without its schemas (`listToolSummaries`, and each
@@ -132,7 +125,7 @@ impl ToolSummary {
         Self {
             name: entry.name.clone(),
             title: tool.display_title().map(str::to_owned),
-            description: description(&tool.definition).and_then(one_line),
+            description: tool.description().and_then(one_line),
             customization_id: entry.customization_id.clone(),
             tool_name: tool.tool_name.clone(),
             digest: tool.digest.clone(),
@@ -263,7 +256,7 @@ impl ToolSearch {
 
 #[cfg(test)]
 mod tests {
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     use super::*;
     use crate::catalogue::{Catalogue, ServerTools, ToolFilter};

@@ -55,14 +55,17 @@ pub enum DiagnosticAction {
 pub struct ServerTool {
     /// The server's original tool name, byte for byte.
     pub tool_name: String,
-    /// AHP `ToolDefinition` fields except `name`, in this order: `title`,
-    /// `description`, `inputSchema` (normalized), `outputSchema`,
-    /// `annotations`, `execution` (MCP 2025-11-25), `_meta` (each member's
-    /// own keys in the server's order).
-    pub definition: Map<String, Value>,
-    /// `definition` as compact JSON text, serialized once: the digest is
-    /// taken over it and the catalogue's JSON for JS is spliced from it.
+    /// The checked definition as compact JSON text, serialized once (see
+    /// [`ServerTool::definition`]): the digest is taken over it and the
+    /// catalogue's JSON for JS is spliced from it. The only copy kept: a
+    /// schema tree per tool costs ten times its text.
     pub definition_json: String,
+    /// [`ServerTool::display_title`], kept.
+    title: Option<String>,
+    /// The non-empty `description`, kept (search, summaries).
+    description: Option<String>,
+    /// `_meta.ui` when it is an object (MCP Apps), kept.
+    ui: Option<Box<Map<String, Value>>>,
     /// First 64 bits of SHA-256 over the definition, hex: changes whenever
     /// the definition does (for stale-tool checks).
     pub digest: String,
@@ -459,9 +462,29 @@ impl ServerTool {
     /// [`ServerTool::tool_name`].
     #[must_use]
     pub fn display_title(&self) -> Option<&str> {
-        let annotations = self.definition.get("annotations");
-        non_empty(self.definition.get("title"))
-            .or_else(|| non_empty(annotations.and_then(|a| a.get("title"))))
+        self.title.as_deref()
+    }
+
+    /// AHP `ToolDefinition` fields except `name`, in this order: `title`,
+    /// `description`, `inputSchema` (normalized), `outputSchema`,
+    /// `annotations`, `execution` (MCP 2025-11-25), `_meta` (each member's
+    /// own keys in the server's order): parsed from
+    /// [`ServerTool::definition_json`] on each call, not kept.
+    #[must_use]
+    pub fn definition(&self) -> Map<String, Value> {
+        serde_json::from_str(&self.definition_json).unwrap_or_default()
+    }
+
+    /// The non-empty `description`, if any.
+    #[must_use]
+    pub fn description(&self) -> Option<&str> {
+        self.description.as_deref()
+    }
+
+    /// `_meta.ui` (MCP Apps), when it is an object.
+    #[must_use]
+    pub fn ui_meta(&self) -> Option<&Map<String, Value>> {
+        self.ui.as_deref()
     }
 
     fn new(tool_name: String, definition: Map<String, Value>) -> Self {
@@ -469,10 +492,22 @@ impl ServerTool {
         let task_required = is_task_required(&definition);
         let definition_json = serde_json::to_string(&definition).unwrap_or_else(|_| "{}".into());
         let digest = digest(&tool_name, &definition_json);
+        let annotations = definition.get("annotations");
+        let title = non_empty(definition.get("title"))
+            .or_else(|| non_empty(annotations.and_then(|a| a.get("title"))))
+            .map(str::to_owned);
+        let description = (definition.get("description").and_then(Value::as_str))
+            .filter(|d| !d.trim().is_empty())
+            .map(str::to_owned);
+        let ui = (definition.get("_meta").and_then(|m| m.get("ui")))
+            .and_then(Value::as_object)
+            .map(|ui| Box::new(ui.clone()));
         Self {
             tool_name,
-            definition,
             definition_json,
+            title,
+            description,
+            ui,
             digest,
             app_only,
             task_required,

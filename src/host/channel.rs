@@ -324,7 +324,7 @@ impl Host {
         }
         let tools = catalogue.server(server_id);
         match tools.as_deref().and_then(|t| t.get(name)) {
-            Some(tool) if !policy::callable_by_app(&tool.definition) => Err((
+            Some(tool) if !policy::callable_by_app(&tool.definition()) => Err((
                 ErrorCode::InvalidArgument,
                 format!(
                     "tool {name:?} of server {server_id} is not visible to MCP Apps \

@@ -34,7 +34,7 @@ fn definitions_keep_the_server_key_order() {
     })];
     let st = ServerTools::build("s", raw, &Limits::default()).unwrap();
     let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
-    let d = &st.tools[0].definition;
+    let d = &st.tools[0].definition();
     assert_eq!(
         keys(&d["inputSchema"]["properties"]),
         ["url", "thought", "a", "zeta", "b"]
@@ -51,7 +51,7 @@ fn duplicates_keep_the_first_with_a_diagnostic() {
     ];
     let st = ServerTools::build("s", raw, &Limits::default()).unwrap();
     assert_eq!(st.tools.len(), 1);
-    assert_eq!(st.tools[0].definition["description"], "first");
+    assert_eq!(st.tools[0].definition()["description"], "first");
     assert_eq!(st.diagnostics[0].action, DiagnosticAction::Duplicate);
 }
 
@@ -66,7 +66,7 @@ fn bad_tools_cost_only_themselves() {
     let st = ServerTools::build("s", raw, &Limits::default()).unwrap();
     let names: Vec<&str> = st.tools.iter().map(|t| t.tool_name.as_str()).collect();
     assert_eq!(names, ["out", "ok"]);
-    assert!(!st.tools[0].definition.contains_key("outputSchema"));
+    assert!(!st.tools[0].definition().contains_key("outputSchema"));
     let actions: Vec<DiagnosticAction> = st.diagnostics.iter().map(|d| d.action).collect();
     assert_eq!(
         actions,
@@ -110,7 +110,7 @@ fn per_tool_bounds_omit_or_truncate() {
     ];
     let st = ServerTools::build("s", raw, &limits).unwrap();
     assert_eq!(st.tools.len(), 1);
-    assert_eq!(st.tools[0].definition["description"], "éé");
+    assert_eq!(st.tools[0].definition()["description"], "éé");
     assert!(st
         .diagnostics
         .iter()
@@ -139,7 +139,7 @@ fn task_required_tools_keep_execution_and_get_an_omitted_diagnostic() {
     let job = built.get("job").unwrap();
     assert!(job.task_required);
     assert_eq!(
-        job.definition["execution"],
+        job.definition()["execution"],
         json!({"taskSupport": "required"})
     );
     assert!(!built.get("maybe").unwrap().task_required);
@@ -172,7 +172,10 @@ fn a_relist_reuses_unchanged_entries_and_equals_a_fresh_build() {
         .map(|i| Arc::ptr_eq(&first.tools[i], &again.tools[i]))
         .collect();
     assert_eq!(same, [true, true, false, true]);
-    assert_eq!(again.get("edit").unwrap().definition["description"], "two");
+    assert_eq!(
+        again.get("edit").unwrap().definition()["description"],
+        "two"
+    );
     // Everything else is what a fresh build gives: digests and diagnostics
     // (the reused tools' truncation, dropped output schema, task-required).
     let digests =
