@@ -14,7 +14,7 @@ import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { createRequire } from 'node:module'
 import {
-  ROOT, NODE, FIXTURES, newHost, tmpDir, waitFor, waitState, findCustomization, rejectsWith, startHttpFixture, writePlugin,
+  ROOT, NODE, FIXTURES, newHost, tmpDir, waitFor, waitState, findCustomization, rejectsWith, startHttpFixture, writePlugin, stateHistory,
 } from './helpers/host.mjs'
 
 const require = createRequire(import.meta.url)
@@ -51,9 +51,10 @@ async function warm(t, dataDir, name, config) {
 test('a lazy server without a cache starts at once, caches its tools without the env secret, and stops when idle with its tools still published', async (t) => {
   const dataDir = tmpDir(t)
   const log = join(tmpDir(t), 'starts.log')
-  const { host, logs } = newHost(t, { dataDir, start: 'lazy', limits: { idleStopMs: 300 } })
+  const { host, logs, actions } = newHost(t, { dataDir, start: 'lazy', limits: { idleStopMs: 300 } })
   await host.addServer({ name: 'lazy', config: entry(log) })
-  await waitState(host, 'lazy', 'ready')
+  // Read from the actions, not polled: the idle stop may come before a poll would see `ready`.
+  await waitFor(() => stateHistory(actions, 'lazy').some((s) => s.kind === 'ready'), { what: 'ready' })
   await waitFor(() => cacheFiles(dataDir).length === 1, { what: 'the cache file' })
   const [file] = cacheFiles(dataDir)
   const text = readFileSync(file, 'utf8')
@@ -64,6 +65,7 @@ test('a lazy server without a cache starts at once, caches its tools without the
     assert.equal(statSync(join(dataDir, '.tool-cache')).mode & 0o777, 0o700)
   }
   await waitState(host, 'lazy', 'stopped', { timeout: 10_000 })
+  assert.deepEqual(stateHistory(actions, 'lazy').map((s) => s.kind), ['ready', 'stopped'])
   assert.deepEqual(toolsOf(host, 'lazy').map((x) => x.toolName).sort(), ['echo', 'probe', 'whoami'])
   await waitFor(() => host.processCount === 0, { what: 'the idle server gone' })
   assert.ok(logs.some((l) => l.serverId === 'lazy' && /idle: stopped/.test(l.message)), 'the idle stop is logged')
@@ -82,7 +84,9 @@ test('a lazy server with a warm cache is not started: its tools are published fr
   const changes = []
   host.on('toolsChanged', (e) => changes.push(e))
   await host.addServer({ name: 'lazy', config: entry(log) })
-  await waitFor(() => toolsOf(host, 'lazy').length === 3, { what: 'the cached tools' })
+  // The event follows the envelope of the publication: both have reached JS then.
+  await waitFor(() => changes.length > 0, { what: 'the cached tools published' })
+  assert.equal(toolsOf(host, 'lazy').length, 3)
   assert.deepEqual(changes.map((c) => [c.serverId, c.reason, c.tools]), [['lazy', 'cached', 3]])
   assert.deepEqual(stateOf(host, 'lazy'), { kind: 'stopped' })
   assert.equal(host.processCount, 0)
@@ -204,7 +208,8 @@ test('a plugin\'s lazy servers with warm caches are published together: one serv
   const children = () => findCustomization(host.getState(), 'p').children.map((c) => [c.id, c.state.kind])
   assert.deepEqual(children().slice(0, 2), [['p/a', 'stopped'], ['p/b', 'stopped']])
   await waitState(host, 'p/c', 'ready')
-  const published = actions.filter((e) => e.action.type === 'session/serverToolsChanged')
-  assert.equal(published[0].action.tools.length, 6, 'a and b together, from the cache')
+  const published = () => actions.filter((e) => e.action.type === 'session/serverToolsChanged')
+  await waitFor(() => published().length > 0, { what: 'the cached publication delivered' })
+  assert.equal(published()[0].action.tools.length, 6, 'a and b together, from the cache')
   assert.equal(starts(log), 3 + 1, 'only the eager c started again')
 })
