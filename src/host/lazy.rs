@@ -53,8 +53,9 @@ impl Host {
     /// before the start. Returns at once for any other server.
     ///
     /// # Errors
-    /// `server_disabled` (the server or its plugin is toggled off: it is
-    /// not started); the start's failure (its state's `errorType`: `server_exited`,
+    /// `server_disabled` (the server or its plugin is toggled off, also
+    /// while the call waited: it is not started); `server_removed`
+    /// (removed while the call waited); the start's failure (its state's `errorType`: `server_exited`,
     /// `startup_timeout`, `auth_required`, …; the message names the
     /// server); `server_stopped` (stopped while the call waited);
     /// `stale_tool` (data `{reason: "changed" | "removed", serverId,
@@ -69,11 +70,7 @@ impl Host {
         if !handle.spec.start.is_lazy() || handle.live.session().is_some() {
             return Ok(());
         }
-        let publisher = self.shared.publisher();
-        if !publisher.read_state(|state| server_enabled(state, &handle.id)) {
-            let what = format!("server {} is disabled", handle.id);
-            return Err(HostError::new(ErrorCode::ServerDisabled, what));
-        }
+        self.check_enabled(handle)?;
         let seen = self.tool_digest(&handle.id, tool);
         self.started(handle, cancel).await?;
         let catalogue = self.shared.publisher().catalogue();
@@ -93,26 +90,36 @@ impl Host {
     async fn started(&self, handle: &ServerHandle, cancel: &CancellationToken) -> HostResult<()> {
         let id = &handle.id;
         let mut shown = handle.live.activity().shown();
-        let mut since = shown.borrow_and_update().0;
+        let (mut since, first) = shown.borrow_and_update().clone();
+        // A start under way when the call came (not asked by it): a `stopped`
+        // after it is a stop request or a toggle off, not an idle stop.
+        let under_way = first == Shown::Starting;
         let mut asked = false;
         let within = handle.spec.startup_timeout.saturating_mul(2);
         let deadline = Instant::now() + within.max(Duration::from_millis(1));
         loop {
             let (n, state) = shown.borrow_and_update().clone();
+            if n > since && !self.registered(handle) {
+                let what = format!("server {id} was removed while a call waited for its start");
+                return Err(HostError::new(ErrorCode::ServerRemoved, what));
+            }
             match state {
                 Shown::Ready if handle.live.session().is_some() => return Ok(()),
                 Shown::Failed(e) if n > since || !asked => {
                     if asked {
                         return Err(e);
                     }
+                    self.check_enabled(handle)?;
                     (asked, since) = (true, n);
                     handle.send(Command::Start);
                 }
-                Shown::Stopped if n > since && asked => {
+                Shown::Stopped if n > since && (asked || under_way) => {
+                    self.check_enabled(handle)?;
                     let what = format!("server {id} was stopped while a call waited for its start");
                     return Err(HostError::new(ErrorCode::ServerStopped, what));
                 }
                 Shown::Stopped if !asked => {
+                    self.check_enabled(handle)?;
                     (asked, since) = (true, n);
                     handle.send(Command::Start);
                 }
@@ -134,6 +141,24 @@ impl Host {
                 }
             }
         }
+    }
+
+    /// `server_disabled` when `handle`'s server (or its plugin) is toggled
+    /// off now: a call never starts it.
+    fn check_enabled(&self, handle: &ServerHandle) -> HostResult<()> {
+        let publisher = self.shared.publisher();
+        if publisher.read_state(|state| server_enabled(state, &handle.id)) {
+            return Ok(());
+        }
+        let what = format!("server {} is disabled", handle.id);
+        Err(HostError::new(ErrorCode::ServerDisabled, what))
+    }
+
+    /// Whether `handle` is still the registered handle of its server (not
+    /// removed, nor replaced by a later add of the same id).
+    fn registered(&self, handle: &ServerHandle) -> bool {
+        (self.registry().servers.get(&handle.id))
+            .is_some_and(|h| std::ptr::eq(Arc::as_ptr(h), handle))
     }
 
     /// The digest of tool `tool` of server `server` in the catalogue now.

@@ -67,6 +67,9 @@ impl Host {
         (method, key): (&str, &str),
         abort: Option<&CancellationToken>,
     ) -> HostResult<Vec<Value>> {
+        // In flight: a lazy server's idle stop waits for it.
+        let handle = self.server(server_id)?;
+        let _busy = handle.live.activity().begin();
         let conn = self.ready_connection(server_id)?;
         let limits = self.shared.limits();
         let walk = async {
@@ -96,6 +99,9 @@ impl Host {
         params: Value,
         abort: Option<&CancellationToken>,
     ) -> HostResult<Value> {
+        // In flight: a lazy server's idle stop waits for it.
+        let handle = self.server(server_id)?;
+        let _busy = handle.live.activity().begin();
         let conn = self.ready_connection(server_id)?;
         let limits = self.shared.limits();
         let sending = Sending {
