@@ -138,10 +138,12 @@ impl ToolCache {
 
     /// Writes `tools` (a server's raw tool entries) under `key`, every
     /// kept secret redacted (`crate::redact::hidden_in_texts`: the secrets
-    /// of every configured server, its own among them), and trims the
+    /// of every configured server) and each of `secrets` (the server's own,
+    /// `ServerSpec::secrets`, given here so a remove racing the write
+    /// cannot let one through), and trims the
     /// folder (see the module documentation). Runs on a blocking thread;
     /// errors are dropped (a missing cache).
-    pub async fn store(&self, key: &str, mut tools: Vec<Value>) {
+    pub async fn store(&self, key: &str, mut tools: Vec<Value>, secrets: Vec<String>) {
         let Some(path) = self.path(key) else {
             return;
         };
@@ -149,6 +151,7 @@ impl ToolCache {
         let _ = tokio::task::spawn_blocking(move || {
             for tool in &mut tools {
                 crate::redact::hidden_in_texts(tool, &[]);
+                without_in_texts(tool, &secrets);
             }
             let file = CacheFile {
                 key,
@@ -185,8 +188,29 @@ fn read_file(key: &str, path: &Path) -> Option<Vec<Value>> {
     };
     let text = read_regular_file(path, bounds).ok()?;
     let file: CacheFile = serde_json::from_str(&text).ok()?;
-    let fresh = now_ms().saturating_sub(file.written_ms) < TOOL_CACHE_TTL_MS;
+    let now = now_ms();
+    // A write time ahead of the clock (more than the TTL) never counts as fresh.
+    let fresh = now.saturating_sub(file.written_ms) < TOOL_CACHE_TTL_MS
+        && file.written_ms.saturating_sub(now) < TOOL_CACHE_TTL_MS;
     (file.key == key && fresh).then_some(file.tools)
+}
+
+/// `value` with each of `secrets` replaced by `[redacted]` in every string
+/// (keys and numbers stay; see `crate::redact::without`).
+fn without_in_texts(value: &mut Value, secrets: &[String]) {
+    match value {
+        Value::String(text) => {
+            let shown = crate::redact::without(text, secrets);
+            if shown != *text {
+                *text = shown;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| without_in_texts(v, secrets)),
+        Value::Object(members) => members
+            .values_mut()
+            .for_each(|v| without_in_texts(v, secrets)),
+        _ => {}
+    }
 }
 
 /// Removes the least recently written cache files of `dir` beyond

@@ -61,7 +61,7 @@ async fn a_stored_listing_loads_under_its_key_only_and_holds_no_kept_secret() {
     let tools = vec![
         json!({"name": "echo", "description": format!("token {secret}"), "inputSchema": {"type": "object"}}),
     ];
-    cache.store(&key, tools).await;
+    cache.store(&key, tools, Vec::new()).await;
     let loaded = cache
         .load(&key)
         .await
@@ -105,10 +105,37 @@ async fn an_old_or_broken_file_is_a_missing_cache_and_the_folder_is_bounded() {
         let name = format!("{:064x}.json", i + 1);
         std::fs::write(path.with_file_name(name), "{}").unwrap_or_else(|e| panic!("{e}"));
     }
-    cache.store(&key, vec![json!({"name": "t"})]).await;
+    cache
+        .store(&key, vec![json!({"name": "t"})], Vec::new())
+        .await;
     let count = std::fs::read_dir(path.parent().unwrap_or(dir.path()))
         .map(|d| d.count())
         .unwrap_or(0);
     assert!(count <= MAX_TOOL_CACHE_FILES, "{count} files");
     assert!(cache.load(&key).await.is_some(), "the new file stays");
+}
+
+#[tokio::test]
+async fn the_servers_own_secrets_are_redacted_even_when_not_kept_and_a_future_write_time_is_not_fresh(
+) {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cache = ToolCache::in_dir(dir.path());
+    let key = ToolCache::key(&spec("https://x.test/mcp", "h"), &json!({}));
+    let own = "own-secret-not-kept-3c5e7a9b";
+    let tools = vec![json!({"name": "t", "description": format!("uses {own}")})];
+    cache.store(&key, tools, vec![own.to_owned()]).await;
+    let loaded = cache
+        .load(&key)
+        .await
+        .unwrap_or_else(|| panic!("not cached"));
+    assert_eq!(loaded[0]["description"], "uses [redacted]");
+    let path = dir.path().join(TOOL_CACHE_DIR).join(format!("{key}.json"));
+    let ahead = now_ms() + 10 * TOOL_CACHE_TTL_MS;
+    let planted = json!({"key": key, "writtenMs": ahead, "tools": []});
+    std::fs::write(&path, planted.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        cache.load(&key).await,
+        None,
+        "a write time far ahead never expires otherwise"
+    );
 }

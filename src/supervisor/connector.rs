@@ -391,7 +391,8 @@ fn cache_listing(shared: &HostShared, spec: &ServerSpec, raw: Vec<Value>) {
     let opener = shared.opener();
     let key = opener.tool_cache_key(spec);
     let cache = opener.tool_cache().clone();
-    tokio::spawn(async move { cache.store(&key, raw).await });
+    let secrets = spec.secrets();
+    tokio::spawn(async move { cache.store(&key, raw, secrets).await });
 }
 
 /// A diagnostic for each tool the server listed (`sent`) that did not

@@ -1,5 +1,6 @@
-// RED TEAM reproductions (failing tests; issue 29 review): a call waiting for
-// a lazy server's start must honour what happens to the server meanwhile.
+// A call waiting for a lazy server's start honours what happens to the
+// server meanwhile (issue 29 review; these failed before the fix in
+// src/host/lazy.rs `started`).
 //
 //   1. Toggled off while the call waits: the waiting call sees `stopped`,
 //      has not "asked" yet, and sends `Start` itself (src/host/lazy.rs,
