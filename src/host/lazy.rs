@@ -60,7 +60,8 @@ impl Host {
     /// server); `server_stopped` (stopped while the call waited);
     /// `stale_tool` (data `{reason: "changed" | "removed", serverId,
     /// toolName}`: the fresh list differs, and is published); `cancelled`;
-    /// `timeout` (no outcome within twice the startup timeout).
+    /// after twice the startup timeout without an outcome, the failure of
+    /// the last attempt (a start being retried after a crash), else `timeout`.
     async fn wake(
         &self,
         handle: &ServerHandle,
@@ -94,7 +95,7 @@ impl Host {
         // A start under way when the call came (not asked by it): a `stopped`
         // after it is a stop request or a toggle off, not an idle stop.
         let under_way = first == Shown::Starting;
-        let mut asked = false;
+        let (mut asked, mut last_failure) = (false, None);
         let within = handle.spec.startup_timeout.saturating_mul(2);
         let deadline = Instant::now() + within.max(Duration::from_millis(1));
         loop {
@@ -123,6 +124,7 @@ impl Host {
                     (asked, since) = (true, n);
                     handle.send(Command::Start);
                 }
+                Shown::Restarting(e) => last_failure = Some(e),
                 _ => {}
             }
             tokio::select! {
@@ -134,11 +136,12 @@ impl Host {
                     let what = format!("the call was cancelled while server {id} started");
                     return Err(HostError::new(ErrorCode::Cancelled, what));
                 }
-                () = tokio::time::sleep_until(deadline) => {
+                // Still restarting: the last failure says why, else `timeout`.
+                () = tokio::time::sleep_until(deadline) => return Err(last_failure.unwrap_or_else(|| {
                     let ms = within.as_millis();
                     let what = format!("server {id} was not ready within {ms} ms for a call");
-                    return Err(HostError::new(ErrorCode::Timeout, what));
-                }
+                    HostError::new(ErrorCode::Timeout, what)
+                })),
             }
         }
     }

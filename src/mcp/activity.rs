@@ -18,9 +18,11 @@ use crate::session::RESTART_META_KEY;
 /// A server's shown state, as a start waiter reads it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub enum Shown {
-    /// `starting`, or `error` with a restart scheduled (on its way back).
+    /// `starting`.
     #[default]
     Starting,
+    /// `error` with a restart scheduled: on its way back, failed with this.
+    Restarting(HostError),
     /// `ready`.
     Ready,
     /// `stopped`.
@@ -38,16 +40,17 @@ impl Shown {
             McpServerState::Ready(_) => Self::Ready,
             McpServerState::Stopped(_) => Self::Stopped,
             McpServerState::Error(e) => {
-                let meta = e.error.meta.as_ref();
-                if meta.is_some_and(|m| m.contains_key(RESTART_META_KEY)) {
-                    return Self::Starting;
-                }
                 let code = ErrorCode::ALL
                     .into_iter()
                     .find(|c| c.as_str() == e.error.error_type)
                     .unwrap_or(ErrorCode::ServerNotReady);
                 let message = format!("server {id} failed to start: {}", e.error.message);
-                Self::Failed(HostError::new(code, message))
+                let failed = HostError::new(code, message);
+                let meta = e.error.meta.as_ref();
+                match meta.is_some_and(|m| m.contains_key(RESTART_META_KEY)) {
+                    true => Self::Restarting(failed),
+                    false => Self::Failed(failed),
+                }
             }
             McpServerState::AuthRequired(_) => Self::Failed(HostError::new(
                 ErrorCode::AuthRequired,
@@ -158,7 +161,9 @@ mod tests {
                       "_meta": {RESTART_META_KEY: {"delayMs": 100}}}
         }))
         .unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(Shown::of("s", &state), Shown::Starting);
+        assert!(
+            matches!(Shown::of("s", &state), Shown::Restarting(e) if e.code == ErrorCode::ServerExited)
+        );
         let state: McpServerState = serde_json::from_value(serde_json::json!({
             "kind": "error", "error": {"errorType": "server_exited", "message": "exited 1"}
         }))
