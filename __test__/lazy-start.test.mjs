@@ -39,13 +39,17 @@ function cacheFiles(dataDir) {
 const toolsOf = (host, id) => host.listTools().filter((x) => x.customizationId === id)
 const stateOf = (host, id) => findCustomization(host.getState(), id)?.state
 
-/** Runs a host on `dataDir` until server `name` (lazy) is ready and its listing is cached, then disposes it. */
+/**
+ * Runs a host on `dataDir` until server `name` (lazy) is ready, then
+ * disposes it at once: `dispose()` waits for the cache write in flight, so
+ * the listing is in the cache when it resolves.
+ */
 async function warm(t, dataDir, name, config) {
   const { host } = newHost(t, { dataDir, start: 'lazy' })
   await host.addServer({ name, config })
   await waitState(host, name, 'ready')
-  await waitFor(() => cacheFiles(dataDir).length > 0, { what: 'the cache file' })
   await host.dispose()
+  assert.equal(cacheFiles(dataDir).length, 1, 'written by the time dispose resolved')
 }
 
 test('a lazy server without a cache starts at once, caches its tools without the env secret, and stops when idle with its tools still published', async (t) => {

@@ -572,6 +572,8 @@ impl Host {
         let ended = futures::future::join_all(handles.iter().map(|h| h.tasks_ended()));
         let wait = std::time::Duration::from_millis(crate::limits::TASKS_END_WAIT_MS);
         let _ = tokio::time::timeout(wait, ended).await;
+        // The tool listings of lazy servers being written: complete for the next host.
+        self.shared.opener().tool_cache().flushed(wait).await;
     }
 
     /// Kills every process group at once and ends all actors and pending

@@ -62,6 +62,9 @@ struct CacheFile {
 pub struct ToolCache {
     /// `<dataDir>/.tool-cache`; `None`: nothing is kept.
     dir: Option<PathBuf>,
+    /// The writes in flight ([`ToolCache::store_later`]), waited for by
+    /// [`ToolCache::flushed`].
+    writes: tokio_util::task::TaskTracker,
 }
 
 impl ToolCache {
@@ -69,7 +72,24 @@ impl ToolCache {
     pub fn in_dir(data_dir: &Path) -> Self {
         Self {
             dir: Some(data_dir.join(TOOL_CACHE_DIR)),
+            writes: tokio_util::task::TaskTracker::new(),
         }
+    }
+
+    /// [`ToolCache::store`] in a task of its own (a slow disk never holds
+    /// back the listing), which [`ToolCache::flushed`] waits for.
+    pub fn store_later(&self, key: String, tools: Vec<Value>, secrets: Vec<String>) {
+        let cache = self.clone();
+        self.writes
+            .spawn(async move { cache.store(&key, tools, secrets).await });
+    }
+
+    /// Waits (at most `within`) for the writes in flight, so a host's
+    /// shutdown leaves the cache a later host reads complete.
+    pub async fn flushed(&self, within: Duration) {
+        self.writes.close();
+        let _ = tokio::time::timeout(within, self.writes.wait()).await;
+        self.writes.reopen();
     }
 
     /// The key of `spec` when the host declares `capabilities` (the JSON of

@@ -390,9 +390,7 @@ async fn list_tools<K: ServerConnection>(
 fn cache_listing(shared: &HostShared, spec: &ServerSpec, raw: Vec<Value>) {
     let opener = shared.opener();
     let key = opener.tool_cache_key(spec);
-    let cache = opener.tool_cache().clone();
-    let secrets = spec.secrets();
-    tokio::spawn(async move { cache.store(&key, raw, secrets).await });
+    opener.tool_cache().store_later(key, raw, spec.secrets());
 }
 
 /// A diagnostic for each tool the server listed (`sent`) that did not
