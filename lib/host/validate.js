@@ -159,6 +159,13 @@ const serverSettings = {
   startupTimeoutMs: optional.count,
   oauth: oauthClient,
   protocol: optional.oneOf(['auto', '2026-07-28', 'legacy']),
+  // Checked here too: JSON would turn NaN and Infinity into null (unset).
+  callTimeoutMs: optional.count,
+  callMaxTotalMs: optional.count,
+  modelOutputMaxChars: optional.count,
+  idleStopMs: optional.count,
+  required: optional.boolean,
+  start: optional.oneOf(['eager', 'lazy']),
 }
 
 /** `addPlugin(options)`. */
@@ -247,6 +254,10 @@ const CALL_TOOL_FIELDS = Object.entries({
   toolCallId: optional.string,
   displayName: optional.string,
   taskHandle: optional.boolean,
+  // Checked here too: JSON would turn NaN and Infinity into null (unset).
+  timeoutMs: optional.count,
+  maxTotalTimeoutMs: optional.count,
+  modelOutputMaxChars: optional.count,
 }).map(([key, check]) => [key, check, `options.${key}`])
 
 function callToolOptions(options) {
