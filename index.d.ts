@@ -890,7 +890,7 @@ export interface HostLimits {
    * content (`image`, `audio`, embedded resources) is never cut or inlined
    * past the budget: a block that does not fit whole is left out, as is a
    * `structuredContent` whose JSON does not fit; an `isError` result's
-   * `error.message` is cut to the budget too. Every block of a result shares
+   * `error.message` is cut to the budget too. An empty text block counts as 1. Every block of a result shares
    * one budget, in order; the marker and link come on top of it.
    *
    * The whole result (the MCP `CallToolResult` JSON, with every value the host

@@ -167,10 +167,11 @@ fn fit_block(
     }
 }
 
-/// Characters a block puts into the chat state.
+/// Characters a block puts into the chat state; an empty text block counts
+/// as 1, so a result of countless empty blocks is bounded too.
 fn block_chars(block: &ToolResultContent) -> usize {
     match block {
-        ToolResultContent::Text(t) => t.text.chars().count(),
+        ToolResultContent::Text(t) => t.text.chars().count().max(1),
         ToolResultContent::EmbeddedResource(ToolResultEmbeddedResourceContent {
             data,
             content_type,

@@ -330,3 +330,16 @@ async fn a_kept_secret_is_redacted_in_the_spill_file_too() {
     assert!(file.contains("TOKEN=[redacted] and more") && !file.contains(canary));
     assert!(!serde_json::to_string(&action).unwrap().contains(canary));
 }
+
+#[test]
+fn countless_empty_blocks_are_bounded_too() {
+    let blocks: Vec<Value> = (0..10_000)
+        .map(|_| json!({"type": "text", "text": ""}))
+        .collect();
+    let mut r = mapped(json!({ "content": blocks }));
+    assert!(over_budget(&r, 10), "each empty block counts as 1");
+    let out = cut(&mut r, 10, &file());
+    assert_eq!(out.total, 10_000);
+    // 10 empty blocks kept, then the marker and the link.
+    assert_eq!(r.content.as_ref().map(Vec::len), Some(12));
+}
