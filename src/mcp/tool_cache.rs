@@ -167,6 +167,11 @@ impl ToolCache {
         let Some(path) = self.path(key) else {
             return;
         };
+        // A folder that is a link (planted to write elsewhere) is not used.
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        if std::fs::symlink_metadata(&dir).is_ok_and(|m| !m.is_dir()) {
+            return;
+        }
         let key = key.to_owned();
         let _ = tokio::task::spawn_blocking(move || {
             for tool in &mut tools {
@@ -235,14 +240,24 @@ fn without_in_texts(value: &mut Value, secrets: &[String]) {
 
 /// Removes the least recently written cache files of `dir` beyond
 /// [`MAX_TOOL_CACHE_FILES`] and [`MAX_TOOL_CACHE_TOTAL_BYTES`], never
-/// `keep` (the file just written).
+/// `keep` (the file just written), and temporary files of writes that
+/// never finished (older than a minute). Looks at the first
+/// `4 × MAX_TOOL_CACHE_FILES` entries only (a bounded walk).
 fn trim(dir: &Path, keep: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
+    let stale_tmp = |e: &std::fs::DirEntry| {
+        let tmp = e.path().extension().is_some_and(|x| x == "tmp");
+        let modified = e.metadata().and_then(|m| m.modified()).ok();
+        let age = modified.and_then(|t| t.elapsed().ok()).unwrap_or_default();
+        tmp && age > Duration::from_millis(TOOL_CACHE_READ_TIMEOUT_MS * 12)
+    };
     let mut files: Vec<(SystemTime, u64, PathBuf)> = entries
         .flatten()
         .take(MAX_TOOL_CACHE_FILES * 4)
+        // A temporary file a killed write left (a minute old) goes too.
+        .filter(|e| !(stale_tmp(e) && std::fs::remove_file(e.path()).is_ok()))
         .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
         .filter_map(|e| {
             let meta = e.metadata().ok().filter(std::fs::Metadata::is_file)?;

@@ -139,3 +139,17 @@ async fn the_servers_own_secrets_are_redacted_even_when_not_kept_and_a_future_wr
         "a write time far ahead never expires otherwise"
     );
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_cache_folder_that_is_a_link_is_never_written_through() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let elsewhere = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    std::os::unix::fs::symlink(elsewhere.path(), dir.path().join(TOOL_CACHE_DIR))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cache = ToolCache::in_dir(dir.path());
+    let key = ToolCache::key(&spec("https://x.test/mcp", "h"), &json!({}));
+    cache.store(&key, vec![json!({"name": "t"})], Vec::new()).await;
+    let written = std::fs::read_dir(elsewhere.path()).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(written, 0, "nothing written through the link");
+}
