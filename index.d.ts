@@ -1845,7 +1845,8 @@ export interface ServerStartOptions {
   start?: 'eager' | 'lazy'
   /**
    * A lazy server's idle time (ms) before it is stopped: no request in flight
-   * and none begun for this long. `0`: never. Default `limits.idleStopMs`
+   * (tool calls, resource and prompt requests, list walks), none begun for
+   * this long, and no resource subscription. `0`: never. Default `limits.idleStopMs`
    * (10 minutes). Clamped to 24 h.
    */
   idleStopMs?: number

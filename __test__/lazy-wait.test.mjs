@@ -36,7 +36,7 @@ async function waitingCall(t, options = {}) {
   return { host, call }
 }
 
-test('RED TEAM: a lazy server toggled off while a call waits for its start is not started again by that call', async (t) => {
+test('a lazy server toggled off while a call waits for its start is not started again by that call', async (t) => {
   const { host, call } = await waitingCall(t)
   host.dispatch({ type: 'session/customizationToggled', id: 'slow', enablement: [{ kind: 'session', enabled: false }] }, { clientId: 'c', clientSeq: 1 })
   await rejectsWith(() => call, 'server_disabled').catch(async (e) => {
@@ -49,7 +49,7 @@ test('RED TEAM: a lazy server toggled off while a call waits for its start is no
   assert.equal(host.listTools().filter((x) => x.customizationId === 'slow').length, 0, 'its tools are not published')
 })
 
-test('RED TEAM: a stop request while a call waits for a lazy start fails the call with server_stopped and is not undone', async (t) => {
+test('a stop request while a call waits for a lazy start fails the call with server_stopped and is not undone', async (t) => {
   const { host, call } = await waitingCall(t)
   host.dispatch({ type: 'session/mcpServerStopRequested', id: 'slow' }, { clientId: 'c', clientSeq: 1 })
   await rejectsWith(() => call, 'server_stopped')
@@ -58,7 +58,7 @@ test('RED TEAM: a stop request while a call waits for a lazy start fails the cal
   assert.equal(host.processCount, 0)
 })
 
-test('RED TEAM: removing a lazy server while a call waits for its start fails the call promptly with server_removed', async (t) => {
+test('removing a lazy server while a call waits for its start fails the call promptly with server_removed', async (t) => {
   const { host, call } = await waitingCall(t, { limits: { startupTimeoutMs: 20_000 } })
   const t0 = Date.now()
   await host.remove('slow')

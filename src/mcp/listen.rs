@@ -139,6 +139,11 @@ impl WantedResources {
         self.set().remove(uri);
     }
 
+    /// Whether no resource is wanted.
+    pub fn is_empty(&self) -> bool {
+        self.set().is_empty()
+    }
+
     /// Every wanted URI, in order.
     pub fn list(&self) -> Vec<String> {
         self.set().iter().cloned().collect()

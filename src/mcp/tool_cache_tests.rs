@@ -149,7 +149,11 @@ async fn a_cache_folder_that_is_a_link_is_never_written_through() {
         .unwrap_or_else(|e| panic!("{e}"));
     let cache = ToolCache::in_dir(dir.path());
     let key = ToolCache::key(&spec("https://x.test/mcp", "h"), &json!({}));
-    cache.store(&key, vec![json!({"name": "t"})], Vec::new()).await;
-    let written = std::fs::read_dir(elsewhere.path()).map(|d| d.count()).unwrap_or(0);
+    cache
+        .store(&key, vec![json!({"name": "t"})], Vec::new())
+        .await;
+    let written = std::fs::read_dir(elsewhere.path())
+        .map(|d| d.count())
+        .unwrap_or(0);
     assert_eq!(written, 0, "nothing written through the link");
 }

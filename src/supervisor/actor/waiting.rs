@@ -46,8 +46,8 @@ pub(super) struct Serving<K> {
 }
 
 /// When a lazy server is stopped: after `after` with no request
-/// (`crate::mcp::activity`), counted from `since` (when it became ready)
-/// at the earliest.
+/// (`crate::mcp::activity`) and no resource subscription, counted from
+/// `since` (when it became ready) at the earliest.
 struct IdleStop {
     after: Duration,
     since: tokio::time::Instant,
@@ -63,7 +63,14 @@ impl IdleStop {
     async fn elapsed(&self) {
         loop {
             let now = tokio::time::Instant::now();
-            let wait = match self.live.activity().idle_for(self.since, now) {
+            // A resource subscription keeps the server up: its updates need the connection.
+            let subscribed = !self.live.resources.is_empty();
+            let idle = self
+                .live
+                .activity()
+                .idle_for(self.since, now)
+                .filter(|_| !subscribed);
+            let wait = match idle {
                 Some(idle) if idle >= self.after => return,
                 Some(idle) => self.after - idle,
                 // Busy: look again after a whole idle time at the latest.
