@@ -8,14 +8,14 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { NODE, FIXTURES, newHost, tmpDir, waitState, findCustomization } from './helpers/host.mjs'
+import { NODE, FIXTURES, newHost, waitState, findCustomization } from './helpers/host.mjs'
 
 const SERVER = { type: 'stdio', command: NODE, args: [join(FIXTURES, 'slow-answers-server.cjs')] }
 
 // The idle time (1.5 s) is longer than any gap between `ready` and the
 // request on a loaded machine; each request takes twice as long.
 test('an idle stop never cuts off a resources/read in flight on a lazy server', async (t) => {
-  const { host } = newHost(t, { dataDir: tmpDir(t), start: 'lazy' })
+  const { host } = newHost(t, { start: 'lazy' })
   await host.addServer({ name: 'slow', config: SERVER, idleStopMs: 1500 })
   await waitState(host, 'slow', 'ready')
   const read = await host.readResource('slow', 'slow://3000')
@@ -23,7 +23,7 @@ test('an idle stop never cuts off a resources/read in flight on a lazy server', 
 })
 
 test('an idle stop never cuts off a prompts/get in flight on a lazy server', async (t) => {
-  const { host } = newHost(t, { dataDir: tmpDir(t), start: 'lazy' })
+  const { host } = newHost(t, { start: 'lazy' })
   await host.addServer({ name: 'slow', config: SERVER, idleStopMs: 1500 })
   await waitState(host, 'slow', 'ready')
   const prompt = await host.getPrompt('slow', 'p3000')
@@ -31,7 +31,7 @@ test('an idle stop never cuts off a prompts/get in flight on a lazy server', asy
 })
 
 test('a resource subscription keeps a lazy server up; once unsubscribed it is stopped when idle', async (t) => {
-  const { host } = newHost(t, { dataDir: tmpDir(t), start: 'lazy' })
+  const { host } = newHost(t, { start: 'lazy' })
   await host.addServer({ name: 'slow', config: SERVER, idleStopMs: 1500 })
   await waitState(host, 'slow', 'ready')
   await host.subscribeResource('slow', 'slow://1000')

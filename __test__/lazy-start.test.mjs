@@ -9,7 +9,8 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { createRequire } from 'node:module'
@@ -23,6 +24,26 @@ const SCRIPT = join(FIXTURES, 'lazy-tools-server.mjs')
 const ENV_CANARY = 'lazy-env-canary-7f3a9c21d4e8'
 const HEADER_CANARY = 'lazy-header-canary-2b6e8d04a1f9'
 const SESSION = 'ahp-session:/lazy-start'
+
+/**
+ * A dataDir the hosts of test `t` share: removed only once every host made
+ * with `hostOn` is disposed (after hooks run in the order they were added,
+ * so a plain tmpDir would be removed while a host still writes its cache).
+ */
+function sharedDataDir(t) {
+  const dataDir = mkdtempSync(join(tmpdir(), 'ahp-lazy-data-'))
+  const hosts = []
+  t.after(async () => {
+    for (const host of hosts) await host.dispose()
+    rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 })
+  })
+  const hostOn = (options = {}) => {
+    const made = newHost(t, { ...options, dataDir })
+    hosts.push(made.host)
+    return made
+  }
+  return { dataDir, hostOn }
+}
 
 /** A stdio entry of the fixture logging its starts to `log`. */
 function entry(log, { env = {}, args = [] } = {}) {
@@ -44,8 +65,8 @@ const stateOf = (host, id) => findCustomization(host.getState(), id)?.state
  * disposes it at once: `dispose()` waits for the cache write in flight, so
  * the listing is in the cache when it resolves.
  */
-async function warm(t, dataDir, name, config) {
-  const { host } = newHost(t, { dataDir, start: 'lazy' })
+async function warm(hostOn, dataDir, name, config) {
+  const { host } = hostOn({ start: 'lazy' })
   await host.addServer({ name, config })
   await waitState(host, name, 'ready')
   await host.dispose()
@@ -53,9 +74,9 @@ async function warm(t, dataDir, name, config) {
 }
 
 test('a lazy server without a cache starts at once, caches its tools without the env secret, and stops when idle with its tools still published', async (t) => {
-  const dataDir = tmpDir(t)
+  const { dataDir, hostOn } = sharedDataDir(t)
   const log = join(tmpDir(t), 'starts.log')
-  const { host, logs, actions } = newHost(t, { dataDir, start: 'lazy', limits: { idleStopMs: 300 } })
+  const { host, logs, actions } = hostOn({ start: 'lazy', limits: { idleStopMs: 300 } })
   await host.addServer({ name: 'lazy', config: entry(log) })
   // Read from the actions, not polled: the idle stop may come before a poll would see `ready`.
   await waitFor(() => stateHistory(actions, 'lazy').some((s) => s.kind === 'ready'), { what: 'ready' })
@@ -77,12 +98,12 @@ test('a lazy server without a cache starts at once, caches its tools without the
 })
 
 test('a lazy server with a warm cache is not started: its tools are published from the cache, its first call starts it, and the replayed state equals the host state', async (t) => {
-  const dataDir = tmpDir(t)
+  const { dataDir, hostOn } = sharedDataDir(t)
   const log = join(tmpDir(t), 'starts.log')
-  await warm(t, dataDir, 'lazy', entry(log))
+  await warm(hostOn, dataDir, 'lazy', entry(log))
   assert.equal(starts(log), 1)
 
-  const { host, actions } = newHost(t, { dataDir, session: SESSION, start: 'lazy' })
+  const { host, actions } = hostOn({ session: SESSION, start: 'lazy' })
   const mirror = new AhpStateMirror({ session: SESSION, clientId: 'lazy-ui' })
   host.on('action', (e) => mirror.receive(e))
   const changes = []
@@ -111,13 +132,13 @@ test('a lazy server with a warm cache is not started: its tools are published fr
 })
 
 test('a cached tool that changed by the start fails the call closed with stale_tool, and the fresh list is published', async (t) => {
-  const dataDir = tmpDir(t)
+  const { dataDir, hostOn } = sharedDataDir(t)
   const log = join(tmpDir(t), 'starts.log')
   const description = join(tmpDir(t), 'description.txt')
   writeFileSync(description, 'version one')
   const config = entry(log, { env: { DESCRIPTION_FILE: description } })
-  await warm(t, dataDir, 'lazy', config)
-  const { host } = newHost(t, { dataDir, start: 'lazy' })
+  await warm(hostOn, dataDir, 'lazy', config)
+  const { host } = hostOn({ start: 'lazy' })
   // The same configuration (digest), another tool list once started.
   writeFileSync(description, 'version two')
   await host.addServer({ name: 'lazy', config })
@@ -136,10 +157,10 @@ test('a cached tool that changed by the start fails the call closed with stale_t
 })
 
 test('a cache written under one configuration digest is never used under another; an eager server never uses it', async (t) => {
-  const dataDir = tmpDir(t)
+  const { dataDir, hostOn } = sharedDataDir(t)
   const log = join(tmpDir(t), 'starts.log')
-  await warm(t, dataDir, 'lazy', entry(log))
-  const { host } = newHost(t, { dataDir, start: 'lazy' })
+  await warm(hostOn, dataDir, 'lazy', entry(log))
+  const { host } = hostOn({ start: 'lazy' })
   const reasons = []
   host.on('toolsChanged', (e) => reasons.push([e.serverId, e.reason]))
   // Another argument: another digest, so no cache: it starts at once.
@@ -154,8 +175,8 @@ test('a cache written under one configuration digest is never used under another
 
 test('Streamable HTTP: a header value the server leaks into its tool list never reaches the cache', async (t) => {
   const server = await startHttpFixture(t, 'lazy-tools-server.mjs', { SECRET_THING: 'not-configured-here' }, ['http'])
-  const dataDir = tmpDir(t)
-  const { host } = newHost(t, { dataDir })
+  const { dataDir, hostOn } = sharedDataDir(t)
+  const { host } = hostOn()
   const config = { type: 'streamable-http', url: server.url, headers: { 'x-api-key': HEADER_CANARY } }
   await host.addServer({ name: 'remote', config, start: 'lazy', idleStopMs: 0 })
   await waitState(host, 'remote', 'ready')
@@ -171,9 +192,9 @@ test('Streamable HTTP: a header value the server leaks into its tool list never 
 })
 
 test('a stop request keeps a lazy server\'s tools (a call starts it again); toggling it off removes them', async (t) => {
-  const dataDir = tmpDir(t)
+  const { dataDir, hostOn } = sharedDataDir(t)
   const log = join(tmpDir(t), 'starts.log')
-  const { host } = newHost(t, { dataDir })
+  const { host } = hostOn()
   await host.addServer({ name: 'lazy', config: entry(log), start: 'lazy', idleStopMs: 0 })
   await waitState(host, 'lazy', 'ready')
   host.dispatch({ type: 'session/mcpServerStopRequested', id: 'lazy' }, { clientId: 'c', clientSeq: 1 })
@@ -193,20 +214,20 @@ test('a stop request keeps a lazy server\'s tools (a call starts it again); togg
 })
 
 test('a plugin\'s lazy servers with warm caches are published together: one serverToolsChanged, each server stopped', async (t) => {
-  const dataDir = tmpDir(t)
+  const { dataDir, hostOn } = sharedDataDir(t)
   const log = join(tmpDir(t), 'starts.log')
   const root = tmpDir(t)
   writePlugin(root, { mcpServers: { a: entry(log, { args: ['a'] }), b: entry(log, { args: ['b'] }), c: entry(log, { args: ['c'] }) } })
   const lazy = { start: 'lazy', idleStopMs: 0 }
   const options = { root, name: 'p', servers: { a: lazy, b: lazy } }
   {
-    const { host } = newHost(t, { dataDir })
+    const { host } = hostOn()
     await host.addPlugin(options)
     await host.whenReady(['p/a', 'p/b', 'p/c'])
     await waitFor(() => cacheFiles(dataDir).length === 2, { what: 'two cache files (c is eager)' })
     await host.dispose()
   }
-  const { host, actions } = newHost(t, { dataDir })
+  const { host, actions } = hostOn()
   const plugin = await host.addPlugin(options)
   assert.deepEqual(plugin.servers, ['p/a', 'p/b', 'p/c'])
   const children = () => findCustomization(host.getState(), 'p').children.map((c) => [c.id, c.state.kind])

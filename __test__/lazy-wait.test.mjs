@@ -21,13 +21,13 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { join } from 'node:path'
-import { NODE, FIXTURES, newHost, tmpDir, sleep, waitFor, serverState, rejectsWith } from './helpers/host.mjs'
+import { NODE, FIXTURES, newHost, sleep, waitFor, serverState, rejectsWith } from './helpers/host.mjs'
 
 const SCRIPT = join(FIXTURES, 'lazy-tools-server.mjs')
 const slow = () => ({ type: 'stdio', command: NODE, args: ['-e', `setTimeout(() => import(${JSON.stringify(SCRIPT)}), 1500)`] })
 
 async function waitingCall(t, options = {}) {
-  const { host } = newHost(t, { dataDir: tmpDir(t), start: 'lazy', ...options })
+  const { host } = newHost(t, { start: 'lazy', ...options })
   await host.addServer({ name: 'slow', config: slow() })
   const call = host.callTool({ serverId: 'slow', name: 'whoami', arguments: {} })
   call.catch(() => {})
