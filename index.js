@@ -168,7 +168,24 @@ function readinessOf(inner) {
 
 // An action item's start, as the native side writes it (binding/src/lib.rs,
 // `ActionOut`): `{"event":"action","serverSeq":N,"payload":…}`.
-const ACTION_HEAD = /^\{"event":"action","serverSeq":(\d+),"payload":/
+const ACTION_HEAD = '{"event":"action","serverSeq":'
+// The serverSeq an action item's text leads with, read in place: no
+// substring and no RegExp match of it, which V8 would keep (a slice
+// points into the whole text; `RegExp.input` holds the last subject), so
+// the megabytes of a catalogue's action would stay alive until the next
+// match anywhere.
+function leadingServerSeq(text) {
+  if (!text.startsWith(ACTION_HEAD)) return undefined
+  let seq = 0
+  let i = ACTION_HEAD.length
+  for (; i < ACTION_HEAD.length + 16; i++) {
+    const digit = text.charCodeAt(i) - 48
+    if (!(digit >= 0 && digit <= 9)) break
+    seq = seq * 10 + digit
+  }
+  return i > ACTION_HEAD.length && text.startsWith(',"payload":', i) ? seq : undefined
+}
+
 // Items at least this long (chars; the native side drains items of 64 KiB
 // or more on their own) may skip JSON.parse when nothing wants them.
 const LAZY_ACTION_CHARS = 64 * 1024
@@ -356,8 +373,8 @@ class McpHost extends EventEmitter {
     // `session/serverToolsChanged`) that no listener wants is not parsed:
     // only its serverSeq, which leads the item, is noted for whenReady.
     if (batch.length >= LAZY_ACTION_CHARS && this.listenerCount('action') === 0 && !this.#readiness.busy) {
-      const head = ACTION_HEAD.exec(batch.slice(0, 64))
-      if (head) return this.#readiness.observe({ serverSeq: Number(head[1]) })
+      const serverSeq = leadingServerSeq(batch)
+      if (serverSeq !== undefined) return this.#readiness.observe({ serverSeq })
     }
     // A batch of one item is that item, not an array (binding/src/lib.rs, `batch_text`).
     const parsed = JSON.parse(batch)

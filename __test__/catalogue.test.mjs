@@ -7,6 +7,8 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { createHash } from 'node:crypto'
+import v8 from 'node:v8'
+import vm from 'node:vm'
 import { newHost, fixtureEntry, waitState, waitFor, HostError, rejectsWith } from './helpers/host.mjs'
 import { replaySession } from './helpers/replay.mjs'
 
@@ -332,6 +334,22 @@ test('a 1000-tool catalogue: listTools() has it when `ready` is seen, ready come
   assert.equal(toolsBeforeNextTick, false, 'the tools action did not hold back the drain that carried `ready`')
   assert.deepEqual(published[0].action.tools, host.listTools().map(asDefinition))
   assert.deepEqual(replaySession(actions, ready.channel), host.getState())
+})
+
+test('a big action nobody listens to is not kept alive in JS once delivered (no slice or RegExp match of its text outlives it)', async (t) => {
+  v8.setFlagsFromString('--expose-gc')
+  const gc = vm.runInNewContext('gc')
+  const heapUsed = () => { gc(); gc(); return process.memoryUsage().heapUsed }
+  const { host } = newHost(t)
+  host.removeAllListeners('action')
+  const events = recordToolsChanged(host)
+  const before = heapUsed()
+  await addCatalogue(host, 'kept1k', 'big', { COUNT: '1000', PAGE_SIZE: '1000', SCHEMA_BYTES: '1024' })
+  await waitFor(() => events.length >= 1, { what: 'toolsChanged' })
+  const actionChars = JSON.stringify(host.getState().serverTools).length
+  assert.ok(actionChars > 1_000_000, `a big action (${actionChars} chars)`)
+  const grown = heapUsed() - before
+  assert.ok(grown < actionChars / 2, `the JS heap grew by ${grown} bytes after an action of ${actionChars} chars was delivered unparsed`)
 })
 
 test('a 1000-tool action nobody listens to is not parsed in JS; whenReady still sees its serverSeq, a later listener gets the whole action', async (t) => {

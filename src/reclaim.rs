@@ -17,7 +17,8 @@ use std::sync::{Mutex, OnceLock, PoisonError};
 
 use crate::limits::MAX_PENDING_RECLAIMS;
 
-/// A value waiting to be dropped.
+/// A value waiting to be dropped (a unit value: only the trim after it,
+/// see [`trim_later`]).
 type Garbage = Box<dyn Send>;
 
 /// The reclaim thread's queue (`None`: the thread could not be started).
@@ -54,6 +55,18 @@ pub fn drop_later<T: Send + 'static>(value: T) {
     // Full or gone: dropped here, after the lock is released.
     if let Err(TrySendError::Full(value) | TrySendError::Disconnected(value)) = sent {
         drop(value);
+    }
+}
+
+/// Asks the reclaim thread to hand the allocator's free pages back to the
+/// system (`crate::platform::trim_heap`) once what is queued before is
+/// dropped: after work that freed many blocks elsewhere (a batch of tool
+/// caches parsed on a blocking thread), so their pages do not stay
+/// resident. Nothing happens when the queue is full (a trim follows that
+/// batch anyway).
+pub fn trim_later() {
+    if let Some(queue) = QUEUE.get_or_init(start) {
+        let _ = (queue.lock().unwrap_or_else(PoisonError::into_inner)).try_send(Box::new(()));
     }
 }
 

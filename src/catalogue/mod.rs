@@ -31,6 +31,7 @@ pub use filter::ToolFilter;
 pub use server_tools::{DiagnosticAction, ServerTool, ServerTools, ToolDiagnostic};
 
 use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
 use std::sync::{Arc, OnceLock};
 
 use ahp_types::state::ToolDefinition;
@@ -46,10 +47,26 @@ use crate::error::HostResult;
 pub(crate) fn short_sha256(hex_digits: usize, feed: impl FnOnce(&mut Sha256)) -> String {
     let mut h = Sha256::new();
     feed(&mut h);
-    // The digest's own lowercase hex, written once (no text per byte).
+    // The digest's own lowercase hex, written once (no text per byte),
+    // then only the digits wanted kept (an exact allocation: one per tool).
     let mut hex = format!("{:x}", h.finalize());
     hex.truncate(hex_digits / 2 * 2);
+    hex.shrink_to_fit();
     hex
+}
+
+/// A `Write` that only counts the bytes (see [`CatalogueEntry::json_len`]).
+struct ByteCount(usize);
+
+impl Write for ByteCount {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len();
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// One model catalogue entry (JS `HostTool`): AHP `ToolDefinition` plus
@@ -63,9 +80,6 @@ pub struct CatalogueEntry {
     pub customization_id: String,
     /// The tool of that server.
     pub tool: Arc<ServerTool>,
-    /// The JS object as JSON text: `{name, title?, description?, inputSchema,
-    /// outputSchema?, annotations?, _meta?, customizationId, toolName, digest}`.
-    pub json: String,
     /// The entry's searchable text, built by the first search that sees it
     /// (see [`search`]).
     search: OnceLock<search::SearchText>,
@@ -73,42 +87,71 @@ pub struct CatalogueEntry {
 
 impl CatalogueEntry {
     fn new(name: String, customization_id: &str, tool: Arc<ServerTool>) -> Self {
-        // `{"name":…,<definition members>,"customizationId":…,"toolName":…,"digest":…}`,
-        // spliced from the definition's text serialized once (`ServerTool::definition_json`).
-        let body = &tool.definition_json;
-        let inner = body
-            .strip_prefix('{')
-            .and_then(|b| b.strip_suffix('}'))
-            .unwrap_or_default();
-        let mut json = Vec::with_capacity(
-            body.len() + name.len() + customization_id.len() + tool.tool_name.len() + 80,
-        );
-        // A JSON string, escaped straight into the text.
-        let quote = |json: &mut Vec<u8>, s: &str| {
-            let _ = serde_json::to_writer(&mut *json, s);
-        };
-        json.extend_from_slice(b"{\"name\":");
-        quote(&mut json, &name);
-        if !inner.is_empty() {
-            json.push(b',');
-            json.extend_from_slice(inner.as_bytes());
-        }
-        json.extend_from_slice(b",\"customizationId\":");
-        quote(&mut json, customization_id);
-        json.extend_from_slice(b",\"toolName\":");
-        quote(&mut json, &tool.tool_name);
-        json.extend_from_slice(b",\"digest\":");
-        quote(&mut json, &tool.digest);
-        json.push(b'}');
-        // Only UTF-8 went in (the definition's text and JSON strings).
-        let json = String::from_utf8(json).unwrap_or_default();
         Self {
             name,
             customization_id: customization_id.to_owned(),
             tool,
-            json,
             search: OnceLock::new(),
         }
+    }
+
+    /// Writes the JS object as JSON text: `{name, title?, description?,
+    /// inputSchema, outputSchema?, annotations?, _meta?, customizationId,
+    /// toolName, digest}`, spliced from the definition's text (serialized
+    /// once, `ServerTool::definition_json`) on each read instead of kept: a
+    /// second text per tool is the largest part of a big catalogue's memory.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        // Writing to a `Vec` does not fail.
+        let _ = self.write_json_to(out);
+    }
+
+    /// The length of [`CatalogueEntry::write_json`]'s text (bytes), counted
+    /// without writing it.
+    pub fn json_len(&self) -> usize {
+        let mut count = ByteCount(0);
+        let _ = self.write_json_to(&mut count);
+        count.0
+    }
+
+    fn write_json_to(&self, out: &mut impl Write) -> std::io::Result<()> {
+        let tool = &self.tool;
+        let inner = (tool.definition_json.strip_prefix('{'))
+            .and_then(|b| b.strip_suffix('}'))
+            .unwrap_or_default();
+        // A JSON string, escaped straight into the text.
+        let quote = |out: &mut dyn Write, key: &[u8], s: &str| {
+            out.write_all(key)?;
+            serde_json::to_writer(out, s).map_err(std::io::Error::other)
+        };
+        quote(out, b"{\"name\":", &self.name)?;
+        if !inner.is_empty() {
+            out.write_all(b",")?;
+            out.write_all(inner.as_bytes())?;
+        }
+        quote(out, b",\"customizationId\":", &self.customization_id)?;
+        quote(out, b",\"toolName\":", &tool.tool_name)?;
+        quote(out, b",\"digest\":", &tool.digest)?;
+        out.write_all(b"}")
+    }
+
+    /// [`CatalogueEntry::write_json`]'s text.
+    pub fn json(&self) -> String {
+        let mut out = Vec::with_capacity(self.json_capacity());
+        self.write_json(&mut out);
+        // Only UTF-8 went in (the definition's text and JSON strings).
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// About the length of [`CatalogueEntry::write_json`]'s text (bytes; at
+    /// least it unless a name needs escaping): a buffer's capacity.
+    pub fn json_capacity(&self) -> usize {
+        let tool = &self.tool;
+        tool.definition_json.len()
+            + self.name.len()
+            + self.customization_id.len()
+            + tool.tool_name.len()
+            + tool.digest.len()
+            + 60
     }
 
     /// The entry's searchable text (built on first use, then kept).
@@ -150,7 +193,7 @@ impl CatalogueEntry {
 
     /// The JS object (parsed from [`CatalogueEntry::json`]).
     pub fn to_json(&self) -> Value {
-        serde_json::from_str(&self.json).unwrap_or(Value::Null)
+        serde_json::from_str(&self.json()).unwrap_or(Value::Null)
     }
 }
 
@@ -359,7 +402,7 @@ mod tests {
         let order = ["url", "thought", "a", "zeta", "b"];
         assert_eq!(keys(&entry.to_json()["inputSchema"]["properties"]), order);
         assert!(entry
-            .json
+            .json()
             .contains(r#""properties":{"url":{},"thought":{},"a":{},"zeta":{},"b":{}}"#));
         let published = serde_json::to_value(entry.definition()).unwrap();
         assert_eq!(keys(&published["inputSchema"]["properties"]), order);

@@ -129,14 +129,15 @@ impl ToolSummary {
             customization_id: entry.customization_id.clone(),
             tool_name: tool.tool_name.clone(),
             digest: tool.digest.clone(),
-            estimated_tokens: estimate_tokens(&entry.json),
+            estimated_tokens: estimate_tokens(entry.json_len()),
         }
     }
 }
 
-/// The token estimate of a JSON text (see [`ToolSummary::estimated_tokens`]).
-pub fn estimate_tokens(json: &str) -> u64 {
-    (json.len() as u64).div_ceil(4)
+/// The token estimate of a JSON text of `json_bytes` bytes (see
+/// [`ToolSummary::estimated_tokens`]).
+pub fn estimate_tokens(json_bytes: usize) -> u64 {
+    (json_bytes as u64).div_ceil(4)
 }
 
 /// The first non-blank line of `text`, trimmed and cut (see
@@ -371,10 +372,14 @@ mod tests {
         let summary = ToolSummary::of(entry);
         assert_eq!(summary.description.as_deref(), Some("Reads a file."));
         assert_eq!(summary.title.as_deref(), Some("Read file"));
-        assert_eq!(summary.estimated_tokens, estimate_tokens(&entry.json));
         assert_eq!(
             summary.estimated_tokens,
-            (entry.json.len() as u64).div_ceil(4)
+            estimate_tokens(entry.json().len())
+        );
+        assert_eq!(entry.json_len(), entry.json().len());
+        assert_eq!(
+            summary.estimated_tokens,
+            (entry.json().len() as u64).div_ceil(4)
         );
         let js = serde_json::to_value(&summary).unwrap();
         let keys: Vec<&str> = js.as_object().unwrap().keys().map(String::as_str).collect();

@@ -203,6 +203,9 @@ impl Cached {
         if !self.tools.is_empty() {
             let ids: Vec<&str> = self.tools.iter().map(|(id, _)| id.as_str()).collect();
             publisher.publish_tools_of(&ids, ToolsChangeReason::Cached);
+            // Reading the caches freed their parsed trees on another
+            // thread: give those pages back.
+            crate::reclaim::trim_later();
         }
     }
 

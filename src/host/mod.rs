@@ -77,6 +77,7 @@ mod plugins;
 mod registry;
 mod roots;
 mod skills;
+mod state;
 mod tasks;
 mod tool_filter;
 mod tool_search;
@@ -511,33 +512,6 @@ impl Host {
                 }
             }
         }
-    }
-
-    /// The session state: exactly what the `ahp` reducer made from the emitted envelopes.
-    pub fn state(&self) -> SessionState {
-        self.shared.publisher().read_store(SessionStore::full_state)
-    }
-
-    /// The session state with the `serverSeq` of the last envelope it
-    /// reflects, read together (AHP `Snapshot`'s `fromSeq`): an observer of
-    /// the envelopes has seen that state once it has seen that `serverSeq`.
-    pub fn state_at(&self) -> (u64, SessionState) {
-        self.shared
-            .publisher()
-            .read_store(|s| (s.server_seq(), s.full_state()))
-    }
-
-    /// [`Host::state_at`] as JSON text, `{"serverSeq":…,"state":…}`: the
-    /// tool list's text spliced in, never parsed (cheap for a large catalogue).
-    pub fn state_at_json(&self) -> String {
-        let (seq, state) =
-            (self.shared.publisher()).read_store(|s| (s.server_seq(), s.full_state_json()));
-        format!("{{\"serverSeq\":{seq},\"state\":{state}}}")
-    }
-
-    /// [`Host::state`] as JSON text (see [`Host::state_at_json`]).
-    pub fn state_json(&self) -> String {
-        (self.shared.publisher()).read_store(SessionStore::full_state_json)
     }
 
     /// What server `server_id` said about itself at its last connection

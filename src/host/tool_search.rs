@@ -8,6 +8,7 @@ use std::sync::PoisonError;
 
 use super::Host;
 use crate::catalogue::search::{ToolSearch, ToolSearchHit, ToolSummary};
+use crate::catalogue::CatalogueEntry;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::MAX_TOOL_DEFINITION_NAMES;
 
@@ -53,18 +54,10 @@ impl Host {
             wanted.entry(name.as_str()).or_insert(i);
         }
         let entries = self.read_view.read(self.shared.publisher().catalogue());
-        let mut found: Vec<(usize, &str)> = (entries.iter())
-            .filter_map(|e| Some((*wanted.get(e.name.as_str())?, e.json.as_str())))
+        let mut found: Vec<(usize, &CatalogueEntry)> = (entries.iter())
+            .filter_map(|e| Some((*wanted.get(e.name.as_str())?, &**e)))
             .collect();
         found.sort_unstable_by_key(|(i, _)| *i);
-        let mut out = String::from("[");
-        for (n, (_, json)) in found.iter().enumerate() {
-            if n > 0 {
-                out.push(',');
-            }
-            out.push_str(json);
-        }
-        out.push(']');
-        Ok(out)
+        Ok(super::tools::json_array(found.iter().map(|(_, e)| *e)))
     }
 }

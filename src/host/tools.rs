@@ -174,21 +174,11 @@ impl Host {
         self.read_catalogue().iter().map(|e| e.to_json()).collect()
     }
 
-    /// [`Host::list_tools`] as a JSON array text (no per-call conversion:
-    /// each entry's JSON is built once when the catalogue changes).
+    /// [`Host::list_tools`] as a JSON array text, spliced from each
+    /// entry's definition text (no tree; see
+    /// [`CatalogueEntry::write_json`]).
     pub fn list_tools_json(&self) -> String {
-        let entries = self.read_catalogue();
-        let mut out =
-            String::with_capacity(entries.iter().map(|e| e.json.len() + 1).sum::<usize>() + 2);
-        out.push('[');
-        for (i, e) in entries.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            out.push_str(&e.json);
-        }
-        out.push(']');
-        out
+        json_array(self.read_catalogue().iter().map(|e| &**e))
     }
 
     /// The catalogue now, recorded as what the caller has read.
@@ -564,4 +554,23 @@ struct CallEnd {
     /// The server's actor was already told the connection failed (a refused
     /// token paused the call), so `call_tool` does not tell it again.
     reported: AtomicBool,
+}
+
+/// The JSON array of `entries`' JS objects ([`CatalogueEntry::write_json`]).
+pub(super) fn json_array<'e>(entries: impl Iterator<Item = &'e CatalogueEntry> + Clone) -> String {
+    let capacity = entries
+        .clone()
+        .map(|e| e.json_capacity() + 1)
+        .sum::<usize>();
+    let mut out = Vec::with_capacity(capacity + 2);
+    out.push(b'[');
+    for (i, e) in entries.enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        e.write_json(&mut out);
+    }
+    out.push(b']');
+    // Only UTF-8 went in (see `CatalogueEntry::write_json`).
+    String::from_utf8(out).unwrap_or_else(|_| "[]".to_owned())
 }

@@ -29,7 +29,7 @@ use ahp_types::state::{
 use crate::apps::channels::AppChannels;
 use crate::catalogue::{Catalogue, CatalogueEntry, ServerTools};
 use crate::events::{EventSink, HostEvent, ToolsChangeReason};
-use crate::session::{find, with_mcp_app, with_server_info, Found, SessionStore};
+use crate::session::{find, with_mcp_app, with_server_info, Found, PublishedTools, SessionStore};
 
 #[cfg(test)]
 mod perf;
@@ -335,7 +335,7 @@ impl SessionPublisher {
                 .unwrap_or_else(PoisonError::into_inner)
                 .entries()
         };
-        let definitions = |entries: &[Arc<CatalogueEntry>]| -> Vec<ToolDefinition> {
+        let definitions = |entries: &Entries| -> Vec<ToolDefinition> {
             entries.iter().map(|e| e.definition()).collect()
         };
         let mut entries = read();
@@ -348,9 +348,10 @@ impl SessionPublisher {
             entries = now;
         }
         if let Some(tools) = tools {
-            let envelope = session.emit(StateAction::SessionServerToolsChanged(
-                SessionServerToolsChangedAction { tools },
-            ));
+            let envelope = session.emit_tools(
+                StateAction::SessionServerToolsChanged(SessionServerToolsChangedAction { tools }),
+                Arc::new(CatalogueTools(entries.clone())),
+            );
             self.send(envelope);
         }
         for id in ids {
@@ -360,6 +361,33 @@ impl SessionPublisher {
                 tools: entries.len(),
             });
         }
+    }
+}
+
+/// The catalogue's entries of one generation (shared with the catalogue).
+type Entries = Arc<Vec<Arc<CatalogueEntry>>>;
+
+/// The session's `serverTools` as the catalogue generation they were
+/// published from: the definitions are made again (as the action's were)
+/// when a full state is read, instead of kept twice.
+#[derive(Debug)]
+struct CatalogueTools(Entries);
+
+impl PublishedTools for CatalogueTools {
+    fn definitions(&self) -> Vec<ToolDefinition> {
+        self.0.iter().map(|e| e.definition()).collect()
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (i, entry) in self.0.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            // Writing to a `Vec` does not fail.
+            let _ = serde_json::to_writer(&mut *out, &entry.definition());
+        }
+        out.push(b']');
     }
 }
 

@@ -12,4 +12,4 @@ mod store;
 
 pub use customizations::*;
 pub use dispatch::{validate_client_action, ClientIntent};
-pub use store::{empty_session_state, SessionStore};
+pub use store::{empty_session_state, PublishedTools, SessionRead, SessionStore};

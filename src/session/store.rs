@@ -1,8 +1,11 @@
 //! The authoritative session state and the `serverSeq` counter.
 
+use std::fmt::Debug;
+use std::sync::Arc;
+
 use ahp::reducers::apply_action_to_session;
 use ahp_types::actions::{ActionEnvelope, ActionOrigin, StateAction};
-use ahp_types::state::{SessionLifecycle, SessionState, SessionStatus};
+use ahp_types::state::{SessionLifecycle, SessionState, SessionStatus, ToolDefinition};
 
 /// A fresh, empty session: lifecycle `ready`, status idle, no customizations.
 pub fn empty_session_state() -> SessionState {
@@ -29,6 +32,35 @@ pub fn empty_session_state() -> SessionState {
     }
 }
 
+/// The `serverTools` of the last `session/serverToolsChanged`, held as
+/// whoever published it keeps them (the catalogue's entries, shared with
+/// it) instead of as a second copy of every definition: for a large
+/// catalogue that copy was the largest part of the session's memory.
+/// Read back only when a full state is read ([`SessionRead`]).
+pub trait PublishedTools: Send + Sync + Debug {
+    /// The tools exactly as the action carried them (what the `ahp`
+    /// reducer put in `serverTools`).
+    fn definitions(&self) -> Vec<ToolDefinition>;
+
+    /// [`PublishedTools::definitions`] as a JSON array text, appended to `out`.
+    fn write_json(&self, out: &mut Vec<u8>);
+}
+
+/// The published tools as their JSON text (an action emitted through
+/// [`SessionStore::emit`], not [`SessionStore::emit_tools`]).
+#[derive(Debug)]
+struct ToolsText(String);
+
+impl PublishedTools for ToolsText {
+    fn definitions(&self) -> Vec<ToolDefinition> {
+        serde_json::from_str(&self.0).unwrap_or_default()
+    }
+
+    fn write_json(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.0.as_bytes());
+    }
+}
+
 /// Session state plus the envelope sequence of one AHP session channel.
 ///
 /// Not thread-safe by itself: the host keeps it behind one lock and emits each
@@ -38,9 +70,48 @@ pub struct SessionStore {
     channel: String,
     state: SessionState,
     last_seq: u64,
-    /// `serverTools` of the last `session/serverToolsChanged`, as JSON text
-    /// (the state itself keeps `None`).
-    server_tools: Option<String>,
+    /// `serverTools` of the last `session/serverToolsChanged` (the state
+    /// itself keeps `None`).
+    server_tools: Option<Arc<dyn PublishedTools>>,
+}
+
+/// A full read of the session (see [`SessionStore::read`]): taken under
+/// the session lock, turned into a state or its JSON text after it is
+/// released (the tools' definitions are the long part).
+#[derive(Debug)]
+pub struct SessionRead {
+    /// The `serverSeq` of the last envelope the state reflects.
+    pub server_seq: u64,
+    state: SessionState,
+    server_tools: Option<Arc<dyn PublishedTools>>,
+}
+
+impl SessionRead {
+    /// The state with `serverTools`: exactly what the reducer made from the
+    /// emitted actions.
+    pub fn state(self) -> SessionState {
+        let mut state = self.state;
+        state.server_tools = self.server_tools.map(|t| t.definitions());
+        state
+    }
+
+    /// [`SessionRead::state`] as JSON text, `serverTools` written from the
+    /// published tools (no state tree of them): it comes last.
+    pub fn json(&self) -> String {
+        let mut json = serde_json::to_vec(&self.state).unwrap_or_else(|_| b"{}".to_vec());
+        if let (Some(tools), Some(b'}')) = (&self.server_tools, json.last()) {
+            json.pop();
+            json.extend_from_slice(if json.len() > 1 {
+                b",\"serverTools\":"
+            } else {
+                b"\"serverTools\":"
+            });
+            tools.write_json(&mut json);
+            json.push(b'}');
+        }
+        // Only UTF-8 went in (JSON writers).
+        String::from_utf8(json).unwrap_or_else(|_| "{}".to_owned())
+    }
 }
 
 impl SessionStore {
@@ -61,36 +132,20 @@ impl SessionStore {
     }
 
     /// The current state: exactly what the reducer made from the emitted
-    /// actions, except `serverTools`, which is kept as JSON text (see
-    /// [`Self::full_state`]); `None` here.
+    /// actions, except `serverTools`, which is kept as published (see
+    /// [`PublishedTools`]); `None` here.
     pub fn state(&self) -> &SessionState {
         &self.state
     }
 
-    /// The current state with `serverTools` (what the reducer made from the
-    /// emitted actions, whole): a copy, the tools parsed from their text.
-    pub fn full_state(&self) -> SessionState {
-        let mut state = self.state.clone();
-        state.server_tools =
-            (self.server_tools.as_deref()).and_then(|t| serde_json::from_str(t).ok());
-        state
-    }
-
-    /// [`Self::full_state`] as JSON text, the tools' text spliced in as it
-    /// is (no parse, no tree): `serverTools` comes last.
-    pub fn full_state_json(&self) -> String {
-        let mut json = serde_json::to_string(&self.state).unwrap_or_else(|_| "{}".to_owned());
-        if let (Some(tools), Some(b'}')) = (&self.server_tools, json.as_bytes().last()) {
-            json.pop();
-            json.push_str(if json.len() > 1 {
-                ",\"serverTools\":"
-            } else {
-                "\"serverTools\":"
-            });
-            json.push_str(tools);
-            json.push('}');
+    /// The current state with `serverTools`, to be read after the lock is
+    /// released ([`SessionRead`]).
+    pub fn read(&self) -> SessionRead {
+        SessionRead {
+            server_seq: self.last_seq,
+            state: self.state.clone(),
+            server_tools: self.server_tools.clone(),
         }
-        json
     }
 
     /// The `serverSeq` of the last envelope made (0 before the first): the
@@ -106,10 +161,29 @@ impl SessionStore {
         // text instead of thousands of schema trees (a tenth of the memory
         // for a large catalogue), spliced into every full read.
         if let StateAction::SessionServerToolsChanged(changed) = &action {
-            self.server_tools = Some(serde_json::to_string(&changed.tools).unwrap_or_default());
-            return self.envelope(action, None, None);
+            let mut text = serde_json::to_string(&changed.tools).unwrap_or_default();
+            text.shrink_to_fit();
+            return self.emit_tools(action, Arc::new(ToolsText(text)));
         }
         apply_action_to_session(&mut self.state, &action);
+        self.envelope(action, None, None)
+    }
+
+    /// Emits `action`, a `session/serverToolsChanged` whose `tools` are
+    /// `published`'s definitions, keeping `published` as the state's
+    /// `serverTools` instead of a copy of the action's (see
+    /// [`PublishedTools`]). Any other action is emitted as by
+    /// [`SessionStore::emit`].
+    pub fn emit_tools(
+        &mut self,
+        action: StateAction,
+        published: Arc<dyn PublishedTools>,
+    ) -> ActionEnvelope {
+        if !matches!(action, StateAction::SessionServerToolsChanged(_)) {
+            return self.emit(action);
+        }
+        // The generation it replaces may be the last hold on a large catalogue.
+        crate::reclaim::drop_later(self.server_tools.replace(published));
         self.envelope(action, None, None)
     }
 
@@ -194,14 +268,14 @@ mod tests {
     fn server_tools_kept_as_text_read_back_as_the_reducer_makes_them() {
         let mut store = SessionStore::new("ahp-session:/t");
         let mut replay = empty_session_state();
-        assert_eq!(store.full_state(), replay);
+        assert_eq!(store.read().state(), replay);
         for action in [tools(&["a", "b"]), tools(&[]), tools(&["c"])] {
             apply_action_to_session(&mut replay, &action);
             store.emit(action);
-            assert_eq!(store.full_state(), replay);
+            assert_eq!(store.read().state(), replay);
             assert!(store.state().server_tools.is_none(), "no tree kept");
             let text: serde_json::Value =
-                serde_json::from_str(&store.full_state_json()).unwrap_or_else(|e| panic!("{e}"));
+                serde_json::from_str(&store.read().json()).unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(
                 text,
                 serde_json::to_value(&replay).unwrap_or_else(|e| panic!("{e}"))
