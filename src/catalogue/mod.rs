@@ -76,20 +76,21 @@ impl Write for ByteCount {
 pub struct CatalogueEntry {
     /// Model-safe name (see `names`).
     pub name: String,
-    /// Owning server's customization id.
-    pub customization_id: String,
+    /// Owning server's customization id (one allocation shared by the
+    /// server's entries).
+    pub customization_id: Arc<str>,
     /// The tool of that server.
     pub tool: Arc<ServerTool>,
     /// The entry's searchable text, built by the first search that sees it
-    /// (see [`search`]).
-    search: OnceLock<search::SearchText>,
+    /// (see [`search`]); boxed, so an entry never searched holds a pointer.
+    search: OnceLock<Box<search::SearchText>>,
 }
 
 impl CatalogueEntry {
-    fn new(name: String, customization_id: &str, tool: Arc<ServerTool>) -> Self {
+    fn new(name: String, customization_id: Arc<str>, tool: Arc<ServerTool>) -> Self {
         Self {
             name,
-            customization_id: customization_id.to_owned(),
+            customization_id,
             tool,
             search: OnceLock::new(),
         }
@@ -156,7 +157,8 @@ impl CatalogueEntry {
 
     /// The entry's searchable text (built on first use, then kept).
     fn search_text(&self) -> &search::SearchText {
-        self.search.get_or_init(|| search::SearchText::of(self))
+        self.search
+            .get_or_init(|| Box::new(search::SearchText::of(self)))
     }
 
     /// The AHP `ToolDefinition` published in `session/serverToolsChanged`:
@@ -176,7 +178,7 @@ impl CatalogueEntry {
             Some(Value::Object(m)) => m,
             _ => Map::new(),
         };
-        let source = serde_json::json!({ "customizationId": self.customization_id, "toolName": self.tool.tool_name });
+        let source = serde_json::json!({ "customizationId": &*self.customization_id, "toolName": self.tool.tool_name });
         meta.insert("ahp-mcp-host/source".to_owned(), source);
         ToolDefinition {
             name: self.name.clone(),
@@ -283,18 +285,24 @@ impl Catalogue {
         // Entries whose name and tool did not change are reused as they are.
         let previous: HashMap<&str, &Arc<CatalogueEntry>> =
             self.entries.iter().map(|e| (e.name.as_str(), e)).collect();
+        // One id allocation per server for its new entries (they come grouped by server).
+        let mut last_id: Option<Arc<str>> = None;
+        let mut shared_id = |id: &str| match &last_id {
+            Some(last) if &**last == id => Arc::clone(last),
+            _ => Arc::clone(last_id.insert(Arc::from(id))),
+        };
         let entries: Vec<Arc<CatalogueEntry>> = listed
             .iter()
             .zip(names)
             .map(|((id, t), name)| match previous.get(name.as_str()) {
                 Some(e)
-                    if e.customization_id == *id
+                    if &*e.customization_id == *id
                         && (Arc::ptr_eq(&e.tool, t)
                             || e.tool.digest == t.digest && e.tool.tool_name == t.tool_name) =>
                 {
                     Arc::clone(e)
                 }
-                _ => Arc::new(CatalogueEntry::new(name, id, Arc::clone(t))),
+                _ => Arc::new(CatalogueEntry::new(name, shared_id(id), Arc::clone(t))),
             })
             .collect();
         let changed = self.entries.len() != entries.len()

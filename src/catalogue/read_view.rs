@@ -10,7 +10,6 @@
 //! the other way round, and nothing is locked while it is held (see the
 //! `## Lock order` section of [`crate::host`]).
 
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 
 use super::{Catalogue, CatalogueEntry};
@@ -48,24 +47,28 @@ pub struct ResolvedTool {
 #[derive(Default)]
 struct Snapshot {
     entries: Arc<Vec<Arc<CatalogueEntry>>>,
-    /// Server id → original tool name → index in `entries` (looked up by
-    /// `&str`, with no key built per call).
-    index: OnceLock<HashMap<String, HashMap<String, usize>>>,
+    /// Positions in `entries`, sorted by (server id, original tool name):
+    /// searched with the entries' own strings (no copy of a name kept, no
+    /// key built per call).
+    index: OnceLock<Vec<usize>>,
 }
 
 impl Snapshot {
     /// The digest the caller read for `tool` of `server`, if it read one.
     fn digest(&self, server: &str, tool: &str) -> Option<&str> {
+        let key = |i: &usize| {
+            let e = &self.entries[*i];
+            (&*e.customization_id, e.tool.tool_name.as_str())
+        };
         let index = self.index.get_or_init(|| {
-            let mut index: HashMap<String, HashMap<String, usize>> = HashMap::new();
-            for (i, e) in self.entries.iter().enumerate() {
-                (index.entry(e.customization_id.clone()).or_default())
-                    .insert(e.tool.tool_name.clone(), i);
-            }
+            let mut index: Vec<usize> = (0..self.entries.len()).collect();
+            index.sort_unstable_by(|a, b| key(a).cmp(&key(b)));
             index
         });
-        let &i = index.get(server)?.get(tool)?;
-        Some(self.entries[i].tool.digest.as_str())
+        let at = index
+            .binary_search_by(|i| key(i).cmp(&(server, tool)))
+            .ok()?;
+        Some(self.entries[index[at]].tool.digest.as_str())
     }
 }
 
@@ -120,7 +123,7 @@ impl ReadCatalogue {
                 tool_name,
             } => (server_id, tool_name),
             ToolRef::Catalogue(name) => match catalogue.by_model_name(&name) {
-                Some(e) => (e.customization_id.clone(), e.tool.tool_name.clone()),
+                Some(e) => (e.customization_id.to_string(), e.tool.tool_name.clone()),
                 None => return Err(self.missing(&catalogue, &name)),
             },
         };
@@ -146,7 +149,7 @@ impl ReadCatalogue {
             .find(|e| e.name == name)
             .map(|e| {
                 let tool = e.tool.tool_name.clone();
-                (e.customization_id.clone(), tool)
+                (e.customization_id.to_string(), tool)
             });
         if let Some((server, tool)) = read {
             if let Some(reason) = catalogue.why_disabled(&server, &tool) {

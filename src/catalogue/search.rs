@@ -125,8 +125,8 @@ impl ToolSummary {
         Self {
             name: entry.name.clone(),
             title: tool.display_title().map(str::to_owned),
-            description: tool.description().and_then(one_line),
-            customization_id: entry.customization_id.clone(),
+            description: tool.description().as_deref().and_then(one_line),
+            customization_id: entry.customization_id.to_string(),
             tool_name: tool.tool_name.clone(),
             digest: tool.digest.clone(),
             estimated_tokens: estimate_tokens(entry.json_len()),
@@ -218,7 +218,8 @@ impl ToolSearch {
     /// catalogue generation), best first.
     pub fn run(&self, entries: &[Arc<CatalogueEntry>]) -> Vec<ToolSearchHit> {
         let wanted = |e: &CatalogueEntry| {
-            (self.server_ids.as_ref()).is_none_or(|ids| ids.contains(&e.customization_id))
+            (self.server_ids.as_ref())
+                .is_none_or(|ids| ids.iter().any(|id| **id == *e.customization_id))
         };
         let atom = |word: &str, kind| {
             Atom::new(

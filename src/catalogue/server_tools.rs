@@ -62,8 +62,6 @@ pub struct ServerTool {
     pub definition_json: String,
     /// [`ServerTool::display_title`], kept.
     title: Option<String>,
-    /// The non-empty `description`, kept (search, summaries).
-    description: Option<String>,
     /// `_meta.ui` when it is an object (MCP Apps), kept.
     ui: Option<Box<Map<String, Value>>>,
     /// First 64 bits of SHA-256 over the definition, hex: changes whenever
@@ -475,10 +473,19 @@ impl ServerTool {
         serde_json::from_str(&self.definition_json).unwrap_or_default()
     }
 
-    /// The non-empty `description`, if any.
+    /// The non-empty `description`, if any: read from
+    /// [`ServerTool::definition_json`] on each call (search and summaries
+    /// need it, rarely; a second copy per tool is not kept).
     #[must_use]
-    pub fn description(&self) -> Option<&str> {
-        self.description.as_deref()
+    pub fn description(&self) -> Option<String> {
+        /// Only the member wanted; the rest of the text is skipped.
+        #[derive(serde::Deserialize)]
+        struct Described {
+            description: Option<String>,
+        }
+        (serde_json::from_str::<Described>(&self.definition_json).ok())
+            .and_then(|d| d.description)
+            .filter(|d| !d.trim().is_empty())
     }
 
     /// `_meta.ui` (MCP Apps), when it is an object.
@@ -490,14 +497,14 @@ impl ServerTool {
     fn new(tool_name: String, definition: Map<String, Value>) -> Self {
         let app_only = is_app_only(&definition);
         let task_required = is_task_required(&definition);
-        let definition_json = serde_json::to_string(&definition).unwrap_or_else(|_| "{}".into());
+        let mut definition_json =
+            serde_json::to_string(&definition).unwrap_or_else(|_| "{}".into());
+        // Kept for the tool's life: its size, not the writer's capacity.
+        definition_json.shrink_to_fit();
         let digest = digest(&tool_name, &definition_json);
         let annotations = definition.get("annotations");
         let title = non_empty(definition.get("title"))
             .or_else(|| non_empty(annotations.and_then(|a| a.get("title"))))
-            .map(str::to_owned);
-        let description = (definition.get("description").and_then(Value::as_str))
-            .filter(|d| !d.trim().is_empty())
             .map(str::to_owned);
         let ui = (definition.get("_meta").and_then(|m| m.get("ui")))
             .and_then(Value::as_object)
@@ -506,7 +513,6 @@ impl ServerTool {
             tool_name,
             definition_json,
             title,
-            description,
             ui,
             digest,
             app_only,

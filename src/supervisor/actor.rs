@@ -70,9 +70,10 @@ fn split(command: Option<Command>) -> (Input, Payload) {
             payload.reply = Some(reply);
             Input::UseOAuth
         }
-        Some(Command::ConnectionFailed { error, challenge }) => {
-            Input::ConnectionFailed { error, challenge }
-        }
+        Some(Command::ConnectionFailed { error, challenge }) => Input::ConnectionFailed {
+            error: *error,
+            challenge,
+        },
         Some(Command::StepUpToken { token, done }) => {
             payload.done = done;
             Input::StepUpToken(Secret(token))

@@ -44,8 +44,10 @@ pub enum Command {
     /// The actor leaves `ready` accordingly.
     ConnectionFailed {
         /// Why (`auth_required` with a challenge re-enters `authRequired`;
-        /// anything else ends in `error`).
-        error: HostError,
+        /// anything else ends in `error`). Boxed: every server's command
+        /// queue allocates its first block of slots at once, each slot the
+        /// size of the largest command.
+        error: Box<HostError>,
         /// The `WWW-Authenticate` header of the refusal, if any.
         challenge: Option<String>,
     },
@@ -75,4 +77,21 @@ pub enum Command {
         /// Told once the description is applied (or was not applicable).
         done: Option<oneshot::Sender<()>>,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Command;
+
+    #[test]
+    fn a_command_stays_small() {
+        // Each server's queue holds a first block of 32 of them from its
+        // start (tokio's unbounded channel): 100 lazy servers that never
+        // started keep those blocks.
+        assert!(
+            std::mem::size_of::<Command>() <= 48,
+            "Command is {} bytes: box the large variant's payload",
+            std::mem::size_of::<Command>()
+        );
+    }
 }

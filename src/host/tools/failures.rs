@@ -30,11 +30,11 @@ pub(super) fn is_refused_token(e: &HostError) -> bool {
 pub(super) fn report_unusable(handle: &ServerHandle, e: &HostError) {
     match e.code {
         ErrorCode::AuthRequired if !e.is_step_up() => handle.send(Command::ConnectionFailed {
-            error: e.clone(),
+            error: Box::new(e.clone()),
             challenge: handle.live.challenge(),
         }),
         ErrorCode::RedirectRefused => handle.send(Command::ConnectionFailed {
-            error: e.clone(),
+            error: Box::new(e.clone()),
             challenge: None,
         }),
         _ => {}

@@ -146,7 +146,7 @@ async fn a_failed_connection_closes_the_channel_before_the_error_state() {
     assert_eq!(kinds(&mut events, 1).await, ["ready"]);
     let error = HostError::new(ErrorCode::RedirectRefused, "refused");
     handle.send(Command::ConnectionFailed {
-        error,
+        error: Box::new(error),
         challenge: None,
     });
     assert_eq!(kinds(&mut events, 1).await, ["error"]);
