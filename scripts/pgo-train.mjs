@@ -9,7 +9,8 @@
 // LLVM profile into `--out` (LLVM_PROFILE_FILE, one `.profraw` per process);
 // then a breadth pass (`breadth()`, in a child of its own) over the rest of
 // what apps call often, against the real server-everything over stdio:
-// progress, AHP chat tool calls, resources, prompts, the session state. Code
+// progress, AHP chat tool calls, resources, prompts, the session state,
+// and lazy start from the tool cache with tool search (`lazyPass`). Code
 // no scenario runs is laid out as cold and optimized for size, so what the
 // training leaves out runs unoptimized for speed.
 //
@@ -87,18 +88,22 @@ function driveBreadth() {
   return runChild([fileURLToPath(import.meta.url), '--breadth'], 'the breadth pass', ['ignore', 'inherit', 'inherit'])
 }
 
+/** The package, as an app loads it (the addon from NAPI_RS_NATIVE_LIBRARY_PATH). */
+function hostModule() {
+  return createRequire(import.meta.url)('..')
+}
+
 /**
  * The breadth pass (in its own process, the addon from
  * NAPI_RS_NATIVE_LIBRARY_PATH): server-everything over stdio; every call
  * must succeed.
  */
 async function breadth() {
-  const require = createRequire(import.meta.url)
-  const { McpHost } = require('..')
+  const { McpHost } = hostModule()
+  const everything = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js')
   const dataDir = mkdtempSync(join(tmpdir(), 'ahp-pgo-'))
   const host = new McpHost({ dataDir, env: 'allowList' })
   try {
-    const everything = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-everything', 'dist', 'index.js')
     const serverId = await host.addServer({ name: 'everything', config: { type: 'stdio', command: process.execPath, args: [everything, 'stdio'] } })
     await host.whenReady(serverId)
     const chat = 'ahp-chat:/pgo-train'
@@ -118,7 +123,37 @@ async function breadth() {
     host.toolDiagnostics()
   } finally {
     await host.dispose()
+  }
+  try {
+    await lazyPass(dataDir, everything)
+  } finally {
     rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+/**
+ * Lazy start (issue 29): a cold lazy host lists server-everything once and
+ * caches it; warm lazy hosts then publish it from the tool cache, search
+ * and summarize it, and start the server with a call.
+ */
+async function lazyPass(dataDir, everything) {
+  const { McpHost } = hostModule()
+  const config = { type: 'stdio', command: process.execPath, args: [everything, 'stdio'] }
+  for (let round = 0; round <= BREADTH_ROUNDS; round++) {
+    const host = new McpHost({ dataDir, env: 'allowList', start: 'lazy' })
+    try {
+      const serverId = await host.addServer({ name: 'everything', config })
+      if (round === 0) await host.whenReady(serverId)
+      else if (host.processCount !== 0) throw new Error('pgo-train: the lazy server started before its first call (no tool cache?)')
+      const [hit] = host.searchTools('echo message', { limit: 5 })
+      if (!hit) throw new Error('pgo-train: searchTools found no echo tool')
+      host.listToolSummaries()
+      if (hit) host.getToolDefinitions([hit.name])
+      await host.callTool({ serverId, name: 'echo', arguments: { message: `lazy ${round}` } })
+      host.getState()
+    } finally {
+      await host.dispose()
+    }
   }
 }
 
