@@ -25,6 +25,7 @@ pub mod read_view;
 pub mod schema;
 pub mod search;
 mod server_tools;
+mod sorted_index;
 mod source;
 
 pub use filter::ToolFilter;
@@ -39,6 +40,7 @@ use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 use crate::error::HostResult;
+use sorted_index::SortedIndex;
 
 /// The first `hex_digits / 2` bytes of the SHA-256 of what `feed` writes,
 /// as lowercase hex: the one "stable short id" of the catalogue (model-name
@@ -131,7 +133,7 @@ impl CatalogueEntry {
         }
         quote(out, b",\"customizationId\":", &self.customization_id)?;
         quote(out, b",\"toolName\":", &tool.tool_name)?;
-        quote(out, b",\"digest\":", &tool.digest)?;
+        quote(out, b",\"digest\":", tool.digest())?;
         out.write_all(b"}")
     }
 
@@ -151,7 +153,7 @@ impl CatalogueEntry {
             + self.name.len()
             + self.customization_id.len()
             + tool.tool_name.len()
-            + tool.digest.len()
+            + tool.digest().len()
             + 60
     }
 
@@ -206,7 +208,7 @@ pub struct Catalogue {
     /// The filters of servers that have one, listed or not.
     filters: HashMap<String, ToolFilter>,
     entries: Arc<Vec<Arc<CatalogueEntry>>>,
-    by_name: HashMap<String, usize>,
+    by_name: SortedIndex,
 }
 
 impl Catalogue {
@@ -298,7 +300,8 @@ impl Catalogue {
                 Some(e)
                     if &*e.customization_id == *id
                         && (Arc::ptr_eq(&e.tool, t)
-                            || e.tool.digest == t.digest && e.tool.tool_name == t.tool_name) =>
+                            || e.tool.digest() == t.digest()
+                                && e.tool.tool_name == t.tool_name) =>
                 {
                     Arc::clone(e)
                 }
@@ -312,11 +315,7 @@ impl Catalogue {
                 .zip(entries.iter())
                 .any(|(a, b)| !Arc::ptr_eq(a, b));
         drop(previous);
-        self.by_name = entries
-            .iter()
-            .enumerate()
-            .map(|(i, e)| (e.name.clone(), i))
-            .collect();
+        self.by_name = SortedIndex::new(&entries, model_name);
         let old = std::mem::replace(&mut self.entries, Arc::new(entries));
         // The previous generation (its schema trees) is freed off this thread.
         crate::reclaim::drop_later((replaced, old));
@@ -330,7 +329,8 @@ impl Catalogue {
 
     /// The entry with model-safe name `name`.
     pub fn by_model_name(&self, name: &str) -> Option<&CatalogueEntry> {
-        self.by_name.get(name).map(|&i| &*self.entries[i])
+        let at = self.by_name.find(&self.entries, model_name, &name)?;
+        Some(&self.entries[at])
     }
 
     /// One server's checked tools (app-only ones included), if it is listed.
@@ -360,6 +360,11 @@ impl Catalogue {
             .flat_map(|(id, s)| s.diagnostics.iter().cloned().chain(filtered(id, s)))
             .collect()
     }
+}
+
+/// The key of the catalogue's index: the model-safe name.
+fn model_name(entry: &Arc<CatalogueEntry>) -> &str {
+    &entry.name
 }
 
 #[cfg(test)]
@@ -429,7 +434,12 @@ mod tests {
             ))
         };
         assert!(c.set_server("s", build(vec![tool("a")])));
-        let d1 = c.by_model_name("mcp__s__a").unwrap().tool.digest.clone();
+        let d1 = c
+            .by_model_name("mcp__s__a")
+            .unwrap()
+            .tool
+            .digest()
+            .to_owned();
         assert!(!c.set_server("s", build(vec![tool("a")])));
         assert!(c.set_server(
             "s",
@@ -437,7 +447,7 @@ mod tests {
                 json!({"name": "a", "inputSchema": {"type": "object", "properties": {"x": {}}}})
             ])
         ));
-        assert_ne!(c.by_model_name("mcp__s__a").unwrap().tool.digest, d1);
+        assert_ne!(c.by_model_name("mcp__s__a").unwrap().tool.digest(), d1);
         assert!(c.set_server("s", None));
         assert!(c.entries().is_empty());
     }

@@ -12,6 +12,7 @@
 
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError, RwLock};
 
+use super::sorted_index::SortedIndex;
 use super::{Catalogue, CatalogueEntry};
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, StaleReason};
 
@@ -50,26 +51,21 @@ struct Snapshot {
     /// Positions in `entries`, sorted by (server id, original tool name):
     /// searched with the entries' own strings (no copy of a name kept, no
     /// key built per call).
-    index: OnceLock<Vec<usize>>,
+    index: OnceLock<SortedIndex>,
 }
 
 impl Snapshot {
     /// The digest the caller read for `tool` of `server`, if it read one.
     fn digest(&self, server: &str, tool: &str) -> Option<&str> {
-        let key = |i: &usize| {
-            let e = &self.entries[*i];
-            (&*e.customization_id, e.tool.tool_name.as_str())
-        };
-        let index = self.index.get_or_init(|| {
-            let mut index: Vec<usize> = (0..self.entries.len()).collect();
-            index.sort_unstable_by(|a, b| key(a).cmp(&key(b)));
-            index
-        });
-        let at = index
-            .binary_search_by(|i| key(i).cmp(&(server, tool)))
-            .ok()?;
-        Some(self.entries[index[at]].tool.digest.as_str())
+        let index = (self.index).get_or_init(|| SortedIndex::new(&self.entries, server_and_tool));
+        let at = index.find(&self.entries, server_and_tool, &(server, tool))?;
+        Some(self.entries[at].tool.digest())
     }
+}
+
+/// The key of a [`Snapshot`]'s index: the server id and the original name.
+fn server_and_tool(entry: &Arc<CatalogueEntry>) -> (&str, &str) {
+    (&entry.customization_id, &entry.tool.tool_name)
 }
 
 /// The catalogue as of the caller's last [`ReadCatalogue::read`].
@@ -187,7 +183,7 @@ impl ReadCatalogue {
     ) -> HostResult<Option<String>> {
         let listed = catalogue.server(server);
         let listed = listed.as_ref().and_then(|st| st.get(tool));
-        let now = listed.map(|t| t.digest.as_str());
+        let now = listed.map(|t| t.digest());
         let title = listed.and_then(|t| t.display_title().map(str::to_owned));
         let last = self.last();
         let Some(expected) = digest.or_else(|| last.digest(server, tool)) else {
@@ -337,9 +333,9 @@ mod tests {
         let c = catalogue(&[("echo", "v1")]);
         let view = ReadCatalogue::default();
         view.read(&c);
-        let read = c.read().unwrap().entries()[0].tool.digest.clone();
+        let read = c.read().unwrap().entries()[0].tool.digest().to_owned();
         set(&mut c.write().unwrap(), &[("echo", "v2")]);
-        let now = c.read().unwrap().entries()[0].tool.digest.clone();
+        let now = c.read().unwrap().entries()[0].tool.digest().to_owned();
         let fresh = view.check_fresh(&c.read().unwrap(), "srv", "echo", Some(&now));
         assert_eq!(fresh.unwrap(), Some("echo title".into()));
         let old = view.check_fresh(&c.read().unwrap(), "srv", "echo", Some(&read));

@@ -128,7 +128,7 @@ impl ToolSummary {
             description: tool.description().as_deref().and_then(one_line),
             customization_id: entry.customization_id.to_string(),
             tool_name: tool.tool_name.clone(),
-            digest: tool.digest.clone(),
+            digest: tool.digest().to_owned(),
             estimated_tokens: estimate_tokens(entry.json_len()),
         }
     }

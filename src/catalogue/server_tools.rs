@@ -3,7 +3,7 @@
 //! normalization ([`super::schema`]) and a [`ToolDiagnostic`] for everything
 //! changed or left out.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -12,6 +12,7 @@ use sha2::Digest;
 
 use super::schema;
 use super::short_sha256;
+use super::sorted_index::SortedIndex;
 use crate::error::{ErrorCode, HostError};
 use crate::json::{check_shape, floor_char_boundary, json_len};
 use crate::limits::{Limits, DIAGNOSTIC_TOOL_NAME_CHARS};
@@ -61,12 +62,11 @@ pub struct ServerTool {
     /// schema tree per tool costs ten times its text.
     pub definition_json: String,
     /// [`ServerTool::display_title`], kept.
-    title: Option<String>,
+    title: Option<Box<str>>,
     /// `_meta.ui` when it is an object (MCP Apps), kept.
     ui: Option<Box<Map<String, Value>>>,
-    /// First 64 bits of SHA-256 over the definition, hex: changes whenever
-    /// the definition does (for stale-tool checks).
-    pub digest: String,
+    /// [`ServerTool::digest`]'s 16 hex digits, inline (no allocation).
+    digest: [u8; 16],
     /// `_meta.ui.visibility` is `["app"]`: callable, not in the model catalogue.
     pub app_only: bool,
     /// `execution.taskSupport` is `"required"` (MCP 2025-11-25 "Tools ›
@@ -80,8 +80,9 @@ pub struct ServerTool {
     source: [u8; 32],
     /// Its schemas' bytes (`maxTotalSchemaBytes` counts them again on reuse).
     schema_bytes: usize,
-    /// The diagnostics checking it gave (given again on reuse).
-    notes: Vec<ToolDiagnostic>,
+    /// The diagnostics checking it gave (given again on reuse; boxed:
+    /// most tools have none).
+    notes: Box<[ToolDiagnostic]>,
 }
 
 /// The reason of the `omitted` diagnostic of a task-required tool.
@@ -97,7 +98,7 @@ pub struct ServerTools {
     /// What was changed or left out.
     pub diagnostics: Vec<ToolDiagnostic>,
     /// Position in `tools` by original name.
-    index: HashMap<String, usize>,
+    index: SortedIndex,
 }
 
 impl ServerTools {
@@ -150,11 +151,7 @@ impl ServerTools {
                 tools.push(tool);
             }
         }
-        let index = tools
-            .iter()
-            .enumerate()
-            .map(|(i, t)| (t.tool_name.clone(), i))
-            .collect();
+        let index = SortedIndex::new(&tools, tool_name);
         Ok(Self {
             tools,
             diagnostics: listing.diagnostics,
@@ -173,21 +170,27 @@ impl ServerTools {
         Self {
             tools: Vec::new(),
             diagnostics: vec![diagnostic],
-            index: HashMap::new(),
+            index: SortedIndex::default(),
         }
     }
 
     /// The tool named `tool_name` (original name).
     pub fn get(&self, tool_name: &str) -> Option<&ServerTool> {
-        self.index.get(tool_name).map(|&i| &*self.tools[i])
+        let at = self.index.find(&self.tools, self::tool_name, &tool_name)?;
+        Some(&self.tools[at])
     }
 
     /// The tool named `tool_name` if it was checked from a raw entry with
     /// fingerprint `source`.
     fn unchanged(&self, tool_name: &str, source: &[u8; 32]) -> Option<&Arc<ServerTool>> {
-        let tool = &self.tools[*self.index.get(tool_name)?];
+        let tool = &self.tools[self.index.find(&self.tools, self::tool_name, &tool_name)?];
         (tool.source == *source).then_some(tool)
     }
+}
+
+/// The key of [`ServerTools`]' index: the original name.
+fn tool_name(tool: &Arc<ServerTool>) -> &str {
+    &tool.tool_name
 }
 
 /// The running state of one [`ServerTools::build_after`]: names seen so far, the
@@ -247,7 +250,7 @@ impl<'a> Listing<'a> {
         let first = self.diagnostics.len();
         let checked = self.check_tool(name, tool, source)?;
         Ok(checked.map(|mut tool| {
-            tool.notes = self.diagnostics[first..].to_vec();
+            tool.notes = self.diagnostics[first..].into();
             Arc::new(tool)
         }))
     }
@@ -463,6 +466,15 @@ impl ServerTool {
         self.title.as_deref()
     }
 
+    /// First 64 bits of SHA-256 over the name and the definition, as 16
+    /// lowercase hex digits: changes whenever the definition does (for
+    /// stale-tool checks; JS `HostTool.digest`).
+    #[must_use]
+    pub fn digest(&self) -> &str {
+        // Only hex digits are stored (see `digest_of`).
+        std::str::from_utf8(&self.digest).unwrap_or_default()
+    }
+
     /// AHP `ToolDefinition` fields except `name`, in this order: `title`,
     /// `description`, `inputSchema` (normalized), `outputSchema`,
     /// `annotations`, `execution` (MCP 2025-11-25), `_meta` (each member's
@@ -501,11 +513,11 @@ impl ServerTool {
             serde_json::to_string(&definition).unwrap_or_else(|_| "{}".into());
         // Kept for the tool's life: its size, not the writer's capacity.
         definition_json.shrink_to_fit();
-        let digest = digest(&tool_name, &definition_json);
+        let digest = digest_of(&tool_name, &definition_json);
         let annotations = definition.get("annotations");
         let title = non_empty(definition.get("title"))
             .or_else(|| non_empty(annotations.and_then(|a| a.get("title"))))
-            .map(str::to_owned);
+            .map(Box::from);
         let ui = (definition.get("_meta").and_then(|m| m.get("ui")))
             .and_then(Value::as_object)
             .map(|ui| Box::new(ui.clone()));
@@ -519,7 +531,7 @@ impl ServerTool {
             task_required,
             source: [0; 32],
             schema_bytes: 0,
-            notes: Vec::new(),
+            notes: Box::default(),
         }
     }
 }
@@ -556,12 +568,16 @@ fn is_task_required(definition: &Map<String, Value>) -> bool {
 
 /// [`ServerTool::digest`]: SHA-256 over `name \0 definition-JSON` (the
 /// compact text of [`ServerTool::definition_json`]), first 16 hex digits.
-fn digest(name: &str, definition_json: &str) -> String {
-    short_sha256(16, |h| {
+/// [`ServerTool::digest`] of a tool: its 16 hex digits.
+fn digest_of(name: &str, definition_json: &str) -> [u8; 16] {
+    let hex = short_sha256(16, |h| {
         h.update(name.as_bytes());
         h.update([0u8]);
         h.update(definition_json.as_bytes());
-    })
+    });
+    let mut digest = [b'0'; 16];
+    digest.copy_from_slice(&hex.as_bytes()[..16]);
+    digest
 }
 
 #[cfg(test)]

@@ -171,7 +171,7 @@ impl Host {
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let tools = catalogue.server(server)?;
-        tools.get(tool).map(|t| t.digest.clone())
+        tools.get(tool).map(|t| t.digest().to_owned())
     }
 }
 

@@ -126,7 +126,7 @@ fn digest_is_sha256_of_name_nul_definition() {
     // First 64 bits of SHA-256("a\0" + definition JSON): digests are in
     // published state, so the function must not change.
     let st = ServerTools::build("s", vec![tool("a")], &Limits::default()).unwrap();
-    assert_eq!(st.tools[0].digest, "6cd082cc8e9d581b");
+    assert_eq!(st.tools[0].digest(), "6cd082cc8e9d581b");
 }
 
 #[test]
@@ -178,8 +178,9 @@ fn a_relist_reuses_unchanged_entries_and_equals_a_fresh_build() {
     );
     // Everything else is what a fresh build gives: digests and diagnostics
     // (the reused tools' truncation, dropped output schema, task-required).
-    let digests =
-        |st: &ServerTools| -> Vec<String> { st.tools.iter().map(|t| t.digest.clone()).collect() };
+    let digests = |st: &ServerTools| -> Vec<String> {
+        st.tools.iter().map(|t| t.digest().to_owned()).collect()
+    };
     assert_eq!(digests(&again), digests(&fresh));
     assert_eq!(again.diagnostics, fresh.diagnostics);
     assert_eq!(again.diagnostics.len(), 3);
