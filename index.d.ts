@@ -563,6 +563,43 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    */
   getPrompt(serverId: string, name: string, args?: Record<string, string>, options?: RequestOptions): Promise<GetPromptResult>
   /**
+   * MCP `completion/complete` (MCP 2025-06-18+ "Utilities › Completion"):
+   * suggestions for one argument of a prompt (`ref: {type: 'ref/prompt',
+   * name}`) or of a resource template's URI (`ref: {type: 'ref/resource',
+   * uri}`), given what is typed so far (`argument.value`) and the arguments
+   * already chosen (`context.arguments`). Resolves the server's
+   * {@link CompleteResult} (at most 100 values).
+   *
+   * Errors: `invalid_argument` naming the field (`params.ref.type`, …);
+   * `not_supported` (nothing sent) when the server did not declare the
+   * `completions` capability; otherwise as {@link McpHost.readResource}
+   * (`not_found`, `server_not_ready`, `protocol_error` also for a result that is
+   * not a `CompleteResult` or has over 100 values, `timeout`, …);
+   * `options.signal` aborts it (code `cancelled`).
+   */
+  complete(params: CompleteParams, options?: RequestOptions): Promise<CompleteResult>
+  /**
+   * Sets the level of the log messages server `serverId` sends (MCP
+   * "Utilities › Logging", RFC 5424 levels); they arrive as `log` events
+   * with `target: 'server.log'` and the server's own `serverLevel`.
+   *
+   * In the 2025 era this is MCP `logging/setLevel`. The level is remembered
+   * for the server and set again on each new connection (reconnect,
+   * restart, crash recovery) before its first `tools/list`; a failure then
+   * is a `warn` log (target `host.logging`), never a failed start. MCP
+   * 2026-07-28 has no `logging/setLevel` (SEP-2575): there nothing is sent
+   * now, and every later request the app makes of that server (`callTool`,
+   * lists, reads, `getPrompt`, `complete`) carries the level in
+   * `_meta["io.modelcontextprotocol/logLevel"]`, the only way a 2026-07-28
+   * server sends log messages.
+   *
+   * Errors: `invalid_argument` (`level` not one of the eight);
+   * `not_supported` (nothing sent, nothing remembered) when the server did
+   * not declare the `logging` capability; otherwise as
+   * {@link McpHost.readResource}; a failed request leaves the level unset.
+   */
+  setLogLevel(serverId: string, level: LoggingLevel, options?: RequestOptions): Promise<void>
+  /**
    * Stops every server (stdin close → SIGTERM → SIGKILL of each process
    * group; its stdout is read until it exits, so a server still writing
    * never gets `EPIPE`) and releases the host. Idempotent: every call
@@ -1615,6 +1652,35 @@ export interface Prompt {
 }
 
 /** MCP `GetPromptResult`. */
+/** MCP log levels (RFC 5424 severities, least severe first), as {@link McpHost.setLogLevel} takes them. */
+export type LoggingLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency'
+
+/** What {@link McpHost.complete} completes (MCP `CompleteRequest` params plus the server). */
+export interface CompleteParams {
+  /** Customization id of the server. */
+  serverId: string
+  /** The prompt (`ref/prompt`, by name) or resource template (`ref/resource`, by its URI template) whose argument is completed. */
+  ref: { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string }
+  /** The argument being completed and the text typed so far (may be `''`). */
+  argument: { name: string; value: string }
+  /** The values of arguments already chosen (MCP 2025-06-18+). */
+  context?: { arguments?: Record<string, string> }
+}
+
+/** What {@link McpHost.complete} resolves (MCP `CompleteResult`). */
+export interface CompleteResult {
+  completion: {
+    /** At most 100 suggestions, best first. */
+    values: string[]
+    /** How many suggestions there are in all, when the server knows. */
+    total?: number
+    /** Whether there are more than `values` holds. */
+    hasMore?: boolean
+  }
+  _meta?: Record<string, unknown>
+  [key: string]: unknown
+}
+
 export interface GetPromptResult {
   description?: string
   messages: { role: 'user' | 'assistant'; content: ContentBlock }[]

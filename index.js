@@ -566,6 +566,17 @@ class McpHost extends EventEmitter {
     nonEmptyString(uri, 'uri')
     return this.#abortable(requestOptions(options), 'the request', (native, id) => native.readResource(id, serverId, uri))
   }
+  // MCP "Utilities": completion/complete and logging/setLevel, each only on a
+  // server that declared the capability (see index.d.ts, src/host/utilities.rs).
+  async complete(params, options) {
+    const json = jsonText('params', check.completeParams(params))
+    return this.#abortable(requestOptions(options), 'the request', (native, id) => native.complete(id, json))
+  }
+  async setLogLevel(serverId, level, options) {
+    nonEmptyString(serverId, 'serverId')
+    check.logLevel(level)
+    await this.#abortable(requestOptions(options), 'the request', (native, id) => native.setLogLevel(id, serverId, level))
+  }
   // Skills (SEP-2640): the entries listed at connect, and the verified load (see index.d.ts).
   listSkills(serverId) {
     if (serverId !== undefined) nonEmptyString(serverId, 'serverId')

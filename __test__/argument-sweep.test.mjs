@@ -146,6 +146,26 @@ function sweep(host) {
       ['args', [5, 'x', [], true], (v) => host.getPrompt('srv', 'p', v)],
       ['args.city', [5, null, {}], (v) => host.getPrompt('srv', 'p', { city: v })],
     ],
+    // MCP "Utilities" (issue 31): completion/complete and logging/setLevel.
+    complete: [
+      ['params', OBJECT_BAD, (v) => host.complete(v)],
+      ['params.serverId', STRING_BAD, (v) => host.complete({ serverId: v, ref: { type: 'ref/prompt', name: 'p' }, argument: { name: 'a', value: '' } })],
+      ['params.ref', OBJECT_BAD, (v) => host.complete({ serverId: 's', ref: v, argument: { name: 'a', value: '' } })],
+      ['params.ref.type', [undefined, 5, 'ref/tool'], (v) => host.complete({ serverId: 's', ref: { type: v, name: 'p' }, argument: { name: 'a', value: '' } })],
+      ['params.ref.name', STRING_BAD, (v) => host.complete({ serverId: 's', ref: { type: 'ref/prompt', name: v }, argument: { name: 'a', value: '' } })],
+      ['params.ref.uri', STRING_BAD, (v) => host.complete({ serverId: 's', ref: { type: 'ref/resource', uri: v }, argument: { name: 'a', value: '' } })],
+      ['params.argument', OBJECT_BAD, (v) => host.complete({ serverId: 's', ref: { type: 'ref/prompt', name: 'p' }, argument: v })],
+      ['params.argument.name', STRING_BAD, (v) => host.complete({ serverId: 's', ref: { type: 'ref/prompt', name: 'p' }, argument: { name: v, value: '' } })],
+      ['params.argument.value', [undefined, null, 5, {}], (v) => host.complete({ serverId: 's', ref: { type: 'ref/prompt', name: 'p' }, argument: { name: 'a', value: v } })],
+      ['params.context', [5, 'x', [], true], (v) => host.complete({ serverId: 's', ref: { type: 'ref/prompt', name: 'p' }, argument: { name: 'a', value: '' }, context: v })],
+      ['params.context.arguments', [5, 'x', [], null], (v) => host.complete({ serverId: 's', ref: { type: 'ref/prompt', name: 'p' }, argument: { name: 'a', value: '' }, context: { arguments: v } })],
+      ['params.context.arguments.b', [5, null, {}], (v) => host.complete({ serverId: 's', ref: { type: 'ref/prompt', name: 'p' }, argument: { name: 'a', value: '' }, context: { arguments: { b: v } } })],
+      ['params.extra', [1], (v) => host.complete({ serverId: 's', ref: { type: 'ref/prompt', name: 'p' }, argument: { name: 'a', value: '' }, extra: v })],
+    ],
+    setLogLevel: [
+      ...strings(['serverId', (v) => host.setLogLevel(v, 'error')]),
+      ['level', [undefined, null, 5, '', 'warn', 'ERROR', {}], (v) => host.setLogLevel('srv', v)],
+    ],
     sendChannelMessage: [['message', [...OBJECT_BAD, {}, { channel: 5 }], (v) => host.sendChannelMessage(v)]],
     readAppResource: [
       ['options', OBJECT_BAD, (v) => host.readAppResource(v)],

@@ -46,6 +46,7 @@ mod runtime;
 mod server_options;
 mod skills;
 mod tool_search;
+mod utilities;
 
 use callbacks::{JsHeaders, JsRequests, JsSecrets};
 use options::{JsAddPlugin, JsAuthenticateArgs, JsHostOptions, JsSetToolEnabled};

@@ -120,6 +120,9 @@ pub struct HostClient {
     /// The connection's flood bounds: log pacing, dropped notifications,
     /// the cap on server requests waiting on the app ([`Bounds`]).
     pub(crate) bounds: Bounds,
+    /// The server's chosen log level, asked for in each request's `_meta`
+    /// at 2026-07-28 ([`InOrder::log_level`], [`super::log_level`]).
+    pub(crate) log_level: super::log_level::LogLevelCell,
 }
 
 impl HostClient {
@@ -451,6 +454,11 @@ impl HostClient {
 impl InOrder for HostClient {
     fn unanswered(&self) {
         self.bounds.unanswered();
+    }
+
+    #[allow(deprecated)]
+    fn log_level(&self) -> Option<LoggingLevel> {
+        self.log_level.get()
     }
 
     #[allow(deprecated)]
