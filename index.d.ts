@@ -1104,7 +1104,7 @@ export interface AhpMcpUiHostCapabilities {
   logging?: Record<string, never>
   /** The app registered a `sampling` handler ({@link RequestHandlers.sampling}): `sampling/createMessage` is served by it. */
   sampling?: {
-    /** SEP-1577 `tools` / `toolChoice` / `tool_use` content is accepted (never advertised by this host). */
+    /** SEP-1577 `tools` / `toolChoice` / `tool_use` content is accepted (never advertised to Apps by this host). */
     tools?: Record<string, never>
   }
 }
@@ -1821,6 +1821,36 @@ export interface CreateMessageResult {
   _meta?: Record<string, unknown>
 }
 
+/** The app's answer to `sampling/createMessage` ({@link RequestHandlers.sampling}). */
+export type SamplingHandler = (params: CreateMessageParams, context: ServerRequestContext) => Promise<CreateMessageResult>
+
+/**
+ * A `sampling` handler with what it supports (SEP-1577, MCP 2025-11-25
+ * "Client Features › Sampling › Tools in Sampling").
+ *
+ * With `tools: true` the host declares `sampling: {tools: {}}` and the
+ * handler receives `tools`, `toolChoice` and `tool_use` / `tool_result`
+ * content as the server sent them; it may answer with `tool_use` blocks
+ * (`stopReason: 'toolUse'`, content an array) for the server to run.
+ *
+ * What the host checks (JSON-RPC errors to the server, the handler not
+ * called): a request with `tools`, `toolChoice` or tool content to a host
+ * that did not declare `sampling.tools`; a `tool_use` in a user message or a
+ * `tool_result` in an assistant one; a message mixing `tool_result` with
+ * other content; a `tool_result` answering no `tool_use`, or a `tool_use`
+ * left without its `tool_result`: each `-32602` (Invalid params). The
+ * handler's answer is refused (`-32603` to the server) when its role is not
+ * `assistant`, it holds `tool_result` content, or a `tool_use` the request
+ * did not allow (no `tools`, `toolChoice: {mode: 'none'}`, a tool it did not
+ * offer, an empty or repeated id).
+ */
+export interface SamplingRegistration {
+  /** Answers each `sampling/createMessage`. */
+  handler: SamplingHandler
+  /** The handler supports SEP-1577 tools: declare `sampling.tools`. Default `false`. */
+  tools?: boolean
+}
+
 /** App handlers for server-initiated requests; each resolves the MCP result object. */
 export interface RequestHandlers {
   /**
@@ -1832,8 +1862,15 @@ export interface RequestHandlers {
     params: { mode?: 'form'; message: string; requestedSchema: Record<string, unknown>; _meta?: Record<string, unknown> },
     context: ServerRequestContext,
   ) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>
-  /** `sampling/createMessage` (MCP 2025-11-25 "Client Features › Sampling"): resolve an MCP `CreateMessageResult`. */
-  sampling?: (params: CreateMessageParams, context: ServerRequestContext) => Promise<CreateMessageResult>
+  /**
+   * `sampling/createMessage` (MCP 2025-11-25 "Client Features › Sampling"):
+   * resolve an MCP `CreateMessageResult`. A function, or
+   * {@link SamplingRegistration} `{handler, tools: true}` when the handler
+   * supports tools (SEP-1577): only then does the host declare `sampling:
+   * {tools: {}}`, and pass `tools`, `toolChoice` and `tool_use` /
+   * `tool_result` content through.
+   */
+  sampling?: SamplingHandler | SamplingRegistration
   /**
    * `roots/list`: resolve `{roots: [{uri, name?}]}`; each `uri` a `file:`
    * URI or an absolute path, sent percent-encoded. A root that is not a

@@ -379,6 +379,7 @@ impl NativeHost {
     /// arrives in `onEvents` as `{event: "requestWithdrawn", payload:
     /// {requestId}}`.
     /// `rootsJson`: the `roots` option as JSON (`null`: not given).
+    /// `samplingTools`: the `sampling` handler takes SEP-1577 tools.
     #[napi(
         constructor,
         catch_unwind,
@@ -395,6 +396,7 @@ impl NativeHost {
         roots_json: String,
         use_headers: Option<bool>,
         on_headers: Option<Function<String, Promise<String>>>,
+        sampling_tools: Option<bool>,
     ) -> Result<Self> {
         let refused =
             |e: HostError| Error::new(Status::InvalidArg, format!("{}: {}", e.code, e.message));
@@ -424,6 +426,7 @@ impl NativeHost {
             Some(Arc::new(JsRequests {
                 tsfn: Arc::new(tsfn),
                 handled,
+                sampling_tools: sampling_tools.unwrap_or(false),
                 sink: sink.clone(),
                 next: Default::default(),
             }))

@@ -136,9 +136,19 @@ function hostOptions(options) {
     if (!REQUEST_KINDS.includes(key)) {
       throw invalid(`options.handlers.${key}: unknown request handler (expected ${REQUEST_KINDS.join(', ')})`)
     }
-    optional.function(value, `options.handlers.${key}`)
+    if (key === 'sampling' && isObject(value)) samplingRegistration(value, 'options.handlers.sampling')
+    else if (key === 'sampling' && value !== undefined && typeof value !== 'function') {
+      throw invalid(`options.handlers.sampling: must be a function or {handler, tools?}, got ${shown(value)}`)
+    } else optional.function(value, `options.handlers.${key}`)
   }
   return options
+}
+
+/** `handlers.sampling` given as `{handler, tools?}` (SEP-1577 sampling with tools). */
+function samplingRegistration(value, path) {
+  known(value, path, ['handler', 'tools'])
+  if (typeof value.handler !== 'function') throw invalid(`${path}.handler: must be a function, got ${shown(value.handler)}`)
+  optional.boolean(value.tools, `${path}.tools`)
 }
 
 /** A per-server OAuth client option (`OAuthClientOption`). */
