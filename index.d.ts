@@ -2525,6 +2525,7 @@ export interface LogRecord {
    * got an error answer; emitted by the JS wrapper),
    * `host.process` (Linux: a descendant of a stdio server left its process group; it is ended with the server),
    * `host.tasks` (task records under `dataDir`: unreadable files, dropped records),
+   * `host.logging` (the level of {@link McpHost.setLogLevel} set again on a new connection: `info`, or `warn` with why not),
    * `host.notifications`, `host.requests`, `host.events` (also counts of what a flood lost:
    * notifications dropped, server requests refused past their cap, log records dropped
    * while JS was behind). Floods are bounded (docs/reliability.md, "Floods"): a server's
