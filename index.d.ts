@@ -563,6 +563,43 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    */
   getPrompt(serverId: string, name: string, args?: Record<string, string>, options?: RequestOptions): Promise<GetPromptResult>
   /**
+   * MCP `completion/complete` (MCP 2025-06-18+ "Utilities › Completion"):
+   * suggestions for one argument of a prompt (`ref: {type: 'ref/prompt',
+   * name}`) or of a resource template's URI (`ref: {type: 'ref/resource',
+   * uri}`), given what is typed so far (`argument.value`) and the arguments
+   * already chosen (`context.arguments`). Resolves the server's
+   * {@link CompleteResult} (at most 100 values).
+   *
+   * Errors: `invalid_argument` naming the field (`params.ref.type`, …);
+   * `not_supported` (nothing sent) when the server did not declare the
+   * `completions` capability; otherwise as {@link McpHost.readResource}
+   * (`not_found`, `server_not_ready`, `protocol_error` also for a result that is
+   * not a `CompleteResult` or has over 100 values, `timeout`, …);
+   * `options.signal` aborts it (code `cancelled`).
+   */
+  complete(params: CompleteParams, options?: RequestOptions): Promise<CompleteResult>
+  /**
+   * Sets the level of the log messages server `serverId` sends (MCP
+   * "Utilities › Logging", RFC 5424 levels); they arrive as `log` events
+   * with `target: 'server.log'` and the server's own `serverLevel`.
+   *
+   * In the 2025 era this is MCP `logging/setLevel`. The level is remembered
+   * for the server and set again on each new connection (reconnect,
+   * restart, crash recovery) before its first `tools/list`; a failure then
+   * is a `warn` log (target `host.logging`), never a failed start. MCP
+   * 2026-07-28 has no `logging/setLevel` (SEP-2575): there nothing is sent
+   * now, and every later request the app makes of that server (`callTool`,
+   * lists, reads, `getPrompt`, `complete`) carries the level in
+   * `_meta["io.modelcontextprotocol/logLevel"]`, the only way a 2026-07-28
+   * server sends log messages.
+   *
+   * Errors: `invalid_argument` (`level` not one of the eight);
+   * `not_supported` (nothing sent, nothing remembered) when the server did
+   * not declare the `logging` capability; otherwise as
+   * {@link McpHost.readResource}; a failed request leaves the level unset.
+   */
+  setLogLevel(serverId: string, level: LoggingLevel, options?: RequestOptions): Promise<void>
+  /**
    * Stops every server (stdin close → SIGTERM → SIGKILL of each process
    * group; its stdout is read until it exits, so a server still writing
    * never gets `EPIPE`) and releases the host. Idempotent: every call
@@ -1067,7 +1104,7 @@ export interface AhpMcpUiHostCapabilities {
   logging?: Record<string, never>
   /** The app registered a `sampling` handler ({@link RequestHandlers.sampling}): `sampling/createMessage` is served by it. */
   sampling?: {
-    /** SEP-1577 `tools` / `toolChoice` / `tool_use` content is accepted (never advertised by this host). */
+    /** SEP-1577 `tools` / `toolChoice` / `tool_use` content is accepted (never advertised to Apps by this host). */
     tools?: Record<string, never>
   }
 }
@@ -1615,6 +1652,35 @@ export interface Prompt {
 }
 
 /** MCP `GetPromptResult`. */
+/** MCP log levels (RFC 5424 severities, least severe first), as {@link McpHost.setLogLevel} takes them. */
+export type LoggingLevel = 'debug' | 'info' | 'notice' | 'warning' | 'error' | 'critical' | 'alert' | 'emergency'
+
+/** What {@link McpHost.complete} completes (MCP `CompleteRequest` params plus the server). */
+export interface CompleteParams {
+  /** Customization id of the server. */
+  serverId: string
+  /** The prompt (`ref/prompt`, by name) or resource template (`ref/resource`, by its URI template) whose argument is completed. */
+  ref: { type: 'ref/prompt'; name: string } | { type: 'ref/resource'; uri: string }
+  /** The argument being completed and the text typed so far (may be `''`). */
+  argument: { name: string; value: string }
+  /** The values of arguments already chosen (MCP 2025-06-18+). */
+  context?: { arguments?: Record<string, string> }
+}
+
+/** What {@link McpHost.complete} resolves (MCP `CompleteResult`). */
+export interface CompleteResult {
+  completion: {
+    /** At most 100 suggestions, best first. */
+    values: string[]
+    /** How many suggestions there are in all, when the server knows. */
+    total?: number
+    /** Whether there are more than `values` holds. */
+    hasMore?: boolean
+  }
+  _meta?: Record<string, unknown>
+  [key: string]: unknown
+}
+
 export interface GetPromptResult {
   description?: string
   messages: { role: 'user' | 'assistant'; content: ContentBlock }[]
@@ -1755,6 +1821,36 @@ export interface CreateMessageResult {
   _meta?: Record<string, unknown>
 }
 
+/** The app's answer to `sampling/createMessage` ({@link RequestHandlers.sampling}). */
+export type SamplingHandler = (params: CreateMessageParams, context: ServerRequestContext) => Promise<CreateMessageResult>
+
+/**
+ * A `sampling` handler with what it supports (SEP-1577, MCP 2025-11-25
+ * "Client Features › Sampling › Tools in Sampling").
+ *
+ * With `tools: true` the host declares `sampling: {tools: {}}` and the
+ * handler receives `tools`, `toolChoice` and `tool_use` / `tool_result`
+ * content as the server sent them; it may answer with `tool_use` blocks
+ * (`stopReason: 'toolUse'`, content an array) for the server to run.
+ *
+ * What the host checks (JSON-RPC errors to the server, the handler not
+ * called): a request with `tools`, `toolChoice` or tool content to a host
+ * that did not declare `sampling.tools`; a `tool_use` in a user message or a
+ * `tool_result` in an assistant one; a message mixing `tool_result` with
+ * other content; a `tool_result` answering no `tool_use`, or a `tool_use`
+ * left without its `tool_result`: each `-32602` (Invalid params). The
+ * handler's answer is refused (`-32603` to the server) when its role is not
+ * `assistant`, it holds `tool_result` content, or a `tool_use` the request
+ * did not allow (no `tools`, `toolChoice: {mode: 'none'}`, a tool it did not
+ * offer, an empty or repeated id).
+ */
+export interface SamplingRegistration {
+  /** Answers each `sampling/createMessage`. */
+  handler: SamplingHandler
+  /** The handler supports SEP-1577 tools: declare `sampling.tools`. Default `false`. */
+  tools?: boolean
+}
+
 /** App handlers for server-initiated requests; each resolves the MCP result object. */
 export interface RequestHandlers {
   /**
@@ -1766,8 +1862,15 @@ export interface RequestHandlers {
     params: { mode?: 'form'; message: string; requestedSchema: Record<string, unknown>; _meta?: Record<string, unknown> },
     context: ServerRequestContext,
   ) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>
-  /** `sampling/createMessage` (MCP 2025-11-25 "Client Features › Sampling"): resolve an MCP `CreateMessageResult`. */
-  sampling?: (params: CreateMessageParams, context: ServerRequestContext) => Promise<CreateMessageResult>
+  /**
+   * `sampling/createMessage` (MCP 2025-11-25 "Client Features › Sampling"):
+   * resolve an MCP `CreateMessageResult`. A function, or
+   * {@link SamplingRegistration} `{handler, tools: true}` when the handler
+   * supports tools (SEP-1577): only then does the host declare `sampling:
+   * {tools: {}}`, and pass `tools`, `toolChoice` and `tool_use` /
+   * `tool_result` content through.
+   */
+  sampling?: SamplingHandler | SamplingRegistration
   /**
    * `roots/list`: resolve `{roots: [{uri, name?}]}`; each `uri` a `file:`
    * URI or an absolute path, sent percent-encoded. A root that is not a
@@ -2422,6 +2525,7 @@ export interface LogRecord {
    * got an error answer; emitted by the JS wrapper),
    * `host.process` (Linux: a descendant of a stdio server left its process group; it is ended with the server),
    * `host.tasks` (task records under `dataDir`: unreadable files, dropped records),
+   * `host.logging` (the level of {@link McpHost.setLogLevel} set again on a new connection: `info`, or `warn` with why not),
    * `host.notifications`, `host.requests`, `host.events` (also counts of what a flood lost:
    * notifications dropped, server requests refused past their cap, log records dropped
    * while JS was behind). Floods are bounded (docs/reliability.md, "Floods"): a server's

@@ -136,6 +136,15 @@ function requestId() {
 const REQUEST_KINDS = new Set(['elicitation', 'sampling', 'roots'])
 const kindOf = (method) => method.split('/', 1)[0]
 
+// The checked `handlers` option as kind → function, and whether the
+// `sampling` handler was registered as `{handler, tools: true}` (then the
+// host declares `sampling: {tools: {}}`, SEP-1577).
+function handlerFunctions(given) {
+  const { sampling, ...rest } = given
+  if (typeof sampling !== 'object' || sampling === null) return { handlers: given, samplingTools: false }
+  return { handlers: { ...rest, sampling: sampling.handler }, samplingTools: sampling.tools === true }
+}
+
 // The native host; a refused option (native message `<code>: <message>`)
 // throws a HostError with that code; any other native error (never
 // expected: every argument is checked and passed as text) is `internal`.
@@ -311,7 +320,9 @@ class McpHost extends EventEmitter {
 
   constructor(options) {
     super()
-    const { handlers = {}, credentials, roots, headers, ...nativeOptions } = check.hostOptions(options)
+    const { handlers: given = {}, credentials, roots, headers, ...nativeOptions } = check.hostOptions(options)
+    // `sampling` may be `{handler, tools}` (SEP-1577 sampling with tools): the function, and the flag.
+    const { handlers, samplingTools } = handlerFunctions(given)
     const handled = Object.keys(handlers).filter((k) => typeof handlers[k] === 'function')
     for (const k of handled) {
       if (!REQUEST_KINDS.has(k)) throw new HostError('invalid_argument', `unknown request handler ${JSON.stringify(k)} (expected elicitation, sampling or roots)`)
@@ -351,6 +362,7 @@ class McpHost extends EventEmitter {
       roots === undefined ? 'null' : jsonArg(roots),
       headers !== undefined,
       headers === undefined ? noCredentials : imports.headersCallback(headers),
+      samplingTools,
     )
     this.#nativeRef = new WeakRef(this.#native)
     this.#readiness = readinessOf(this.#native)
@@ -582,6 +594,17 @@ class McpHost extends EventEmitter {
     nonEmptyString(serverId, 'serverId')
     nonEmptyString(uri, 'uri')
     return this.#abortable(requestOptions(options), 'the request', (native, id) => native.readResource(id, serverId, uri))
+  }
+  // MCP "Utilities": completion/complete and logging/setLevel, each only on a
+  // server that declared the capability (see index.d.ts, src/host/utilities.rs).
+  async complete(params, options) {
+    const json = jsonText('params', check.completeParams(params))
+    return this.#abortable(requestOptions(options), 'the request', (native, id) => native.complete(id, json))
+  }
+  async setLogLevel(serverId, level, options) {
+    nonEmptyString(serverId, 'serverId')
+    check.logLevel(level)
+    await this.#abortable(requestOptions(options), 'the request', (native, id) => native.setLogLevel(id, serverId, level))
   }
   // Skills (SEP-2640): the entries listed at connect, and the verified load (see index.d.ts).
   listSkills(serverId) {

@@ -88,10 +88,14 @@ test('without a chat, a 403 insufficient_scope rejects with auth_required; a cli
 async function pausedCall(t, toolCallId) {
   const h = await signedIn(t)
   const [admin] = h.host.listTools().filter((x) => x.toolName === 'admin')
+  const before = h.actions.length
   const pending = h.host.callTool({ name: admin.name, chat: CHAT, turnId: 'turn-1', toolCallId })
   pending.catch(() => {})
   await waitFor(() => h.host.getState().inputNeeded?.length === 1, { what: 'inputNeeded entry' })
   await waitFor(() => h.actions.some((e) => e.channel === CHAT && e.action.type === 'chat/toolCallAuthRequired'), { what: 'the auth-required action' })
+  // Its inputNeededSet envelope too (state has the entry before the JS event
+  // arrives; under load it can come in a later batch than the auth-required one).
+  await waitFor(() => h.actions.slice(before).some((e) => e.action.type === 'session/inputNeededSet'), { what: 'the inputNeededSet action' })
   return { ...h, pending, from: h.actions.length }
 }
 

@@ -4,7 +4,8 @@
 //!
 //! A capability is declared in `initialize` only when its handler is
 //! registered (for `roots`: a `roots` handler or the host's own roots,
-//! [`host_roots`], declared with `listChanged: true`). Without a handler the
+//! [`host_roots`], declared with `listChanged: true`; `sampling.tools`
+//! only when the `sampling` handler supports tools, [`sampling`]). Without a handler the
 //! host answers the way the spec and rmcp do for an undeclared capability:
 //! elicitation is declined, sampling gets `-32601` (method not found),
 //! roots/list returns an empty list. Roots are checked and percent-encoded
@@ -12,6 +13,7 @@
 
 pub mod host_roots;
 pub mod roots;
+pub mod sampling;
 
 use futures::future::BoxFuture;
 use rmcp::model::ClientCapabilities;
@@ -115,6 +117,14 @@ pub trait RequestHandler: Send + Sync + 'static {
     /// is ignored.
     fn request(&self, request: HandlerRequest) -> BoxFuture<'static, Result<Value, String>>;
 
+    /// Whether the `sampling` handler takes SEP-1577 `tools` / `toolChoice`
+    /// and `tool_use` / `tool_result` content (JS `handlers.sampling:
+    /// {handler, tools: true}`): then `sampling: {tools: {}}` is declared
+    /// (see [`sampling`]). `false` by default.
+    fn sampling_tools(&self) -> bool {
+        false
+    }
+
     /// The host's own roots, when this handler answers `roots/list` from
     /// them ([`host_roots::WithHostRoots`]); `None` by default.
     fn host_roots(&self) -> Option<&host_roots::HostRoots> {
@@ -123,6 +133,7 @@ pub trait RequestHandler: Send + Sync + 'static {
 }
 
 /// Client capabilities for `initialize`: exactly the registered handlers;
+/// `sampling` with `tools: {}` when the handler supports tools (SEP-1577);
 /// `roots` with `listChanged: true` (the host sends
 /// `notifications/roots/list_changed` on every change of its roots, MCP
 /// 2025-11-25 "Client Features › Roots › Capabilities").
@@ -144,7 +155,13 @@ pub fn client_capabilities_with(
         caps.insert("elicitation".into(), json!({ "form": {} }));
     }
     if has(ServerRequestKind::Sampling) {
-        caps.insert("sampling".into(), json!({}));
+        let tools = handler.is_some_and(|h| h.sampling_tools());
+        let sampling = if tools {
+            json!({ "tools": {} })
+        } else {
+            json!({})
+        };
+        caps.insert("sampling".into(), sampling);
     }
     if has(ServerRequestKind::Roots) {
         caps.insert("roots".into(), json!({ "listChanged": true }));
@@ -192,6 +209,9 @@ mod tests {
         fn handles(&self, kind: ServerRequestKind) -> bool {
             kind == self.0
         }
+        fn sampling_tools(&self) -> bool {
+            true
+        }
         fn request(&self, _: HandlerRequest) -> BoxFuture<'static, Result<Value, String>> {
             Box::pin(async { Ok(Value::Null) })
         }
@@ -220,6 +240,9 @@ mod tests {
             serde_json::to_value(client_capabilities(Some(&Only(ServerRequestKind::Roots))))
                 .unwrap_or_default();
         assert_eq!(roots, json!({"roots": {"listChanged": true}}));
+        let sampling = Only(ServerRequestKind::Sampling);
+        let caps = serde_json::to_value(client_capabilities(Some(&sampling))).unwrap_or_default();
+        assert_eq!(caps, json!({"sampling": {"tools": {}}}));
     }
 
     #[test]

@@ -20,6 +20,8 @@ use super::{JsSink, RequestFn};
 pub(super) struct JsRequests {
     pub(super) tsfn: Arc<RequestFn>,
     pub(super) handled: Vec<ServerRequestKind>,
+    /// The `sampling` handler takes SEP-1577 tools (JS `{handler, tools: true}`).
+    pub(super) sampling_tools: bool,
     /// Where a withdrawal goes (`requestWithdrawn`, see [`Withdrawal`]).
     pub(super) sink: Arc<JsSink>,
     /// The id of the next request (JS `requestId`, increasing).
@@ -29,6 +31,10 @@ pub(super) struct JsRequests {
 impl RequestHandler for JsRequests {
     fn handles(&self, kind: ServerRequestKind) -> bool {
         self.handled.contains(&kind)
+    }
+
+    fn sampling_tools(&self) -> bool {
+        self.sampling_tools && self.handles(ServerRequestKind::Sampling)
     }
 
     /// Sends `{serverId, method, params, requestId, chatInput?}` to JS; when

@@ -46,6 +46,7 @@ mod runtime;
 mod server_options;
 mod skills;
 mod tool_search;
+mod utilities;
 
 use callbacks::{JsHeaders, JsRequests, JsSecrets};
 use options::{JsAddPlugin, JsAuthenticateArgs, JsHostOptions, JsSetToolEnabled};
@@ -378,6 +379,7 @@ impl NativeHost {
     /// arrives in `onEvents` as `{event: "requestWithdrawn", payload:
     /// {requestId}}`.
     /// `rootsJson`: the `roots` option as JSON (`null`: not given).
+    /// `samplingTools`: the `sampling` handler takes SEP-1577 tools.
     #[napi(
         constructor,
         catch_unwind,
@@ -394,6 +396,7 @@ impl NativeHost {
         roots_json: String,
         use_headers: Option<bool>,
         on_headers: Option<Function<String, Promise<String>>>,
+        sampling_tools: Option<bool>,
     ) -> Result<Self> {
         let refused =
             |e: HostError| Error::new(Status::InvalidArg, format!("{}: {}", e.code, e.message));
@@ -423,6 +426,7 @@ impl NativeHost {
             Some(Arc::new(JsRequests {
                 tsfn: Arc::new(tsfn),
                 handled,
+                sampling_tools: sampling_tools.unwrap_or(false),
                 sink: sink.clone(),
                 next: Default::default(),
             }))

@@ -136,9 +136,19 @@ function hostOptions(options) {
     if (!REQUEST_KINDS.includes(key)) {
       throw invalid(`options.handlers.${key}: unknown request handler (expected ${REQUEST_KINDS.join(', ')})`)
     }
-    optional.function(value, `options.handlers.${key}`)
+    if (key === 'sampling' && isObject(value)) samplingRegistration(value, 'options.handlers.sampling')
+    else if (key === 'sampling' && value !== undefined && typeof value !== 'function') {
+      throw invalid(`options.handlers.sampling: must be a function or {handler, tools?}, got ${shown(value)}`)
+    } else optional.function(value, `options.handlers.${key}`)
   }
   return options
+}
+
+/** `handlers.sampling` given as `{handler, tools?}` (SEP-1577 sampling with tools). */
+function samplingRegistration(value, path) {
+  known(value, path, ['handler', 'tools'])
+  if (typeof value.handler !== 'function') throw invalid(`${path}.handler: must be a function, got ${shown(value.handler)}`)
+  optional.boolean(value.tools, `${path}.tools`)
 }
 
 /** A per-server OAuth client option (`OAuthClientOption`). */
@@ -266,8 +276,45 @@ function callToolOptions(options) {
   return options
 }
 
+/** `complete(params)`: `{serverId, ref, argument, context?}` (MCP `completion/complete`); unknown fields are named natively. */
+function completeParams(params) {
+  object(params, 'params', ' (CompleteParams: {serverId, ref, argument, context?})')
+  fields(params, 'params', {
+    serverId: nonEmptyString,
+    ref: (value, path) => object(value, path, " ({type: 'ref/prompt', name} or {type: 'ref/resource', uri})"),
+    argument: (value, path) => object(value, path, ' ({name, value})'),
+    context: optional.object,
+  })
+  const { ref, argument, context } = params
+  optional.oneOf(['ref/prompt', 'ref/resource'])(ref.type, 'params.ref.type')
+  if (ref.type === undefined) throw invalid("params.ref.type: must be 'ref/prompt' or 'ref/resource'")
+  nonEmptyString(ref.type === 'ref/prompt' ? ref.name : ref.uri, `params.ref.${ref.type === 'ref/prompt' ? 'name' : 'uri'}`)
+  nonEmptyString(argument.name, 'params.argument.name')
+  if (typeof argument.value !== 'string') throw invalid(`params.argument.value: must be a string, got ${shown(argument.value)}`)
+  if (context?.arguments !== undefined) {
+    object(context.arguments, 'params.context.arguments', ' of string values')
+    for (const [key, value] of Object.entries(context.arguments)) {
+      if (typeof value !== 'string') throw invalid(`params.context.arguments.${key}: must be a string, got ${shown(value)}`)
+    }
+  }
+  return params
+}
+
+/** The MCP log levels (RFC 5424, least severe first; src/mcp/log_level.rs `LEVEL_NAMES`). */
+const LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']
+
+/** `setLogLevel(serverId, level)`: one of {@link LOG_LEVELS}. */
+function logLevel(level) {
+  if (!LOG_LEVELS.includes(level)) {
+    throw invalid(`level: must be one of ${LOG_LEVELS.join(', ')} (RFC 5424 levels as MCP spells them), got ${shown(level)}`)
+  }
+  return level
+}
+
 module.exports = {
   callToolOptions,
+  completeParams,
+  logLevel,
   invalid,
   object,
   optionalObject,

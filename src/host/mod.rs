@@ -12,7 +12,7 @@
 //! - `tool_search.rs`: `searchTools`, `listToolSummaries`,
 //!   `getToolDefinitions` (deferred tool loading);
 //! - `auth.rs`: AHP `authenticate` and host-run `authorize`;
-//! - `mcp_requests.rs`: resources and prompts;
+//! - `mcp_requests.rs`: resources and prompts; `utilities.rs`: `complete`, `setLogLevel`;
 //! - `channel.rs`: the MCP Apps `mcp://` channel (`sendChannelMessage`)
 //!   and `readAppResource`;
 //! - `registry.rs`: which top-level ids are taken and what each is doing
@@ -82,6 +82,7 @@ mod tasks;
 mod tool_filter;
 mod tool_search;
 mod tools;
+mod utilities;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -119,6 +120,7 @@ pub use options::{
     PluginAdded, ServerOverrides, DEFAULT_SESSION,
 };
 pub use tools::{CallTool, ChatCall, OnProgress, ToolRef};
+pub use utilities::{Complete, CompletionArgument, CompletionContextArgs, CompletionRef};
 
 /// A server's tool filter (`includeTools`, `excludeTools`; see
 /// [`Host::set_tool_enabled`]) and its own `tools/call` limits.

@@ -11,6 +11,8 @@
 //! | `resources/list`, `resources/templates/list`, `prompts/list` | no request; `[]` |
 //! | `resources/read`, `prompts/get` | no request; `not_supported` naming the server and the capability |
 //! | `resources/subscribe`, `resources/unsubscribe` | as above, capability `resources.subscribe` |
+//! | `completion/complete` | no request; `not_supported`, capability `completions` |
+//! | `logging/setLevel` | no request; `not_supported`, capability `logging` |
 //!
 //! A connection whose peer has no stored capabilities yet (none after a
 //! completed handshake) is treated as declaring everything: the request is
@@ -32,11 +34,16 @@ pub enum Capability {
     ResourceSubscribe,
     /// `prompts` (`prompts/list`, `prompts/get`).
     Prompts,
+    /// `completions` (`completion/complete`, MCP 2025-06-18+ "Utilities ›
+    /// Completion").
+    Completions,
+    /// `logging` (`logging/setLevel`, MCP 2025-11-25 "Utilities › Logging").
+    Logging,
 }
 
 impl Capability {
     /// The capability that MCP request `method` needs, if it needs one of
-    /// the four this module knows.
+    /// the six this module knows.
     #[must_use]
     pub fn of_method(method: &str) -> Option<Self> {
         match method {
@@ -46,12 +53,14 @@ impl Capability {
             }
             "resources/subscribe" | "resources/unsubscribe" => Some(Self::ResourceSubscribe),
             "prompts/list" | "prompts/get" => Some(Self::Prompts),
+            "completion/complete" => Some(Self::Completions),
+            "logging/setLevel" => Some(Self::Logging),
             _ => None,
         }
     }
 
     /// The capability as written in the spec: `tools`, `resources`,
-    /// `resources.subscribe` or `prompts`.
+    /// `resources.subscribe`, `prompts`, `completions` or `logging`.
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
@@ -59,6 +68,8 @@ impl Capability {
             Self::Resources => "resources",
             Self::ResourceSubscribe => "resources.subscribe",
             Self::Prompts => "prompts",
+            Self::Completions => "completions",
+            Self::Logging => "logging",
         }
     }
 
@@ -75,6 +86,8 @@ impl Capability {
                 .and_then(|r| r.subscribe)
                 .unwrap_or(false),
             Self::Prompts => capabilities.prompts.is_some(),
+            Self::Completions => capabilities.completions.is_some(),
+            Self::Logging => capabilities.logging.is_some(),
         }
     }
 }
@@ -124,7 +137,8 @@ mod tests {
             ("resources/subscribe", Some(Capability::ResourceSubscribe)),
             ("prompts/get", Some(Capability::Prompts)),
             ("ping", None),
-            ("completion/complete", None),
+            ("completion/complete", Some(Capability::Completions)),
+            ("logging/setLevel", Some(Capability::Logging)),
         ];
         for (method, want) in cases {
             assert_eq!(Capability::of_method(method), want, "{method}");
@@ -142,5 +156,10 @@ mod tests {
         assert!(Capability::ResourceSubscribe.declared_in(&subscribe));
         assert!(Capability::Tools.declared_in(&subscribe));
         assert!(!Capability::Tools.declared_in(&caps(serde_json::json!({}))));
+        let utilities = caps(serde_json::json!({"completions": {}, "logging": {}}));
+        assert!(Capability::Completions.declared_in(&utilities));
+        assert!(Capability::Logging.declared_in(&utilities));
+        assert!(!Capability::Logging.declared_in(&subscribe));
+        assert!(!Capability::Completions.declared_in(&subscribe));
     }
 }

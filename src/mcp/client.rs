@@ -120,6 +120,9 @@ pub struct HostClient {
     /// The connection's flood bounds: log pacing, dropped notifications,
     /// the cap on server requests waiting on the app ([`Bounds`]).
     pub(crate) bounds: Bounds,
+    /// The server's chosen log level, asked for in each request's `_meta`
+    /// at 2026-07-28 ([`InOrder::log_level`], [`super::log_level`]).
+    pub(crate) log_level: super::log_level::LogLevelCell,
 }
 
 impl HostClient {
@@ -288,11 +291,22 @@ impl ClientHandler for HostClient {
                 None,
             ));
         };
+        // SEP-1577: tools only when declared; tool results answer tool uses.
+        let tools = handler.sampling_tools();
+        crate::requests::sampling::check_request(&params, tools).map_err(|why| {
+            ErrorData::invalid_params(format!("sampling/createMessage refused: {why}"), None)
+        })?;
         let _slot = self.bounds.request_slot(ServerRequestKind::Sampling)?;
-        let params = serde_json::to_value(&params)
+        let raw = serde_json::to_value(&params)
             .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        self.forward(handler, ServerRequestKind::Sampling, params, &context)
-            .await
+        let result: CreateMessageResult = self
+            .forward(handler, ServerRequestKind::Sampling, raw, &context)
+            .await?;
+        crate::requests::sampling::check_result(&params, &result).map_err(|why| {
+            let what = format!("sampling/createMessage handler returned an invalid result: {why}");
+            ErrorData::internal_error(what, None)
+        })?;
+        Ok(result)
     }
 
     /// `roots/list`: the host's roots once set, else the app's `roots`
@@ -451,6 +465,11 @@ impl HostClient {
 impl InOrder for HostClient {
     fn unanswered(&self) {
         self.bounds.unanswered();
+    }
+
+    #[allow(deprecated)]
+    fn log_level(&self) -> Option<LoggingLevel> {
+        self.log_level.get()
     }
 
     #[allow(deprecated)]

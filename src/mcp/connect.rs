@@ -182,6 +182,7 @@ async fn open_with(
         app_channels: (opener.publisher().mcp_apps())
             .then(|| opener.publisher().app_channels().clone()),
         bounds: Bounds::new(server_id, opener.publisher().sink().clone()),
+        log_level: tasks.log_level.clone(),
     };
     let mut conn = match spec {
         TransportSpec::Stdio(cfg, vars) => {

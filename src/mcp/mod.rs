@@ -15,6 +15,7 @@ pub mod connect;
 pub mod eras;
 pub mod identity;
 pub mod listen;
+pub mod log_level;
 pub mod mrtr;
 mod opener;
 pub mod progress;
@@ -25,6 +26,7 @@ pub mod task;
 mod too_large;
 pub mod tool_cache;
 pub mod tool_call;
+mod utilities;
 
 use std::time::Duration;
 
@@ -134,6 +136,9 @@ pub struct ServerTasks {
     pub tracker: TaskTracker,
     /// Cancelled when the host is disposed.
     pub cancel: CancellationToken,
+    /// The log level the app chose for the server (its `ServerLive`'s),
+    /// which each connection's requests ask for ([`log_level`]).
+    pub log_level: log_level::LogLevelCell,
 }
 
 impl ServerSpec {

@@ -81,21 +81,25 @@ pub struct InFlight {
     pub discarded: DiscardWatch,
 }
 
+/// Request `method` with `params` as rmcp's untyped request (a pass-through).
+pub fn custom(method: &str, params: Value) -> ClientRequest {
+    ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)))
+}
+
 impl InFlight {
-    /// Sends request `method` with `params`. With `discarded` (stdio), the
-    /// discard notices are watched from before the request leaves.
+    /// Sends `request` (one of rmcp's typed requests, or [`custom`]). With
+    /// `discarded` (stdio), the discard notices are watched from before the
+    /// request leaves.
     ///
     /// # Errors
     ///
     /// rmcp's error when the request cannot be sent (transport closed).
     pub async fn send(
         peer: &Peer<RoleClient>,
-        method: &str,
-        params: Value,
+        request: ClientRequest,
         options: PeerRequestOptions,
         discarded: Option<&DiscardedIds>,
     ) -> Result<Self, ServiceError> {
-        let request = ClientRequest::CustomRequest(CustomRequest::new(method, Some(params)));
         let rx = discarded.map(|o| o.subscribe());
         let stdio = discarded.is_some();
         let handle = peer
@@ -332,24 +336,24 @@ pub async fn send_bounded(
         cache: None,
         abort,
     };
-    send_on(wire, server_id, method, params, options).await
+    send_on(wire, server_id, custom(method, params), options).await
 }
 
-/// [`send_bounded`] on `wire` (its cache unused); with `wire.abort`, the
-/// request is given up once that token is cancelled: the server is sent
-/// `notifications/cancelled` for it (MCP 2025-11-25 "Utilities ›
-/// Cancellation") and rmcp drops its pending entry.
+/// [`send_bounded`] of `request` (typed, or [`custom`]) on `wire` (cache
+/// unused); with `wire.abort`, it is given up once that token is cancelled:
+/// the server is sent `notifications/cancelled` for it (MCP 2025-11-25
+/// "Utilities › Cancellation") and rmcp drops its pending entry.
 ///
 /// # Errors
 ///
 /// Those of [`send_bounded`]; `cancelled` when aborted.
-async fn send_on(
+pub async fn send_on(
     wire: Wire<'_>,
     server_id: &str,
-    method: &str,
-    params: Value,
+    request: ClientRequest,
     options: PeerRequestOptions,
 ) -> Result<Value, RequestFailure> {
+    let method = request.method().to_owned();
     let context = format!("{method} on {server_id}");
     let peer = wire.peer;
     let cancelled = || HostError::new(ErrorCode::Cancelled, format!("{context} was cancelled"));
@@ -369,7 +373,7 @@ async fn send_on(
             None => std::future::pending().await,
         }
     };
-    let mut sent = InFlight::send(peer, method, params, options, wire.discarded)
+    let mut sent = InFlight::send(peer, request, options, wire.discarded)
         .await
         .map_err(|e| map_service_error(&context, e, None))?;
     let aborted = async {
@@ -415,7 +419,7 @@ async fn send_on(
             )
         })?,
     };
-    if let (Some(watch), "tools/list") = (wire.watch, method) {
+    if let (Some(watch), "tools/list") = (wire.watch, method.as_str()) {
         value = http_tools_list(watch, &sent.id, value, &context)?;
     }
     Ok(value)
@@ -476,14 +480,14 @@ pub async fn send_cached(
     options: PeerRequestOptions,
 ) -> Result<Value, RequestFailure> {
     let Some(cache) = wire.cache else {
-        return send_on(wire, server_id, method, params, options).await;
+        return send_on(wire, server_id, custom(method, params), options).await;
     };
     if let Some(fresh) = cache.get(method, &params) {
         return Ok(fresh);
     }
     let since = cache.generation();
     let sent = params.clone();
-    let result = send_on(wire, server_id, method, sent, options).await?;
+    let result = send_on(wire, server_id, custom(method, sent), options).await?;
     cache.put(method, &params, &result, since);
     Ok(result)
 }

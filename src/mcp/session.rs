@@ -16,6 +16,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use super::identity::ServerIdentity;
+use super::log_level::LogLevelCell;
 use super::request::{self, RequestFailure};
 use super::{capabilities, mrtr};
 use crate::error::{ErrorCode, HostError, HostResult};
@@ -215,6 +216,7 @@ pub struct ServerLive {
     /// The resources the app subscribed to (kept across connections).
     pub resources: super::listen::WantedResources,
     activity: super::activity::Activity,
+    log_level: LogLevelCell,
 }
 
 impl ServerLive {
@@ -270,6 +272,13 @@ impl ServerLive {
             .identity
             .write()
             .unwrap_or_else(PoisonError::into_inner) = Some(identity);
+    }
+
+    /// The log level the app chose for this server (kept across its
+    /// connections, which share it through [`super::ServerTasks`]; see
+    /// [`super::log_level`]).
+    pub fn log_level(&self) -> &LogLevelCell {
+        &self.log_level
     }
 
     /// Publishes (`Some`) or withdraws (`None`) the connection; the actor's alone.

@@ -275,7 +275,8 @@ impl Call<'_> {
         let discarded = conn.discarded.as_ref();
         // In flight (for attributing the server's elicitations) from before it leaves.
         let in_flight = conn.handler.calls.begin(self.chat.cloned());
-        let mut sent = InFlight::send(&conn.peer, "tools/call", params, options, discarded)
+        let request = request::custom("tools/call", params);
+        let mut sent = InFlight::send(&conn.peer, request, options, discarded)
             .await
             .map_err(|e| self.failure(e))?;
         in_flight.sent(sent.id.clone());

@@ -123,6 +123,10 @@ impl RequestHandler for WithHostRoots {
         }
     }
 
+    fn sampling_tools(&self) -> bool {
+        self.app.as_ref().is_some_and(|app| app.sampling_tools())
+    }
+
     fn host_roots(&self) -> Option<&HostRoots> {
         Some(&self.roots)
     }

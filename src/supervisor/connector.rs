@@ -287,6 +287,8 @@ pub async fn open_listed<C: Connector>(
     // Before the first listing, so that no change after it is missed.
     let timeout = std::time::Duration::from_millis(shared.limits().call_timeout_ms);
     conn.follow(live.resources.list(), timeout);
+    let (closed, watch) = watch::channel(None);
+    reapply_log_level(shared, spec, live, &conn, &watch).await;
     let listing = tokio::time::timeout(spec.startup_timeout, list_tools(shared, spec, &conn));
     // The first listing and the wait for the GET stream's answer overlap.
     let (listing, ()) = tokio::join!(listing, conn.settled());
@@ -308,7 +310,6 @@ pub async fn open_listed<C: Connector>(
     if let Some(identity) = conn.identity() {
         announce_identity(shared, &spec.id, live, identity);
     }
-    let (closed, watch) = watch::channel(None);
     live.set(conn.live(watch));
     let skills = crate::mcp::skills::list_skills(
         shared.opener(),
@@ -325,6 +326,50 @@ pub async fn open_listed<C: Connector>(
         tools_changed,
         skills,
     })
+}
+
+/// A log level the app set for this server before (see
+/// [`crate::mcp::log_level`]): sent again on the new connection (2025 era)
+/// before its first listing, within `callTimeoutMs` and the startup
+/// timeout. A failure is a `warn` log (target `host.logging`), never the
+/// start's; a sent level an `info` one.
+async fn reapply_log_level<K: ServerConnection>(
+    shared: &HostShared,
+    spec: &ServerSpec,
+    live: &ServerLive,
+    conn: &K,
+    watch: &watch::Receiver<Option<String>>,
+) {
+    let Some(level) = live.log_level().get() else {
+        return;
+    };
+    let Some(session) = conn.live(watch.clone()) else {
+        return;
+    };
+    let limits = &shared.limits();
+    let timeout =
+        std::time::Duration::from_millis(limits.call_timeout_ms).min(spec.startup_timeout);
+    let name = crate::mcp::log_level::level_name(&level);
+    let (level, text) = match session
+        .reapply_log_level(&spec.id, level, limits, timeout)
+        .await
+    {
+        Ok(false) => return,
+        Ok(true) => (
+            LogLevel::Info,
+            format!("log level {name:?} set again on the new connection"),
+        ),
+        Err(e) => (
+            LogLevel::Warn,
+            format!(
+                "log level {name:?} not set again on the new connection: {}",
+                e.message
+            ),
+        ),
+    };
+    shared
+        .publisher()
+        .log(log(level, "host.logging", Some(&spec.id), text));
 }
 
 /// Records a new connection's identity, publishes it on the customization

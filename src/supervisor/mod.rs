@@ -71,6 +71,7 @@ impl ServerHandle {
         let tasks = ServerTasks {
             tracker: TaskTracker::new(),
             cancel: shared.disposed().child_token(),
+            log_level: live.log_level().clone(),
         };
         let actor = actor::Actor::new(
             shared,

@@ -70,6 +70,14 @@ pub trait InOrder: Send + Sync + 'static {
     /// An answer to a server request was left unsent ([`Overflow::DropAnswers`]);
     /// counted by the observer.
     fn unanswered(&self) {}
+
+    /// The log level the app chose for the server (`setLogLevel`), asked
+    /// for in each 2026-07-28 request ([`stamp_log_level`]); `None`:
+    /// [`SERVER_LOG_LEVEL`].
+    #[allow(deprecated)]
+    fn log_level(&self) -> Option<LoggingLevel> {
+        None
+    }
 }
 
 /// What a connection does while all of its [`SENDS_IN_FLIGHT`] send slots
@@ -145,7 +153,7 @@ where
                 self.observer.unanswered();
             }
         }
-        stamp_log_level(&mut item);
+        stamp_log_level(&mut item, self.observer.log_level());
         let sending = (slot.is_some() || !answer || self.overflow == Overflow::Wait)
             .then(|| self.inner.send(item));
         let sends = self.sends.clone();
@@ -200,8 +208,9 @@ where
     }
 }
 
-/// The level the host asks 2026-07-28 servers to log at: every level, as
-/// a 2025-era server logs without a `logging/setLevel` (the host sends none).
+/// The level the host asks 2026-07-28 servers to log at until the app
+/// chose one (`setLogLevel`): every level, as a 2025-era server logs
+/// without a `logging/setLevel`.
 #[allow(deprecated)]
 pub const SERVER_LOG_LEVEL: LoggingLevel = LoggingLevel::Debug;
 
@@ -210,13 +219,15 @@ pub const SERVER_LOG_LEVEL: LoggingLevel = LoggingLevel::Debug;
 /// whose `_meta` lacks `io.modelcontextprotocol/logLevel`. A request of that
 /// era (its `_meta` carries `io.modelcontextprotocol/protocolVersion`, which
 /// rmcp sets on every request of a discovered connection and never in the
-/// 2025 era) without a level gets [`SERVER_LOG_LEVEL`]; a level already set
-/// (an MCP App's forwarded request) is kept; other messages are untouched.
-pub fn stamp_log_level(item: &mut TxJsonRpcMessage<RoleClient>) {
+/// 2025 era) without a level gets `chosen` (the app's `setLogLevel` for
+/// the server), else [`SERVER_LOG_LEVEL`]; a level already set (an MCP
+/// App's forwarded request) is kept; other messages are untouched.
+#[allow(deprecated)]
+pub fn stamp_log_level(item: &mut TxJsonRpcMessage<RoleClient>, chosen: Option<LoggingLevel>) {
     if let JsonRpcMessage::Request(r) = item {
         let meta = r.request.get_meta_mut();
         if meta.protocol_version().is_some() && meta.log_level().is_none() {
-            meta.set_log_level(SERVER_LOG_LEVEL);
+            meta.set_log_level(chosen.unwrap_or(SERVER_LOG_LEVEL));
         }
     }
 }
@@ -319,6 +330,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(deprecated)] // MCP logging levels (SEP-2577)
     fn a_2026_request_asks_for_a_log_level_and_a_2025_request_does_not() {
         let era = "io.modelcontextprotocol/protocolVersion";
         let level = "io.modelcontextprotocol/logLevel";
@@ -327,20 +339,27 @@ mod tests {
             "params": {"name": "t", "_meta": {era: "2026-07-28",
                 "io.modelcontextprotocol/clientCapabilities": {}}}
         }));
-        stamp_log_level(&mut modern);
+        stamp_log_level(&mut modern, None);
         let sent = serde_json::to_value(&modern).unwrap();
         assert_eq!(sent["params"]["_meta"][level], "debug");
+        let mut chosen = client_request(serde_json::json!({
+            "jsonrpc": "2.0", "id": 6, "method": "tools/call",
+            "params": {"name": "t", "_meta": {era: "2026-07-28"}}
+        }));
+        stamp_log_level(&mut chosen, Some(LoggingLevel::Warning));
+        let sent = serde_json::to_value(&chosen).unwrap();
+        assert_eq!(sent["params"]["_meta"][level], "warning");
         let mut kept = client_request(serde_json::json!({
             "jsonrpc": "2.0", "id": 4, "method": "tools/list",
             "params": {"_meta": {era: "2026-07-28", level: "error"}}
         }));
-        stamp_log_level(&mut kept);
+        stamp_log_level(&mut kept, Some(LoggingLevel::Critical));
         let sent = serde_json::to_value(&kept).unwrap();
         assert_eq!(sent["params"]["_meta"][level], "error");
         let mut legacy = client_request(serde_json::json!({
             "jsonrpc": "2.0", "id": 5, "method": "tools/call", "params": {"name": "t"}
         }));
-        stamp_log_level(&mut legacy);
+        stamp_log_level(&mut legacy, Some(LoggingLevel::Error));
         let sent = serde_json::to_value(&legacy).unwrap();
         assert!(
             sent["params"]
