@@ -15,7 +15,7 @@
 //! closes it first, under the session lock. The server's actor also closes
 //! it as soon as its connection closes ([`SessionPublisher::close_app_channel`]).
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
 
 use ahp_types::actions::{
     ActionEnvelope, ActionOrigin, SessionCustomizationUpdatedAction,
@@ -33,6 +33,8 @@ use crate::session::{find, with_mcp_app, with_server_info, Found, PublishedTools
 
 #[cfg(test)]
 mod perf;
+#[cfg(test)]
+mod tests;
 
 /// The session (single writer, gapless `serverSeq`), the event sink, the
 /// tool catalogue and the `mcp://` channels it opens and closes with
@@ -46,6 +48,10 @@ pub struct SessionPublisher {
     catalogue: RwLock<Catalogue>,
     /// Emit `session/serverToolsChanged` with the model catalogue on every change.
     publish_server_tools: bool,
+    /// The catalogue generation the last `session/serverToolsChanged`
+    /// carried (written under the session lock). Weak: it keeps only the
+    /// allocation, so no later generation can have its address.
+    published: Mutex<Weak<Vec<Arc<CatalogueEntry>>>>,
     /// The AHP client declared `mcpApps` (JS option `mcpApps`): servers are
     /// told the MCP Apps extension, customizations carry `mcpApp` and
     /// `channel`, App tool calls carry `_meta.ui` (see [`crate::apps`]).
@@ -73,6 +79,7 @@ impl SessionPublisher {
             sink,
             catalogue: RwLock::default(),
             publish_server_tools: publishing.server_tools,
+            published: Mutex::default(),
             mcp_apps: publishing.mcp_apps,
             app_channels: Arc::default(),
         }
@@ -338,20 +345,33 @@ impl SessionPublisher {
         let definitions = |entries: &Entries| -> Vec<ToolDefinition> {
             entries.iter().map(|e| e.definition()).collect()
         };
+        // A generation another publication carried already (servers that
+        // became ready together) is not published again.
+        let published = || {
+            self.published
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+        };
+        let wanted = |entries: &Entries| {
+            self.publish_server_tools && !std::ptr::eq(published().as_ptr(), Arc::as_ptr(entries))
+        };
         let mut entries = read();
-        let mut tools = self.publish_server_tools.then(|| definitions(&entries));
+        let mut tools = wanted(&entries).then(|| definitions(&entries));
         // The session lock orders publications with each other and with their envelopes.
         let mut session = self.lock_session();
         let now = read();
         if !Arc::ptr_eq(&now, &entries) {
-            tools = self.publish_server_tools.then(|| definitions(&now));
             entries = now;
+            tools = wanted(&entries).then(|| definitions(&entries));
+        } else if !wanted(&entries) {
+            tools = None;
         }
         if let Some(tools) = tools {
             let envelope = session.emit_tools(
                 StateAction::SessionServerToolsChanged(SessionServerToolsChangedAction { tools }),
                 Arc::new(CatalogueTools(entries.clone())),
             );
+            *published() = Arc::downgrade(&entries);
             self.send(envelope);
         }
         for id in ids {
