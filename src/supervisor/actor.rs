@@ -190,15 +190,15 @@ impl<C: Connector> Actor<C> {
         } else {
             Input::Start
         };
-        self.step(first, Payload::default()).await;
+        Box::pin(self.step(first, Payload::default())).await;
         self.queued = None;
         while self.machine.phase != Phase::Exited {
             let (input, payload) = tokio::select! {
                 command = self.commands.recv() => split(command),
-                input = self.waiting.next() => (input, Payload::default()),
+                input = Box::pin(self.waiting.next()) => (input, Payload::default()),
                 _ = self.tasks.cancel.cancelled() => (Input::Disposed, Payload::default()),
             };
-            self.step(input, payload).await;
+            Box::pin(self.step(input, payload)).await;
         }
     }
 
@@ -239,10 +239,10 @@ impl<C: Connector> Actor<C> {
             Effect::Log(level, message) => self.log(level, message),
             Effect::Open => self.waiting = Waiting::Open(self.attempt()),
             Effect::CancelOpen => self.waiting = Waiting::Nothing,
-            Effect::Close(closing) => return self.close(closing).await,
+            Effect::Close(closing) => return Box::pin(self.close(closing)).await,
             Effect::SetChallenge(header) => self.live.set_challenge(header),
             Effect::Discover { header, restore } => {
-                return Some(self.discover(header, restore).await)
+                return Some(Box::pin(self.discover(header, restore)).await)
             }
             Effect::PublishTools => self
                 .shared
@@ -257,7 +257,7 @@ impl<C: Connector> Actor<C> {
                     serving.schedule_relist();
                 }
             }
-            Effect::Relist => self.relist().await,
+            Effect::Relist => Box::pin(self.relist()).await,
             Effect::ScheduleRestart(delay) => {
                 self.waiting = Waiting::Backoff(Box::pin(tokio::time::sleep(delay)));
             }

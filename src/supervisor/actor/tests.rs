@@ -505,3 +505,39 @@ async fn a_crash_ends_the_paused_tool_calls_before_the_state_changes() {
     );
     handle.shutdown().await;
 }
+
+/// An actor waiting for its first call (a lazy server's) holds only its
+/// own fields: the large states (a ready connection, a close, a
+/// discovery, a re-list, one step) are boxed while in use, so 100 lazy
+/// servers do not keep 100 copies of the largest one. The bound has room
+/// for an unoptimized build (`cargo test`'s profile).
+#[test]
+fn an_idle_actor_task_is_small() {
+    let (shared, _events) = host(Limits::default());
+    let fake = Fake::new([Attempt::Ready]);
+    let spec = ServerSpec {
+        id: ID.to_owned(),
+        transport: TransportSpec::StreamableHttp(HttpConfig {
+            url: url::Url::parse("https://mcp.example.test/mcp").unwrap_or_else(|e| panic!("{e}")),
+            headers: BTreeMap::new(),
+        }),
+        startup_timeout: Duration::from_secs(5),
+        oauth_client: None,
+        protocol: Default::default(),
+        secret_values: Vec::new(),
+        tool_filter: Default::default(),
+        call_limits: Default::default(),
+        start: Default::default(),
+    };
+    let live = Arc::new(crate::mcp::ServerLive::default());
+    let tasks = ServerTasks {
+        tracker: tokio_util::task::TaskTracker::new(),
+        cancel: CancellationToken::new(),
+        log_level: live.log_level().clone(),
+    };
+    let (_commands, rx) = mpsc::unbounded_channel();
+    let actor = super::Actor::new(shared, Arc::new(spec), live, fake, rx, tasks);
+    let task = super::run(actor);
+    let bytes = std::mem::size_of_val(&task);
+    assert!(bytes <= 4096, "an idle actor's task is {bytes} bytes");
+}

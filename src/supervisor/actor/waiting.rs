@@ -20,8 +20,9 @@ pub(super) enum Waiting<K> {
     Nothing,
     /// Starting: the attempt in flight.
     Open(BoxFuture<Result<Opened<K>, RequestFailure>>),
-    /// Ready: the connection.
-    Serve(Serving<K>),
+    /// Ready: the connection (boxed: an actor that is not ready, like a
+    /// lazy server's before its first call, holds only the pointer).
+    Serve(Box<Serving<K>>),
     /// Backing off: the restart timer.
     Backoff(std::pin::Pin<Box<tokio::time::Sleep>>),
 }
@@ -211,7 +212,7 @@ impl<K: ServerConnection> Waiting<K> {
                 match outcome {
                     Ok(opened) => {
                         let tools_changed = opened.tools_changed;
-                        *self = Waiting::Serve(Serving::new(opened));
+                        *self = Waiting::Serve(Box::new(Serving::new(opened)));
                         let at = Instant::now();
                         Input::Opened { at, tools_changed }
                     }
