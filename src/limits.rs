@@ -559,5 +559,7 @@ mod tool_filter;
 pub use tool_filter::*;
 mod tool_search;
 pub use tool_search::*;
+mod url_elicitation;
+pub use url_elicitation::*;
 #[cfg(test)]
 mod tests;
