@@ -176,9 +176,10 @@ pub fn client_capabilities_with(
     let has = |k| handler.is_some_and(|h| h.handles(k));
     let mut caps = Map::new();
     if chat_elicitation || has(ServerRequestKind::Elicitation) {
-        let mut elicitation = ElicitationCapability::new().with_form(FormElicitationCapability::new());
-        let url_handler = has(ServerRequestKind::Elicitation)
-            && handler.is_some_and(|h| h.elicitation_url());
+        let mut elicitation =
+            ElicitationCapability::new().with_form(FormElicitationCapability::new());
+        let url_handler =
+            has(ServerRequestKind::Elicitation) && handler.is_some_and(|h| h.elicitation_url());
         if chat_elicitation || url_handler {
             elicitation = elicitation.with_url(UrlElicitationCapability::new());
         }

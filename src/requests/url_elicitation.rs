@@ -66,9 +66,11 @@ impl UrlElicitation {
             ));
         }
         if !parsed.username().is_empty() || parsed.password().is_some() {
-            return Err("url carries userinfo (user:password@), which can disguise the site: \
+            return Err(
+                "url carries userinfo (user:password@), which can disguise the site: \
                         refused"
-                .to_owned());
+                    .to_owned(),
+            );
         }
         Ok(Self {
             message: message.to_owned(),
@@ -204,11 +206,18 @@ mod tests {
 
     #[test]
     fn an_https_url_is_taken_with_its_origin() {
-        let u = UrlElicitation::check("Connect", "https://Pay.Example.com:8443/c?code=s3cret", "e1")
-            .unwrap_or_else(|e| panic!("{e}"));
+        let u = UrlElicitation::check(
+            "Connect",
+            "https://Pay.Example.com:8443/c?code=s3cret",
+            "e1",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(u.origin, "https://pay.example.com:8443");
         assert_eq!(u.url, "https://Pay.Example.com:8443/c?code=s3cret");
-        assert_eq!(u.ahp_message(), "Connect\n\nSite: https://pay.example.com:8443");
+        assert_eq!(
+            u.ahp_message(),
+            "Connect\n\nSite: https://pay.example.com:8443"
+        );
         assert_eq!(
             u.params(),
             json!({"mode": "url", "message": "Connect", "url": u.url, "elicitationId": "e1"})
@@ -225,14 +234,21 @@ mod tests {
 
     #[test]
     fn other_schemes_userinfo_and_long_urls_are_refused_without_the_url() {
-        let refused = |url: &str| UrlElicitation::check("m", url, "e").err().unwrap_or_default();
+        let refused = |url: &str| {
+            UrlElicitation::check("m", url, "e")
+                .err()
+                .unwrap_or_default()
+        };
         assert!(refused("javascript:alert(1)").contains("scheme \"javascript\""));
         assert!(refused("file:///etc/passwd?k=SECRET").contains("scheme \"file\""));
         assert!(refused("data:text/html,hi").contains("only http and https"));
         assert!(refused("not a url").contains("not a valid URL"));
         let userinfo = refused("https://bank.example@evil.example/?k=SECRET");
         assert!(userinfo.contains("userinfo"), "{userinfo}");
-        let long = format!("https://a.example/?q={}", "x".repeat(MAX_ELICITATION_URL_BYTES));
+        let long = format!(
+            "https://a.example/?q={}",
+            "x".repeat(MAX_ELICITATION_URL_BYTES)
+        );
         assert!(refused(&long).contains("MAX_ELICITATION_URL_BYTES"));
         for url in ["file:///etc/passwd?k=SECRET", "https://u:SECRET@a.example/"] {
             assert!(!refused(url).contains("SECRET"));
@@ -241,9 +257,7 @@ mod tests {
 
     #[test]
     fn a_required_error_lists_checked_url_elicitations() {
-        let entry = |id: &str, url: &str| {
-            json!({"mode": "url", "elicitationId": id, "url": url, "message": "Authorize"})
-        };
+        let entry = |id: &str, url: &str| json!({"mode": "url", "elicitationId": id, "url": url, "message": "Authorize"});
         let data = json!({"elicitations": [entry("a", "https://x.example/c?s=1"), entry("b", "http://127.0.0.1:9/")]});
         let list = required(Some(&data)).unwrap_or_else(|e| panic!("{e}"));
         let ids: Vec<_> = list.iter().map(|u| u.elicitation_id.as_str()).collect();
@@ -254,7 +268,8 @@ mod tests {
         assert!(bad(json!({"elicitations": []})).contains("0 elicitations"));
         let form = json!({"elicitations": [{"message": "m", "requestedSchema": {"type": "object", "properties": {}}}]});
         assert!(bad(form).contains("data.elicitations[0] is not a URL-mode"));
-        let no_id = json!({"elicitations": [{"mode": "url", "url": "https://a.example/", "message": "m"}]});
+        let no_id =
+            json!({"elicitations": [{"mode": "url", "url": "https://a.example/", "message": "m"}]});
         assert!(bad(no_id).contains("not a URL-mode"));
         let js = json!({"elicitations": [entry("a", "javascript:alert(1)")]});
         assert!(bad(js).starts_with("data.elicitations[0]: url has scheme"));
@@ -262,7 +277,10 @@ mod tests {
             .map(|i| entry(&i.to_string(), "https://a.example/"))
             .collect();
         assert!(bad(json!({ "elicitations": many })).contains("MAX_REQUIRED_URL_ELICITATIONS"));
-        assert_eq!(required(None).err().as_deref(), Some("its data has no elicitations list"));
+        assert_eq!(
+            required(None).err().as_deref(),
+            Some("its data has no elicitations list")
+        );
     }
 
     #[test]
@@ -275,7 +293,10 @@ mod tests {
         assert_eq!(data["elicitations"][0]["url"], "https://x.example");
         assert_eq!(data["elicitations"][1]["url"], "<url>");
         assert_eq!(data["other"], 1);
-        assert_eq!(completed_id(Some(&json!({"elicitationId": "a"}))), Some("a"));
+        assert_eq!(
+            completed_id(Some(&json!({"elicitationId": "a"}))),
+            Some("a")
+        );
         assert_eq!(completed_id(Some(&json!({}))), None);
         assert_eq!(completed_id(None), None);
     }

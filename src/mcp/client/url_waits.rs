@@ -89,7 +89,11 @@ impl UrlWait {
 impl Drop for UrlWait {
     fn drop(&mut self) {
         let mut watched = self.waits.lock();
-        if watched.by_id.get(&self.id).is_some_and(|(k, _)| *k == self.key) {
+        if watched
+            .by_id
+            .get(&self.id)
+            .is_some_and(|(k, _)| *k == self.key)
+        {
             watched.by_id.remove(&self.id);
         }
     }
@@ -124,7 +128,10 @@ mod tests {
         assert!(waits.watch("one more").is_none());
         let again = waits.watch("0").unwrap_or_else(|| panic!("same id"));
         drop(held);
-        assert!(waits.complete("0"), "the newer watch stays when the older one is dropped");
+        assert!(
+            waits.complete("0"),
+            "the newer watch stays when the older one is dropped"
+        );
         assert!(again.done().is_cancelled());
     }
 }

@@ -67,7 +67,9 @@ impl Call<'_> {
     ) -> HostResult<()> {
         let context = &self.context;
         let list = required(error.data.as_ref()).map_err(|why| {
-            let what = format!("{context}: the server answered -32042 (URL elicitation required), but {why}");
+            let what = format!(
+                "{context}: the server answered -32042 (URL elicitation required), but {why}"
+            );
             HostError::new(ErrorCode::ProtocolError, what)
         })?;
         if *retries >= URL_ELICITATION_RETRIES {
