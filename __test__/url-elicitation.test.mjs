@@ -238,6 +238,18 @@ test('-32042 listing a URL that is not http(s): protocol_error naming the entry,
   assert.deepEqual(trail(actions, 'tc-j'), ['chat/toolCallComplete'])
 })
 
+test('-32042 on a request other than tools/call: protocol_error whose data shows each URL as its origin', async (t) => {
+  const { host, logs } = newHost(t, { chatElicitation: true })
+  const id = await addReady(t, host)
+  const error = await host.getPrompt(id, 'connect').then(() => assert.fail('resolved'), (e) => e)
+  assert.equal(error.code, 'protocol_error')
+  assert.equal(error.data.code, -32042)
+  const [shown] = error.data.data.elicitations
+  assert.equal(shown.elicitationId, 'prompt')
+  assert.match(shown.url, /^http:\/\/127\.0\.0\.1:\d+$/)
+  assert.doesNotMatch(JSON.stringify([error.message, error.data, logs]), /SECRET|code=/)
+})
+
 test('URL elicitation/create: -32602 when URL mode is not declared or the URL is refused; the handler never sees it', async (t) => {
   const seen = []
   const { host } = newHost(t, { handlers: { elicitation: async (params) => { seen.push(params); return { action: 'accept' } } } })

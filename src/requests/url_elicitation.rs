@@ -5,7 +5,7 @@
 //! of a `-32042` "URL elicitation required" error ([`required`]), the
 //! `elicitationId` of `notifications/elicitation/complete`
 //! ([`completed_id`]), and what of such an error may be shown
-//! ([`hidden_in_required`]).
+//! ([`hidden_in_required`], [`hidden_in_error_data`]).
 //!
 //! The host never opens or fetches the URL ("Safe URL Handling": no
 //! pre-fetch, no opening without consent). The URL goes only where the user
@@ -176,6 +176,20 @@ pub fn required(data: Option<&Value>) -> Result<Vec<UrlElicitation>, String> {
 /// The `elicitationId` of a `notifications/elicitation/complete`'s params.
 pub fn completed_id(params: Option<&Value>) -> Option<&str> {
     params?.get("elicitationId")?.as_str()
+}
+
+/// The `data` of a JSON-RPC error answer with `code` as the host may show
+/// it: without the secret values the host holds
+/// ([`crate::redact::hidden_in_value`]) and, for `-32042`
+/// ([`URL_ELICITATION_REQUIRED`]), with its URLs shown as their origins
+/// ([`hidden_in_required`]). Used where such an error is passed on as a
+/// `protocol_error`'s `data` (a request other than `tools/call`, which goes
+/// through the URL flow instead).
+pub fn hidden_in_error_data(code: i32, data: &mut Value) {
+    crate::redact::hidden_in_value(data);
+    if code == URL_ELICITATION_REQUIRED {
+        hidden_in_required(data);
+    }
 }
 
 /// A `-32042` error's `data` as the host may show it: each
