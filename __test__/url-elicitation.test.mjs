@@ -71,7 +71,8 @@ function assertSecretOnlyInInputs(secrets, { actions, logs, errors = [] }) {
   }
 }
 
-const secretsIn = (actions) => [...new Set(actions.flatMap((e) => JSON.stringify(e.action).match(new RegExp(SECRET, 'g')) ?? []))]
+/** The canary secrets of the URLs in `actions` (the fixtures' `SECRET-<uuid>` and `SECRET-mrtr-<n>`). */
+const secretsIn = (actions) => [...new Set(actions.flatMap((e) => JSON.stringify(e.action).match(/SECRET-[0-9a-z-]+/g) ?? []))]
 
 for (const transport of TRANSPORTS) {
   test(`URL handler over ${transport.name}: declared; the handler gets the URL and its origin; accept goes back without content`, async (t) => {
@@ -146,6 +147,20 @@ for (const transport of TRANSPORTS) {
     assertSecretOnlyInInputs(secretsIn(actions), { actions, logs })
   })
 }
+
+test('2026-07-28 MRTR: a URL input request of an AHP tool call is an AHP input with url; accept goes back alone', async (t) => {
+  const { host, actions, logs } = newHost(t, { chatElicitation: true })
+  const id = await host.addServer({ name: 'modern', config: fixtureEntry('modern-server.mjs', ['stdio']) })
+  await waitState(host, id, 'ready')
+  const pending = chatCall(host, id, 'connect', {}, 'tc-m')
+  const entry = await openInput(host, 'tc-m')
+  assert.match(entry.request.url, /^https:\/\/connect\.example\.test\/link\?code=SECRET-mrtr-\d+$/)
+  assert.equal(entry.request.message, 'Link your account\n\nSite: https://connect.example.test')
+  assertReplayed(host, actions)
+  assert.equal(complete(host, entry.request.id, 'accept').rejectionReason, undefined)
+  assert.equal((await pending).content[0].text, 'link elicit accept action,kind')
+  assertSecretOnlyInInputs(secretsIn(actions), { actions, logs })
+})
 
 test('-32042: opened before anyone answered, the completion answers accept; the URL handler is withdrawn', async (t) => {
   const aborted = []
