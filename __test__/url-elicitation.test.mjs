@@ -242,14 +242,18 @@ test('-32042 through a URL handler: required again after the one retry fails req
   assertSecretOnlyInInputs(secrets, { actions, logs, errors: [again, ended] })
 })
 
-test('-32042 listing a URL that is not http(s): protocol_error naming the entry, nothing shown', async (t) => {
-  const { host, actions } = newHost(t, { chatElicitation: true })
+test('-32042 listing a URL that is not http(s): nothing shown, a protocol_error as for any JSON-RPC error, a warn log says why', async (t) => {
+  const { host, actions, logs } = newHost(t, { chatElicitation: true })
   const id = await addReady(t, host)
   const elicitations = [{ mode: 'url', message: 'm', url: 'javascript:alert(document.cookie)//?k=SECRET-1', elicitationId: 'x' }]
   const error = await chatCall(host, id, 'raw_required', { elicitations }, 'tc-j').then(() => assert.fail('resolved'), (e) => e)
   assert.equal(error.code, 'protocol_error')
-  assert.match(error.message, /data\.elicitations\[0\]: url has scheme "javascript": only http and https/)
-  assert.doesNotMatch(error.message, /SECRET/)
+  assert.equal(error.data.code, -32042)
+  assert.equal(error.data.data.elicitations[0].url, '<url>')
+  const warned = logs.find((l) => l.target === 'host.requests' && /-32042/.test(l.message))
+  assert.match(warned.message, /data\.elicitations\[0\]: url has scheme "javascript": only http and https URLs are shown to the user: nothing was shown/)
+  assert.equal(warned.level, 'warn')
+  assert.doesNotMatch(JSON.stringify([error.message, error.data, logs]), /SECRET/)
   assert.deepEqual(trail(actions, 'tc-j'), ['chat/toolCallComplete'])
 })
 

@@ -162,9 +162,12 @@ pub async fn call_tool(
         if let Some(error) = url_required::of(&result) {
             let left = req.max_total.saturating_sub(started.elapsed());
             let retries = &mut url_retries;
-            call.complete_url_elicitations(error, retries, left, &cancel)
-                .await?;
-            continue;
+            if call
+                .complete_url_elicitations(error, retries, left, &cancel)
+                .await?
+            {
+                continue;
+            }
         }
         let result = match call.finish(result, limits).await? {
             Finished::Text(text) => return Ok(text),

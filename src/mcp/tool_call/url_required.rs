@@ -8,8 +8,10 @@
 //!
 //! What the host does, in order:
 //! 1. Each elicitation is checked (`http`/`https`, no userinfo, bounded; at
-//!    most [`crate::limits::MAX_REQUIRED_URL_ELICITATIONS`]); a malformed
-//!    error fails the call `protocol_error`.
+//!    most [`crate::limits::MAX_REQUIRED_URL_ELICITATIONS`]). A `-32042`
+//!    without such a list is not acted on: the call fails `protocol_error`
+//!    as for any other JSON-RPC error (its `data` with each URL shown as its
+//!    origin), and a `warn` log (target `host.requests`) says why.
 //! 2. All of them are shown at once. Nobody to show them to (not an AHP
 //!    chat call and no URL `elicitation` handler): the call fails
 //!    `url_elicitation_required` (reason `unanswerable`) at once.
@@ -40,6 +42,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::Call;
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult};
+use crate::events::{log, LogLevel};
 use crate::limits::URL_ELICITATION_RETRIES;
 use crate::requests::url_elicitation::{required, UrlElicitation, URL_ELICITATION_REQUIRED};
 
@@ -52,26 +55,39 @@ pub(super) fn of(outcome: &Result<ServerResult, ServiceError>) -> Option<&ErrorD
 }
 
 impl Call<'_> {
-    /// Steps 1 to 5 of the module doc for one `-32042` answer; `Ok` when
-    /// the call is to be sent again (`retries` counts the retries so far).
+    /// Steps 1 to 5 of the module doc for one `-32042` answer: `Ok(true)`
+    /// when the call is to be sent again (`retries` counts the retries so
+    /// far), `Ok(false)` when the error lists no usable elicitations (step
+    /// 1: the caller fails the call as for any JSON-RPC error).
     ///
     /// # Errors
-    /// `protocol_error`, `url_elicitation_required`, `limit_exceeded` (the
-    /// call's open input requests), `timeout` (total), `cancelled`.
+    /// `url_elicitation_required`, `limit_exceeded` (the call's open input
+    /// requests), `timeout` (total), `cancelled`.
     pub(super) async fn complete_url_elicitations(
         &self,
         error: &ErrorData,
         retries: &mut usize,
         left: Duration,
         cancel: &CancellationToken,
-    ) -> HostResult<()> {
+    ) -> HostResult<bool> {
         let context = &self.context;
-        let list = required(error.data.as_ref()).map_err(|why| {
-            let what = format!(
-                "{context}: the server answered -32042 (URL elicitation required), but {why}"
-            );
-            HostError::new(ErrorCode::ProtocolError, what)
-        })?;
+        let list = match required(error.data.as_ref()) {
+            Ok(list) => list,
+            Err(why) => {
+                let what = format!(
+                    "{context}: the server answered -32042 (URL elicitation required), but {why}: \
+                     nothing was shown"
+                );
+                let sink = &self.conn.handler.sink;
+                sink.send(log(
+                    LogLevel::Warn,
+                    "host.requests",
+                    Some(self.server_id),
+                    what,
+                ));
+                return Ok(false);
+            }
+        };
         if *retries >= URL_ELICITATION_RETRIES {
             let why = "needs URL elicitations again after they were completed";
             return Err(self.not_completed(&list, "requiredAgain", why));
@@ -119,7 +135,8 @@ impl Call<'_> {
             }
             Ok(())
         };
-        self.between_rounds(completed, left, cancel).await
+        self.between_rounds(completed, left, cancel).await?;
+        Ok(true)
     }
 
     /// `url_elicitation_required` for `list` (`reason` in its data, `why`
