@@ -77,7 +77,7 @@ pub struct HandlerRequest {
     pub kind: ServerRequestKind,
     /// The MCP request's `params`.
     pub params: Value,
-    /// The AHP chat input request published for it too (a form elicitation
+    /// The AHP chat input request published for it too (an elicitation
     /// of an AHP tool call: see `crate::chat::input`), if any; an AHP
     /// client may answer it first.
     pub chat_input: Option<ChatInputRef>,

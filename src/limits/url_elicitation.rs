@@ -13,8 +13,8 @@ pub const MAX_REQUIRED_URL_ELICITATIONS: usize = 8;
 /// URL elicitations of one server connection waiting for their
 /// `notifications/elicitation/complete` (a count): 64, the bound of server
 /// requests waiting on the app. Past it an elicitation is still shown, but
-/// its completion is not watched (a `-32042` call then fails
-/// `url_elicitation_required` once the user accepted).
+/// its completion is not watched (a `-32042` call is then sent again as
+/// soon as the user accepted it).
 pub const MAX_AWAITED_URL_ELICITATIONS: usize = super::MAX_PENDING_SERVER_REQUESTS;
 /// How often a `tools/call` answered `-32042` is sent again after the
 /// user completed its URL elicitations (a count): 1. A second `-32042`

@@ -1,6 +1,6 @@
 //! The rmcp `ClientHandler` of one server connection: our `clientInfo`,
 //! server-initiated requests forwarded to the app's handlers (counted in
-//! [`ServerRequestWaits`] while they wait; a form elicitation of an AHP tool
+//! [`ServerRequestWaits`] while they wait; an elicitation of an AHP tool
 //! call is also published to AHP clients, see [`crate::chat::input_publisher`]), and
 //! server notifications routed to the server's actor or to `log` events
 //! (changes through [`HostClient::changed`], see [`super::listen`]). Log

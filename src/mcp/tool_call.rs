@@ -50,7 +50,7 @@ pub struct CallRequest {
     pub timeout: Duration,
     /// Absolute limit; progress never extends it.
     pub max_total: Duration,
-    /// The AHP tool call this call runs as, if any: its form elicitations
+    /// The AHP tool call this call runs as, if any: its elicitations
     /// (2025-era `elicitation/create` and MRTR input requests) are published
     /// to AHP clients too ([`crate::chat::input_publisher`]).
     pub chat: Option<Arc<ChatCallInputs>>,
