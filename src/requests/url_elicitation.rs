@@ -180,7 +180,7 @@ pub fn completed_id(params: Option<&Value>) -> Option<&str> {
 
 /// The `data` of a JSON-RPC error answer with `code` as the host may show
 /// it: without the secret values the host holds
-/// ([`crate::redact::hidden_in_value`]) and, for `-32042`
+/// (`redact::hidden_in_value`) and, for `-32042`
 /// ([`URL_ELICITATION_REQUIRED`]), with its URLs shown as their origins
 /// ([`hidden_in_required`]). Used where such an error is passed on as a
 /// `protocol_error`'s `data` (a request other than `tools/call`, which goes
