@@ -150,7 +150,7 @@ for (const transport of TRANSPORTS) {
 
 test('2026-07-28 MRTR: a URL input request of an AHP tool call is an AHP input with url; accept goes back alone', async (t) => {
   const { host, actions, logs } = newHost(t, { chatElicitation: true })
-  const id = await host.addServer({ name: 'modern', config: fixtureEntry('modern-server.mjs', ['stdio']) })
+  const id = await host.addServer({ name: 'modern', config: fixtureEntry('modern-server.mjs', ['stdio', 'url-tools']) })
   await waitState(host, id, 'ready')
   const pending = chatCall(host, id, 'connect', {}, 'tc-m')
   const entry = await openInput(host, 'tc-m')
