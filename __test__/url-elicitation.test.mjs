@@ -197,6 +197,30 @@ test('-32042 without notification: a decline fails the call url_elicitation_requ
   assertSecretOnlyInInputs(secretsIn(actions), { actions, logs, errors: [error] })
 })
 
+test('-32042: the caller aborts while the input is open (withdrawn: cancel) or while the host waits for completion', async (t) => {
+  const { host, actions } = newHost(t, { chatElicitation: true })
+  const id = await addReady(t, host)
+  // Open: the abort withdraws the input request before the call completes.
+  const open = new AbortController()
+  const first = chatCall(host, id, 'needs_url', { id: 'e-abort-open' }, 'tc-a1', { signal: open.signal })
+  await openInput(host, 'tc-a1')
+  open.abort(new Error('user pressed stop'))
+  await assert.rejects(first, (e) => e.code === 'cancelled')
+  assert.deepEqual(trail(actions, 'tc-a1'),
+    ['chat/inputRequested', 'session/inputNeededSet', 'chat/inputCompleted:cancel', 'session/inputNeededRemoved', 'chat/toolCallComplete'])
+  // Accepted, never completed: the abort ends the wait (the spec's manual control).
+  const waiting = new AbortController()
+  const second = chatCall(host, id, 'needs_url', { id: 'e-abort-wait' }, 'tc-a2', { signal: waiting.signal })
+  const entry = await openInput(host, 'tc-a2')
+  assert.equal(complete(host, entry.request.id, 'accept').rejectionReason, undefined)
+  await waitFor(() => (host.getState().inputNeeded ?? []).length === 0, { what: 'the input answered' })
+  waiting.abort(new Error('gave up'))
+  await assert.rejects(second, (e) => e.code === 'cancelled')
+  assert.deepEqual(trail(actions, 'tc-a2'),
+    ['chat/inputRequested', 'session/inputNeededSet', 'chat/inputCompleted:accept', 'session/inputNeededRemoved', 'chat/toolCallComplete'])
+  assertReplayed(host, actions)
+})
+
 test('-32042 with nobody to show it: url_elicitation_required at once (reason unanswerable)', async (t) => {
   const { host, actions, logs } = newHost(t, {})
   const id = await addReady(t, host)
