@@ -745,8 +745,8 @@ export interface McpHostOptions {
    * of that server's tool calls stands still and restarts when the answer is
    * sent; `maxTotalTimeoutMs` still holds. A request the server cancels
    * stops counting, and its handler's `context.signal` aborts.
-   * A form elicitation of an AHP tool call is also published to AHP clients
-   * (see {@link ServerRequestContext.chatInput}).
+   * An elicitation of an AHP tool call (form or URL mode) is also published
+   * to AHP clients (see {@link ServerRequestContext.chatInput}).
    */
   handlers?: RequestHandlers
   /**
@@ -1759,7 +1759,7 @@ export interface ServerRequestContext {
    */
   signal: AbortSignal
   /**
-   * Present when this form elicitation belongs to an AHP tool call
+   * Present when this elicitation (form or URL mode) belongs to an AHP tool call
    * (`callTool` with `chat`, `turnId`, `toolCallId`) and was published to
    * AHP clients too, as chat input request `requestId` (`chat/inputRequested`,
    * `session/inputNeededSet` of kind `chatInput`). The first answer wins:
