@@ -352,7 +352,18 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * the server stays `ready`), `auth_required`, `limit_exceeded`
    * (`maxResultBytes`, `maxJsonDepth`, `maxJsonProperties`, a stdio
    * message over 16 MiB, or a Streamable HTTP answer over the 16 MiB HTTP
-   * response limit: a JSON body or one SSE event), `disposed`. Progress: {@link CallToolCommon.onProgress}.
+   * response limit: a JSON body or one SSE event), `disposed`,
+   * `url_elicitation_required` (below). Progress: {@link CallToolCommon.onProgress}.
+   *
+   * A call the server answers `-32042` "URL elicitation required" (SEP-1036)
+   * shows the error's URL elicitations (an AHP tool call: chat input
+   * requests with `url`; the URL handler, {@link ElicitationRegistration}),
+   * waits until the server sends `notifications/elicitation/complete` for
+   * each (within `maxTotalTimeoutMs`; `signal` ends the wait) and is sent
+   * again once. It fails `url_elicitation_required`
+   * ({@link UrlElicitationRequiredData}) when nobody can show them, the user
+   * declines or cancels one, or the retry gets `-32042` again; a malformed
+   * error (not `http(s)` URLs, more than 8) is `protocol_error`.
    *
    * Task-based tools (Tasks extension `io.modelcontextprotocol/tasks`,
    * SEP-2663; declared in the per-request capabilities of `tools/call` and
@@ -734,17 +745,20 @@ export interface McpHostOptions {
    * of that server's tool calls stands still and restarts when the answer is
    * sent; `maxTotalTimeoutMs` still holds. A request the server cancels
    * stops counting, and its handler's `context.signal` aborts.
-   * A form elicitation of an AHP tool call is also published to AHP clients
-   * (see {@link ServerRequestContext.chatInput}).
+   * An elicitation of an AHP tool call (form or URL mode) is also published
+   * to AHP clients (see {@link ServerRequestContext.chatInput}).
    */
   handlers?: RequestHandlers
   /**
-   * Declare the MCP form-elicitation capability even without an
-   * `elicitation` handler, so that servers may ask and AHP clients answer
-   * the elicitations of AHP tool calls (`chat/inputCompleted` through
-   * {@link McpHost.dispatch}); any other elicitation is declined. Default
-   * `false`. (Servers do not send an elicitation the client did not
-   * declare, in either era.)
+   * Declare the MCP elicitation capability, form and URL mode (`elicitation:
+   * {form: {}, url: {}}`), even without an `elicitation` handler, so that
+   * servers may ask and AHP clients answer the elicitations of AHP tool
+   * calls (`chat/inputCompleted` through {@link McpHost.dispatch}); any other
+   * elicitation is declined. A URL-mode one (SEP-1036) is an AHP
+   * `ChatInputRequest` with `url` and no questions, its `message` the
+   * server's followed by a blank line and `Site: <origin>`; answered
+   * `accept` / `decline` / `cancel` alone. Default `false`. (Servers do not
+   * send an elicitation the client did not declare, in either era.)
    */
   chatElicitation?: boolean
   /**
@@ -1745,7 +1759,7 @@ export interface ServerRequestContext {
    */
   signal: AbortSignal
   /**
-   * Present when this form elicitation belongs to an AHP tool call
+   * Present when this elicitation (form or URL mode) belongs to an AHP tool call
    * (`callTool` with `chat`, `turnId`, `toolCallId`) and was published to
    * AHP clients too, as chat input request `requestId` (`chat/inputRequested`,
    * `session/inputNeededSet` of kind `chatInput`). The first answer wins:
@@ -1753,6 +1767,14 @@ export interface ServerRequestContext {
    * `chat/inputCompleted` (then `signal` aborts).
    */
   chatInput?: { chat: URI; turnId: string; toolCallId: string; requestId: string }
+  /**
+   * URL-mode elicitation only (SEP-1036): the origin of `params.url`,
+   * `scheme://host[:port]` with the host in ASCII (an internationalized
+   * name shows as Punycode, `xn--…`), from a URL parser. Show it beside the
+   * URL, highlighted ("clearly display the target domain"), and open the URL
+   * only after the user's consent: the host never opens or fetches it.
+   */
+  origin?: string
 }
 
 /**
@@ -1851,17 +1873,71 @@ export interface SamplingRegistration {
   tools?: boolean
 }
 
+/** The params of a form-mode `elicitation/create` (MCP 2025-11-25 `ElicitRequestFormParams`). */
+export interface FormElicitationParams {
+  mode?: 'form'
+  message: string
+  requestedSchema: Record<string, unknown>
+  _meta?: Record<string, unknown>
+}
+
+/**
+ * The params of a URL-mode `elicitation/create` (SEP-1036, MCP 2025-11-25
+ * `ElicitRequestURLParams`), also given for each elicitation of a `tools/call`
+ * answered `-32042`. `url` is an `http:` or `https:` URL without userinfo, at
+ * most 8 KiB (anything else is refused `-32602` before the handler);
+ * `elicitationId` is absent at 2026-07-28.
+ */
+export interface UrlElicitationParams {
+  mode: 'url'
+  message: string
+  url: string
+  elicitationId?: string
+  _meta?: Record<string, unknown>
+}
+
+/**
+ * The app's answer to `elicitation/create`: `{action: 'accept', content}`,
+ * `{action: 'decline'}` or `{action: 'cancel'}`. Form mode: on accept, schema
+ * defaults are filled in for fields `content` omits (SEP-1034). URL mode:
+ * `accept` means the user consented to open the URL (the app opens it, in
+ * the user's browser); `content` is left out.
+ */
+export type ElicitationHandler = (
+  params: FormElicitationParams | UrlElicitationParams,
+  context: ServerRequestContext,
+) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>
+
+/**
+ * An `elicitation` handler with what it supports (SEP-1036, MCP 2025-11-25
+ * "Client Features › Elicitation", URL mode).
+ *
+ * With `url: true` the host declares `elicitation: {form: {}, url: {}}` and
+ * the handler also receives URL-mode requests ({@link UrlElicitationParams},
+ * `context.origin`), including the elicitations of a `tools/call` answered
+ * `-32042`: the call waits until the server says each one is complete
+ * (`notifications/elicitation/complete`) and is then sent again once (see
+ * {@link UrlElicitationRequiredData} for when it fails instead). A
+ * completion that arrives before the handler answered withdraws it
+ * (`context.signal` aborts) and counts as `accept`. The host never opens or
+ * fetches the URL.
+ */
+export interface ElicitationRegistration {
+  /** Answers each `elicitation/create`, form and URL mode. */
+  handler: ElicitationHandler
+  /** The handler takes URL mode: declare `elicitation.url`. Default `false`. */
+  url?: boolean
+}
+
 /** App handlers for server-initiated requests; each resolves the MCP result object. */
 export interface RequestHandlers {
   /**
-   * `elicitation/create` (form mode). Resolve `{action: 'accept', content}`,
-   * `{action: 'decline'}` or `{action: 'cancel'}`. On accept, schema defaults
-   * are filled in for fields `content` omits (SEP-1034).
+   * `elicitation/create` (MCP 2025-11-25 "Client Features › Elicitation"):
+   * a function (form mode only), or {@link ElicitationRegistration}
+   * `{handler, url: true}` when it takes URL mode too (SEP-1036). A URL-mode
+   * request to a host that did not declare it is answered `-32602`.
    */
-  elicitation?: (
-    params: { mode?: 'form'; message: string; requestedSchema: Record<string, unknown>; _meta?: Record<string, unknown> },
-    context: ServerRequestContext,
-  ) => Promise<{ action: 'accept' | 'decline' | 'cancel'; content?: Record<string, unknown> }>
+  elicitation?: ElicitationHandler | ElicitationRegistration
   /**
    * `sampling/createMessage` (MCP 2025-11-25 "Client Features › Sampling"):
    * resolve an MCP `CreateMessageResult`. A function, or
@@ -2607,6 +2683,7 @@ export type HostErrorCode =
   | 'task_cancelled'
   | 'task_expired'
   | 'tool_disabled'
+  | 'url_elicitation_required'
 
 /**
  * What a {@link CredentialStore} method may return: a Promise, any
@@ -2764,6 +2841,22 @@ export declare class HostError extends Error {
 }
 
 /**
+ * The `data` of a {@link HostError} `url_elicitation_required` (SEP-1036):
+ * a `tools/call` the server answered `-32042` "URL elicitation required"
+ * (MCP 2025-11-25 "Client Features › Elicitation") did not go on. `reason`:
+ * `'unanswerable'` (not an AHP chat call and no URL
+ * {@link ElicitationRegistration}: nobody could show the URLs), `'decline'` /
+ * `'cancel'` (the user's answer, or a handler that failed: `'cancel'`),
+ * `'requiredAgain'` (the one retry after completion got `-32042` again).
+ * Each elicitation as it may be shown: its id, the server's message and the
+ * URL's origin, never the URL (its query may hold a secret).
+ */
+export interface UrlElicitationRequiredData {
+  reason: 'unanswerable' | 'decline' | 'cancel' | 'requiredAgain'
+  elicitations: Array<{ elicitationId: string; message: string; origin: string }>
+}
+
+/**
  * The `data` of a {@link HostError}, by the code that carries it (see each
  * method's Errors):
  * - `protocol_error`, `task_failed`: the MCP server's JSON-RPC error `{code, data}`;
@@ -2773,6 +2866,7 @@ export declare class HostError extends Error {
  * - `stale_tool`: `{reason: 'changed' | 'removed', serverId?, toolName?}`;
  * - `skill_verification_failed`: `{serverId, uri, file, reason: 'size' | 'digest' | 'frontmatter'}`;
  * - `tool_disabled`: `{serverId, toolName, reason}` (`reason` as the tool's `filtered` {@link ToolDiagnostic});
+ * - `url_elicitation_required`: {@link UrlElicitationRequiredData} (never a URL);
  * - `whenReady`'s `connect_failed`, `auth_required`, …: `{serverId, state}`.
  */
 export type HostErrorData =
@@ -2786,6 +2880,7 @@ export type HostErrorData =
   | { reason: 'changed' | 'removed'; serverId?: string; toolName?: string }
   | { serverId: string; uri: string; file: string; reason: 'size' | 'digest' | 'frontmatter' }
   | { serverId: string; toolName: string; reason: string }
+  | UrlElicitationRequiredData
   | { serverId: string; state: McpServerState }
 
 // ─── MCP Apps: the mcp:// channel ────────────────────────────────────────────

@@ -138,11 +138,20 @@ const kindOf = (method) => method.split('/', 1)[0]
 
 // The checked `handlers` option as kind → function, and whether the
 // `sampling` handler was registered as `{handler, tools: true}` (then the
-// host declares `sampling: {tools: {}}`, SEP-1577).
+// host declares `sampling: {tools: {}}`, SEP-1577) and the `elicitation`
+// handler as `{handler, url: true}` (then `elicitation: {form: {}, url: {}}`,
+// SEP-1036).
 function handlerFunctions(given) {
-  const { sampling, ...rest } = given
-  if (typeof sampling !== 'object' || sampling === null) return { handlers: given, samplingTools: false }
-  return { handlers: { ...rest, sampling: sampling.handler }, samplingTools: sampling.tools === true }
+  const handlers = { ...given }
+  const registered = (kind, flag) => {
+    const value = given[kind]
+    if (typeof value !== 'object' || value === null) return false
+    handlers[kind] = value.handler
+    return value[flag] === true
+  }
+  const samplingTools = registered('sampling', 'tools')
+  const elicitationUrl = registered('elicitation', 'url')
+  return { handlers, samplingTools, elicitationUrl }
 }
 
 // The native host; a refused option (native message `<code>: <message>`)
@@ -321,8 +330,9 @@ class McpHost extends EventEmitter {
   constructor(options) {
     super()
     const { handlers: given = {}, credentials, roots, headers, ...nativeOptions } = check.hostOptions(options)
-    // `sampling` may be `{handler, tools}` (SEP-1577 sampling with tools): the function, and the flag.
-    const { handlers, samplingTools } = handlerFunctions(given)
+    // `sampling` may be `{handler, tools}` (SEP-1577 sampling with tools), `elicitation`
+    // `{handler, url}` (SEP-1036 URL mode): the function, and the flag.
+    const { handlers, samplingTools, elicitationUrl } = handlerFunctions(given)
     const handled = Object.keys(handlers).filter((k) => typeof handlers[k] === 'function')
     for (const k of handled) {
       if (!REQUEST_KINDS.has(k)) throw new HostError('invalid_argument', `unknown request handler ${JSON.stringify(k)} (expected elicitation, sampling or roots)`)
@@ -334,10 +344,12 @@ class McpHost extends EventEmitter {
     this.#requests = requests
     // The native side holds these callbacks strongly; they must not hold `this`.
     const onRequest = async (json) => {
-      const { serverId, method, params, requestId, chatInput } = JSON.parse(json)
+      const { serverId, method, params, requestId, chatInput, origin } = JSON.parse(json)
       const signal = requests.begin(requestId)
       try {
-        const context = chatInput ? { serverId, signal, chatInput } : { serverId, signal }
+        const context = { serverId, signal }
+        if (chatInput) context.chatInput = chatInput
+        if (origin !== undefined) context.origin = origin
         const answer = handlers[kindOf(method)](params, context)
         requests.hold(requestId, answer)
         const result = await answer
@@ -363,6 +375,7 @@ class McpHost extends EventEmitter {
       headers !== undefined,
       headers === undefined ? noCredentials : imports.headersCallback(headers),
       samplingTools,
+      elicitationUrl,
     )
     this.#nativeRef = new WeakRef(this.#native)
     this.#readiness = readinessOf(this.#native)

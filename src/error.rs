@@ -104,13 +104,21 @@ pub enum ErrorCode {
     /// `excludeTools` or `setToolEnabled`): the call was not sent; `data` is
     /// `{serverId, toolName, reason}` (`tool_disabled`).
     ToolDisabled,
+    /// A `tools/call` the server answered with `-32042` "URL elicitation
+    /// required" (MCP 2025-11-25 "Elicitation › URL Elicitation Required
+    /// Error") could not go on: nobody could show the URL (no AHP chat call,
+    /// no URL `elicitation` handler), the user declined or cancelled it, or
+    /// the call retried once after completion was answered `-32042` again.
+    /// `data` is `{reason, elicitations: [{elicitationId, message,
+    /// origin}]}`, never a URL (`url_elicitation_required`).
+    UrlElicitationRequired,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (`tests/error_codes.rs` checks it
     /// against the variants, [`ErrorCode::as_str`] and the `HostErrorCode`
     /// union in `index.d.ts`).
-    pub const ALL: [Self; 36] = [
+    pub const ALL: [Self; 37] = [
         Self::InvalidArgument,
         Self::InvalidConfig,
         Self::InvalidEntry,
@@ -147,6 +155,7 @@ impl ErrorCode {
         Self::TaskCancelled,
         Self::TaskExpired,
         Self::ToolDisabled,
+        Self::UrlElicitationRequired,
     ];
 
     /// The stable wire string of this code.
@@ -188,6 +197,7 @@ impl ErrorCode {
             Self::TaskCancelled => "task_cancelled",
             Self::TaskExpired => "task_expired",
             Self::ToolDisabled => "tool_disabled",
+            Self::UrlElicitationRequired => "url_elicitation_required",
         }
     }
 }
@@ -353,6 +363,16 @@ pub enum ErrorDetail {
         /// Why, as the `filtered` tool diagnostic says it.
         reason: String,
     },
+    /// The URL elicitations a `tools/call` needed: `{reason, elicitations}`
+    /// (`reason` `"unanswerable"`, `"decline"`, `"cancel"` or
+    /// `"requiredAgain"`; each elicitation `{elicitationId, message,
+    /// origin}`, never its URL).
+    UrlElicitations {
+        /// Why the call did not go on.
+        reason: &'static str,
+        /// The elicitations as they may be shown.
+        elicitations: Vec<serde_json::Value>,
+    },
 }
 
 impl ErrorDetail {
@@ -405,6 +425,10 @@ impl ErrorDetail {
                 tool_name,
                 reason,
             } => json!({ "serverId": server_id, "toolName": tool_name, "reason": reason }),
+            Self::UrlElicitations {
+                reason,
+                elicitations,
+            } => json!({ "reason": reason, "elicitations": elicitations }),
         })
     }
 }

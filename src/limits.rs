@@ -322,7 +322,7 @@ pub const MAX_PENDING_SERVER_REQUESTS: usize = 64;
 // Requests waiting on the app never take every reader slot.
 const _: () = assert!(PEER_MESSAGES_IN_FLIGHT > MAX_PENDING_SERVER_REQUESTS);
 /// Open AHP input requests (`chat/inputRequested`) of one tool call (a
-/// count): 16. A further form elicitation of that call is not published:
+/// count): 16. A further elicitation of that call is not published:
 /// it is answered with a JSON-RPC error naming this bound.
 pub const MAX_OPEN_INPUTS_PER_CALL: usize = 16;
 /// Interval of the counted warnings about what a flood lost (ms): notifications
@@ -559,5 +559,7 @@ mod tool_filter;
 pub use tool_filter::*;
 mod tool_search;
 pub use tool_search::*;
+mod url_elicitation;
+pub use url_elicitation::*;
 #[cfg(test)]
 mod tests;

@@ -5,25 +5,31 @@
 //! A capability is declared in `initialize` only when its handler is
 //! registered (for `roots`: a `roots` handler or the host's own roots,
 //! [`host_roots`], declared with `listChanged: true`; `sampling.tools`
-//! only when the `sampling` handler supports tools, [`sampling`]). Without a handler the
-//! host answers the way the spec and rmcp do for an undeclared capability:
-//! elicitation is declined, sampling gets `-32601` (method not found),
-//! roots/list returns an empty list. Roots are checked and percent-encoded
-//! on the way out ([`roots`]).
+//! only when the `sampling` handler supports tools, [`sampling`];
+//! `elicitation.url` only when the `elicitation` handler takes URL mode or
+//! AHP clients answer chat elicitations, [`url_elicitation`]). Without a
+//! handler the host answers the way the spec and rmcp do for an undeclared
+//! capability: elicitation is declined (a mode not declared gets `-32602`),
+//! sampling gets `-32601` (method not found), roots/list returns an empty
+//! list. Roots are checked and percent-encoded on the way out ([`roots`]).
 
 pub mod host_roots;
 pub mod roots;
 pub mod sampling;
+pub mod url_elicitation;
 
 use futures::future::BoxFuture;
-use rmcp::model::ClientCapabilities;
+use rmcp::model::{
+    ClientCapabilities, ElicitationCapability, FormElicitationCapability, UrlElicitationCapability,
+};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 /// Which server-initiated request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ServerRequestKind {
-    /// `elicitation/create` (form mode).
+    /// `elicitation/create` (form mode; URL mode too when the handler takes
+    /// it, [`RequestHandler::elicitation_url`]).
     Elicitation,
     /// `sampling/createMessage`.
     Sampling,
@@ -71,10 +77,14 @@ pub struct HandlerRequest {
     pub kind: ServerRequestKind,
     /// The MCP request's `params`.
     pub params: Value,
-    /// The AHP chat input request published for it too (a form elicitation
+    /// The AHP chat input request published for it too (an elicitation
     /// of an AHP tool call: see `crate::chat::input`), if any; an AHP
     /// client may answer it first.
     pub chat_input: Option<ChatInputRef>,
+    /// For a URL-mode elicitation: the URL's origin (`scheme://host[:port]`,
+    /// [`url_elicitation::UrlElicitation::origin`]), to show beside the URL
+    /// (JS `context.origin`).
+    pub origin: Option<String>,
 }
 
 impl HandlerRequest {
@@ -85,6 +95,7 @@ impl HandlerRequest {
             kind,
             params,
             chat_input: None,
+            origin: None,
         }
     }
 }
@@ -125,6 +136,16 @@ pub trait RequestHandler: Send + Sync + 'static {
         false
     }
 
+    /// Whether the `elicitation` handler takes URL mode too (SEP-1036, JS
+    /// `handlers.elicitation: {handler, url: true}`): then `elicitation:
+    /// {form: {}, url: {}}` is declared and URL-mode requests (and the
+    /// `-32042` elicitations of a `tools/call`) reach it with
+    /// [`HandlerRequest::origin`] (see [`url_elicitation`]). `false` by
+    /// default.
+    fn elicitation_url(&self) -> bool {
+        false
+    }
+
     /// The host's own roots, when this handler answers `roots/list` from
     /// them ([`host_roots::WithHostRoots`]); `None` by default.
     fn host_roots(&self) -> Option<&host_roots::HostRoots> {
@@ -141,10 +162,13 @@ pub fn client_capabilities(handler: Option<&dyn RequestHandler>) -> ClientCapabi
     client_capabilities_with(handler, false)
 }
 
-/// [`client_capabilities`], with form elicitation also declared when
+/// [`client_capabilities`], with elicitation also declared when
 /// `chat_elicitation` is set (JS option `chatElicitation`): then AHP
 /// clients answer the elicitations of AHP tool calls even without an
-/// `elicitation` handler, and any other elicitation is declined.
+/// `elicitation` handler, and any other elicitation is declined. Form mode
+/// is always declared with elicitation; URL mode (`url: {}`, SEP-1036)
+/// when `chat_elicitation` is set (an AHP `ChatInputRequest` has its
+/// `url`) or the handler takes it ([`RequestHandler::elicitation_url`]).
 pub fn client_capabilities_with(
     handler: Option<&dyn RequestHandler>,
     chat_elicitation: bool,
@@ -152,7 +176,15 @@ pub fn client_capabilities_with(
     let has = |k| handler.is_some_and(|h| h.handles(k));
     let mut caps = Map::new();
     if chat_elicitation || has(ServerRequestKind::Elicitation) {
-        caps.insert("elicitation".into(), json!({ "form": {} }));
+        let mut elicitation =
+            ElicitationCapability::new().with_form(FormElicitationCapability::new());
+        let url_handler =
+            has(ServerRequestKind::Elicitation) && handler.is_some_and(|h| h.elicitation_url());
+        if chat_elicitation || url_handler {
+            elicitation = elicitation.with_url(UrlElicitationCapability::new());
+        }
+        let value = serde_json::to_value(elicitation).unwrap_or_else(|_| json!({ "form": {} }));
+        caps.insert("elicitation".into(), value);
     }
     if has(ServerRequestKind::Sampling) {
         let tools = handler.is_some_and(|h| h.sampling_tools());
@@ -212,6 +244,9 @@ mod tests {
         fn sampling_tools(&self) -> bool {
             true
         }
+        fn elicitation_url(&self) -> bool {
+            true
+        }
         fn request(&self, _: HandlerRequest) -> BoxFuture<'static, Result<Value, String>> {
             Box::pin(async { Ok(Value::Null) })
         }
@@ -235,7 +270,7 @@ mod tests {
             ServerRequestKind::Elicitation,
         ))))
         .unwrap_or_default();
-        assert_eq!(elicit, json!({"elicitation": {"form": {}}}));
+        assert_eq!(elicit, json!({"elicitation": {"form": {}, "url": {}}}));
         let roots =
             serde_json::to_value(client_capabilities(Some(&Only(ServerRequestKind::Roots))))
                 .unwrap_or_default();
@@ -246,15 +281,34 @@ mod tests {
     }
 
     #[test]
-    fn chat_elicitation_declares_form_elicitation_without_a_handler() {
+    fn chat_elicitation_declares_form_and_url_elicitation_without_a_handler() {
         let caps = serde_json::to_value(client_capabilities_with(None, true)).unwrap_or_default();
-        assert_eq!(caps, json!({"elicitation": {"form": {}}}));
+        assert_eq!(caps, json!({"elicitation": {"form": {}, "url": {}}}));
         let roots = Only(ServerRequestKind::Roots);
         let caps =
             serde_json::to_value(client_capabilities_with(Some(&roots), true)).unwrap_or_default();
         assert_eq!(
             caps,
-            json!({"elicitation": {"form": {}}, "roots": {"listChanged": true}})
+            json!({"elicitation": {"form": {}, "url": {}}, "roots": {"listChanged": true}})
         );
+    }
+
+    #[test]
+    fn url_elicitation_needs_a_url_handler() {
+        struct FormOnly;
+        impl RequestHandler for FormOnly {
+            fn handles(&self, kind: ServerRequestKind) -> bool {
+                kind == ServerRequestKind::Elicitation
+            }
+            fn request(&self, _: HandlerRequest) -> BoxFuture<'static, Result<Value, String>> {
+                Box::pin(async { Ok(Value::Null) })
+            }
+        }
+        let caps = serde_json::to_value(client_capabilities(Some(&FormOnly))).unwrap_or_default();
+        assert_eq!(caps, json!({"elicitation": {"form": {}}}));
+        // A URL flag without an elicitation handler declares nothing.
+        let sampling = Only(ServerRequestKind::Sampling);
+        let caps = serde_json::to_value(client_capabilities(Some(&sampling))).unwrap_or_default();
+        assert_eq!(caps.get("elicitation"), None);
     }
 }

@@ -350,3 +350,28 @@ async function blockingStart(host: McpHost): Promise<void> {
   await host.addServer({ name: 'x', config: { type: 'stdio', command: 'node' }, required: 'yes' })
 }
 void blockingStart
+
+// Issue 31, item 2: URL-mode elicitation (SEP-1036).
+import type { ElicitationRegistration, UrlElicitationRequiredData } from '../../index.js'
+function urlElicitation(): McpHost {
+  const elicitation: ElicitationRegistration = {
+    url: true,
+    handler: async (params, context) => {
+      if (params.mode === 'url') {
+        const shown: string = `${params.message} (${context.origin ?? ''}) ${params.url}`
+        void shown
+        return { action: 'accept' }
+      }
+      return { action: 'decline' }
+    },
+  }
+  // @ts-expect-error `url` is a boolean
+  const wrong: ElicitationRegistration = { handler: elicitation.handler, url: 'yes' }
+  void wrong
+  const code: HostErrorCode = 'url_elicitation_required'
+  const data: UrlElicitationRequiredData = { reason: 'requiredAgain', elicitations: [{ elicitationId: 'e', message: 'm', origin: 'https://a.example' }] }
+  void code
+  void data
+  return new McpHost({ handlers: { elicitation }, chatElicitation: true })
+}
+void urlElicitation

@@ -22,6 +22,8 @@ pub(super) struct JsRequests {
     pub(super) handled: Vec<ServerRequestKind>,
     /// The `sampling` handler takes SEP-1577 tools (JS `{handler, tools: true}`).
     pub(super) sampling_tools: bool,
+    /// The `elicitation` handler takes URL mode (JS `{handler, url: true}`).
+    pub(super) elicitation_url: bool,
     /// Where a withdrawal goes (`requestWithdrawn`, see [`Withdrawal`]).
     pub(super) sink: Arc<JsSink>,
     /// The id of the next request (JS `requestId`, increasing).
@@ -37,7 +39,11 @@ impl RequestHandler for JsRequests {
         self.sampling_tools && self.handles(ServerRequestKind::Sampling)
     }
 
-    /// Sends `{serverId, method, params, requestId, chatInput?}` to JS; when
+    fn elicitation_url(&self) -> bool {
+        self.elicitation_url && self.handles(ServerRequestKind::Elicitation)
+    }
+
+    /// Sends `{serverId, method, params, requestId, chatInput?, origin?}` to JS; when
     /// the future is dropped before JS answered, JS gets a `requestWithdrawn`
     /// item (its handler's `context.signal` aborts).
     fn request(
@@ -54,6 +60,9 @@ impl RequestHandler for JsRequests {
         });
         if let Some(chat_input) = &request.chat_input {
             payload["chatInput"] = json!(chat_input);
+        }
+        if let Some(origin) = &request.origin {
+            payload["origin"] = json!(origin);
         }
         let withdrawal = Withdrawal {
             sink: self.sink.clone(),

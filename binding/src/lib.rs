@@ -380,6 +380,7 @@ impl NativeHost {
     /// {requestId}}`.
     /// `rootsJson`: the `roots` option as JSON (`null`: not given).
     /// `samplingTools`: the `sampling` handler takes SEP-1577 tools.
+    /// `elicitationUrl`: the `elicitation` handler takes URL mode (SEP-1036).
     #[napi(
         constructor,
         catch_unwind,
@@ -397,6 +398,7 @@ impl NativeHost {
         use_headers: Option<bool>,
         on_headers: Option<Function<String, Promise<String>>>,
         sampling_tools: Option<bool>,
+        elicitation_url: Option<bool>,
     ) -> Result<Self> {
         let refused =
             |e: HostError| Error::new(Status::InvalidArg, format!("{}: {}", e.code, e.message));
@@ -427,6 +429,7 @@ impl NativeHost {
                 tsfn: Arc::new(tsfn),
                 handled,
                 sampling_tools: sampling_tools.unwrap_or(false),
+                elicitation_url: elicitation_url.unwrap_or(false),
                 sink: sink.clone(),
                 next: Default::default(),
             }))

@@ -59,10 +59,10 @@ pub(crate) struct JsHostOptions {
     /// with its own publishes the merged list itself and sets this to `false`.
     #[serde(default = "yes")]
     publish_server_tools: bool,
-    /// Declare the MCP form-elicitation capability even without an
-    /// `elicitation` handler, so that AHP clients answer the elicitations of
-    /// AHP tool calls (`chat/inputCompleted`); any other elicitation is then
-    /// declined. Default `false`.
+    /// Declare the MCP elicitation capability (form and URL mode, SEP-1036)
+    /// even without an `elicitation` handler, so that AHP clients answer the
+    /// elicitations of AHP tool calls (`chat/inputCompleted`); any other
+    /// elicitation is then declined. Default `false`.
     #[serde(default)]
     chat_elicitation: bool,
     /// The AHP client declared `capabilities.mcpApps` in its `initialize`

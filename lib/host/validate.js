@@ -136,19 +136,27 @@ function hostOptions(options) {
     if (!REQUEST_KINDS.includes(key)) {
       throw invalid(`options.handlers.${key}: unknown request handler (expected ${REQUEST_KINDS.join(', ')})`)
     }
-    if (key === 'sampling' && isObject(value)) samplingRegistration(value, 'options.handlers.sampling')
-    else if (key === 'sampling' && value !== undefined && typeof value !== 'function') {
-      throw invalid(`options.handlers.sampling: must be a function or {handler, tools?}, got ${shown(value)}`)
+    const flag = REGISTRATION_FLAGS[key]
+    if (flag && isObject(value)) registration(value, `options.handlers.${key}`, flag)
+    else if (flag && value !== undefined && typeof value !== 'function') {
+      throw invalid(`options.handlers.${key}: must be a function or {handler, ${flag}?}, got ${shown(value)}`)
     } else optional.function(value, `options.handlers.${key}`)
   }
   return options
 }
 
-/** `handlers.sampling` given as `{handler, tools?}` (SEP-1577 sampling with tools). */
-function samplingRegistration(value, path) {
-  known(value, path, ['handler', 'tools'])
+/**
+ * The handlers that may be registered as `{handler, <flag>?}`, and that flag:
+ * `sampling: {handler, tools}` (SEP-1577 sampling with tools),
+ * `elicitation: {handler, url}` (SEP-1036 URL-mode elicitation).
+ */
+const REGISTRATION_FLAGS = { sampling: 'tools', elicitation: 'url' }
+
+/** A handler given as `{handler, <flag>?}` (see REGISTRATION_FLAGS). */
+function registration(value, path, flag) {
+  known(value, path, ['handler', flag])
   if (typeof value.handler !== 'function') throw invalid(`${path}.handler: must be a function, got ${shown(value.handler)}`)
-  optional.boolean(value.tools, `${path}.tools`)
+  optional.boolean(value[flag], `${path}.${flag}`)
 }
 
 /** A per-server OAuth client option (`OAuthClientOption`). */

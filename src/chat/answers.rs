@@ -40,6 +40,30 @@ pub fn elicit_result(
     })
 }
 
+/// The MCP `ElicitResult` for an AHP client's `chat/inputCompleted` of a
+/// URL-mode elicitation (SEP-1036): `{action}` alone, `accept` meaning the
+/// user consented to open the URL (the spec leaves `content` out).
+///
+/// # Errors
+/// The request has no questions: any answer is refused.
+pub fn url_elicit_result(
+    response: ChatInputResponseKind,
+    answers: &HashMap<String, ChatInputAnswer>,
+) -> Result<Value, String> {
+    if let Some(question) = answers.keys().next() {
+        return Err(format!(
+            "a URL elicitation has no questions (answer {question:?} refused): complete it with \
+             accept, decline or cancel alone"
+        ));
+    }
+    let action = match response {
+        ChatInputResponseKind::Accept => "accept",
+        ChatInputResponseKind::Decline => "decline",
+        ChatInputResponseKind::Cancel => "cancel",
+    };
+    Ok(json!({ "action": action }))
+}
+
 /// The `content` of an accepted elicitation from AHP answers (draft and
 /// submitted answers count; skipped ones are left out), members in the
 /// schema's property order. Each value must have its property's type: a

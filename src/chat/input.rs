@@ -32,6 +32,8 @@ use ahp_types::state::{
 };
 use serde_json::{Map, Value};
 
+use crate::requests::url_elicitation::UrlElicitation;
+
 /// What kind of value one property of a `requestedSchema` takes.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Field {
@@ -127,6 +129,20 @@ pub fn input_request(id: &str, message: &str, requested_schema: &Value) -> ChatI
         message: Some(message.to_owned()),
         url: None,
         questions: Some(questions),
+        answers: None,
+    }
+}
+
+/// The chat input request `id` for a URL-mode elicitation (SEP-1036): its
+/// `url` as the server sent it (the user must open it; the host never
+/// does), no questions, and the server's message followed by the URL's
+/// origin ([`UrlElicitation::ahp_message`]).
+pub fn url_input_request(id: &str, url: &UrlElicitation) -> ChatInputRequest {
+    ChatInputRequest {
+        id: id.to_owned(),
+        message: Some(url.ahp_message()),
+        url: Some(url.url.clone()),
+        questions: None,
         answers: None,
     }
 }

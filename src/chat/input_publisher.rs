@@ -1,4 +1,5 @@
-//! Form elicitations of AHP tool calls, published the AHP way (AHP 1.0
+//! Elicitations of AHP tool calls (form mode, and URL mode: SEP-1036, an
+//! input request with `url` and no questions), published the AHP way (AHP 1.0
 //! "Chat channel › Input requests", "Aggregated input requests") and
 //! answered by whichever comes first: the app's `elicitation` handler or an
 //! AHP client's `chat/inputCompleted`.
@@ -35,7 +36,7 @@ use ahp_types::actions::{
     ActionEnvelope, ActionOrigin, ChatInputAnswerChangedAction, ChatInputCompletedAction,
     StateAction,
 };
-use ahp_types::state::{ChatInputAnswer, ChatInputResponseKind};
+use ahp_types::state::{ChatInputAnswer, ChatInputRequest, ChatInputResponseKind};
 use futures::future::BoxFuture;
 use rmcp::model::RequestId;
 use rmcp::service::{InboundStreamOrigin, RequestContext, RoleClient};
@@ -45,6 +46,7 @@ use tokio::sync::oneshot;
 use crate::chat::{answers, input, ChatContext};
 use crate::limits::MAX_OPEN_INPUTS_PER_CALL;
 use crate::publisher::SessionPublisher;
+use crate::requests::url_elicitation::UrlElicitation;
 use crate::requests::ChatInputRef;
 
 /// The AHP input requests of this host now waiting on an answer, by
@@ -62,8 +64,10 @@ struct Pending {
     chat: String,
     /// The [`ChatCallInputs::call`] it belongs to.
     call: u64,
-    /// The elicitation's `requestedSchema`.
+    /// The elicitation's `requestedSchema` (`null` for URL mode).
     schema: Value,
+    /// A URL-mode elicitation (SEP-1036): no questions, answered `{action}`.
+    url: bool,
     /// Answers synced by `chat/inputAnswerChanged`, by question id.
     drafts: HashMap<String, ChatInputAnswer>,
     /// Where the MCP `ElicitResult` of an AHP answer goes.
@@ -141,7 +145,12 @@ impl ChatInputs {
         };
         let mut final_answers = p.drafts.clone();
         final_answers.extend(a.answers.clone().unwrap_or_default());
-        let result = match answers::elicit_result(&p.schema, a.response, &final_answers) {
+        let result = if p.url {
+            answers::url_elicit_result(a.response, &final_answers)
+        } else {
+            answers::elicit_result(&p.schema, a.response, &final_answers)
+        };
+        let result = match result {
             Ok(result) => result,
             Err(reason) => {
                 let chat = Some(p.chat.clone());
@@ -250,6 +259,23 @@ impl ChatCallInputs {
     /// `None` when the call has [`MAX_OPEN_INPUTS_PER_CALL`] open already
     /// (nothing is published).
     pub fn open(self: &Arc<Self>, message: &str, requested_schema: &Value) -> Option<PendingInput> {
+        let request = |id: &str| input::input_request(id, message, requested_schema);
+        self.open_request(request, requested_schema)
+    }
+
+    /// [`ChatCallInputs::open`] for a URL-mode elicitation (SEP-1036): the
+    /// input request carries its `url` and no questions
+    /// ([`input::url_input_request`]); answered `{action}` alone.
+    pub fn open_url(self: &Arc<Self>, url: &UrlElicitation) -> Option<PendingInput> {
+        let request = |id: &str| input::url_input_request(id, url);
+        self.open_request(request, &Value::Null)
+    }
+
+    fn open_request(
+        self: &Arc<Self>,
+        request: impl FnOnce(&str) -> ChatInputRequest,
+        schema: &Value,
+    ) -> Option<PendingInput> {
         if self.open_inputs.fetch_add(1, Ordering::AcqRel) >= MAX_OPEN_INPUTS_PER_CALL {
             self.open_inputs.fetch_sub(1, Ordering::AcqRel);
             return None;
@@ -260,13 +286,14 @@ impl ChatCallInputs {
         let mut pending = self.inputs.lock();
         // Under the lock: `end` either ran before (nothing is published) or runs after.
         if !self.ended.load(Ordering::SeqCst) {
-            let request = input::input_request(&request_id, message, requested_schema);
+            let request = request(&request_id);
             pending.insert(
                 request_id.clone(),
                 Pending {
                     chat: self.ctx.chat.clone(),
                     call: self.call,
-                    schema: requested_schema.clone(),
+                    schema: schema.clone(),
+                    url: request.url.is_some(),
                     drafts: HashMap::new(),
                     answer: tx,
                 },
@@ -280,7 +307,7 @@ impl ChatCallInputs {
         Some(PendingInput {
             call: self.clone(),
             request_id,
-            schema: requested_schema.clone(),
+            schema: schema.clone(),
             answer: rx,
         })
     }

@@ -146,3 +146,39 @@ fn an_app_answer_becomes_submitted_answers() {
     }));
     assert_eq!(got, expected);
 }
+
+#[test]
+fn a_url_elicitation_is_a_request_with_its_url_and_site_and_takes_no_answers() {
+    use super::answers::url_elicit_result;
+    use super::input::url_input_request;
+    use crate::requests::url_elicitation::UrlElicitation;
+    let url = UrlElicitation::check("Link it", "https://id.example/c?code=s", "e1")
+        .unwrap_or_else(|e| panic!("{e}"));
+    let request = url_input_request("tc/elicitation/3", &url);
+    let shown = serde_json::to_value(&request).unwrap_or_default();
+    assert_eq!(
+        shown,
+        json!({
+            "id": "tc/elicitation/3",
+            "message": "Link it\n\nSite: https://id.example",
+            "url": "https://id.example/c?code=s"
+        })
+    );
+    let set = serde_json::to_value(input_needed_set("ahp-chat:/c", &request)).unwrap_or_default();
+    assert_eq!(
+        set["request"]["request"]["url"],
+        "https://id.example/c?code=s"
+    );
+    for (kind, action) in [
+        (ChatInputResponseKind::Accept, "accept"),
+        (ChatInputResponseKind::Decline, "decline"),
+        (ChatInputResponseKind::Cancel, "cancel"),
+    ] {
+        let result = url_elicit_result(kind, &HashMap::new());
+        assert_eq!(result, Ok(json!({ "action": action })));
+    }
+    let given =
+        answers(json!({"x": {"state": "submitted", "value": {"kind": "text", "value": "y"}}}));
+    let refused = url_elicit_result(ChatInputResponseKind::Accept, &given);
+    assert!(refused.is_err_and(|why| why.contains("no questions")));
+}

@@ -156,8 +156,9 @@ pub struct HostConfig {
     pub env_policy: EnvPolicy,
     /// Emit `session/serverToolsChanged` whenever the model catalogue changes.
     pub publish_server_tools: bool,
-    /// Declare form elicitation without an `elicitation` handler (AHP
-    /// clients answer the elicitations of chat tool calls).
+    /// Declare elicitation, form and URL mode (SEP-1036), without an
+    /// `elicitation` handler (AHP clients answer the elicitations of chat
+    /// tool calls).
     pub chat_elicitation: bool,
     /// The AHP client declared `mcpApps`: serve MCP Apps (see `crate::apps`).
     pub mcp_apps: bool,

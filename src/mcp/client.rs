@@ -1,6 +1,6 @@
 //! The rmcp `ClientHandler` of one server connection: our `clientInfo`,
 //! server-initiated requests forwarded to the app's handlers (counted in
-//! [`ServerRequestWaits`] while they wait; a form elicitation of an AHP tool
+//! [`ServerRequestWaits`] while they wait; an elicitation of an AHP tool
 //! call is also published to AHP clients, see [`crate::chat::input_publisher`]), and
 //! server notifications routed to the server's actor or to `log` events
 //! (changes through [`HostClient::changed`], see [`super::listen`]). Log
@@ -36,6 +36,7 @@ use crate::chat::input_publisher::InFlightCalls;
 use crate::events::{log, server_log, EventSink, HostEvent, LogLevel};
 use crate::limits::MAX_OPEN_INPUTS_PER_CALL;
 use crate::requests::roots::check_handler_answer;
+use crate::requests::url_elicitation::{completed_id, ELICITATION_COMPLETE_METHOD};
 use crate::requests::{
     apply_elicitation_defaults, HandlerRequest, RequestHandler, ServerRequestKind,
 };
@@ -43,6 +44,9 @@ use crate::transport::ordered::{InOrder, Observed, Seen};
 
 mod bounds;
 pub(crate) use bounds::Bounds;
+mod url_mode;
+mod url_waits;
+pub(crate) use url_waits::UrlWaits;
 
 /// How many server-initiated requests (elicitation, sampling, roots) of one
 /// connection are waiting on the app's handler right now. While any is, the
@@ -123,6 +127,8 @@ pub struct HostClient {
     /// The server's chosen log level, asked for in each request's `_meta`
     /// at 2026-07-28 ([`InOrder::log_level`], [`super::log_level`]).
     pub(crate) log_level: super::log_level::LogLevelCell,
+    /// URL-mode elicitations waiting for `notifications/elicitation/complete`.
+    pub(crate) url_waits: UrlWaits,
 }
 
 impl HostClient {
@@ -257,14 +263,12 @@ impl ClientHandler for HostClient {
         request: ElicitRequestParams,
         context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
-        let decline =
-            || serde_json::from_value::<ElicitResult>(serde_json::json!({ "action": "decline" }));
         let schema = match &request {
             ElicitRequestParams::FormElicitationParams {
                 requested_schema, ..
             } => serde_json::to_value(requested_schema).unwrap_or(Value::Null),
-            // URL mode is not declared; decline it.
-            _ => return decline().map_err(|e| ErrorData::internal_error(e.to_string(), None)),
+            // URL mode (SEP-1036): url_mode.rs.
+            _ => return self.elicit_url(&request, &context).await,
         };
         let _slot = self.bounds.request_slot(ServerRequestKind::Elicitation)?;
         let params = serde_json::to_value(&request)
@@ -483,6 +487,13 @@ impl InOrder for HostClient {
             }
             N::CustomNotification(n) if n.method == LOGGING_METHOD => {
                 self.logged_raw(n.params.as_ref());
+                return Seen::Done;
+            }
+            // SEP-1036: an unknown or already completed id is ignored.
+            N::CustomNotification(n) if n.method == ELICITATION_COMPLETE_METHOD => {
+                if let Some(id) = completed_id(n.params.as_ref()) {
+                    self.url_waits.complete(id);
+                }
                 return Seen::Done;
             }
             // To the call's subscriber now, so it has its progress before its

@@ -183,6 +183,7 @@ async fn open_with(
             .then(|| opener.publisher().app_channels().clone()),
         bounds: Bounds::new(server_id, opener.publisher().sink().clone()),
         log_level: tasks.log_level.clone(),
+        url_waits: Default::default(),
     };
     let mut conn = match spec {
         TransportSpec::Stdio(cfg, vars) => {

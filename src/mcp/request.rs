@@ -209,10 +209,10 @@ pub fn map_service_error(
     RequestFailure::Failed(match e {
         ServiceError::McpError(err) => {
             // The server's `data` is shown as its message is (`HostError::new`):
-            // without the secret values the host holds.
+            // without the secret values the host holds, nor a -32042's URLs.
             let mut data = err.data;
             if let Some(data) = &mut data {
-                crate::redact::hidden_in_value(data);
+                crate::requests::url_elicitation::hidden_in_error_data(err.code.0, data);
             }
             HostError::new(
                 ErrorCode::ProtocolError,

@@ -18,6 +18,7 @@ use serde_json::{json, Map, Value};
 use tokio_util::sync::CancellationToken;
 
 mod pacing;
+mod url_required;
 
 use pacing::Paced;
 
@@ -49,7 +50,7 @@ pub struct CallRequest {
     pub timeout: Duration,
     /// Absolute limit; progress never extends it.
     pub max_total: Duration,
-    /// The AHP tool call this call runs as, if any: its form elicitations
+    /// The AHP tool call this call runs as, if any: its elicitations
     /// (2025-era `elicitation/create` and MRTR input requests) are published
     /// to AHP clients too ([`crate::chat::input_publisher`]).
     pub chat: Option<Arc<ChatCallInputs>>,
@@ -64,7 +65,8 @@ impl ServerLive {
     ///
     /// # Errors
     /// `server_not_ready`, `timeout`, `cancelled`, `server_exited`,
-    /// `protocol_error`, `limit_exceeded`, `redirect_refused`, `auth_required`.
+    /// `protocol_error`, `limit_exceeded`, `redirect_refused`, `auth_required`,
+    /// `url_elicitation_required`.
     pub async fn call_tool(
         &self,
         server_id: &str,
@@ -110,7 +112,9 @@ impl ServerLive {
 /// `maxResultBytes`, `maxJsonDepth` or `maxJsonProperties`, or the stdio
 /// reader discarded the response as too long or too deep);
 /// `redirect_refused`; `auth_required` (data `{code: -32007,
-/// insufficientScope, requiredScopes}`).
+/// insufficientScope, requiredScopes}`); `url_elicitation_required` (the
+/// server answered `-32042` and its URL elicitations were not completed,
+/// or were needed again after the one retry: see [`url_required`]).
 pub async fn call_tool(
     live: &ServerLive,
     server_id: &str,
@@ -139,6 +143,7 @@ pub async fn call_tool(
     let started = tokio::time::Instant::now();
     let mut rounds = mrtr::Rounds::default();
     let mut answers = Map::new();
+    let mut url_retries = 0;
     loop {
         let mut params = json!({ "name": req.name });
         if let Some(arguments) = &req.arguments {
@@ -154,6 +159,16 @@ pub async fn call_tool(
             }));
         }
         let result = call.round(params, left, &cancel, &mut *on_progress).await?;
+        if let Some(error) = url_required::of(&result) {
+            let left = req.max_total.saturating_sub(started.elapsed());
+            let retries = &mut url_retries;
+            if call
+                .complete_url_elicitations(error, retries, left, &cancel)
+                .await?
+            {
+                continue;
+            }
+        }
         let result = match call.finish(result, limits).await? {
             Finished::Text(text) => return Ok(text),
             Finished::Tree(result) => result,

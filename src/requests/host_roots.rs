@@ -127,6 +127,10 @@ impl RequestHandler for WithHostRoots {
         self.app.as_ref().is_some_and(|app| app.sampling_tools())
     }
 
+    fn elicitation_url(&self) -> bool {
+        self.app.as_ref().is_some_and(|app| app.elicitation_url())
+    }
+
     fn host_roots(&self) -> Option<&HostRoots> {
         Some(&self.roots)
     }
