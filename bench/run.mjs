@@ -219,7 +219,7 @@ if (!opts.only && !failed) {
   ;(await import('./mirror.mjs')).benchMirror()
   // Many servers (issue 29 item 7): eager, lazy with a warm tool cache, against SDK clients (bench/scale.mjs).
   try {
-    await (await import('./scale.mjs')).benchScale(QUICK ? { servers: 20, queries: 200 } : {})
+    await (await import('./scale.mjs')).benchScale(QUICK ? { servers: 20, queries: 200, repeats: 1 } : {})
   } catch (err) {
     console.error(`scale bench failed: ${err?.stack ?? err}`)
     failed = true

@@ -21,7 +21,10 @@
 // servers with a warm cache; RSS with 100 lazy servers not started ≤ 10 MiB
 // over an empty host; searchTools p50 ≤ 2 ms over 5,000 tools (release).
 //
-//   node bench/scale.mjs [--servers N] [--queries N]
+//   node bench/scale.mjs [--servers N] [--queries N] [--repeats N]
+//
+// empty and lazy-warm run `--repeats` times (3; 1 with `npm run bench --
+// --quick`), interleaved; their figures are the medians.
 //
 // SCALE_SERVERS / SCALE_QUERIES (env) set the same. Prints a markdown table.
 
@@ -224,22 +227,49 @@ function writePlugin(dir, servers, marker) {
   return root
 }
 
+/** Runs of `empty` and `lazy-warm` (see benchScale). */
+const REPEATS = Number(process.env.SCALE_REPEATS ?? 3)
+
+/** One object with, per numeric field of `outs`, the median of its values (other fields from the first). */
+function medianFields(outs) {
+  const out = { ...outs[0] }
+  for (const [key, value] of Object.entries(out)) {
+    if (typeof value !== 'number') continue
+    const values = outs.map((o) => o[key]).filter((v) => typeof v === 'number').sort((a, b) => a - b)
+    out[key] = values[Math.floor(values.length / 2)]
+  }
+  return out
+}
+
 const ms = (v) => (v === undefined ? '–' : v < 10 ? v.toFixed(2) : v.toFixed(0))
 const mib = (k) => (k === undefined ? '–' : (k / 1024).toFixed(1))
 
 /** Runs every mode and prints the table; returns the figures. */
-export async function benchScale({ servers = Number(process.env.SCALE_SERVERS ?? 100), queries = Number(process.env.SCALE_QUERIES ?? 1000) } = {}) {
+export async function benchScale({ servers = Number(process.env.SCALE_SERVERS ?? 100), queries = Number(process.env.SCALE_QUERIES ?? 1000), repeats = REPEATS } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'ahp-bench-scale-'))
   const marker = `ahpscale${randomBytes(6).toString('hex')}`
   const root = writePlugin(dir, servers, marker)
   const lazyDir = join(dir, 'lazy-data')
   const r = {}
+  // The goal's RSS figure is the difference of two readings (lazy-warm less
+  // empty), each about ±0.3 MiB from run to run on a shared machine: those two
+  // modes run `repeats` times, interleaved, and each of their figures is the
+  // median of its runs.
+  const runs = { empty: [], 'lazy-warm': [] }
   try {
     for (const mode of ['empty', 'sdk', 'eager', 'lazy-cold', 'lazy-warm']) {
       process.stderr.write(`… scale ${mode}\n`)
       const data = mode.startsWith('lazy') ? lazyDir : join(dir, `${mode}-data`)
       r[mode] = await runChild(mode, root, data, servers, queries)
+      runs[mode]?.push(r[mode])
     }
+    for (let i = 1; i < repeats; i++) {
+      for (const mode of ['empty', 'lazy-warm']) {
+        process.stderr.write(`… scale ${mode} (run ${i + 1} of ${repeats})\n`)
+        runs[mode].push(await runChild(mode, root, mode === 'empty' ? join(dir, 'empty-data') : lazyDir, servers, queries))
+      }
+    }
+    for (const mode of Object.keys(runs)) r[mode] = medianFields(runs[mode])
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
@@ -261,7 +291,7 @@ export async function benchScale({ servers = Number(process.env.SCALE_SERVERS ??
   console.log(`| AHP action bytes of one server's re-list | – | ${eager.relistBytes} | – | |`)
   console.log(`| listToolSummaries / listTools (JSON bytes) | – | ${eager.summaryBytes} / ${eager.fullBytes} (${(eager.summaryBytes / eager.fullBytes).toFixed(2)}×) | – | |`)
   console.log('')
-  console.log(`- empty host RSS ${mib(empty.rssKib)} MiB; lazy, cold cache (every server starts once to list): every tool listed in ${ms(cold.allListedMs)} ms, all cached in ${ms(cold.cachedMs)} ms.`)
+  console.log(`- empty host RSS ${mib(empty.rssKib)} MiB; the empty and lazy-warm figures are medians of ${repeats} interleaved runs; lazy, cold cache (every server starts once to list): every tool listed in ${ms(cold.allListedMs)} ms, all cached in ${ms(cold.cachedMs)} ms.`)
   console.log('- A re-list publishes `session/serverToolsChanged` with the whole catalogue (AHP full replacement), so its bytes grow with the catalogue, not the change.')
   return r
 }
@@ -276,5 +306,5 @@ if (process.argv[2] === '--child') {
     const i = process.argv.indexOf(name)
     return i > 0 ? Number(process.argv[i + 1]) : undefined
   }
-  await benchScale({ servers: at('--servers') ?? undefined, queries: at('--queries') ?? undefined })
+  await benchScale({ servers: at('--servers') ?? undefined, queries: at('--queries') ?? undefined, repeats: at('--repeats') ?? undefined })
 }
