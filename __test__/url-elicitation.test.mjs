@@ -50,9 +50,17 @@ const trail = (actions, toolCallId) => actions.filter((e) => e.rejectionReason =
     a.id?.includes(`:${toolCallId}/`) || (a.type === 'chat/toolCallComplete' && a.toolCallId === toolCallId))
   .map((a) => a.type === 'chat/inputCompleted' ? `${a.type}:${a.response}` : a.type)
 
-/** The session channel's envelopes replayed through the `ahp` reducers equal the host's state. */
-function assertReplayed(host, actions) {
+/**
+ * The session channel's envelopes replayed through the `ahp` reducers equal
+ * the host's state. `getState()` is read at once while envelopes reach the
+ * listener in a later batch (a busy machine delays that batch), so this waits
+ * until the listener has caught up, then compares (a difference that stays is
+ * reported with the diff).
+ */
+async function assertReplayed(host, actions) {
   const channel = actions.find((e) => e.action.type.startsWith('session/')).channel
+  const same = () => { try { assert.deepEqual(replaySession(actions, channel), host.getState()); return true } catch { return false } }
+  await waitFor(same, { what: 'the replayed envelopes to equal getState()', timeout: 5_000 }).catch(() => {})
   assert.deepEqual(replaySession(actions, channel), host.getState())
 }
 
@@ -115,7 +123,7 @@ for (const transport of TRANSPORTS) {
     assert.equal(entry.request.message, `Connect your account\n\nSite: ${url.origin}`)
     assert.equal(entry.request.questions, undefined)
     assert.equal(entry.chat, CHAT)
-    assertReplayed(host, actions)
+    await assertReplayed(host, actions)
     // An answer with question answers is refused; a plain accept is taken.
     const refused = host.dispatch({ type: 'chat/inputCompleted', requestId: entry.request.id, response: 'accept', answers: { x: { state: 'submitted', value: { kind: 'text', value: 'y' } } } }, ORIGIN)
     assert.match(refused.rejectionReason, /URL elicitation has no questions/)
@@ -124,7 +132,7 @@ for (const transport of TRANSPORTS) {
     assert.deepEqual(JSON.parse(result.content[0].text), { result: { action: 'accept' } })
     assert.deepEqual(trail(actions, 'tc-u'),
       ['chat/inputRequested', 'session/inputNeededSet', 'chat/inputCompleted:accept', 'session/inputNeededRemoved', 'chat/toolCallComplete'])
-    assertReplayed(host, actions)
+    await assertReplayed(host, actions)
     assertSecretOnlyInInputs(secretsIn(actions), { actions, logs })
   })
 
@@ -134,7 +142,7 @@ for (const transport of TRANSPORTS) {
     const pending = chatCall(host, id, 'needs_url', { id: `e-req-${transport.name}` }, 'tc-r')
     const entry = await openInput(host, 'tc-r')
     assert.match(entry.request.message, /^Authorize Example Co\n\nSite: http:\/\/127\.0\.0\.1:\d+$/)
-    assertReplayed(host, actions)
+    await assertReplayed(host, actions)
     // The user consents, then opens the URL (the host never does): the
     // server completes it, notifies, and the host sends the call again.
     assert.equal(complete(host, entry.request.id, 'accept').rejectionReason, undefined)
@@ -143,7 +151,7 @@ for (const transport of TRANSPORTS) {
     assert.deepEqual(JSON.parse(result.content[0].text), { done: `e-req-${transport.name}`, attempts: 2 })
     assert.deepEqual(trail(actions, 'tc-r'),
       ['chat/inputRequested', 'session/inputNeededSet', 'chat/inputCompleted:accept', 'session/inputNeededRemoved', 'chat/toolCallComplete'])
-    assertReplayed(host, actions)
+    await assertReplayed(host, actions)
     assertSecretOnlyInInputs(secretsIn(actions), { actions, logs })
   })
 }
@@ -156,7 +164,7 @@ test('2026-07-28 MRTR: a URL input request of an AHP tool call is an AHP input w
   const entry = await openInput(host, 'tc-m')
   assert.match(entry.request.url, /^https:\/\/connect\.example\.test\/link\?code=SECRET-mrtr-\d+$/)
   assert.equal(entry.request.message, 'Link your account\n\nSite: https://connect.example.test')
-  assertReplayed(host, actions)
+  await assertReplayed(host, actions)
   assert.equal(complete(host, entry.request.id, 'accept').rejectionReason, undefined)
   assert.equal((await pending).content[0].text, 'link elicit accept action,kind')
   assertSecretOnlyInInputs(secretsIn(actions), { actions, logs })
@@ -218,7 +226,7 @@ test('-32042: the caller aborts while the input is open (withdrawn: cancel) or w
   await assert.rejects(second, (e) => e.code === 'cancelled')
   assert.deepEqual(trail(actions, 'tc-a2'),
     ['chat/inputRequested', 'session/inputNeededSet', 'chat/inputCompleted:accept', 'session/inputNeededRemoved', 'chat/toolCallComplete'])
-  assertReplayed(host, actions)
+  await assertReplayed(host, actions)
 })
 
 test('-32042 with nobody to show it: url_elicitation_required at once (reason unanswerable)', async (t) => {
