@@ -446,13 +446,13 @@ fn oauth_http(
 /// wrongly typed member of a token response) are taken out
 /// ([`super::echo::without_echoed_values`]).
 ///
-/// A failure of the credential store (`credential store: …`, naming the
-/// store) is `credential_store_failed`, whatever step met it.
+/// A failure of the credential store is `credential_store_failed`,
+/// whatever step met it, with the store's text (`credential store: OS
+/// keychain (Secret Service) is not reachable: …`, [`super::store`]).
 fn failed(e: AuthError) -> HostError {
+    if let AuthError::CredentialStoreError(text) = &e {
+        return HostError::new(ErrorCode::CredentialStoreFailed, text.clone());
+    }
     let text = super::echo::without_echoed_values(&e.to_string());
-    let code = match e {
-        AuthError::CredentialStoreError(_) => ErrorCode::CredentialStoreFailed,
-        _ => ErrorCode::AuthFailed,
-    };
-    HostError::new(code, format!("sign-in failed: {text}"))
+    HostError::new(ErrorCode::AuthFailed, format!("sign-in failed: {text}"))
 }
