@@ -257,6 +257,10 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * A denied consent, wrong `state` or timeout (default 5 min) rejects
    * (`auth_denied`, `auth_failed`, `timeout`) and leaves the server
    * `authRequired` with the reason as `description`. Never opens a browser itself.
+   * A credential store that cannot be used ({@link McpHostOptions.credentials})
+   * rejects `credential_store_failed`: read before the authorization URL is
+   * given out, so an unreachable OS keychain fails before the user is sent
+   * anywhere.
    * With the server's `oauth.grant` it runs that grant instead (client
    * credentials, enterprise-managed with `idToken`, JWT bearer with
    * `assertion`: see {@link OAuthClientOption}); DPoP is used whenever the

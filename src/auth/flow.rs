@@ -72,7 +72,9 @@ pub struct SignIn {
 ///
 /// Errors: `auth_failed` (discovery, registration, PKCE, token exchange,
 /// wrong `state`/`iss`), `auth_denied` (the user or AS refused consent),
-/// `timeout` (no redirect within `timeout`; the port is freed).
+/// `timeout` (no redirect within `timeout`; the port is freed),
+/// `credential_store_failed` (the store cannot be read, checked before the
+/// URL is handed out, or cannot keep the tokens).
 /// Tokens and the client registration are saved in `secrets` under
 /// (issuer, resource) (see [`super::store`]).
 pub async fn sign_in(
