@@ -23,8 +23,8 @@
 function credentialCallback(credentials, fail) {
   if (credentials === undefined || credentials === null || isOsKeychain(credentials)) return undefined
   if (typeof credentials !== 'object' && typeof credentials !== 'function') {
-    const got = typeof credentials === 'string' ? JSON.stringify(credentials) : typeof credentials
-    throw fail(`options.credentials: must be 'os' (the OS keychain) or a credential store ({get, set, delete} or VS Code SecretStorage {get, store, delete}), got ${got}`)
+    // Never the value itself: a string given here may be a token.
+    throw fail(`options.credentials: must be 'os' (the OS keychain) or a credential store ({get, set, delete} or VS Code SecretStorage {get, store, delete}), got ${typeof credentials}`)
   }
   const missing = (name) => typeof credentials[name] !== 'function'
   if (missing('get')) throw fail('options.credentials.get: must be a function (key) => string | undefined (or a Promise / Thenable of it)')
