@@ -257,6 +257,10 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * A denied consent, wrong `state` or timeout (default 5 min) rejects
    * (`auth_denied`, `auth_failed`, `timeout`) and leaves the server
    * `authRequired` with the reason as `description`. Never opens a browser itself.
+   * A credential store that cannot be used ({@link McpHostOptions.credentials})
+   * rejects `credential_store_failed`: read before the authorization URL is
+   * given out, so an unreachable OS keychain fails before the user is sent
+   * anywhere.
    * With the server's `oauth.grant` it runs that grant instead (client
    * credentials, enterprise-managed with `idToken`, JWT bearer with
    * `assertion`: see {@link OAuthClientOption}); DPoP is used whenever the
@@ -720,18 +724,38 @@ export interface McpHostOptions {
    */
   publishServerTools?: boolean
   /**
-   * Where OAuth tokens and client registrations persist (for example VS Code
-   * `SecretStorage` or a keychain); default: memory. Key format:
-   * `ahp-mcp-host/oauth/v1 <issuer> <resource>`; the value is JSON with
-   * `client_id`, the token response (access/refresh token, expiry, scopes),
-   * `granted_scopes`, `token_received_at` and `issuer`. With stored tokens a
-   * new host connects without a browser. DPoP-bound tokens (`token_type:
-   * "DPoP"`, RFC 9449) are bound to a key that lives only in this host's
-   * memory: a new host's servers refuse them and it signs in again.
-   * In a VS Code extension pass `context.secrets` as is. `undefined` or
-   * `null`: memory.
+   * Where OAuth tokens and client registrations persist: `'os'` (the OS
+   * keychain), the app's {@link CredentialStore} (for example VS Code
+   * `SecretStorage`), or memory (default; `undefined` or `null`). Key
+   * format: `ahp-mcp-host/oauth/v1 <issuer> <resource>`; the value is JSON
+   * with `client_id`, the token response (access/refresh token, expiry,
+   * scopes), `granted_scopes`, `token_received_at` and `issuer`. With stored
+   * tokens a new host connects without a browser. DPoP-bound tokens
+   * (`token_type: "DPoP"`, RFC 9449) are bound to a key that lives only in
+   * this host's memory: a new host's servers refuse them and it signs in
+   * again. In a VS Code extension pass `context.secrets` as is.
+   *
+   * `'os'`: the OS keychain, used from Rust (tokens never pass through
+   * JS): on Linux and the BSDs the Secret Service on the D-Bus session bus
+   * (GNOME Keyring, KWallet, KeePassXC; the default collection), on macOS
+   * the login keychain, on Windows the Credential Manager (generic
+   * credentials). One entry per key: service `ahp-mcp-host`, account the
+   * key (the Windows target name `<key>.ahp-mcp-host`), the JSON as UTF-8.
+   * A value longer than one Windows credential takes (2560 bytes) is split
+   * into entries `<key> #1` … `<key> #n` that the entry `<key>` names; a
+   * value over 64 KiB is refused. The keychain is opened at its first use
+   * (a sign-in, or a server asking for OAuth), never when the host is made.
+   *
+   * A store that cannot be used (no Secret Service on the session bus, a
+   * locked or refusing keychain, no answer within 30 s; a method of the
+   * app's store that throws) fails the step that needed it with
+   * `credential_store_failed` naming the store (`credential store: OS
+   * keychain (Secret Service) is not reachable: …`): `authorize()` rejects
+   * before any authorization URL is given out, and a server whose stored
+   * tokens cannot be read goes to `error` (`errorType`
+   * `credential_store_failed`). Nothing falls back to memory or a file.
    */
-  credentials?: CredentialStore
+  credentials?: CredentialStore | 'os'
   /** HTTPS URL of the app's OAuth Client ID Metadata Document (used when the AS supports CIMD). */
   clientMetadataUrl?: string
   /** Fixed port for the loopback OAuth redirect listener; default random. */
@@ -2645,6 +2669,10 @@ export interface LogRecord {
  * longer knows it, or a recorded task outlived its `ttlMs`).
  * `tool_disabled`: the server's tool filter leaves the tool out
  * ({@link ServerToolOptions}, {@link McpHost.setToolEnabled}); nothing was sent.
+ * `credential_store_failed`: the credential store ({@link McpHostOptions.credentials})
+ * could not keep or give back OAuth credentials (the OS keychain is not
+ * reachable, locked or did not answer; a method of the app's store threw);
+ * the message names the store, and nothing falls back to memory.
  */
 export type HostErrorCode =
   | 'invalid_argument'
@@ -2669,6 +2697,7 @@ export type HostErrorCode =
   | 'auth_required'
   | 'auth_failed'
   | 'auth_denied'
+  | 'credential_store_failed'
   | 'invalid_params'
   | 'protocol_error'
   | 'cancelled'
@@ -2723,7 +2752,8 @@ export interface CredentialStoreWithStore extends CredentialStoreBase {
  * made: anything else throws a {@link HostError} `invalid_argument` naming
  * the field (`options.credentials.get: must be a function …`; neither `set`
  * nor `store`: `options.credentials.set: …`). A method that throws or
- * rejects fails the OAuth step that needed it (`credential store: …`).
+ * rejects fails the OAuth step that needed it with `credential_store_failed`
+ * (`credential store: …`).
  */
 export type CredentialStore = CredentialStoreWithSet | CredentialStoreWithStore
 

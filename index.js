@@ -8,7 +8,7 @@ const { NativeHost } = native
 const { AhpStateMirror: MirrorBase } = require('./lib/mirror.js')
 const { Readiness } = require('./lib/host/ready.js')
 const { subscribe } = require('./lib/host/subscriptions.js')
-const { credentialCallback } = require('./lib/host/credentials.js')
+const { credentialCallback, isOsKeychain } = require('./lib/host/credentials.js')
 const { requestOptions, checkSignal, bounded } = require('./lib/host/request-options.js')
 const { PendingResponses } = require('./lib/host/responses.js')
 const check = require('./lib/host/validate.js')
@@ -363,9 +363,10 @@ class McpHost extends EventEmitter {
       }
     }
     // The app's credential store ({get, set, delete} or VS Code SecretStorage), checked (lib/host/credentials.js).
+    // `'os'` (the OS keychain) is a native option: no callback.
     const onCredentials = credentialCallback(credentials, invalidArgument)
     this.#native = nativeHost(
-      jsonText('options', nativeOptions),
+      jsonText('options', isOsKeychain(credentials) ? { ...nativeOptions, credentials } : nativeOptions),
       (batch) => self.deref()?.#deliver(batch),
       handled,
       onRequest,

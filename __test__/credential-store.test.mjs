@@ -96,6 +96,8 @@ test('a value that is no credential store is refused when the host is made, nami
     [{ get: fn, set: fn }, 'options.credentials.delete'],
     [{ get: fn, store: fn }, 'options.credentials.delete'],
     [{ set: fn, delete: fn }, 'options.credentials.get'],
+    ['keychain', 'options.credentials'],
+    ['OS', 'options.credentials'],
   ]) {
     assert.throws(() => new McpHost({ dataDir, credentials }), (err) => {
       assert.ok(err instanceof HostError, String(err))
@@ -104,6 +106,9 @@ test('a value that is no credential store is refused when the host is made, nami
       return true
     }, JSON.stringify(credentials))
   }
-  // No store: memory.
-  for (const credentials of [undefined, null]) new McpHost({ dataDir, credentials }).disposeSync()
+  // Never the string itself (it may be a token).
+  assert.throws(() => new McpHost({ dataDir, credentials: 'tok-secret-1' }), (err) => /^options\.credentials: must be 'os' \(the OS keychain\) or a credential store .*, got string$/.test(err.message) && !err.message.includes('tok-secret-1'))
+  // No store: memory. `'os'`: the OS keychain, not touched until a sign-in
+  // needs it (keychain.test.mjs), so the host is made on any machine.
+  for (const credentials of [undefined, null, 'os']) new McpHost({ dataDir, credentials }).disposeSync()
 })

@@ -51,7 +51,7 @@ function consumerApp() {
 }
 
 /**
- * For oauth.win.mjs: starts __test__/windows/fixtures/oauth-service.mjs
+ * For oauth.win.mjs and keychain.win.mjs: starts __test__/windows/fixtures/oauth-service.mjs
  * (the OAuth world: a real authorization server and a protected MCP server
  * on 127.0.0.1) with this script's own Node, since Node for Windows' fetch
  * fails under Wine; resolves its base URL. It ends with this script.
@@ -85,7 +85,8 @@ async function main() {
   }
   const env = {}
   if (files.includes('package.win.mjs')) env.AHP_WIN_CONSUMER_APP = consumerApp()
-  if (files.includes('oauth.win.mjs')) env.AHP_WIN_OAUTH_SERVICE = await oauthService().catch((e) => fail(e.message))
+  // The files that sign in against the OAuth world.
+  if (files.some((f) => ['oauth.win.mjs', 'keychain.win.mjs'].includes(f))) env.AHP_WIN_OAUTH_SERVICE = await oauthService().catch((e) => fail(e.message))
   // Each test is bounded (a hung one fails, never holds the run); the run itself by runNode's timeout.
   const args = ['--test', '--test-concurrency=1', '--test-reporter=spec', '--test-timeout=300000']
   const started = Date.now()

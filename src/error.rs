@@ -60,6 +60,15 @@ pub enum ErrorCode {
     AuthFailed,
     /// The user or the authorization server refused consent (`auth_denied`).
     AuthDenied,
+    /// The credential store could not keep or give back OAuth credentials
+    /// (`credential_store_failed`): the OS keychain of `credentials: 'os'`
+    /// is not reachable (no Secret Service on the D-Bus session bus, a
+    /// locked or refusing keychain, no answer within
+    /// `limits::KEYCHAIN_CALL_TIMEOUT_MS`), a value is over
+    /// `limits::MAX_KEYCHAIN_VALUE_BYTES`, or the app's store threw. The
+    /// message names the store (`credential store: OS keychain (Secret
+    /// Service) is not reachable: …`); nothing falls back to memory.
+    CredentialStoreFailed,
     /// AHP `AuthRequired` (JSON-RPC -32007): the token was refused or does
     /// not cover the required scopes; `data` is `{resources}` (`auth_required`).
     AuthRequired,
@@ -118,7 +127,7 @@ impl ErrorCode {
     /// Every code, in declaration order (`tests/error_codes.rs` checks it
     /// against the variants, [`ErrorCode::as_str`] and the `HostErrorCode`
     /// union in `index.d.ts`).
-    pub const ALL: [Self; 37] = [
+    pub const ALL: [Self; 38] = [
         Self::InvalidArgument,
         Self::InvalidConfig,
         Self::InvalidEntry,
@@ -140,6 +149,7 @@ impl ErrorCode {
         Self::AuthDiscoveryFailed,
         Self::AuthFailed,
         Self::AuthDenied,
+        Self::CredentialStoreFailed,
         Self::AuthRequired,
         Self::InvalidParams,
         Self::ProtocolError,
@@ -183,6 +193,7 @@ impl ErrorCode {
             Self::AuthRequired => "auth_required",
             Self::AuthFailed => "auth_failed",
             Self::AuthDenied => "auth_denied",
+            Self::CredentialStoreFailed => "credential_store_failed",
             Self::InvalidParams => "invalid_params",
             Self::ProtocolError => "protocol_error",
             Self::Cancelled => "cancelled",

@@ -52,6 +52,7 @@ mod skills;
 mod supervisor;
 mod transport;
 
+pub use auth::keychain::{OsSecretStore, KEYCHAIN_SERVICE};
 pub use auth::store::{MemorySecretStore, SecretStore};
 pub use catalogue::{CatalogueEntry, DiagnosticAction, ToolDiagnostic};
 pub use mcp::identity::{Handshake, ServerIcon, ServerIdentity};

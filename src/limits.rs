@@ -551,6 +551,8 @@ impl Default for Limits {
 mod clamp;
 mod delay;
 pub mod import;
+mod keychain;
+pub use keychain::*;
 pub mod output_budget;
 pub use output_budget::*;
 mod lazy_start;

@@ -58,7 +58,11 @@ export function credentialStores(): McpHost[] {
   })
   // @ts-expect-error a store needs `set` or `store`
   const incomplete = new McpHost({ credentials: { get: async () => undefined, delete: async () => {} } })
-  return [direct, thin, plain, incomplete]
+  // The OS keychain (an Electron or Node app without a SecretStorage).
+  const keychain = new McpHost({ credentials: 'os' })
+  // @ts-expect-error 'os' is the only name
+  const named = new McpHost({ credentials: 'keychain' })
+  return [direct, thin, plain, incomplete, keychain, named]
 }
 
 export function subscriptions(host: McpHost): void {

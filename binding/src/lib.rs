@@ -27,7 +27,7 @@ use ahp_mcp_host::events::{EventSink, HostEvent};
 use ahp_mcp_host::host::{field_error, Host, HostConfig, HostDeps};
 use ahp_mcp_host::requests::roots::{parse_roots, Root};
 use ahp_mcp_host::requests::{RequestHandler, ServerRequestKind};
-use ahp_mcp_host::SecretStore;
+use ahp_mcp_host::{OsSecretStore, SecretStore};
 use ahp_types::actions::{ActionEnvelope, ActionOrigin, StateAction};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
@@ -434,11 +434,15 @@ impl NativeHost {
                 next: Default::default(),
             }))
         };
-        let secrets: Option<Arc<dyn SecretStore>> =
+        let secrets: Option<Arc<dyn SecretStore>> = if options.os_keychain() {
+            // Opened at its first use (a sign-in, a reconnect), never here.
+            Some(Arc::new(OsSecretStore::new()))
+        } else {
             match callback(use_credentials, Some(&on_credentials))? {
                 Some(tsfn) => Some(Arc::new(JsSecrets { tsfn })),
                 None => None,
-            };
+            }
+        };
         let header_provider: Option<Arc<dyn HeaderProvider>> =
             match callback(use_headers.unwrap_or(false), on_headers.as_ref())? {
                 Some(tsfn) => Some(Arc::new(JsHeaders { tsfn })),

@@ -84,6 +84,27 @@ pub(crate) struct JsHostOptions {
     /// and `NODE_EXTRA_CA_CERTS`. See [`CaCertificates`].
     #[serde(default)]
     ca_certificates: CaCertificates,
+    /// `"os"`: OAuth credentials live in the OS keychain
+    /// ([`ahp_mcp_host::OsSecretStore`]). Absent: the app's store, when
+    /// given to the constructor, else memory. (`index.js` sends only `"os"`
+    /// here; an app's `{get, set, delete}` store is a callback.)
+    #[serde(default)]
+    credentials: Option<JsCredentials>,
+}
+
+/// The host option `credentials` as a name.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub(crate) enum JsCredentials {
+    /// The OS keychain: Secret Service, macOS Keychain, Windows Credential Manager.
+    Os,
+}
+
+impl JsHostOptions {
+    /// Whether OAuth credentials go to the OS keychain (`credentials: 'os'`).
+    pub(crate) fn os_keychain(&self) -> bool {
+        self.credentials == Some(JsCredentials::Os)
+    }
 }
 
 fn yes() -> bool {

@@ -3,7 +3,8 @@
 // `CredentialStore`): checked when the host is made, then called by the
 // native side through one callback with `{op, key, value?}` JSON.
 //
-// Accepted shapes: `{get, set, delete}` and VS Code's `SecretStorage`
+// `'os'` is the OS keychain, kept natively (src/auth/keychain.rs); no
+// callback. Accepted store shapes: `{get, set, delete}` and VS Code's `SecretStorage`
 // (`{get, store, delete}`; its `keys` and `onDidChange` are not used).
 // Each method may return a Promise, any thenable (VS Code's `Thenable`) or
 // a plain value; a method that throws or rejects fails that store
@@ -12,16 +13,18 @@
 
 /**
  * The credential callback of host option `credentials`, or `undefined`
- * when there is none (`undefined` or `null`: tokens live in memory only).
+ * when there is none (`undefined` or `null`: tokens live in memory only;
+ * `'os'`: the OS keychain, kept natively, see {@link isOsKeychain}).
  * A value that is not a store throws `fail(message)`, the message naming
  * the field: `options.credentials: …`, `options.credentials.get: …`,
  * `options.credentials.set: …` (neither `set` nor `store`),
  * `options.credentials.delete: …`.
  */
 function credentialCallback(credentials, fail) {
-  if (credentials === undefined || credentials === null) return undefined
+  if (credentials === undefined || credentials === null || isOsKeychain(credentials)) return undefined
   if (typeof credentials !== 'object' && typeof credentials !== 'function') {
-    throw fail(`options.credentials: must be a credential store ({get, set, delete} or VS Code SecretStorage {get, store, delete}), got ${typeof credentials}`)
+    // Never the value itself: a string given here may be a token.
+    throw fail(`options.credentials: must be 'os' (the OS keychain) or a credential store ({get, set, delete} or VS Code SecretStorage {get, store, delete}), got ${typeof credentials}`)
   }
   const missing = (name) => typeof credentials[name] !== 'function'
   if (missing('get')) throw fail('options.credentials.get: must be a function (key) => string | undefined (or a Promise / Thenable of it)')
@@ -41,4 +44,13 @@ function credentialCallback(credentials, fail) {
   }
 }
 
-module.exports = { credentialCallback }
+/**
+ * Whether host option `credentials` is `'os'`: the OS keychain (Secret
+ * Service, macOS Keychain, Windows Credential Manager), kept in Rust
+ * (src/auth/keychain.rs); the option then goes to the native side as is.
+ */
+function isOsKeychain(credentials) {
+  return credentials === 'os'
+}
+
+module.exports = { credentialCallback, isOsKeychain }

@@ -72,7 +72,9 @@ pub struct SignIn {
 ///
 /// Errors: `auth_failed` (discovery, registration, PKCE, token exchange,
 /// wrong `state`/`iss`), `auth_denied` (the user or AS refused consent),
-/// `timeout` (no redirect within `timeout`; the port is freed).
+/// `timeout` (no redirect within `timeout`; the port is freed),
+/// `credential_store_failed` (the store cannot be read, checked before the
+/// URL is handed out, or cannot keep the tokens).
 /// Tokens and the client registration are saved in `secrets` under
 /// (issuer, resource) (see [`super::store`]).
 pub async fn sign_in(
@@ -82,6 +84,18 @@ pub async fn sign_in(
     open_url: impl FnOnce(String),
 ) -> HostResult<AuthorizationManager> {
     let (manager, issuer) = prepared_manager(opts, secrets, locks).await?;
+    // The store is read before the user is sent anywhere: one that cannot
+    // be used (an OS keychain not reachable) fails the sign-in now
+    // (`credential_store_failed`), not after the user consented.
+    let stored = BridgedCredentialStore::new(
+        secrets.clone(),
+        locks.clone(),
+        &issuer,
+        opts.server.as_str(),
+    )
+    .load()
+    .await
+    .map_err(failed)?;
     let listener = CallbackListener::bind(opts.redirect_port).await?;
     let mut request = AuthorizationRequest::new(listener.redirect_uri.clone())
         .with_client_name(opts.identity.client_name.clone());
@@ -98,7 +112,7 @@ pub async fn sign_in(
         request = request.with_client_metadata_url(url.clone());
     }
     let scopes = match opts.scopes.is_empty() {
-        true => step_up_scopes(opts, secrets, locks, &issuer).await,
+        true => step_up_scopes(opts, stored.map(|s| s.granted_scopes)),
         false => opts.scopes.clone(),
     };
     request = if scopes.is_empty() {
@@ -338,17 +352,12 @@ async fn prepared_manager(
 }
 
 /// The scopes a sign-in asks for when the app named none: on a 403
-/// `insufficient_scope` step-up, the union of the scopes granted to the
-/// stored credentials of (`issuer`, server) and the challenge's scopes, in
+/// `insufficient_scope` step-up, the union of the scopes `granted` to the
+/// stored credentials of (issuer, server) and the challenge's scopes, in
 /// that order (MCP 2026-07-28 "Authorization › Scope Challenge Handling",
 /// SEP-2350); otherwise none (rmcp then selects the challenge's scope, else
 /// `scopes_supported`).
-async fn step_up_scopes(
-    opts: &SignIn,
-    secrets: &Arc<dyn SecretStore>,
-    locks: &Arc<RefreshLocks>,
-    issuer: &str,
-) -> Vec<String> {
+fn step_up_scopes(opts: &SignIn, granted: Option<Vec<String>>) -> Vec<String> {
     let Some(challenge) = opts
         .challenge
         .as_deref()
@@ -357,12 +366,7 @@ async fn step_up_scopes(
     else {
         return Vec::new();
     };
-    let store =
-        BridgedCredentialStore::new(secrets.clone(), locks.clone(), issuer, opts.server.as_str());
-    let mut scopes = match store.load().await {
-        Ok(Some(stored)) => stored.granted_scopes,
-        _ => Vec::new(),
-    };
+    let mut scopes = granted.unwrap_or_default();
     for scope in challenge.scopes() {
         if !scopes.contains(&scope) {
             scopes.push(scope);
@@ -385,6 +389,10 @@ pub fn issuer_of(metadata: &rmcp::transport::auth::AuthorizationMetadata) -> Str
 /// browser. `None` when nothing usable is stored. DPoP-bound credentials
 /// get a manager that refreshes with proofs of the server's key in `dpop`
 /// (a key of another host is refused by the servers: sign in again).
+///
+/// # Errors
+/// `credential_store_failed` when the store cannot be read (an OS keychain
+/// not reachable): never taken for "nothing stored".
 pub async fn restore(
     server: &Url,
     issuer: &str,
@@ -394,21 +402,27 @@ pub async fn restore(
         &DpopKeys,
         &Arc<Network>,
     ),
-) -> Option<AuthorizationManager> {
+) -> HostResult<Option<AuthorizationManager>> {
     let store =
         BridgedCredentialStore::new(secrets.clone(), locks.clone(), issuer, server.as_str());
-    let stored = store.load().await.ok()??;
+    let Some(stored) = store.load().await.map_err(failed)? else {
+        return Ok(None);
+    };
     let bound = stored.token_response.as_ref().is_some_and(dpop::is_bound);
-    let http = oauth_http(server, network, bound.then_some(dpop)).ok()?;
-    let mut manager = AuthorizationManager::new_with_oauth_http_client(server.as_str(), http)
-        .await
-        .ok()?;
+    let Ok(http) = oauth_http(server, network, bound.then_some(dpop)) else {
+        return Ok(None);
+    };
+    let Ok(mut manager) =
+        AuthorizationManager::new_with_oauth_http_client(server.as_str(), http).await
+    else {
+        return Ok(None);
+    };
     manager.set_credential_store(store);
-    manager
-        .initialize_from_store()
-        .await
-        .ok()?
-        .then_some(manager)
+    match manager.initialize_from_store().await {
+        Ok(restored) => Ok(restored.then_some(manager)),
+        Err(e @ AuthError::CredentialStoreError(_)) => Err(failed(e)),
+        Err(_) => Ok(None),
+    }
 }
 
 /// The OAuth HTTP client for `server` (its address rule, the host's
@@ -433,7 +447,14 @@ fn oauth_http(
 /// never tokens or client secrets; the values a parse error quotes (a
 /// wrongly typed member of a token response) are taken out
 /// ([`super::echo::without_echoed_values`]).
+///
+/// A failure of the credential store is `credential_store_failed`,
+/// whatever step met it, with the store's text (`credential store: OS
+/// keychain (Secret Service) is not reachable: …`, [`super::store`]).
 fn failed(e: AuthError) -> HostError {
+    if let AuthError::CredentialStoreError(text) = &e {
+        return HostError::new(ErrorCode::CredentialStoreFailed, text.clone());
+    }
     let text = super::echo::without_echoed_values(&e.to_string());
     HostError::new(ErrorCode::AuthFailed, format!("sign-in failed: {text}"))
 }

@@ -14,6 +14,7 @@ mod echo;
 pub mod flow;
 pub mod grant;
 mod jwt_bearer;
+pub mod keychain;
 mod oauth_http;
 mod resource_metadata;
 pub mod step_up;

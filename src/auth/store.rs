@@ -1,6 +1,8 @@
-//! Where OAuth credentials live: a key/value secret store the app provides
-//! (for example VS Code `SecretStorage` or a keychain), bridged to rmcp's
-//! `CredentialStore`. The default keeps them in memory.
+//! Where OAuth credentials live: a key/value secret store, bridged to rmcp's
+//! `CredentialStore`: the app's (for example VS Code `SecretStorage`), the
+//! OS keychain ([`super::keychain::OsSecretStore`], `credentials: 'os'`),
+//! or memory (the default). A store's error fails the OAuth step that
+//! needed it (`credential store: <its text>`, `credential_store_failed`).
 //!
 //! Key format: `ahp-mcp-host/oauth/v1 <issuer> <resource>` — the
 //! authorization server's issuer and the MCP server's resource URL (both

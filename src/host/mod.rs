@@ -44,6 +44,7 @@
 //! session → app channels           (supervisor: a state opens or closes a server's mcp:// channel)
 //! session → Outbox.pending         (the JS sink runs under the session lock)
 //! catalogue (read) → read view     (callTool: the stale-tool check)
+//! keychain calls → keychain store  (credentials: 'os': a call on the blocking pool opens the store)
 //! ```
 //!
 //! - step-up waits: `StepUpWaits` (`auth::step_up`);
@@ -60,7 +61,11 @@
 //!   (`ChannelCalls`);
 //! - catalogue: `HostShared::catalogue` (`RwLock`);
 //! - read view: `ReadCatalogue` (`catalogue::read_view`);
-//! - `Outbox.pending`: the JS binding's event queue (the binding crate, `binding/`).
+//! - `Outbox.pending`: the JS binding's event queue (the binding crate, `binding/`);
+//! - keychain calls, keychain store: `KEYCHAIN_CALLS` (one OS keychain
+//!   call at a time in the process) and the opened store of an
+//!   `OsSecretStore` (`crate::auth::keychain`), taken only on tokio's
+//!   blocking pool, never with another lock held.
 //!
 //! No `std` lock is held across an `.await` (these futures must be `Send`).
 //! The one async lock held across awaits, the per-credential refresh lock

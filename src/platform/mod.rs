@@ -11,6 +11,7 @@
 //! | [`escaped_descendants`] (descendants outside the process group: `setsid()`, double fork), [`signal_process`] (pidfd + start time) | yes (`/proc` `children` links, see `linux.rs`) | none found: only the process group is signalled (macOS has no subreaper and no `/proc`) |
 //! | [`process_mark`] ([`PROCESS_MARK_VAR`] in each server's environment), [`marked_processes`] (every process holding a mark, wherever it was reparented) | yes (`/proc/<pid>/environ`) | the mark is set, none found |
 //! | [`lock_exclusive`] (`flock(2)`, non-blocking) | yes | yes |
+//! | [`open_keychain`]: the OS keychain of `credentials: 'os'` (`keychain.rs`, a `keyring-core` store; Windows: the Credential Manager) | the Secret Service (D-Bus) | the login keychain |
 //!
 //! On Windows (`windows.rs`) the stdio transport is `transport/process_windows.rs`
 //! and the calls are: `wrap_in_job` (process-wrap's Job Object, kill-on-close,
@@ -31,6 +32,8 @@ compile_error!(
      stdio transport needs POSIX process groups or Job Objects (src/platform/)"
 );
 
+mod keychain;
+pub use keychain::{open_keychain, KEYCHAIN_NAME};
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(unix)]

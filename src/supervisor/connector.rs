@@ -175,7 +175,10 @@ impl Connector for McpConnector {
                 &**shared.opener().dpop_keys(),
                 shared.opener().network(),
             );
-            if let Some(manager) = auth::flow::restore(endpoint, &issuer, stores).await {
+            // A store that cannot be read fails the discovery
+            // (`credential_store_failed`): the server shows that error, not
+            // a sign-in whose tokens could not be kept either.
+            if let Some(manager) = auth::flow::restore(endpoint, &issuer, stores).await? {
                 return Ok(Discovered::Restored(Box::new(manager)));
             }
         }
