@@ -10,7 +10,8 @@
 // then a breadth pass (`breadth()`, in a child of its own) over the rest of
 // what apps call often, against the real server-everything over stdio:
 // progress, AHP chat tool calls, resources, prompts, the session state,
-// and lazy start from the tool cache with tool search (`lazyPass`). Code
+// and lazy start from the tool cache with tool search (`lazyPass`, and
+// `lazyPluginPass` at the scale of a plugin of 20 servers). Code
 // no scenario runs is laid out as cold and optimized for size, so what the
 // training leaves out runs unoptimized for speed.
 //
@@ -21,7 +22,7 @@
 // run that broke half-way would steer the optimizer wrong.
 
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { randomBytes } from 'node:crypto'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
@@ -35,6 +36,9 @@ import { DRIVER, specFor, startHttpServer } from '../bench/specs.mjs'
 const SCENARIO_TIMEOUT_MS = 5 * 60_000
 /** Rounds of the breadth pass. */
 const BREADTH_ROUNDS = 5
+/** Servers of the lazy plugin pass, and its tools per server (bench/server.mjs: 3 + this). */
+const LAZY_SERVERS = 20
+const LAZY_EXTRA_TOOLS = 47
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..')
 
 const { values: opts } = parseArgs({
@@ -126,6 +130,7 @@ async function breadth() {
   }
   try {
     await lazyPass(dataDir, everything)
+    await lazyPluginPass(join(dataDir, 'plugin'))
   } finally {
     rmSync(dataDir, { recursive: true, force: true })
   }
@@ -151,6 +156,50 @@ async function lazyPass(dataDir, everything) {
       if (hit) host.getToolDefinitions([hit.name])
       await host.callTool({ serverId, name: 'echo', arguments: { message: `lazy ${round}` } })
       host.getState()
+    } finally {
+      await host.dispose()
+    }
+  }
+}
+
+/**
+ * Lazy start at the scale of issue 29's bench (bench/scale.mjs), smaller:
+ * a plugin of LAZY_SERVERS bench servers (1,000 tools) listed once cold,
+ * then published from the tool cache by BREADTH_ROUNDS warm hosts, each
+ * searching, summarizing and calling one tool. The per-tool and per-server
+ * code of that path then runs thousands of times, as much as the call path
+ * of the scenarios: code that runs a handful of times only is laid out with
+ * the cold code, scattered, and a host with a hundred lazy servers would page
+ * in most of the addon to publish their cached tools.
+ */
+async function lazyPluginPass(dir) {
+  const { McpHost } = hostModule()
+  const root = join(dir, 'lazy-plugin')
+  const dataDir = join(dir, 'data')
+  mkdirSync(root, { recursive: true })
+  const mcpServers = {}
+  const tag = `ahppgo${randomBytes(6).toString('hex')}` // names the servers' processes (ps), as the scenarios' marker does
+  for (let i = 0; i < LAZY_SERVERS; i++) {
+    const args = [join(ROOT, 'bench', 'server.mjs'), 'stdio', '--tools', String(LAZY_EXTRA_TOOLS), `s${i}`, tag]
+    mcpServers[`s${i}`] = { type: 'stdio', command: process.execPath, args }
+  }
+  writeFileSync(join(root, 'mcp.json'), JSON.stringify({ mcpServers }))
+  for (let round = 0; round <= BREADTH_ROUNDS; round++) {
+    const host = new McpHost({ dataDir, env: 'allowList', start: 'lazy' })
+    const cached = []
+    host.on('toolsChanged', (e) => { if (e.reason === 'cached') cached.push(e.serverId) })
+    try {
+      const plugin = await host.addPlugin({ root, name: 'lazy' })
+      if (round === 0) {
+        await host.whenReady(plugin.servers) // then dispose() waits for the tool cache writes
+        continue
+      }
+      const until = Date.now() + SCENARIO_TIMEOUT_MS
+      while (cached.length < LAZY_SERVERS && Date.now() < until) await new Promise((r) => setTimeout(r, 5))
+      if (cached.length !== LAZY_SERVERS) throw new Error(`pgo-train: ${cached.length} of ${LAZY_SERVERS} lazy servers published cached tools`)
+      for (const query of ['echo message', 'filler tool', 'touch']) host.searchTools(query, { limit: 10 })
+      host.listToolSummaries()
+      await host.callTool({ serverId: plugin.servers[round % LAZY_SERVERS], name: 'echo', arguments: { message: `lazy plugin ${round}` } })
     } finally {
       await host.dispose()
     }
