@@ -11,10 +11,10 @@
 // bench/figures.mjs, A, A2, Bt, C, then the next run; the table shows the
 // median over the rounds, the ratios C/A and C/Bt, and the goals of issue 28.
 //
-//   npm run bench [-- --rounds N] [--quick] [--only <run id>] [--no-build] [--profile]
+//   npm run bench [-- --rounds N] [--quick] [--only <run id>[,<run id>…]] [--no-build] [--profile]
 //
 // --quick: short counts, 1 round by default (a smoke run; numbers are rough).
-// --only:  one run of bench/figures.mjs (e.g. stdio-tp; for profiling).
+// --only:  runs of bench/figures.mjs, comma-separated (e.g. stdio-tp; one for profiling).
 // --clients: a comma list of the clients to run (e.g. C; default all).
 // --baseline <file.node>: also measure that addon as client C0 (the same
 //          driver and JS API, NAPI_RS_NATIVE_LIBRARY_PATH), interleaved with
@@ -70,8 +70,10 @@ if (PROFILE) {
 }
 const profiles = []
 if (opts.only) {
-  RUNS = RUNS.filter((r) => r.id === opts.only)
-  if (!RUNS.length) throw new Error(`--only: no run ${opts.only}; runs: ${allRuns(false).map((r) => r.id).join(', ')}`)
+  const only = opts.only.split(',')
+  const unknown = only.filter((id) => !allRuns(false).some((r) => r.id === id))
+  if (unknown.length) throw new Error(`--only: no run ${unknown.join(', ')}; runs: ${allRuns(false).map((r) => r.id).join(', ')}`)
+  RUNS = RUNS.filter((r) => only.includes(r.id))
 }
 
 // ─── processes ──────────────────────────────────────────────────────────────
