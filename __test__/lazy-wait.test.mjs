@@ -14,6 +14,10 @@
 //      so the watch sender, `changed()` never errors; the call waits for
 //      twice the startup timeout (60 s by default) and fails `timeout`
 //      instead of `server_removed`.
+//   4. (red team of issue 29, F1) A tool switched off (setToolEnabled)
+//      while the call waits: the filter was checked only before the wait,
+//      so the call was sent once the server was ready. Expected:
+//      `tool_disabled`, as for a call made after the switch.
 //
 // The server starts slowly (1.5 s before the SDK fixture is imported) so
 // each action lands while the call waits.
@@ -65,4 +69,15 @@ test('removing a lazy server while a call waits for its start fails the call pro
   const settled = await Promise.race([call.then(() => 'served', (e) => e.code), sleep(5000).then(() => 'still pending after 5 s')])
   assert.equal(settled, 'server_removed', `settled after ${Date.now() - t0} ms`)
   await waitFor(() => host.processCount === 0, { what: 'no process' })
+})
+
+test('a tool switched off while a call waits for the lazy start is refused tool_disabled, not sent', async (t) => {
+  const { host, call } = await waitingCall(t)
+  host.setToolEnabled({ serverId: 'slow', tool: 'whoami', enabled: false })
+  await rejectsWith(() => call, 'tool_disabled')
+  // The server came up meanwhile; its other tools are served, this one is not.
+  await waitFor(() => serverState(host, 'slow')?.kind === 'ready', { what: 'the server ready' })
+  await rejectsWith(() => host.callTool({ serverId: 'slow', name: 'whoami', arguments: {} }), 'tool_disabled')
+  const echoed = await host.callTool({ serverId: 'slow', name: 'echo', arguments: { text: 'hi' } })
+  assert.equal(echoed.content[0].text, 'hi')
 })

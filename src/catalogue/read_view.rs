@@ -119,7 +119,13 @@ impl ReadCatalogue {
                 tool_name,
             } => (server_id, tool_name),
             ToolRef::Catalogue(name) => match catalogue.by_model_name(&name) {
-                Some(e) => (e.customization_id.to_string(), e.tool.tool_name.clone()),
+                Some(e) => {
+                    let now = (e.customization_id.to_string(), e.tool.tool_name.clone());
+                    if digest.is_none() {
+                        self.check_same_tool(&name, &now)?;
+                    }
+                    now
+                }
                 None => return Err(self.missing(&catalogue, &name)),
             },
         };
@@ -132,6 +138,38 @@ impl ReadCatalogue {
             tool_name,
             title,
         })
+    }
+
+    /// Checks that catalogue name `name`, which names tool `now` (server
+    /// id, original name) in the catalogue now, named the same tool when
+    /// the caller last read the catalogue: a name can pass to another tool
+    /// (a filter change, a re-list that renamed tools), and a call by the
+    /// name the model read must not reach a tool it never read.
+    ///
+    /// # Errors
+    /// `stale_tool` (data `{reason: "changed", serverId, toolName}`: the
+    /// tool the caller read under that name).
+    fn check_same_tool(&self, name: &str, now: &(String, String)) -> HostResult<()> {
+        let last = self.last();
+        let Some(read) = last.entries.iter().find(|e| e.name == name) else {
+            return Ok(());
+        };
+        let (server, tool) = (&*read.customization_id, read.tool.tool_name.as_str());
+        if (server, tool) == (now.0.as_str(), now.1.as_str()) {
+            return Ok(());
+        }
+        Err(HostError::new(
+            ErrorCode::StaleTool,
+            format!(
+                "catalogue name {name:?} named tool {tool:?} on {server} when the catalogue was \
+                 read and names tool {:?} on {} now; read it again (listTools) before calling",
+                now.1, now.0
+            ),
+        )
+        .with_detail(ErrorDetail::Stale {
+            reason: StaleReason::Changed,
+            tool: Some((server.to_owned(), tool.to_owned())),
+        }))
     }
 
     /// The error of catalogue name `name`, not in the catalogue now:
@@ -208,8 +246,9 @@ impl ReadCatalogue {
     }
 }
 
-/// The `tool_disabled` error of tool `tool` of server `server`.
-fn disabled(server: String, tool: String, reason: String) -> HostError {
+/// The `tool_disabled` error of tool `tool` of server `server` (data
+/// `{serverId, toolName, reason}`).
+pub(crate) fn disabled(server: String, tool: String, reason: String) -> HostError {
     HostError::new(
         ErrorCode::ToolDisabled,
         format!("tool {tool:?} on {server} is disabled: {reason}"),
@@ -367,5 +406,40 @@ mod tests {
             .switch_tool("srv", "read_file", true)
             .unwrap();
         assert!(view.resolve(&c, by_name, None).is_ok());
+    }
+
+    #[test]
+    fn a_catalogue_name_that_passed_to_another_tool_is_stale() {
+        // `a.b` and `a_b` both want the model name `mcp__srv__a_b`; with
+        // `a_b` filtered out, `a.b` has it.
+        let c = catalogue(&[("a.b", "reads"), ("a_b", "deletes")]);
+        let excluded = |tool: &str| crate::catalogue::ToolFilter::new(None, &[tool.to_owned()]);
+        let filter = excluded("a_b").unwrap();
+        assert!(c.write().unwrap().set_filter("srv", Some(&filter)));
+        let view = ReadCatalogue::default();
+        view.read(&c);
+        let name = c.read().unwrap().entries()[0].name.clone();
+        assert_eq!(name, "mcp__srv__a_b");
+        let by_name = ToolRef::Catalogue(name);
+        assert_eq!(
+            view.resolve(&c, by_name.clone(), None).unwrap().tool_name,
+            "a.b"
+        );
+        // Now `a.b` is filtered out and `a_b` takes the name.
+        let filter = excluded("a.b").unwrap();
+        assert!(c.write().unwrap().set_filter("srv", Some(&filter)));
+        assert_eq!(c.read().unwrap().entries()[0].tool.tool_name, "a_b");
+        let e = view.resolve(&c, by_name.clone(), None).unwrap_err();
+        assert_eq!(stale_reason(&e), "changed");
+        let data = e.detail.data().unwrap();
+        assert_eq!(
+            (&data["toolName"], &data["serverId"]),
+            (&json!("a.b"), &json!("srv"))
+        );
+        // With the digest of the tool it names now, or read again: called.
+        let now = c.read().unwrap().entries()[0].tool.digest().to_owned();
+        assert!(view.resolve(&c, by_name.clone(), Some(&now)).is_ok());
+        view.read(&c);
+        assert_eq!(view.resolve(&c, by_name, None).unwrap().tool_name, "a_b");
     }
 }

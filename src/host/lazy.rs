@@ -14,6 +14,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::Host;
+use crate::catalogue::read_view::disabled;
 use crate::catalogue::ServerTools;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::ToolsChangeReason;
@@ -54,7 +55,9 @@ impl Host {
     ///
     /// # Errors
     /// `server_disabled` (the server or its plugin is toggled off, also
-    /// while the call waited: it is not started); `server_removed`
+    /// while the call waited: it is not started); `tool_disabled` (the
+    /// server's tool filter left `tool` out while the call waited: it is
+    /// not sent); `server_removed`
     /// (removed while the call waited); the start's failure (its state's `errorType`: `server_exited`,
     /// `startup_timeout`, `auth_required`, …; the message names the
     /// server); `server_stopped` (stopped while the call waited);
@@ -78,6 +81,11 @@ impl Host {
         let catalogue = catalogue
             .read()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // A filter change while the call waited for the start (checked
+        // before the wait too).
+        if let Some(reason) = catalogue.why_disabled(&handle.id, tool) {
+            return Err(disabled(handle.id.clone(), tool.to_owned(), reason));
+        }
         let Some(seen) = seen else {
             return Ok(());
         };
