@@ -12,7 +12,7 @@ use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService,
 };
 use rmcp::transport::streamable_http_client::{
-    StreamableHttpClient, StreamableHttpClientTransportConfig,
+    StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
 };
 use rmcp::transport::StreamableHttpClientTransport;
 use tokio::sync::mpsc;
@@ -39,7 +39,9 @@ use crate::transport::stream_watch::{StreamWatch, Watched};
 ///
 /// `redirect_refused`, `protocol_error` (an answer refusing the
 /// handshake), [`RequestFailure::Auth`] (a challenge), `connect_failed`,
-/// `startup_timeout`; [`Opening::ProbeUnusable`] (`auto` only).
+/// `startup_timeout`; [`Opening::ProbeUnusable`] (`auto` only);
+/// [`Opening::Legacy`] (the POST was answered 400, 404 or 405 without a
+/// JSON-RPC error).
 pub(super) async fn open_http(
     (server_id, dpop_keys, network): (&str, &DpopKeys, &Network),
     cfg: &HttpConfig,
@@ -144,7 +146,8 @@ async fn serve<C: StreamableHttpClient + Sync>(
     .await
 }
 
-/// Why the handshake failed: an unusable `server/discover` answer (`auto`
+/// Why the handshake failed: the answer of a legacy HTTP+SSE server
+/// ([`Opening::Legacy`]), an unusable `server/discover` answer (`auto`
 /// only), a refusal (`protocol_error`), a challenge, or `connect_failed`.
 fn handshake_failure(
     (server_id, method): (&str, &str),
@@ -152,6 +155,9 @@ fn handshake_failure(
     auto: bool,
     (cfg, network): (&HttpConfig, &Network),
 ) -> Opening {
+    if let Some(status) = legacy_status(e) {
+        return Opening::Legacy(status);
+    }
     if let Some(why) = startup::probe_unusable(e).filter(|_| auto) {
         return Opening::ProbeUnusable(why);
     }
@@ -212,7 +218,7 @@ async fn with_answer(
 /// which origin (and proxy; see [`Network::describe`]) and what to check,
 /// in the host's words (never rmcp's or reqwest's, which name the URL's
 /// path and query).
-fn http_error(
+pub(super) fn http_error(
     e: &(dyn std::error::Error + 'static),
     url: &url::Url,
     network: &Network,
@@ -243,4 +249,29 @@ fn http_error(
         ErrorCode::ConnectFailed,
         format!("connect failed: {what} during the MCP handshake{hint}"),
     )
+}
+
+/// The HTTP status (400, 404 or 405) that refused the POST of the first
+/// request of a Streamable HTTP handshake without a JSON-RPC error: the
+/// answer of a legacy HTTP+SSE server (MCP 2025-11-25 "Transports ›
+/// Backwards Compatibility"); `None` for any other failure.
+fn legacy_status(e: &ClientInitializeError) -> Option<u16> {
+    let e = match e {
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => fallback.as_ref(),
+        e => e,
+    };
+    let ClientInitializeError::TransportError { error, .. } = e else {
+        return None;
+    };
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(&*error.error);
+    while let Some(err) = cur {
+        if let Some(StreamableHttpError::UnexpectedServerResponse(text)) =
+            err.downcast_ref::<crate::transport::sse::HttpError>()
+        {
+            let status: u16 = text.strip_prefix("HTTP ")?.get(..3)?.parse().ok()?;
+            return matches!(status, 400 | 404 | 405).then_some(status);
+        }
+        cur = err.source();
+    }
+    None
 }
