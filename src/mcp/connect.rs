@@ -273,7 +273,18 @@ async fn open_remote(
     }
     let left = startup_timeout.saturating_sub(started.elapsed());
     let (client, notices) = handler();
-    let mut conn = open_sse(ids, cfg, client, notices, (left, auth), tasks).await?;
+    let mut conn = match (
+        open_sse(ids, cfg, client.clone(), notices, (left, auth), tasks).await,
+        status,
+    ) {
+        (Err(Opening::Failed(RequestFailure::Failed(e))), Some(status))
+            if e.code == ErrorCode::ConnectFailed =>
+        {
+            let at = (cfg, ids.2);
+            return Err(http_open::refused_post(at, &client, auth, status, e).await);
+        }
+        (opened, _) => opened?,
+    };
     Arc::make_mut(&mut conn.identity).transport = TransportKind::Sse;
     Ok(conn)
 }

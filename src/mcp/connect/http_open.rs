@@ -214,6 +214,33 @@ async fn with_answer(
     }
 }
 
+/// The `connect_failed` of a server whose Streamable HTTP POST was answered
+/// `status` (400, 404 or 405) and whose legacy HTTP+SSE fallback failed
+/// with `fallback` (`connect_failed` too): what the endpoint answered the
+/// POST (see [`with_answer`]), then what the fallback got.
+pub(super) async fn refused_post(
+    (cfg, network): (&HttpConfig, &Network),
+    handler: &HostClient,
+    auth: HttpAuth<'_>,
+    status: u16,
+    fallback: HostError,
+) -> Opening {
+    let Ok((client, _, _)) = http::client_for(cfg, network) else {
+        return fallback.into();
+    };
+    let origin = crate::redact::origin(&cfg.url);
+    let text = format!("connect failed: {origin} answered the MCP POST with HTTP {status}");
+    let posted = HostError::new(ErrorCode::ConnectFailed, text).into();
+    let said = with_answer(posted, cfg, auth, (client, initialize_body(handler))).await;
+    let Opening::Failed(RequestFailure::Failed(said)) = said else {
+        return said;
+    };
+    let then = fallback.message.strip_prefix("connect failed: ");
+    let then = then.unwrap_or(&fallback.message);
+    let text = format!("{}; and {then}", said.message);
+    HostError::new(ErrorCode::ConnectFailed, text).into()
+}
+
 /// Maps a failed handshake exchange to `connect_failed`: what happened at
 /// which origin (and proxy; see [`Network::describe`]) and what to check,
 /// in the host's words (never rmcp's or reqwest's, which name the URL's
