@@ -16,6 +16,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { newHost, fixtureEntry, waitState, waitFor, callText, startHttpFixture, rejectsWith, stateHistory, freePort, waitAccepting } from './helpers/host.mjs'
 import { PY_FIXTURES, pythonWith, MCP_1 } from './helpers/python.mjs'
+import { startOAuthWorld, signIn } from './fixtures/oauth-world.mjs'
 
 const HEADER_CANARY = 'canary-sse-header-8c1f'
 const QUERY_CANARY = 'canary-sse-query-3b7a'
@@ -24,6 +25,20 @@ const QUERY_CANARY = 'canary-sse-query-3b7a'
 async function sseFixture(t, env = {}) {
   const fixture = await startHttpFixture(t, 'sse-server.mjs', env)
   return { ...fixture, sse: `${fixture.base}/sse?key=${QUERY_CANARY}` }
+}
+
+/** Every file under `dir`, as text. */
+function dataDirText(dir) {
+  const files = []
+  const walk = (at) => {
+    for (const name of readdirSync(at)) {
+      const path = join(at, name)
+      if (statSync(path).isDirectory()) walk(path)
+      else files.push(readFileSync(path, 'utf8'))
+    }
+  }
+  walk(dir)
+  return files.join('\n')
 }
 
 function sseConfig(url, type = 'sse') {
@@ -156,22 +171,13 @@ test('canary: a header value and the URL query never appear in actions, logs, er
   await keep(host.callTool({ serverId: bad, name: 'echo', arguments: { message: 'x' } }))
   seen.snapshots.push(host.getState())
   assert.ok(seen.errors.length >= 3, JSON.stringify(seen.errors))
-  const files = []
-  const walk = (dir) => {
-    for (const name of readdirSync(dir)) {
-      const path = join(dir, name)
-      if (statSync(path).isDirectory()) walk(path)
-      else files.push(readFileSync(path, 'utf8'))
-    }
-  }
-  walk(dataDir)
   const places = {
     actions: JSON.stringify(actions),
     logs: JSON.stringify(logs),
     errors: JSON.stringify(seen.errors),
     snapshots: JSON.stringify(seen.snapshots),
     results: JSON.stringify(seen.results),
-    files: files.join('\n'),
+    files: dataDirText(dataDir),
   }
   for (const canary of [HEADER_CANARY, QUERY_CANARY]) {
     for (const [where, text] of Object.entries(places)) {
@@ -201,4 +207,44 @@ test('Python FastMCP (mcp 1.x) with transport="sse": type "sse", and the fallbac
   const warned = logs.filter((l) => l.level === 'warn' && l.target === 'host.connect')
   assert.deepEqual(warned.map((l) => l.serverId), [fell])
   assert.match(warned[0].message, /HTTP 405/)
+})
+
+test('OAuth on legacy SSE: a 401 on the GET leads to authRequired; after the host-run sign-in the token is on the GET and every POST', async (t) => {
+  const world = await startOAuthWorld({ sse: true })
+  t.after(() => world.close())
+  const { host, actions, logs, dataDir } = newHost(t)
+  const id = await host.addServer({ name: 'oauth-sse', config: { type: 'sse', url: world.resource } })
+  const required = await waitState(host, id, 'authRequired')
+  const unauthenticated = world.rs.unauthenticated
+  assert.equal(required.resource.resource, world.resource)
+  assert.deepEqual(required.resource.authorization_servers, [world.issuer])
+  await signIn(host, id)
+  await waitState(host, id, 'ready')
+  assert.equal(host.serverInfo(id).transport, 'sse')
+  const claims = JSON.parse(await callText(host, id, 'whoami', { note: 'sse' }))
+  assert.equal(claims.aud, world.resource)
+  assert.equal(claims.note, 'sse')
+  const methods = world.rs.accepted.map((r) => r.method)
+  assert.equal(methods[0], 'GET')
+  assert.ok(methods.filter((m) => m === 'POST').length >= 4, methods.join(' '))
+  assert.deepEqual(world.rs.rejected, [])
+  assert.equal(world.rs.unauthenticated, unauthenticated, 'a request after the sign-in went without the token')
+  // Canary: the tokens never appear in actions, logs, state or dataDir files.
+  const places = [JSON.stringify(actions), JSON.stringify(logs), JSON.stringify(host.getState()), dataDirText(dataDir)]
+  const tokens = [...world.issued.accessTokens, ...world.issued.refreshTokens]
+  assert.ok(tokens.length >= 2)
+  for (const token of tokens) assert.ok(places.every((text) => !text.includes(token)), 'a token appears')
+})
+
+test('OAuth and the fallback together: a streamable-http entry on a protected SSE-only server signs in, then falls back to SSE', async (t) => {
+  const world = await startOAuthWorld({ sse: true })
+  t.after(() => world.close())
+  const { host, logs } = newHost(t)
+  const id = await host.addServer({ name: 'oauth-fallback', config: { type: 'streamable-http', url: world.resource } })
+  await waitState(host, id, 'authRequired')
+  await signIn(host, id)
+  await waitState(host, id, 'ready')
+  assert.equal(host.serverInfo(id).transport, 'sse')
+  assert.equal(JSON.parse(await callText(host, id, 'whoami')).aud, world.resource)
+  assert.ok(logs.some((l) => l.serverId === id && l.level === 'warn' && /HTTP 404/.test(l.message)), JSON.stringify(logs))
 })
