@@ -302,3 +302,61 @@ fn legacy_status(e: &ClientInitializeError) -> Option<u16> {
     }
     None
 }
+
+#[cfg(test)]
+mod tests {
+    use rmcp::transport::DynamicTransportError;
+
+    use super::*;
+
+    fn refused(e: crate::transport::sse::HttpError) -> ClientInitializeError {
+        let error =
+            DynamicTransportError::from_parts("t", std::any::TypeId::of::<()>(), Box::new(e));
+        ClientInitializeError::TransportError {
+            error,
+            context: "send initialize request".into(),
+        }
+    }
+
+    fn answered(text: &str) -> ClientInitializeError {
+        refused(StreamableHttpError::UnexpectedServerResponse(
+            text.to_owned().into(),
+        ))
+    }
+
+    #[test]
+    fn a_post_refused_400_404_or_405_without_json_rpc_is_a_legacy_server() {
+        for status in ["400 Bad Request", "404 Not Found", "405 Method Not Allowed"] {
+            let e = answered(&format!("HTTP {status}: <pre>Cannot POST /sse</pre>"));
+            assert_eq!(legacy_status(&e), status[..3].parse().ok(), "{status}");
+        }
+        let after_probe = ClientInitializeError::LegacyFallbackFailed {
+            discover: Box::new(ClientInitializeError::Cancelled),
+            fallback: Box::new(answered("HTTP 405 Method Not Allowed: ")),
+        };
+        assert_eq!(legacy_status(&after_probe), Some(405));
+    }
+
+    #[test]
+    fn other_refusals_are_not() {
+        for text in [
+            "HTTP 401 Unauthorized: x",
+            "HTTP 403 Forbidden: x",
+            "HTTP 410 Gone: x",
+            "HTTP 500 x",
+        ] {
+            assert_eq!(legacy_status(&answered(text)), None, "{text}");
+        }
+        assert_eq!(
+            legacy_status(&refused(StreamableHttpError::UnexpectedEndOfStream)),
+            None
+        );
+        let rpc =
+            ClientInitializeError::JsonRpcError(rmcp::model::ErrorData::invalid_request("x", None));
+        assert_eq!(
+            legacy_status(&rpc),
+            None,
+            "a JSON-RPC error is a Streamable HTTP server's answer"
+        );
+    }
+}
