@@ -55,7 +55,7 @@ test('type "sse" against the TS SDK v1 SSEServerTransport: tools listed and call
   assert.equal(info.handshake, 'initialize')
   assert.equal(info.name, 'sse-fixture')
   const names = host.listTools().filter((tl) => tl.customizationId === id).map((tl) => tl.toolName).sort()
-  assert.deepEqual(names, ['big', 'echo', 'hang', 'session'])
+  assert.deepEqual(names, ['ask_roots', 'big', 'echo', 'hang', 'session'])
   assert.equal(await callText(host, id, 'echo', { message: 'over sse' }), 'echo:over sse')
   const stats = await fixture.stats()
   assert.equal(stats.gets, 1)
@@ -66,6 +66,15 @@ test('type "sse" against the TS SDK v1 SSEServerTransport: tools listed and call
     if (r.method === 'GET') assert.match(r.headers.accept, /text\/event-stream/)
   }
   assert.deepEqual(logs.filter((l) => l.level === 'warn' && l.serverId === id).map((l) => l.message), [])
+})
+
+test('a server request (roots/list) comes as an event and its answer goes back in a POST', async (t) => {
+  const fixture = await sseFixture(t)
+  const { host } = newHost(t, { handlers: { roots: async () => ({ roots: [{ uri: 'file:///workspace', name: 'ws' }] }) } })
+  const id = await host.addServer({ name: 'asks', config: sseConfig(fixture.sse) })
+  await waitState(host, id, 'ready')
+  assert.deepEqual(JSON.parse(await callText(host, id, 'ask_roots')), { roots: [{ uri: 'file:///workspace', name: 'ws' }] })
+  assert.ok((await fixture.stats()).methods.includes('response'), 'the answer was not POSTed')
 })
 
 test('fallback: a streamable-http entry whose POST is refused 404 connects over legacy SSE, with a warn log and serverInfo.transport', async (t) => {

@@ -102,7 +102,8 @@ pub struct SseTransport {
 impl SseTransport {
     /// Opens the event stream of `config.url` with `client`, waits for its
     /// `endpoint` event and starts the transport's reader and writer on
-    /// `tracker`.
+    /// `tracker`; they end when the transport is closed or dropped, or when
+    /// `parent` (the server's token) is cancelled.
     ///
     /// # Errors
     ///
@@ -110,13 +111,13 @@ impl SseTransport {
     pub async fn connect<C>(
         client: C,
         config: SseConfig,
-        tracker: &TaskTracker,
+        (tracker, parent): (&TaskTracker, &CancellationToken),
     ) -> Result<Self, SseOpenError>
     where
         C: StreamableHttpClient<Error = reqwest::Error> + Clone + Send + Sync + 'static,
     {
         let (stream, endpoint) = worker::open_stream(&client, &config).await?;
-        let cancel = CancellationToken::new();
+        let cancel = parent.child_token();
         let (incoming_tx, incoming) = mpsc::channel(INCOMING_QUEUE);
         let (posts, posts_rx) = mpsc::unbounded_channel();
         let shared = worker::Shared::new(client, config, endpoint);

@@ -12,6 +12,7 @@ use rmcp::service::{
 };
 use rmcp::transport::streamable_http_client::{StreamableHttpClient, StreamableHttpError};
 use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use super::connection::{finish, Connection, HttpAuth, Opening};
@@ -61,7 +62,7 @@ pub(super) async fn open_sse(
         url: cfg.url.clone(),
         headers: config.custom_headers,
     };
-    let how = (handler, sse, &tasks.tracker);
+    let how = (handler, sse, (&tasks.tracker, &tasks.cancel));
     let mut cell = None;
     let served = tokio::time::timeout(startup_timeout, async {
         match auth {
@@ -127,12 +128,12 @@ pub(super) async fn open_sse(
 /// the `initialize` handshake.
 async fn serve<C>(
     client: C,
-    (handler, config, tracker): (HostClient, SseConfig, &TaskTracker),
+    (handler, config, tasks): (HostClient, SseConfig, (&TaskTracker, &CancellationToken)),
 ) -> Result<RunningService<RoleClient, HostClient>, Failed>
 where
     C: StreamableHttpClient<Error = reqwest::Error> + Clone + Send + Sync + 'static,
 {
-    let transport = SseTransport::connect(client, config, tracker)
+    let transport = SseTransport::connect(client, config, tasks)
         .await
         .map_err(Failed::Open)?;
     let transport = Ordered::new(transport, handler.clone(), Overflow::DropAnswers);

@@ -191,7 +191,13 @@ fn answer_id(message: &ServerJsonRpcMessage) -> i64 {
 
 async fn opened(fake: &Fake) -> SseTransport {
     let tracker = TaskTracker::new();
-    match SseTransport::connect(fake.clone(), config(), &tracker).await {
+    match SseTransport::connect(
+        fake.clone(),
+        config(),
+        (&tracker, &CancellationToken::new()),
+    )
+    .await
+    {
         Ok(t) => t,
         Err(e) => panic!("{e:?}"),
     }
@@ -237,7 +243,12 @@ async fn no_endpoint_event_in_time_is_connect_failed_naming_the_origin_only() {
     let fake = Fake::default();
     fake.script().silent = true;
     let started = tokio::time::Instant::now();
-    let err = SseTransport::connect(fake.clone(), config(), &TaskTracker::new()).await;
+    let err = SseTransport::connect(
+        fake.clone(),
+        config(),
+        (&TaskTracker::new(), &CancellationToken::new()),
+    )
+    .await;
     let Err(SseOpenError::Endpoint(err)) = err else {
         panic!("connected without an endpoint")
     };
