@@ -2156,6 +2156,12 @@ export interface ServerInfo {
   protocolVersion: string
   /** `'discover'` (2026-07-28, stateless) or `'initialize'` (2025-era). */
   handshake: 'discover' | 'initialize'
+  /**
+   * The transport of the connection: `'stdio'`, `'streamable-http'`, or
+   * `'sse'` (legacy HTTP+SSE: a `type: 'sse'` entry, or a `streamable-http`
+   * one that fell back to it, see {@link LegacySseServerConfig}).
+   */
+  transport: 'stdio' | 'streamable-http' | 'sse'
   /** `serverInfo.name` (`""` when the server sent none). */
   name: string
   title?: string
@@ -2192,6 +2198,45 @@ export interface PluginAdded {
 export type McpServerConfig =
   | { type: 'stdio'; command: string; args?: string[]; env?: Record<string, string>; cwd?: string }
   | { type: 'streamable-http'; url: string; headers?: Record<string, string> }
+  | LegacySseServerConfig
+
+/**
+ * A legacy HTTP+SSE server (MCP 2024-11-05 "Transports › HTTP with SSE"),
+ * as the MCP Registry's `remotes[].type: "sse"` and older hosted servers
+ * are: `url` is the event stream (often `…/sse`); same rules as
+ * `streamable-http` (`https`, or `http` on loopback; no credentials in the
+ * URL; `headers` sent with every request, on that origin only). The host
+ * GETs the stream (`Accept: text/event-stream`), waits at most 10 s for its
+ * `endpoint` event, resolves it against `url` and POSTs every message there;
+ * answers come as `message` events, each at most 16 MiB.
+ *
+ * A `streamable-http` entry whose first POST is answered 400, 404 or 405
+ * without a JSON-RPC error is tried this way on the same URL (MCP
+ * 2025-11-25 "Transports › Backwards Compatibility"), with a `warn` log
+ * (`host.connect`); {@link ServerInfo.transport} says which one was used.
+ * OAuth, DPoP, dynamic headers and the proxy and trust options work as on
+ * Streamable HTTP.
+ *
+ * Errors (the server's `error` state): `redirect_refused` (an `endpoint`
+ * event on another origin: configured headers and tokens never go there;
+ * or a redirect to another origin), `protocol_error` (an `endpoint` event
+ * that is empty, over 8 KiB or not a URL), `connect_failed` (the GET was
+ * refused or is not an event stream, or no `endpoint` event within 10 s),
+ * `auth_required` flow on a 401 as on Streamable HTTP.
+ *
+ * A lost stream (closed, broken, or an event over 16 MiB) fails the
+ * requests waiting for answers (`server_exited`, or `limit_exceeded` for
+ * the event), and the host opens a new stream after 0.5, 1, 2, 4 and 8 s
+ * and initializes the new session (the server stays `ready`); after five
+ * failed attempts the server goes to `error` and its restart policy
+ * applies. A new session does not keep what the server remembered of the
+ * old one (its log level, resource subscriptions).
+ */
+export interface LegacySseServerConfig {
+  type: 'sse'
+  url: string
+  headers?: Record<string, string>
+}
 
 /** What {@link McpHostOptions.headers} is asked for. */
 export interface HeadersRequest {

@@ -22,7 +22,9 @@ test('addServer with an invalid config rejects with invalid_entry naming the fie
     [{ type: 'streamable-http', url: 'not a url' }, /field "url"/],
     [{ type: 'carrier-pigeon', command: 'x' }, /field "type": unknown transport/],
     [{ command: 'node' }, /field "type" is required/],
-    [{ type: 'sse', url: 'https://127.0.0.1:1/sse' }, /field "type"/],
+    [{ type: 'sse' }, /field "url" is required for type "sse"/],
+    [{ type: 'sse', url: 'http://example.com/sse' }, /field "url": must use https/],
+    [{ type: 'SSE', url: 'https://127.0.0.1:1/sse' }, /did you mean "sse"/],
   ]
   for (const [config, pattern] of cases) {
     await assert.rejects(host.addServer({ name: 'bad', config }), (e) => {

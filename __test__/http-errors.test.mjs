@@ -38,11 +38,13 @@ async function failure(t, url) {
   return message
 }
 
-test('a 405 to POST (a legacy SSE endpoint) says so and suggests the legacy HTTP+SSE transport', async (t) => {
+test('a 405 to POST (a legacy SSE endpoint) says so, and what the legacy HTTP+SSE GET of the same URL got', async (t) => {
   const base = await answering(t, 405, 'text/plain; charset=utf-8', 'Method Not Allowed')
   const message = await failure(t, `${base}/secret-path/sse?q=1`)
   assert.match(message, new RegExp(`^connect failed: ${base.replace(/\./g, '\\.')} answered the MCP POST with HTTP 405 Method Not Allowed \\(text/plain\\): "Method Not Allowed"; `))
   assert.match(message, /legacy HTTP\+SSE server/)
+  // The fallback to legacy HTTP+SSE (a GET of the same URL) was tried and is said too.
+  assert.match(message, /; and http:\/\/127\.0\.0\.1:\d+ answered the legacy HTTP\+SSE GET with HTTP 405 Method Not Allowed: it serves no event stream there$/)
 })
 
 test('a 404 says the path is wrong', async (t) => {

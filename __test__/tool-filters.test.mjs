@@ -15,8 +15,16 @@ const namesOf = (host, id) => host.listTools().filter((x) => x.customizationId =
 const filteredOf = (host, id) => host.toolDiagnostics().filter((d) => d.serverId === id && d.action === 'filtered')
 const published = (actions) => actions.filter((e) => e.action.type === 'session/serverToolsChanged')
 /** The original names of server `id`'s tools in the session state replayed from `actions`. */
-function replayedNames(host, actions, id) {
+/**
+ * The tool names of server `id` in the session state replayed from the
+ * envelopes, once that state equals `getState()` (read at once, while the
+ * envelopes reach the listener in a later batch: a busy machine delays it;
+ * a difference that stays fails with the diff).
+ */
+async function replayedNames(host, actions, id) {
   const channel = actions.find((e) => e.action.type.startsWith('session/')).channel
+  const same = () => { try { assert.deepEqual(replaySession(actions, channel), host.getState()); return true } catch { return false } }
+  await waitFor(same, { what: 'the replayed envelopes to equal getState()', timeout: 5_000 }).catch(() => {})
   const state = replaySession(actions, channel)
   assert.deepEqual(state, host.getState(), 'the replayed envelopes give the host state')
   return (state.serverTools ?? []).map((d) => d._meta['ahp-mcp-host/source']).filter((s) => s.customizationId === id).map((s) => s.toolName)
@@ -39,7 +47,7 @@ test('includeTools and excludeTools on server-everything: left out of listTools 
   await waitFor(() => namesOf(host, id).join() === expected.join(), { what: 'the filtered catalogue', describe: () => namesOf(host, id).join() })
 
   // AHP: session/serverToolsChanged (replayed through the reducer) carries the same tools.
-  assert.deepEqual(replayedNames(host, actions, id), expected)
+  assert.deepEqual(await replayedNames(host, actions, id), expected)
   const last = published(actions).at(-1).action.tools
   assert.ok(!last.some((d) => d.name === 'mcp__some__get-env'), 'get-env is not published')
 
@@ -80,7 +88,7 @@ test('filters hold across list_changed and restarts; setToolEnabled switches a t
   await waitFor(() => reasons.includes('listChanged'), { what: 'toolsChanged with reason listChanged' })
   assert.deepEqual(namesOf(host, id), ['echo', 'pid', 'add_tool', 'fresh'])
   assert.deepEqual(filteredOf(host, id).map((d) => d.tool), ['sleep', 'secret_one'])
-  assert.deepEqual(replayedNames(host, actions, id), ['echo', 'pid', 'add_tool', 'fresh'])
+  assert.deepEqual(await replayedNames(host, actions, id), ['echo', 'pid', 'add_tool', 'fresh'])
   await rejectsWith(() => host.callTool({ serverId: id, name: 'secret_one' }), 'tool_disabled')
 
   // Switched on at run time: published at once, callable.
@@ -100,7 +108,7 @@ test('filters hold across list_changed and restarts; setToolEnabled switches a t
   const off = await rejectsWith(() => host.callTool({ name: echo.name, arguments: { message: 'x' } }), 'tool_disabled')
   assert.equal(off.data.reason, 'switched off by setToolEnabled')
   assert.equal(published(actions).length, before + 2, 'the unchanged switch published nothing')
-  assert.deepEqual(replayedNames(host, actions, id), ['pid', 'sleep', 'add_tool', 'fresh'])
+  assert.deepEqual(await replayedNames(host, actions, id), ['pid', 'sleep', 'add_tool', 'fresh'])
 
   // A restart (stop, start: a new process without the added tools) keeps lists and switches.
   host.dispatch({ type: 'session/mcpServerStopRequested', id })
@@ -110,7 +118,7 @@ test('filters hold across list_changed and restarts; setToolEnabled switches a t
   await waitState(host, id, 'ready')
   assert.deepEqual(namesOf(host, id), ['pid', 'sleep', 'add_tool'])
   assert.deepEqual(filteredOf(host, id).map((d) => [d.tool, d.reason]), [['echo', 'switched off by setToolEnabled']])
-  assert.deepEqual(replayedNames(host, actions, id), ['pid', 'sleep', 'add_tool'])
+  assert.deepEqual(await replayedNames(host, actions, id), ['pid', 'sleep', 'add_tool'])
   await rejectsWith(() => host.callTool({ serverId: id, name: 'echo', arguments: { message: 'x' } }), 'tool_disabled')
 
   // A tool the server does not list yet can be switched (no change to publish).

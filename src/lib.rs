@@ -55,7 +55,7 @@ mod transport;
 pub use auth::keychain::{OsSecretStore, KEYCHAIN_SERVICE};
 pub use auth::store::{MemorySecretStore, SecretStore};
 pub use catalogue::{CatalogueEntry, DiagnosticAction, ToolDiagnostic};
-pub use mcp::identity::{Handshake, ServerIcon, ServerIdentity};
+pub use mcp::identity::{Handshake, ServerIcon, ServerIdentity, TransportKind};
 pub use network::{CaCertificates, NetworkOptions, ProxyOption};
 /// Drops a large value on a background thread (see the private `reclaim` module).
 pub use reclaim::drop_later;

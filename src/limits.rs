@@ -557,6 +557,8 @@ pub mod output_budget;
 pub use output_budget::*;
 mod lazy_start;
 pub use lazy_start::*;
+mod legacy_sse;
+pub use legacy_sse::*;
 mod tool_filter;
 pub use tool_filter::*;
 mod tool_search;

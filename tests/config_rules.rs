@@ -30,6 +30,7 @@ const VALID: &[(&str, &str)] = &[
     ("ok-loopback", "streamable-http"),
     ("ok-ipv6-loopback", "streamable-http"),
     ("ok-localhost", "streamable-http"),
+    ("ok-sse", "sse"),
     ("ok-bare-spaces", "stdio"),
     ("ok-absolute", "stdio"),
 ];
@@ -40,7 +41,8 @@ const INVALID: &[(&str, &str, &[&str])] = &[
     ("missing-type", r#"{"command": "x"}"#, &["field \"type\" is required", "stdio, streamable-http"]),
     ("type-not-string", r#"{"type": 1}"#, &["field \"type\": must be a string, got number"]),
     ("unknown-type", r#"{"type": "websocket", "url": "wss://a"}"#, &["field \"type\": unknown transport \"websocket\"", "supported: stdio, streamable-http"]),
-    ("legacy-sse", r#"{"type": "sse", "url": "https://a.example/sse"}"#, &["field \"type\"", "legacy HTTP+SSE", "not supported by this host", "use \"streamable-http\""]),
+    ("sse-not-https", r#"{"type": "sse", "url": "http://a.example/sse"}"#, &["field \"url\": must use https"]),
+    ("sse-unknown-field", r#"{"type": "sse", "url": "https://a.example/sse", "command": "x"}"#, &["field \"command\": unknown field for type \"sse\"", "allowed: type, url, headers"]),
     ("unknown-field", r#"{"type": "stdio", "command": "x", "timeout": 5}"#, &["field \"timeout\": unknown field for type \"stdio\"", "allowed: type, command, args, env, cwd"]),
     ("http-unknown-field", r#"{"type": "streamable-http", "url": "https://a", "env": {}}"#, &["field \"env\": unknown field for type \"streamable-http\"", "allowed: type, url, headers"]),
     ("duplicate-field", r#"{"type": "stdio", "command": "x", "command": "y"}"#, &["duplicate field \"command\""]),
@@ -81,7 +83,7 @@ const INVALID: &[(&str, &str, &[&str])] = &[
 fn transport_name(config: &ServerConfig) -> &'static str {
     match config {
         ServerConfig::Stdio(_) => "stdio",
-        ServerConfig::StreamableHttp(_) => "streamable-http",
+        ServerConfig::StreamableHttp(http) => http.transport.type_name(),
     }
 }
 
@@ -106,6 +108,10 @@ fn valid_entries_json() -> Vec<(&'static str, &'static str)> {
         (
             "ok-localhost",
             r#"{"type": "streamable-http", "url": "http://localhost:3000/mcp"}"#,
+        ),
+        (
+            "ok-sse",
+            r#"{"type": "sse", "url": "https://tools.example.com/sse", "headers": {"X-Key": "s3cr3t"}}"#,
         ),
         (
             "ok-bare-spaces",

@@ -1,6 +1,6 @@
 // Type-checked by `npm test` (tsc --noEmit): the usage of the README and the guides, compiled
 // against index.d.ts. A wrong or missing type here fails the test run.
-import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo, type RootInput, type Root, type McpChannelMessage, type ReadResourceResult, type RequestOptions, type ProgressInfo, type ToolSummary, type ToolSearchResult, type SearchToolsOptions } from '../../index.js'
+import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo, type RootInput, type Root, type McpChannelMessage, type ReadResourceResult, type RequestOptions, type ProgressInfo, type ToolSummary, type ToolSearchResult, type SearchToolsOptions, type LegacySseServerConfig } from '../../index.js'
 
 async function main(): Promise<void> {
   const host = new McpHost({
@@ -203,8 +203,13 @@ async function main(): Promise<void> {
   await host.addServer({ name: 'imported', config: { type: 'stdio', command: 'node' }, literal: true, secrets: kept ?? [] })
   const patient = new McpHost({ limits: { importResolveTimeoutMs: 60_000 } })
   await patient.dispose()
-  // @ts-expect-error the legacy `sse` transport is not a valid config
-  await host.addServer({ name: 'legacy', config: { type: 'sse', url: 'https://example.test/sse' } })
+  await host.addServer({ name: 'legacy', config: { type: 'sse', url: 'https://example.test/sse', headers: { 'X-Key': 'k' } } })
+  const legacy: LegacySseServerConfig = { type: 'sse', url: 'https://example.test/sse' }
+  void legacy
+  // @ts-expect-error an `sse` entry has no `command`
+  await host.addServer({ name: 'legacy2', config: { type: 'sse', url: 'https://example.test/sse', command: 'x' } })
+  const transport: ServerInfo['transport'] | undefined = host.serverInfo('legacy')?.transport
+  void transport
   // @ts-expect-error unknown error codes do not type-check
   const bad: HostError['code'] = 'no_such_code'
   void bad

@@ -68,7 +68,8 @@ pub fn with_provided_headers(
     for (name, value) in provided {
         headers.insert(name.clone(), Value::from(value.as_str()));
     }
-    let entry = json!({"type": "streamable-http", "url": cfg.url.as_str(), "headers": headers});
+    let kind = cfg.transport.type_name();
+    let entry = json!({"type": kind, "url": cfg.url.as_str(), "headers": headers});
     match validate_entry_value(server_id, &entry)? {
         ServerConfig::StreamableHttp(http) => Ok(http),
         ServerConfig::Stdio(_) => Err(format!(
@@ -80,6 +81,7 @@ pub fn with_provided_headers(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::model::HttpTransport;
 
     fn cfg() -> HttpConfig {
         HttpConfig {
@@ -89,6 +91,7 @@ mod tests {
                 ("X-Keep".to_owned(), "k".to_owned()),
             ]
             .into(),
+            transport: HttpTransport::Sse,
         }
     }
 
@@ -106,6 +109,11 @@ mod tests {
             [("Authorization", "Bearer new-123"), ("X-Keep", "k")]
         );
         assert_eq!(merged.url.as_str(), "https://mcp.example/mcp?k=1");
+        assert_eq!(
+            merged.transport,
+            HttpTransport::Sse,
+            "the entry's transport is kept"
+        );
     }
 
     #[test]

@@ -70,7 +70,7 @@ impl LiteralPlaceholder {
 pub enum ServerConfig {
     /// `type: "stdio"`.
     Stdio(StdioConfig),
-    /// `type: "streamable-http"`.
+    /// `type: "streamable-http"` or `type: "sse"` (which one: [`HttpConfig::transport`]).
     StreamableHttp(HttpConfig),
 }
 
@@ -93,7 +93,7 @@ pub struct StdioConfig {
     pub literal: bool,
 }
 
-/// `type: "streamable-http"`: connect to a remote MCP endpoint.
+/// `type: "streamable-http"` or `type: "sse"`: connect to a remote MCP endpoint.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpConfig {
     /// The endpoint: `https`, or `http` only for a loopback host
@@ -103,4 +103,31 @@ pub struct HttpConfig {
     /// Names are valid HTTP tokens; values contain no CR, LF or NUL.
     /// Values are secrets: never log or emit them.
     pub headers: BTreeMap<String, String>,
+    /// The transport the entry names.
+    pub transport: HttpTransport,
+}
+
+/// The HTTP transport an entry names by its `type`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HttpTransport {
+    /// `type: "streamable-http"`: Streamable HTTP (MCP 2025-11-25
+    /// "Transports › Streamable HTTP"), falling back to legacy HTTP+SSE when
+    /// the POST of the first request is answered 400, 404 or 405 without a
+    /// JSON-RPC error ("Transports › Backwards Compatibility").
+    #[default]
+    StreamableHttp,
+    /// `type: "sse"`: the legacy HTTP+SSE transport only (MCP 2024-11-05
+    /// "Transports › HTTP with SSE"): a GET opens the event stream, whose
+    /// `endpoint` event names the URL every message is POSTed to.
+    Sse,
+}
+
+impl HttpTransport {
+    /// The entry's `type` for this transport (`"streamable-http"`, `"sse"`).
+    pub fn type_name(self) -> &'static str {
+        match self {
+            Self::StreamableHttp => "streamable-http",
+            Self::Sse => "sse",
+        }
+    }
 }

@@ -12,10 +12,10 @@ use rmcp::service::ClientLifecycleMode;
 use tokio::sync::mpsc;
 
 use super::client::{Bounds, HostClient, ServerRequestWaits};
-use super::identity::{self, ServerIdentity};
+use super::identity::{self, ServerIdentity, TransportKind};
 use super::request::RequestFailure;
 use super::{Opener, ServerSpec, ServerTasks, TransportSpec};
-use crate::config::{HeaderReason, ProtocolSetting};
+use crate::config::{HeaderReason, HttpConfig, HttpTransport, ProtocolSetting};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::{log, LogLevel};
 
@@ -23,6 +23,7 @@ mod connection;
 mod http_answer;
 mod http_open;
 mod provided;
+mod sse_open;
 mod startup;
 mod stdio_open;
 
@@ -30,6 +31,7 @@ use connection::Opening;
 pub use connection::{Connection, HttpAuth};
 
 use http_open::open_http;
+use sse_open::open_sse;
 use stdio_open::{open_stdio, Stdio};
 
 /// rmcp's lifecycle for a server's [`ProtocolSetting`]: `auto` probes with
@@ -166,9 +168,51 @@ async fn open_with(
 ) -> Result<Connection, Opening> {
     let (server_id, spec) = (server.id.as_str(), &server.transport);
     let startup_timeout = server.startup_timeout;
-    let (notice_tx, notices) = mpsc::unbounded_channel();
     let progress = super::progress::ProgressRoutes::default();
     let waits = ServerRequestWaits::default();
+    let handler = || host_client(opener, server_id, tasks, (&progress, &waits));
+    let mut conn = match spec {
+        TransportSpec::Stdio(cfg, vars) => {
+            let stdio = Stdio {
+                cfg,
+                vars,
+                startup_timeout,
+                lifecycle,
+            };
+            let (handler, notices) = handler();
+            open_stdio(opener, server_id, stdio, handler, notices, tasks).await?
+        }
+        TransportSpec::StreamableHttp(cfg) => {
+            let (cfg, kept) = provided::provided_config(opener, server_id, cfg, reason).await?;
+            let attempt = (startup_timeout, auth, lifecycle);
+            let mut conn = open_remote(opener, server_id, &cfg, handler, attempt, tasks).await?;
+            conn.kept = kept;
+            conn
+        }
+    };
+    conn.progress = progress;
+    conn.waits = waits;
+    let base = conn.endpoint.clone();
+    for src in Arc::make_mut(&mut conn.identity).resolve_icons(base.as_ref()) {
+        let text = format!("serverInfo icon {src:?} dropped: a relative URI that cannot be resolved (no server URL, or too long)");
+        opener.log(log(LogLevel::Warn, "host.connect", Some(server_id), text));
+    }
+    if let Err(e) = check_version(server_id, &conn.identity) {
+        conn.close().await;
+        return Err(e.into());
+    }
+    Ok(conn)
+}
+
+/// The client handler of a new connection of `server_id` and the receiver
+/// of its notices; `progress` and `waits` are the connection's.
+fn host_client(
+    opener: &Opener,
+    server_id: &str,
+    tasks: &ServerTasks,
+    (progress, waits): (&super::progress::ProgressRoutes, &ServerRequestWaits),
+) -> (HostClient, mpsc::UnboundedReceiver<super::client::Notice>) {
+    let (notice_tx, notices) = mpsc::unbounded_channel();
     let handler = HostClient {
         info: opener.client_info().clone(),
         server_id: server_id.to_owned(),
@@ -185,42 +229,63 @@ async fn open_with(
         log_level: tasks.log_level.clone(),
         url_waits: Default::default(),
     };
-    let mut conn = match spec {
-        TransportSpec::Stdio(cfg, vars) => {
-            let stdio = Stdio {
-                cfg,
-                vars,
-                startup_timeout,
-                lifecycle,
-            };
-            open_stdio(opener, server_id, stdio, handler, notices, tasks).await?
-        }
-        TransportSpec::StreamableHttp(cfg) => {
-            let (cfg, kept) = provided::provided_config(opener, server_id, cfg, reason).await?;
-            let mut conn = open_http(
-                (server_id, opener.dpop_keys(), opener.network()),
-                &cfg,
-                handler,
-                notices,
-                (startup_timeout, auth, lifecycle),
-                tasks,
-            )
-            .await?;
-            conn.kept = kept;
-            conn
+    (handler, notices)
+}
+
+/// Connects to a remote server: a `type: "sse"` entry over legacy
+/// HTTP+SSE; a `streamable-http` one over Streamable HTTP, and, when the
+/// POST of its first request is answered 400, 404 or 405 without a
+/// JSON-RPC error, over legacy HTTP+SSE on the same URL within what is
+/// left of the startup time, with a `warn` log (MCP 2025-11-25 "Transports ›
+/// Backwards Compatibility"). The connection's identity names the transport.
+async fn open_remote(
+    opener: &Opener,
+    server_id: &str,
+    cfg: &HttpConfig,
+    handler: impl Fn() -> (HostClient, mpsc::UnboundedReceiver<super::client::Notice>),
+    (startup_timeout, auth, lifecycle): (std::time::Duration, HttpAuth<'_>, ClientLifecycleMode),
+    tasks: &ServerTasks,
+) -> Result<Connection, Opening> {
+    let ids = (server_id, &**opener.dpop_keys(), &**opener.network());
+    let started = tokio::time::Instant::now();
+    let status = match cfg.transport {
+        HttpTransport::Sse => None,
+        HttpTransport::StreamableHttp => {
+            let (client, notices) = handler();
+            let attempt = (startup_timeout, auth, lifecycle);
+            match open_http(ids, cfg, client, notices, attempt, tasks).await {
+                Err(Opening::Legacy(status)) => Some(status),
+                Err(other) => return Err(other),
+                Ok(mut conn) => {
+                    Arc::make_mut(&mut conn.identity).transport = TransportKind::StreamableHttp;
+                    return Ok(conn);
+                }
+            }
         }
     };
-    conn.progress = progress;
-    conn.waits = waits;
-    let base = conn.endpoint.clone();
-    for src in Arc::make_mut(&mut conn.identity).resolve_icons(base.as_ref()) {
-        let text = format!("serverInfo icon {src:?} dropped: a relative URI that cannot be resolved (no server URL, or too long)");
+    if let Some(status) = status {
+        let text = format!(
+            "the Streamable HTTP POST was answered with HTTP {status}: connecting with the legacy \
+             HTTP+SSE transport (MCP 2024-11-05) on the same URL (give this server type \"sse\" \
+             to skip the POST)"
+        );
         opener.log(log(LogLevel::Warn, "host.connect", Some(server_id), text));
     }
-    if let Err(e) = check_version(server_id, &conn.identity) {
-        conn.close().await;
-        return Err(e.into());
-    }
+    let left = startup_timeout.saturating_sub(started.elapsed());
+    let (client, notices) = handler();
+    let mut conn = match (
+        open_sse(ids, cfg, client.clone(), notices, (left, auth), tasks).await,
+        status,
+    ) {
+        (Err(Opening::Failed(RequestFailure::Failed(e))), Some(status))
+            if e.code == ErrorCode::ConnectFailed =>
+        {
+            let at = (cfg, ids.2);
+            return Err(http_open::refused_post(at, &client, auth, status, e).await);
+        }
+        (opened, _) => opened?,
+    };
+    Arc::make_mut(&mut conn.identity).transport = TransportKind::Sse;
     Ok(conn)
 }
 

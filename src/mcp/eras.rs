@@ -222,7 +222,7 @@ pub fn digest(spec: &TransportSpec) -> String {
             let mut url = cfg.url.clone();
             url.set_query(None);
             url.set_fragment(None);
-            parts.push("streamable-http".into());
+            parts.push(cfg.transport.type_name().into());
             parts.push(url.to_string());
             parts.extend(cfg.headers.keys().map(|k| format!("header:{k}")));
         }
@@ -290,6 +290,7 @@ mod tests {
             TransportSpec::StreamableHttp(HttpConfig {
                 url: url.parse().unwrap(),
                 headers: [("Authorization".to_owned(), "Bearer CANARY2".to_owned())].into(),
+                transport: Default::default(),
             })
         };
         assert_eq!(

@@ -25,6 +25,23 @@ pub enum Handshake {
     Initialize,
 }
 
+/// The transport a connection was made over (JS `serverInfo(id).transport`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum TransportKind {
+    /// A local process's stdin and stdout (`"stdio"`).
+    #[serde(rename = "stdio")]
+    Stdio,
+    /// Streamable HTTP (`"streamable-http"`; MCP 2025-11-25 "Transports ›
+    /// Streamable HTTP").
+    #[serde(rename = "streamable-http")]
+    StreamableHttp,
+    /// Legacy HTTP+SSE (`"sse"`; MCP 2024-11-05 "Transports › HTTP with
+    /// SSE"): named by a `type: "sse"` entry, or fallen back to from a
+    /// `streamable-http` one.
+    #[serde(rename = "sse")]
+    Sse,
+}
+
 /// One icon of `serverInfo.icons` (MCP `Icon`), as sent.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -53,6 +70,8 @@ pub struct ServerIdentity {
     pub protocol_version: String,
     /// How it was negotiated.
     pub handshake: Handshake,
+    /// The transport the connection was made over.
+    pub transport: TransportKind,
     /// `serverInfo.name` (empty when the server sent none).
     pub name: String,
     /// `serverInfo.title`.
@@ -83,7 +102,8 @@ pub struct ServerIdentity {
 }
 
 impl ServerIdentity {
-    /// Builds the identity from what rmcp recorded for the connection.
+    /// Builds the identity from what rmcp recorded for the connection
+    /// ([`ServerIdentity::transport`] is `stdio` until the opener sets it).
     pub fn from_peer(info: &ServerPeerInfo) -> Self {
         let handshake = if info.protocol_version.has_initialize() {
             Handshake::Initialize
@@ -104,6 +124,7 @@ impl ServerIdentity {
         Self {
             protocol_version: info.protocol_version.to_string(),
             handshake,
+            transport: TransportKind::Stdio,
             name: implementation.map(|i| text(&i.name)).unwrap_or_default(),
             title: implementation.and_then(|i| i.title.as_deref()).map(text),
             version: implementation.map(|i| text(&i.version)),
@@ -131,6 +152,7 @@ impl ServerIdentity {
         Self {
             protocol_version: String::new(),
             handshake: Handshake::Initialize,
+            transport: TransportKind::Stdio,
             name: String::new(),
             title: None,
             version: None,

@@ -195,7 +195,8 @@ pub struct CallTimeouts {
 /// code, `data` `{code, data}`, both without the secret values the host
 /// holds, `crate::redact`; or the transport error without Rust type
 /// names), `server_exited` (the connection closed under the request: the
-/// server stopped, exited or crashed) or `timeout` (with `call`, the message
+/// server stopped, exited or crashed; or a legacy HTTP+SSE stream was lost
+/// with the answer), `limit_exceeded` (an answer over a size limit) or `timeout` (with `call`, the message
 /// says "without progress" or "in total" and `data` is `{kind:
 /// "inactivity"|"total", ms}`).
 pub fn map_service_error(
@@ -207,25 +208,7 @@ pub fn map_service_error(
         return RequestFailure::Auth(header.to_owned());
     }
     RequestFailure::Failed(match e {
-        ServiceError::McpError(err) => {
-            // The server's `data` is shown as its message is (`HostError::new`):
-            // without the secret values the host holds, nor a -32042's URLs.
-            let mut data = err.data;
-            if let Some(data) = &mut data {
-                crate::requests::url_elicitation::hidden_in_error_data(err.code.0, data);
-            }
-            HostError::new(
-                ErrorCode::ProtocolError,
-                format!(
-                    "{context} failed: {} (JSON-RPC error {})",
-                    err.message, err.code.0
-                ),
-            )
-            .with_detail(ErrorDetail::JsonRpc {
-                code: err.code.0.into(),
-                data,
-            })
-        }
+        ServiceError::McpError(err) => rpc_error::answered(context, err),
         ServiceError::Timeout { timeout } => timeout_error(context, timeout, call),
         // Callers tell a closed response stream apart: see `stream_closed`.
         ServiceError::TransportClosed => HostError::new(
@@ -595,6 +578,7 @@ fn next_cursor(
 }
 
 mod cancel;
+mod rpc_error;
 pub use cancel::{abandon, cancel_in_background, stream_closed};
 #[cfg(test)]
 mod tests;

@@ -13,6 +13,7 @@ fn spec(url: &str, header: &str) -> ServerSpec {
         transport: TransportSpec::StreamableHttp(HttpConfig {
             url: url::Url::parse(url).unwrap_or_else(|e| panic!("{e}")),
             headers,
+            transport: Default::default(),
         }),
         startup_timeout: Duration::from_secs(5),
         oauth_client: None,

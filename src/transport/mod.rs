@@ -1,7 +1,7 @@
 //! Transport launch policy: how a stdio process is started, watched and
 //! stopped (process group, stderr capture, stdout monitoring and draining,
-//! parent-death cleanup), and how a Streamable HTTP client is configured (origin-bound
-//! headers, redirects).
+//! parent-death cleanup), how a Streamable HTTP client is configured (origin-bound
+//! headers, redirects), and the legacy HTTP+SSE transport built on that client.
 
 #[cfg(unix)]
 pub mod descendants;
@@ -15,6 +15,7 @@ pub mod process;
 #[path = "process_windows.rs"]
 pub mod process;
 pub mod raw_tools;
+pub mod sse;
 pub mod stderr;
 pub mod stdio;
 pub mod stdout_monitor;

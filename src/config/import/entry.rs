@@ -278,16 +278,17 @@ pub(super) fn report_field(
     out.bad_entry(&at, &why);
 }
 
-/// The host transport a source `type` names: `stdio`, or `streamable-http`
-/// for `http` / `streamable-http` / `streamableHttp`.
+/// The host transport a source `type` names: `stdio`, `streamable-http`
+/// for `http` / `streamable-http` / `streamableHttp`, or `sse` (legacy
+/// HTTP+SSE, MCP 2024-11-05).
 ///
 /// # Errors
-/// `sse` (legacy HTTP+SSE, which this host does not speak) and unknown types.
+/// Unknown types.
 pub(super) fn transport(name: &str) -> Result<&'static str, String> {
     match name {
         "stdio" => Ok("stdio"),
         "http" | "streamable-http" | "streamableHttp" | "streamable_http" => Ok("streamable-http"),
-        "sse" => Err("legacy HTTP+SSE (\"sse\") is not supported by this host".to_owned()),
+        "sse" => Ok("sse"),
         other => Err(format!("unknown transport {}", quote_cut(other))),
     }
 }

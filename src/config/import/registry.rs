@@ -468,11 +468,11 @@ fn remote(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
         None => "",
         Some(t) => t.str().ok_or_else(|| wrong("type", "a string", t))?,
     };
-    if kind != "streamable-http" {
+    if kind != "streamable-http" && kind != "sse" {
         return Err((
             "type".into(),
             format!(
-                "{} remotes are not supported by this host (streamable-http only)",
+                "{} remotes are not supported by this host (streamable-http and sse only)",
                 quote_cut(kind)
             ),
         ));
@@ -502,7 +502,7 @@ fn remote(b: &mut Building<'_>, node: &Node) -> Result<Value, FieldError> {
         );
     }
     let mut config = Map::new();
-    config.insert("type".into(), "streamable-http".into());
+    config.insert("type".into(), kind.into());
     config.insert("url".into(), url.into());
     if !headers.is_empty() {
         config.insert("headers".into(), Value::Object(headers));

@@ -462,7 +462,11 @@ fn an_unknown_field_is_named_and_a_broken_sibling_costs_only_itself() {
     }}"#;
     let imported = import_config(ImportFormat::ClaudeCode, text, "p/.mcp.json");
     let names: Vec<&str> = imported.servers.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["one", "four"]);
+    assert_eq!(names, ["one", "three", "four"]);
+    assert_eq!(
+        imported.servers[1].config,
+        json!({"type": "sse", "url": "https://x.example/sse"})
+    );
     assert_eq!(
         diagnostics(&imported),
         [
@@ -477,12 +481,6 @@ fn an_unknown_field_is_named_and_a_broken_sibling_costs_only_itself() {
                 Severity::Error,
                 Some("two"),
                 Some("command")
-            ),
-            (
-                "invalid_entry",
-                Severity::Error,
-                Some("three"),
-                Some("type")
             ),
         ]
     );

@@ -1,7 +1,7 @@
 //! Stage 2 of `mcp.json` validation: one member of `mcpServers`, checked on
 //! its own (seed 002, *Validate in two stages*, *Launch stdio servers*). The
 //! entry's `type` picks the rules; `stdio` fields are checked here,
-//! `streamable-http` fields in [`super::remote`].
+//! `streamable-http` and `sse` fields in [`super::remote`].
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,14 +10,14 @@ use serde_json::{Map, Value};
 
 use super::{check_fields, field_msg, remote, string_field, wrong_type};
 use crate::config::command::{dot_relative, is_separator};
-use crate::config::model::{LiteralPlaceholder, ServerConfig, StdioConfig};
+use crate::config::model::{HttpTransport, LiteralPlaceholder, ServerConfig, StdioConfig};
 use crate::config::vars::{check_variables, quote};
 use crate::json::type_name;
 
 /// Fields allowed in a `stdio` entry.
 const STDIO_FIELDS: &[&str] = &["type", "command", "args", "env", "cwd"];
 /// Transports this host can start, for messages.
-const SUPPORTED_TYPES: &str = "stdio, streamable-http";
+const SUPPORTED_TYPES: &str = "stdio, streamable-http, sse";
 
 /// Validates one server entry (a member of `mcpServers`) given as JSON.
 ///
@@ -46,9 +46,10 @@ const SUPPORTED_TYPES: &str = "stdio, streamable-http";
 ///   object of strings; names are HTTP tokens (unique ignoring case), values
 ///   contain no CR, LF, NUL or other control character except tab. `${…}` is
 ///   literal text here.
-/// * `type: "sse"` (legacy HTTP+SSE) is not supported by this host; any other
-///   type is unknown (`"http"` and other spellings of a supported one get a
-///   "did you mean"). Unknown fields make the entry invalid.
+/// * `type: "sse"` (legacy HTTP+SSE, MCP 2024-11-05): the fields and rules
+///   of `streamable-http`.
+/// * Any other type is unknown (`"http"` and other spellings of a supported
+///   one get a "did you mean"). Unknown fields make the entry invalid.
 pub fn validate_entry_value(name: &str, value: &Value) -> Result<ServerConfig, String> {
     checked_entry(name, value, false)
 }
@@ -74,13 +75,18 @@ fn checked_entry(name: &str, value: &Value, literal: bool) -> Result<ServerConfi
 
 /// The `${…}` placeholders that a valid entry `value` (one
 /// [`validate_entry_value`] accepted) sends literally: in the `url` and
-/// `headers` of a `streamable-http` entry, where Agent Plugins expands no
-/// variable (seed 002). Empty for a `stdio` entry, whose `args`, `env` and
+/// `headers` of a `streamable-http` or `sse` entry, where Agent Plugins
+/// expands no variable (seed 002). Empty for a `stdio` entry, whose `args`, `env` and
 /// `cwd` only hold the two plugin variables, which are expanded.
 #[must_use]
 pub fn literal_placeholders_of(value: &Value) -> Vec<LiteralPlaceholder> {
     match value {
-        Value::Object(obj) if obj.get("type") == Some(&Value::from("streamable-http")) => {
+        Value::Object(obj)
+            if matches!(
+                obj.get("type").and_then(Value::as_str),
+                Some("streamable-http" | "sse")
+            ) =>
+        {
             remote::placeholders_of(obj)
         }
         _ => Vec::new(),
@@ -93,11 +99,10 @@ fn entry(value: &Value, literal: bool) -> Result<ServerConfig, String> {
     };
     match transport_type(obj)? {
         "stdio" => stdio(obj, literal).map(ServerConfig::Stdio),
-        "streamable-http" => remote::http(obj).map(ServerConfig::StreamableHttp),
-        "sse" => Err(field_msg(
-            "type",
-            "legacy HTTP+SSE (\"sse\") is not supported by this host; use \"streamable-http\"",
-        )),
+        "streamable-http" => {
+            remote::http(obj, HttpTransport::StreamableHttp).map(ServerConfig::StreamableHttp)
+        }
+        "sse" => remote::http(obj, HttpTransport::Sse).map(ServerConfig::StreamableHttp),
         other => Err(field_msg(
             "type",
             format!(
@@ -111,7 +116,8 @@ fn entry(value: &Value, literal: bool) -> Result<ServerConfig, String> {
 
 /// A hint for a transport name other configuration formats use: VS Code
 /// and Claude Code write `"http"` (also `"streamableHttp"`,
-/// `"streamable_http"`) for Streamable HTTP.
+/// `"streamable_http"`) for Streamable HTTP; `"SSE"` or `"http+sse"` for
+/// the legacy transport.
 fn suggestion(name: &str) -> &'static str {
     let folded: String = name
         .chars()
@@ -123,6 +129,7 @@ fn suggestion(name: &str) -> &'static str {
             "; did you mean \"streamable-http\"? (VS Code and Claude Code call it \"http\")"
         }
         "stdio" | "local" | "command" => "; did you mean \"stdio\"?",
+        "sse" | "httpsse" | "legacysse" | "serversentevents" => "; did you mean \"sse\"?",
         _ => "",
     }
 }

@@ -1,6 +1,8 @@
-//! Stage 2 rules of a `type: "streamable-http"` entry (seed 002, *Connect
-//! remote servers*; MCP 2025-11-25 "Transports › Streamable HTTP"). Messages
-//! never echo the URL or a header value: either may carry a secret.
+//! Stage 2 rules of a `type: "streamable-http"` or `type: "sse"` entry (seed
+//! 002, *Connect remote servers*; MCP 2025-11-25 "Transports › Streamable
+//! HTTP", MCP 2024-11-05 "Transports › HTTP with SSE"): the same fields and
+//! rules for both. Messages never echo the URL or a header value: either
+//! may carry a secret.
 
 use std::collections::BTreeMap;
 
@@ -8,27 +10,36 @@ use reqwest::header::HeaderName;
 use serde_json::{Map, Value};
 
 use super::{check_fields, field_msg, string_field, wrong_type};
-use crate::config::model::{HttpConfig, LiteralPlaceholder};
+use crate::config::model::{HttpConfig, HttpTransport, LiteralPlaceholder};
 use crate::config::vars::{literal_placeholders, quote};
 
-/// Fields allowed in a `streamable-http` entry.
+/// Fields allowed in a `streamable-http` or `sse` entry.
 const HTTP_FIELDS: &[&str] = &["type", "url", "headers"];
 
-/// The fields of a `streamable-http` entry (see [`super::validate_entry_value`]).
-pub(super) fn http(obj: &Map<String, Value>) -> Result<HttpConfig, String> {
-    check_fields(obj, HTTP_FIELDS, "streamable-http")?;
+/// The fields of a `streamable-http` or `sse` entry (`transport`; see
+/// [`super::validate_entry_value`]).
+pub(super) fn http(
+    obj: &Map<String, Value>,
+    transport: HttpTransport,
+) -> Result<HttpConfig, String> {
+    let kind = transport.type_name();
+    check_fields(obj, HTTP_FIELDS, kind)?;
     let url = match obj.get("url") {
-        None => return Err("field \"url\" is required for type \"streamable-http\"".to_string()),
+        None => return Err(format!("field \"url\" is required for type \"{kind}\"")),
         Some(v) => endpoint_url(&string_field("url", v)?)?,
     };
     let headers = match obj.get("headers") {
         None => BTreeMap::new(),
         Some(v) => headers(v)?,
     };
-    Ok(HttpConfig { url, headers })
+    Ok(HttpConfig {
+        url,
+        headers,
+        transport,
+    })
 }
 
-/// The `${…}` placeholders of a valid `streamable-http` entry `obj` (its
+/// The `${…}` placeholders of a valid `streamable-http` or `sse` entry `obj` (its
 /// raw `url` text, then its `headers` values in name order): the server
 /// gets them literally, since Agent Plugins expands nothing there.
 pub(super) fn placeholders_of(obj: &Map<String, Value>) -> Vec<LiteralPlaceholder> {

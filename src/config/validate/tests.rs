@@ -3,7 +3,7 @@
 use serde_json::json;
 
 use super::*;
-use crate::config::model::{ServerConfig, TextPosition};
+use crate::config::model::{HttpTransport, ServerConfig, TextPosition};
 
 const SCHEMA: &str = "https://agent-plugins.org/schemas/1.0.0/mcp.schema.json";
 
@@ -164,21 +164,42 @@ fn type_rules() {
     );
     assert_eq!(
         one(json!({})),
-        Err("server \"s\": field \"type\" is required (supported: stdio, streamable-http)".into())
+        Err(
+            "server \"s\": field \"type\" is required (supported: stdio, streamable-http, sse)"
+                .into()
+        )
     );
     assert!(one(json!({"type": 1}))
         .unwrap_err()
         .contains("field \"type\": must be a string"));
-    assert!(one(json!({"type": "sse", "url": "https://a"}))
+    let ServerConfig::StreamableHttp(sse) =
+        one(json!({"type": "sse", "url": "https://a/sse"})).unwrap_or_else(|e| panic!("{e}"))
+    else {
+        panic!("not an HTTP entry")
+    };
+    assert_eq!(sse.transport, HttpTransport::Sse);
+    assert_eq!(
+        one(json!({"type": "sse"})),
+        Err("server \"s\": field \"url\" is required for type \"sse\"".into())
+    );
+    assert!(one(json!({"type": "sse", "url": "http://example.com/sse"}))
         .unwrap_err()
-        .contains("legacy HTTP+SSE"));
+        .contains("must use https"));
+    assert!(
+        one(json!({"type": "sse", "url": "https://a", "command": "x"}))
+            .unwrap_err()
+            .contains("\"command\"")
+    );
+    assert!(one(json!({"type": "SSE", "url": "https://a"}))
+        .unwrap_err()
+        .contains("did you mean \"sse\"?"));
     assert_eq!(
         one(json!({"type": "ws"})),
-        Err("server \"s\": field \"type\": unknown transport \"ws\" (supported: stdio, streamable-http)".into())
+        Err("server \"s\": field \"type\": unknown transport \"ws\" (supported: stdio, streamable-http, sse)".into())
     );
     assert_eq!(
         one(json!({"type": "http", "url": "https://a"})),
-        Err("server \"s\": field \"type\": unknown transport \"http\" (supported: stdio, streamable-http); did you mean \"streamable-http\"? (VS Code and Claude Code call it \"http\")".into())
+        Err("server \"s\": field \"type\": unknown transport \"http\" (supported: stdio, streamable-http, sse); did you mean \"streamable-http\"? (VS Code and Claude Code call it \"http\")".into())
     );
     assert!(one(json!({"type": "Streamable_HTTP"}))
         .unwrap_err()

@@ -95,6 +95,11 @@ pub(super) enum Opening {
     /// that is not a discover result (e.g. `{}` to any method), so rmcp
     /// could not fall back on that connection; the attempt was cleaned up.
     ProbeUnusable(String),
+    /// The POST of the first request was answered with this HTTP status
+    /// (400, 404 or 405) without a JSON-RPC error: a legacy HTTP+SSE server,
+    /// tried next on the same URL (MCP 2025-11-25 "Transports › Backwards
+    /// Compatibility").
+    Legacy(u16),
 }
 
 impl Opening {
@@ -104,6 +109,10 @@ impl Opening {
             Self::ProbeUnusable(why) => RequestFailure::Failed(HostError::new(
                 ErrorCode::ProtocolError,
                 format!("server/discover answered with {why}"),
+            )),
+            Self::Legacy(status) => RequestFailure::Failed(HostError::new(
+                ErrorCode::ConnectFailed,
+                format!("connect failed: the MCP POST was answered with HTTP {status}"),
             )),
         }
     }

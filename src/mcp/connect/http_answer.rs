@@ -15,7 +15,8 @@
 //! fragment, replaced by `[redacted]` before it is cut: `crate::redact`),
 //! within [`HTTP_DIAGNOSTIC_TIMEOUT_MS`].
 //! The message names the origin only (never the path or query) and says
-//! what to do: a 405 may be a legacy HTTP+SSE server, a 404 a wrong path, a
+//! what to do: a 405 may be a legacy HTTP+SSE server (whose GET on the
+//! same URL failed too: `super::http_open::refused_post`), a 404 a wrong path, a
 //! web page a URL that is not the MCP endpoint. An answer that is an MCP
 //! one (a 2xx JSON or event stream), or no answer, gives `None`: the caller
 //! keeps its transport-level text.
@@ -151,8 +152,8 @@ fn advice(answer: &Answer) -> &'static str {
     match answer.status {
         405 => {
             "the endpoint does not take POST: it may be a legacy HTTP+SSE server \
-             (MCP 2024-11-05), which this host does not speak; use its Streamable HTTP \
-             endpoint"
+             (MCP 2024-11-05) whose event stream is at another URL (often /sse): give that \
+             URL with type \"sse\""
         }
         404 | 410 => "nothing is served at this path: check the URL's path (often /mcp)",
         401 | 403 => "the server refused access: configure its credentials (headers)",
@@ -233,8 +234,8 @@ mod tests {
             text,
             "connect failed: http://127.0.0.1:9 answered the MCP POST with HTTP 405 Method Not \
              Allowed (text/plain): \"Method Not Allowed\"; the endpoint does not take POST: it \
-             may be a legacy HTTP+SSE server (MCP 2024-11-05), which this host does not speak; \
-             use its Streamable HTTP endpoint"
+             may be a legacy HTTP+SSE server (MCP 2024-11-05) whose event stream is at another \
+             URL (often /sse): give that URL with type \"sse\""
         );
     }
 }

@@ -12,7 +12,7 @@ use rmcp::service::{
     ClientInitializeError, ClientLifecycleMode, ClientServiceExt, RoleClient, RunningService,
 };
 use rmcp::transport::streamable_http_client::{
-    StreamableHttpClient, StreamableHttpClientTransportConfig,
+    StreamableHttpClient, StreamableHttpClientTransportConfig, StreamableHttpError,
 };
 use rmcp::transport::StreamableHttpClientTransport;
 use tokio::sync::mpsc;
@@ -39,7 +39,9 @@ use crate::transport::stream_watch::{StreamWatch, Watched};
 ///
 /// `redirect_refused`, `protocol_error` (an answer refusing the
 /// handshake), [`RequestFailure::Auth`] (a challenge), `connect_failed`,
-/// `startup_timeout`; [`Opening::ProbeUnusable`] (`auto` only).
+/// `startup_timeout`; [`Opening::ProbeUnusable`] (`auto` only);
+/// [`Opening::Legacy`] (the POST was answered 400, 404 or 405 without a
+/// JSON-RPC error).
 pub(super) async fn open_http(
     (server_id, dpop_keys, network): (&str, &DpopKeys, &Network),
     cfg: &HttpConfig,
@@ -144,7 +146,8 @@ async fn serve<C: StreamableHttpClient + Sync>(
     .await
 }
 
-/// Why the handshake failed: an unusable `server/discover` answer (`auto`
+/// Why the handshake failed: the answer of a legacy HTTP+SSE server
+/// ([`Opening::Legacy`]), an unusable `server/discover` answer (`auto`
 /// only), a refusal (`protocol_error`), a challenge, or `connect_failed`.
 fn handshake_failure(
     (server_id, method): (&str, &str),
@@ -152,6 +155,9 @@ fn handshake_failure(
     auto: bool,
     (cfg, network): (&HttpConfig, &Network),
 ) -> Opening {
+    if let Some(status) = legacy_status(e) {
+        return Opening::Legacy(status);
+    }
     if let Some(why) = startup::probe_unusable(e).filter(|_| auto) {
         return Opening::ProbeUnusable(why);
     }
@@ -208,11 +214,38 @@ async fn with_answer(
     }
 }
 
+/// The `connect_failed` of a server whose Streamable HTTP POST was answered
+/// `status` (400, 404 or 405) and whose legacy HTTP+SSE fallback failed
+/// with `fallback` (`connect_failed` too): what the endpoint answered the
+/// POST (see [`with_answer`]), then what the fallback got.
+pub(super) async fn refused_post(
+    (cfg, network): (&HttpConfig, &Network),
+    handler: &HostClient,
+    auth: HttpAuth<'_>,
+    status: u16,
+    fallback: HostError,
+) -> Opening {
+    let Ok((client, _, _)) = http::client_for(cfg, network) else {
+        return fallback.into();
+    };
+    let origin = crate::redact::origin(&cfg.url);
+    let text = format!("connect failed: {origin} answered the MCP POST with HTTP {status}");
+    let posted = HostError::new(ErrorCode::ConnectFailed, text).into();
+    let said = with_answer(posted, cfg, auth, (client, initialize_body(handler))).await;
+    let Opening::Failed(RequestFailure::Failed(said)) = said else {
+        return said;
+    };
+    let then = fallback.message.strip_prefix("connect failed: ");
+    let then = then.unwrap_or(&fallback.message);
+    let text = format!("{}; and {then}", said.message);
+    HostError::new(ErrorCode::ConnectFailed, text).into()
+}
+
 /// Maps a failed handshake exchange to `connect_failed`: what happened at
 /// which origin (and proxy; see [`Network::describe`]) and what to check,
 /// in the host's words (never rmcp's or reqwest's, which name the URL's
 /// path and query).
-fn http_error(
+pub(super) fn http_error(
     e: &(dyn std::error::Error + 'static),
     url: &url::Url,
     network: &Network,
@@ -243,4 +276,87 @@ fn http_error(
         ErrorCode::ConnectFailed,
         format!("connect failed: {what} during the MCP handshake{hint}"),
     )
+}
+
+/// The HTTP status (400, 404 or 405) that refused the POST of the first
+/// request of a Streamable HTTP handshake without a JSON-RPC error: the
+/// answer of a legacy HTTP+SSE server (MCP 2025-11-25 "Transports ›
+/// Backwards Compatibility"); `None` for any other failure.
+fn legacy_status(e: &ClientInitializeError) -> Option<u16> {
+    let e = match e {
+        ClientInitializeError::LegacyFallbackFailed { fallback, .. } => fallback.as_ref(),
+        e => e,
+    };
+    let ClientInitializeError::TransportError { error, .. } = e else {
+        return None;
+    };
+    let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(&*error.error);
+    while let Some(err) = cur {
+        if let Some(StreamableHttpError::UnexpectedServerResponse(text)) =
+            err.downcast_ref::<crate::transport::sse::HttpError>()
+        {
+            let status: u16 = text.strip_prefix("HTTP ")?.get(..3)?.parse().ok()?;
+            return matches!(status, 400 | 404 | 405).then_some(status);
+        }
+        cur = err.source();
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use rmcp::transport::DynamicTransportError;
+
+    use super::*;
+
+    fn refused(e: crate::transport::sse::HttpError) -> ClientInitializeError {
+        let error =
+            DynamicTransportError::from_parts("t", std::any::TypeId::of::<()>(), Box::new(e));
+        ClientInitializeError::TransportError {
+            error,
+            context: "send initialize request".into(),
+        }
+    }
+
+    fn answered(text: &str) -> ClientInitializeError {
+        refused(StreamableHttpError::UnexpectedServerResponse(
+            text.to_owned().into(),
+        ))
+    }
+
+    #[test]
+    fn a_post_refused_400_404_or_405_without_json_rpc_is_a_legacy_server() {
+        for status in ["400 Bad Request", "404 Not Found", "405 Method Not Allowed"] {
+            let e = answered(&format!("HTTP {status}: <pre>Cannot POST /sse</pre>"));
+            assert_eq!(legacy_status(&e), status[..3].parse().ok(), "{status}");
+        }
+        let after_probe = ClientInitializeError::LegacyFallbackFailed {
+            discover: Box::new(ClientInitializeError::Cancelled),
+            fallback: Box::new(answered("HTTP 405 Method Not Allowed: ")),
+        };
+        assert_eq!(legacy_status(&after_probe), Some(405));
+    }
+
+    #[test]
+    fn other_refusals_are_not() {
+        for text in [
+            "HTTP 401 Unauthorized: x",
+            "HTTP 403 Forbidden: x",
+            "HTTP 410 Gone: x",
+            "HTTP 500 x",
+        ] {
+            assert_eq!(legacy_status(&answered(text)), None, "{text}");
+        }
+        assert_eq!(
+            legacy_status(&refused(StreamableHttpError::UnexpectedEndOfStream)),
+            None
+        );
+        let rpc =
+            ClientInitializeError::JsonRpcError(rmcp::model::ErrorData::invalid_request("x", None));
+        assert_eq!(
+            legacy_status(&rpc),
+            None,
+            "a JSON-RPC error is a Streamable HTTP server's answer"
+        );
+    }
 }

@@ -82,6 +82,7 @@ fn spawn(shared: &Arc<HostShared>, fake: &Arc<Fake>) -> ServerHandle {
     let transport = TransportSpec::StreamableHttp(HttpConfig {
         url: url::Url::parse("https://mcp.example.test/mcp").unwrap_or_else(|e| panic!("{e}")),
         headers: BTreeMap::new(),
+        transport: Default::default(),
     });
     let spec = ServerSpec {
         id: ID.to_owned(),
@@ -520,6 +521,7 @@ fn an_idle_actor_task_is_small() {
         transport: TransportSpec::StreamableHttp(HttpConfig {
             url: url::Url::parse("https://mcp.example.test/mcp").unwrap_or_else(|e| panic!("{e}")),
             headers: BTreeMap::new(),
+            transport: Default::default(),
         }),
         startup_timeout: Duration::from_secs(5),
         oauth_client: None,

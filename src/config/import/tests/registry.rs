@@ -71,7 +71,10 @@ fn registry_oci_and_remotes() {
     );
     let imported = import(ImportFormat::Registry, "registry-hybrid.json");
     let names: Vec<&str> = imported.servers.iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["hybrid-mcp-npm", "hybrid-mcp-remote"]);
+    assert_eq!(
+        names,
+        ["hybrid-mcp-npm", "hybrid-mcp-remote", "hybrid-mcp-remote-2"]
+    );
     assert_eq!(
         imported.servers[0].config["args"],
         json!([
@@ -85,6 +88,10 @@ fn registry_oci_and_remotes() {
     assert_eq!(
         remote["headers"],
         json!({"X-API-Key": "${input:X-API-Key}", "X-Region": "${input:X-Region}"})
+    );
+    assert_eq!(
+        imported.servers[2].config,
+        json!({"type": "sse", "url": "https://mcp.anonymous.modelcontextprotocol.io/sse"})
     );
     let key = imported
         .variables
@@ -103,10 +110,10 @@ fn registry_oci_and_remotes() {
             ),
             (
                 "invalid_entry",
-                Severity::Error,
+                Severity::Warning,
                 Some("hybrid-mcp-remote-2"),
-                Some("remotes[1].type")
-            )
+                Some("remotes[1]")
+            ),
         ]
     );
 }
