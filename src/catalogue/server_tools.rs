@@ -257,9 +257,10 @@ impl<'a> Listing<'a> {
 
     /// Checks one identified `tools/list` entry. `Ok(None)`: the tool is
     /// left out (with a diagnostic); `Ok(Some)`: usable, maybe with
-    /// diagnostics. A kept secret in any text of it (a server echoing its
-    /// token into a description) is `[redacted]` first
-    /// (`crate::redact::hidden_in_texts`: keys and numbers stay).
+    /// diagnostics. A kept secret anywhere in it (a server echoing its
+    /// token into a description, a property name or a number) is
+    /// `[redacted]` first (`crate::redact::hidden_in_value`; the tool's
+    /// own member names are the spec's).
     ///
     /// # Errors
     /// `limit_exceeded` when the schemas so far pass `maxTotalSchemaBytes`.
@@ -269,9 +270,7 @@ impl<'a> Listing<'a> {
         mut tool: Map<String, Value>,
         source: [u8; 32],
     ) -> Result<Option<ServerTool>, HostError> {
-        for member in tool.values_mut() {
-            crate::redact::hidden_in_texts(member, &[]);
-        }
+        tool.values_mut().for_each(crate::redact::hidden_in_value);
         let Some(schema_bytes) = self.count_schema_bytes(&name, &tool)? else {
             return Ok(None);
         };

@@ -157,7 +157,8 @@ impl ToolCache {
     }
 
     /// Writes `tools` (a server's raw tool entries) under `key`, every
-    /// kept secret redacted (`crate::redact::hidden_in_texts`: the secrets
+    /// kept secret redacted in texts, keys and numbers
+    /// (`crate::redact::hidden_in_value`: the secrets
     /// of every configured server) and each of `secrets` (the server's own,
     /// `ServerSpec::secrets`, given here so a remove racing the write
     /// cannot let one through), and trims the
@@ -175,8 +176,8 @@ impl ToolCache {
         let key = key.to_owned();
         let _ = tokio::task::spawn_blocking(move || {
             for tool in &mut tools {
-                crate::redact::hidden_in_texts(tool, &[]);
-                without_in_texts(tool, &secrets);
+                crate::redact::hidden_in_value(tool);
+                without_in_value(tool, &secrets);
             }
             let file = CacheFile {
                 key,
@@ -221,19 +222,33 @@ fn read_file(key: &str, path: &Path) -> Option<Vec<Value>> {
 }
 
 /// `value` with each of `secrets` replaced by `[redacted]` in every string
-/// (keys and numbers stay; see `crate::redact::without`).
-fn without_in_texts(value: &mut Value, secrets: &[String]) {
+/// and object key, and a number whose digits hold one made the string
+/// `"[redacted]"` (see `crate::redact::without`).
+fn without_in_value(value: &mut Value, secrets: &[String]) {
+    let hidden = |text: &str| crate::redact::without(text, secrets);
     match value {
         Value::String(text) => {
-            let shown = crate::redact::without(text, secrets);
+            let shown = hidden(text);
             if shown != *text {
                 *text = shown;
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(|v| without_in_texts(v, secrets)),
-        Value::Object(members) => members
-            .values_mut()
-            .for_each(|v| without_in_texts(v, secrets)),
+        Value::Number(number) => {
+            let digits = number.to_string();
+            if hidden(&digits) != digits {
+                *value = Value::String(hidden(&digits));
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| without_in_value(v, secrets)),
+        Value::Object(members) => {
+            members
+                .values_mut()
+                .for_each(|v| without_in_value(v, secrets));
+            if members.keys().any(|key| hidden(key) != *key) {
+                let shown = std::mem::take(members).into_iter();
+                *members = shown.map(|(key, v)| (hidden(&key), v)).collect();
+            }
+        }
         _ => {}
     }
 }

@@ -59,8 +59,12 @@ async fn a_stored_listing_loads_under_its_key_only_and_holds_no_kept_secret() {
     let key = ToolCache::key(&spec("https://x.test/mcp", "Bearer one"), &json!({}));
     let other = ToolCache::key(&spec("https://x.test/other", "Bearer one"), &json!({}));
     assert_eq!(cache.load(&key).await, None);
+    let digits = "424242424242424242";
+    let _kept_digits = crate::redact::KeptSecret::new(digits);
+    // In a text, a property name and a number (red team of issue 29, F4).
+    let properties = json!({secret: {"type": "string", "default": 424_242_424_242_424_242_u64}});
     let tools = vec![
-        json!({"name": "echo", "description": format!("token {secret}"), "inputSchema": {"type": "object"}}),
+        json!({"name": "echo", "description": format!("token {secret}"), "inputSchema": {"type": "object", "properties": properties}}),
     ];
     cache.store(&key, tools, Vec::new()).await;
     let loaded = cache
@@ -68,6 +72,8 @@ async fn a_stored_listing_loads_under_its_key_only_and_holds_no_kept_secret() {
         .await
         .unwrap_or_else(|| panic!("not cached"));
     assert_eq!(loaded[0]["description"], "token [redacted]");
+    let shown = &loaded[0]["inputSchema"]["properties"];
+    assert_eq!(shown["[redacted]"]["default"], "[redacted]", "{shown}");
     assert_eq!(cache.load(&other).await, None);
     let file = dir.path().join(TOOL_CACHE_DIR).join(format!("{key}.json"));
     let text = std::fs::read_to_string(&file).unwrap_or_else(|e| panic!("{e}"));
@@ -123,13 +129,24 @@ async fn the_servers_own_secrets_are_redacted_even_when_not_kept_and_a_future_wr
     let cache = ToolCache::in_dir(dir.path());
     let key = ToolCache::key(&spec("https://x.test/mcp", "h"), &json!({}));
     let own = "own-secret-not-kept-3c5e7a9b";
-    let tools = vec![json!({"name": "t", "description": format!("uses {own}")})];
-    cache.store(&key, tools, vec![own.to_owned()]).await;
+    let digits = "97531975319753";
+    let schema = json!({"properties": {own: {"default": 97_531_975_319_753_u64}}});
+    let tools =
+        vec![json!({"name": "t", "description": format!("uses {own}"), "inputSchema": schema})];
+    cache
+        .store(&key, tools, vec![own.to_owned(), digits.to_owned()])
+        .await;
     let loaded = cache
         .load(&key)
         .await
         .unwrap_or_else(|| panic!("not cached"));
     assert_eq!(loaded[0]["description"], "uses [redacted]");
+    let text = loaded[0].to_string();
+    assert!(!text.contains(own) && !text.contains(digits), "{text}");
+    assert_eq!(
+        loaded[0]["inputSchema"]["properties"]["[redacted]"]["default"],
+        "[redacted]"
+    );
     let path = dir.path().join(TOOL_CACHE_DIR).join(format!("{key}.json"));
     let ahead = now_ms() + 10 * TOOL_CACHE_TTL_MS;
     let planted = json!({"key": key, "writtenMs": ahead, "tools": []});

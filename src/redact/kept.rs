@@ -191,14 +191,18 @@ pub fn hidden_in_value(value: &mut Value) {
         }
         Value::Array(items) => items.iter_mut().for_each(hidden_in_value),
         Value::Object(members) => {
-            let shown: serde_json::Map<String, Value> = std::mem::take(members)
-                .into_iter()
-                .map(|(key, mut member)| {
-                    hidden_in_value(&mut member);
-                    (hidden(&key).into_owned(), member)
-                })
-                .collect();
-            *members = shown;
+            members.values_mut().for_each(hidden_in_value);
+            // The map is rebuilt only when a key holds a kept value.
+            if members
+                .keys()
+                .any(|key| matches!(hidden(key), Cow::Owned(_)))
+            {
+                let shown: serde_json::Map<String, Value> = std::mem::take(members)
+                    .into_iter()
+                    .map(|(key, member)| (hidden(&key).into_owned(), member))
+                    .collect();
+                *members = shown;
+            }
         }
         _ => {}
     }

@@ -200,3 +200,28 @@ fn a_relist_reuses_unchanged_entries_and_equals_a_fresh_build() {
     let e = ServerTools::build_after("s", listing("one"), &tight, Some(&first)).unwrap_err();
     assert!(e.message.contains("maxTotalSchemaBytes"));
 }
+
+#[test]
+fn a_kept_secret_in_a_text_a_property_name_or_a_number_is_redacted() {
+    // Red team of issue 29, F4: texts were redacted, keys and numbers not.
+    let secret = "canary-catalogue-key-5be1e0c3";
+    let digits = "424242424242424243";
+    let _kept = crate::redact::KeptSecret::all([secret, digits]);
+    let raw = json!({
+        "name": "leaky",
+        "description": format!("uses {secret}"),
+        "inputSchema": {"type": "object", "properties": {secret: {"type": "integer", "default": 424_242_424_242_424_243_u64}}},
+        "_meta": {secret: true},
+    });
+    let tools = ServerTools::build("srv", vec![raw], &Limits::default()).unwrap();
+    let definition = &tools.tools[0].definition_json;
+    assert!(
+        !definition.contains(secret) && !definition.contains(digits),
+        "{definition}"
+    );
+    let parsed: Value = serde_json::from_str(definition).unwrap();
+    assert_eq!(
+        parsed["inputSchema"]["properties"]["[redacted]"]["default"],
+        "[redacted]"
+    );
+}
