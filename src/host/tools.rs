@@ -287,15 +287,20 @@ impl Host {
             arguments: call.arguments,
             timeout,
             max_total,
+            waited: Duration::ZERO,
             chat: inputs.clone(),
             task: task.clone(),
         };
         let end = CallEnd::default();
         let run = async {
-            let _busy = match self.before_send(&handle, &req.name, &cancel).await {
+            let (mut req, asked) = (req, tokio::time::Instant::now());
+            let limits = (req.timeout, req.max_total);
+            let _busy = match self.before_send(&handle, &req.name, &cancel, limits).await {
                 Ok(busy) => busy,
                 Err(e) => return Ok(Err(e)),
             };
+            // A lazy start's wait counts against the absolute cap.
+            req.waited = asked.elapsed();
             Ok(self
                 .run_call(
                     &handle,
