@@ -21,17 +21,19 @@ use crate::error::{ErrorCode, HostError, HostResult, TimeoutKind};
 use crate::events::ToolsChangeReason;
 use crate::mcp::activity::{Busy, Shown};
 use crate::mcp::request::call_timeout;
+use crate::mcp::tool_call::CallRequest;
 use crate::mcp::ServerSpec;
 use crate::publisher::SessionPublisher;
 use crate::session::server_enabled;
 use crate::supervisor::{Command, ServerHandle};
 
 impl Host {
-    /// Before `tools/call` of `tool` is sent to `handle`'s server: the call
+    /// Before `req` (`tools/call`) is sent to `handle`'s server: the call
     /// counts as the server's activity (no idle stop while it runs) from
     /// here until the returned guard is dropped; a lazy server is started
-    /// and waited for ([`Host::wake`]), within the call's `limits`
-    /// (inactivity, absolute; see [`StartWait`]).
+    /// and waited for ([`Host::wake`]) within the call's limits
+    /// (`req.timeout`, `req.max_total`; see [`StartWait`]), the time waited
+    /// recorded in `req.waited` (it counts against `req.max_total`).
     ///
     /// # Errors
     /// `cancelled` when `cancel` fired already (aborted in the same JS
@@ -39,16 +41,18 @@ impl Host {
     pub(super) async fn before_send<'h>(
         &self,
         handle: &'h ServerHandle,
-        tool: &str,
+        req: &mut CallRequest,
         cancel: &CancellationToken,
-        limits: (Duration, Duration),
     ) -> HostResult<Busy<'h>> {
+        let tool = &req.name;
         if cancel.is_cancelled() {
             let what = format!("tools/call {tool:?} on {} was cancelled", handle.id);
             return Err(HostError::new(ErrorCode::Cancelled, what));
         }
-        let busy = handle.live.activity().begin();
+        let (busy, asked) = (handle.live.activity().begin(), Instant::now());
+        let limits = (req.timeout, req.max_total);
         self.wake(handle, tool, cancel, limits).await?;
+        req.waited = asked.elapsed();
         Ok(busy)
     }
 

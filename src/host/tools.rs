@@ -296,14 +296,11 @@ impl Host {
         };
         let end = CallEnd::default();
         let run = async {
-            let (mut req, asked) = (req, tokio::time::Instant::now());
-            let limits = (req.timeout, req.max_total);
-            let _busy = match self.before_send(&handle, &req.name, &cancel, limits).await {
+            let mut req = req;
+            let _busy = match self.before_send(&handle, &mut req, &cancel).await {
                 Ok(busy) => busy,
                 Err(e) => return Ok(Err(e)),
             };
-            // A lazy start's wait counts against the absolute cap.
-            req.waited = asked.elapsed();
             Ok(self
                 .run_call(
                     &handle,
