@@ -880,7 +880,7 @@ export interface HostLimits {
   startupTimeoutMs?: number
   /** Default inactivity timeout of `tools/call` (reset by progress); also each resources/prompts request and list page. Default 60 000 ms. */
   callTimeoutMs?: number
-  /** Default absolute cap of one `tools/call`; progress never extends it. Default 600 000 ms. */
+  /** Default absolute cap of one `tools/call`, from the call to its answer (the wait for a lazy server's start included); progress never extends it. Default 600 000 ms. */
   callMaxTotalMs?: number
   /** Pages of one list walk. Default 100 (hard cap 1 000). */
   maxListPages?: number
@@ -2026,7 +2026,15 @@ export interface ServerStartOptions {
    * `serverTools`) and its AHP state is `stopped`. Its first
    * {@link McpHost.callTool} starts it, waits for `ready` (the start is bounded by
    * `startupTimeoutMs`; a failed start fails the call with the start's code,
-   * e.g. `server_exited`), then calls. A tool whose definition changed or vanished
+   * e.g. `server_exited` or `startup_timeout`), then calls. Concurrent first
+   * calls share one start: when it fails, each of them fails with its code and
+   * none starts it again (a later call does). A call also waits at most its
+   * own time limits ({@link CallToolCommon.timeoutMs} and
+   * {@link CallToolCommon.maxTotalTimeoutMs}, else the server's
+   * `callTimeoutMs` / `callMaxTotalMs`, else the host's): then it fails
+   * `timeout` (`data.kind`) while the start goes on for later calls. Give a
+   * server that takes longer to start than `limits.callTimeoutMs` (60 s) a
+   * longer `callTimeoutMs`. A tool whose definition changed or vanished
    * between the cached list and the server's fresh one fails the call closed with
    * `stale_tool` (`data.reason: 'changed' | 'removed'`) and the fresh list is
    * published: read it again and retry. A lazy server without a usable cache
@@ -2078,6 +2086,8 @@ export interface ServerStartOptions {
  * {@link CallToolCommon.maxTotalTimeoutMs}; without them the host's
  * `limits.callTimeoutMs` / `limits.callMaxTotalMs` apply. Precedence per call:
  * the call's own, then the server's, then the host's. Clamped to 1 ms … 24 h.
+ * Both bound the wait for a lazy server's start too
+ * ({@link ServerStartOptions.start}); `callMaxTotalMs` counts it.
  * `modelOutputMaxChars` works the same way for the model-facing output budget
  * ({@link HostLimits.modelOutputMaxChars}, {@link CallToolCommon.modelOutputMaxChars}).
  */
@@ -2543,10 +2553,20 @@ interface CallToolCommon {
    * else `limits.callTimeoutMs`. It stands still while a
    * request of the server (elicitation, sampling, roots) waits on the app's
    * handler, and restarts from the full limit when the answer is sent.
-   * Expiry: code `timeout`, `data.kind: 'inactivity'`.
+   * It bounds the wait for a lazy server's start too
+   * ({@link ServerStartOptions.start}: nothing comes from the server
+   * meanwhile), and starts afresh when the request is sent.
+   * Expiry: code `timeout`, `data.kind: 'inactivity'` (while the call waited
+   * for a lazy start, the start goes on).
    */
   timeoutMs?: number
-  /** Absolute limit (ms, clamped to 1 ms … 24 h) that progress never extends; default the server's {@link ServerToolOptions.callMaxTotalMs}, else `limits.callMaxTotalMs`. Expiry: code `timeout`, `data.kind: 'total'`. */
+  /**
+   * Absolute limit (ms, clamped to 1 ms … 24 h) from the call to its answer,
+   * the wait for a lazy server's start included; progress never extends it.
+   * Default the server's {@link ServerToolOptions.callMaxTotalMs}, else
+   * `limits.callMaxTotalMs`. Expiry: code `timeout`, `data.kind: 'total'`
+   * (while the call waited for a lazy start, the start goes on).
+   */
   maxTotalTimeoutMs?: number
   /**
    * Model-facing output budget of this call (characters, clamped to 1 … 16 Mi;

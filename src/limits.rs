@@ -423,7 +423,8 @@ pub struct Limits {
     pub restart_backoff_max_ms: u64,
     /// Uptime after which the crash counter and backoff reset (ms). Default 60 000.
     pub restart_reset_after_ms: u64,
-    /// Absolute cap on one `tools/call` (ms); progress never extends it. Default 600 000.
+    /// Absolute cap on one `tools/call` (ms), from the call to its answer (a
+    /// lazy server's start included); progress never extends it. Default 600 000.
     pub call_max_total_ms: u64,
     /// Pages followed by one list walk (`tools/list`, `resources/list`, …).
     /// Default 100, hard cap [`HARD_MAX_LIST_PAGES`].

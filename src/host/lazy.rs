@@ -1,7 +1,8 @@
 //! A call on a lazy server (issue 29 item 2; `crate::mcp::StartPolicy::lazy`):
-//! the server is started if it is not running, the call waits for `ready`
-//! (bounded by the server's startup timeout: the actor fails a start that
-//! takes longer), and a tool that changed or vanished between the list the
+//! the server is started if it is not running (one start for concurrent
+//! calls), the call waits for `ready` (bounded by the server's startup
+//! timeout: the actor fails a start that takes longer; and by the call's
+//! own time limits), and a tool that changed or vanished between the list the
 //! caller saw (the cached one) and the server's fresh `tools/list` fails
 //! closed with `stale_tool` while the fresh list is published.
 
@@ -16,19 +17,23 @@ use tokio_util::sync::CancellationToken;
 use super::Host;
 use crate::catalogue::read_view::disabled;
 use crate::catalogue::ServerTools;
-use crate::error::{ErrorCode, HostError, HostResult};
+use crate::error::{ErrorCode, HostError, HostResult, TimeoutKind};
 use crate::events::ToolsChangeReason;
 use crate::mcp::activity::{Busy, Shown};
+use crate::mcp::request::call_timeout;
+use crate::mcp::tool_call::CallRequest;
 use crate::mcp::ServerSpec;
 use crate::publisher::SessionPublisher;
 use crate::session::server_enabled;
 use crate::supervisor::{Command, ServerHandle};
 
 impl Host {
-    /// Before `tools/call` of `tool` is sent to `handle`'s server: the call
+    /// Before `req` (`tools/call`) is sent to `handle`'s server: the call
     /// counts as the server's activity (no idle stop while it runs) from
     /// here until the returned guard is dropped; a lazy server is started
-    /// and waited for ([`Host::wake`]).
+    /// and waited for ([`Host::wake`]) within the call's limits
+    /// (`req.timeout`, `req.max_total`; see [`StartWait`]), the time waited
+    /// recorded in `req.waited` (it counts against `req.max_total`).
     ///
     /// # Errors
     /// `cancelled` when `cancel` fired already (aborted in the same JS
@@ -36,47 +41,58 @@ impl Host {
     pub(super) async fn before_send<'h>(
         &self,
         handle: &'h ServerHandle,
-        tool: &str,
+        req: &mut CallRequest,
         cancel: &CancellationToken,
     ) -> HostResult<Busy<'h>> {
+        let tool = &req.name;
         if cancel.is_cancelled() {
             let what = format!("tools/call {tool:?} on {} was cancelled", handle.id);
             return Err(HostError::new(ErrorCode::Cancelled, what));
         }
-        let busy = handle.live.activity().begin();
-        self.wake(handle, tool, cancel).await?;
+        let (busy, asked) = (handle.live.activity().begin(), Instant::now());
+        let limits = (req.timeout, req.max_total);
+        self.wake(handle, tool, cancel, limits).await?;
+        req.waited = asked.elapsed();
         Ok(busy)
     }
 
     /// Before a call of `tool` on `handle`'s server: when the server is lazy
-    /// and not ready, starts it (unless a start is under way) and waits
-    /// until it is `ready`, then checks that `tool` is what the caller saw
-    /// before the start. Returns at once for any other server.
+    /// and not ready, starts it (unless a start is under way: concurrent
+    /// calls share one start) and waits until it is `ready`, then checks
+    /// that `tool` is what the caller saw before the start. Returns at once
+    /// for any other server. The wait ends with the call's own limits
+    /// (`limits`: inactivity, absolute; nothing comes from the server while
+    /// it starts), the start going on.
     ///
     /// # Errors
     /// `server_disabled` (the server or its plugin is toggled off, also
     /// while the call waited: it is not started); `tool_disabled` (the
     /// server's tool filter left `tool` out while the call waited: it is
-    /// not sent); `server_removed`
-    /// (removed while the call waited); the start's failure (its state's `errorType`: `server_exited`,
+    /// not sent); `server_removed` (removed while the call waited); the
+    /// failure of the start the call waited on, whether it asked for it or
+    /// found it under way (its state's `errorType`: `server_exited`,
     /// `startup_timeout`, `auth_required`, …; the message names the
-    /// server); `server_stopped` (stopped while the call waited);
-    /// `stale_tool` (data `{reason: "changed" | "removed", serverId,
-    /// toolName}`: the fresh list differs, and is published); `cancelled`;
-    /// after twice the startup timeout without an outcome, the failure of
-    /// the last attempt (a start being retried after a crash), else `timeout`.
+    /// server; the server is not started again for those calls);
+    /// `server_stopped` (stopped while the call waited); `stale_tool` (data
+    /// `{reason: "changed" | "removed", serverId, toolName}`: the fresh list
+    /// differs, and is published); `cancelled`; `timeout` (data `{kind:
+    /// "inactivity" | "total", ms}`) when the call's limit passed first; after
+    /// twice the startup timeout without an outcome, the failure of the last
+    /// attempt (a start being retried after a crash), else `timeout`.
     async fn wake(
         &self,
         handle: &ServerHandle,
         tool: &str,
         cancel: &CancellationToken,
+        limits: (Duration, Duration),
     ) -> HostResult<()> {
         if !handle.spec.start.is_lazy() || handle.live.session().is_some() {
             return Ok(());
         }
         self.check_enabled(handle)?;
         let seen = self.tool_digest(&handle.id, tool);
-        self.started(handle, cancel).await?;
+        let wait = StartWait::new(handle, tool, limits);
+        self.started(handle, cancel, wait).await?;
         let catalogue = self.shared.publisher().catalogue();
         let catalogue = catalogue
             .read()
@@ -96,60 +112,56 @@ impl Host {
 
     /// Starts `handle`'s server if it is stopped or failed, and waits for
     /// its `ready` state with a live connection (see [`Host::wake`]).
-    async fn started(&self, handle: &ServerHandle, cancel: &CancellationToken) -> HostResult<()> {
+    ///
+    /// The call waits on one start: the one it asks for when it finds the
+    /// server `stopped` or failed ([`Command::Wake`], which the actor
+    /// ignores when another call's start came first: then that one), or the
+    /// one under way when it came. Whatever is shown after that start
+    /// began ends the wait: `ready`, its failure, a stop. A server found
+    /// `ready` but closing (an idle stop) is started once it is `stopped`.
+    async fn started(
+        &self,
+        handle: &ServerHandle,
+        cancel: &CancellationToken,
+        wait: StartWait,
+    ) -> HostResult<()> {
         let id = &handle.id;
         let mut shown = handle.live.activity().shown();
-        let (mut since, first) = shown.borrow_and_update().clone();
-        // A start under way when the call came (not asked by it): a `stopped`
-        // after it is a stop request or a toggle off, not an idle stop.
-        let under_way = first == Shown::Starting;
-        let (mut asked, mut last_failure) = (false, None);
-        let within = handle.spec.startup_timeout.saturating_mul(2);
-        let deadline = Instant::now() + within.max(Duration::from_millis(1));
+        let (mut since, _) = shown.borrow_and_update().clone();
+        // Whether the start the call waits on is known (not while closing).
+        let (mut attached, mut last_failure) = (false, None);
         loop {
             let (n, state) = shown.borrow_and_update().clone();
             if n > since && !self.registered(handle) {
-                let what = format!("server {id} was removed while a call waited for its start");
-                return Err(HostError::new(ErrorCode::ServerRemoved, what));
+                return Err(removed(id));
             }
             match state {
                 Shown::Ready if handle.live.session().is_some() => return Ok(()),
-                Shown::Failed(e) if n > since || !asked => {
-                    if asked {
-                        return Err(e);
-                    }
+                Shown::Stopped | Shown::Failed(_) if !attached => {
                     self.check_enabled(handle)?;
-                    (asked, since) = (true, n);
-                    handle.send(Command::Start);
+                    handle.send(Command::Wake { seen: n });
+                    (attached, since) = (true, n);
                 }
-                Shown::Stopped if n > since && (asked || under_way) => {
+                Shown::Starting => (attached, since) = (true, n),
+                Shown::Restarting(e) => (attached, since, last_failure) = (true, n, Some(e)),
+                _ if n == since => {}
+                Shown::Failed(e) => return Err(e),
+                Shown::Stopped => {
                     self.check_enabled(handle)?;
                     let what = format!("server {id} was stopped while a call waited for its start");
                     return Err(HostError::new(ErrorCode::ServerStopped, what));
                 }
-                Shown::Stopped if !asked => {
-                    self.check_enabled(handle)?;
-                    (asked, since) = (true, n);
-                    handle.send(Command::Start);
-                }
-                Shown::Restarting(e) => last_failure = Some(e),
-                _ => {}
+                Shown::Ready => {}
             }
             tokio::select! {
                 changed = shown.changed() => if changed.is_err() {
-                    let what = format!("server {id} was removed while a call waited for its start");
-                    return Err(HostError::new(ErrorCode::ServerRemoved, what));
+                    return Err(removed(id));
                 },
                 () = cancel.cancelled() => {
                     let what = format!("the call was cancelled while server {id} started");
                     return Err(HostError::new(ErrorCode::Cancelled, what));
                 }
-                // Still restarting: the last failure says why, else `timeout`.
-                () = tokio::time::sleep_until(deadline) => return Err(last_failure.unwrap_or_else(|| {
-                    let ms = within.as_millis();
-                    let what = format!("server {id} was not ready within {ms} ms for a call");
-                    HostError::new(ErrorCode::Timeout, what)
-                })),
+                () = tokio::time::sleep_until(wait.deadline) => return Err(wait.expired(last_failure)),
             }
         }
     }
@@ -180,6 +192,67 @@ impl Host {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let tools = catalogue.server(server)?;
         tools.get(tool).map(|t| t.digest().to_owned())
+    }
+}
+
+/// `server_removed`: server `id` was removed while a call waited for its start.
+fn removed(id: &str) -> HostError {
+    let what = format!("server {id} was removed while a call waited for its start");
+    HostError::new(ErrorCode::ServerRemoved, what)
+}
+
+/// How long a call waits for a lazy server's start ([`Host::started`]),
+/// and how it fails when that passed.
+struct StartWait {
+    /// When the wait ends.
+    deadline: Instant,
+    /// The call's `tools/call "<tool>" on <server>` and its limit that
+    /// ends the wait (kind, limit), if one does; else twice the startup
+    /// timeout does.
+    by_call: Option<(String, TimeoutKind, Duration)>,
+    /// Twice the server's startup timeout, and its id.
+    within: (Duration, String),
+}
+
+impl StartWait {
+    /// The wait of a call of `tool` on `handle`'s server with `limits`
+    /// (inactivity, absolute): whichever ends first of those two (nothing
+    /// comes from the server while it starts, so the inactivity limit runs
+    /// too) and twice the startup timeout (a start being retried after a
+    /// crash; one attempt fails by its startup timeout).
+    fn new(handle: &ServerHandle, tool: &str, (timeout, max_total): (Duration, Duration)) -> Self {
+        let (kind, limit) = match max_total < timeout {
+            true => (TimeoutKind::Total, max_total),
+            false => (TimeoutKind::Inactivity, timeout),
+        };
+        let within = handle.spec.startup_timeout.saturating_mul(2);
+        let context = format!("tools/call {tool:?} on {}", handle.id);
+        let by_call = (limit <= within).then_some((context, kind, limit));
+        let wait = limit.min(within).max(Duration::from_millis(1));
+        Self {
+            deadline: Instant::now() + wait,
+            by_call,
+            within: (within, handle.id.clone()),
+        }
+    }
+
+    /// The call's error once the wait passed: the `timeout` a call on a
+    /// ready server gets for the same limit (data `{kind, ms}`), saying the
+    /// start goes on; else (twice the startup timeout) `last_failure` (a
+    /// start being retried after a crash), else `timeout`.
+    fn expired(self, last_failure: Option<HostError>) -> HostError {
+        let (within, id) = self.within;
+        if let Some((context, kind, limit)) = self.by_call {
+            let mut e = call_timeout(&context, kind, limit);
+            e.message
+                .push_str(&format!(" while server {id} started (the start goes on)"));
+            return e;
+        }
+        last_failure.unwrap_or_else(|| {
+            let ms = within.as_millis();
+            let what = format!("server {id} was not ready within {ms} ms for a call");
+            HostError::new(ErrorCode::Timeout, what)
+        })
     }
 }
 

@@ -42,9 +42,12 @@ pub struct CallTool {
     pub arguments: Option<Map<String, Value>>,
     /// Inactivity limit, reset by each progress notification (1 ms ..= 24 h);
     /// `None`: the server's `callTimeoutMs`, else `limits.callTimeoutMs`.
+    /// It bounds the wait for a lazy server's start too (nothing comes from
+    /// the server meanwhile), and starts afresh when the request is sent.
     pub timeout: Option<Duration>,
-    /// Absolute limit that progress never extends (1 ms ..= 24 h); `None`:
-    /// the server's `callMaxTotalMs`, else `limits.callMaxTotalMs`.
+    /// Absolute limit that progress never extends (1 ms ..= 24 h), from the
+    /// call to its answer, the wait for a lazy server's start included;
+    /// `None`: the server's `callMaxTotalMs`, else `limits.callMaxTotalMs`.
     pub max_total: Option<Duration>,
     /// The model-facing output budget of a chat call (characters, 1 ..=
     /// `HARD_MAX_MODEL_OUTPUT_CHARS`; see `crate::chat::budget`); `None`:
@@ -287,12 +290,14 @@ impl Host {
             arguments: call.arguments,
             timeout,
             max_total,
+            waited: Duration::ZERO,
             chat: inputs.clone(),
             task: task.clone(),
         };
         let end = CallEnd::default();
         let run = async {
-            let _busy = match self.before_send(&handle, &req.name, &cancel).await {
+            let mut req = req;
+            let _busy = match self.before_send(&handle, &mut req, &cancel).await {
                 Ok(busy) => busy,
                 Err(e) => return Ok(Err(e)),
             };

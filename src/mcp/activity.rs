@@ -120,6 +120,11 @@ impl Activity {
         });
     }
 
+    /// The number of the shown state now (how many were shown so far).
+    pub fn shown_count(&self) -> u64 {
+        self.shown.borrow().0
+    }
+
     /// The shown state, as a watch.
     pub fn shown(&self) -> watch::Receiver<(u64, Shown)> {
         self.shown.subscribe()

@@ -50,6 +50,10 @@ pub struct CallRequest {
     pub timeout: Duration,
     /// Absolute limit; progress never extends it.
     pub max_total: Duration,
+    /// Time the call spent before this request (waiting for a lazy
+    /// server's start: `crate::host`'s `wake`), counted against
+    /// `max_total`. The inactivity limit starts afresh with the request.
+    pub waited: Duration,
     /// The AHP tool call this call runs as, if any: its elicitations
     /// (2025-era `elicitation/create` and MRTR input requests) are published
     /// to AHP clients too ([`crate::chat::input_publisher`]).
@@ -140,7 +144,8 @@ pub async fn call_tool(
         conn: &conn,
         chat: req.chat.as_ref(),
     };
-    let started = tokio::time::Instant::now();
+    let now = tokio::time::Instant::now();
+    let started = now.checked_sub(req.waited).unwrap_or(now);
     let mut rounds = mrtr::Rounds::default();
     let mut answers = Map::new();
     let mut url_retries = 0;
@@ -475,8 +480,10 @@ impl Call<'_> {
     /// `insufficient_scope` for a step-up) is recorded on the server.
     fn failure(&self, e: ServiceError) -> HostError {
         // rmcp runs only the absolute cap (the inactivity clock is ours).
-        if let ServiceError::Timeout { timeout } = e {
-            return request::call_timeout(&self.context, TimeoutKind::Total, timeout);
+        // Its `timeout` is what was left of the cap (a later round, a lazy
+        // start before the request): the error names the cap.
+        if let ServiceError::Timeout { .. } = e {
+            return request::call_timeout(&self.context, TimeoutKind::Total, self.timeouts.total);
         }
         match request::map_service_error(&self.context, e, Some(self.timeouts)) {
             RequestFailure::Failed(e) => e,

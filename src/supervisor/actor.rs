@@ -57,7 +57,7 @@ fn split(command: Option<Command>) -> (Input, Payload) {
     let mut payload = Payload::default();
     let input = match command {
         None => Input::CommandsClosed,
-        Some(Command::Start) => Input::Start,
+        Some(Command::Start | Command::Wake { .. }) => Input::Start,
         Some(Command::Stop) => Input::Stop,
         Some(Command::Background) => Input::Background,
         Some(Command::SetEnabled(on)) => Input::SetEnabled(on),
@@ -194,12 +194,24 @@ impl<C: Connector> Actor<C> {
         self.queued = None;
         while self.machine.phase != Phase::Exited {
             let (input, payload) = tokio::select! {
-                command = self.commands.recv() => split(command),
+                command = self.commands.recv() => {
+                    if self.stale(command.as_ref()) {
+                        continue;
+                    }
+                    split(command)
+                }
                 input = Box::pin(self.waiting.next()) => (input, Payload::default()),
                 _ = self.tasks.cancel.cancelled() => (Input::Disposed, Payload::default()),
             };
             Box::pin(self.step(input, payload)).await;
         }
+    }
+
+    /// Whether `command` is a [`Command::Wake`] for a shown state that is
+    /// no longer shown (ignored: the call waits on what came since).
+    fn stale(&self, command: Option<&Command>) -> bool {
+        let shown = self.live.activity().shown_count();
+        matches!(command, Some(Command::Wake { seen }) if *seen != shown)
     }
 
     /// Applies `input` and every input its effects lead to.

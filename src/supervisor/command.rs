@@ -12,6 +12,17 @@ use crate::error::{HostError, HostResult};
 pub enum Command {
     /// Start, or restart when running; resets the crash counter.
     Start,
+    /// A call's start of a lazy server it read as `stopped` or failed
+    /// ([`crate::mcp::activity::Activity::shown`] number `seen`): as
+    /// [`Command::Start`] while that is still the server's shown state,
+    /// else ignored: whatever was shown since (another call's start under
+    /// way or ended, a stop, a toggle off) is what the call waits on, so
+    /// concurrent first calls share one start and a failed start is not
+    /// made again for the calls that waited on it.
+    Wake {
+        /// The number of the shown state the call read.
+        seen: u64,
+    },
     /// Stop and stay stopped until [`Command::Start`].
     Stop,
     /// A client backgrounded the start (AHP

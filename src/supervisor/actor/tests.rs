@@ -346,6 +346,28 @@ async fn a_failed_start_stays_in_error_until_started() {
 }
 
 #[tokio::test]
+async fn wakes_for_the_same_shown_state_make_one_start_and_stale_ones_none() {
+    let (shared, mut events) = host(Limits::default());
+    let refused = HostError::new(ErrorCode::ConnectFailed, "connect failed: refused");
+    let fake = Fake::new([Attempt::Fail(refused), Attempt::Ready]);
+    let handle = spawn(&shared, &fake);
+    assert_eq!(kinds(&mut events, 1).await, ["error"]);
+    let seen = handle.live.activity().shown_count();
+    // Concurrent calls that read the same failed state, and one that read
+    // an older one.
+    for wake in [seen, seen - 1, seen, seen] {
+        handle.send(Command::Wake { seen: wake });
+    }
+    assert_eq!(kinds(&mut events, 2).await, ["starting", "ready"]);
+    // Read before the start: stale now, not a restart.
+    handle.send(Command::Wake { seen });
+    handle.send(Command::Stop);
+    assert_eq!(kinds(&mut events, 1).await, ["stopped"]);
+    assert_eq!(fake.auths().len(), 2, "one attempt after the failed one");
+    handle.shutdown().await;
+}
+
+#[tokio::test]
 async fn list_changed_relists_after_the_debounce() {
     let (_shared, _events, fake, handle) = ready_server().await;
     let notices = fake.conn(0).notices;
