@@ -709,7 +709,12 @@ export interface McpHostOptions {
    * directory takes: `.tasks/` (task records), `.tool-results/` (whole
    * results cut to {@link HostLimits.modelOutputMaxChars}, bounded) and
    * `.tool-cache/` (the last tool lists of lazy servers,
-   * {@link ServerStartOptions.start}, bounded).
+   * {@link ServerStartOptions.start}, bounded). On Unix those two folders
+   * are used only when the user owns them: a looser mode (a folder made
+   * `0777`) is set back to `0700`; another user's folder is not used (a
+   * `warn` log, target `host.config`: the tool cache is then missing, a
+   * spill file is not written); a cache file another user owns, or one
+   * with group or other permission bits, is a missing cache.
    */
   dataDir?: string
   limits?: HostLimits
