@@ -351,9 +351,13 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * sent), `stale_tool` (`data.reason: 'changed' | 'removed'`),
    * `server_not_ready`, `server_exited` (the connection closed), `timeout`
    * (`data.kind`), `cancelled`, `protocol_error` (`data: {code, data}` for a
-   * JSON-RPC error; also a stdio response the host cannot decode, and a
-   * Streamable HTTP response stream that closed before the response while
-   * the server stays `ready`), `auth_required`, `limit_exceeded`
+   * JSON-RPC error; also a stdio response the host cannot decode, failed at
+   * once wherever its `id` is in the line, a Streamable HTTP JSON body the
+   * host cannot decode, and a Streamable HTTP response stream that closed
+   * before the response while the server stays `ready`; a lone UTF-16
+   * surrogate escape such as `"ab\ud83d"`, which a JS server writes when it
+   * cuts a string mid-emoji, is read as U+FFFD over stdio and in SSE events
+   * and fails only a JSON body), `auth_required`, `limit_exceeded`
    * (`maxResultBytes`, `maxJsonDepth`, `maxJsonProperties`, a stdio
    * message over 16 MiB, or a Streamable HTTP answer over the 16 MiB HTTP
    * response limit: a JSON body or one SSE event), `disposed`,
@@ -705,7 +709,12 @@ export interface McpHostOptions {
    * directory takes: `.tasks/` (task records), `.tool-results/` (whole
    * results cut to {@link HostLimits.modelOutputMaxChars}, bounded) and
    * `.tool-cache/` (the last tool lists of lazy servers,
-   * {@link ServerStartOptions.start}, bounded).
+   * {@link ServerStartOptions.start}, bounded). On Unix those two folders
+   * are used only when the user owns them: a looser mode (a folder made
+   * `0777`) is set back to `0700`; another user's folder is not used (a
+   * `warn` log, target `host.config`: the tool cache is then missing, a
+   * spill file is not written); a cache file another user owns, or one
+   * with group or other permission bits, is a missing cache.
    */
   dataDir?: string
   limits?: HostLimits

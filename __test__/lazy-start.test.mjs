@@ -9,7 +9,7 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
@@ -237,4 +237,26 @@ test('a plugin\'s lazy servers with warm caches are published together: one serv
   await waitFor(() => published().length > 0, { what: 'the cached publication delivered' })
   assert.equal(published()[0].action.tools.length, 6, 'a and b together, from the cache')
   assert.equal(starts(log), 3 + 1, 'only the eager c started again')
+})
+
+test('a loose cache folder is made private and a cache file others may write (or another user owns) is not used: the lazy server starts to list its tools', { skip: process.platform === 'win32' && 'POSIX modes and owners' }, async (t) => {
+  const { dataDir, hostOn } = sharedDataDir(t)
+  const log = join(tmpDir(t), 'starts.log')
+  await warm(hostOn, dataDir, 'lazy', entry(log))
+  const [file] = cacheFiles(dataDir)
+  const forged = JSON.parse(readFileSync(file, 'utf8'))
+  for (const tool of forged.tools) tool.description = 'FORGED by another user'
+  writeFileSync(file, JSON.stringify(forged))
+  const folder = join(dataDir, '.tool-cache')
+  chmodSync(folder, 0o777)
+  chmodSync(file, 0o644)
+  // Root (CI containers): the file is another user's too, as in the red team's repro.
+  if (process.getuid?.() === 0) chownSync(file, 65534, 65534)
+  const { host } = hostOn({ start: 'lazy' })
+  await host.addServer({ name: 'lazy', config: entry(log) })
+  await waitState(host, 'lazy', 'ready')
+  assert.equal(starts(log), 2, 'started: the planted cache was not used')
+  const descriptions = toolsOf(host, 'lazy').map((x) => x.description)
+  assert.ok(descriptions.length > 0 && !descriptions.some((d) => /FORGED/.test(d)), JSON.stringify(descriptions))
+  assert.equal(statSync(folder).mode & 0o777, 0o700, 'the loose folder is made private')
 })

@@ -15,6 +15,8 @@ const KINDS = {
   utf8: /not valid UTF-8/,
   utf8_last: /not valid UTF-8/,
   not_json: /not JSON/,
+  not_json_last: /not JSON/,
+  lone_not_json: /not JSON/,
   no_result: /neither `result` nor `error`/,
   error_code: /`code` is not an integer/,
   batch: /batch/,

@@ -343,3 +343,27 @@ fn countless_empty_blocks_are_bounded_too() {
     // 10 empty blocks kept, then the marker and the link.
     assert_eq!(r.content.as_ref().map(Vec::len), Some(12));
 }
+
+#[cfg(unix)]
+#[test]
+fn a_loose_spill_folder_of_ours_is_made_private_and_another_users_is_not_used() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(".tool-results");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let store = ToolResults::in_dir(tmp.path());
+    assert!(matches!(store.keep("a", b"{}"), Ok(Kept::File { .. })));
+    let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o700, "a pre-existing 0777 folder is made private");
+    // SAFETY: geteuid(2) has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a folder owned by another user needs root to make (chown)");
+        return;
+    }
+    std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).unwrap();
+    let before = spilled(tmp.path());
+    let why = store.keep("b", b"{}").unwrap_err();
+    assert!(why.contains("owned by user 65534"), "{why}");
+    assert_eq!(spilled(tmp.path()), before, "nothing written into it");
+}

@@ -3,8 +3,11 @@
 //! `dataDir` for whoever reads the marker's link (the model through a
 //! file tool, the app, a person).
 //!
-//! Layout: `<dataDir>/.tool-results/` (mode `0700`; reserved among plugin
-//! data directories, see `ensure_plugin_data_dir`), one file per cut result,
+//! Layout: `<dataDir>/.tool-results/` (mode `0700`, also when it was
+//! there before with a looser mode; one owned by another user, or a link,
+//! is not used: nothing is kept, the marker and a `warn` log say why;
+//! reserved among plugin data directories, see `ensure_plugin_data_dir`),
+//! one file per cut result,
 //! `<tool call id, sanitized>-<16 random hex digits>.json` (mode `0600`,
 //! created with `O_CREAT | O_EXCL` and `O_NOFOLLOW`: a planted file or
 //! symlink of that name makes the write fail, never followed). The file
@@ -114,7 +117,9 @@ impl ToolResults {
     }
 
     /// Creates the directory (mode `0700`) and checks it is one itself, not
-    /// a symlink to one.
+    /// a symlink to one, and the user's own: a loose one (group or other
+    /// permission bits) is made `0700`, another user's is not used
+    /// (`platform::own_private_dir`).
     fn ensure_dir(&self) -> Result<(), String> {
         let mut builder = DirBuilder::new();
         builder.recursive(true);
@@ -123,11 +128,7 @@ impl ToolResults {
         builder
             .create(&self.dir)
             .map_err(|e| format!("{shown}: cannot create: {e}"))?;
-        let meta = std::fs::symlink_metadata(&self.dir).map_err(|e| format!("{shown}: {e}"))?;
-        if !meta.file_type().is_dir() {
-            return Err(format!("{shown}: not a directory"));
-        }
-        Ok(())
+        platform::own_private_dir(&self.dir).map_err(|e| format!("{shown}: not used: {e}"))
     }
 
     /// Removes the files older than the age bound, then, newest first, those

@@ -330,7 +330,12 @@ impl Host {
             let tools = ServerTools::build_after(id, raw, &limits, None).ok()?;
             Some((id.clone(), Arc::new(tools)))
         };
-        let all = opener.tool_cache().load_all(keys, build).await;
+        let (all, refused) = opener.tool_cache().load_all(keys, build).await;
+        if let Some(why) = refused {
+            let level = crate::events::LogLevel::Warn;
+            let record = crate::events::log(level, "host.config", None, why);
+            self.shared.publisher().log(record);
+        }
         Cached {
             tools: all.into_iter().flatten().collect(),
         }

@@ -26,6 +26,15 @@
 //! Written whole to a new temporary file and renamed over the old one
 //! (`super::eras::write_atomic`); a failed write or an unreadable file is
 //! a missing cache.
+//!
+//! Trusted only when private (Unix; `crate::platform::own_private_dir`):
+//! a folder that already exists must be the user's own (group or other
+//! permission bits, as in a folder made `0777`, are taken away: mode
+//! `0700`); one owned by another user, or a link, is not used at all (the
+//! read says why, for a `warn` log, and every cache is missing; nothing is
+//! written). A file owned by another user, with group or other permission
+//! bits, or a link, is a missing cache: another user cannot plant the tool
+//! descriptions a lazy server publishes without starting.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -119,6 +128,7 @@ impl ToolCache {
         let keys = vec![key.to_owned()];
         self.load_all(keys, |_, raw| Some(raw))
             .await
+            .0
             .pop()
             .flatten()
     }
@@ -128,31 +138,33 @@ impl ToolCache {
     /// blocking thread, one file after another: a plugin of a hundred lazy
     /// servers costs one thread (and its allocator arena), not a hundred.
     /// Within [`TOOL_CACHE_READ_TIMEOUT_MS`] in all; what is not read by
-    /// then counts as missing.
+    /// then counts as missing. With the listings, why the folder was not
+    /// used (see the module documentation; for a `warn` log), if it was not.
     pub async fn load_all<T: Send + 'static>(
         &self,
         keys: Vec<String>,
         build: impl Fn(usize, Vec<Value>) -> Option<T> + Send + 'static,
-    ) -> Vec<Option<T>> {
+    ) -> (Vec<Option<T>>, Option<String>) {
         let n = keys.len();
         let paths: Vec<Option<PathBuf>> = keys.iter().map(|k| self.path(k)).collect();
+        let dir = self.dir.clone();
         let read = tokio::task::spawn_blocking(move || {
             let deadline =
                 std::time::Instant::now() + Duration::from_millis(TOOL_CACHE_READ_TIMEOUT_MS);
+            if let Some(why) = dir.as_deref().and_then(refusal) {
+                return ((0..n).map(|_| None).collect(), Some(why));
+            }
             let one = |(i, (key, path)): (usize, (String, Option<PathBuf>))| {
                 let path = path.filter(|_| std::time::Instant::now() < deadline)?;
                 build(i, read_file(&key, &path)?)
             };
-            keys.into_iter()
-                .zip(paths)
-                .enumerate()
-                .map(one)
-                .collect::<Vec<_>>()
+            let all = keys.into_iter().zip(paths).enumerate().map(one);
+            (all.collect::<Vec<_>>(), None)
         });
         let timeout = Duration::from_millis(TOOL_CACHE_READ_TIMEOUT_MS);
         match tokio::time::timeout(timeout, read).await {
-            Ok(Ok(all)) => all,
-            _ => (0..n).map(|_| None).collect(),
+            Ok(Ok(read)) => read,
+            _ => ((0..n).map(|_| None).collect(), None),
         }
     }
 
@@ -168,13 +180,14 @@ impl ToolCache {
         let Some(path) = self.path(key) else {
             return;
         };
-        // A folder that is a link (planted to write elsewhere) is not used.
+        // A folder that is a link (planted to write elsewhere), or another
+        // user's, is not used; a loose one of ours is made private first.
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        if std::fs::symlink_metadata(&dir).is_ok_and(|m| !m.is_dir()) {
-            return;
-        }
         let key = key.to_owned();
         let _ = tokio::task::spawn_blocking(move || {
+            if refusal(&dir).is_some() {
+                return;
+            }
             for tool in &mut tools {
                 crate::redact::hidden_in_value(tool);
                 without_in_value(tool, &secrets);
@@ -203,9 +216,29 @@ impl ToolCache {
     }
 }
 
+/// Why the cache folder `dir` must not be used (another user's, a link),
+/// after making a loose one of the user's own private
+/// (`crate::platform::own_private_dir`); `None` when it may be used or
+/// does not exist yet (a write creates it, mode `0700`). Blocking.
+fn refusal(dir: &Path) -> Option<String> {
+    match crate::platform::own_private_dir(dir) {
+        Ok(()) => None,
+        Err(e) if crate::platform::is_missing(&e) => None,
+        Err(e) => Some(format!(
+            "the tool cache folder {} is not used: {e}; lazy servers start to list their tools",
+            dir.display()
+        )),
+    }
+}
+
 /// The raw tool entries in cache file `path` written under `key` within
-/// [`TOOL_CACHE_TTL_MS`]; blocking.
+/// [`TOOL_CACHE_TTL_MS`], when the file is the user's own and private
+/// (`crate::platform::own_private_file`); blocking.
 fn read_file(key: &str, path: &Path) -> Option<Vec<Value>> {
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !crate::platform::own_private_file(&meta) {
+        return None;
+    }
     let bounds = ReadBounds {
         max_bytes: MAX_TOOL_CACHE_FILE_BYTES,
         timeout: Duration::from_millis(TOOL_CACHE_READ_TIMEOUT_MS),

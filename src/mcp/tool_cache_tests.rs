@@ -103,9 +103,9 @@ async fn an_old_or_broken_file_is_a_missing_cache_and_the_folder_is_bounded() {
     let path = dir.path().join(TOOL_CACHE_DIR).join(format!("{key}.json"));
     std::fs::create_dir_all(path.parent().unwrap_or(dir.path())).unwrap_or_else(|e| panic!("{e}"));
     let old = json!({"key": key, "writtenMs": 1, "tools": []});
-    std::fs::write(&path, old.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    write_private(&path, &old.to_string());
     assert_eq!(cache.load(&key).await, None, "older than the TTL");
-    std::fs::write(&path, "{not json").unwrap_or_else(|e| panic!("{e}"));
+    write_private(&path, "{not json");
     assert_eq!(cache.load(&key).await, None);
     // More files than the bound: the oldest go.
     for i in 0..MAX_TOOL_CACHE_FILES + 3 {
@@ -150,7 +150,7 @@ async fn the_servers_own_secrets_are_redacted_even_when_not_kept_and_a_future_wr
     let path = dir.path().join(TOOL_CACHE_DIR).join(format!("{key}.json"));
     let ahead = now_ms() + 10 * TOOL_CACHE_TTL_MS;
     let planted = json!({"key": key, "writtenMs": ahead, "tools": []});
-    std::fs::write(&path, planted.to_string()).unwrap_or_else(|e| panic!("{e}"));
+    write_private(&path, &planted.to_string());
     assert_eq!(
         cache.load(&key).await,
         None,
@@ -174,4 +174,78 @@ async fn a_cache_folder_that_is_a_link_is_never_written_through() {
         .map(|d| d.count())
         .unwrap_or(0);
     assert_eq!(written, 0, "nothing written through the link");
+}
+
+/// Writes `text` to `path` with mode `0600` (the mode the host writes).
+fn write_private(path: &std::path::Path, text: &str) {
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("{e}"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let private = std::fs::Permissions::from_mode(0o600);
+        std::fs::set_permissions(path, private).unwrap_or_else(|e| panic!("{e}"));
+    }
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_loose_folder_is_made_private_and_a_loose_or_foreign_file_is_a_missing_cache() {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &std::path::Path| {
+        let meta = std::fs::metadata(p).unwrap_or_else(|e| panic!("{e}"));
+        meta.permissions().mode() & 0o777
+    };
+    let set = |p: &std::path::Path, m: u32| {
+        let perms = std::fs::Permissions::from_mode(m);
+        std::fs::set_permissions(p, perms).unwrap_or_else(|e| panic!("{e}"));
+    };
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let cache = ToolCache::in_dir(dir.path());
+    let key = ToolCache::key(&spec("https://x.test/mcp", "h"), &json!({}));
+    cache
+        .store(&key, vec![json!({"name": "t"})], Vec::new())
+        .await;
+    let folder = dir.path().join(TOOL_CACHE_DIR);
+    let path = folder.join(format!("{key}.json"));
+    assert!(cache.load(&key).await.is_some());
+    set(&folder, 0o777);
+    set(&path, 0o644);
+    assert_eq!(
+        cache.load(&key).await,
+        None,
+        "a file others may read or write"
+    );
+    assert_eq!(mode(&folder), 0o700, "the loose folder is made private");
+    set(&path, 0o600);
+    assert!(cache.load(&key).await.is_some());
+    // SAFETY: geteuid(2) has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: files and folders of another user need root to make (chown)");
+        return;
+    }
+    let nobody = |p: &std::path::Path| {
+        std::os::unix::fs::chown(p, Some(65534), Some(65534)).unwrap_or_else(|e| panic!("{e}"));
+    };
+    nobody(&path);
+    assert_eq!(cache.load(&key).await, None, "another user's file");
+    std::fs::remove_file(&path).unwrap_or_else(|e| panic!("{e}"));
+    cache
+        .store(&key, vec![json!({"name": "t"})], Vec::new())
+        .await;
+    nobody(&folder);
+    let (all, why) = cache.load_all(vec![key.clone()], |_, raw| Some(raw)).await;
+    assert_eq!(all, vec![None], "another user's folder is not read");
+    let why = why.unwrap_or_default();
+    assert!(
+        why.contains("owned by user 65534") && why.contains(".tool-cache"),
+        "{why}"
+    );
+    std::fs::remove_file(&path).unwrap_or_else(|e| panic!("{e}"));
+    cache
+        .store(&key, vec![json!({"name": "t"})], Vec::new())
+        .await;
+    assert!(
+        !path.exists(),
+        "nothing is written into another user's folder"
+    );
 }

@@ -8,6 +8,7 @@
 //! | [`spawn_watchdog`] (`/bin/sh` in its own process group; [`watchdog_add`] names escaped descendants it also ends) | yes | yes (nothing to add) |
 //! | [`open_without_blocking`] (`O_NONBLOCK \| O_NOCTTY`), [`open_no_follow`] (also `O_NOFOLLOW`), [`special_file_kind`] | yes | yes |
 //! | [`private_dir`] (mode `0700`), [`private_file`] (mode `0600`) | yes | yes |
+//! | [`own_private_dir`] (the host's folder is the user's own: mode tightened to `0700`, else refused), [`own_private_file`] (the user's own, mode without group or other bits) | yes | yes |
 //! | [`escaped_descendants`] (descendants outside the process group: `setsid()`, double fork), [`signal_process`] (pidfd + start time) | yes (`/proc` `children` links, see `linux.rs`) | none found: only the process group is signalled (macOS has no subreaper and no `/proc`) |
 //! | [`process_mark`] ([`PROCESS_MARK_VAR`] in each server's environment), [`marked_processes`] (every process holding a mark, wherever it was reparented) | yes (`/proc/<pid>/environ`) | the mark is set, none found |
 //! | [`lock_exclusive`] (`flock(2)`, non-blocking) | yes | yes |
@@ -20,6 +21,8 @@
 //! refuses `NUL`, `CON`, `\\.\pipe\…` by name and a non-disk handle by
 //! `GetFileType`, so it never waits on them; both are `None` on Unix);
 //! `private_dir` and `private_file` (the folder's inherited ACL);
+//! `own_private_dir` and `own_private_file` (a folder that is no link, a
+//! regular file: no owner or mode bits to check there);
 //! `open_no_follow` (`FILE_FLAG_OPEN_REPARSE_POINT`: a link is opened
 //! itself, never followed) and `lock_exclusive` (`LockFileEx`, through
 //! std's `File::try_lock`). Descendants need no walk there: the Job Object
@@ -44,17 +47,19 @@ pub use linux::{escaped_descendants, marked_processes, signal_process, ProcessId
 pub use unix::{escaped_descendants, marked_processes, signal_process, ProcessId};
 #[cfg(unix)]
 pub use unix::{
-    exit_signal, kill_group, lock_exclusive, open_no_follow, open_without_blocking, private_dir,
-    private_file, process_mark, set_parent_death_signal, spawn_watchdog, special_file_kind,
-    watchdog_add, PROCESS_MARK_VAR, SIGABRT, SIGINT, SIGKILL, SIGSEGV, SIGSTOP, SIGTERM,
+    exit_signal, is_missing, kill_group, lock_exclusive, open_no_follow, open_without_blocking,
+    own_private_dir, own_private_file, private_dir, private_file, process_mark,
+    set_parent_death_signal, spawn_watchdog, special_file_kind, watchdog_add, PROCESS_MARK_VAR,
+    SIGABRT, SIGINT, SIGKILL, SIGSEGV, SIGSTOP, SIGTERM,
 };
 
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
 pub use self::windows::{
-    device_path_kind, lock_exclusive, open_no_follow, open_without_blocking, opened_kind,
-    private_dir, private_file, special_file_kind, wrap_in_job,
+    device_path_kind, is_missing, lock_exclusive, open_no_follow, open_without_blocking,
+    opened_kind, own_private_dir, own_private_file, private_dir, private_file, special_file_kind,
+    wrap_in_job,
 };
 
 /// A config path that names a device or pipe by name: never on Unix (the

@@ -204,3 +204,63 @@ pub fn private_file(options: &mut OpenOptions) {
 pub fn private_dir(builder: &mut DirBuilder) {
     builder.mode(0o700);
 }
+
+/// Makes `dir`, an existing directory of the host's own (`<dataDir>/.tool-cache`,
+/// `<dataDir>/.tool-results`), private before it is used: opened without
+/// following a link (`O_NOFOLLOW | O_DIRECTORY`), it must be owned by the
+/// effective user; group or other permission bits (a folder someone made
+/// `0777`) are then taken away (`fchmod` to `0700`, on the opened folder,
+/// so a swap in between changes nothing).
+///
+/// # Errors
+/// Why the folder must not be used: not a directory (a link, a file),
+/// owned by another user, or its mode cannot be changed; an error of kind
+/// `NotFound` when it does not exist (see [`is_missing`]).
+pub fn own_private_dir(dir: &std::path::Path) -> Result<(), std::io::Error> {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let mut options = OpenOptions::new();
+    options
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_DIRECTORY | libc::O_NONBLOCK);
+    let opened = options.open(dir).map_err(|e| match e.raw_os_error() {
+        Some(libc::ELOOP | libc::ENOTDIR) => other("not a directory (a link or a file)"),
+        _ => e,
+    })?;
+    let meta = opened.metadata()?;
+    let me = effective_uid();
+    if meta.uid() != me {
+        let owner = meta.uid();
+        return Err(other(&format!(
+            "owned by user {owner}, not by this user ({me})"
+        )));
+    }
+    if meta.mode() & 0o077 != 0 {
+        opened.set_permissions(std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// Whether a file's metadata (`symlink_metadata`: a link is no file) shows
+/// a regular file of the effective user's own that only the user may read
+/// or write (no group or other permission bits): a cache file another user
+/// planted, or one anyone may have rewritten, is not trusted.
+pub fn own_private_file(meta: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    meta.file_type().is_file() && meta.uid() == effective_uid() && meta.mode() & 0o077 == 0
+}
+
+/// Whether an error of [`own_private_dir`] only says the folder does not
+/// exist (yet).
+pub fn is_missing(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::NotFound
+}
+
+/// The effective user id of the host process.
+fn effective_uid() -> u32 {
+    // SAFETY: geteuid(2) has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+fn other(what: &str) -> std::io::Error {
+    std::io::Error::other(what.to_owned())
+}

@@ -131,6 +131,33 @@ pub fn private_dir(builder: &mut DirBuilder) {
     let _ = builder;
 }
 
+/// Windows: the host's own folders (`<dataDir>/.tool-cache`,
+/// `<dataDir>/.tool-results`) take the ACL inherited from `dataDir`
+/// (see [`private_file`]); only a missing folder is an error here, a link
+/// is refused where the folder is used.
+///
+/// # Errors
+/// The folder cannot be read (`NotFound` when it does not exist).
+pub fn own_private_dir(dir: &std::path::Path) -> Result<(), std::io::Error> {
+    let meta = std::fs::symlink_metadata(dir)?;
+    if !meta.file_type().is_dir() {
+        return Err(std::io::Error::other("not a directory (a link or a file)"));
+    }
+    Ok(())
+}
+
+/// Windows: a file is trusted when it is a regular file (no owner or mode
+/// bits to check; the folder's ACL decides who may write it).
+pub fn own_private_file(meta: &std::fs::Metadata) -> bool {
+    meta.file_type().is_file()
+}
+
+/// Whether an error of [`own_private_dir`] only says the folder does not
+/// exist (yet).
+pub fn is_missing(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::NotFound
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@ pub mod descendants;
 pub mod drain;
 pub mod flood;
 pub mod http;
+pub(crate) mod lone_surrogates;
 pub mod ordered;
 #[cfg(unix)]
 pub mod process;

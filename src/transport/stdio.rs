@@ -37,6 +37,7 @@ use tokio::time::timeout;
 use crate::events::{log, EventSink, LogLevel};
 use crate::limits::STDIN_WRITE_TIMEOUT_MS;
 
+use crate::transport::lone_surrogates;
 use crate::transport::stdout_monitor::framer::{Frame, Framer};
 use crate::transport::stdout_monitor::{framed, Reporter};
 
@@ -134,14 +135,26 @@ where
             return None;
         }
         let text = framed(line);
-        if let Some(message) = self.list_ids.answered(text) {
-            return Some(message);
-        }
-        let err = match fast::decode(text) {
+        let err = match decode_text(&mut self.list_ids, text) {
             Ok(message) => return Some(message),
             Err(e) => e,
         };
-        self.reporter.undecodable(line, &err);
+        // A lone surrogate escape (a JS server cut a string mid-pair): read
+        // as U+FFFD, as `JSON.parse` would read the line at all; a line
+        // still wrong is reported as repaired (what else was wrong).
+        let err = match lone_surrogates::replace(text) {
+            Some(repaired) => match decode_text(&mut self.list_ids, &repaired) {
+                Ok(message) => return Some(message),
+                Err(e) => {
+                    self.reporter.undecodable(&repaired, &e);
+                    e
+                }
+            },
+            None => {
+                self.reporter.undecodable(line, &err);
+                err
+            }
+        };
         if !compat::ignored_notification(text) {
             use serde_json::error::Category;
             if matches!(err.classify(), Category::Data | Category::Io) {
@@ -268,6 +281,18 @@ where
     async fn close(&mut self) -> Result<(), Self::Error> {
         drop(self.writer.lock().await.out.take());
         Ok(())
+    }
+}
+
+/// One framed line as a message: a noted `tools/list` answer raw
+/// (`list_results`), anything else through [`fast::decode`].
+fn decode_text(
+    list_ids: &mut list_results::ListIds,
+    text: &[u8],
+) -> Result<ServerJsonRpcMessage, serde_json::Error> {
+    match list_ids.answered(text) {
+        Some(message) => Ok(message),
+        None => fast::decode(text),
     }
 }
 

@@ -9,12 +9,15 @@
 //!   [`MAX_MESSAGE_DEPTH`], are reported as [`Discarded`] with
 //!   `limit_exceeded` (the message's `id` found in the first or last
 //!   [`OVERSIZE_ID_WINDOW_BYTES`](crate::limits::OVERSIZE_ID_WINDOW_BYTES)
-//!   of the line);
+//!   of a line too long to keep, anywhere in a line too deep);
 //! - JSON lines rmcp cannot decode as a message (invalid UTF-8, not JSON, a
 //!   response without `result` or `error`, an error whose `code` is not an
 //!   integer, a batch, any shape rmcp rejects: the verdict is rmcp's own
 //!   decode, see `decode`) are reported as [`Discarded`] with
-//!   `protocol_error` and what was wrong.
+//!   `protocol_error` and what was wrong; the `id` of a line that is not
+//!   JSON is its top-level `id` member wherever it is in the line. (A lone
+//!   UTF-16 surrogate escape alone does not make a line undecodable: the
+//!   stdio transport reads it as U+FFFD, see `transport::lone_surrogates`.)
 //!
 //! A [`Discarded`] goes to [`DiscardedIds`] for each response id the line
 //! carries, so the request waiting for it fails at once instead of at its
@@ -182,16 +185,15 @@ impl Reporter {
             Kind::Noise => self.noise(&summary.excerpt),
             Kind::Json => {
                 let depth = framer::max_depth(&line[Summary::json_start(line)..]);
-                let window = (&summary.head[..], &summary.tail[..]);
                 if depth > MAX_MESSAGE_DEPTH {
                     let reason = format!(
                         "nested {depth} levels deep, more than a message may be ({MAX_MESSAGE_DEPTH})"
                     );
-                    let ids = decode::message_id(window.0, window.1);
+                    let ids = decode::top_level_id(framed(line));
                     let ids = ids.into_iter().collect();
                     self.report(line, ids, ErrorCode::LimitExceeded, reason);
                 } else {
-                    let bad = decode::explain(framed(line), window, err);
+                    let bad = decode::explain(framed(line), err);
                     self.report(line, bad.ids, ErrorCode::ProtocolError, bad.what);
                 }
             }

@@ -190,8 +190,11 @@ impl StreamWatch {
                 let stream = stream.map(move |event| match event {
                     Ok(mut event) => {
                         // rmcp reads only `message` events (or untyped ones):
-                        // nothing else is noted or stashed.
+                        // nothing else is noted, stashed or repaired.
                         let message = matches!(event.event.as_deref(), None | Some("" | "message"));
+                        if message {
+                            repair_lone_surrogates(&mut event);
+                        }
                         let noted =
                             message.then(|| watch.note_event(list_id.as_ref(), &event.data));
                         if let Some(Some(stand_in)) = noted {
@@ -244,6 +247,34 @@ impl StreamWatch {
             self.session.store(true, Ordering::Release);
         }
     }
+}
+
+/// Rewrites each lone UTF-16 surrogate escape in a `message` event's data
+/// as `\ufffd` (`transport::lone_surrogates`), so rmcp, which skips an
+/// event it cannot decode, reads the message (U+FFFD in place of the lone
+/// surrogate, as over stdio).
+fn repair_lone_surrogates(event: &mut sse_stream::Sse) {
+    let repaired = event
+        .data
+        .as_deref()
+        .and_then(crate::transport::lone_surrogates::replace_str);
+    if let Some(repaired) = repaired {
+        event.data = Some(repaired);
+    }
+}
+
+/// The GET stream with [`repair_lone_surrogates`] on its `message` events.
+fn repaired_stream(stream: Stream) -> Stream {
+    stream
+        .map(|event| {
+            event.map(|mut event| {
+                if matches!(event.event.as_deref(), None | Some("" | "message")) {
+                    repair_lone_surrogates(&mut event);
+                }
+                event
+            })
+        })
+        .boxed()
 }
 
 /// The parts of a JSON-RPC message [`StreamWatch::note_text`] reads.
@@ -371,7 +402,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             .get_stream(uri, session_id, last_event_id, auth_header, custom_headers)
             .await;
         self.watch.answered.send_replace(true);
-        answer
+        answer.map(repaired_stream)
     }
 
     async fn get_stream_with_max_sse_event_size(
@@ -395,7 +426,7 @@ impl<C: StreamableHttpClient + Sync> StreamableHttpClient for Watched<C> {
             )
             .await;
         self.watch.answered.send_replace(true);
-        answer
+        answer.map(repaired_stream)
     }
 }
 

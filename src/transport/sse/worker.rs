@@ -387,12 +387,17 @@ async fn answer_on(stream: &mut Events, id: &RequestId) -> Option<ServerJsonRpcM
 }
 
 /// The JSON-RPC message of a `message` event (or an event without a name),
-/// when its data is one.
+/// when its data is one; a lone surrogate escape in it is read as U+FFFD
+/// (`transport::lone_surrogates`).
 fn message_of(event: &Sse) -> Option<ServerJsonRpcMessage> {
     if !matches!(event.event.as_deref(), None | Some("") | Some("message")) {
         return None;
     }
-    serde_json::from_str(event.data.as_deref()?).ok()
+    let data = event.data.as_deref()?;
+    serde_json::from_str(data).ok().or_else(|| {
+        let repaired = crate::transport::lone_surrogates::replace_str(data)?;
+        serde_json::from_str(&repaired).ok()
+    })
 }
 
 /// How a stream error lost the stream.

@@ -118,3 +118,57 @@ async fn a_line_just_over_the_limit_counts_its_newline_as_rmcp_does() {
         "one byte more fits"
     );
 }
+
+#[tokio::test]
+async fn a_lone_surrogate_escape_is_read_as_the_replacement_character() {
+    // As the TypeScript SDK writes a text cut mid-emoji: `result` first.
+    let input = concat!(
+        r#"{"result":{"content":[{"type":"text","text":"ab\ud83d rest"}]},"jsonrpc":"2.0","id":3}"#,
+        "\n",
+        r#"{"result":{"content":[{"type":"text","text":"ab\ud83d"}]},"jsonrpc":"2.0","id":4}"#,
+        "\n",
+        r#"{"jsonrpc":"2.0","id":5,"result":{"tools":[{"name":"t","description":"\udc00\ud83d\ude00","inputSchema":{"type":"object"}}]}}"#,
+        "\n",
+    );
+    let (messages, discarded, warnings, _) = receive_all(input.as_bytes(), 7, 1 << 20).await;
+    assert!(discarded.is_empty(), "{discarded:?}");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let texts: Vec<String> = messages
+        .iter()
+        .map(|m| serde_json::to_value(m).unwrap().to_string())
+        .collect();
+    assert_eq!(texts.len(), 3, "{texts:?}");
+    assert!(texts[0].contains("\"ab\u{FFFD} rest\""), "{}", texts[0]);
+    assert!(texts[1].contains("\"ab\u{FFFD}\""), "{}", texts[1]);
+    assert!(texts[2].contains("\"\u{FFFD}😀\""), "{}", texts[2]);
+}
+
+#[tokio::test]
+async fn a_line_that_is_not_json_fails_the_request_whose_id_it_carries_wherever_it_is() {
+    let input = concat!(
+        // The id last, in a line shorter than the id window.
+        r#"{"result":{"t":"a\x"},"jsonrpc":"2.0","id":3}"#,
+        "\n",
+        // The id in the middle, after a string with escapes and braces.
+        r#"{"jsonrpc":"2.0","result":{"t":"}\"id\":9,{"},"id":"s-4","extra":[1,{"id":8}],"x":tru}"#,
+        "\n",
+        // A lone surrogate and another fault: still discarded, at once.
+        r#"{"result":{"t":"\ud83d"},"jsonrpc":"2.0","id":5,}"#,
+        "\n",
+        // A request of the server: its id is not the host's.
+        r#"{"params":{"t":"\q"},"jsonrpc":"2.0","id":6,"method":"x"}"#,
+        "\n",
+    );
+    let (messages, discarded, _, _) = receive_all(input.as_bytes(), 1 << 16, 1 << 20).await;
+    assert!(messages.is_empty(), "{messages:?}");
+    let ids: Vec<_> = discarded.iter().map(|d| (d.id.clone(), d.code)).collect();
+    assert_eq!(
+        ids,
+        vec![
+            (json!(3), ProtocolError),
+            (json!("s-4"), ProtocolError),
+            (json!(5), ProtocolError)
+        ]
+    );
+    assert!(discarded[0].reason.starts_with("not JSON"), "{discarded:?}");
+}

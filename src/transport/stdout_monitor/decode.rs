@@ -26,13 +26,12 @@ pub(super) struct Undecodable {
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// `None` when rmcp decodes `line` (without its `\n`); otherwise what was
-/// wrong with it. `window` finds the id of a line that is not JSON in its
-/// first and last bytes (see [`message_id`]).
+/// wrong with it.
 #[cfg(test)]
-pub(super) fn check(line: &[u8], window: (&[u8], &[u8])) -> Option<Undecodable> {
+pub(super) fn check(line: &[u8]) -> Option<Undecodable> {
     let line = framed(line);
     let err = serde_json::from_slice::<rmcp::model::ServerJsonRpcMessage>(line).err()?;
-    Some(explain(line, window, &err))
+    Some(explain(line, &err))
 }
 
 /// A line as rmcp's codec decodes it: without a trailing `\r` and a
@@ -43,8 +42,9 @@ pub(crate) fn framed(line: &[u8]) -> &[u8] {
 }
 
 /// What was wrong with `line` (as [`framed`] returns it), which rmcp could
-/// not decode (`err`), and which requests it answered.
-pub(super) fn explain(line: &[u8], window: (&[u8], &[u8]), err: &serde_json::Error) -> Undecodable {
+/// not decode (`err`), and which requests it answered (for a line that is
+/// not JSON, its top-level `id` wherever it is: [`top_level_id`]).
+pub(super) fn explain(line: &[u8], err: &serde_json::Error) -> Undecodable {
     let (text, bad_utf8) = match std::str::from_utf8(line) {
         Ok(text) => (Cow::Borrowed(text), None),
         Err(e) => (String::from_utf8_lossy(line), Some(e.valid_up_to())),
@@ -52,7 +52,7 @@ pub(super) fn explain(line: &[u8], window: (&[u8], &[u8]), err: &serde_json::Err
     let parsed = serde_json::from_str::<Value>(&text);
     let ids = match &parsed {
         Ok(value) => response_ids(value),
-        Err(_) => message_id(window.0, window.1).into_iter().collect(),
+        Err(_) => top_level_id(text.as_bytes()).into_iter().collect(),
     };
     let what = match (bad_utf8, &parsed) {
         (Some(at), _) => format!(
@@ -176,4 +176,54 @@ pub(super) fn message_id(head: &[u8], tail: &[u8]) -> Option<Value> {
         .strip_prefix("{\"jsonrpc\":\"2.0\",\"id\":")
         .or_else(|| head.strip_prefix("{\"id\":"))?;
     value_at(start)
+}
+
+/// The `id` member of the top-level object of a line that is not JSON (cut
+/// short, a bad escape, a stray byte), found wherever it is: `{"id":…`
+/// first, `…,"id":…}` last as the TypeScript SDK writes responses, or in
+/// the middle. The line is scanned as JSON text (strings and escapes
+/// followed, nesting counted) up to its end; `None` when no such member
+/// has a number or string value, or when the object has a top-level
+/// `method` (a request of the server: its id is not one of the host's).
+pub(super) fn top_level_id(line: &[u8]) -> Option<Value> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    let (mut string_start, mut key) = (0, None::<&[u8]>);
+    let (mut id, mut method) = (None, false);
+    for (i, &b) in line.iter().enumerate() {
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => {
+                    in_string = false;
+                    key = (depth == 1).then(|| &line[string_start..i]);
+                }
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => (in_string, string_start) = (true, i + 1),
+            b':' if depth == 1 => match key.take() {
+                Some(b"id") => id = id.or_else(|| scalar_at(&line[i + 1..])),
+                Some(b"method") => method = true,
+                _ => {}
+            },
+            b' ' | b'\t' | b'\r' | b'\n' => {}
+            b'{' | b'[' => (depth, key) = (depth + 1, None),
+            b'}' | b']' => (depth, key) = (depth.saturating_sub(1), None),
+            _ => key = None,
+        }
+    }
+    id.filter(|_| !method)
+}
+
+/// The number or string JSON value at the start of `text` (after
+/// whitespace), whatever follows it.
+fn scalar_at(text: &[u8]) -> Option<Value> {
+    let mut values = serde_json::Deserializer::from_slice(text).into_iter::<Value>();
+    values
+        .next()?
+        .ok()
+        .filter(|v| v.is_number() || v.is_string())
 }

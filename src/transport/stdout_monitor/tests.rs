@@ -6,8 +6,7 @@ use serde_json::json;
 
 /// What `check` says about one line (`None`: rmcp decodes it).
 fn verdict(line: &[u8]) -> Option<(Vec<serde_json::Value>, String)> {
-    let head = &line[..line.len().min(crate::limits::OVERSIZE_ID_WINDOW_BYTES)];
-    decode::check(line, (head, &[])).map(|bad| (bad.ids, bad.what))
+    decode::check(line).map(|bad| (bad.ids, bad.what))
 }
 
 #[test]
@@ -143,4 +142,24 @@ fn assert_reported(cases: Vec<(&[u8], Vec<serde_json::Value>, &str)>) {
         assert_eq!(got_ids, ids, "{text}: {got_what}");
         assert!(got_what.contains(what), "{text}: {got_what}");
     }
+}
+
+#[test]
+fn the_top_level_id_of_a_line_that_is_not_json_is_found_wherever_it_is() {
+    let id = |line: &str| decode::top_level_id(line.as_bytes());
+    assert_eq!(id(r#"{"id":1,"result":{"t":"\x"}}"#), Some(json!(1)));
+    assert_eq!(id(r#"{"result":{"t":"\x"},"id":"a"}"#), Some(json!("a")));
+    assert_eq!(
+        id(r#"{"result":{"id":2,"t":"\x"}, "id" : 3 }"#),
+        Some(json!(3))
+    );
+    assert_eq!(
+        id(r#"{"result":{"t":"\"id\":4"},"id":-5.5"#),
+        Some(json!(-5.5))
+    );
+    assert_eq!(id(r#"{"t":"\x","id":6,"method":"m"}"#), None);
+    assert_eq!(id(r#"{"t":"\x","id":null}"#), None);
+    assert_eq!(id(r#"{"t":"\x","x":"id","y":{"id":7}}"#), None);
+    assert_eq!(id(r#"{"t":"\x","id":"#), None);
+    assert_eq!(id(r#"{"t":["id",1],"id":8"#), Some(json!(8)));
 }
