@@ -121,7 +121,7 @@ impl Replay {
 
     fn drain(&mut self) {
         while let Ok(event) = self.rx.try_recv() {
-            let HostEvent::Action(e) = event else {
+            let Some(e) = event.envelope() else {
                 continue;
             };
             assert_eq!(e.server_seq, self.last_seq + 1, "serverSeq is gapless");

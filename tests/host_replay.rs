@@ -99,6 +99,7 @@ impl Events {
     fn push(&mut self, event: HostEvent) {
         match event {
             HostEvent::Action(e) => self.actions.push(*e),
+            HostEvent::EncodedAction(e) => self.actions.push(e.0.envelope()),
             HostEvent::Log(l) => self.logs.push(l),
             // No OAuth server in these tests.
             HostEvent::AuthorizationUrl { .. }

@@ -126,7 +126,7 @@ impl Replay {
 
     fn drain(&mut self, id: &str) {
         while let Ok(event) = self.rx.try_recv() {
-            let HostEvent::Action(e) = event else {
+            let Some(e) = event.envelope() else {
                 continue;
             };
             assert_eq!(
@@ -146,7 +146,7 @@ impl Replay {
                 if self.statuses.last() != Some(&s) {
                     self.statuses.push(s);
                 }
-                self.chat_actions.push(*e);
+                self.chat_actions.push(e);
             } else {
                 assert_eq!(e.channel, SESSION);
                 apply_action_to_session(&mut self.session, &e.action);

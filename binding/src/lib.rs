@@ -28,7 +28,7 @@ use ahp_mcp_host::host::{field_error, Host, HostConfig, HostDeps};
 use ahp_mcp_host::requests::roots::{parse_roots, Root};
 use ahp_mcp_host::requests::{RequestHandler, ServerRequestKind};
 use ahp_mcp_host::{OsSecretStore, SecretStore};
-use ahp_types::actions::{ActionEnvelope, ActionOrigin, StateAction};
+use ahp_types::actions::{ActionEnvelope, ActionOrigin};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
@@ -220,6 +220,17 @@ impl EventSink for JsSink {
                 server_seq: envelope.server_seq,
                 payload: envelope,
             }),
+            HostEvent::EncodedAction(encoded) => {
+                let mut text = Vec::new();
+                let seq = encoded.0.server_seq();
+                text.extend_from_slice(
+                    format!("{{\"event\":\"action\",\"serverSeq\":{seq},\"payload\":").as_bytes(),
+                );
+                encoded.0.write_json(&mut text);
+                text.push(b'}');
+                // Only JSON writers wrote it.
+                Ok(String::from_utf8(text).unwrap_or_default())
+            }
             HostEvent::Log(record) => out("log", record),
             HostEvent::AuthorizationUrl { server_id, url } => out(
                 "authorizationUrl",
@@ -247,11 +258,9 @@ impl EventSink for JsSink {
         if self.outbox.bound.admit(kind, &json) {
             self.push(json);
         }
-        // Encoded: a whole catalogue's definitions are freed off this thread.
-        if let HostEvent::Action(envelope) = event {
-            if matches!(envelope.action, StateAction::SessionServerToolsChanged(_)) {
-                ahp_mcp_host::drop_later(envelope);
-            }
+        // Encoded: a whole catalogue's generation may be freed off this thread.
+        if let HostEvent::EncodedAction(encoded) = event {
+            ahp_mcp_host::drop_later(encoded);
         }
     }
 }

@@ -19,6 +19,7 @@
 //! (`tool_disabled`). Filters are kept by server id, apart from the
 //! listings, so a reconnect or a re-list keeps them.
 
+mod definition_text;
 pub mod filter;
 pub mod names;
 pub mod read_view;
@@ -181,7 +182,7 @@ impl CatalogueEntry {
             _ => Map::new(),
         };
         let source = serde_json::json!({ "customizationId": &*self.customization_id, "toolName": self.tool.tool_name });
-        meta.insert("ahp-mcp-host/source".to_owned(), source);
+        meta.insert(definition_text::SOURCE_KEY.to_owned(), source);
         ToolDefinition {
             name: self.name.clone(),
             title,
@@ -193,6 +194,13 @@ impl CatalogueEntry {
                 .and_then(|a| serde_json::from_value(a).ok()),
             meta: Some(meta),
         }
+    }
+
+    /// Appends [`CatalogueEntry::definition`] as JSON text, written from
+    /// the checked definition's text without a schema tree (what a
+    /// publication and a full state read write).
+    pub fn write_definition_json(&self, out: &mut Vec<u8>) {
+        definition_text::write(self, out);
     }
 
     /// The JS object (parsed from [`CatalogueEntry::json`]).

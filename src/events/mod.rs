@@ -7,8 +7,10 @@
 use ahp_types::actions::ActionEnvelope;
 use serde::Serialize;
 
+mod encoded;
 mod outbox_bound;
 
+pub use encoded::{EncodedEnvelope, EnvelopeText};
 pub use outbox_bound::{OutboxBound, OutboxKind};
 
 /// Severity of a [`LogRecord`].
@@ -92,6 +94,10 @@ pub enum ToolsChangeReason {
 pub enum HostEvent {
     /// An AHP action envelope (session channel), in `serverSeq` order.
     Action(Box<ActionEnvelope>),
+    /// An AHP action envelope that writes its own JSON (a
+    /// `session/serverToolsChanged`), in the same `serverSeq` order as
+    /// [`HostEvent::Action`]; [`HostEvent::envelope`] gives it typed.
+    EncodedAction(EncodedEnvelope),
     /// A log record.
     Log(LogRecord),
     /// A host-run sign-in needs the app to open `url` in a browser
@@ -136,6 +142,18 @@ pub enum HostEvent {
     /// client's own `id`) or a forwarded server notification (`{jsonrpc,
     /// method, params?, channel}`).
     ChannelMessage(Box<serde_json::Value>),
+}
+
+impl HostEvent {
+    /// The action envelope of an [`HostEvent::Action`] or
+    /// [`HostEvent::EncodedAction`] (typed, made for the latter).
+    pub fn envelope(&self) -> Option<ActionEnvelope> {
+        match self {
+            Self::Action(envelope) => Some((**envelope).clone()),
+            Self::EncodedAction(encoded) => Some(encoded.0.envelope()),
+            _ => None,
+        }
+    }
 }
 
 /// Receives host events. Called from any thread, sometimes while the session

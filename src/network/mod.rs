@@ -14,7 +14,7 @@ pub mod error_text;
 pub mod proxy;
 pub mod trust;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::Deserialize;
 use url::Url;
@@ -91,7 +91,10 @@ pub struct NetworkOptions {
 #[derive(Debug, Clone)]
 pub struct Network {
     route: Arc<ProxyRoute>,
-    roots: Vec<reqwest::Certificate>,
+    roots: Vec<trust::Certificate>,
+    /// The TLS configuration the host's clients share, made on first use
+    /// (`None`: it could not be made; each client then builds its own).
+    tls: Arc<OnceLock<Option<rustls::ClientConfig>>>,
     warnings: Vec<String>,
 }
 
@@ -112,6 +115,7 @@ impl Network {
         Self {
             route: Arc::new(route),
             roots,
+            tls: Arc::default(),
             warnings,
         }
     }
@@ -121,12 +125,19 @@ impl Network {
         &self.warnings
     }
 
-    /// A client builder with this host's proxy route and trust roots.
+    /// A client builder with this host's proxy route and trust roots (the
+    /// host's shared TLS configuration, see [`trust::client_tls`]).
     pub fn client_builder(&self) -> reqwest::ClientBuilder {
         let route = self.route.clone();
-        reqwest::Client::builder()
-            .proxy(reqwest::Proxy::custom(move |url| route.proxy_for(url)))
-            .tls_certs_merge(self.roots.iter().cloned())
+        let builder = reqwest::Client::builder()
+            .proxy(reqwest::Proxy::custom(move |url| route.proxy_for(url)));
+        let shared = self.tls.get_or_init(|| trust::client_tls(&self.roots).ok());
+        match shared {
+            Some(config) => builder.tls_backend_preconfigured(config.clone()),
+            None => builder.tls_certs_merge(
+                (self.roots.iter()).filter_map(|der| reqwest::Certificate::from_der(der).ok()),
+            ),
+        }
     }
 
     /// [`Network::client_builder`] with the time limit of one OAuth or

@@ -19,22 +19,24 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
 
 use ahp_types::actions::{
     ActionEnvelope, ActionOrigin, SessionCustomizationUpdatedAction,
-    SessionMcpServerStateChangedAction, SessionServerToolsChangedAction, StateAction,
+    SessionMcpServerStateChangedAction, StateAction,
 };
 use ahp_types::state::{
     AhpMcpUiHostCapabilities, Icon, McpServerCustomizationApps, McpServerState, SessionState,
-    ToolDefinition,
 };
 
 use crate::apps::channels::AppChannels;
 use crate::catalogue::{Catalogue, CatalogueEntry, ServerTools};
-use crate::events::{EventSink, HostEvent, ToolsChangeReason};
-use crate::session::{find, with_mcp_app, with_server_info, Found, PublishedTools, SessionStore};
+use crate::events::{EncodedEnvelope, EventSink, HostEvent, ToolsChangeReason};
+use crate::session::{find, with_mcp_app, with_server_info, Found, SessionStore};
 
 #[cfg(test)]
 mod perf;
 #[cfg(test)]
 mod tests;
+mod tools_envelope;
+
+use tools_envelope::{CatalogueTools, ToolsEnvelope};
 
 /// The session (single writer, gapless `serverSeq`), the event sink, the
 /// tool catalogue and the `mcp://` channels it opens and closes with
@@ -336,43 +338,28 @@ impl SessionPublisher {
     /// `toolsChanged` event per server, in order (a plugin's lazy servers
     /// published from the tool cache together).
     pub fn publish_tools_of(&self, ids: &[&str], reason: ToolsChangeReason) {
-        let read = || {
-            self.catalogue
-                .read()
-                .unwrap_or_else(PoisonError::into_inner)
-                .entries()
-        };
-        let definitions = |entries: &Entries| -> Vec<ToolDefinition> {
-            entries.iter().map(|e| e.definition()).collect()
-        };
-        // A generation another publication carried already (servers that
-        // became ready together) is not published again.
         let published = || {
             self.published
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
         };
-        let wanted = |entries: &Entries| {
-            self.publish_server_tools && !std::ptr::eq(published().as_ptr(), Arc::as_ptr(entries))
-        };
-        let mut entries = read();
-        let mut tools = wanted(&entries).then(|| definitions(&entries));
         // The session lock orders publications with each other and with their envelopes.
         let mut session = self.lock_session();
-        let now = read();
-        if !Arc::ptr_eq(&now, &entries) {
-            entries = now;
-            tools = wanted(&entries).then(|| definitions(&entries));
-        } else if !wanted(&entries) {
-            tools = None;
-        }
-        if let Some(tools) = tools {
-            let envelope = session.emit_tools(
-                StateAction::SessionServerToolsChanged(SessionServerToolsChangedAction { tools }),
-                Arc::new(CatalogueTools(entries.clone())),
-            );
+        let entries = (self.catalogue.read())
+            .unwrap_or_else(PoisonError::into_inner)
+            .entries();
+        // A generation another publication carried already (servers that
+        // became ready together) is not published again.
+        let carried = std::ptr::eq(published().as_ptr(), Arc::as_ptr(&entries));
+        if self.publish_server_tools && !carried {
+            let tools = Arc::new(CatalogueTools::new(entries.clone()));
+            let server_seq = session.emit_published_tools(tools.clone());
             *published() = Arc::downgrade(&entries);
-            self.send(envelope);
+            let envelope = ToolsEnvelope::new(session.channel(), server_seq, tools);
+            self.sink
+                .send(HostEvent::EncodedAction(EncodedEnvelope(Arc::new(
+                    envelope,
+                ))));
         }
         for id in ids {
             self.sink.send(HostEvent::ToolsChanged {
@@ -381,33 +368,6 @@ impl SessionPublisher {
                 tools: entries.len(),
             });
         }
-    }
-}
-
-/// The catalogue's entries of one generation (shared with the catalogue).
-type Entries = Arc<Vec<Arc<CatalogueEntry>>>;
-
-/// The session's `serverTools` as the catalogue generation they were
-/// published from: the definitions are made again (as the action's were)
-/// when a full state is read, instead of kept twice.
-#[derive(Debug)]
-struct CatalogueTools(Entries);
-
-impl PublishedTools for CatalogueTools {
-    fn definitions(&self) -> Vec<ToolDefinition> {
-        self.0.iter().map(|e| e.definition()).collect()
-    }
-
-    fn write_json(&self, out: &mut Vec<u8>) {
-        out.push(b'[');
-        for (i, entry) in self.0.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            // Writing to a `Vec` does not fail.
-            let _ = serde_json::to_writer(&mut *out, &entry.definition());
-        }
-        out.push(b']');
     }
 }
 

@@ -19,7 +19,9 @@ use std::time::{Duration, Instant};
 use ahp_types::actions::{SessionServerToolsChangedAction, StateAction};
 use serde_json::{json, Value};
 
+use super::tools_envelope::{CatalogueTools, ToolsEnvelope};
 use crate::catalogue::{Catalogue, ServerTools};
+use crate::events::EnvelopeText;
 use crate::limits::Limits;
 use crate::session::SessionStore;
 
@@ -177,4 +179,16 @@ fn catalogue_of_1000_tools_stage_by_stage() {
         }),
     );
     println!("(the envelope is {bytes} bytes)");
+    let mut text_bytes = 0;
+    report(
+        "publish: envelope text from the entries (what the host does)",
+        median(ROUNDS, || {
+            let tools = Arc::new(CatalogueTools::new(entries.clone()));
+            let seq = session.emit_published_tools(tools.clone());
+            let mut out = Vec::new();
+            ToolsEnvelope::new(session.channel(), seq, tools).write_json(&mut out);
+            text_bytes = out.len();
+        }),
+    );
+    println!("(its text is {text_bytes} bytes)");
 }

@@ -24,8 +24,8 @@ fn sent(events: &mut UnboundedReceiver<HostEvent>) -> (Vec<usize>, Vec<String>) 
     let (mut actions, mut changed) = (Vec::new(), Vec::new());
     while let Ok(event) = events.try_recv() {
         match event {
-            HostEvent::Action(envelope) => {
-                if let StateAction::SessionServerToolsChanged(a) = envelope.action {
+            HostEvent::EncodedAction(encoded) => {
+                if let StateAction::SessionServerToolsChanged(a) = encoded.0.envelope().action {
                     actions.push(a.tools.len());
                 }
             }

@@ -47,7 +47,7 @@ pub trait PublishedTools: Send + Sync + Debug {
 }
 
 /// The published tools as their JSON text (an action emitted through
-/// [`SessionStore::emit`], not [`SessionStore::emit_tools`]).
+/// [`SessionStore::emit`], not [`SessionStore::emit_published_tools`]).
 #[derive(Debug)]
 struct ToolsText(String);
 
@@ -174,7 +174,7 @@ impl SessionStore {
     /// `serverTools` instead of a copy of the action's (see
     /// [`PublishedTools`]). Any other action is emitted as by
     /// [`SessionStore::emit`].
-    pub fn emit_tools(
+    fn emit_tools(
         &mut self,
         action: StateAction,
         published: Arc<dyn PublishedTools>,
@@ -182,9 +182,23 @@ impl SessionStore {
         if !matches!(action, StateAction::SessionServerToolsChanged(_)) {
             return self.emit(action);
         }
+        self.keep_tools(published);
+        self.envelope(action, None, None)
+    }
+
+    /// A `session/serverToolsChanged` of `published`'s definitions whose
+    /// envelope the caller writes itself (as its JSON text, see
+    /// `crate::events::EnvelopeText`): keeps `published` as the state's
+    /// `serverTools` and returns the envelope's `serverSeq`.
+    pub fn emit_published_tools(&mut self, published: Arc<dyn PublishedTools>) -> u64 {
+        self.keep_tools(published);
+        self.last_seq += 1;
+        self.last_seq
+    }
+
+    fn keep_tools(&mut self, published: Arc<dyn PublishedTools>) {
         // The generation it replaces may be the last hold on a large catalogue.
         crate::reclaim::drop_later(self.server_tools.replace(published));
-        self.envelope(action, None, None)
     }
 
     /// Echoes a client dispatch. With `rejection: None` the action is applied

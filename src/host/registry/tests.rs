@@ -127,8 +127,8 @@ struct Actions(Mutex<Vec<ActionEnvelope>>);
 
 impl EventSink for Actions {
     fn send(&self, event: HostEvent) {
-        if let HostEvent::Action(a) = event {
-            self.0.lock().expect("actions").push(*a);
+        if let Some(a) = event.envelope() {
+            self.0.lock().expect("actions").push(a);
         }
     }
 }
