@@ -2747,6 +2747,13 @@ export interface LogRecord {
  * could not keep or give back OAuth credentials (the OS keychain is not
  * reachable, locked or did not answer; a method of the app's store threw);
  * the message names the store, and nothing falls back to memory.
+ * `policy_denied`: the app's {@link ServerPolicy} refuses the server (a
+ * `deny` rule matched, or no rule of an `allow` list did); the server is
+ * published in `error` with this code and never starts.
+ * `trust_refused`: the app's {@link McpHostOptions.trust} callback refused
+ * the server's configuration (now, or earlier and remembered); the server
+ * is `stopped`. `trust_failed`: that callback threw, answered something
+ * else, or did not answer within `limits.trustTimeoutMs`; not remembered.
  */
 export type HostErrorCode =
   | 'invalid_argument'
@@ -2787,6 +2794,9 @@ export type HostErrorCode =
   | 'task_expired'
   | 'tool_disabled'
   | 'url_elicitation_required'
+  | 'policy_denied'
+  | 'trust_refused'
+  | 'trust_failed'
 
 /**
  * What a {@link CredentialStore} method may return: a Promise, any

@@ -179,7 +179,7 @@ async fn read(path: &Path) -> Records {
 /// Writes `bytes` to a new temporary file beside `path` (never an existing
 /// file or link; mode `0600`, the folder created `0700`), then renames it
 /// over `path` (also for `super::tool_cache`).
-pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);

@@ -29,7 +29,9 @@ use ahp_types::state::{
 use crate::apps::channels::AppChannels;
 use crate::catalogue::{Catalogue, CatalogueEntry, ServerTools};
 use crate::events::{EventSink, HostEvent, ToolsChangeReason};
-use crate::session::{find, with_mcp_app, with_server_info, Found, PublishedTools, SessionStore};
+use crate::session::{
+    find, with_mcp_app, with_server_info, with_server_meta, Found, PublishedTools, SessionStore,
+};
 
 #[cfg(test)]
 mod perf;
@@ -284,6 +286,20 @@ impl SessionPublisher {
     pub fn publish_identity(&self, id: &str, icons: Option<Vec<Icon>>, info: serde_json::Value) {
         let mut session = self.lock_session();
         let Some(customization) = with_server_info(session.state(), id, icons, info) else {
+            return;
+        };
+        let envelope = session.emit(StateAction::SessionCustomizationUpdated(Box::new(
+            SessionCustomizationUpdatedAction { customization },
+        )));
+        self.send(envelope);
+    }
+
+    /// Sets `_meta[key]` of server `id`'s customization to `value` (a
+    /// `session/customizationUpdated` of the top-level entry holding it;
+    /// nothing when `id` is gone or the value is already that).
+    pub fn publish_meta(&self, id: &str, key: &str, value: serde_json::Value) {
+        let mut session = self.lock_session();
+        let Some(customization) = with_server_meta(session.state(), id, key, value) else {
             return;
         };
         let envelope = session.emit(StateAction::SessionCustomizationUpdated(Box::new(
