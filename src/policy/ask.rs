@@ -95,15 +95,18 @@ impl<'a> Asking<'a> {
         digest: &str,
     ) -> HostResult<Admission> {
         let id = self.id;
-        if let Ok(a) = &answer {
+        // A trust for this host only is held by it; a refusal that is not
+        // remembered is not held at all (the next start asks again).
+        if let Some(a) = answer.as_ref().ok().filter(|a| a.trust || a.remember) {
             self.gate.store.remember(id, digest, a.trust, a.remember).await;
         }
         self.answered = true;
         let (state, level, message, code) = match &answer {
             Ok(a) => {
-                let kept = match a.remember {
-                    true => "remembered under dataDir",
-                    false => "for this host only",
+                let kept = match (a.remember, a.trust) {
+                    (true, _) => "remembered under dataDir",
+                    (false, true) => "for this host only",
+                    (false, false) => "not remembered",
                 };
                 match a.trust {
                     true => (TrustState::Trusted, LogLevel::Info, format!("trusted by the app ({kept})"), None),

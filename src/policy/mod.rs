@@ -88,7 +88,8 @@ pub struct TrustAnswer {
     /// Whether the server may start.
     pub trust: bool,
     /// Whether the answer holds for later hosts on the same `dataDir`
-    /// (default); `false`: for this host only.
+    /// (default); `false`: a trust holds for this host only, a refusal not
+    /// at all (the next start asks again).
     pub remember: bool,
 }
 
