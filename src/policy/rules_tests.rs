@@ -62,7 +62,7 @@ fn deny_wins_over_allow_and_names_its_rule() {
 
 #[test]
 fn an_allow_list_means_only_these_and_an_empty_one_nothing() {
-    let p = policy(Some(vec![rule(|r| r.name = Some("gh*".into()))]), vec![]);
+    let p = policy(Some(vec![rule(|r| r.name = Some("git*".into()))]), vec![]);
     assert!(p.evaluate(&stdio("github", "node", &[])).allowed);
     let v = p.evaluate(&stdio("other", "node", &[]));
     assert!(!v.allowed && v.rule.is_none());

@@ -49,6 +49,8 @@ mod tests_blocking;
 #[cfg(test)]
 mod tests_lazy;
 #[cfg(test)]
+mod tests_policy;
+#[cfg(test)]
 mod tests_provider;
 
 use step::Step;
