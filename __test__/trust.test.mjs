@@ -160,6 +160,18 @@ test('a question still open when the server is stopped or removed is withdrawn: 
   assert.equal(host.processCount, 0)
 })
 
+test('a question the app leaves open holds no launch permit: another stdio server starts meanwhile', async (t) => {
+  const dir = tmpDir(t)
+  const { asked, trust } = asker({ first: () => new Promise(() => {}), second: true })
+  const { host } = newHost(t, { trust, limits: { maxConcurrentLaunches: 1 } })
+  await host.addServer({ name: 'first', config: entry(join(dir, 'first.log')) })
+  await host.addServer({ name: 'second', config: entry(join(dir, 'second.log')) })
+  await waitState(host, 'second', 'ready')
+  assert.equal(stateOf(host, 'first').kind, 'starting')
+  assert.equal(trustOf(host, 'first').state, 'pending')
+  assert.equal(asked.length, 2)
+})
+
 test('a lazy server is asked before its first call spawns it; a refusal not remembered is asked again; a trust for this host only is not written', async (t) => {
   const { dataDir, hostOn } = sharedDataDir(t)
   const dir = tmpDir(t)

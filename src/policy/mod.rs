@@ -147,7 +147,8 @@ pub struct Decision {
 pub enum Admission {
     /// At once (allowed, nothing asked or a remembered trust).
     Now,
-    /// After the app was asked (a launch queue place taken before is stale).
+    /// After the app was asked (the launch queue place taken before was
+    /// given up by `before_asking`: a new one is needed).
     Asked,
 }
 
@@ -277,7 +278,8 @@ impl Gate {
     /// `trust_refused`, `trust_failed`). Every decision is recorded,
     /// published and logged (see the module documentation); `cancel`
     /// (the server's) cancelled means the host is going: nothing more is
-    /// published then.
+    /// published then. `before_asking` runs right before the app is asked
+    /// (the caller gives up its launch queue place: [`Admission::Asked`]).
     ///
     /// # Errors
     /// `policy_denied`, `trust_refused`, `trust_failed`.
@@ -286,6 +288,7 @@ impl Gate {
         spec: &ServerSpec,
         publisher: &SessionPublisher,
         cancel: &CancellationToken,
+        before_asking: impl FnOnce(),
     ) -> HostResult<Admission> {
         let id = spec.id.as_str();
         if let Some(verdict) = self.verdict(spec) {
@@ -312,6 +315,7 @@ impl Gate {
             Known::Changed => TrustReason::Changed,
             Known::New => TrustReason::New,
         };
+        before_asking();
         let asking = Asking::begin(self, publisher, id, reason, cancel);
         let request = ask::request(spec, reason);
         let answer = match tokio::time::timeout(self.timeout, asker.ask(request)).await {

@@ -364,16 +364,15 @@ impl<C: Connector> Actor<C> {
         Box::pin(async move {
             // The app's policy and trust first: nothing is spawned or
             // connected for a server they refuse (`crate::policy`).
-            let cancel = tasks.cancel.clone();
-            let queued = match shared.gate().admit(&spec, shared.publisher(), &cancel).await {
+            let (cancel, stdio) = (tasks.cancel.clone(), queued.is_some());
+            let mut place = queued;
+            // A place kept while the app is asked could hold a permit: it goes.
+            let give_up = || place = None;
+            let admitted = shared.gate().admit(&spec, shared.publisher(), &cancel, give_up);
+            let queued = match admitted.await {
                 Err(refused) => return Err(RequestFailure::Failed(refused)),
-                Ok(Admission::Now) => queued,
-                // The place taken before the app was asked may hold a
-                // permit meanwhile: a new one at the end of the queue.
-                Ok(Admission::Asked) => queued.map(|old| {
-                    drop(old);
-                    shared.launches().queue()
-                }),
+                Ok(Admission::Now) => place,
+                Ok(Admission::Asked) => stdio.then(|| shared.launches().queue()),
             };
             let _permit = match queued {
                 Some(queued) => wait_turn(&shared, &spec.id, queued).await,
