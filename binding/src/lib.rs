@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use ahp_mcp_host::config::HeaderProvider;
 use ahp_mcp_host::error::{ErrorCode, HostError, HostResult};
 use ahp_mcp_host::events::{EventSink, HostEvent};
-use ahp_mcp_host::host::{field_error, Host, HostConfig, HostDeps};
+use ahp_mcp_host::host::{field_error, Host, HostDeps};
 use ahp_mcp_host::requests::roots::{parse_roots, Root};
 use ahp_mcp_host::requests::{RequestHandler, ServerRequestKind};
 use ahp_mcp_host::{OsSecretStore, SecretStore};
@@ -261,6 +261,16 @@ impl EventSink for JsSink {
 }
 
 impl JsSink {
+    /// A sink queueing in `outbox` and waking JS through `tsfn`.
+    fn new(outbox: Arc<Outbox>, tsfn: Arc<EventsFn>) -> Self {
+        let requests = Default::default();
+        Self {
+            outbox,
+            tsfn,
+            requests,
+        }
+    }
+
     /// The id of the next question for JS (see [`JsSink::requests`]).
     fn next_request(&self) -> u64 {
         self.requests.fetch_add(1, Ordering::Relaxed) + 1
@@ -395,9 +405,7 @@ impl NativeHost {
         let roots = initial_roots(&roots_json)
             .map_err(|e| HostError::new(e.code, format!("options.{}", e.message)))
             .map_err(refused)?;
-        let mut options: JsHostOptions = parse("options", &options_json).map_err(refused)?;
-        let policy = options.policy.take().unwrap_or_default();
-        let policy = policy.compile("options.policy").map_err(refused)?;
+        let options: JsHostOptions = parse("options", &options_json).map_err(refused)?;
         let outbox = Arc::new(Outbox::default());
         let drain = outbox.clone();
         let tsfn: EventsFn = on_events
@@ -407,8 +415,7 @@ impl NativeHost {
             .build_callback(move |_ctx| Ok(drain.take_drain()))?;
         let tsfn = Arc::new(tsfn);
         let _ = outbox.rewake.set(Arc::downgrade(&tsfn));
-        let requests = Default::default();
-        let sink = Arc::new(JsSink { outbox, tsfn, requests });
+        let sink = Arc::new(JsSink::new(outbox, tsfn));
         let handled = handled_kinds(&handled)?;
         let requests: Option<Arc<dyn RequestHandler>> = if handled.is_empty() {
             None
@@ -441,15 +448,14 @@ impl NativeHost {
                 None => None,
             };
         let trust = callback(use_trust.unwrap_or(false), on_trust.as_ref())?;
-        let trust = trust.map(|tsfn| Arc::new(policy::JsTrust { tsfn, sink: sink.clone() }) as _);
         let deps = HostDeps {
             requests,
             secrets,
             roots,
             header_provider,
-            trust,
+            trust: trust.map(|tsfn| policy::JsTrust::new(tsfn, &sink)),
         };
-        let config = HostConfig { policy, ..HostConfig::from(options) };
+        let config = policy::JsPolicy::host_config(options).map_err(refused)?;
         let host = Host::with_handlers(config, sink.clone(), deps);
         Ok(Self {
             host: Arc::new(host),

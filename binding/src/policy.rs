@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use ahp_mcp_host::error::HostResult;
 use ahp_mcp_host::host::{
-    PolicyRule, RuleTransport, ServerPolicy, TrustAnswer, TrustAsker, TrustRequest,
+    HostConfig, PolicyRule, RuleTransport, ServerPolicy, TrustAnswer, TrustAsker, TrustRequest,
 };
 use futures::future::BoxFuture;
 use napi_derive::napi;
@@ -17,6 +17,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::callbacks::{ask, Withdrawal};
+use super::options::JsHostOptions;
 use super::{parse, respond, run, JsSink, NativeHost, RequestFn};
 
 /// The host option `policy` and the argument of `setPolicy` (JS `ServerPolicy`).
@@ -74,6 +75,18 @@ enum JsRuleTransport {
 }
 
 impl JsPolicy {
+    /// The host's settings of the constructor's `options`, with their
+    /// policy compiled (`From<JsHostOptions>` cannot refuse one); errors
+    /// name the field under `options.policy`.
+    pub(crate) fn host_config(mut options: JsHostOptions) -> HostResult<HostConfig> {
+        let policy = options.policy.take().unwrap_or_default();
+        let policy = policy.compile("options.policy")?;
+        Ok(HostConfig {
+            policy,
+            ..HostConfig::from(options)
+        })
+    }
+
     /// The core's policy; errors name the field under `path`.
     pub(crate) fn compile(self, path: &str) -> HostResult<ServerPolicy> {
         let rules = |rules: Vec<JsPolicyRule>| rules.into_iter().map(PolicyRule::from).collect();
@@ -106,6 +119,15 @@ pub(super) struct JsTrust {
     pub(super) tsfn: Arc<RequestFn>,
     /// Gives each question its id; where a withdrawal goes.
     pub(super) sink: Arc<JsSink>,
+}
+
+impl JsTrust {
+    /// The app's `trust` callback `tsfn`, its questions numbered and
+    /// withdrawn through `sink`.
+    pub(super) fn new(tsfn: Arc<RequestFn>, sink: &Arc<JsSink>) -> Arc<dyn TrustAsker> {
+        let sink = sink.clone();
+        Arc::new(Self { tsfn, sink })
+    }
 }
 
 /// The answer as `index.js` sends it.

@@ -26,9 +26,7 @@ fn every_detail_has_its_documented_json_data() {
                 rpc_code: JSONRPC_INVALID_PARAMS,
                 resources: Some(vec![resource]),
             },
-            Some(
-                json!({ "code": -32602, "resources": [{ "resource": "https://r.example/mcp" }] }),
-            ),
+            Some(json!({ "code": -32602, "resources": [{ "resource": "https://r.example/mcp" }] })),
         ),
         (
             ErrorDetail::Ahp {
@@ -42,9 +40,7 @@ fn every_detail_has_its_documented_json_data() {
                 insufficient_scope: true,
                 required_scopes: vec!["admin".into()],
             },
-            Some(
-                json!({ "code": -32007, "insufficientScope": true, "requiredScopes": ["admin"] }),
-            ),
+            Some(json!({ "code": -32007, "insufficientScope": true, "requiredScopes": ["admin"] })),
         ),
         (
             ErrorDetail::Timeout {

@@ -129,10 +129,8 @@ pub use options::{
 pub use tools::{CallTool, ChatCall, OnProgress, ToolRef};
 
 /// The server policy and the trust callback (issue 32, `crate::policy`).
-pub use crate::policy::{
-    PolicyRule, RuleTransport, ServerPolicy, TrustAnswer, TrustAsker, TrustReason, TrustRequest,
-    POLICY_META_KEY, TRUST_FILE,
-};
+pub use crate::policy::{PolicyRule, RuleTransport, ServerPolicy, POLICY_META_KEY, TRUST_FILE};
+pub use crate::policy::{TrustAnswer, TrustAsker, TrustReason, TrustRequest};
 pub use utilities::{Complete, CompletionArgument, CompletionContextArgs, CompletionRef};
 
 /// A server's tool filter (`includeTools`, `excludeTools`; see
@@ -302,7 +300,8 @@ impl Host {
             env_policy: config.env_policy,
         });
         let secrets = secrets.unwrap_or_else(|| Arc::new(MemorySecretStore::default()));
-        let trust_timeout = std::time::Duration::from_millis(config.limits.clamped().trust_timeout_ms);
+        let trust_timeout =
+            std::time::Duration::from_millis(config.limits.clamped().trust_timeout_ms);
         let gate = Gate::new(config.policy, trust, Some(&config.data_dir), trust_timeout);
         let shared = Arc::new(HostShared::new(opener, Credentials::new(secrets)).with_gate(gate));
         for warning in shared.opener().network().warnings() {
@@ -412,9 +411,9 @@ impl Host {
         };
         futures::future::join_all(handles.iter().map(|h| h.remove())).await;
         self.forget_filters(handles.iter().map(|h| h.id.as_str()));
-        for handle in &handles {
-            self.shared.gate().forget(&handle.id);
-        }
+        handles
+            .iter()
+            .for_each(|h| self.shared.gate().forget(&h.id));
         self.shared
             .publisher()
             .emit(StateAction::SessionCustomizationRemoved(

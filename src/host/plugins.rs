@@ -101,7 +101,10 @@ impl Adding<'_> {
             let start = |spec: ServerSpec| {
                 let id = spec.id.clone();
                 let first = screened.begin(&id, cached.has(&id));
-                (id, Arc::new(ServerHandle::start(shared.clone(), spec, first)))
+                (
+                    id,
+                    Arc::new(ServerHandle::start(shared.clone(), spec, first)),
+                )
             };
             specs.into_iter().map(start).collect()
         };
@@ -317,7 +320,9 @@ impl Host {
             entry.meta = self.literal_placeholders(&opts);
         }
         let screened = self.screen(std::slice::from_ref(&spec));
-        let cached = self.cached_tools(&screened.allowed(std::slice::from_ref(&spec))).await;
+        let cached = self
+            .cached_tools(&screened.allowed(std::slice::from_ref(&spec)))
+            .await;
         adding.check(ADD_SERVER)?;
         let mut customization = Customization::McpServer(Box::new(entry));
         cached.stopped_in(&mut customization);

@@ -27,7 +27,9 @@ pub(super) struct Screened {
 impl Screened {
     /// Whether server `id` is denied.
     pub(super) fn denied(&self, id: &str) -> bool {
-        self.decided.iter().any(|(d, _, denied)| d == id && denied.is_some())
+        self.decided
+            .iter()
+            .any(|(d, _, denied)| d == id && denied.is_some())
     }
 
     /// How server `id`'s actor begins, given whether it has `cached` tools.
@@ -41,7 +43,11 @@ impl Screened {
 
     /// The specs of `specs` that are not denied (whose cache may be read).
     pub(super) fn allowed(&self, specs: &[ServerSpec]) -> Vec<ServerSpec> {
-        specs.iter().filter(|s| !self.denied(&s.id)).cloned().collect()
+        specs
+            .iter()
+            .filter(|s| !self.denied(&s.id))
+            .cloned()
+            .collect()
     }
 
     /// `customization` (a plugin, or a top-level server) with each screened
@@ -83,13 +89,19 @@ impl Host {
             };
             let id = spec.id.as_str();
             let denied = (!verdict.allowed).then(|| verdict.error(id));
-            let level = if denied.is_some() { LogLevel::Warn } else { LogLevel::Debug };
+            let level = if denied.is_some() {
+                LogLevel::Warn
+            } else {
+                LogLevel::Debug
+            };
             let text = format!("server {id:?} {}", verdict.message);
             self.shared
                 .publisher()
                 .log(log(level, "host.policy", Some(id), text));
             let state = denied.map(|e| server_error_state(e.code, e.message));
-            screened.decided.push((id.to_owned(), gate.note(id, verdict), state));
+            screened
+                .decided
+                .push((id.to_owned(), gate.note(id, verdict), state));
         }
         screened
     }

@@ -7,8 +7,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    subject_of, Admission, Gate, TrustAnswer, TrustDecision, TrustReason, TrustRequest,
-    TrustState,
+    subject_of, Admission, Gate, TrustAnswer, TrustDecision, TrustReason, TrustRequest, TrustState,
 };
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::LogLevel;
@@ -72,7 +71,12 @@ impl<'a> Asking<'a> {
             message: format!("waiting for the app's trust decision ({why})"),
         };
         let message = format!("server {id:?}: asking the app whether to trust it ({why})");
-        gate.record(publisher, id, |d| d.trust = Some(decision), (LogLevel::Info, message));
+        gate.record(
+            publisher,
+            id,
+            |d| d.trust = Some(decision),
+            (LogLevel::Info, message),
+        );
         Self {
             gate,
             publisher,
@@ -98,7 +102,10 @@ impl<'a> Asking<'a> {
         // A trust for this host only is held by it; a refusal that is not
         // remembered is not held at all (the next start asks again).
         if let Some(a) = answer.as_ref().ok().filter(|a| a.trust || a.remember) {
-            self.gate.store.remember(id, digest, a.trust, a.remember).await;
+            self.gate
+                .store
+                .remember(id, digest, a.trust, a.remember)
+                .await;
         }
         self.answered = true;
         let (state, level, message, code) = match &answer {
@@ -109,7 +116,12 @@ impl<'a> Asking<'a> {
                     (false, false) => "not remembered",
                 };
                 match a.trust {
-                    true => (TrustState::Trusted, LogLevel::Info, format!("trusted by the app ({kept})"), None),
+                    true => (
+                        TrustState::Trusted,
+                        LogLevel::Info,
+                        format!("trusted by the app ({kept})"),
+                        None,
+                    ),
                     false => (
                         TrustState::Refused,
                         LogLevel::Info,
@@ -146,7 +158,15 @@ impl Drop for Asking<'_> {
         if self.answered || self.cancel.is_cancelled() {
             return;
         }
-        let message = format!("server {:?}: the trust question was withdrawn (its start ended)", self.id);
-        (self.gate).record(self.publisher, self.id, |d| d.trust = None, (LogLevel::Debug, message));
+        let message = format!(
+            "server {:?}: the trust question was withdrawn (its start ended)",
+            self.id
+        );
+        (self.gate).record(
+            self.publisher,
+            self.id,
+            |d| d.trust = None,
+            (LogLevel::Debug, message),
+        );
     }
 }

@@ -197,32 +197,48 @@ impl Gate {
 
     /// The rules' verdict on `spec`; `None` when the policy has no rule.
     pub fn verdict(&self, spec: &ServerSpec) -> Option<Verdict> {
-        let policy = self.policy.read().unwrap_or_else(PoisonError::into_inner).clone();
+        let policy = self
+            .policy
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
         (!policy.is_empty()).then(|| policy.evaluate(&subject_of(spec)))
     }
 
     /// The latest decision about server `id` as JSON, if any.
     pub fn decision(&self, id: &str) -> Option<Value> {
-        let decisions = self.decisions.lock().unwrap_or_else(PoisonError::into_inner);
+        let decisions = self
+            .decisions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         decisions.get(id).and_then(|d| serde_json::to_value(d).ok())
     }
 
     /// The refusal of server `id`'s latest trust decision (refused or
     /// failed), for a call that waited on its start.
     pub fn refusal(&self, id: &str) -> Option<HostError> {
-        let decisions = self.decisions.lock().unwrap_or_else(PoisonError::into_inner);
+        let decisions = self
+            .decisions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let trust = decisions.get(id)?.trust.as_ref()?;
         let code = match trust.state {
             TrustState::Refused => ErrorCode::TrustRefused,
             TrustState::Failed => ErrorCode::TrustFailed,
             _ => return None,
         };
-        Some(HostError::new(code, format!("server {id:?}: {}", trust.message)))
+        Some(HostError::new(
+            code,
+            format!("server {id:?}: {}", trust.message),
+        ))
     }
 
     /// Forgets the decision about server `id` (it is removed).
     pub fn forget(&self, id: &str) {
-        let mut decisions = self.decisions.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut decisions = self
+            .decisions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         decisions.remove(id);
     }
 
@@ -236,7 +252,10 @@ impl Gate {
     /// (the caller puts it on the customization it publishes); the
     /// decision's JSON.
     pub fn note(&self, id: &str, verdict: Verdict) -> Value {
-        let mut decisions = self.decisions.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut decisions = self
+            .decisions
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let decision = decisions.entry(id.to_owned()).or_default();
         decision.policy = Some(verdict);
         serde_json::to_value(&*decision).unwrap_or_default()
@@ -253,7 +272,10 @@ impl Gate {
         (level, message): (LogLevel, String),
     ) {
         let value = {
-            let mut decisions = self.decisions.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut decisions = self
+                .decisions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             let decision = decisions.entry(id.to_owned()).or_default();
             let before = decision.clone();
             change(decision);
@@ -293,9 +315,18 @@ impl Gate {
         let id = spec.id.as_str();
         if let Some(verdict) = self.verdict(spec) {
             let (allowed, error) = (verdict.allowed, verdict.error(id));
-            let level = if allowed { LogLevel::Debug } else { LogLevel::Warn };
+            let level = if allowed {
+                LogLevel::Debug
+            } else {
+                LogLevel::Warn
+            };
             let message = format!("server {id:?} {}", verdict.message);
-            self.record(publisher, id, |d| d.policy = Some(verdict), (level, message));
+            self.record(
+                publisher,
+                id,
+                |d| d.policy = Some(verdict),
+                (level, message),
+            );
             if !allowed {
                 return Err(error);
             }
@@ -335,7 +366,11 @@ impl Gate {
         trusted: bool,
     ) -> HostResult<Admission> {
         let (state, level, message) = match trusted {
-            true => (TrustState::Trusted, LogLevel::Debug, "trusted by the app (remembered)"),
+            true => (
+                TrustState::Trusted,
+                LogLevel::Debug,
+                "trusted by the app (remembered)",
+            ),
             false => (
                 TrustState::Refused,
                 LogLevel::Info,

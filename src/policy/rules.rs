@@ -236,10 +236,13 @@ impl ServerPolicy {
 
 impl Rule {
     fn matches(&self, s: &Subject) -> bool {
-        let name = self.name.as_ref().is_none_or(|g| match g.text.contains('/') {
-            true => g.matches(&s.id),
-            false => g.matches(&s.name),
-        });
+        let name = self
+            .name
+            .as_ref()
+            .is_none_or(|g| match g.text.contains('/') {
+                true => g.matches(&s.id),
+                false => g.matches(&s.name),
+            });
         let plugin = (self.plugin.as_ref())
             .is_none_or(|g| s.plugin.as_deref().is_some_and(|p| g.matches(p)));
         let command = self.command.as_ref().is_none_or(|g| {
@@ -253,8 +256,8 @@ impl Rule {
                 && globs.len() == s.args.len()
                 && globs.iter().zip(&s.args).all(|(g, a)| g.matches(a))
         });
-        let url = (self.url.as_ref())
-            .is_none_or(|g| s.url.as_deref().is_some_and(|u| g.matches(u)));
+        let url =
+            (self.url.as_ref()).is_none_or(|g| s.url.as_deref().is_some_and(|u| g.matches(u)));
         let transport = self.transport.is_none_or(|t| t == s.transport);
         name && plugin && command && args && url && transport
     }

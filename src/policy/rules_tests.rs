@@ -102,10 +102,16 @@ fn matchers_name_id_plugin_command_args_url_transport() {
     });
     assert!(denied(&exact, &stdio("a", "npx", &["-y", "evil-pkg"])));
     assert!(!denied(&exact, &stdio("a", "npx", &["evil-pkg"])));
-    assert!(!denied(&exact, &stdio("a", "npx", &["-y", "evil-pkg", "--x"])));
+    assert!(!denied(
+        &exact,
+        &stdio("a", "npx", &["-y", "evil-pkg", "--x"])
+    ));
     // URL: an origin pattern matches every path; scheme and host any case.
     let origin = deny(|r| r.url = Some("HTTPS://*.Example.com".into()));
-    assert!(denied(&origin, &http("a", "https://mcp.example.com/v1/mcp")));
+    assert!(denied(
+        &origin,
+        &http("a", "https://mcp.example.com/v1/mcp")
+    ));
     assert!(!denied(&origin, &http("a", "https://example.com/")));
     assert!(!denied(&origin, &stdio("a", "node", &[])));
     let path = deny(|r| r.url = Some("http://127.0.0.1:*/mcp".into()));
@@ -130,18 +136,33 @@ fn a_broken_rule_refuses_the_policy_naming_its_field() {
         assert_eq!(e.code, ErrorCode::InvalidArgument);
         e.message
     };
-    let m = err(None, vec![rule(|r| r.name = Some("a".into())), rule(|_| {})]);
+    let m = err(
+        None,
+        vec![rule(|r| r.name = Some("a".into())), rule(|_| {})],
+    );
     assert!(m.starts_with("options.policy.deny[1]: a rule needs"), "{m}");
-    let m = err(Some(vec![rule(|r| r.url = Some("https://x/?k=*".into()))]), vec![]);
-    assert!(m.starts_with("options.policy.allow[0].url: must not contain"), "{m}");
+    let m = err(
+        Some(vec![rule(|r| r.url = Some("https://x/?k=*".into()))]),
+        vec![],
+    );
+    assert!(
+        m.starts_with("options.policy.allow[0].url: must not contain"),
+        "{m}"
+    );
     let m = err(None, vec![rule(|r| r.command = Some(String::new()))]);
     assert_eq!(m, "options.policy.deny[0].command: must not be empty");
     let m = err(
         None,
         vec![rule(|r| r.args = Some(vec!["a".into(), "x".repeat(3000)]))],
     );
-    assert!(m.starts_with("options.policy.deny[0].args[1]: at most"), "{m}");
+    assert!(
+        m.starts_with("options.policy.deny[0].args[1]: at most"),
+        "{m}"
+    );
     let many = (0..=MAX_POLICY_RULES).map(|_| rule(|r| r.name = Some("a".into())));
     let m = err(Some(many.collect()), vec![]);
-    assert!(m.starts_with("options.policy.allow: at most 1000 rules"), "{m}");
+    assert!(
+        m.starts_with("options.policy.allow: at most 1000 rules"),
+        "{m}"
+    );
 }

@@ -24,8 +24,7 @@ use serde::{Deserialize, Serialize};
 use super::subject::is_digest;
 use crate::config::{read_regular_file, ReadBounds};
 use crate::limits::{
-    MAX_TRUST_ENTRIES, MAX_TRUST_FILE_BYTES, MAX_TRUST_SERVER_ID_BYTES,
-    TRUST_STORE_READ_TIMEOUT_MS,
+    MAX_TRUST_ENTRIES, MAX_TRUST_FILE_BYTES, MAX_TRUST_SERVER_ID_BYTES, TRUST_STORE_READ_TIMEOUT_MS,
 };
 
 /// The file's name in `dataDir`.
@@ -115,9 +114,13 @@ impl TrustStore {
             decided_ms: now_ms(),
         };
         let same = |e: &Entry| e.server_id == entry.server_id && e.digest == entry.digest;
-        let persist = persist && self.path.is_some() && server_id.len() <= MAX_TRUST_SERVER_ID_BYTES;
+        let persist =
+            persist && self.path.is_some() && server_id.len() <= MAX_TRUST_SERVER_ID_BYTES;
         {
-            let mut session = self.session.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut session = self
+                .session
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             session.retain(|e| !same(e));
             if !persist {
                 session.push(entry.clone());
@@ -138,7 +141,10 @@ impl TrustStore {
     pub async fn forget(&self, server_id: Option<&str>) -> usize {
         let gone = |e: &Entry| server_id.is_none_or(|id| e.server_id == id);
         let mut count = {
-            let mut session = self.session.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut session = self
+                .session
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             let before = session.len();
             session.retain(|e| !gone(e));
             before - session.len()
@@ -153,7 +159,10 @@ impl TrustStore {
     }
 
     fn session_entries(&self) -> Vec<Entry> {
-        let session = self.session.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let session = self
+            .session
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         session.clone()
     }
 
@@ -167,7 +176,10 @@ impl TrustStore {
         };
         let (mut merged, _) = self.read().await;
         for mine in file.iter().flatten() {
-            if !merged.iter().any(|e| e.server_id == mine.server_id && e.digest == mine.digest) {
+            if !merged
+                .iter()
+                .any(|e| e.server_id == mine.server_id && e.digest == mine.digest)
+            {
                 merged.push(mine.clone());
             }
         }

@@ -17,10 +17,16 @@ async fn a_decision_survives_a_new_store_and_a_changed_digest_is_told() {
     // Held by this host only.
     again.remember("c", D1, true, false).await;
     assert_eq!(again.known("c", D1).await.0, Known::Decided(true));
-    assert_eq!(TrustStore::in_dir(dir.path()).known("c", D1).await.0, Known::New);
+    assert_eq!(
+        TrustStore::in_dir(dir.path()).known("c", D1).await.0,
+        Known::New
+    );
     // Forgotten everywhere.
     assert_eq!(again.forget(Some("a")).await, 1);
-    assert_eq!(TrustStore::in_dir(dir.path()).known("a", D1).await.0, Known::New);
+    assert_eq!(
+        TrustStore::in_dir(dir.path()).known("a", D1).await.0,
+        Known::New
+    );
     assert_eq!(again.forget(None).await, 2, "b in the file, c in memory");
     let text = std::fs::read_to_string(dir.path().join(TRUST_FILE)).unwrap();
     assert_eq!(text, r#"{"version":1,"entries":[]}"#);
@@ -29,7 +35,10 @@ async fn a_decision_survives_a_new_store_and_a_changed_digest_is_told() {
 #[tokio::test]
 async fn bounded_and_merged_with_another_host() {
     let dir = tempfile::tempdir().unwrap();
-    let (one, two) = (TrustStore::in_dir(dir.path()), TrustStore::in_dir(dir.path()));
+    let (one, two) = (
+        TrustStore::in_dir(dir.path()),
+        TrustStore::in_dir(dir.path()),
+    );
     assert_eq!(one.known("x", D1).await.0, Known::New); // loaded before two writes
     two.remember("y", D1, true, true).await;
     one.remember("x", D1, true, true).await;
@@ -67,5 +76,8 @@ async fn a_loose_or_linked_file_is_not_used_and_never_followed() {
     assert_eq!(linked.known("a", D1).await.0, Known::New);
     linked.remember("a", D1, true, true).await;
     assert_eq!(std::fs::read_to_string(&outside).unwrap(), "keep");
-    assert!(std::fs::symlink_metadata(&path).unwrap().file_type().is_file());
+    assert!(std::fs::symlink_metadata(&path)
+        .unwrap()
+        .file_type()
+        .is_file());
 }

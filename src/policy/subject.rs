@@ -94,7 +94,9 @@ pub fn shown_config(spec: &ServerSpec) -> Value {
 /// what runs (a sandbox profile, …) is added here.
 pub fn digest_input(spec: &ServerSpec) -> Value {
     let hashed = |values: &mut dyn Iterator<Item = (&String, &String)>| -> Map<String, Value> {
-        values.map(|(k, v)| (k.clone(), json!(sha256_hex(v.as_bytes())))).collect()
+        values
+            .map(|(k, v)| (k.clone(), json!(sha256_hex(v.as_bytes()))))
+            .collect()
     };
     let mut input = json!({ "id": spec.id });
     match &spec.transport {
@@ -167,7 +169,10 @@ mod tests {
         let cfg = StdioConfig {
             command: "python3".into(),
             args: args.iter().map(|a| (*a).to_owned()).collect(),
-            env: env.iter().map(|(k, v)| ((*k).into(), (*v).into())).collect(),
+            env: env
+                .iter()
+                .map(|(k, v)| ((*k).into(), (*v).into()))
+                .collect(),
             cwd: None,
             literal: false,
         };
@@ -196,11 +201,32 @@ mod tests {
         let other_env = spec("p/a", stdio(&["s.py"], &[("KEY", "other")]));
         assert_ne!(d, config_digest(&other_env), "an env value is covered");
         assert_ne!(d, config_digest(&spec("p/a", stdio(&["s.py", "-v"], &[]))));
-        assert_ne!(d, config_digest(&spec("p/b", stdio(&["s.py"], &[("KEY", canaries[0])]))));
-        let remote = spec("r", http("https://a.test/mcp?k=CANARY-query-3", "Bearer CANARY-header-2"));
+        assert_ne!(
+            d,
+            config_digest(&spec("p/b", stdio(&["s.py"], &[("KEY", canaries[0])])))
+        );
+        let remote = spec(
+            "r",
+            http(
+                "https://a.test/mcp?k=CANARY-query-3",
+                "Bearer CANARY-header-2",
+            ),
+        );
         let r = config_digest(&remote);
-        assert_ne!(r, config_digest(&spec("r", http("https://a.test/mcp?k=x", "Bearer CANARY-header-2"))));
-        assert_ne!(r, config_digest(&spec("r", http("https://a.test/mcp?k=CANARY-query-3", "Bearer y"))));
+        assert_ne!(
+            r,
+            config_digest(&spec(
+                "r",
+                http("https://a.test/mcp?k=x", "Bearer CANARY-header-2")
+            ))
+        );
+        assert_ne!(
+            r,
+            config_digest(&spec(
+                "r",
+                http("https://a.test/mcp?k=CANARY-query-3", "Bearer y")
+            ))
+        );
         for s in [&base, &remote] {
             let text = digest_input(s).to_string();
             for c in canaries {
@@ -220,7 +246,10 @@ mod tests {
     #[test]
     fn the_subject_splits_a_plugin_id_and_hides_the_query() {
         let s = subject_of(&spec("plug/srv", stdio(&["x"], &[])));
-        assert_eq!((s.plugin.as_deref(), s.name.as_str()), (Some("plug"), "srv"));
+        assert_eq!(
+            (s.plugin.as_deref(), s.name.as_str()),
+            (Some("plug"), "srv")
+        );
         let r = subject_of(&spec("top", http("https://u:p@a.test/mcp?k=v#f", "x")));
         assert_eq!((r.plugin, r.name.as_str()), (None, "top"));
         assert_eq!(r.url.as_deref(), Some("https://a.test/mcp"));

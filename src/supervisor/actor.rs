@@ -368,7 +368,9 @@ impl<C: Connector> Actor<C> {
             let mut place = queued;
             // A place kept while the app is asked could hold a permit: it goes.
             let give_up = || place = None;
-            let admitted = shared.gate().admit(&spec, shared.publisher(), &cancel, give_up);
+            let admitted = shared
+                .gate()
+                .admit(&spec, shared.publisher(), &cancel, give_up);
             let queued = match admitted.await {
                 Err(refused) => return Err(RequestFailure::Failed(refused)),
                 Ok(Admission::Now) => place,

@@ -73,8 +73,10 @@ impl ServerHandle {
             Begin::Dormant => live.activity().show(crate::mcp::activity::Shown::Stopped),
             Begin::Blocked => {
                 let blocked = shared.gate().verdict(&spec).map(|v| v.error(&spec.id));
-                let error = blocked.unwrap_or_else(|| HostError::new(ErrorCode::PolicyDenied, "denied by policy"));
-                live.activity().show(crate::mcp::activity::Shown::Failed(error));
+                let error = blocked
+                    .unwrap_or_else(|| HostError::new(ErrorCode::PolicyDenied, "denied by policy"));
+                live.activity()
+                    .show(crate::mcp::activity::Shown::Failed(error));
             }
         }
         let tasks = ServerTasks {

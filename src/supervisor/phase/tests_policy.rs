@@ -27,7 +27,10 @@ fn rules(lazy: bool) -> Rules {
 }
 
 fn denied() -> HostError {
-    HostError::new(ErrorCode::PolicyDenied, "server \"a\" is denied by policy rule deny[0]")
+    HostError::new(
+        ErrorCode::PolicyDenied,
+        "server \"a\" is denied by policy rule deny[0]",
+    )
 }
 
 fn starting() -> Machine {
@@ -85,10 +88,18 @@ fn a_server_the_policy_now_denies_ends_what_it_does() {
     assert_eq!(next.phase, P::Failed);
     assert_eq!(
         fx,
-        [leave.clone(), Close(Closing::Stopped), Answer(Err(e.clone())), error.clone()]
+        [
+            leave.clone(),
+            Close(Closing::Stopped),
+            Answer(Err(e.clone())),
+            error.clone()
+        ]
     );
     let (_, fx) = transition(&starting(), I::Denied(e.clone()), &rules(false));
-    assert_eq!(fx, [leave, CancelOpen, Answer(Err(e.clone())), error.clone()]);
+    assert_eq!(
+        fx,
+        [leave, CancelOpen, Answer(Err(e.clone())), error.clone()]
+    );
     // A dormant lazy server's cached tools go too.
     let (next, fx) = transition(&Machine::default(), I::Denied(e.clone()), &rules(true));
     assert_eq!(next.phase, P::Failed);
