@@ -453,7 +453,7 @@ impl NativeHost {
             secrets,
             roots,
             header_provider,
-            trust: trust.map(|tsfn| policy::JsTrust::new(tsfn, &sink)),
+            trust: trust.map(|tsfn| policy::JsTrust::asker(tsfn, &sink)),
         };
         let config = policy::JsPolicy::host_config(options).map_err(refused)?;
         let host = Host::with_handlers(config, sink.clone(), deps);

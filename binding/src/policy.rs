@@ -124,7 +124,7 @@ pub(super) struct JsTrust {
 impl JsTrust {
     /// The app's `trust` callback `tsfn`, its questions numbered and
     /// withdrawn through `sink`.
-    pub(super) fn new(tsfn: Arc<RequestFn>, sink: &Arc<JsSink>) -> Arc<dyn TrustAsker> {
+    pub(super) fn asker(tsfn: Arc<RequestFn>, sink: &Arc<JsSink>) -> Arc<dyn TrustAsker> {
         let sink = sink.clone();
         Arc::new(Self { tsfn, sink })
     }
