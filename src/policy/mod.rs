@@ -48,7 +48,7 @@ pub use store::TRUST_FILE;
 pub use subject::{config_digest, shown_config, subject_of};
 
 /// The `_meta` key of a server's customization that holds its
-/// [`Decision`] (JS `ServerPolicyDecision`).
+/// `Decision` (JS `ServerPolicyDecision`).
 pub const POLICY_META_KEY: &str = "ahp-mcp-host/policy";
 
 /// The log target of every decision.
@@ -78,7 +78,7 @@ pub struct TrustRequest {
     pub plugin: Option<String>,
     /// Why it is asked.
     pub reason: TrustReason,
-    /// What would run, secrets withheld ([`shown_config`]).
+    /// What would run, secrets withheld (`shown_config`).
     pub config: Value,
 }
 
