@@ -2376,7 +2376,7 @@ export type TrustedConfig =
  */
 export interface ServerPolicyDecision {
   /** What the {@link ServerPolicy} says (with rules). */
-  policy?: PolicyVerdict
+  rules?: PolicyVerdict
   /** What the {@link TrustCallback} said (once a start got that far). */
   trust?: TrustDecision
 }

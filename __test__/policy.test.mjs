@@ -51,7 +51,7 @@ test('a denied server is published in error naming the rule and never spawns, no
   assert.equal(child.state.error.errorType, 'policy_denied')
   assert.match(child.state.error.message, /denied by policy rule deny\[0\] \("no bad servers"\)/)
   assert.deepEqual(child._meta[META], {
-    policy: { allowed: false, rule: 'deny[0]', label: 'no bad servers', message: 'denied by policy rule deny[0] ("no bad servers")' },
+    rules: { allowed: false, rule: 'deny[0]', label: 'no bad servers', message: 'denied by policy rule deny[0] ("no bad servers")' },
   })
   assert.deepEqual(stateHistory(actions, 'plug/bad'), [])
   assert.deepEqual(host.serverInfo('plug/bad'), { policy: child._meta[META] })
@@ -59,7 +59,7 @@ test('a denied server is published in error naming the rule and never spawns, no
   assert.equal(record.level, 'warn')
   assert.match(record.message, /deny\[0\]/)
   // The allowed sibling carries its decision too, beside its identity.
-  assert.equal(host.serverInfo('plug/good').policy.policy.allowed, true)
+  assert.equal(host.serverInfo('plug/good').policy.rules.allowed, true)
   assert.equal(host.serverInfo('plug/good').name, 'lazy-tools')
   // A start request is checked again: the error is published again, no process.
   const seq = actions.length
@@ -87,11 +87,11 @@ test('deny beats allow; an allow list means only these; plugin and command rules
   await host.addServer({ name: 'top', config: { ...entry(logs[2]), args: [SCRIPT, '--evil'] } })
   await host.addServer({ name: 'other', config: entry(logs[2]) })
   await waitState(host, 'plug/a', 'ready')
-  assert.equal(decision(host, 'plug/a').policy.rule, 'allow[0]')
-  assert.equal(decision(host, 'plug/b').policy.rule, 'deny[0]', 'allowed by allow[0] too: deny wins')
+  assert.equal(decision(host, 'plug/a').rules.rule, 'allow[0]')
+  assert.equal(decision(host, 'plug/b').rules.rule, 'deny[0]', 'allowed by allow[0] too: deny wins')
   // A command rule: `node` matches the last segment of the absolute path; the args exactly.
-  assert.equal(decision(host, 'top').policy.rule, 'deny[1]')
-  const other = decision(host, 'other').policy
+  assert.equal(decision(host, 'top').rules.rule, 'deny[1]')
+  const other = decision(host, 'other').rules
   assert.equal(other.allowed, false)
   assert.equal(other.rule, undefined)
   assert.match(other.message, /no rule of the allow list \(2 rules\) matches/)
@@ -128,7 +128,7 @@ test('a URL rule denies a Streamable HTTP server on 127.0.0.1 before any request
   host.setPolicy({ deny: [{ url: 'https://*' }] })
   await waitState(host, 'live', 'ready')
   assert.equal(starts(log), 1)
-  assert.deepEqual(decision(host, 'live').policy, { allowed: true, message: 'allowed by policy (no deny rule matches, no allow list)' })
+  assert.deepEqual(decision(host, 'live').rules, { allowed: true, message: 'allowed by policy (no deny rule matches, no allow list)' })
   // Denied again while ready: the connection closes, the state is the error.
   host.setPolicy({ deny: [{ url: 'HTTP://127.0.0.1:*', label: 'no plain http' }] })
   await waitFor(() => serverStateOf(host, 'live')?.kind === 'error', { what: 'live denied' })

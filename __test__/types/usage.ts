@@ -51,7 +51,7 @@ async function main(): Promise<void> {
   const id: string = await host.addServer({ name: 'remote', config: { type: 'streamable-http', url: 'https://example.test/mcp' }, protocol: 'auto' })
   await host.addPlugin({ root: '/plugins/old', servers: { legacy: { protocol: 'legacy' } } })
   const info: ServerInfo | ServerPolicyInfo | null = host.serverInfo(id)
-  if (info?.policy?.policy?.allowed === false) console.log(info.policy.policy.rule, info.policy.policy.message)
+  if (info?.policy?.rules?.allowed === false) console.log(info.policy.rules.rule, info.policy.rules.message)
   if (info?.protocolVersion !== undefined) {
     const era: 'discover' | 'initialize' = info.handshake
     console.log(era, info.protocolVersion, info.instructions ?? '', info.icons.map((i) => i.src), info.capabilities?.tools)
@@ -223,7 +223,7 @@ async function main(): Promise<void> {
   const forgotten: number = await guarded.resetTrust('docs')
   const decision: ServerPolicyDecision | undefined = guarded.serverInfo('docs')?.policy
   const trustState: TrustDecision["state"] | undefined = decision?.trust?.state
-  const verdict: PolicyVerdict | undefined = decision?.policy
+  const verdict: PolicyVerdict | undefined = decision?.rules
   const rule: PolicyRule = { name: 'p/*', transport: 'sse' }
   const answer: TrustAnswer = { trust: true }
   const shown: TrustedConfig = { type: 'sse', url: 'https://x.test/sse', headers: [] }

@@ -135,7 +135,7 @@ impl Host {
                 _ => LogLevel::Info,
             };
             let error = verdict.as_ref().filter(|v| !v.allowed).map(|v| v.error(id));
-            gate.record(publisher, id, |d| d.policy = verdict, (level, text));
+            gate.record(publisher, id, |d| d.rules = verdict, (level, text));
             match (error, shown) {
                 (Some(e), shown) if shown.as_deref() != Some(e.message.as_str()) => {
                     handle.send(Command::Deny(Box::new(e)));

@@ -134,9 +134,9 @@ pub struct TrustDecision {
 /// once a start got that far).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Decision {
-    /// The rules' verdict.
+    /// The rules' verdict (JS `rules`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub policy: Option<Verdict>,
+    pub rules: Option<Verdict>,
     /// The trust decision.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub trust: Option<TrustDecision>,
@@ -257,7 +257,7 @@ impl Gate {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let decision = decisions.entry(id.to_owned()).or_default();
-        decision.policy = Some(verdict);
+        decision.rules = Some(verdict);
         serde_json::to_value(&*decision).unwrap_or_default()
     }
 
@@ -324,7 +324,7 @@ impl Gate {
             self.record(
                 publisher,
                 id,
-                |d| d.policy = Some(verdict),
+                |d| d.rules = Some(verdict),
                 (level, message),
             );
             if !allowed {
