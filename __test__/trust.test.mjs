@@ -10,11 +10,10 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import {
-  NODE, FIXTURES, newHost, tmpDir, waitFor, waitState, findCustomization, rejectsWith, startHttpFixture, stateHistory,
+  NODE, FIXTURES, newHost, sharedDataDir, tmpDir, waitFor, waitState, findCustomization, rejectsWith, startHttpFixture, stateHistory,
 } from './helpers/host.mjs'
 
 const SCRIPT = join(FIXTURES, 'lazy-tools-server.mjs')
@@ -29,21 +28,6 @@ const trustOf = (host, id) => findCustomization(host.getState(), id)?._meta?.[ME
 const stateOf = (host, id) => findCustomization(host.getState(), id)?.state
 const trustFile = (dataDir) => join(dataDir, 'mcp-trust.json')
 
-/** A dataDir the hosts of test `t` share, removed once they are all disposed. */
-function sharedDataDir(t) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'ahp-trust-data-'))
-  const hosts = []
-  t.after(async () => {
-    for (const host of hosts) await host.dispose()
-    rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 })
-  })
-  const hostOn = (options = {}) => {
-    const made = newHost(t, { ...options, dataDir })
-    hosts.push(made.host)
-    return made
-  }
-  return { dataDir, hostOn }
-}
 
 /** A trust callback answering `answers[name]` (a value or a function of the request), recording each request. */
 function asker(answers) {
@@ -57,7 +41,7 @@ function asker(answers) {
 }
 
 test('asked before the first start; a refusal is stopped without a spawn; both remembered by a new host; a changed config asks again', async (t) => {
-  const { dataDir, hostOn } = sharedDataDir(t)
+  const { dataDir, hostOn } = sharedDataDir(t, 'ahp-trust-data-')
   const dir = tmpDir(t)
   const [yesLog, noLog] = [join(dir, 'yes.log'), join(dir, 'no.log')]
   const first = asker({ yes: true, no: { trust: false } })
@@ -173,7 +157,7 @@ test('a question the app leaves open holds no launch permit: another stdio serve
 })
 
 test('a lazy server is asked before its first call spawns it; a refusal not remembered is asked again; a trust for this host only is not written', async (t) => {
-  const { dataDir, hostOn } = sharedDataDir(t)
+  const { dataDir, hostOn } = sharedDataDir(t, 'ahp-trust-data-')
   const dir = tmpDir(t)
   const log = join(dir, 'lazy.log')
   // Warm the tool cache without a callback (every server trusted, as before).
@@ -208,7 +192,7 @@ test('a lazy server is asked before its first call spawns it; a refusal not reme
 })
 
 test('a remote server: the question shows the URL without its query and header names only; nothing secret is stored or published', async (t) => {
-  const { dataDir, hostOn } = sharedDataDir(t)
+  const { dataDir, hostOn } = sharedDataDir(t, 'ahp-trust-data-')
   const fixture = await startHttpFixture(t, 'lazy-tools-server.mjs', {}, ['http'])
   const { asked, trust } = asker({ remote: true })
   const { host, actions, logs } = hostOn({ trust })

@@ -60,17 +60,15 @@ struct JsPolicyRule {
     transport: Option<JsRuleTransport>,
 }
 
-/// A rule's `transport`.
+/// A rule's `transport`: `"stdio"`, `"streamable-http"`, `"sse"`.
 #[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "kebab-case")]
 enum JsRuleTransport {
     /// A local process.
-    #[serde(rename = "stdio")]
     Stdio,
     /// Streamable HTTP.
-    #[serde(rename = "streamable-http")]
     StreamableHttp,
     /// Legacy HTTP+SSE.
-    #[serde(rename = "sse")]
     Sse,
 }
 

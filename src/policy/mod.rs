@@ -321,12 +321,7 @@ impl Gate {
                 LogLevel::Warn
             };
             let message = format!("server {id:?} {}", verdict.message);
-            self.record(
-                publisher,
-                id,
-                |d| d.rules = Some(verdict),
-                (level, message),
-            );
+            self.record(publisher, id, |d| d.rules = Some(verdict), (level, message));
             if !allowed {
                 return Err(error);
             }

@@ -23,8 +23,8 @@
 //! naming its field): a security policy is never applied in part.
 
 use serde::Serialize;
-use wildmatch::WildMatch;
 
+use crate::catalogue::filter::Pattern as Glob;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::{MAX_POLICY_ARGS, MAX_POLICY_PATTERN_BYTES, MAX_POLICY_RULES};
 
@@ -93,7 +93,7 @@ pub struct Subject {
 }
 
 /// What the rules say about one server (JS `PolicyVerdict`, under
-/// `policy` of a `ServerPolicyDecision`).
+/// `rules` of a `ServerPolicyDecision`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Verdict {
@@ -117,19 +117,6 @@ impl Verdict {
             ErrorCode::PolicyDenied,
             format!("server {id:?} is {}", self.message),
         )
-    }
-}
-
-/// One compiled glob and its text.
-#[derive(Debug, Clone)]
-struct Glob {
-    text: String,
-    glob: WildMatch,
-}
-
-impl Glob {
-    fn matches(&self, text: &str) -> bool {
-        self.glob.matches(text)
     }
 }
 
@@ -239,7 +226,7 @@ impl Rule {
         let name = self
             .name
             .as_ref()
-            .is_none_or(|g| match g.text.contains('/') {
+            .is_none_or(|g| match g.text().contains('/') {
                 true => g.matches(&s.id),
                 false => g.matches(&s.name),
             });
@@ -247,7 +234,7 @@ impl Rule {
             .is_none_or(|g| s.plugin.as_deref().is_some_and(|p| g.matches(p)));
         let command = self.command.as_ref().is_none_or(|g| {
             s.command.as_deref().is_some_and(|c| {
-                let path = g.text.contains(['/', '\\']);
+                let path = g.text().contains(['/', '\\']);
                 g.matches(c) || (!path && g.matches(last_segment(c)))
             })
         });
@@ -352,8 +339,7 @@ fn url_pattern(text: &str) -> String {
 
 fn pattern(field: &str, text: String) -> HostResult<Glob> {
     check_text(field, &text)?;
-    let glob = WildMatch::new(&text);
-    Ok(Glob { text, glob })
+    Ok(Glob::new(text))
 }
 
 /// A pattern or label: not empty, at most [`MAX_POLICY_PATTERN_BYTES`].

@@ -17,7 +17,7 @@
 //! most [`MAX_TRUST_ENTRIES`] decisions are kept (the oldest go first).
 
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -26,6 +26,7 @@ use crate::config::{read_regular_file, ReadBounds};
 use crate::limits::{
     MAX_TRUST_ENTRIES, MAX_TRUST_FILE_BYTES, MAX_TRUST_SERVER_ID_BYTES, TRUST_STORE_READ_TIMEOUT_MS,
 };
+use crate::mcp::eras::now_ms;
 
 /// The file's name in `dataDir`.
 pub const TRUST_FILE: &str = "mcp-trust.json";
@@ -252,13 +253,6 @@ fn read_file(path: &Path) -> (Vec<Entry>, Option<String>) {
     entries.retain(|e| is_digest(&e.digest) && e.server_id.len() <= MAX_TRUST_SERVER_ID_BYTES);
     bound(&mut entries);
     (entries, None)
-}
-
-/// Milliseconds since the Unix epoch.
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]

@@ -149,38 +149,11 @@ pub fn is_digest(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{HttpConfig, PluginVars, StdioConfig};
+    use crate::config::HttpConfig;
+    use crate::mcp::eras::tests::stdio;
 
     fn spec(id: &str, transport: TransportSpec) -> ServerSpec {
-        ServerSpec {
-            id: id.to_owned(),
-            transport,
-            startup_timeout: std::time::Duration::from_secs(1),
-            oauth_client: None,
-            protocol: Default::default(),
-            secret_values: Vec::new(),
-            tool_filter: Default::default(),
-            call_limits: Default::default(),
-            start: Default::default(),
-        }
-    }
-
-    fn stdio(args: &[&str], env: &[(&str, &str)]) -> TransportSpec {
-        let cfg = StdioConfig {
-            command: "python3".into(),
-            args: args.iter().map(|a| (*a).to_owned()).collect(),
-            env: env
-                .iter()
-                .map(|(k, v)| ((*k).into(), (*v).into()))
-                .collect(),
-            cwd: None,
-            literal: false,
-        };
-        let vars = PluginVars {
-            plugin_root: "/plugins/a".into(),
-            plugin_data: "/data/a".into(),
-        };
-        TransportSpec::Stdio(cfg, vars)
+        ServerSpec::of(id, transport)
     }
 
     fn http(url: &str, header: &str) -> TransportSpec {

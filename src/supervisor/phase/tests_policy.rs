@@ -9,22 +9,12 @@ use std::time::Instant;
 
 use ahp_types::state::McpServerStoppedState;
 
+use super::tests_lazy::rules;
 use super::Effect::*;
 use super::Input as I;
 use super::Phase as P;
 use super::*;
 use crate::session::server_error_state;
-
-fn rules(lazy: bool) -> Rules {
-    Rules {
-        limits: Limits::default(),
-        endpoint: None,
-        client_id: None,
-        headers_provider: false,
-        required: false,
-        lazy,
-    }
-}
 
 fn denied() -> HostError {
     HostError::new(
