@@ -2905,6 +2905,8 @@ export interface LogRecord {
    * `host.process` (Linux: a descendant of a stdio server left its process group; it is ended with the server),
    * `host.tasks` (task records under `dataDir`: unreadable files, dropped records),
    * `host.logging` (the level of {@link McpHost.setLogLevel} set again on a new connection: `info`, or `warn` with why not),
+   * `host.policy` (each {@link ServerPolicyDecision}: `warn` for a denial or a failed {@link TrustCallback}, whose
+   * throw the JS wrapper adds; `info` for questions and answers; `debug` for a start let through),
    * `host.notifications`, `host.requests`, `host.events` (also counts of what a flood lost:
    * notifications dropped, server requests refused past their cap, log records dropped
    * while JS was behind). Floods are bounded (docs/reliability.md, "Floods"): a server's
