@@ -339,10 +339,37 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * What server `serverId` said about itself at its last connection (name,
    * title, version, icons, `instructions`, declared capabilities, negotiated
    * protocol version); `null` before its first connection. Replaced on every
-   * reconnect; kept while the server is stopped. Throws `HostError` with
+   * reconnect; kept while the server is stopped. With a
+   * {@link McpHostOptions.policy} or {@link McpHostOptions.trust}, the
+   * decision about the server is its `policy`
+   * ({@link ServerPolicyDecision}); a server that never connected (denied,
+   * refused, or waiting for the app's answer) gives `{policy}` alone
+   * ({@link ServerPolicyInfo}). Throws `HostError` with
    * `not_found` (no such server), `invalid_argument`, `disposed`.
    */
-  serverInfo(serverId: string): ServerInfo | null
+  serverInfo(serverId: string): ServerInfo | ServerPolicyInfo | null
+  /**
+   * Replaces the server policy ({@link McpHostOptions.policy}) and applies
+   * it at once: a server it now denies is stopped (its process gone, its
+   * connection closed) and shown in `error` with `policy_denied`; a server
+   * it denied before and now allows is started again (or `stopped` when it
+   * is toggled off); the others keep running. Every later start is checked
+   * against it. Each server's decision is published again when it changed
+   * (`_meta["ahp-mcp-host/policy"]`, {@link ServerPolicyDecision}) with a
+   * `host.policy` log record. A rule that cannot be compiled throws
+   * {@link HostError} `invalid_argument` naming the field
+   * (`policy.deny[2].url: …`) and changes nothing; also `disposed`.
+   */
+  setPolicy(policy: ServerPolicy): void
+  /**
+   * Forgets the remembered trust decisions ({@link McpHostOptions.trust})
+   * about server `serverId`, or about every server when omitted, in
+   * `dataDir` and in this host, like VS Code's "MCP: Reset Trust": the
+   * server's next start asks the callback again. A running server keeps
+   * running. Resolves the number of decisions forgotten. Rejects
+   * `invalid_argument` (an empty id), `disposed`.
+   */
+  resetTrust(serverId?: string): Promise<number>
   /**
    * Calls a tool (MCP `tools/call`) with a unique progress token. Resolves
    * the `CallToolResult` (also when `isError`). Errors: `invalid_argument`,
@@ -706,7 +733,10 @@ export interface McpHostOptions {
    * `<os temp dir>/ahp-mcp-host-data`, with a `warn` log record (target
    * `host.config`). A VS Code extension passes `context.globalStorageUri.fsPath`.
    * The host's own files live in dot-named directories no plugin data
-   * directory takes: `.tasks/` (task records), `.tool-results/` (whole
+   * directory takes (and the files `protocol-eras.json` and
+   * `mcp-trust.json`, the remembered {@link McpHostOptions.trust}
+   * decisions: ids and digests, never a value, mode `0600`, used only
+   * when the user's own and private): `.tasks/` (task records), `.tool-results/` (whole
    * results cut to {@link HostLimits.modelOutputMaxChars}, bounded) and
    * `.tool-cache/` (the last tool lists of lazy servers,
    * {@link ServerStartOptions.start}, bounded). On Unix those two folders
@@ -876,6 +906,28 @@ export interface McpHostOptions {
    * the host's start-up cost and resident memory to the servers in use.
    */
   start?: 'eager' | 'lazy'
+  /**
+   * The app's allow and deny rules for servers, as VS Code's
+   * `chat.mcp.allowedServers` and Claude Code's `managed-mcp.json`
+   * (`allowedMcpServers` / `deniedMcpServers`) have them: see
+   * {@link ServerPolicy}. A server it denies is published in `error` with
+   * `policy_denied` (the message naming the rule) and never spawns or
+   * connects; each start (a start request, a restart, a lazy server's first
+   * call) is checked again. Replace it with {@link McpHost.setPolicy}.
+   * Default: no rule, every server may start. A rule that cannot be
+   * compiled: the constructor throws `invalid_argument` naming the field
+   * (`options.policy.deny[1].url: …`).
+   */
+  policy?: ServerPolicy
+  /**
+   * Trust on first use, as VS Code asks before a server's first start: see
+   * {@link TrustCallback}. Called before the start of a server whose
+   * configuration the app has not decided about (and again once that
+   * configuration changes); its answer is remembered under `dataDir`
+   * (`mcp-trust.json`) unless it says `remember: false`. Default: none,
+   * every server is trusted (no question, nothing written).
+   */
+  trust?: TrustCallback
 }
 
 /**
@@ -1001,6 +1053,13 @@ export interface HostLimits {
    * {@link ServerStartOptions.idleStopMs} wins. Default 600 000 ms (10 minutes).
    */
   idleStopMs?: number
+  /**
+   * Time the {@link McpHostOptions.trust} callback may take to answer; then
+   * the start is refused with `trust_failed` (the server `stopped`, nothing
+   * remembered) and the question withdrawn (its `signal` aborts). Default
+   * 300 000 ms (5 minutes).
+   */
+  trustTimeoutMs?: number
 }
 
 // ─── AHP common ──────────────────────────────────────────────────────────────
@@ -2197,6 +2256,152 @@ export interface ServerInfo {
   capabilities: Record<string, unknown> | null
   /** Whether `capabilities` was left out for its size. */
   capabilitiesOmitted: boolean
+  /** The policy and trust decision about the server, with a {@link McpHostOptions.policy} or {@link McpHostOptions.trust}. */
+  policy?: ServerPolicyDecision
+}
+
+/**
+ * {@link McpHost.serverInfo} of a server that never connected but has a
+ * policy or trust decision: denied by the {@link ServerPolicy}, refused by
+ * the {@link TrustCallback}, or waiting for its answer. Only `policy`; the
+ * other {@link ServerInfo} members are absent (`info?.name` reads
+ * `undefined`), so `info.protocolVersion !== undefined` tells the two apart.
+ */
+export type ServerPolicyInfo = { policy: ServerPolicyDecision } & {
+  [K in Exclude<keyof ServerInfo, 'policy'>]?: never
+}
+
+/**
+ * The app's allow and deny rules for servers ({@link McpHostOptions.policy},
+ * {@link McpHost.setPolicy}). A `deny` rule that matches wins over
+ * everything; then, when `allow` is given, a server that no `allow` rule
+ * matches is denied (`allow: []` denies every server); else the server may
+ * start. The rule that decided is named `deny[<i>]` / `allow[<i>]` in the
+ * decision, the `error` state's message and the log record. At most 1 000
+ * rules per list; a rule that cannot be compiled refuses the whole policy
+ * (a security policy is never applied in part).
+ */
+export interface ServerPolicy {
+  /** Only servers one of these matches may start; absent: every server not denied. */
+  allow?: PolicyRule[]
+  /** Servers one of these matches never start. */
+  deny?: PolicyRule[]
+}
+
+/**
+ * One rule: every matcher it has must match, and it needs at least one.
+ * Patterns are globs (`*` any run of characters, `/` included; `?` one
+ * character, except in `url`), case-sensitive except the scheme and host of
+ * `url`; at most 2 KiB each. A server's configuration is matched as given
+ * (its `mcp.json` entry or `addServer` config), never its secrets: the
+ * program a bare command resolves to through `PATH` is not consulted.
+ */
+export interface PolicyRule {
+  /** Shown in decisions and messages: `deny[0] ("no shell servers")`. */
+  label?: string
+  /** The server's name (its `mcpServers` key, a top-level server's name); with a `/`, its id `<plugin>/<server>`. */
+  name?: string
+  /** The name of the plugin that declares the server (a top-level server never matches). */
+  plugin?: string
+  /** A stdio server's `command`; without a `/` also its last path segment (`node` matches `/usr/bin/node`). */
+  command?: string
+  /**
+   * A stdio server's `args`, one pattern each and the same count (Claude
+   * Code's exact `serverCommand` is `{command: 'npx', args: ['-y', 'pkg']}`);
+   * at most 256.
+   */
+  args?: string[]
+  /**
+   * A remote server's URL without user info, query and fragment
+   * (`https://*.example.com/*`); a pattern without a path matches every path
+   * of its origin (`https://mcp.example.com`). `?` and `#` are refused: a
+   * query is never matched (it can hold secrets).
+   */
+  url?: string
+  /** The transport. */
+  transport?: 'stdio' | 'streamable-http' | 'sse'
+}
+
+/**
+ * Trust on first use ({@link McpHostOptions.trust}): asked before the start
+ * of a server whose configuration has no remembered decision, or whose
+ * configuration changed since (`reason: 'changed'`); a lazy server is asked
+ * at its first call, before it spawns. Answer `true` / `false`, or
+ * `{trust, remember?}`: `remember` (default `true`) keeps the answer under
+ * `dataDir` for later hosts; `remember: false` trusts for this host only,
+ * and a refusal with it is not kept at all (the next start asks again).
+ * While it is asked the server is `starting` (its decision's `state` is
+ * `'pending'`). A refused server is `stopped` with `trust_refused` in its
+ * decision ({@link McpHost.whenReady} rejects `trust_refused`); a throw,
+ * another answer, or no answer within `limits.trustTimeoutMs` is
+ * `trust_failed`, never remembered (a `warn` log, target `host.policy`,
+ * says what was thrown). `request.signal` aborts when the question is
+ * withdrawn: the start ended (stop, restart, remove, dispose) or timed out.
+ * A configuration is known by a digest (SHA-256) of what decides what runs:
+ * id, transport, command, args, cwd, plugin root, env names with a hash of
+ * each value; URL and header names with hashes of the URL and each value.
+ */
+export type TrustCallback = (request: TrustRequest) => TrustAnswer | PromiseLike<TrustAnswer>
+
+/** The app's answer to a {@link TrustRequest}. */
+export type TrustAnswer = boolean | { trust: boolean; remember?: boolean }
+
+/** What the {@link TrustCallback} is asked about: the server and what would run, secrets withheld. */
+export interface TrustRequest {
+  serverId: string
+  /** The server's name (its `mcpServers` key, or a top-level server's name). */
+  name: string
+  /** The plugin that declares it. */
+  plugin?: string
+  /** `'new'`: nothing about this server is remembered; `'changed'`: its configuration changed since a decision. */
+  reason: 'new' | 'changed'
+  /** What would run: env and header names only, the URL without user info, query and fragment. */
+  config: TrustedConfig
+  /** Aborts when the question is withdrawn (see {@link TrustCallback}). */
+  signal: AbortSignal
+}
+
+/** A server's configuration as a {@link TrustRequest} shows it (every value the host keeps secret replaced). */
+export type TrustedConfig =
+  | { type: 'stdio'; command: string; args: string[]; cwd?: string; env: string[] }
+  | { type: 'streamable-http' | 'sse'; url: string; headers: string[] }
+
+/**
+ * Everything decided about one server: on its customization as
+ * `_meta["ahp-mcp-host/policy"]` (published when it changes, removed when
+ * nothing is decided any more) and in {@link McpHost.serverInfo}; each
+ * decision is also a log record (target `host.policy`: `warn` when denied
+ * or failed). Without a {@link McpHostOptions.policy} and a
+ * {@link McpHostOptions.trust} there is none.
+ */
+export interface ServerPolicyDecision {
+  /** What the {@link ServerPolicy} says (with rules). */
+  rules?: PolicyVerdict
+  /** What the {@link TrustCallback} said (once a start got that far). */
+  trust?: TrustDecision
+}
+
+/** The {@link ServerPolicy}'s verdict on a server. */
+export interface PolicyVerdict {
+  allowed: boolean
+  /** The rule that decided, `deny[<i>]` or `allow[<i>]`; absent when none matched. */
+  rule?: string
+  /** That rule's label. */
+  label?: string
+  /** Why, in words (also the `policy_denied` error's message). */
+  message: string
+}
+
+/** The {@link TrustCallback}'s decision about a server's configuration. */
+export interface TrustDecision {
+  /** `'pending'`: being asked (the server is `starting`); `'refused'`: `trust_refused`; `'failed'`: `trust_failed`. */
+  state: 'pending' | 'trusted' | 'refused' | 'failed'
+  /** Taken from the remembered decisions: the callback was not asked. */
+  remembered: boolean
+  /** Asked because the configuration changed since an earlier decision. */
+  changed: boolean
+  /** Why, in words. */
+  message: string
 }
 
 export interface PluginAdded {
@@ -2700,6 +2905,8 @@ export interface LogRecord {
    * `host.process` (Linux: a descendant of a stdio server left its process group; it is ended with the server),
    * `host.tasks` (task records under `dataDir`: unreadable files, dropped records),
    * `host.logging` (the level of {@link McpHost.setLogLevel} set again on a new connection: `info`, or `warn` with why not),
+   * `host.policy` (each {@link ServerPolicyDecision}: `warn` for a denial or a failed {@link TrustCallback}, whose
+   * throw the JS wrapper adds; `info` for questions and answers; `debug` for a start let through),
    * `host.notifications`, `host.requests`, `host.events` (also counts of what a flood lost:
    * notifications dropped, server requests refused past their cap, log records dropped
    * while JS was behind). Floods are bounded (docs/reliability.md, "Floods"): a server's
@@ -2747,6 +2954,13 @@ export interface LogRecord {
  * could not keep or give back OAuth credentials (the OS keychain is not
  * reachable, locked or did not answer; a method of the app's store threw);
  * the message names the store, and nothing falls back to memory.
+ * `policy_denied`: the app's {@link ServerPolicy} refuses the server (a
+ * `deny` rule matched, or no rule of an `allow` list did); the server is
+ * published in `error` with this code and never starts.
+ * `trust_refused`: the app's {@link McpHostOptions.trust} callback refused
+ * the server's configuration (now, or earlier and remembered); the server
+ * is `stopped`. `trust_failed`: that callback threw, answered something
+ * else, or did not answer within `limits.trustTimeoutMs`; not remembered.
  */
 export type HostErrorCode =
   | 'invalid_argument'
@@ -2787,6 +3001,9 @@ export type HostErrorCode =
   | 'task_expired'
   | 'tool_disabled'
   | 'url_elicitation_required'
+  | 'policy_denied'
+  | 'trust_refused'
+  | 'trust_failed'
 
 /**
  * What a {@link CredentialStore} method may return: a Promise, any

@@ -307,6 +307,37 @@ class ServerRequests {
   }
 }
 
+// The native `onTrust` callback over the app's `trust` (index.d.ts
+// `TrustCallback`): `{requestId, ...TrustRequest}` in; the app's `boolean |
+// {trust, remember?}` out as `{trust, remember}` (`remember` default true).
+// Anything else, or a throw, is the native side's `trust_failed`, with a
+// `warn` log here saying what was thrown (the native side never shows it).
+// Made outside the constructor: see readinessOf.
+function trustCallback(trust, requests, self) {
+  return async (json) => {
+    const { requestId, ...request } = JSON.parse(json)
+    const signal = requests.begin(requestId)
+    try {
+      const pending = trust({ ...request, signal })
+      requests.hold(requestId, pending)
+      const answer = await pending
+      if (typeof answer === 'boolean') return JSON.stringify({ trust: answer, remember: true })
+      const remember = answer?.remember ?? true
+      if (typeof answer?.trust !== 'boolean' || typeof remember !== 'boolean') {
+        throw new TypeError('trust must return a boolean or {trust: boolean, remember?: boolean}')
+      }
+      return JSON.stringify({ trust: answer.trust, remember })
+    } catch (err) {
+      const host = self.deref()
+      const message = `the trust callback failed for server ${JSON.stringify(request.serverId)}: ${thrownText(err)}`
+      if (host && !signal.aborted) emitEach(host, 'log', { level: 'warn', target: 'host.policy', serverId: request.serverId, message })
+      throw err
+    } finally {
+      requests.end(requestId)
+    }
+  }
+}
+
 // A request handler that threw or rejected (or answered something that is not
 // JSON): a `warn` log, target `host.requests`, on `host` (when still alive).
 function handlerThrew(host, serverId, method, err) {
@@ -329,7 +360,7 @@ class McpHost extends EventEmitter {
 
   constructor(options) {
     super()
-    const { handlers: given = {}, credentials, roots, headers, ...nativeOptions } = check.hostOptions(options)
+    const { handlers: given = {}, credentials, roots, headers, trust, ...nativeOptions } = check.hostOptions(options)
     // `sampling` may be `{handler, tools}` (SEP-1577 sampling with tools), `elicitation`
     // `{handler, url}` (SEP-1036 URL mode): the function, and the flag.
     const { handlers, samplingTools, elicitationUrl } = handlerFunctions(given)
@@ -362,6 +393,9 @@ class McpHost extends EventEmitter {
         requests.end(requestId)
       }
     }
+    // The app's trust callback (issue 32): asked like a server request (its
+    // `signal` aborts when the native side withdraws the question).
+    const onTrust = trust === undefined ? undefined : trustCallback(trust, requests, self)
     // The app's credential store ({get, set, delete} or VS Code SecretStorage), checked (lib/host/credentials.js).
     // `'os'` (the OS keychain) is a native option: no callback.
     const onCredentials = credentialCallback(credentials, invalidArgument)
@@ -377,6 +411,8 @@ class McpHost extends EventEmitter {
       headers === undefined ? noCredentials : imports.headersCallback(headers),
       samplingTools,
       elicitationUrl,
+      onTrust !== undefined,
+      onTrust ?? noCredentials,
     )
     this.#nativeRef = new WeakRef(this.#native)
     this.#readiness = readinessOf(this.#native)
@@ -561,6 +597,16 @@ class McpHost extends EventEmitter {
 
   getState() { return JSON.parse(this.#live().getState()) }
   listTools() { return JSON.parse(this.#live().listTools()) }
+
+  // The server policy (issue 32; index.d.ts ServerPolicy): checked natively, applied at once.
+  setPolicy(policy) {
+    check.policy(policy, 'policy')
+    unwrap(this.#live().setPolicy(jsonText('policy', policy)))
+  }
+  async resetTrust(serverId) {
+    if (serverId !== undefined) nonEmptyString(serverId, 'serverId')
+    return unwrap(await this.#live().resetTrust(serverId ?? null))
+  }
 
   serverInfo(serverId) {
     nonEmptyString(serverId, 'serverId')

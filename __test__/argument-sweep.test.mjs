@@ -132,6 +132,19 @@ function sweep(host) {
       ['roots[0]', [5, { uri: 5 }, { uri: 'relative' }], (v) => host.setRoots([v])],
     ],
     serverInfo: strings(['serverId', (v) => host.serverInfo(v)]),
+    // Server policy and trust on first use (issue 32).
+    setPolicy: [
+      ['policy', [undefined, null, 5, 'x', []], (v) => host.setPolicy(v)],
+      ['policy.deny', [5, 'x', {}], (v) => host.setPolicy({ deny: v })],
+      ['policy.allow[0]', [5, null, 'x', []], (v) => host.setPolicy({ allow: [v] })],
+      ['policy.deny[0]', [{}, { label: 'only a label' }], (v) => host.setPolicy({ deny: [v] })],
+      ['policy.deny[0].name', [5, {}, ''], (v) => host.setPolicy({ deny: [{ name: v }] })],
+      ['policy.deny[0].args', ['x', [5]], (v) => host.setPolicy({ deny: [{ args: v }] })],
+      ['policy.deny[0].url', ['https://x.test/?q=*', 5], (v) => host.setPolicy({ deny: [{ url: v }] })],
+      ['policy.deny[0].transport', ['tcp', 5], (v) => host.setPolicy({ deny: [{ transport: v }] })],
+      ['policy.deny[0].nmae', ['a'], (v) => host.setPolicy({ deny: [{ nmae: v }] })],
+    ],
+    resetTrust: [['serverId', [5, '', {}, null], (v) => host.resetTrust(v)]],
     listResources: strings(['serverId', (v) => host.listResources(v)]),
     listResourceTemplates: strings(['serverId', (v) => host.listResourceTemplates(v)]),
     readResource: strings(['serverId', (v) => host.readResource(v, 'file:///r')], ['uri', (v) => host.readResource('srv', v)]),
@@ -267,6 +280,10 @@ test('new McpHost refuses options that are not an object, and names each bad fie
     ['options.proxy', [{ proxy: 5 }, { proxy: 'ftp://x' }]],
     ['options.caCertificates', [{ caCertificates: 'pem' }]],
     ['options.caCertificates[0]', [{ caCertificates: [5] }, { caCertificates: ['not a certificate'] }]],
+    ['options.policy', [{ policy: 5 }, { policy: [] }, { policy: { allow: 'x' } }]],
+    ['options.policy.deny[0]', [{ policy: { deny: [{}] } }, { policy: { deny: ['x'] } }]],
+    ['options.policy.allow[1].command', [{ policy: { allow: [{ name: 'a' }, { command: '' }] } }]],
+    ['options.trust', [{ trust: 5 }, { trust: true }, { trust: {} }]],
     ['options.unknownOption', [{ unknownOption: 1 }]],
   ]
   for (const [path, values] of cases) {

@@ -9,13 +9,12 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { chmodSync, chownSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { isDeepStrictEqual } from 'node:util'
 import { createRequire } from 'node:module'
 import {
-  ROOT, NODE, FIXTURES, newHost, tmpDir, waitFor, waitState, findCustomization, rejectsWith, startHttpFixture, writePlugin, stateHistory,
+  ROOT, NODE, FIXTURES, newHost, sharedDataDir, tmpDir, waitFor, waitState, findCustomization, rejectsWith, startHttpFixture, writePlugin, stateHistory,
 } from './helpers/host.mjs'
 
 const require = createRequire(import.meta.url)
@@ -25,25 +24,6 @@ const ENV_CANARY = 'lazy-env-canary-7f3a9c21d4e8'
 const HEADER_CANARY = 'lazy-header-canary-2b6e8d04a1f9'
 const SESSION = 'ahp-session:/lazy-start'
 
-/**
- * A dataDir the hosts of test `t` share: removed only once every host made
- * with `hostOn` is disposed (after hooks run in the order they were added,
- * so a plain tmpDir would be removed while a host still writes its cache).
- */
-function sharedDataDir(t) {
-  const dataDir = mkdtempSync(join(tmpdir(), 'ahp-lazy-data-'))
-  const hosts = []
-  t.after(async () => {
-    for (const host of hosts) await host.dispose()
-    rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 })
-  })
-  const hostOn = (options = {}) => {
-    const made = newHost(t, { ...options, dataDir })
-    hosts.push(made.host)
-    return made
-  }
-  return { dataDir, hostOn }
-}
 
 /** A stdio entry of the fixture logging its starts to `log`. */
 function entry(log, { env = {}, args = [] } = {}) {
@@ -74,7 +54,7 @@ async function warm(hostOn, dataDir, name, config) {
 }
 
 test('a lazy server without a cache starts at once, caches its tools without the env secret, and stops when idle with its tools still published', async (t) => {
-  const { dataDir, hostOn } = sharedDataDir(t)
+  const { dataDir, hostOn } = sharedDataDir(t, 'ahp-lazy-data-')
   const log = join(tmpDir(t), 'starts.log')
   const { host, logs, actions } = hostOn({ start: 'lazy', limits: { idleStopMs: 300 } })
   await host.addServer({ name: 'lazy', config: entry(log) })
@@ -98,7 +78,7 @@ test('a lazy server without a cache starts at once, caches its tools without the
 })
 
 test('a lazy server with a warm cache is not started: its tools are published from the cache, its first call starts it, and the replayed state equals the host state', async (t) => {
-  const { dataDir, hostOn } = sharedDataDir(t)
+  const { dataDir, hostOn } = sharedDataDir(t, 'ahp-lazy-data-')
   const log = join(tmpDir(t), 'starts.log')
   await warm(hostOn, dataDir, 'lazy', entry(log))
   assert.equal(starts(log), 1)
@@ -132,7 +112,7 @@ test('a lazy server with a warm cache is not started: its tools are published fr
 })
 
 test('a cached tool that changed by the start fails the call closed with stale_tool, and the fresh list is published', async (t) => {
-  const { dataDir, hostOn } = sharedDataDir(t)
+  const { dataDir, hostOn } = sharedDataDir(t, 'ahp-lazy-data-')
   const log = join(tmpDir(t), 'starts.log')
   const description = join(tmpDir(t), 'description.txt')
   writeFileSync(description, 'version one')
@@ -157,7 +137,7 @@ test('a cached tool that changed by the start fails the call closed with stale_t
 })
 
 test('a cache written under one configuration digest is never used under another; an eager server never uses it', async (t) => {
-  const { dataDir, hostOn } = sharedDataDir(t)
+  const { dataDir, hostOn } = sharedDataDir(t, 'ahp-lazy-data-')
   const log = join(tmpDir(t), 'starts.log')
   await warm(hostOn, dataDir, 'lazy', entry(log))
   const { host } = hostOn({ start: 'lazy' })
@@ -175,7 +155,7 @@ test('a cache written under one configuration digest is never used under another
 
 test('Streamable HTTP: a header value the server leaks into its tool list never reaches the cache', async (t) => {
   const server = await startHttpFixture(t, 'lazy-tools-server.mjs', { SECRET_THING: 'not-configured-here' }, ['http'])
-  const { dataDir, hostOn } = sharedDataDir(t)
+  const { dataDir, hostOn } = sharedDataDir(t, 'ahp-lazy-data-')
   const { host } = hostOn()
   const config = { type: 'streamable-http', url: server.url, headers: { 'x-api-key': HEADER_CANARY } }
   await host.addServer({ name: 'remote', config, start: 'lazy', idleStopMs: 0 })
@@ -192,7 +172,7 @@ test('Streamable HTTP: a header value the server leaks into its tool list never 
 })
 
 test('a stop request keeps a lazy server\'s tools (a call starts it again); toggling it off removes them', async (t) => {
-  const { dataDir, hostOn } = sharedDataDir(t)
+  const { dataDir, hostOn } = sharedDataDir(t, 'ahp-lazy-data-')
   const log = join(tmpDir(t), 'starts.log')
   const { host } = hostOn()
   await host.addServer({ name: 'lazy', config: entry(log), start: 'lazy', idleStopMs: 0 })
@@ -214,7 +194,7 @@ test('a stop request keeps a lazy server\'s tools (a call starts it again); togg
 })
 
 test('a plugin\'s lazy servers with warm caches are published together: one serverToolsChanged, each server stopped', async (t) => {
-  const { dataDir, hostOn } = sharedDataDir(t)
+  const { dataDir, hostOn } = sharedDataDir(t, 'ahp-lazy-data-')
   const log = join(tmpDir(t), 'starts.log')
   const root = tmpDir(t)
   writePlugin(root, { mcpServers: { a: entry(log, { args: ['a'] }), b: entry(log, { args: ['b'] }), c: entry(log, { args: ['c'] }) } })
@@ -240,7 +220,7 @@ test('a plugin\'s lazy servers with warm caches are published together: one serv
 })
 
 test('a loose cache folder is made private and a cache file others may write (or another user owns) is not used: the lazy server starts to list its tools', { skip: process.platform === 'win32' && 'POSIX modes and owners' }, async (t) => {
-  const { dataDir, hostOn } = sharedDataDir(t)
+  const { dataDir, hostOn } = sharedDataDir(t, 'ahp-lazy-data-')
   const log = join(tmpDir(t), 'starts.log')
   await warm(hostOn, dataDir, 'lazy', entry(log))
   const [file] = cacheFiles(dataDir)

@@ -43,6 +43,7 @@ pub mod limits;
 mod mcp;
 mod network;
 mod platform;
+mod policy;
 mod publisher;
 mod reclaim;
 mod redact;

@@ -511,6 +511,11 @@ pub struct Limits {
     /// published; the next call starts it again. `0`: never. A server's
     /// own `idleStopMs` wins. Default [`DEFAULT_IDLE_STOP_MS`] (10 minutes).
     pub idle_stop_ms: u64,
+    /// Time the app's `trust` callback may take to answer whether a server
+    /// may start (ms; issue 32, `crate::policy`); then the start is refused
+    /// (`trust_failed`, the server `stopped`). Default
+    /// [`DEFAULT_TRUST_TIMEOUT_MS`] (5 minutes).
+    pub trust_timeout_ms: u64,
 }
 
 impl Default for Limits {
@@ -545,6 +550,7 @@ impl Default for Limits {
             import_resolve_timeout_ms: 300_000,
             model_output_max_chars: DEFAULT_MODEL_OUTPUT_MAX_CHARS,
             idle_stop_ms: DEFAULT_IDLE_STOP_MS,
+            trust_timeout_ms: DEFAULT_TRUST_TIMEOUT_MS,
         }
     }
 }
@@ -560,6 +566,8 @@ mod lazy_start;
 pub use lazy_start::*;
 mod legacy_sse;
 pub use legacy_sse::*;
+mod policy;
+pub use policy::*;
 mod tool_filter;
 pub use tool_filter::*;
 mod tool_search;

@@ -95,6 +95,27 @@ export function newHost(t, options = {}) {
   return { host, actions, logs, dataDir }
 }
 
+/**
+ * A dataDir the hosts of test `t` share: removed only once every host made
+ * with `hostOn` (as {@link newHost}, on that dataDir) is disposed (after
+ * hooks run in the order they were added, so a plain tmpDir would be
+ * removed while a host still writes into it).
+ */
+export function sharedDataDir(t, prefix = 'ahp-shared-data-') {
+  const dataDir = mkdtempSync(join(tmpdir(), prefix))
+  const hosts = []
+  t.after(async () => {
+    for (const host of hosts) await host.dispose()
+    rmSync(dataDir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 })
+  })
+  const hostOn = (options = {}) => {
+    const made = newHost(t, { ...options, dataDir })
+    hosts.push(made.host)
+    return made
+  }
+  return { dataDir, hostOn }
+}
+
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
 export { sleep }
 

@@ -1,6 +1,6 @@
 // Type-checked by `npm test` (tsc --noEmit): the usage of the README and the guides, compiled
 // against index.d.ts. A wrong or missing type here fails the test run.
-import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo, type RootInput, type Root, type McpChannelMessage, type ReadResourceResult, type RequestOptions, type ProgressInfo, type ToolSummary, type ToolSearchResult, type SearchToolsOptions, type LegacySseServerConfig } from '../../index.js'
+import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo, type RootInput, type Root, type McpChannelMessage, type ReadResourceResult, type RequestOptions, type ProgressInfo, type ToolSummary, type ToolSearchResult, type SearchToolsOptions, type LegacySseServerConfig, type ServerPolicyInfo, type ServerPolicy, type TrustCallback, type TrustRequest, type ServerPolicyDecision, type TrustDecision, type PolicyVerdict, type PolicyRule, type TrustAnswer, type TrustedConfig } from '../../index.js'
 
 async function main(): Promise<void> {
   const host = new McpHost({
@@ -50,8 +50,9 @@ async function main(): Promise<void> {
   if (plugin.load.kind === 'degraded') console.log(plugin.load.message)
   const id: string = await host.addServer({ name: 'remote', config: { type: 'streamable-http', url: 'https://example.test/mcp' }, protocol: 'auto' })
   await host.addPlugin({ root: '/plugins/old', servers: { legacy: { protocol: 'legacy' } } })
-  const info: ServerInfo | null = host.serverInfo(id)
-  if (info) {
+  const info: ServerInfo | ServerPolicyInfo | null = host.serverInfo(id)
+  if (info?.policy?.rules?.allowed === false) console.log(info.policy.rules.rule, info.policy.rules.message)
+  if (info?.protocolVersion !== undefined) {
     const era: 'discover' | 'initialize' = info.handshake
     console.log(era, info.protocolVersion, info.instructions ?? '', info.icons.map((i) => i.src), info.capabilities?.tools)
   }
@@ -210,6 +211,26 @@ async function main(): Promise<void> {
   await host.addServer({ name: 'legacy2', config: { type: 'sse', url: 'https://example.test/sse', command: 'x' } })
   const transport: ServerInfo['transport'] | undefined = host.serverInfo('legacy')?.transport
   void transport
+  // Server policy and trust on first use (issue 32).
+  const policy: ServerPolicy = { allow: [{ plugin: 'company-*' }, { url: 'https://*.example.com' }], deny: [{ command: 'npx', args: ['-y', 'evil-*'], label: 'no evil' }] }
+  const trust: TrustCallback = async (request: TrustRequest) => {
+    if (request.config.type === 'stdio') console.log(request.config.command, request.config.env.join(','))
+    request.signal.addEventListener('abort', () => {})
+    return request.reason === 'changed' ? { trust: false, remember: false } : true
+  }
+  const guarded = new McpHost({ policy, trust, limits: { trustTimeoutMs: 60_000 } })
+  guarded.setPolicy({ deny: [{ transport: 'stdio' }] })
+  const forgotten: number = await guarded.resetTrust('docs')
+  const decision: ServerPolicyDecision | undefined = guarded.serverInfo('docs')?.policy
+  const trustState: TrustDecision["state"] | undefined = decision?.trust?.state
+  const verdict: PolicyVerdict | undefined = decision?.rules
+  const rule: PolicyRule = { name: 'p/*', transport: 'sse' }
+  const answer: TrustAnswer = { trust: true }
+  const shown: TrustedConfig = { type: 'sse', url: 'https://x.test/sse', headers: [] }
+  console.log(forgotten, trustState, verdict, rule, answer, shown)
+  // @ts-expect-error a rule's transport is one of the three
+  guarded.setPolicy({ deny: [{ transport: 'carrier-pigeon' }] })
+  await guarded.dispose()
   // @ts-expect-error unknown error codes do not type-check
   const bad: HostError['code'] = 'no_such_code'
   void bad

@@ -3,7 +3,6 @@
 //! when a request is dropped before JS answered) and the credential store
 //! ([`JsSecrets`]) and the dynamic headers provider ([`JsHeaders`]).
 
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use std::collections::BTreeMap;
@@ -24,10 +23,9 @@ pub(super) struct JsRequests {
     pub(super) sampling_tools: bool,
     /// The `elicitation` handler takes URL mode (JS `{handler, url: true}`).
     pub(super) elicitation_url: bool,
-    /// Where a withdrawal goes (`requestWithdrawn`, see [`Withdrawal`]).
+    /// Where a withdrawal goes (`requestWithdrawn`, see [`Withdrawal`]);
+    /// gives each request its id.
     pub(super) sink: Arc<JsSink>,
-    /// The id of the next request (JS `requestId`, increasing).
-    pub(super) next: std::sync::atomic::AtomicU64,
 }
 
 impl RequestHandler for JsRequests {
@@ -51,7 +49,7 @@ impl RequestHandler for JsRequests {
         request: HandlerRequest,
     ) -> BoxFuture<'static, std::result::Result<Value, String>> {
         let tsfn = self.tsfn.clone();
-        let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+        let id = self.sink.next_request();
         let mut payload = json!({
             "serverId": request.server_id,
             "method": request.kind.method(),
@@ -64,11 +62,7 @@ impl RequestHandler for JsRequests {
         if let Some(origin) = &request.origin {
             payload["origin"] = json!(origin);
         }
-        let withdrawal = Withdrawal {
-            sink: self.sink.clone(),
-            id,
-            armed: true,
-        };
+        let withdrawal = Withdrawal::armed(self.sink.clone(), id);
         Box::pin(async move {
             // The whole guard moves into the future (not only its field).
             let mut withdrawal = withdrawal;
@@ -88,10 +82,21 @@ impl RequestHandler for JsRequests {
 
 /// Tells JS that request `id` was withdrawn, when dropped while `armed`
 /// (the request's future was dropped before the JS handler answered).
-struct Withdrawal {
+pub(super) struct Withdrawal {
     sink: Arc<JsSink>,
     id: u64,
-    armed: bool,
+    pub(super) armed: bool,
+}
+
+impl Withdrawal {
+    /// The withdrawal of request `id`, armed.
+    pub(super) fn armed(sink: Arc<JsSink>, id: u64) -> Self {
+        Self {
+            sink,
+            id,
+            armed: true,
+        }
+    }
 }
 
 impl Drop for Withdrawal {
@@ -110,7 +115,7 @@ pub(super) struct JsSecrets {
 
 /// Calls JS callback `tsfn` with `payload` and parses its JSON answer
 /// (`what` names it in the error of an answer that is not JSON).
-async fn ask<T: serde::de::DeserializeOwned>(
+pub(super) async fn ask<T: serde::de::DeserializeOwned>(
     tsfn: Arc<RequestFn>,
     payload: Value,
     what: &str,

@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use ahp_mcp_host::config::HeaderProvider;
 use ahp_mcp_host::error::{ErrorCode, HostError, HostResult};
 use ahp_mcp_host::events::{EventSink, HostEvent};
-use ahp_mcp_host::host::{field_error, Host, HostConfig, HostDeps};
+use ahp_mcp_host::host::{field_error, Host, HostDeps};
 use ahp_mcp_host::requests::roots::{parse_roots, Root};
 use ahp_mcp_host::requests::{RequestHandler, ServerRequestKind};
 use ahp_mcp_host::{OsSecretStore, SecretStore};
@@ -41,6 +41,7 @@ mod callbacks;
 mod import;
 mod limits;
 mod options;
+mod policy;
 mod reducers;
 mod runtime;
 mod server_options;
@@ -184,6 +185,9 @@ fn json_array(items: &[String]) -> String {
 struct JsSink {
     outbox: Arc<Outbox>,
     tsfn: Arc<EventsFn>,
+    /// The last id given to a question for JS (a server request, a trust
+    /// question: JS `requestId`, increasing, one space for both).
+    requests: std::sync::atomic::AtomicU64,
 }
 
 impl EventSink for JsSink {
@@ -266,6 +270,21 @@ impl EventSink for JsSink {
 }
 
 impl JsSink {
+    /// A sink queueing in `outbox` and waking JS through `tsfn`.
+    fn new(outbox: Arc<Outbox>, tsfn: Arc<EventsFn>) -> Self {
+        let requests = Default::default();
+        Self {
+            outbox,
+            tsfn,
+            requests,
+        }
+    }
+
+    /// The id of the next question for JS (see [`JsSink::requests`]).
+    fn next_request(&self) -> u64 {
+        self.requests.fetch_add(1, Ordering::Relaxed) + 1
+    }
+
     /// Queues one `{event, payload}` item (JSON) and wakes JS once per drain.
     fn push(&self, json: String) {
         self.outbox
@@ -353,27 +372,6 @@ fn parse<T: serde::de::DeserializeOwned>(what: &str, text: &str) -> HostResult<T
     })
 }
 
-/// The largest integer a JS number holds exactly (`Number.MAX_SAFE_INTEGER`, 2^53 − 1).
-const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
-
-/// An AHP `ActionOrigin.clientSeq` from a JS number: a non-negative safe
-/// integer, taken as is. A client matches its echoes by this number, so
-/// NaN, ±Infinity, fractions, negatives and values above 2^53 − 1 are
-/// refused (`invalid_argument` naming `origin.clientSeq`), never rewritten.
-fn client_seq_of(value: f64) -> HostResult<i64> {
-    if value.is_finite() && value.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&value) {
-        // Exact: an integral f64 in [0, 2^53 − 1] converts without loss.
-        #[allow(clippy::cast_possible_truncation)]
-        return Ok(value as i64);
-    }
-    Err(HostError::new(
-        ErrorCode::InvalidArgument,
-        format!(
-            "origin.clientSeq: must be a non-negative safe integer (0 to 2^53-1), got {value:?}"
-        ),
-    ))
-}
-
 #[napi]
 impl NativeHost {
     /// `optionsJson`: JSON of the host options; `onEvents` receives one JSON
@@ -408,6 +406,8 @@ impl NativeHost {
         on_headers: Option<Function<String, Promise<String>>>,
         sampling_tools: Option<bool>,
         elicitation_url: Option<bool>,
+        use_trust: Option<bool>,
+        on_trust: Option<Function<String, Promise<String>>>,
     ) -> Result<Self> {
         let refused =
             |e: HostError| Error::new(Status::InvalidArg, format!("{}: {}", e.code, e.message));
@@ -424,7 +424,7 @@ impl NativeHost {
             .build_callback(move |_ctx| Ok(drain.take_drain()))?;
         let tsfn = Arc::new(tsfn);
         let _ = outbox.rewake.set(Arc::downgrade(&tsfn));
-        let sink = Arc::new(JsSink { outbox, tsfn });
+        let sink = Arc::new(JsSink::new(outbox, tsfn));
         let handled = handled_kinds(&handled)?;
         let requests: Option<Arc<dyn RequestHandler>> = if handled.is_empty() {
             None
@@ -440,7 +440,6 @@ impl NativeHost {
                 sampling_tools: sampling_tools.unwrap_or(false),
                 elicitation_url: elicitation_url.unwrap_or(false),
                 sink: sink.clone(),
-                next: Default::default(),
             }))
         };
         let secrets: Option<Arc<dyn SecretStore>> = if options.os_keychain() {
@@ -457,13 +456,16 @@ impl NativeHost {
                 Some(tsfn) => Some(Arc::new(JsHeaders { tsfn })),
                 None => None,
             };
+        let trust = callback(use_trust.unwrap_or(false), on_trust.as_ref())?;
         let deps = HostDeps {
             requests,
             secrets,
             roots,
             header_provider,
+            trust: trust.map(|tsfn| policy::JsTrust::asker(tsfn, &sink)),
         };
-        let host = Host::with_handlers(HostConfig::from(options), sink.clone(), deps);
+        let config = policy::JsPolicy::host_config(options).map_err(refused)?;
+        let host = Host::with_handlers(config, sink.clone(), deps);
         Ok(Self {
             host: Arc::new(host),
             cancels: abort::Cancels::default(),
@@ -506,7 +508,7 @@ impl NativeHost {
     /// rounded or clamped, see `client_seq_of`).
     #[napi(catch_unwind)]
     pub fn dispatch(&self, action_json: String, client_id: String, client_seq: f64) -> String {
-        let result = client_seq_of(client_seq).and_then(|client_seq| {
+        let result = options::client_seq_of(client_seq).and_then(|client_seq| {
             let action = parse::<Value>("action", &action_json)?;
             self.host.dispatch(
                 action,

@@ -93,4 +93,6 @@ js_limits! {
     model_output_max_chars: usize,
     /// `idleStopMs`: [`Limits::idle_stop_ms`] (`0`: never).
     idle_stop_ms: u64,
+    /// `trustTimeoutMs`: [`Limits::trust_timeout_ms`].
+    trust_timeout_ms: u64,
 }

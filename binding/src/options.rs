@@ -16,7 +16,7 @@ use crate::limits::JsLimits;
 use crate::server_options::{JsServerOverrides, JsStartMode};
 use ahp_mcp_host::config::launch::EnvPolicy;
 use ahp_mcp_host::config::{IdpSetting, OAuthClientSetting, OAuthGrant};
-use ahp_mcp_host::error::HostError;
+use ahp_mcp_host::error::{ErrorCode, HostError, HostResult};
 use ahp_mcp_host::host::{
     clamped_timeout, AddPlugin, AuthenticateArgs, Authorize, CallTool, ChatCall, HostConfig,
     OAuthHostOptions, ServerOverrides, ToolRef, DEFAULT_SESSION,
@@ -90,6 +90,10 @@ pub(crate) struct JsHostOptions {
     /// here; an app's `{get, set, delete}` store is a callback.)
     #[serde(default)]
     credentials: Option<JsCredentials>,
+    /// The app's allow and deny rules for servers (issue 32); compiled by
+    /// the constructor (`JsPolicy::compile`), not by `From`.
+    #[serde(default)]
+    pub(crate) policy: Option<crate::policy::JsPolicy>,
 }
 
 /// The host option `credentials` as a name.
@@ -144,6 +148,8 @@ impl From<JsHostOptions> for HostConfig {
                 proxy: options.proxy,
                 ca_certificates: options.ca_certificates,
             },
+            // Compiled by the constructor, which can refuse it (`JsPolicy::compile`).
+            policy: defaults.policy,
         }
     }
 }
@@ -447,4 +453,25 @@ impl std::fmt::Debug for JsOAuthClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         OAuthClientSetting::from(self.clone()).fmt(f)
     }
+}
+
+/// The largest integer a JS number holds exactly (`Number.MAX_SAFE_INTEGER`, 2^53 − 1).
+const MAX_SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// An AHP `ActionOrigin.clientSeq` from a JS number: a non-negative safe
+/// integer, taken as is. A client matches its echoes by this number, so
+/// NaN, ±Infinity, fractions, negatives and values above 2^53 − 1 are
+/// refused (`invalid_argument` naming `origin.clientSeq`), never rewritten.
+pub(crate) fn client_seq_of(value: f64) -> HostResult<i64> {
+    if value.is_finite() && value.fract() == 0.0 && (0.0..=MAX_SAFE_INTEGER).contains(&value) {
+        // Exact: an integral f64 in [0, 2^53 − 1] converts without loss.
+        #[allow(clippy::cast_possible_truncation)]
+        return Ok(value as i64);
+    }
+    Err(HostError::new(
+        ErrorCode::InvalidArgument,
+        format!(
+            "origin.clientSeq: must be a non-negative safe integer (0 to 2^53-1), got {value:?}"
+        ),
+    ))
 }

@@ -25,6 +25,8 @@ const { MAX_TIMEOUT_MS, abortError, checkSignal, watchAbort } = require('./reque
 
 /** The `ErrorInfo._meta` key of a crash whose restart is scheduled (src/session/customizations.rs). */
 const RESTART_META_KEY = 'ahp-mcp-host/restart'
+// `_meta` key of a server's policy and trust decision (src/policy/mod.rs `POLICY_META_KEY`).
+const POLICY_META_KEY = 'ahp-mcp-host/policy'
 
 /** Action types after which a waiter on the id they name looks again. */
 const WAKES = new Set([
@@ -271,8 +273,13 @@ class Readiness {
         const why = s.description ? `: ${s.description}` : ''
         return fail(this.#error('auth_required', `server ${JSON.stringify(id)} needs authorization (${s.reason}, resource ${s.resource?.resource})${why}`, { serverId: id, state: s }))
       }
-      case 'stopped':
+      case 'stopped': {
+        // Stopped because the app's trust callback refused it (issue 32).
+        const trust = server._meta?.[POLICY_META_KEY]?.trust
+        const code = { refused: 'trust_refused', failed: 'trust_failed' }[trust?.state]
+        if (code) return fail(this.#error(code, `server ${JSON.stringify(id)} is stopped: ${trust.message}`, { serverId: id }))
         return fail(this.#error('server_stopped', `server ${JSON.stringify(id)} is stopped`, { serverId: id }))
+      }
       default:
         // A wait on blocking starts only: a backgrounded start ends it.
         if (waiter.blocking && s?.kind === 'starting' && s.blocking !== true) return { value: BACKGROUND }

@@ -95,7 +95,8 @@ const REQUEST_KINDS = ['elicitation', 'sampling', 'roots']
 
 /** Every field of `McpHostOptions` (index.d.ts), in its order there. */
 const HOST_OPTIONS = ['session', 'clientInfo', 'dataDir', 'limits', 'env', 'publishServerTools', 'credentials',
-  'clientMetadataUrl', 'oauthRedirectPort', 'handlers', 'chatElicitation', 'mcpApps', 'roots', 'proxy', 'caCertificates', 'headers', 'start']
+  'clientMetadataUrl', 'oauthRedirectPort', 'handlers', 'chatElicitation', 'mcpApps', 'roots', 'proxy', 'caCertificates', 'headers', 'start',
+  'policy', 'trust']
 
 /** An unknown field of `value` (at `path`) is `invalid_argument` listing every field of `names`. */
 function known(value, path, names) {
@@ -103,6 +104,24 @@ function known(value, path, names) {
   if (unknown !== undefined) {
     throw invalid(`${path}.${unknown}: unknown field \`${unknown}\`, expected one of ${names.map((n) => `\`${n}\``).join(', ')}`)
   }
+}
+
+/**
+ * A `ServerPolicy` (`options.policy`, `setPolicy`): an object whose `allow`
+ * (optional) and `deny` (optional) are arrays of objects; the rules
+ * themselves are checked natively, which names the broken field.
+ */
+function policy(value, path) {
+  object(value, path, ' (ServerPolicy)')
+  for (const list of ['allow', 'deny']) {
+    optional.array(value[list], `${path}.${list}`)
+    value[list]?.forEach((rule, i) => object(rule, `${path}.${list}[${i}]`, ' (PolicyRule)'))
+  }
+  return value
+}
+
+function optionalPolicy(value, path) {
+  if (value !== undefined) policy(value, path)
 }
 
 /** `new McpHost(options)`: the options object and its top-level fields. */
@@ -127,6 +146,8 @@ function hostOptions(options) {
     caCertificates: optional.strings,
     headers: optional.function,
     start: optional.oneOf(['eager', 'lazy']),
+    policy: optionalPolicy,
+    trust: optional.function,
   })
   if (options.clientInfo) {
     fields(options.clientInfo, 'options.clientInfo', { name: nonEmptyString, version: nonEmptyString, title: optional.string })
@@ -328,6 +349,7 @@ module.exports = {
   optionalObject,
   nonEmptyString,
   hostOptions,
+  policy,
   addPluginOptions,
   addServerOptions,
   authenticateParams,

@@ -26,15 +26,28 @@ use crate::limits::{
     MAX_TOOL_FILTER_PATTERNS, MAX_TOOL_FILTER_PATTERN_BYTES, MAX_TOOL_TOGGLES_PER_SERVER,
 };
 
-/// One pattern of `includeTools` / `excludeTools`: its text and its glob.
+/// One pattern of `includeTools` / `excludeTools` (and of a server
+/// policy rule, `crate::policy`): its text and its glob (`*`, `?`).
 #[derive(Debug, Clone)]
-struct Pattern {
+pub(crate) struct Pattern {
     text: String,
     glob: WildMatch,
 }
 
 impl Pattern {
-    fn matches(&self, name: &str) -> bool {
+    /// The glob of `text`.
+    pub(crate) fn new(text: String) -> Self {
+        let glob = WildMatch::new(&text);
+        Self { text, glob }
+    }
+
+    /// The pattern as written.
+    pub(crate) fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether `name` matches.
+    pub(crate) fn matches(&self, name: &str) -> bool {
         self.glob.matches(name)
     }
 }
@@ -138,10 +151,7 @@ fn patterns(field: &str, list: &[String]) -> HostResult<Vec<Pattern>> {
         .enumerate()
         .map(|(i, text)| {
             check_text(&format!("{field}[{i}]"), text)?;
-            Ok(Pattern {
-                text: text.clone(),
-                glob: WildMatch::new(text),
-            })
+            Ok(Pattern::new(text.clone()))
         })
         .collect()
 }

@@ -148,6 +148,10 @@ impl Host {
                 Shown::Failed(e) => return Err(e),
                 Shown::Stopped => {
                     self.check_enabled(handle)?;
+                    // The app's trust callback refused the start (`crate::policy`).
+                    if let Some(refused) = self.shared.gate().refusal(id) {
+                        return Err(refused);
+                    }
                     let what = format!("server {id} was stopped while a call waited for its start");
                     return Err(HostError::new(ErrorCode::ServerStopped, what));
                 }

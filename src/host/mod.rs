@@ -79,6 +79,7 @@ mod mcp_requests;
 mod options;
 mod plan;
 mod plugins;
+mod policy;
 mod registry;
 mod roots;
 mod skills;
@@ -111,6 +112,7 @@ use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::EventSink;
 use crate::limits::Limits;
 use crate::mcp::{Opener, OpenerParts};
+use crate::policy::Gate;
 use crate::publisher::{Publishing, SessionPublisher};
 use crate::requests::{client_capabilities_with, RequestHandler};
 use crate::session::{server_enabled, validate_client_action, ClientIntent, SessionStore};
@@ -125,6 +127,10 @@ pub use options::{
     PluginAdded, ServerOverrides, DEFAULT_SESSION,
 };
 pub use tools::{CallTool, ChatCall, OnProgress, ToolRef};
+
+/// The server policy and the trust callback (issue 32, `crate::policy`).
+pub use crate::policy::{PolicyRule, RuleTransport, ServerPolicy, POLICY_META_KEY, TRUST_FILE};
+pub use crate::policy::{TrustAnswer, TrustAsker, TrustReason, TrustRequest};
 pub use utilities::{Complete, CompletionArgument, CompletionContextArgs, CompletionRef};
 
 /// A server's tool filter (`includeTools`, `excludeTools`; see
@@ -172,6 +178,10 @@ pub struct HostConfig {
     /// The start of a server that does not say (`start: "lazy"`, issue 29):
     /// lazy ([`crate::mcp::StartPolicy::lazy`]) when `true`.
     pub lazy_start: bool,
+    /// The app's allow and deny rules for servers (issue 32; default: no
+    /// rule, every server may start). See [`ServerPolicy`] and
+    /// [`Host::set_policy`].
+    pub policy: ServerPolicy,
 }
 
 /// Host-wide settings of host-run OAuth sign-ins (`authorize`).
@@ -200,6 +210,10 @@ pub struct HostDeps {
     /// The app's provider of dynamic headers for Streamable HTTP servers
     /// (JS option `headers`), asked at each connect and once after a 401.
     pub header_provider: Option<Arc<dyn crate::config::HeaderProvider>>,
+    /// The app's `trust` callback (issue 32), asked before the first start
+    /// of each server configuration it has not decided about; `None`:
+    /// every configuration is trusted.
+    pub trust: Option<Arc<dyn TrustAsker>>,
 }
 
 /// One AHP session's MCP host.
@@ -255,6 +269,7 @@ impl Host {
             secrets,
             roots: initial_roots,
             header_provider,
+            trust,
         } = deps;
         let (requests, host_roots) = roots::install(requests, initial_roots);
         let mut capabilities =
@@ -285,7 +300,10 @@ impl Host {
             env_policy: config.env_policy,
         });
         let secrets = secrets.unwrap_or_else(|| Arc::new(MemorySecretStore::default()));
-        let shared = Arc::new(HostShared::new(opener, Credentials::new(secrets)));
+        let trust_timeout =
+            std::time::Duration::from_millis(config.limits.clamped().trust_timeout_ms);
+        let gate = Gate::new(config.policy, trust, Some(&config.data_dir), trust_timeout);
+        let shared = Arc::new(HostShared::new(opener, Credentials::new(secrets)).with_gate(gate));
         for warning in shared.opener().network().warnings() {
             let level = crate::events::LogLevel::Warn;
             shared
@@ -393,6 +411,9 @@ impl Host {
         };
         futures::future::join_all(handles.iter().map(|h| h.remove())).await;
         self.forget_filters(handles.iter().map(|h| h.id.as_str()));
+        handles
+            .iter()
+            .for_each(|h| self.shared.gate().forget(&h.id));
         self.shared
             .publisher()
             .emit(StateAction::SessionCustomizationRemoved(
@@ -527,17 +548,17 @@ impl Host {
     /// negotiated protocol version and handshake: see
     /// [`crate::ServerIdentity`] for the shape and
     /// bounds), or `null` before its first connection. Replaced on every
-    /// reconnect.
+    /// reconnect. With the app's policy or trust callback, the decision
+    /// about the server is its `policy` (`{policy}` alone for a server that
+    /// never connected, as a denied or refused one).
     ///
     /// # Errors
     /// `not_found` (no such server), `disposed`.
     pub fn server_info(&self, server_id: &str) -> HostResult<Value> {
         self.check_live()?;
         let handle = self.server(server_id)?;
-        Ok(handle
-            .live
-            .identity()
-            .map_or(Value::Null, |identity| identity.to_json()))
+        let identity = handle.live.identity().map(|identity| identity.to_json());
+        Ok(self.with_decision(server_id, identity))
     }
 
     /// Stops every server gracefully (stdin close, SIGTERM, SIGKILL), then

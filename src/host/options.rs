@@ -69,6 +69,7 @@ impl Default for HostConfig {
             mcp_apps: false,
             network: crate::NetworkOptions::default(),
             lazy_start: false,
+            policy: Default::default(),
         }
     }
 }

@@ -77,7 +77,7 @@ impl Adding<'_> {
         mut self,
         method: &str,
         specs: Vec<ServerSpec>,
-        cached: super::lazy::Cached,
+        (cached, screened): (super::lazy::Cached, super::policy::Screened),
     ) -> HostResult<()> {
         self.ended = true;
         let shared = &self.host.shared;
@@ -99,10 +99,11 @@ impl Adding<'_> {
         cached.set(shared.publisher(), true);
         let start = || {
             let start = |spec: ServerSpec| {
-                let (id, dormant) = (spec.id.clone(), cached.has(&spec.id));
+                let id = spec.id.clone();
+                let first = screened.begin(&id, cached.has(&id));
                 (
                     id,
-                    Arc::new(ServerHandle::start(shared.clone(), spec, dormant)),
+                    Arc::new(ServerHandle::start(shared.clone(), spec, first)),
                 )
             };
             specs.into_iter().map(start).collect()
@@ -228,13 +229,16 @@ impl Host {
         for record in plan.logs {
             self.shared.publisher().log(record);
         }
-        let cached = self.cached_tools(&plan.specs).await;
+        // The app's policy: a denied server is published in `error`, never started.
+        let screened = self.screen(&plan.specs);
+        let cached = self.cached_tools(&screened.allowed(&plan.specs)).await;
         adding.check(ADD_PLUGIN)?;
         let mut customization = plan.customization;
         cached.stopped_in(&mut customization);
+        screened.apply(&mut customization);
         adding.publish(customization);
         let ids: Vec<String> = plan.specs.iter().map(|s| s.id.clone()).collect();
-        adding.go_live(ADD_PLUGIN, plan.specs, cached)?;
+        adding.go_live(ADD_PLUGIN, plan.specs, (cached, screened))?;
         Ok(PluginAdded {
             id: name,
             servers: ids,
@@ -315,12 +319,16 @@ impl Host {
         if !opts.literal {
             entry.meta = self.literal_placeholders(&opts);
         }
-        let cached = self.cached_tools(std::slice::from_ref(&spec)).await;
+        let screened = self.screen(std::slice::from_ref(&spec));
+        let cached = self
+            .cached_tools(&screened.allowed(std::slice::from_ref(&spec)))
+            .await;
         adding.check(ADD_SERVER)?;
         let mut customization = Customization::McpServer(Box::new(entry));
         cached.stopped_in(&mut customization);
+        screened.apply(&mut customization);
         adding.publish(customization);
-        adding.go_live(ADD_SERVER, vec![spec], cached)?;
+        adding.go_live(ADD_SERVER, vec![spec], (cached, screened))?;
         Ok(opts.name)
     }
 

@@ -63,6 +63,7 @@ impl Limits {
                 .clamp(1, HARD_MAX_MODEL_OUTPUT_CHARS),
             // 0 (never) stays 0.
             idle_stop_ms: self.idle_stop_ms.min(MAX_TIMEOUT_MS),
+            trust_timeout_ms: t(self.trust_timeout_ms),
         }
     }
 }

@@ -62,6 +62,7 @@ fn caps() -> Limits {
         import_resolve_timeout_ms: u64::MAX,
         model_output_max_chars: usize::MAX,
         idle_stop_ms: u64::MAX,
+        trust_timeout_ms: u64::MAX,
     }
     .clamped()
 }
@@ -80,9 +81,10 @@ fn clamped_caps_are_the_named_constants() {
             c.channel_request_timeout_ms,
             c.config_read_timeout_ms,
             c.import_resolve_timeout_ms,
-            c.idle_stop_ms
+            c.idle_stop_ms,
+            c.trust_timeout_ms
         ],
-        [MAX_TIMEOUT_MS; 10]
+        [MAX_TIMEOUT_MS; 11]
     );
     assert_eq!(c.max_restarts, HARD_MAX_RESTARTS);
     assert_eq!(
@@ -130,7 +132,7 @@ fn clamped_caps_are_the_named_constants() {
 }
 
 /// Every field of `l` as `u64`, in declaration order (see [`FIELDS`]).
-fn values(l: &Limits) -> [u64; 29] {
+fn values(l: &Limits) -> [u64; 30] {
     let n = |v: usize| v as u64;
     [
         l.startup_timeout_ms,
@@ -162,11 +164,12 @@ fn values(l: &Limits) -> [u64; 29] {
         l.import_resolve_timeout_ms,
         n(l.model_output_max_chars),
         l.idle_stop_ms,
+        l.trust_timeout_ms,
     ]
 }
 
 /// The JS names of the fields, in the order of [`values`].
-const FIELDS: [&str; 29] = [
+const FIELDS: [&str; 30] = [
     "startupTimeoutMs",
     "callTimeoutMs",
     "maxRestarts",
@@ -196,6 +199,7 @@ const FIELDS: [&str; 29] = [
     "importResolveTimeoutMs",
     "modelOutputMaxChars",
     "idleStopMs",
+    "trustTimeoutMs",
 ];
 
 #[test]

@@ -179,7 +179,7 @@ async fn read(path: &Path) -> Records {
 /// Writes `bytes` to a new temporary file beside `path` (never an existing
 /// file or link; mode `0600`, the folder created `0700`), then renames it
 /// over `path` (also for `super::tool_cache`).
-pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
@@ -243,19 +243,21 @@ fn is_digest(text: &str) -> bool {
             .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
 }
 
-/// Milliseconds since the Unix epoch.
-fn now_ms() -> u64 {
+/// Milliseconds since the Unix epoch (also the trust store's, `crate::policy`).
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::config::{HttpConfig, PluginVars, StdioConfig};
 
-    fn stdio(args: &[&str], env: &[(&str, &str)]) -> TransportSpec {
+    /// `python3 <args>` with `env`, in plugin root `/plugins/a` (also the
+    /// policy digest's tests).
+    pub(crate) fn stdio(args: &[&str], env: &[(&str, &str)]) -> TransportSpec {
         let cfg = StdioConfig {
             command: "python3".into(),
             args: args.iter().map(|a| (*a).to_owned()).collect(),

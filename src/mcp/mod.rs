@@ -142,6 +142,23 @@ pub struct ServerTasks {
 }
 
 impl ServerSpec {
+    /// A spec of server `id` running `transport` with every host-side
+    /// setting at its default (tests).
+    #[cfg(test)]
+    pub(crate) fn of(id: &str, transport: TransportSpec) -> Self {
+        Self {
+            id: id.to_owned(),
+            transport,
+            startup_timeout: Duration::from_secs(5),
+            oauth_client: None,
+            protocol: ProtocolSetting::default(),
+            secret_values: Vec::new(),
+            tool_filter: ToolFilter::default(),
+            call_limits: CallLimits::default(),
+            start: StartPolicy::default(),
+        }
+    }
+
     /// The values of this server's configuration that are secrets
     /// (`crate::redact`): a stdio server's `env` values; a Streamable HTTP
     /// server's header values (and a

@@ -22,13 +22,14 @@ use ahp_types::actions::{
     SessionMcpServerStateChangedAction, StateAction,
 };
 use ahp_types::state::{
-    AhpMcpUiHostCapabilities, Icon, McpServerCustomizationApps, McpServerState, SessionState,
+    AhpMcpUiHostCapabilities, Customization, Icon, McpServerCustomizationApps, McpServerState,
+    SessionState,
 };
 
 use crate::apps::channels::AppChannels;
 use crate::catalogue::{Catalogue, CatalogueEntry, ServerTools};
 use crate::events::{EncodedEnvelope, EventSink, HostEvent, ToolsChangeReason};
-use crate::session::{find, with_mcp_app, with_server_info, Found, SessionStore};
+use crate::session::{find, with_mcp_app, with_server_info, with_server_meta, Found, SessionStore};
 
 #[cfg(test)]
 mod perf;
@@ -284,14 +285,14 @@ impl SessionPublisher {
     /// `session/customizationUpdated` of the top-level entry holding it;
     /// nothing when `id` is gone).
     pub fn publish_identity(&self, id: &str, icons: Option<Vec<Icon>>, info: serde_json::Value) {
-        let mut session = self.lock_session();
-        let Some(customization) = with_server_info(session.state(), id, icons, info) else {
-            return;
-        };
-        let envelope = session.emit(StateAction::SessionCustomizationUpdated(Box::new(
-            SessionCustomizationUpdatedAction { customization },
-        )));
-        self.send(envelope);
+        self.emit_from(|state| updated(with_server_info(state, id, icons, info)));
+    }
+
+    /// Sets `_meta[key]` of server `id`'s customization to `value` (`null`
+    /// removes it; a `session/customizationUpdated` of the top-level entry
+    /// holding it; nothing when `id` is gone or the value is already that).
+    pub fn publish_meta(&self, id: &str, key: &str, value: serde_json::Value) {
+        self.emit_from(|state| updated(with_server_meta(state, id, key, value)));
     }
 
     /// Sends a host event (a log record, `authorizationUrl`, …) to the sink.
@@ -380,4 +381,10 @@ fn clears_channel(action: &StateAction) -> Option<&str> {
         StateAction::SessionMcpServerStopRequested(a) => Some(&a.id),
         _ => None,
     }
+}
+
+/// `session/customizationUpdated` of `customization`, when there is one.
+fn updated(customization: Option<Customization>) -> Option<StateAction> {
+    let updated = |customization| SessionCustomizationUpdatedAction { customization };
+    customization.map(|c| StateAction::SessionCustomizationUpdated(Box::new(updated(c))))
 }

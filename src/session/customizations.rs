@@ -273,6 +273,28 @@ pub fn with_server_info(
     })
 }
 
+/// The top-level customization holding MCP server `id`, with that
+/// server's `_meta[key]` set to `value` (other `_meta` keys kept): what a
+/// `session/customizationUpdated` for it carries; a `null` `value` removes
+/// the key. `None` when `id` is not an MCP server of the session, or
+/// `_meta[key]` already is `value`.
+pub fn with_server_meta(
+    state: &SessionState,
+    id: &str,
+    key: &str,
+    value: serde_json::Value,
+) -> Option<Customization> {
+    with_server(state, id, |s| {
+        if value.is_null() {
+            return s.meta.as_mut().and_then(|m| m.remove(key)).is_some();
+        }
+        let meta = s.meta.get_or_insert_with(Default::default);
+        let changed = meta.get(key) != Some(&value);
+        meta.insert(key.to_owned(), value);
+        changed
+    })
+}
+
 /// The top-level customization holding MCP server `id`, with that server's
 /// `mcpApp` (AHP `McpServerCustomizationApps`, MCP Apps) set to `app`
 /// (`None` removes it), everything else kept: what a

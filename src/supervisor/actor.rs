@@ -31,6 +31,7 @@ use crate::mcp::connect::HttpAuth;
 use crate::mcp::request::RequestFailure;
 use crate::mcp::TransportSpec;
 use crate::mcp::{ServerLive, ServerSpec, ServerTasks};
+use crate::policy::Admission;
 use crate::redact::KeptSecret;
 use crate::requests::ServerRequestKind;
 
@@ -61,6 +62,7 @@ fn split(command: Option<Command>) -> (Input, Payload) {
         Some(Command::Stop) => Input::Stop,
         Some(Command::Background) => Input::Background,
         Some(Command::SetEnabled(on)) => Input::SetEnabled(on),
+        Some(Command::Deny(error)) => Input::Denied(*error),
         Some(Command::Shutdown { why, done }) => {
             payload.done = Some(done);
             Input::Shutdown(why)
@@ -113,8 +115,22 @@ pub(super) struct Actor<C: Connector> {
     kept_token: Option<(String, Option<KeptSecret>)>,
     /// A lazy server's idle time before it is stopped (`None`: never).
     idle_stop: Option<Duration>,
-    /// The first step leaves the server `stopped` ([`Input::Dormant`]).
-    dormant: bool,
+    /// The first step: a start, or [`Input::Dormant`] / [`Input::Blocked`].
+    first: Begin,
+}
+
+/// How a new actor takes its server (see [`super::ServerHandle::start`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Begin {
+    /// Starts it at once.
+    #[default]
+    Start,
+    /// Leaves it `stopped`: a lazy server whose cached tools the host
+    /// published ([`Input::Dormant`]).
+    Dormant,
+    /// Leaves it in the `error` the host published: the policy denied it
+    /// when it was added ([`Input::Blocked`]).
+    Blocked,
 }
 
 /// Runs `actor` (starting its server at once) until it exits or the
@@ -174,21 +190,20 @@ impl<C: Connector> Actor<C> {
             queued,
             kept_token: None,
             idle_stop,
-            dormant: false,
+            first: Begin::Start,
         }
     }
 
-    /// This actor, its first step leaving the server `stopped` when
-    /// `dormant` (a lazy server whose cached tools the host published).
-    pub(super) fn dormant(self, dormant: bool) -> Self {
-        Self { dormant, ..self }
+    /// This actor, taking its server as `first` says.
+    pub(super) fn begin(self, first: Begin) -> Self {
+        Self { first, ..self }
     }
 
     async fn main(mut self) {
-        let first = if self.dormant {
-            Input::Dormant
-        } else {
-            Input::Start
+        let first = match self.first {
+            Begin::Start => Input::Start,
+            Begin::Dormant => Input::Dormant,
+            Begin::Blocked => Input::Blocked,
         };
         Box::pin(self.step(first, Payload::default())).await;
         self.queued = None;
@@ -347,6 +362,20 @@ impl<C: Connector> Actor<C> {
         let (live, tasks) = (self.live.clone(), self.tasks.clone());
         let (oauth, token) = (self.oauth.clone(), self.machine.creds.token.clone());
         Box::pin(async move {
+            // The app's policy and trust first: nothing is spawned or
+            // connected for a server they refuse (`crate::policy`).
+            let (cancel, stdio) = (tasks.cancel.clone(), queued.is_some());
+            let mut place = queued;
+            // A place kept while the app is asked could hold a permit: it goes.
+            let give_up = || place = None;
+            let admitted = shared
+                .gate()
+                .admit(&spec, shared.publisher(), &cancel, give_up);
+            let queued = match admitted.await {
+                Err(refused) => return Err(RequestFailure::Failed(refused)),
+                Ok(Admission::Now) => place,
+                Ok(Admission::Asked) => stdio.then(|| shared.launches().queue()),
+            };
             let _permit = match queued {
                 Some(queued) => wait_turn(&shared, &spec.id, queued).await,
                 None => None,

@@ -30,6 +30,10 @@ pub enum Command {
     /// in progress no longer blocks; its `starting` is published with
     /// `blocking: false` until the start ends. No process change.
     Background,
+    /// The app's policy now denies the server (`setPolicy`, see
+    /// `crate::policy`): stop whatever runs and show `error` with this
+    /// error (`policy_denied`, boxed to keep commands small) until a start.
+    Deny(Box<HostError>),
     /// Enablement changed: `true` starts the server unless it is already
     /// starting or running (no restart); `false` stops it.
     SetEnabled(bool),

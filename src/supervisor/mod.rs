@@ -22,10 +22,12 @@ use std::sync::Arc;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::task::TaskTracker;
 
+pub use actor::Begin;
 pub use command::Command;
 pub use shared::{Credentials, HostShared};
 
 use crate::auth::step_up::Leaving;
+use crate::error::{ErrorCode, HostError};
 use crate::mcp::{ServerLive, ServerSpec, ServerTasks};
 use crate::redact::KeptSecret;
 
@@ -47,11 +49,12 @@ pub struct ServerHandle {
 }
 
 impl ServerHandle {
-    /// Spawns the server's actor, which starts the server at once, or,
-    /// `dormant` (a lazy server whose cached tools the host published),
-    /// leaves it `stopped` until a call starts it.
-    pub fn start(shared: Arc<HostShared>, spec: ServerSpec, dormant: bool) -> Self {
-        Self::start_with(shared, spec, Arc::new(McpConnector), dormant)
+    /// Spawns the server's actor, which starts the server at once, or
+    /// (`first`) leaves it `stopped` (a lazy server whose cached tools the
+    /// host published) until a call starts it, or in the `error` the host
+    /// published for a server its policy denied.
+    pub fn start(shared: Arc<HostShared>, spec: ServerSpec, first: Begin) -> Self {
+        Self::start_with(shared, spec, Arc::new(McpConnector), first)
     }
 
     /// [`ServerHandle::start`] through `connector`.
@@ -59,14 +62,22 @@ impl ServerHandle {
         shared: Arc<HostShared>,
         spec: ServerSpec,
         connector: Arc<C>,
-        dormant: bool,
+        first: Begin,
     ) -> Self {
         let kept = KeptSecret::all(spec.secrets().iter().map(String::as_str));
         let (commands, rx) = mpsc::unbounded_channel();
         let live = Arc::new(ServerLive::default());
-        if dormant {
-            // As the host published it: a call's wait sees it is not starting.
-            live.activity().show(crate::mcp::activity::Shown::Stopped);
+        // As the host published it: a call's wait sees it is not starting.
+        match first {
+            Begin::Start => {}
+            Begin::Dormant => live.activity().show(crate::mcp::activity::Shown::Stopped),
+            Begin::Blocked => {
+                let blocked = shared.gate().verdict(&spec).map(|v| v.error(&spec.id));
+                let error = blocked
+                    .unwrap_or_else(|| HostError::new(ErrorCode::PolicyDenied, "denied by policy"));
+                live.activity()
+                    .show(crate::mcp::activity::Shown::Failed(error));
+            }
         }
         let tasks = ServerTasks {
             tracker: TaskTracker::new(),
@@ -81,7 +92,7 @@ impl ServerHandle {
             rx,
             tasks.clone(),
         );
-        let actor = actor.dormant(dormant);
+        let actor = actor.begin(first);
         tasks.tracker.spawn(actor::run(actor));
         // Closed at once: `wait` resolves when the actor and every task it
         // spawned have ended.

@@ -49,6 +49,8 @@ mod tests_blocking;
 #[cfg(test)]
 mod tests_lazy;
 #[cfg(test)]
+mod tests_policy;
+#[cfg(test)]
 mod tests_provider;
 
 use step::Step;
@@ -202,6 +204,14 @@ pub enum Input {
     Dormant,
     /// Ready: a lazy server had no request for its idle time.
     IdleElapsed,
+    /// The first step of a server the app's policy denied when it was
+    /// added (`crate::policy`): the host published it in `error`
+    /// (`policy_denied`); stay so (no state is published) until a start.
+    Blocked,
+    /// [`Command::Deny`](variant@super::Command::Deny): the policy now
+    /// denies the server (`setPolicy`). Whatever runs ends and it shows
+    /// `error` with this error (`policy_denied`) until a start.
+    Denied(HostError),
     /// [`super::Command::Shutdown`], and why (`remove`: [`Leaving::Removed`];
     /// host shutdown: [`Leaving::ShutDown`]).
     Shutdown(Leaving),

@@ -9,6 +9,7 @@
 //! - step-up waits ([`StepUpWaits`]: locked before the session);
 //! - launch permits ([`LaunchGate`]);
 //! - every server's listed skills ([`SkillRegistry`]: a leaf lock);
+//! - the server policy and trust decisions ([`Gate`]: leaf locks);
 //! - the host's `disposed` token.
 
 use std::sync::Arc;
@@ -21,6 +22,7 @@ use crate::auth::store::{RefreshLocks, SecretStore};
 use crate::chat::{self, ChatContext};
 use crate::limits::Limits;
 use crate::mcp::Opener;
+use crate::policy::Gate;
 use crate::publisher::SessionPublisher;
 use crate::skills::SkillRegistry;
 
@@ -59,6 +61,7 @@ pub struct HostShared {
     step_up: StepUpWaits,
     launches: LaunchGate,
     skills: SkillRegistry,
+    gate: Gate,
 }
 
 impl HostShared {
@@ -73,7 +76,21 @@ impl HostShared {
             step_up: StepUpWaits::default(),
             launches,
             skills: SkillRegistry::default(),
+            gate: Gate::default(),
         }
+    }
+
+    /// These parts with `gate` deciding what may start (default: a gate
+    /// without rules or trust callback, which lets every server start).
+    #[must_use]
+    pub fn with_gate(self, gate: Gate) -> Self {
+        Self { gate, ..self }
+    }
+
+    /// The server policy and trust decisions, asked before every start
+    /// (see [`crate::policy`]).
+    pub fn gate(&self) -> &Gate {
+        &self.gate
     }
 
     /// The one writer of the session state.

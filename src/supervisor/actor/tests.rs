@@ -95,7 +95,7 @@ fn spawn(shared: &Arc<HostShared>, fake: &Arc<Fake>) -> ServerHandle {
         call_limits: Default::default(),
         start: Default::default(),
     };
-    ServerHandle::start_with(shared.clone(), spec, fake.clone(), false)
+    ServerHandle::start_with(shared.clone(), spec, fake.clone(), super::Begin::Start)
 }
 
 /// The next `mcpServerStateChanged` state's kind (`ready`, `error`, …),

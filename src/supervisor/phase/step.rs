@@ -30,6 +30,12 @@ impl Step<'_> {
             (Phase::Exited, _) => {}
             (_, Input::Disposed) => self.m.phase = Phase::Exited,
             (_, Input::AuthFailed(description)) => self.auth_failed(description),
+            // No commands are read while discarding or discovering (below).
+            (phase, Input::Denied(error))
+                if !matches!(phase, Phase::Crashed { .. } | Phase::Challenged { .. }) =>
+            {
+                self.denied(phase, error)
+            }
             (Phase::Stopped | Phase::Failed, input) => self.idle(input),
             (Phase::Starting { crashes }, input) => self.starting(crashes, input),
             (Phase::Ready { crashes, since }, input) => self.ready(crashes, since, input),
@@ -47,6 +53,8 @@ impl Step<'_> {
         match input {
             // Published `stopped` by the host already (with its cached tools).
             Input::Dormant => self.m.phase = Phase::Stopped,
+            // Published `error` (`policy_denied`) by the host already.
+            Input::Blocked => self.m.phase = Phase::Failed,
             Input::SetEnabled(false) if self.rules.lazy => {
                 self.fx.push(Effect::DropTools);
                 self.stopped();
@@ -98,6 +106,19 @@ impl Step<'_> {
                 self.m.phase = Phase::Exited;
             }
             Input::Opened { at, tools_changed } => self.opened(crashes, at, tools_changed),
+            // The app's policy or trust refused the start (`crate::policy`,
+            // which logged it): denied is an `error`, refused trust `stopped`.
+            Input::OpenFailed(e) if refused_by_app(e.code) => {
+                self.leave(Leaving::Failed(e.code));
+                self.fx.push(Effect::Answer(Err(e.clone())));
+                match e.code {
+                    ErrorCode::PolicyDenied => {
+                        self.set_state(server_error_state(e.code, e.message));
+                        self.m.phase = Phase::Failed;
+                    }
+                    _ => self.stopped(),
+                }
+            }
             Input::OpenFailed(e) => {
                 self.leave(Leaving::Failed(e.code));
                 let message = format!("start failed: {}", e.message);
@@ -403,6 +424,30 @@ impl Step<'_> {
         self.stopped();
     }
 
+    /// The policy now denies the server (`setPolicy`): what runs in
+    /// `phase` ends (a lazy server's tools go too), then `error`.
+    fn denied(&mut self, phase: Phase, error: crate::error::HostError) {
+        let leaving = Leaving::Failed(error.code);
+        match phase {
+            Phase::Starting { .. } => {
+                self.leave(leaving);
+                self.fx.push(Effect::CancelOpen);
+            }
+            Phase::Ready { .. } => {
+                self.leave(leaving);
+                self.fx.push(Effect::Close(Closing::Stopped));
+            }
+            Phase::AuthRequired { .. } => self.leave(leaving),
+            _ => {}
+        }
+        if self.rules.lazy && !matches!(phase, Phase::Ready { .. }) {
+            self.fx.push(Effect::DropTools);
+        }
+        self.fx.push(Effect::Answer(Err(error.clone())));
+        self.set_state(server_error_state(error.code, error.message));
+        self.m.phase = Phase::Failed;
+    }
+
     fn stopped(&mut self) {
         self.set_state(McpServerState::Stopped(McpServerStoppedState {}));
         self.m.phase = Phase::Stopped;
@@ -452,6 +497,15 @@ impl Step<'_> {
         };
         self.fx.push(Effect::SetState(state));
     }
+}
+
+/// Whether a failed start is the app's refusal: its policy denied the
+/// server, or its trust callback refused it or failed.
+fn refused_by_app(code: ErrorCode) -> bool {
+    matches!(
+        code,
+        ErrorCode::PolicyDenied | ErrorCode::TrustRefused | ErrorCode::TrustFailed
+    )
 }
 
 /// Why a stop-like input leaves: a stop request or a toggle off.

@@ -13,7 +13,8 @@ use super::Input as I;
 use super::Phase as P;
 use super::*;
 
-fn rules(lazy: bool) -> Rules {
+/// The rules of an eager or `lazy` stdio server (also `tests_policy`).
+pub(super) fn rules(lazy: bool) -> Rules {
     Rules {
         limits: Limits::default(),
         endpoint: None,
