@@ -28,7 +28,7 @@ use ahp_mcp_host::host::{field_error, Host, HostConfig, HostDeps};
 use ahp_mcp_host::requests::roots::{parse_roots, Root};
 use ahp_mcp_host::requests::{RequestHandler, ServerRequestKind};
 use ahp_mcp_host::{OsSecretStore, SecretStore};
-use ahp_types::actions::{ActionEnvelope, ActionOrigin, StateAction};
+use ahp_types::actions::{ActionOrigin, StateAction};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
@@ -38,6 +38,7 @@ use serde_json::{json, Value};
 mod abort;
 mod apps;
 mod callbacks;
+mod events;
 mod import;
 mod limits;
 mod options;
@@ -188,61 +189,8 @@ struct JsSink {
 
 impl EventSink for JsSink {
     fn send(&self, event: HostEvent) {
-        /// `{event, payload}` serialized straight from the Rust values.
-        #[derive(Serialize)]
-        struct Out<'a, T: Serialize> {
-            event: &'static str,
-            payload: &'a T,
-        }
-        fn out<T: Serialize>(event: &'static str, payload: &T) -> serde_json::Result<String> {
-            serde_json::to_string(&Out { event, payload })
-        }
-        /// `{event: "action", serverSeq, payload}`: the envelope's
-        /// `serverSeq` also leads the item, so JS can note it without
-        /// parsing an envelope no listener wants (index.js `#deliver`).
-        #[derive(Serialize)]
-        struct ActionOut<'a> {
-            event: &'static str,
-            #[serde(rename = "serverSeq")]
-            server_seq: u64,
-            payload: &'a ActionEnvelope,
-        }
-        let kind = match &event {
-            HostEvent::Log(_) => ahp_mcp_host::events::OutboxKind::Log,
-            HostEvent::ListChanged { .. } | HostEvent::ResourceUpdated { .. } => {
-                ahp_mcp_host::events::OutboxKind::Coalesced
-            }
-            _ => ahp_mcp_host::events::OutboxKind::Kept,
-        };
-        let json = match &event {
-            HostEvent::Action(envelope) => serde_json::to_string(&ActionOut {
-                event: "action",
-                server_seq: envelope.server_seq,
-                payload: envelope,
-            }),
-            HostEvent::Log(record) => out("log", record),
-            HostEvent::AuthorizationUrl { server_id, url } => out(
-                "authorizationUrl",
-                &json!({ "serverId": server_id, "url": url }),
-            ),
-            HostEvent::ToolsChanged {
-                server_id,
-                reason,
-                tools,
-            } => out(
-                "toolsChanged",
-                &json!({ "serverId": server_id, "reason": reason, "tools": tools }),
-            ),
-            HostEvent::ListChanged { server_id, list } => out(
-                "listChanged",
-                &json!({ "serverId": server_id, "list": list }),
-            ),
-            HostEvent::ResourceUpdated { server_id, uri } => out(
-                "resourceUpdated",
-                &json!({ "serverId": server_id, "uri": uri }),
-            ),
-            HostEvent::ChannelMessage(message) => out("channelMessage", message),
-        };
+        let kind = events::kind_of(&event);
+        let json = events::encoded(&event);
         let Ok(json) = json else { return };
         if self.outbox.bound.admit(kind, &json) {
             self.push(json);

@@ -241,6 +241,12 @@ function authorizeOptions(options) {
     timeoutMs: optional.count,
     idToken: optional.string,
     assertion: optional.string,
+    redirectUri: optional.string,
+    flow: (value, path) => {
+      if (value !== undefined && !['authorizationCode', 'deviceCode', 'auto'].includes(value)) {
+        throw invalid(`${path}: must be 'authorizationCode', 'deviceCode' or 'auto', got ${shown(value)}`)
+      }
+    },
   })
   return options
 }

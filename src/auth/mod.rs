@@ -9,6 +9,7 @@
 
 pub mod callback;
 mod challenge;
+mod device;
 pub mod dpop;
 mod echo;
 pub mod flow;
@@ -16,11 +17,14 @@ pub mod grant;
 mod jwt_bearer;
 pub mod keychain;
 mod oauth_http;
+pub mod redirect;
 mod resource_metadata;
+mod setup;
 pub mod step_up;
 pub mod store;
 
 pub use challenge::{AuthChallenge, ChallengeStatus};
+pub use setup::configured_resource;
 pub use resource_metadata::{
     discover, legacy_metadata, refused_authorization_servers, requirement,
 };

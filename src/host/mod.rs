@@ -81,6 +81,7 @@ mod plan;
 mod plugins;
 mod registry;
 mod roots;
+mod sign_ins;
 mod skills;
 mod state;
 mod tasks;
@@ -118,6 +119,7 @@ use crate::supervisor::{Command, Credentials, HostShared, ServerHandle};
 use registry::{Registry, Removal};
 
 pub use auth::{AuthenticateArgs, Authorize};
+pub use crate::auth::flow::UserFlow;
 pub use channel::ChannelTask;
 pub use import::ImportSource;
 pub use options::{
@@ -227,6 +229,8 @@ pub struct Host {
     task_records: Arc<tasks::TaskRecords>,
     /// The whole results of chat calls cut to the output budget (`crate::chat::spill`).
     tool_results: Arc<crate::chat::ToolResults>,
+    /// The sign-ins that take a callback URL from the app (`sign_ins.rs`).
+    sign_ins: Arc<sign_ins::SignIns>,
 }
 
 /// The `disposed` error every method of a disposed host returns.
@@ -312,6 +316,7 @@ impl Host {
             roots: host_roots,
             chat_inputs: Arc::default(),
             channel_calls: Arc::default(),
+            sign_ins: Arc::default(),
             closing,
         }
     }
