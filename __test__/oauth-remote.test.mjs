@@ -180,11 +180,19 @@ test('app redirect URIs the host refuses', async (t) => {
   const world = await oauthWorld(t)
   const { host } = newHost(t)
   const id = await addProtected(host, world)
-  for (const bad of ['http://app.example.test/cb', 'javascript:alert(1)', 'https://app.example.test/cb#x', 'not a uri']) {
+  for (const [bad, rule] of [
+    ['http://app.example.test/cb', /http is allowed only to a loopback host/],
+    ['javascript:alert(1)', /the javascript: scheme cannot receive a redirect/],
+    ['https://app.example.test/cb#x', /must not have a fragment/],
+    ['not a uri', /not an absolute URI/],
+  ]) {
     const err = await rejects(host.authorize(id, { redirectUri: bad }), 'invalid_argument')
-    assert.match(err.message, /options\.redirectUri/)
+    assert.match(err.message, /^options\.redirectUri: /)
+    assert.match(err.message, rule)
   }
-  await rejects(host.authorize(id, { flow: 'carrierPigeon' }), 'invalid_argument')
+  const err = await rejects(host.authorize(id, { flow: 'carrierPigeon' }), 'invalid_argument')
+  assert.match(err.message, /"deviceCode"/)
+  assert.deepEqual(world.as.authorizationRequests, [], 'a refused option still sent the user somewhere')
 })
 
 test('device grant: the user code reaches the app, polling honours interval and slow_down, the tokens refresh like any', async (t) => {
