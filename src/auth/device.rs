@@ -22,8 +22,8 @@ mod client;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use oauth2::basic::{BasicErrorResponse, BasicRevocationErrorResponse};
 use oauth2::basic::BasicTokenIntrospectionResponse;
+use oauth2::basic::{BasicErrorResponse, BasicRevocationErrorResponse};
 use oauth2::{
     ClientId, ClientSecret, DeviceAuthorizationUrl, DeviceCodeErrorResponseType, HttpRequest,
     RequestTokenError, Scope, StandardDeviceAuthorizationResponse, StandardRevocableToken,
@@ -122,8 +122,8 @@ pub fn chosen(flow: UserFlow, metadata: &AuthorizationMetadata) -> HostResult<bo
         .additional_fields
         .get("grant_types_supported")
         .and_then(|v| serde_json::from_value::<Vec<String>>(v.clone()).ok());
-    let code_flow = lists(&grants, "authorization_code")
-        && lists(&metadata.response_types_supported, "code");
+    let code_flow =
+        lists(&grants, "authorization_code") && lists(&metadata.response_types_supported, "code");
     match flow {
         UserFlow::DeviceCode if !advertised => Err(HostError::new(
             ErrorCode::NotSupported,
@@ -165,7 +165,11 @@ pub async fn sign_in(
     let key = super::dpop::supported_by(metadata)
         .then(|| opts.dpop.key_for(opts.server.as_str()))
         .transpose()?;
-    let http = DeviceHttp(OAuthHttp::for_server(&opts.server, opts.network.clone(), key)?);
+    let http = DeviceHttp(OAuthHttp::for_server(
+        &opts.server,
+        opts.network.clone(),
+        key,
+    )?);
     let (client_id, secret) = client::identity(opts, metadata, &http.0, scopes).await?;
     let mut client: DeviceClient = oauth2::Client::new(ClientId::new(client_id.clone()))
         .set_device_authorization_url(
@@ -185,19 +189,16 @@ pub async fn sign_in(
         .add_extra_param("resource", resource.clone())
         .request_async(&http)
         .await
-        .map_err(|e| {
-            refused(
-                "the device authorization request",
-                &e.to_string(),
-                &[],
-            )
-        })?;
+        .map_err(|e| refused("the device authorization request", &e.to_string(), &[]))?;
     let wait = details
         .expires_in()
         .min(Duration::from_secs(MAX_DEVICE_CODE_WAIT_SECS))
         .min(opts.timeout);
     announce_code(&details, wait, announce)?;
-    let secrets = [details.device_code().secret().clone(), details.user_code().secret().clone()];
+    let secrets = [
+        details.device_code().secret().clone(),
+        details.user_code().secret().clone(),
+    ];
     let token = client
         .exchange_device_access_token(&details)
         .add_extra_param("resource", resource)

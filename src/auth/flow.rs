@@ -18,8 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession,
-    CredentialStore,
+    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore,
 };
 use tokio::sync::mpsc;
 use url::Url;
@@ -28,8 +27,8 @@ use super::device;
 use super::dpop::{self, DpopKeys};
 use super::oauth_http::OAuthHttp;
 use super::redirect::{denied, Callbacks};
-pub use super::setup::{issuer_of, ClientIdentity, Overrides, SignIn, UserFlow};
 use super::setup::{discovered, failed, metadata_at, oauth_http, prepared_manager};
+pub use super::setup::{issuer_of, ClientIdentity, Overrides, SignIn, UserFlow};
 use super::store::{BridgedCredentialStore, RefreshLocks, SecretStore};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::DeviceCodePrompt;
@@ -323,7 +322,8 @@ pub async fn restore(
         (metadata, _) => metadata,
     };
     let base = overrides.resource.as_ref().unwrap_or(server);
-    let Ok(mut manager) = AuthorizationManager::new_with_oauth_http_client(base.as_str(), http).await
+    let Ok(mut manager) =
+        AuthorizationManager::new_with_oauth_http_client(base.as_str(), http).await
     else {
         return Ok(None);
     };

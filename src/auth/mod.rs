@@ -24,7 +24,7 @@ pub mod step_up;
 pub mod store;
 
 pub use challenge::{AuthChallenge, ChallengeStatus};
-pub use setup::configured_resource;
 pub use resource_metadata::{
     discover, legacy_metadata, refused_authorization_servers, requirement,
 };
+pub use setup::configured_resource;

@@ -195,12 +195,8 @@ pub fn denied(callback: &Url) -> Option<HostError> {
 /// `invalid_argument` saying which (never the URL's query: it holds the
 /// code).
 pub fn check_callback(url: &Url, redirect_uri: &str) -> HostResult<()> {
-    let invalid = |why: &str| {
-        HostError::new(
-            ErrorCode::InvalidArgument,
-            format!("callbackUrl: {why}"),
-        )
-    };
+    let invalid =
+        |why: &str| HostError::new(ErrorCode::InvalidArgument, format!("callbackUrl: {why}"));
     let expected = Url::parse(redirect_uri).map_err(|_| invalid("no redirect URI to match"))?;
     let same = url.scheme() == expected.scheme()
         && url.host_str() == expected.host_str()
@@ -213,7 +209,7 @@ pub fn check_callback(url: &Url, redirect_uri: &str) -> HostResult<()> {
         )));
     }
     let has = |key: &str| url.query_pairs().any(|(k, v)| k == key && !v.is_empty());
-    if !has("error") && !(has("code") && has("state")) {
+    if !(has("error") || has("code") && has("state")) {
         return Err(invalid(
             "has neither code and state nor error (RFC 6749 §4.1.2)",
         ));
@@ -270,17 +266,30 @@ mod tests {
         assert!(check_callback(&url(&format!("{uri}?code=c0de&state=s")), uri).is_ok());
         assert!(check_callback(&url(&format!("{uri}?error=access_denied")), uri).is_ok());
         let loopback = "http://127.0.0.1:4000/callback";
-        assert!(check_callback(&url(&format!("{loopback}?code=c&state=s&iss=x")), loopback).is_ok());
+        assert!(
+            check_callback(&url(&format!("{loopback}?code=c&state=s&iss=x")), loopback).is_ok()
+        );
         for bad in [
             format!("{uri}?state=s"),
             format!("{uri}?code=c0de"),
             "com.example.app:/other?code=c0de&state=s".to_owned(),
             "http://127.0.0.1:4001/callback?code=c0de&state=s".to_owned(),
         ] {
-            let e = check_callback(&url(&bad), if bad.starts_with("http") { loopback } else { uri })
-                .unwrap_err();
+            let e = check_callback(
+                &url(&bad),
+                if bad.starts_with("http") {
+                    loopback
+                } else {
+                    uri
+                },
+            )
+            .unwrap_err();
             assert_eq!(e.code, ErrorCode::InvalidArgument, "{bad}");
-            assert!(!e.message.contains("c0de"), "the code leaked: {}", e.message);
+            assert!(
+                !e.message.contains("c0de"),
+                "the code leaked: {}",
+                e.message
+            );
         }
     }
 
@@ -289,7 +298,11 @@ mod tests {
         let url = Url::parse("x.y:/cb?error=access_denied&error_description=no+thanks").unwrap();
         let e = denied(&url).unwrap();
         assert_eq!(e.code, ErrorCode::AuthDenied);
-        assert!(e.message.contains("access_denied: no thanks"), "{}", e.message);
+        assert!(
+            e.message.contains("access_denied: no thanks"),
+            "{}",
+            e.message
+        );
         assert!(denied(&Url::parse("x.y:/cb?code=c&state=s").unwrap()).is_none());
     }
 }

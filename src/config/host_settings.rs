@@ -58,10 +58,7 @@ impl OAuthClientSetting {
     pub fn checked(self, path: &str) -> crate::error::HostResult<Self> {
         use crate::error::{ErrorCode, HostError};
         let invalid = |field: &str, why: &str| {
-            HostError::new(
-                ErrorCode::InvalidArgument,
-                format!("{path}.{field}: {why}"),
-            )
+            HostError::new(ErrorCode::InvalidArgument, format!("{path}.{field}: {why}"))
         };
         if self.client_id.is_none() {
             if self.client_secret.is_some() {
@@ -80,7 +77,11 @@ impl OAuthClientSetting {
                 ));
             }
         }
-        if self.resource.as_ref().is_some_and(|r| r.fragment().is_some()) {
+        if self
+            .resource
+            .as_ref()
+            .is_some_and(|r| r.fragment().is_some())
+        {
             return Err(invalid(
                 "resource",
                 "must not have a fragment (RFC 8707 §2)",
@@ -200,7 +201,9 @@ mod tests {
         let url = |s: &str| Some(url::Url::parse(s).unwrap());
         let ok = OAuthClientSetting {
             scopes: vec!["mcp:read".into()],
-            auth_server_metadata_url: url("https://as.example/.well-known/oauth-authorization-server"),
+            auth_server_metadata_url: url(
+                "https://as.example/.well-known/oauth-authorization-server",
+            ),
             callback_port: Some(4711),
             resource: url("https://mcp.example/"),
             ..Default::default()

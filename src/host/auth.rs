@@ -259,7 +259,10 @@ impl Host {
         self.check_live()?;
         let handle = self.server(server_id)?;
         let client = handle.spec.oauth_client.clone();
-        let grant = grant_of(client.as_ref(), (args.id_token.clone(), args.assertion.clone()))?;
+        let grant = grant_of(
+            client.as_ref(),
+            (args.id_token.clone(), args.assertion.clone()),
+        )?;
         let opts = self.sign_in_options(&handle, args)?;
         let (ticket, pasted) = self.sign_ins.open(server_id);
         let (sink, id) = (self.shared.publisher().sink().clone(), server_id.to_owned());
@@ -281,7 +284,7 @@ impl Host {
         // response that trickles), not only the wait for the redirect.
         let limit = opts.timeout;
         let bounded = async move {
-            let run = run_grant(grant, &opts, (&secrets, &locks), pasted, announce);
+            let run = run_grant(grant, &opts, (secrets, locks), pasted, announce);
             tokio::time::timeout(limit, run).await.unwrap_or_else(|_| {
                 let ms = limit.as_millis();
                 let text = format!("the sign-in did not complete within {ms} ms (timeoutMs)");

@@ -54,8 +54,8 @@
 //!   runs, so envelopes leave in `serverSeq` order;
 //! - registry: `Host::registry` (`registry.rs`: ids, what each is doing,
 //!   server handles);
-//! - leaves, never held while taking another lock: the registry, a
-//!   server's `ServerLive` cells (connection, challenge) and its
+//! - leaves, never held while taking another lock: the registry, the
+//!   sign-ins waiting for a callback URL (`sign_ins.rs`), a server's `ServerLive` cells (connection, challenge) and its
 //!   `BearerCell` (written only by the server's actor), the refresh locks,
 //!   the `mcp://` channels (`AppChannels`) and their requests in flight
 //!   (`ChannelCalls`);
@@ -118,8 +118,8 @@ use crate::session::{server_enabled, validate_client_action, ClientIntent, Sessi
 use crate::supervisor::{Command, Credentials, HostShared, ServerHandle};
 use registry::{Registry, Removal};
 
-pub use auth::{AuthenticateArgs, Authorize};
 pub use crate::auth::flow::UserFlow;
+pub use auth::{AuthenticateArgs, Authorize};
 pub use channel::ChannelTask;
 pub use import::ImportSource;
 pub use options::{

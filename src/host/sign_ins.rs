@@ -172,9 +172,8 @@ impl Host {
     ) -> HostResult<()> {
         self.check_live()?;
         self.server(server_id)?;
-        let invalid = |why: &str| {
-            HostError::new(ErrorCode::InvalidArgument, format!("callbackUrl: {why}"))
-        };
+        let invalid =
+            |why: &str| HostError::new(ErrorCode::InvalidArgument, format!("callbackUrl: {why}"));
         if callback_url.len() > MAX_CALLBACK_URL_BYTES {
             return Err(invalid(&format!(
                 "longer than {MAX_CALLBACK_URL_BYTES} bytes"

@@ -165,7 +165,10 @@ impl Connector for McpConnector {
     ) -> Result<Discovered, HostError> {
         let network = shared.opener().network();
         let configured = oauth.and_then(|o| o.auth_server_metadata_url.as_ref());
-        let resource = match (auth::discover(endpoint, challenge, network).await, configured) {
+        let resource = match (
+            auth::discover(endpoint, challenge, network).await,
+            configured,
+        ) {
             (Ok(resource), _) => resource,
             (Err(e), None) => return Err(e),
             (Err(e), Some(url)) => auth::configured_resource(endpoint, challenge, url, network)

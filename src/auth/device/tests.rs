@@ -38,8 +38,16 @@ fn the_flow_rule_of_rfc_8628() {
     assert!(chosen(UserFlow::DeviceCode, &device).unwrap());
     let e = chosen(UserFlow::DeviceCode, &plain).unwrap_err();
     assert_eq!(e.code, ErrorCode::NotSupported);
-    assert!(e.message.contains("device_authorization_endpoint"), "{}", e.message);
-    assert!(e.message.contains("https://as.example.test"), "{}", e.message);
+    assert!(
+        e.message.contains("device_authorization_endpoint"),
+        "{}",
+        e.message
+    );
+    assert!(
+        e.message.contains("https://as.example.test"),
+        "{}",
+        e.message
+    );
 }
 
 #[test]
@@ -52,7 +60,11 @@ fn verification_uris_are_https_or_loopback_and_bounded() {
         "file:///etc/passwd",
         "not a url",
     ] {
-        assert_eq!(shown_uri(bad).unwrap_err().code, ErrorCode::AuthFailed, "{bad}");
+        assert_eq!(
+            shown_uri(bad).unwrap_err().code,
+            ErrorCode::AuthFailed,
+            "{bad}"
+        );
     }
     let long = format!(
         "https://as.example.test/{}",
