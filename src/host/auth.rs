@@ -60,8 +60,10 @@ pub struct Authorize {
     /// A redirect URI the app handles (a private-use scheme, a claimed
     /// `https` URL; RFC 8252 §7): registered and sent instead of the
     /// loopback listener's, which is not opened; the app hands the callback
-    /// back with [`Host::complete_authorization`]. Checked by
-    /// [`Redirect::app`].
+    /// back with [`Host::complete_authorization`]. Checked as RFC 8252 §7
+    /// wants (`invalid_argument`, `options.redirectUri: …`): at most 2 KiB,
+    /// absolute, no fragment or userinfo, `https`, `http` to loopback, or a
+    /// private-use scheme other than the browser's own.
     pub redirect_uri: Option<String>,
     /// Authorization code or device authorization grant (see [`UserFlow`]).
     pub flow: UserFlow,
@@ -252,7 +254,7 @@ impl Host {
     /// # Errors
     /// `not_found`, `invalid_argument` (not an HTTP server; an
     /// enterprise-managed grant without `oauth.idp` or `idToken`; a
-    /// `redirect_uri` [`Redirect::app`] refuses), `not_supported` (a
+    /// `redirect_uri` the RFC 8252 checks refuse), `not_supported` (a
     /// device grant the authorization server does not advertise),
     /// `auth_failed`, `auth_denied`, `timeout`, `cancelled`, `disposed`.
     pub async fn authorize(&self, server_id: &str, args: Authorize) -> HostResult<()> {
