@@ -23,10 +23,10 @@ import net from 'node:net'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { newHost, waitState, serverState, waitFor, freePort, tmpDir, findCustomization } from './helpers/host.mjs'
+import { newHost, waitState, serverState, waitFor, freePort, tmpDir } from './helpers/host.mjs'
 import { startOAuthWorld, browse, redirectPort, startAuthorize, signIn } from './fixtures/oauth-world.mjs'
 import { approveDevice } from './fixtures/oauth/device.mjs'
-import { RemoteHost } from './fixtures/oauth/remote-host.mjs'
+import { RemoteHost, collect } from './fixtures/oauth/remote-host.mjs'
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 /** A private-use redirect URI (RFC 8252 §7.1) an app would register. */
@@ -336,23 +336,7 @@ test('canary: a pasted callback and a device grant leak no token, code or device
   const world = await oauthWorld(t, { deviceFlow: true, deviceInterval: 1 })
   const host = new RemoteHost()
   t.after(() => host.close())
-  const seen = { actions: [], logs: [], urls: [], errors: [], snapshots: [], results: [] }
-  host.on('action', (a) => seen.actions.push(a))
-  host.on('log', (l) => seen.logs.push(l))
-  host.on('authorizationUrl', (e) => seen.urls.push(e))
-  const snapshot = async () => {
-    const state = await host.getState()
-    seen.snapshots.push(state)
-    return findCustomization(state, id)?.state
-  }
-  const waitRemote = (kind) => waitFor(async () => ((await snapshot())?.kind === kind), { timeout: 30_000, interval: 50, what: `server to be ${kind}` })
-  const failing = async (promise) => {
-    try {
-      seen.results.push(await promise)
-    } catch (e) {
-      seen.errors.push({ name: e.name, code: e.code, message: e.message, data: e.data, stack: e.stack, text: e.text })
-    }
-  }
+  const { seen, snapshot, waitRemote, failing, places: collected } = collect(host, () => id)
   const nextUrl = () => new Promise((resolve) => host.once('authorizationUrl', resolve))
   const dataDir = tmpDir(t, 'ahp-mcp-host-remote-')
   await host.start({ dataDir })
@@ -360,28 +344,29 @@ test('canary: a pasted callback and a device grant leak no token, code or device
   await waitRemote('authRequired')
 
   // A pasted callback with a forged state, then a good one.
+  // (`failing` takes each call at once: a rejection is collected, never unhandled.)
   let announced = nextUrl()
-  let signing = host.authorize(id, { redirectUri: APP_REDIRECT })
+  let signing = failing(host.authorize(id, { redirectUri: APP_REDIRECT }))
   let cb = await browse((await announced).url, { fetchCallback: false, rewriteCallback: (u) => u.searchParams.set('state', 'forged') })
   await failing(host.completeAuthorization(id, cb.callbackUrl))
-  await failing(signing)
+  await signing
   announced = nextUrl()
-  signing = host.authorize(id, { redirectUri: APP_REDIRECT })
+  signing = failing(host.authorize(id, { redirectUri: APP_REDIRECT }))
   cb = await browse((await announced).url, { fetchCallback: false })
   await failing(host.completeAuthorization(id, cb.callbackUrl))
-  await failing(signing)
+  await signing
   await waitRemote('ready')
   seen.results.push(await host.callTool({ serverId: id, name: 'whoami', arguments: { note: 'pasted' } }))
 
   // A refused device grant, then an approved one.
   announced = nextUrl()
-  signing = host.authorize(id, { flow: 'deviceCode' })
+  signing = failing(host.authorize(id, { flow: 'deviceCode' }))
   await approveDevice((await announced).url, { deny: true })
-  await failing(signing)
+  await signing
   announced = nextUrl()
-  signing = host.authorize(id, { flow: 'deviceCode' })
+  signing = failing(host.authorize(id, { flow: 'deviceCode' }))
   await approveDevice((await announced).url)
-  await failing(signing)
+  await signing
   await waitRemote('ready')
   seen.results.push(await host.callTool({ serverId: id, name: 'whoami', arguments: { note: 'device' } }))
   await snapshot()
@@ -399,16 +384,7 @@ test('canary: a pasted callback and a device grant leak no token, code or device
   ]
   // The host process's stdout carries the events; a user code may be in an authorizationUrl event only.
   const stdoutOtherThanUrls = host.stdout.split('\n').filter((line) => !line.startsWith('{"type":"event","event":"authorizationUrl"')).join('\n')
-  const places = {
-    actions: JSON.stringify(seen.actions),
-    logs: JSON.stringify(seen.logs),
-    errors: JSON.stringify(seen.errors),
-    stateSnapshots: JSON.stringify(seen.snapshots),
-    toolResults: JSON.stringify(seen.results),
-    hostStdout: host.stdout,
-    hostStderr: host.stderr,
-    files: filesText(dataDir),
-  }
+  const places = { ...collected(), files: filesText(dataDir) }
   for (const [what, value] of secrets) {
     for (const [where, text] of Object.entries(places)) {
       assert.equal(text.includes(value), false, `the ${what} appears in ${where}`)
