@@ -19,38 +19,18 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import net from 'node:net'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
-import { newHost, waitState, serverState, waitFor, freePort, tmpDir } from './helpers/host.mjs'
-import { startOAuthWorld, browse, redirectPort, startAuthorize, signIn } from './fixtures/oauth-world.mjs'
+import { newHost, serverState, waitFor, freePort, tmpDir } from './helpers/host.mjs'
+import { browse, redirectPort, startAuthorize, signIn } from './fixtures/oauth-world.mjs'
 import { approveDevice } from './fixtures/oauth/device.mjs'
 import { RemoteHost, collect } from './fixtures/oauth/remote-host.mjs'
+import { oauthWorld, addProtected, portClosed } from './fixtures/oauth/harness.mjs'
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code'
 /** A private-use redirect URI (RFC 8252 §7.1) an app would register. */
 const APP_REDIRECT = 'com.example.ahp-test:/oauth/callback'
-
-async function oauthWorld(t, options) {
-  const world = await startOAuthWorld(options)
-  t.after(() => world.close())
-  return world
-}
-
-async function addProtected(host, world, extra = {}) {
-  const id = await host.addServer({ name: 'oauth', config: { type: 'streamable-http', url: world.resource }, ...extra })
-  await waitState(host, id, 'authRequired')
-  return id
-}
-
-function portClosed(port) {
-  return new Promise((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port })
-    s.once('connect', () => { s.destroy(); resolve(false) })
-    s.once('error', () => { s.destroy(); resolve(true) })
-  })
-}
 
 async function whoami(host, id, note) {
   const result = await host.callTool({ serverId: id, name: 'whoami', arguments: note ? { note } : {} })
@@ -83,7 +63,7 @@ async function startDevice(host, id, options = {}) {
 test('a pasted callback URL finishes a loopback sign-in whose browser could not reach the listener', async (t) => {
   const world = await oauthWorld(t)
   const { host } = newHost(t)
-  const id = await addProtected(host, world)
+  const { id } = await addProtected(host, world)
   await rejects(host.completeAuthorization(id, `http://127.0.0.1:9/callback?code=x&state=y`), 'not_found')
 
   const { url, done } = await startAuthorize(host, id)
@@ -104,7 +84,7 @@ test('a pasted callback URL finishes a loopback sign-in whose browser could not 
 test('an app-chosen private-use redirect URI: registered and sent instead of the loopback one; the app hands the callback back', async (t) => {
   const world = await oauthWorld(t)
   const { host } = newHost(t)
-  const id = await addProtected(host, world)
+  const { id } = await addProtected(host, world)
   const { url, done } = await startAuthorize(host, id, { redirectUri: APP_REDIRECT })
   assert.equal(new URL(url).searchParams.get('redirect_uri'), APP_REDIRECT)
   assert.deepEqual(world.as.registrations.map((r) => r.redirectUris), [[APP_REDIRECT]])
@@ -133,7 +113,7 @@ test('an app-chosen https redirect URI of a pre-registered client', async (t) =>
     }],
   })
   const { host } = newHost(t)
-  const id = await addProtected(host, world, { oauth: { clientId: 'remote-app' } })
+  const { id } = await addProtected(host, world, { oauth: { clientId: 'remote-app' } })
   const { url, done } = await startAuthorize(host, id, { redirectUri })
   assert.equal(new URL(url).searchParams.get('client_id'), 'remote-app')
   assert.equal(new URL(url).searchParams.get('redirect_uri'), redirectUri)
@@ -147,7 +127,7 @@ test('an app-chosen https redirect URI of a pre-registered client', async (t) =>
 test('a pasted callback with a wrong state or iss is auth_failed, an error callback auth_denied; no code is redeemed', async (t) => {
   const world = await oauthWorld(t)
   const { host } = newHost(t)
-  const id = await addProtected(host, world)
+  const { id } = await addProtected(host, world)
   const cases = [
     ['state', (u) => u.searchParams.set('state', `forged-${randomBytes(6).toString('hex')}`), 'auth_failed'],
     ['iss', (u) => u.searchParams.set('iss', 'https://evil.example.test'), 'auth_failed'],
@@ -179,7 +159,7 @@ test('a pasted callback with a wrong state or iss is auth_failed, an error callb
 test('app redirect URIs the host refuses', async (t) => {
   const world = await oauthWorld(t)
   const { host } = newHost(t)
-  const id = await addProtected(host, world)
+  const { id } = await addProtected(host, world)
   for (const [bad, rule] of [
     ['http://app.example.test/cb', /http is allowed only to a loopback host/],
     ['javascript:alert(1)', /the javascript: scheme cannot receive a redirect/],
@@ -198,7 +178,7 @@ test('app redirect URIs the host refuses', async (t) => {
 test('device grant: the user code reaches the app, polling honours interval and slow_down, the tokens refresh like any', async (t) => {
   const world = await oauthWorld(t, { deviceFlow: true, deviceInterval: 1, accessTokenTTL: 6 })
   const { host, actions, logs } = newHost(t)
-  const id = await addProtected(host, world)
+  const { id } = await addProtected(host, world)
   world.slowDown = 1
   const opened = []
   const { event, done } = await startDevice(host, id, { openUrl: (url, device) => opened.push({ url, device }) })
@@ -244,7 +224,7 @@ test('device grant: the user code reaches the app, polling honours interval and 
 test('device grant: a refusal is auth_denied, an expired code timeout; the server stays authRequired', async (t) => {
   const world = await oauthWorld(t, { deviceFlow: true, deviceInterval: 1, deviceCodeTTL: 3 })
   const { host } = newHost(t)
-  const id = await addProtected(host, world)
+  const { id } = await addProtected(host, world)
   const refused = await startDevice(host, id)
   const page = await approveDevice(refused.event.url, { deny: true })
   assert.deepEqual([page.done, page.error], [false, 'AbortedError'])
@@ -264,7 +244,7 @@ test('device grant: a refusal is auth_denied, an expired code timeout; the serve
 test("flow: 'deviceCode' needs a device endpoint (not_supported); 'auto' picks the device grant when advertised, the browser otherwise", async (t) => {
   const plain = await oauthWorld(t)
   const { host } = newHost(t)
-  const id = await addProtected(host, plain)
+  const { id } = await addProtected(host, plain)
   const err = await rejects(host.authorize(id, { flow: 'deviceCode' }), 'not_supported')
   assert.match(err.message, /device_authorization_endpoint/)
   const browser = await startAuthorize(host, id, { flow: 'auto' })
@@ -273,7 +253,7 @@ test("flow: 'deviceCode' needs a device endpoint (not_supported); 'auto' picks t
   await browser.done
 
   const device = await oauthWorld(t, { deviceFlow: true, deviceInterval: 1 })
-  const other = await addProtected(host, device, { name: 'device' })
+  const { id: other } = await addProtected(host, device, { name: 'device' })
   const started = await startDevice(host, other, { flow: 'auto' })
   assert.ok(started.event.deviceCode.userCode)
   await approveDevice(started.event.url)
@@ -286,7 +266,7 @@ test('per-server overrides: pinned scopes, the callback port, an authorization s
   const world = await oauthWorld(t, { authorizationServers: ['https://10.1.2.3/'], audience: 'https://mcp.example.test/api' })
   const port = await freePort()
   const { host } = newHost(t, { oauthRedirectPort: await freePort() })
-  const id = await addProtected(host, world, {
+  const { id } = await addProtected(host, world, {
     oauth: {
       scopes: ['mcp:read', 'mcp:write'],
       callbackPort: port,

@@ -11,33 +11,12 @@ import assert from 'node:assert/strict'
 import net from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { newHost, waitState, serverState, waitFor, stateHistory, freePort, sleep, tmpDir } from './helpers/host.mjs'
-import { startOAuthWorld, browse, redirectPort, startAuthorize, signIn, STEP_UP_TOOL, STEP_UP_SCOPE } from './fixtures/oauth-world.mjs'
+import { browse, redirectPort, startAuthorize, signIn, STEP_UP_TOOL, STEP_UP_SCOPE } from './fixtures/oauth-world.mjs'
 import { RemoteHost, collect } from './fixtures/oauth/remote-host.mjs'
+import { oauthWorld, addProtected, portClosed } from './fixtures/oauth/harness.mjs'
 
 /** Short access-token lifetime for the refresh tests (rmcp refreshes once < min(30 s, TTL/2) remain). */
 const SHORT_TTL = 6
-
-async function oauthWorld(t, options) {
-  const world = await startOAuthWorld(options)
-  t.after(() => world.close())
-  return world
-}
-
-/** Adds the world's MCP server and waits for `authRequired`. */
-async function addProtected(host, world, extra = {}) {
-  const id = await host.addServer({ name: 'oauth', config: { type: 'streamable-http', url: world.resource }, ...extra })
-  const state = await waitState(host, id, 'authRequired')
-  return { id, state }
-}
-
-/** True when nothing accepts TCP connections on 127.0.0.1:port. */
-function portClosed(port) {
-  return new Promise((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port })
-    s.once('connect', () => { s.destroy(); resolve(false) })
-    s.once('error', () => { s.destroy(); resolve(true) })
-  })
-}
 
 function whoami(host, id, note) {
   return host.callTool({ serverId: id, name: 'whoami', arguments: note ? { note } : {} })
