@@ -2385,6 +2385,15 @@ export interface ImportedServer {
   startupTimeoutMs?: number
   /** OAuth client id from the source (`oauth.clientId`, Cursor `auth.CLIENT_ID`, Codex `oauth.client_id`). */
   oauthClientId?: string
+  /**
+   * The server's other OAuth settings from the source, as
+   * {@link OAuthClientOption} takes them (Claude Code `oauth.scopes`,
+   * `oauth.authServerMetadataUrl`, `oauth.callbackPort`; Codex `scopes`,
+   * `oauth_resource`, `oauth.callback_port`); {@link McpHost.addServers}
+   * passes them on with `oauthClientId`. Absent when the source has none.
+   * Checked when the server is added, not by the import.
+   */
+  oauth?: { scopes?: string[]; authServerMetadataUrl?: string; callbackPort?: number; resource?: string }
   /** {@link ServerToolOptions.includeTools} from the source (Codex `enabled_tools`). */
   includeTools?: string[]
   /** {@link ServerToolOptions.excludeTools} from the source (Codex `disabled_tools`). */

@@ -286,6 +286,39 @@ test('per-server overrides: pinned scopes, the callback port, an authorization s
   assert.deepEqual(claims.scope.split(' ').filter((s) => s.startsWith('mcp:')).sort(), ['mcp:read', 'mcp:write'])
 })
 
+test('imported OAuth settings (Claude Code oauth.callbackPort / scopes / authServerMetadataUrl, Codex scopes / oauth_resource / oauth.callback_port) reach the sign-in', async (t) => {
+  // Claude Code's server: its metadata names an unreachable authorization server, the import names the real one.
+  const unreachable = await oauthWorld(t, { authorizationServers: ['https://10.1.2.3/'] })
+  // Codex's: its authorization server knows it by another resource indicator.
+  const renamed = await oauthWorld(t, { audience: 'https://mcp.example.test/api' })
+  const [claudePort, codexPort] = [await freePort(), await freePort()]
+  const metadataUrl = `${unreachable.issuer}/.well-known/openid-configuration`
+  const { host } = newHost(t)
+  const claude = await host.importConfig({
+    format: 'claude-code',
+    text: JSON.stringify({ mcpServers: { claude: { type: 'http', url: unreachable.resource, oauth: { callbackPort: claudePort, scopes: 'mcp:read mcp:write', authServerMetadataUrl: metadataUrl } } } }),
+  })
+  assert.deepEqual(claude.servers[0].oauth, { scopes: ['mcp:read', 'mcp:write'], authServerMetadataUrl: metadataUrl, callbackPort: claudePort })
+  const codex = await host.importConfig({
+    format: 'codex',
+    text: `[mcp_servers.codex]\nurl = "${renamed.resource}"\nscopes = ["mcp:read"]\noauth_resource = "https://mcp.example.test/api"\n[mcp_servers.codex.oauth]\ncallback_port = ${codexPort}\n`,
+  })
+  assert.deepEqual(codex.servers[0].oauth, { scopes: ['mcp:read'], resource: 'https://mcp.example.test/api', callbackPort: codexPort })
+  const added = await host.addServers([...claude.servers, ...codex.servers])
+  assert.deepEqual(added.map((a) => [a.id, a.error?.code]), [['claude', undefined], ['codex', undefined]])
+  for (const id of ['claude', 'codex']) await waitFor(() => serverState(host, id)?.kind === 'authRequired', { what: `${id} authRequired` })
+
+  const first = await signIn(host, 'claude')
+  assert.equal(redirectPort(first.url), claudePort)
+  assert.equal(new URL(first.url).origin, unreachable.issuer)
+  assert.deepEqual(new URL(first.url).searchParams.get('scope').split(' ').filter((s) => s.startsWith('mcp:')), ['mcp:read', 'mcp:write'])
+  assert.equal((await whoami(host, 'claude')).aud, unreachable.resource)
+  const second = await signIn(host, 'codex')
+  assert.equal(redirectPort(second.url), codexPort)
+  assert.equal(new URL(second.url).searchParams.get('resource'), 'https://mcp.example.test/api')
+  assert.equal((await whoami(host, 'codex')).aud, 'https://mcp.example.test/api')
+})
+
 test('per-server overrides are checked when the server is added', async (t) => {
   const { host } = newHost(t)
   const add = (oauth) => host.addServer({ name: `s${randomBytes(3).toString('hex')}`, config: { type: 'streamable-http', url: 'http://127.0.0.1:9/mcp' }, oauth })
