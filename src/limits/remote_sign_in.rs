@@ -22,8 +22,8 @@ pub const MAX_DEVICE_CODE_WAIT_SECS: u64 = 30 * 60;
 pub const MIN_DEVICE_POLL_INTERVAL_MS: u64 = 1_000;
 /// Longest wait between two polls after the token endpoint could not be
 /// reached (seconds): 30. The wait doubles after each such failure (RFC
-/// 8628 §3.5 "exponential backoff") up to this bound; an answer of the
-/// authorization server resets nothing but `slow_down` adds to it.
+/// 8628 §3.5 "exponential backoff") up to this bound, and stays where it
+/// got to; a `slow_down` answer adds 5 s to it.
 pub const MAX_DEVICE_POLL_BACKOFF_SECS: u64 = 30;
 /// Longest `user_code` (characters) and `verification_uri` (bytes) a device
 /// authorization response may carry to be shown to the user: 64 and 2 KiB.
