@@ -2803,7 +2803,9 @@ export interface LogRecord {
  * off), `server_removed` (`remove`), `server_exited` (crash),
  * `server_restarted` (start request while running) or `disposed`.
  * `not_supported`: the server did not declare the capability a request needs
- * (`resources`, `prompts`); the request was not sent.
+ * (`resources`, `prompts`); the request was not sent. Also
+ * {@link McpHost.authorize} with `flow: 'deviceCode'` at an authorization
+ * server that advertises no `device_authorization_endpoint` (RFC 8628 §4).
  * Task-based tool calls (Tasks extension, SEP-2663): `task_failed` (the task
  * ended `failed`; `data` is its JSON-RPC error `{code, data}`),
  * `task_cancelled` (the server cancelled it), `task_expired` (the server no
