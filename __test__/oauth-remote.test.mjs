@@ -350,7 +350,14 @@ test('canary: a pasted callback and a device grant leak no token, code or device
   const host = new RemoteHost()
   t.after(() => host.close())
   const { seen, snapshot, waitRemote, failing, places: collected } = collect(host, () => id)
-  const nextUrl = () => new Promise((resolve) => host.once('authorizationUrl', resolve))
+  // A sign-in started with its event awaited: the URL, or a failure when `authorize` ends without one.
+  const started = async (options) => {
+    const announced = new Promise((resolve) => host.once('authorizationUrl', resolve))
+    const signing = failing(host.authorize(id, options))
+    const event = await Promise.race([announced, signing.then(() => undefined)])
+    assert.ok(event, `authorize(${JSON.stringify(options)}) ended without an authorizationUrl: ${JSON.stringify(seen.errors.at(-1))}`)
+    return { url: event.url, signing }
+  }
   const dataDir = tmpDir(t, 'ahp-mcp-host-remote-')
   await host.start({ dataDir })
   const id = await host.addServer({ name: 'remote-canary', config: { type: 'streamable-http', url: world.resource } })
@@ -358,27 +365,23 @@ test('canary: a pasted callback and a device grant leak no token, code or device
 
   // A pasted callback with a forged state, then a good one.
   // (`failing` takes each call at once: a rejection is collected, never unhandled.)
-  let announced = nextUrl()
-  let signing = failing(host.authorize(id, { redirectUri: APP_REDIRECT }))
-  let cb = await browse((await announced).url, { fetchCallback: false, rewriteCallback: (u) => u.searchParams.set('state', 'forged') })
+  let { url, signing } = await started({ redirectUri: APP_REDIRECT })
+  let cb = await browse(url, { fetchCallback: false, rewriteCallback: (u) => u.searchParams.set('state', 'forged') })
   await failing(host.completeAuthorization(id, cb.callbackUrl))
   await signing
-  announced = nextUrl()
-  signing = failing(host.authorize(id, { redirectUri: APP_REDIRECT }))
-  cb = await browse((await announced).url, { fetchCallback: false })
+  ;({ url, signing } = await started({ redirectUri: APP_REDIRECT }))
+  cb = await browse(url, { fetchCallback: false })
   await failing(host.completeAuthorization(id, cb.callbackUrl))
   await signing
   await waitRemote('ready')
   seen.results.push(await host.callTool({ serverId: id, name: 'whoami', arguments: { note: 'pasted' } }))
 
   // A refused device grant, then an approved one.
-  announced = nextUrl()
-  signing = failing(host.authorize(id, { flow: 'deviceCode' }))
-  await approveDevice((await announced).url, { deny: true })
+  ;({ url, signing } = await started({ flow: 'deviceCode' }))
+  await approveDevice(url, { deny: true })
   await signing
-  announced = nextUrl()
-  signing = failing(host.authorize(id, { flow: 'deviceCode' }))
-  await approveDevice((await announced).url)
+  ;({ url, signing } = await started({ flow: 'deviceCode' }))
+  await approveDevice(url)
   await signing
   await waitRemote('ready')
   seen.results.push(await host.callTool({ serverId: id, name: 'whoami', arguments: { note: 'device' } }))
