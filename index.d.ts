@@ -253,6 +253,16 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * `resource`, RFC 9207 `iss` check), all in Rust. The authorization URL
    * arrives as an `authorizationUrl` event (and through `openUrl`); the app
    * opens it, the browser is redirected to a one-shot listener on 127.0.0.1.
+   * When the browser runs on another machine (VS Code Remote-SSH / WSL, a
+   * container), the app hands the URL the browser landed on back with
+   * {@link McpHost.completeAuthorization}; with
+   * {@link AuthorizeOptions.redirectUri} no listener is opened and that is
+   * the only way back. With {@link AuthorizeOptions.flow} `'deviceCode'` (or
+   * `'auto'`) it runs the device authorization grant (RFC 8628) instead: the
+   * event carries a {@link DeviceCodePrompt} (the user code to show) and the
+   * host polls until the user approved. Rejects `not_supported` for
+   * `'deviceCode'` when the authorization server advertises no
+   * `device_authorization_endpoint`.
    * Resolves once the server is `ready`; tokens are refreshed automatically.
    * A denied consent, wrong `state` or timeout (default 5 min) rejects
    * (`auth_denied`, `auth_failed`, `timeout`) and leaves the server
@@ -271,6 +281,42 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * `options.signal` ends the sign-in (`cancelled`, see {@link AuthorizeOptions.signal}).
    */
   authorize(serverId: string, options?: AuthorizeOptions): Promise<void>
+  /**
+   * Finishes the host-run sign-in ({@link McpHost.authorize}) of server
+   * `serverId` with `callbackUrl`, the full URL the browser was redirected
+   * to (`<redirect URI>?code=…&state=…&iss=…`, or `?error=…`): a URL the
+   * user pasted because the browser could not reach the host's loopback
+   * listener (the browser runs on another machine), or one the app's own
+   * redirect URI received ({@link AuthorizeOptions.redirectUri}: a URI
+   * handler, a web page of the app). The URL is checked exactly as a
+   * redirect to the listener is (the `state` the sign-in sent, the RFC 9207
+   * `iss` of the authorization server, then the code exchange with the PKCE
+   * verifier), and it is the sign-in's one callback: the listener closes,
+   * and whichever of the two came first wins. Resolves once the server is
+   * `ready` (when `authorize` resolves), or rejects with the error
+   * `authorize` rejects with.
+   *
+   * Rejects with a {@link HostError}:
+   * - `not_found`: no such server, or no sign-in of it is waiting for a
+   *   callback (none started, its authorization URL not handed out yet, a
+   *   device grant, or its callback already came: a URL is taken once);
+   * - `invalid_argument`: `callbackUrl` is not a string of at most 16 KiB,
+   *   not an absolute URL, not a redirect to the sign-in's redirect URI
+   *   (same scheme, host, port and path), or has neither `code` and `state`
+   *   nor `error`; the sign-in goes on waiting;
+   * - the sign-in's own outcome: `auth_failed` (a `state` this sign-in did
+   *   not send, a wrong or missing required `iss`, a refused code
+   *   exchange), `auth_denied` (an `error` callback such as
+   *   `access_denied`, named in the message), `timeout`, `cancelled`,
+   *   `auth_required`, `disposed`. These end the sign-in: the server stays
+   *   `authRequired` with the reason as `description`, and the code is
+   *   never redeemed after a wrong `state` or `iss`.
+   *
+   * No error carries the URL's query (the code). `options.signal` /
+   * `timeoutMs` stop this wait only (`cancelled` / `timeout`): the sign-in
+   * goes on (see {@link RequestOptions}).
+   */
+  completeAuthorization(serverId: string, callbackUrl: string, options?: RequestOptions): Promise<void>
   /** The session state, exactly as the AHP reducer made it from the emitted actions. */
   getState(): SessionState
   /**
@@ -687,8 +733,14 @@ export interface McpHostEvents {
    * `warn` record (target `host.events`) instead.
    */
   log: [record: LogRecord]
-  /** A host-run sign-in ({@link McpHost.authorize}) needs this URL opened in a browser. */
-  authorizationUrl: [event: { serverId: string; url: string }]
+  /**
+   * A host-run sign-in ({@link McpHost.authorize}) needs this URL opened in
+   * a browser: the authorization URL, or for a device authorization grant
+   * (RFC 8628) the verification URL (with the user code filled in when the
+   * authorization server gives one), with `deviceCode`: what the user is
+   * shown. Emitted once per sign-in.
+   */
+  authorizationUrl: [event: { serverId: string; url: string; deviceCode?: DeviceCodePrompt }]
   /** The model tool catalogue changed because of `serverId`; `tools` is the catalogue's size now. */
   toolsChanged: [event: { serverId: string; reason: 'ready' | 'listChanged' | 'stopped' | 'filter' | 'cached'; tools: number }]
   /**
@@ -797,7 +849,10 @@ export interface McpHostOptions {
   credentials?: CredentialStore | 'os'
   /** HTTPS URL of the app's OAuth Client ID Metadata Document (used when the AS supports CIMD). */
   clientMetadataUrl?: string
-  /** Fixed port for the loopback OAuth redirect listener; default random. */
+  /**
+   * Fixed port for the loopback OAuth redirect listener; default random. A
+   * server's {@link OAuthClientOption.callbackPort} wins.
+   */
   oauthRedirectPort?: number
   /**
    * Answers to requests servers send to the client (MCP 2025-11-25 "Client
@@ -2535,6 +2590,15 @@ export interface ImportedServer {
   startupTimeoutMs?: number
   /** OAuth client id from the source (`oauth.clientId`, Cursor `auth.CLIENT_ID`, Codex `oauth.client_id`). */
   oauthClientId?: string
+  /**
+   * The server's other OAuth settings from the source, as
+   * {@link OAuthClientOption} takes them (Claude Code `oauth.scopes`,
+   * `oauth.authServerMetadataUrl`, `oauth.callbackPort`; Codex `scopes`,
+   * `oauth_resource`, `oauth.callback_port`); {@link McpHost.addServers}
+   * passes them on with `oauthClientId`. Absent when the source has none.
+   * Checked when the server is added, not by the import.
+   */
+  oauth?: { scopes?: string[]; authServerMetadataUrl?: string; callbackPort?: number; resource?: string }
   /** {@link ServerToolOptions.includeTools} from the source (Codex `enabled_tools`). */
   includeTools?: string[]
   /** {@link ServerToolOptions.excludeTools} from the source (Codex `disabled_tools`). */
@@ -2685,7 +2749,10 @@ export interface AddServerOptions extends ServerToolOptions, ServerStartOptions 
  *   subscribe follows nothing; a cancelled unsubscribe has dropped the
  *   subscription all the same.
  * - `authorize`: the wait for the user ends and the loopback redirect
- *   listener closes (its `timeoutMs` is {@link AuthorizeOptions.timeoutMs}).
+ *   listener closes, or the device grant stops polling (its `timeoutMs` is
+ *   {@link AuthorizeOptions.timeoutMs}).
+ * - `completeAuthorization`: the wait for the sign-in's outcome ends; a
+ *   callback URL already handed over is the sign-in's all the same.
  * - `addServer`, `addPlugin`, `remove`, `setRoots`, `authenticate` (they
  *   settle soon and cannot be stopped half-way): an already-aborted signal
  *   rejects before anything happens; an abort or timeout while one runs
@@ -2943,7 +3010,9 @@ export interface LogRecord {
  * off), `server_removed` (`remove`), `server_exited` (crash),
  * `server_restarted` (start request while running) or `disposed`.
  * `not_supported`: the server did not declare the capability a request needs
- * (`resources`, `prompts`); the request was not sent.
+ * (`resources`, `prompts`); the request was not sent. Also
+ * {@link McpHost.authorize} with `flow: 'deviceCode'` at an authorization
+ * server that advertises no `device_authorization_endpoint` (RFC 8628 §4).
  * Task-based tool calls (Tasks extension, SEP-2663): `task_failed` (the task
  * ended `failed`; `data` is its JSON-RPC error `{code, data}`),
  * `task_cancelled` (the server cancelled it), `task_expired` (the server no
@@ -3048,10 +3117,38 @@ export interface CredentialStoreWithStore extends CredentialStoreBase {
  */
 export type CredentialStore = CredentialStoreWithSet | CredentialStoreWithStore
 
+/**
+ * What the user of a device authorization grant (RFC 8628 §3.3) is shown:
+ * the `deviceCode` of the `authorizationUrl` event (and the second argument
+ * of {@link AuthorizeOptions.openUrl}). Show `userCode` and
+ * `verificationUri` (a terminal, a notification with a copy button), or
+ * open `verificationUriComplete`, which has the code filled in. The user
+ * code is in this event only, never in actions, state, logs or errors; the
+ * device code never leaves the host.
+ */
+export interface DeviceCodePrompt {
+  /** The code the user enters (`user_code`; at most 64 characters). */
+  userCode: string
+  /** Where the user enters it (`verification_uri`: `https`, or `http` to loopback; at most 2 KiB). */
+  verificationUri: string
+  /** The same page with the code filled in (`verification_uri_complete`), when the server gives one. */
+  verificationUriComplete?: string
+  /**
+   * How long the host polls for the user's approval (ms): the server's
+   * `expires_in`, at most 30 min and at most the sign-in's
+   * {@link AuthorizeOptions.timeoutMs}. Then `authorize` rejects `timeout`.
+   */
+  expiresInMs: number
+}
+
 /** Options of {@link McpHost.authorize}. */
 export interface AuthorizeOptions {
-  /** Called with the authorization URL to open (in addition to the `authorizationUrl` event). */
-  openUrl?: (url: string) => void
+  /**
+   * Called with the URL to open (in addition to the `authorizationUrl`
+   * event), and for a device authorization grant with the
+   * {@link DeviceCodePrompt} to show.
+   */
+  openUrl?: (url: string, deviceCode?: DeviceCodePrompt) => void
   /**
    * Scopes to request. Default: on a 403 `insufficient_scope` step-up, the
    * union of the scopes already granted to the stored credentials and the
@@ -3062,10 +3159,51 @@ export interface AuthorizeOptions {
   scopes?: string[]
   /**
    * Time allowed for the whole sign-in (ms): the user, the redirect and the
-   * token exchange (a token response that trickles too). Default 300 000.
-   * Expiry: `timeout`.
+   * token exchange (a token response that trickles too); for a device
+   * grant, the polling too. Default 300 000. Expiry: `timeout`.
    */
   timeoutMs?: number
+  /**
+   * A redirect URI the app receives the callback on, registered (dynamic
+   * registration) and sent in the authorization request instead of the
+   * loopback listener's, which is then not opened (RFC 8252 §7): a
+   * private-use scheme (`com.example.app:/oauth/callback`,
+   * `vscode://publisher.ext/callback`), a claimed `https` URL the app
+   * handles, or `http` to a loopback listener of the app's own. A
+   * pre-registered client ({@link OAuthClientOption.clientId}) or the app's
+   * Client ID Metadata Document (`clientMetadataUrl`) must list it. The app
+   * hands the URL it receives to {@link McpHost.completeAuthorization}.
+   * Rejects `invalid_argument` (`options.redirectUri: …`) for a URI over
+   * 2 KiB, not absolute, with a fragment (RFC 6749 §3.1.2) or userinfo,
+   * `http` to a non-loopback host, or a scheme no app can receive
+   * (`javascript`, `data`, `file`, `blob`, `about`, `vbscript`, `ws`, `wss`).
+   */
+  redirectUri?: string
+  /**
+   * How the user signs in (RFC 8628 for the device grant):
+   * - `'authorizationCode'` (default): a browser, redirected to the
+   *   loopback listener or {@link AuthorizeOptions.redirectUri}; but the
+   *   device grant when the authorization server advertises a
+   *   `device_authorization_endpoint` and cannot run this one (its
+   *   `grant_types_supported` lacks `authorization_code`, or its
+   *   `response_types_supported` lacks `code`);
+   * - `'deviceCode'`: the device authorization grant; `not_supported` when
+   *   the authorization server advertises no `device_authorization_endpoint`;
+   * - `'auto'`: the device grant when it is advertised, else the browser:
+   *   what a host with no browser or no way back should ask for (an SSH
+   *   session, a container, VS Code Remote), as VS Code and Codex do.
+   *
+   * The device grant registers a public client for it (`grant_types`:
+   * `urn:ietf:params:oauth:grant-type:device_code`, `refresh_token`) unless
+   * the server has a pre-registered client or CIMD applies, sends RFC 8707
+   * `resource` and the scopes of an authorization code sign-in, and polls
+   * the token endpoint every `interval` s (5 when absent, at least 1), 5 s
+   * more after each `slow_down`, backing off (up to 30 s) when it cannot be
+   * reached, for at most `expires_in` (30 min at most) and `timeoutMs`.
+   * `access_denied` rejects `auth_denied`; `expired_token` (or the end of
+   * that time) rejects `timeout`. DPoP applies as for the browser sign-in.
+   */
+  flow?: 'authorizationCode' | 'deviceCode' | 'auto'
   /**
    * Aborting ends the sign-in: the wait for the user ends, the loopback
    * redirect listener closes, and it rejects `cancelled` (`cause`:
@@ -3087,7 +3225,15 @@ export interface AuthorizeOptions {
 }
 
 /**
- * A pre-registered OAuth client for one server (host-side; not part of `mcp.json`).
+ * A server's host-side OAuth setting (not part of `mcp.json`): a
+ * pre-registered client (`clientId`, its secret or key, its grant) and the
+ * server's overrides (`scopes`, `authServerMetadataUrl`, `callbackPort`,
+ * `resource`: the settings Claude Code's `oauth` and Codex's `scopes` /
+ * `oauth_resource` have). Without `clientId` the host identifies itself
+ * by the app's Client ID Metadata Document (`clientMetadataUrl`, when the
+ * authorization server supports CIMD), else by dynamic registration.
+ * Checked by `addServer` / `addPlugin`: `invalid_argument` naming
+ * `options.oauth.<field>` (`options.servers.<name>.oauth.<field>`).
  *
  * For the `authorizationCode` and `clientCredentials` grants, when the authorization server advertises `ES256` in
  * `dpop_signing_alg_values_supported` (RFC 9449 §5.1; the MCP DPoP extension,
@@ -3105,9 +3251,11 @@ export interface OAuthClientOption {
   /**
    * The client id registered with the authorization server. For
    * `jwtBearer` it identifies the workload client and is sent as
-   * `client_id` (with HTTP Basic when `clientSecret` is set).
+   * `client_id` (with HTTP Basic when `clientSecret` is set). Required by
+   * every `grant` but `authorizationCode`, and by `clientSecret` and
+   * `privateKeyPem`.
    */
-  clientId: string
+  clientId?: string
   /** Secret of a confidential client; never appears in state, logs or errors. */
   clientSecret?: string
   /**
@@ -3127,6 +3275,37 @@ export interface OAuthClientOption {
   signingAlgorithm?: 'ES256' | 'ES384' | 'RS256' | 'RS384' | 'RS512'
   /** The enterprise identity provider for `enterpriseManaged`. */
   idp?: { issuer: string; tokenEndpoint: string; clientId: string; clientSecret?: string }
+  /**
+   * Scopes to request when {@link AuthorizeOptions.scopes} names none and
+   * no 403 `insufficient_scope` step-up asks for more (then the union of
+   * the granted and the challenged scopes), instead of the challenge's
+   * `scope` or `scopes_supported`; also those of the `clientCredentials`,
+   * `enterpriseManaged` and `jwtBearer` grants. `offline_access` is added
+   * when the authorization server lists it.
+   */
+  scopes?: string[]
+  /**
+   * The authorization server's RFC 8414 (or OpenID Connect) metadata URL,
+   * read instead of RFC 9728 → RFC 8414 discovery: for a server whose
+   * protected resource metadata is missing or names another authorization
+   * server. `https`, or `http` to a loopback host (`invalid_argument`
+   * otherwise). Configured by the app, it is not under the address rule
+   * that guards the URLs a server names (like `idp.tokenEndpoint`); the
+   * endpoints it names are. Stored tokens are those of its `issuer`. A
+   * server without protected resource metadata is shown `authRequired`
+   * naming that issuer.
+   */
+  authServerMetadataUrl?: string
+  /** Port of this server's loopback redirect listener (0–65535; 0: a random port); wins over {@link McpHostOptions.oauthRedirectPort}. */
+  callbackPort?: number
+  /**
+   * The RFC 8707 resource indicator sent in the authorization request and
+   * every token request (code exchange, refresh, device, client
+   * credentials, enterprise-managed, JWT bearer) instead of the server's
+   * URL: for an authorization server that knows the server by another
+   * identifier. An absolute URI without a fragment (RFC 8707 §2).
+   */
+  resource?: string
 }
 
 /** AHP `authenticate` parameters. */

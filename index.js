@@ -579,13 +579,22 @@ class McpHost extends EventEmitter {
     nonEmptyString(serverId, 'serverId')
     const { openUrl, signal, ...options } = check.authorizeOptions(authorizeOptions)
     checkSignal(signal, 'options.signal')
-    const onUrl = openUrl && ((event) => { if (event.serverId === serverId) openUrl(event.url) })
+    const onUrl = openUrl && ((event) => { if (event.serverId === serverId) openUrl(event.url, event.deviceCode) })
     if (onUrl) this.on('authorizationUrl', onUrl)
     try {
       await this.#abortable({ signal }, 'the sign-in', (native, id) => native.authorize(id, serverId, JSON.stringify(options)))
     } finally {
       if (onUrl) this.off('authorizationUrl', onUrl)
     }
+  }
+
+  // Hands a host-run sign-in the callback URL the browser landed on (a
+  // pasted URL, or one the app's own redirect URI received); settles with
+  // the sign-in's outcome. `options.signal` / `timeoutMs` stop the wait only.
+  async completeAuthorization(serverId, callbackUrl, options) {
+    nonEmptyString(serverId, 'serverId')
+    nonEmptyString(callbackUrl, 'callbackUrl')
+    await this.#abortable(requestOptions(options), 'the sign-in', (native, id) => native.completeAuthorization(id, serverId, callbackUrl))
   }
 
   // Sets the host's roots; servers are told (see index.d.ts).

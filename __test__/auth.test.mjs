@@ -5,9 +5,9 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { newHost, waitState, serverState, waitFor, everythingEntry, stateHistory, startHttpFixture, tmpDir, findCustomization } from './helpers/host.mjs'
+import { newHost, waitState, serverState, waitFor, everythingEntry, stateHistory, startHttpFixture, tmpDir } from './helpers/host.mjs'
 import { startMiniWorld } from './fixtures/oauth/mini-world.mjs'
-import { RemoteHost } from './fixtures/oauth/remote-host.mjs'
+import { RemoteHost, collect } from './fixtures/oauth/remote-host.mjs'
 
 const CANARY = 'canary-access-token-7f3a9c'
 
@@ -102,21 +102,7 @@ test('canary (workload identity): assertions and tokens never appear in actions,
   t.after(() => world.close())
   const host = new RemoteHost()
   t.after(() => host.close())
-  const seen = { actions: [], logs: [], errors: [], snapshots: [], results: [] }
-  host.on('action', (a) => seen.actions.push(a))
-  host.on('log', (l) => seen.logs.push(l))
-  const snapshot = async () => {
-    const state = await host.getState()
-    seen.snapshots.push(state)
-    return findCustomization(state, id)?.state
-  }
-  const failing = async (promise) => {
-    try {
-      seen.results.push(await promise)
-    } catch (e) {
-      seen.errors.push({ name: e.name, code: e.code, message: e.message, data: e.data, stack: e.stack, text: e.text })
-    }
-  }
+  const { seen, snapshot, failing, places: collected } = collect(host, () => id)
   await host.start({ dataDir: tmpDir(t, 'ahp-mcp-host-wif-') })
   const id = await host.addServer({ name: 'wif-canary', config: { type: 'streamable-http', url: world.resource }, oauth: { clientId: 'ci-workload', grant: 'jwtBearer' } })
   await waitFor(async () => (await snapshot())?.kind === 'authRequired', { timeout: 15_000, interval: 50, what: 'authRequired' })
@@ -137,15 +123,7 @@ test('canary (workload identity): assertions and tokens never appear in actions,
     ...world.issued.assertions.map((s, i) => [`assertion #${i + 1}`, s]),
     ...world.issued.accessTokens.map((s, i) => [`access token #${i + 1}`, s]),
   ]
-  const places = {
-    actions: JSON.stringify(seen.actions),
-    logs: JSON.stringify(seen.logs),
-    errors: JSON.stringify(seen.errors),
-    stateSnapshots: JSON.stringify(seen.snapshots),
-    toolResults: JSON.stringify(seen.results),
-    hostStdout: host.stdout,
-    hostStderr: host.stderr,
-  }
+  const places = collected()
   for (const [what, value] of secrets) {
     for (const [where, text] of Object.entries(places)) {
       assert.equal(text.includes(value), false, `the ${what} appears in ${where}`)

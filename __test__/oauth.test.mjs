@@ -10,34 +10,13 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import net from 'node:net'
 import { randomBytes } from 'node:crypto'
-import { newHost, waitState, serverState, waitFor, stateHistory, freePort, sleep, tmpDir, findCustomization } from './helpers/host.mjs'
-import { startOAuthWorld, browse, redirectPort, startAuthorize, signIn, STEP_UP_TOOL, STEP_UP_SCOPE } from './fixtures/oauth-world.mjs'
-import { RemoteHost } from './fixtures/oauth/remote-host.mjs'
+import { newHost, waitState, serverState, waitFor, stateHistory, freePort, sleep, tmpDir } from './helpers/host.mjs'
+import { browse, redirectPort, startAuthorize, signIn, STEP_UP_TOOL, STEP_UP_SCOPE } from './fixtures/oauth-world.mjs'
+import { RemoteHost, collect } from './fixtures/oauth/remote-host.mjs'
+import { oauthWorld, addProtected, portClosed } from './fixtures/oauth/harness.mjs'
 
 /** Short access-token lifetime for the refresh tests (rmcp refreshes once < min(30 s, TTL/2) remain). */
 const SHORT_TTL = 6
-
-async function oauthWorld(t, options) {
-  const world = await startOAuthWorld(options)
-  t.after(() => world.close())
-  return world
-}
-
-/** Adds the world's MCP server and waits for `authRequired`. */
-async function addProtected(host, world, extra = {}) {
-  const id = await host.addServer({ name: 'oauth', config: { type: 'streamable-http', url: world.resource }, ...extra })
-  const state = await waitState(host, id, 'authRequired')
-  return { id, state }
-}
-
-/** True when nothing accepts TCP connections on 127.0.0.1:port. */
-function portClosed(port) {
-  return new Promise((resolve) => {
-    const s = net.connect({ host: '127.0.0.1', port })
-    s.once('connect', () => { s.destroy(); resolve(false) })
-    s.once('error', () => { s.destroy(); resolve(true) })
-  })
-}
 
 function whoami(host, id, note) {
   return host.callTool({ serverId: id, name: 'whoami', arguments: note ? { note } : {} })
@@ -243,28 +222,7 @@ test('canary: tokens and the client secret never appear in actions, logs, errors
   })
   const host = new RemoteHost()
   t.after(() => host.close())
-  const seen = { actions: [], logs: [], urls: [], errors: [], snapshots: [], results: [] }
-  host.on('action', (a) => seen.actions.push(a))
-  host.on('log', (l) => seen.logs.push(l))
-  host.on('authorizationUrl', (e) => seen.urls.push(e))
-  const snapshot = async () => {
-    const state = await host.getState()
-    seen.snapshots.push(state)
-    return findCustomization(state, id)?.state
-  }
-  const waitRemote = (kind) => waitFor(async () => {
-    const s = await snapshot()
-    return s?.kind === kind ? s : undefined
-  }, { timeout: 30_000, interval: 50, what: `server to be ${kind}` })
-  const failing = async (promise) => {
-    try {
-      seen.results.push(await promise)
-      return undefined
-    } catch (e) {
-      seen.errors.push({ name: e.name, code: e.code, message: e.message, data: e.data, stack: e.stack, text: e.text })
-      return e
-    }
-  }
+  const { seen, snapshot, waitRemote, failing, places: collected } = collect(host, () => id)
 
   await host.start({ dataDir: tmpDir(t, 'ahp-mcp-host-oauth-'), oauthRedirectPort: port })
   const id = await host.addServer({ name: 'canary', config: { type: 'streamable-http', url: world.resource }, oauth: { clientId, clientSecret: secret } })
@@ -309,16 +267,7 @@ test('canary: tokens and the client secret never appear in actions, logs, errors
     ...world.issued.refreshTokens.map((s, i) => [`refresh token #${i + 1}`, s]),
   ]
   assert.ok(world.issued.accessTokens.length >= 2 && world.issued.refreshTokens.length >= 2, 'the AS issued fewer tokens than expected')
-  const places = {
-    actions: JSON.stringify(seen.actions),
-    logs: JSON.stringify(seen.logs),
-    authorizationUrls: JSON.stringify(seen.urls),
-    errors: JSON.stringify(seen.errors),
-    stateSnapshots: JSON.stringify(seen.snapshots),
-    toolResults: JSON.stringify(seen.results),
-    hostStdout: host.stdout,
-    hostStderr: host.stderr,
-  }
+  const places = { ...collected(), authorizationUrls: JSON.stringify(seen.urls) }
   for (const [what, value] of secrets) {
     for (const [where, text] of Object.entries(places)) {
       assert.equal(text.includes(value), false, `the ${what} appears in ${where}`)
@@ -448,26 +397,7 @@ test('canary (DPoP): tokens, DPoP proofs and the DPoP key never appear in action
   const world = await oauthWorld(t, { dpop: 'nonce', accessTokenTTL: SHORT_TTL })
   const host = new RemoteHost()
   t.after(() => host.close())
-  const seen = { actions: [], logs: [], urls: [], errors: [], snapshots: [], results: [] }
-  host.on('action', (a) => seen.actions.push(a))
-  host.on('log', (l) => seen.logs.push(l))
-  host.on('authorizationUrl', (e) => seen.urls.push(e))
-  const snapshot = async () => {
-    const state = await host.getState()
-    seen.snapshots.push(state)
-    return findCustomization(state, id)?.state
-  }
-  const waitRemote = (kind) => waitFor(async () => {
-    const s = await snapshot()
-    return s?.kind === kind ? s : undefined
-  }, { timeout: 30_000, interval: 50, what: `server to be ${kind}` })
-  const failing = async (promise) => {
-    try {
-      seen.results.push(await promise)
-    } catch (e) {
-      seen.errors.push({ name: e.name, code: e.code, message: e.message, data: e.data, stack: e.stack, text: e.text })
-    }
-  }
+  const { seen, snapshot, waitRemote, failing, places: collected } = collect(host, () => id)
 
   await host.start({ dataDir: tmpDir(t, 'ahp-mcp-host-dpop-') })
   const id = await host.addServer({ name: 'dpop-canary', config: { type: 'streamable-http', url: world.resource } })
@@ -495,16 +425,7 @@ test('canary (DPoP): tokens, DPoP proofs and the DPoP key never appear in action
     ...world.issued.refreshTokens.map((s, i) => [`refresh token #${i + 1}`, s]),
     ...world.issued.dpopProofs.map((s, i) => [`DPoP proof #${i + 1}`, s]),
   ]
-  const places = {
-    actions: JSON.stringify(seen.actions),
-    logs: JSON.stringify(seen.logs),
-    authorizationUrls: JSON.stringify(seen.urls),
-    errors: JSON.stringify(seen.errors),
-    stateSnapshots: JSON.stringify(seen.snapshots),
-    toolResults: JSON.stringify(seen.results),
-    hostStdout: host.stdout,
-    hostStderr: host.stderr,
-  }
+  const places = { ...collected(), authorizationUrls: JSON.stringify(seen.urls) }
   for (const [what, value] of secrets) {
     for (const [where, text] of Object.entries(places)) {
       assert.equal(text.includes(value), false, `the ${what} appears in ${where}`)

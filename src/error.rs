@@ -26,7 +26,9 @@ pub enum ErrorCode {
     /// The server did not declare the capability the request needs (MCP
     /// 2025-11-25 "Lifecycle › Capability Negotiation"), e.g. `prompts/get`
     /// on a server without `prompts`; the request was not sent. The message
-    /// names the server and the capability (`not_supported`).
+    /// names the server and the capability (`not_supported`). Also a device
+    /// authorization grant asked of an authorization server that advertises
+    /// no `device_authorization_endpoint` (RFC 8628 §4).
     NotSupported,
     /// The server process exited or the connection closed (`server_exited`).
     ServerExited,

@@ -574,5 +574,7 @@ mod tool_search;
 pub use tool_search::*;
 mod url_elicitation;
 pub use url_elicitation::*;
+mod remote_sign_in;
+pub use remote_sign_in::*;
 #[cfg(test)]
 mod tests;

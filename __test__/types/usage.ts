@@ -1,6 +1,6 @@
 // Type-checked by `npm test` (tsc --noEmit): the usage of the README and the guides, compiled
 // against index.d.ts. A wrong or missing type here fails the test run.
-import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo, type RootInput, type Root, type McpChannelMessage, type ReadResourceResult, type RequestOptions, type ProgressInfo, type ToolSummary, type ToolSearchResult, type SearchToolsOptions, type LegacySseServerConfig, type ServerPolicyInfo, type ServerPolicy, type TrustCallback, type TrustRequest, type ServerPolicyDecision, type TrustDecision, type PolicyVerdict, type PolicyRule, type TrustAnswer, type TrustedConfig } from '../../index.js'
+import { McpHost, HostError, type ActionEnvelope, type HostTool, type McpServerState, type CallToolResult, type ServerInfo, type RootInput, type Root, type McpChannelMessage, type ReadResourceResult, type RequestOptions, type ProgressInfo, type ToolSummary, type ToolSearchResult, type SearchToolsOptions, type LegacySseServerConfig, type ServerPolicyInfo, type ServerPolicy, type TrustCallback, type TrustRequest, type ServerPolicyDecision, type TrustDecision, type PolicyVerdict, type PolicyRule, type TrustAnswer, type TrustedConfig, type DeviceCodePrompt } from '../../index.js'
 
 async function main(): Promise<void> {
   const host = new McpHost({
@@ -252,6 +252,18 @@ async function main(): Promise<void> {
   await host.authorize(workload, { assertion: 'eyJ...' })
   // @ts-expect-error unknown grants do not type-check
   await host.addServer({ name: 'x', config: { type: 'streamable-http', url: 'https://example.test/mcp' }, oauth: { clientId: 'c', grant: 'dpop' } })
+  // Remote and headless hosts: overrides without a client id, an app redirect URI and a pasted callback, the device grant.
+  const remote = await host.addServer({
+    name: 'remote',
+    config: { type: 'streamable-http', url: 'https://example.test/mcp' },
+    oauth: { scopes: ['read'], authServerMetadataUrl: 'https://as.example.test/.well-known/oauth-authorization-server', callbackPort: 33418, resource: 'https://example.test/' },
+  })
+  const signingIn = host.authorize(remote, { redirectUri: 'vscode://publisher.ext/callback', flow: 'auto', openUrl: (url: string, device?: DeviceCodePrompt) => console.log(url, device?.userCode, device?.expiresInMs.toFixed(0)) })
+  host.onAuthorizationUrl(({ url, deviceCode }) => console.log(url, deviceCode?.verificationUriComplete ?? deviceCode?.verificationUri))
+  await host.completeAuthorization(remote, 'vscode://publisher.ext/callback?code=c&state=s', { timeoutMs: 60_000 })
+  await signingIn
+  // @ts-expect-error the device grant is 'deviceCode'
+  await host.authorize(remote, { flow: 'device' })
   // MCP Apps: the mcp:// channel of a ready server, its answers and forwarded notifications.
   const apps = new McpHost({ mcpApps: true, limits: { maxChannelMessageBytes: 65_536, maxChannelRequests: 8, channelRequestTimeoutMs: 30_000, maxUiResourceBytes: 4 * 1024 * 1024 } })
   const appServer = await apps.addServer({ name: 'app', config: { type: 'stdio', command: 'node', args: ['server.js', '--stdio'] } })

@@ -293,6 +293,21 @@ impl NativeHost {
         })
     }
 
+    /// `completeAuthorization(requestId, serverId, callbackUrl)`: hands the
+    /// callback URL of a host-run sign-in back (a pasted URL, or one the
+    /// app's redirect URI received); answers (a `response` item of the
+    /// event batch) with `null` once the sign-in completed, or with its
+    /// error; `cancel(requestId)` stops waiting (the sign-in goes on).
+    #[napi]
+    pub fn complete_authorization(&self, request_id: u32, server_id: String, callback_url: String) {
+        let host = self.host.clone();
+        self.abortable(request_id, |token| async move {
+            let what = format!("the sign-in to {server_id}");
+            let completing = Box::pin(host.complete_authorization(&server_id, &callback_url));
+            until_cancelled(&token, &what, completing).await
+        })
+    }
+
     /// `resources/read`: answers (a `response` item of the event batch) with the `ReadResourceResult`; `cancel(requestId)` aborts it.
     #[napi]
     pub fn read_resource(&self, request_id: u32, server_id: String, uri: String) {

@@ -38,7 +38,7 @@ use serde_json::{json, Value};
 mod abort;
 mod apps;
 mod callbacks;
-mod event_item;
+mod events;
 mod import;
 mod limits;
 mod options;
@@ -193,8 +193,8 @@ struct JsSink {
 
 impl EventSink for JsSink {
     fn send(&self, event: HostEvent) {
-        let kind = event_item::kind(&event);
-        let json = event_item::encode(&event);
+        let kind = events::kind_of(&event);
+        let json = events::encoded(&event);
         let Ok(json) = json else { return };
         if self.outbox.bound.admit(kind, &json) {
             self.push(json);

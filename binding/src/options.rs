@@ -19,7 +19,7 @@ use ahp_mcp_host::config::{IdpSetting, OAuthClientSetting, OAuthGrant};
 use ahp_mcp_host::error::{ErrorCode, HostError, HostResult};
 use ahp_mcp_host::host::{
     clamped_timeout, AddPlugin, AuthenticateArgs, Authorize, CallTool, ChatCall, HostConfig,
-    OAuthHostOptions, ServerOverrides, ToolRef, DEFAULT_SESSION,
+    OAuthHostOptions, ServerOverrides, ToolRef, UserFlow, DEFAULT_SESSION,
 };
 use ahp_mcp_host::limits::{clamped_output_chars, Limits};
 use ahp_mcp_host::{CaCertificates, NetworkOptions, ProxyOption};
@@ -368,6 +368,35 @@ pub(crate) struct JsAuthorizeArgs {
     /// Workload JWT for `grant: "jwtBearer"` (SEP-1933; a secret).
     #[serde(default)]
     assertion: Option<String>,
+    /// A redirect URI the app handles (no loopback listener).
+    #[serde(default)]
+    redirect_uri: Option<String>,
+    /// `authorizationCode` (default), `deviceCode` or `auto`.
+    #[serde(default)]
+    flow: JsUserFlow,
+}
+
+/// `authorize({flow})`; converts into [`UserFlow`].
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) enum JsUserFlow {
+    /// The authorization code grant (a browser).
+    #[default]
+    AuthorizationCode,
+    /// The device authorization grant (RFC 8628).
+    DeviceCode,
+    /// The device grant when the authorization server advertises it.
+    Auto,
+}
+
+impl From<JsUserFlow> for UserFlow {
+    fn from(js: JsUserFlow) -> Self {
+        match js {
+            JsUserFlow::AuthorizationCode => Self::AuthorizationCode,
+            JsUserFlow::DeviceCode => Self::DeviceCode,
+            JsUserFlow::Auto => Self::Auto,
+        }
+    }
 }
 
 impl std::fmt::Debug for JsAuthorizeArgs {
@@ -383,6 +412,8 @@ impl From<JsAuthorizeArgs> for Authorize {
             timeout: Authorize::timeout_of(args.timeout_ms),
             id_token: args.id_token,
             assertion: args.assertion,
+            redirect_uri: args.redirect_uri,
+            flow: args.flow.into(),
         }
     }
 }
@@ -394,8 +425,10 @@ impl From<JsAuthorizeArgs> for Authorize {
 #[derive(Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct JsOAuthClient {
-    /// The client id registered with the authorization server.
-    client_id: String,
+    /// The client id registered with the authorization server; none: CIMD,
+    /// else dynamic registration.
+    #[serde(default)]
+    client_id: Option<String>,
     /// Its secret, for confidential clients.
     #[serde(default)]
     client_secret: Option<String>,
@@ -412,6 +445,19 @@ pub(crate) struct JsOAuthClient {
     /// The enterprise identity provider of `grant: "enterpriseManaged"`.
     #[serde(default)]
     idp: Option<JsIdp>,
+    /// Scopes requested when `authorize` names none.
+    #[serde(default)]
+    scopes: Vec<String>,
+    /// The authorization server's RFC 8414 / OpenID Connect metadata URL,
+    /// read instead of RFC 9728 → RFC 8414 discovery.
+    #[serde(default)]
+    auth_server_metadata_url: Option<String>,
+    /// Port of this server's loopback redirect listener.
+    #[serde(default)]
+    callback_port: Option<u16>,
+    /// The RFC 8707 resource indicator sent instead of the server's URL.
+    #[serde(default)]
+    resource: Option<String>,
 }
 
 /// `oauth.idp`: the enterprise IdP of `grant: "enterpriseManaged"`
@@ -430,8 +476,26 @@ pub(crate) struct JsIdp {
     client_secret: Option<String>,
 }
 
-impl From<JsOAuthClient> for OAuthClientSetting {
-    fn from(js: JsOAuthClient) -> Self {
+impl TryFrom<JsOAuthClient> for OAuthClientSetting {
+    type Error = HostError;
+
+    /// # Errors
+    /// `invalid_argument` naming `oauth.<field>` (the caller prefixes
+    /// `options.` or `options.servers.<name>.`): a URL that does not parse,
+    /// and what [`OAuthClientSetting::checked`] refuses.
+    fn try_from(js: JsOAuthClient) -> Result<Self, HostError> {
+        let url = |field: &str, value: Option<String>| {
+            value
+                .map(|v| {
+                    url::Url::parse(&v).map_err(|e| {
+                        HostError::new(
+                            ErrorCode::InvalidArgument,
+                            format!("oauth.{field}: not an absolute URL ({e})"),
+                        )
+                    })
+                })
+                .transpose()
+        };
         Self {
             client_id: js.client_id,
             client_secret: js.client_secret,
@@ -444,14 +508,22 @@ impl From<JsOAuthClient> for OAuthClientSetting {
                 client_id: idp.client_id,
                 client_secret: idp.client_secret,
             }),
+            scopes: js.scopes,
+            auth_server_metadata_url: url("authServerMetadataUrl", js.auth_server_metadata_url)?,
+            callback_port: js.callback_port,
+            resource: url("resource", js.resource)?,
         }
+        .checked("oauth")
     }
 }
 
 /// Shown as the core's [`OAuthClientSetting`] is: secrets redacted.
 impl std::fmt::Debug for JsOAuthClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        OAuthClientSetting::from(self.clone()).fmt(f)
+        f.debug_struct("JsOAuthClient")
+            .field("client_id", &self.client_id)
+            .field("grant", &self.grant)
+            .finish_non_exhaustive()
     }
 }
 

@@ -71,7 +71,7 @@ impl TryFrom<JsServerOverrides> for ServerOverrides {
         )?;
         Ok(Self {
             startup_timeout_ms: js.startup_timeout_ms,
-            oauth: js.oauth.map(OAuthClientSetting::from),
+            oauth: js.oauth.map(OAuthClientSetting::try_from).transpose()?,
             protocol: js.protocol,
             tool_filter,
             call_limits,
@@ -196,7 +196,14 @@ impl TryFrom<JsAddServer> for AddServer {
             root: js.root,
             uri: js.uri,
             startup_timeout_ms: js.startup_timeout_ms,
-            oauth: js.oauth.map(OAuthClientSetting::from),
+            oauth: js
+                .oauth
+                .map(OAuthClientSetting::try_from)
+                .transpose()
+                .map_err(|mut e| {
+                    e.message = format!("options.{}", e.message);
+                    e
+                })?,
             protocol: js.protocol,
             literal: js.literal,
             secrets: js.secrets,

@@ -141,7 +141,10 @@ function addOptions(server, i) {
   const options = { name: server.name, config: server.config, literal: true }
   if (server.secrets !== undefined) options.secrets = server.secrets
   if (server.startupTimeoutMs !== undefined) options.startupTimeoutMs = server.startupTimeoutMs
-  if (server.oauthClientId !== undefined) options.oauth = { clientId: server.oauthClientId }
+  // OAuth: the client id and the other settings (scopes, authServerMetadataUrl, callbackPort, resource).
+  if (server.oauthClientId !== undefined || server.oauth !== undefined) {
+    options.oauth = { ...server.oauth, ...(server.oauthClientId !== undefined && { clientId: server.oauthClientId }) }
+  }
   // Tool filter, call limits and required (Codex enabled_tools, disabled_tools, tool_timeout_sec, required).
   for (const key of ['includeTools', 'excludeTools', 'callTimeoutMs', 'callMaxTotalMs', 'required']) {
     if (server[key] !== undefined) options[key] = server[key]

@@ -180,17 +180,21 @@ function registration(value, path, flag) {
   optional.boolean(value[flag], `${path}.${flag}`)
 }
 
-/** A per-server OAuth client option (`OAuthClientOption`). */
+/** A per-server OAuth option (`OAuthClientOption`); the native side checks the values (URLs, port range). */
 function oauthClient(value, path) {
   if (value === undefined) return
   object(value, path, ' (OAuthClientOption)')
   fields(value, path, {
-    clientId: nonEmptyString,
+    clientId: optional.nonEmptyString,
     clientSecret: optional.string,
     grant: optional.string,
     privateKeyPem: optional.string,
     signingAlgorithm: optional.string,
     idp: optional.object,
+    scopes: optional.strings,
+    authServerMetadataUrl: optional.nonEmptyString,
+    callbackPort: optional.count,
+    resource: optional.nonEmptyString,
   })
 }
 
@@ -262,6 +266,8 @@ function authorizeOptions(options) {
     timeoutMs: optional.count,
     idToken: optional.string,
     assertion: optional.string,
+    redirectUri: optional.nonEmptyString,
+    flow: optional.oneOf(['authorizationCode', 'deviceCode', 'auto']),
   })
   return options
 }

@@ -9,95 +9,77 @@
 //! (an AS advertising methods without S256 is refused), the RFC 8707
 //! `resource` parameter, `state` and RFC 9207 `iss` checks, the token
 //! endpoint auth method the AS metadata names. This module adds the policy:
-//! the loopback redirect listener, the timeout, the URL hand-off to the app,
-//! and errors that never carry secrets.
+//! where the callback arrives (the loopback redirect listener and/or a
+//! callback URL the app hands back, [`super::redirect`]), the device
+//! authorization grant when chosen ([`super::device`]), the timeout, the URL
+//! hand-off to the app, and errors that never carry secrets.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::transport::auth::{
-    AuthError, AuthorizationManager, AuthorizationMetadataSource, AuthorizationRequest,
-    AuthorizationSession, CredentialStore, OAuthHttpClient,
+    AuthError, AuthorizationManager, AuthorizationRequest, AuthorizationSession, CredentialStore,
 };
+use tokio::sync::mpsc;
 use url::Url;
 
-use std::sync::Arc;
-
-use super::callback::CallbackListener;
+use super::device;
 use super::dpop::{self, DpopKeys};
 use super::oauth_http::OAuthHttp;
+use super::redirect::{denied, Callbacks};
+use super::setup::{discovered, failed, metadata_at, oauth_http, prepared_manager};
+pub use super::setup::{issuer_of, ClientIdentity, Overrides, SignIn, UserFlow};
 use super::store::{BridgedCredentialStore, RefreshLocks, SecretStore};
 use crate::error::{ErrorCode, HostError, HostResult};
+use crate::events::DeviceCodePrompt;
 use crate::network::Network;
 
 /// Default time allowed for the user to finish signing in: 5 min.
 pub const DEFAULT_SIGN_IN_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// How the host identifies itself to the authorization server.
-#[derive(Debug, Clone, Default)]
-pub struct ClientIdentity {
-    /// Pre-registered client id for this server (config `oauth.clientId`).
-    pub client_id: Option<String>,
-    /// Its secret (`oauth.clientSecret`); a secret, never logged.
-    pub client_secret: Option<String>,
-    /// HTTPS URL of this app's Client ID Metadata Document (host option).
-    pub client_metadata_url: Option<String>,
-    /// `client_name` for dynamic registration.
-    pub client_name: String,
-}
-
-/// Options of one sign-in.
-#[derive(Debug, Clone)]
-pub struct SignIn {
-    /// The MCP server (protected resource) URL.
-    pub server: Url,
-    /// The `WWW-Authenticate` challenge that asked for it, if any.
-    pub challenge: Option<String>,
-    /// Client identity.
-    pub identity: ClientIdentity,
-    /// Scopes to request; empty = challenge scope, else `scopes_supported`, else omitted.
-    pub scopes: Vec<String>,
-    /// Loopback redirect port; 0 = random.
-    pub redirect_port: u16,
-    /// How long to wait for the redirect.
-    pub timeout: Duration,
-    /// The host's DPoP keys (used when the authorization server supports DPoP).
-    pub dpop: Arc<DpopKeys>,
-    /// The host's proxy route and trust roots (every OAuth request).
-    pub network: Arc<Network>,
-}
-
-/// Runs the flow. `open_url` receives the authorization URL (the app opens
-/// a browser); the host never opens one itself. On success the returned
-/// manager holds the tokens (and refreshes them).
+/// Runs the interactive sign-in: the authorization code flow, or the
+/// device authorization grant when `opts.flow` and the authorization
+/// server's metadata choose it ([`device::chosen`]). `announce` receives
+/// what the app shows: the authorization URL (the app opens a browser; the
+/// host never opens one itself), or the verification URL and the
+/// [`DeviceCodePrompt`]. `pasted` brings the callback URLs the app hands
+/// back (`completeAuthorization`): with [`super::redirect::Redirect::App`]
+/// the only way back, else raced with the loopback listener. On success
+/// the returned manager holds the tokens (and refreshes them).
 ///
 /// Errors: `auth_failed` (discovery, registration, PKCE, token exchange,
 /// wrong `state`/`iss`), `auth_denied` (the user or AS refused consent),
 /// `timeout` (no redirect within `timeout`; the port is freed),
+/// `not_supported` (a device grant the AS does not advertise), `cancelled`
+/// (a newer sign-in of the server took over the app's callbacks),
 /// `credential_store_failed` (the store cannot be read, checked before the
 /// URL is handed out, or cannot keep the tokens).
 /// Tokens and the client registration are saved in `secrets` under
 /// (issuer, resource) (see [`super::store`]).
 pub async fn sign_in(
     opts: &SignIn,
-    secrets: &Arc<dyn SecretStore>,
-    locks: &Arc<RefreshLocks>,
-    open_url: impl FnOnce(String),
+    (secrets, locks): (&Arc<dyn SecretStore>, &Arc<RefreshLocks>),
+    pasted: mpsc::Receiver<Url>,
+    announce: impl FnOnce(String, Option<DeviceCodePrompt>),
 ) -> HostResult<AuthorizationManager> {
-    let (manager, issuer) = prepared_manager(opts, secrets, locks).await?;
+    let prepared = prepared_manager(opts, secrets, locks).await?;
     // The store is read before the user is sent anywhere: one that cannot
     // be used (an OS keychain not reachable) fails the sign-in now
     // (`credential_store_failed`), not after the user consented.
-    let stored = BridgedCredentialStore::new(
+    let store = BridgedCredentialStore::new(
         secrets.clone(),
         locks.clone(),
-        &issuer,
+        &prepared.issuer,
         opts.server.as_str(),
-    )
-    .load()
-    .await
-    .map_err(failed)?;
-    let listener = CallbackListener::bind(opts.redirect_port).await?;
-    let mut request = AuthorizationRequest::new(listener.redirect_uri.clone())
+    );
+    let stored = store.load().await.map_err(failed)?;
+    let scopes = requested_scopes(opts, stored.map(|s| s.granted_scopes), prepared.scopes);
+    if device::chosen(opts.flow, &prepared.metadata)? {
+        let (manager, metadata) = (prepared.manager, &prepared.metadata);
+        return device::sign_in(manager, metadata, opts, &scopes, store, announce).await;
+    }
+    let callbacks = Callbacks::open(&opts.redirect, pasted).await?;
+    let mut request = AuthorizationRequest::new(callbacks.redirect_uri.clone())
         .with_client_name(opts.identity.client_name.clone());
     if let Some(header) = &opts.challenge {
         request = request.with_challenge(header.clone());
@@ -111,40 +93,46 @@ pub async fn sign_in(
     if let Some(url) = &opts.identity.client_metadata_url {
         request = request.with_client_metadata_url(url.clone());
     }
-    let scopes = match opts.scopes.is_empty() {
-        true => step_up_scopes(opts, stored.map(|s| s.granted_scopes)),
-        false => opts.scopes.clone(),
-    };
     request = if scopes.is_empty() {
         request.with_initial_scope_selection()
     } else {
         request.with_scopes(scopes)
     };
-    let session = AuthorizationSession::new(manager, request)
+    let session = AuthorizationSession::new(prepared.manager, request)
         .await
         .map_err(|(_, e)| failed(e))?;
-    open_url(session.get_authorization_url().to_owned());
-    let callback = listener.wait(opts.timeout).await?;
-    if let Some(error) = callback
-        .query_pairs()
-        .find(|(k, _)| k == "error")
-        .map(|(_, v)| v.into_owned())
-    {
-        let description = callback
-            .query_pairs()
-            .find(|(k, _)| k == "error_description")
-            .map(|(_, v)| format!(": {v}"))
-            .unwrap_or_default();
-        return Err(HostError::new(
-            ErrorCode::AuthDenied,
-            format!("authorization was not granted ({error}{description})"),
-        ));
+    announce(session.get_authorization_url().to_owned(), None);
+    let callback = callbacks.wait(opts.timeout).await?;
+    if let Some(refused) = denied(&callback) {
+        return Err(refused);
     }
     session
         .handle_callback_url(callback.as_str())
         .await
         .map_err(failed)?;
     Ok(session.auth_manager)
+}
+
+/// The scopes an interactive sign-in asks for: the app's
+/// (`authorize({scopes})`), else on a step-up the union of the granted and
+/// the challenged ones ([`step_up_scopes`]), else the server's pinned
+/// `oauth.scopes`, else `initial` (rmcp's selection).
+fn requested_scopes(
+    opts: &SignIn,
+    granted: Option<Vec<String>>,
+    initial: Vec<String>,
+) -> Vec<String> {
+    if !opts.scopes.is_empty() {
+        return opts.scopes.clone();
+    }
+    let step_up = step_up_scopes(opts, granted);
+    if !step_up.is_empty() {
+        return step_up;
+    }
+    match opts.overrides.scopes.is_empty() {
+        true => initial,
+        false => opts.overrides.scopes.clone(),
+    }
 }
 
 /// OAuth 2.1 client credentials grant (SEP-1046): no browser, no user.
@@ -165,13 +153,9 @@ pub async fn client_credentials(
             "oauth.clientId is required for clientCredentials",
         )
     })?;
-    let (mut manager, _) = prepared_manager(opts, secrets, locks).await?;
-    let scopes = opts
-        .challenge
-        .as_deref()
-        .map(|h| super::AuthChallenge::from_header(h, &opts.server).scopes())
-        .unwrap_or_default();
-    let resource = Some(opts.server.to_string());
+    let mut manager = prepared_manager(opts, secrets, locks).await?.manager;
+    let scopes = opts.machine_scopes();
+    let resource = Some(opts.resource().to_string());
     let config = match (&opts.identity.client_secret, key) {
         (_, Some((pem, algorithm))) => ClientCredentialsConfig::PrivateKeyJwt {
             client_id,
@@ -252,12 +236,8 @@ pub async fn enterprise_managed(
     .with_client_authentication(secret_auth(client_secret));
     let idp_http = OAuthHttp::for_app(opts.network.clone())?;
     let http = OAuthHttp::for_server(&opts.server, opts.network.clone(), None)?;
-    let scopes = opts
-        .challenge
-        .as_deref()
-        .map(|h| super::AuthChallenge::from_header(h, &opts.server).scopes())
-        .unwrap_or_default();
-    let resource = opts.server.to_string();
+    let scopes = opts.machine_scopes();
+    let resource = opts.resource().to_string();
     let token =
         EmaExchangeRequest::new_with_id_token(idp_server, resource_server, &resource, id_token)
             .with_scopes(scopes)
@@ -270,85 +250,6 @@ pub async fn enterprise_managed(
                 )
             })?;
     Ok(token.access_token.secret().clone())
-}
-
-/// A manager for `opts.server` and its authorization server metadata (rmcp
-/// discovery from the challenge, else 2025-03-26 root metadata).
-pub(super) async fn discovered(
-    opts: &SignIn,
-) -> HostResult<(
-    AuthorizationManager,
-    rmcp::transport::auth::AuthorizationMetadata,
-)> {
-    let http = oauth_http(&opts.server, &opts.network, None)?;
-    let manager = AuthorizationManager::new_with_oauth_http_client(opts.server.as_str(), http)
-        .await
-        .map_err(failed)?;
-    discover_with(manager, opts).await
-}
-
-/// `manager` and the authorization server metadata it discovered for `opts`.
-async fn discover_with(
-    manager: AuthorizationManager,
-    opts: &SignIn,
-) -> HostResult<(
-    AuthorizationManager,
-    rmcp::transport::auth::AuthorizationMetadata,
-)> {
-    let resolved = manager
-        .resolve_metadata_from_challenge(opts.challenge.as_deref())
-        .await;
-    // rmcp found no authorization server through RFC 9728: one the metadata
-    // names may have been refused by the address rule, which must not end
-    // in the server's own endpoints.
-    if !matches!(&resolved, Ok(r) if r.source == AuthorizationMetadataSource::ProtectedResourceMetadata)
-    {
-        let challenge = opts.challenge.as_deref();
-        if let Some(refused) =
-            super::refused_authorization_servers(&opts.server, challenge, &opts.network).await
-        {
-            return Err(refused);
-        }
-    }
-    let metadata = match resolved {
-        Ok(resolution) => resolution.metadata,
-        Err(e) => super::legacy_metadata(&opts.server, &opts.network)
-            .await
-            .ok_or_else(|| failed(e))?,
-    };
-    Ok((manager, metadata))
-}
-
-/// A manager for `opts.server` with discovered authorization server metadata
-/// (rmcp discovery, else 2025-03-26 root metadata) and the credential store
-/// entry of (issuer, resource); and that issuer.
-///
-/// When the authorization server takes ES256 DPoP proofs (RFC 9449 §5.1),
-/// the manager runs every OAuth request through an [`OAuthHttp`] with the
-/// server's key from `opts.dpop` (discovery is repeated on it), so its
-/// token requests carry proofs and it obtains DPoP-bound tokens.
-async fn prepared_manager(
-    opts: &SignIn,
-    secrets: &Arc<dyn SecretStore>,
-    locks: &Arc<RefreshLocks>,
-) -> HostResult<(AuthorizationManager, String)> {
-    let (mut manager, mut metadata) = discovered(opts).await?;
-    if dpop::supported_by(&metadata) {
-        let http = oauth_http(&opts.server, &opts.network, Some(&opts.dpop))?;
-        let bound = AuthorizationManager::new_with_oauth_http_client(opts.server.as_str(), http)
-            .await
-            .map_err(failed)?;
-        (manager, metadata) = discover_with(bound, opts).await?;
-    }
-    let issuer = issuer_of(&metadata);
-    manager.set_metadata(metadata);
-    manager.set_credential_store(BridgedCredentialStore::new(
-        secrets.clone(),
-        locks.clone(),
-        &issuer,
-        opts.server.as_str(),
-    ));
-    Ok((manager, issuer))
 }
 
 /// The scopes a sign-in asks for when the app named none: on a 403
@@ -375,27 +276,20 @@ fn step_up_scopes(opts: &SignIn, granted: Option<Vec<String>>) -> Vec<String> {
     scopes
 }
 
-/// The issuer that keys stored credentials: the metadata's `issuer`, else
-/// the origin of the authorization endpoint.
-pub fn issuer_of(metadata: &rmcp::transport::auth::AuthorizationMetadata) -> String {
-    metadata.issuer.clone().unwrap_or_else(|| {
-        Url::parse(&metadata.authorization_endpoint)
-            .map(|u| u.origin().ascii_serialization())
-            .unwrap_or_default()
-    })
-}
-
 /// Rebuilds a manager from stored credentials for `server`, without any
 /// browser. `None` when nothing usable is stored. DPoP-bound credentials
 /// get a manager that refreshes with proofs of the server's key in `dpop`
 /// (a key of another host is refused by the servers: sign in again).
+/// With the server's `overrides`, the credentials are those of the issuer
+/// of its configured metadata document, and refreshes send its configured
+/// RFC 8707 `resource`.
 ///
 /// # Errors
 /// `credential_store_failed` when the store cannot be read (an OS keychain
 /// not reachable): never taken for "nothing stored".
 pub async fn restore(
     server: &Url,
-    issuer: &str,
+    (issuer, overrides): (&str, &Overrides),
     (secrets, locks, dpop, network): (
         &Arc<dyn SecretStore>,
         &Arc<RefreshLocks>,
@@ -403,8 +297,16 @@ pub async fn restore(
         &Arc<Network>,
     ),
 ) -> HostResult<Option<AuthorizationManager>> {
+    let metadata = match &overrides.metadata_url {
+        Some(url) => match metadata_at(url, network).await {
+            Ok(metadata) => Some(metadata),
+            Err(_) => return Ok(None),
+        },
+        None => None,
+    };
+    let issuer = metadata.as_ref().map_or(issuer.to_owned(), issuer_of);
     let store =
-        BridgedCredentialStore::new(secrets.clone(), locks.clone(), issuer, server.as_str());
+        BridgedCredentialStore::new(secrets.clone(), locks.clone(), &issuer, server.as_str());
     let Some(stored) = store.load().await.map_err(failed)? else {
         return Ok(None);
     };
@@ -412,11 +314,22 @@ pub async fn restore(
     let Ok(http) = oauth_http(server, network, bound.then_some(dpop)) else {
         return Ok(None);
     };
+    let metadata = match (metadata, overrides.resource.is_some()) {
+        (None, true) => match discovered_metadata(server, http.clone()).await {
+            Some(metadata) => Some(metadata),
+            None => return Ok(None),
+        },
+        (metadata, _) => metadata,
+    };
+    let base = overrides.resource.as_ref().unwrap_or(server);
     let Ok(mut manager) =
-        AuthorizationManager::new_with_oauth_http_client(server.as_str(), http).await
+        AuthorizationManager::new_with_oauth_http_client(base.as_str(), http).await
     else {
         return Ok(None);
     };
+    if let Some(metadata) = metadata {
+        manager.set_metadata(metadata);
+    }
     manager.set_credential_store(store);
     match manager.initialize_from_store().await {
         Ok(restored) => Ok(restored.then_some(manager)),
@@ -425,36 +338,13 @@ pub async fn restore(
     }
 }
 
-/// The OAuth HTTP client for `server` (its address rule, the host's
-/// network), with `server`'s DPoP key from `keys` when given.
-///
-/// # Errors
-/// `internal` (no key, no HTTP stack).
-fn oauth_http(
+/// rmcp's discovery of the authorization server metadata from `server`.
+async fn discovered_metadata(
     server: &Url,
-    network: &Arc<Network>,
-    keys: Option<&DpopKeys>,
-) -> HostResult<Arc<dyn OAuthHttpClient>> {
-    let key = keys.map(|k| k.key_for(server.as_str())).transpose()?;
-    Ok(Arc::new(OAuthHttp::for_server(
-        server,
-        network.clone(),
-        key,
-    )?))
-}
-
-/// Maps an rmcp auth error. rmcp's messages name URLs and OAuth error codes,
-/// never tokens or client secrets; the values a parse error quotes (a
-/// wrongly typed member of a token response) are taken out
-/// ([`super::echo::without_echoed_values`]).
-///
-/// A failure of the credential store is `credential_store_failed`,
-/// whatever step met it, with the store's text (`credential store: OS
-/// keychain (Secret Service) is not reachable: …`, [`super::store`]).
-fn failed(e: AuthError) -> HostError {
-    if let AuthError::CredentialStoreError(text) = &e {
-        return HostError::new(ErrorCode::CredentialStoreFailed, text.clone());
-    }
-    let text = super::echo::without_echoed_values(&e.to_string());
-    HostError::new(ErrorCode::AuthFailed, format!("sign-in failed: {text}"))
+    http: Arc<dyn rmcp::transport::auth::OAuthHttpClient>,
+) -> Option<rmcp::transport::auth::AuthorizationMetadata> {
+    let manager = AuthorizationManager::new_with_oauth_http_client(server.as_str(), http)
+        .await
+        .ok()?;
+    manager.resolve_metadata().await.ok().map(|r| r.metadata)
 }

@@ -10,11 +10,14 @@
 use std::sync::Arc;
 
 use rmcp::transport::auth::AuthorizationManager;
+use tokio::sync::mpsc;
+use url::Url;
 
 use super::flow::{client_credentials, enterprise_managed, sign_in, SignIn};
 use super::jwt_bearer::jwt_bearer;
 use super::store::{RefreshLocks, SecretStore};
 use crate::error::{ErrorCode, HostError, HostResult};
+use crate::events::DeviceCodePrompt;
 // Moves with `IdpSetting` (review §2.3: to `config`), like the path in `flow.rs`.
 use crate::config::IdpSetting;
 
@@ -61,24 +64,27 @@ pub enum Granted {
     AccessToken(String),
 }
 
-/// Runs `grant` for the server of `opts`. `open_url` receives the
-/// authorization URL of an authorization code flow (and is not called for
-/// the other grants). Not raced against anything: the caller bounds it.
+/// Runs `grant` for the server of `opts`. `announce` receives the
+/// authorization URL of an authorization code flow, or the verification
+/// URL and user code of a device authorization grant (and is not called
+/// for the other grants); `pasted` brings the callback URLs the app hands
+/// back (authorization code flow only). Not raced against anything: the
+/// caller bounds it.
 ///
 /// # Errors
 /// Those of [`sign_in`], [`client_credentials`], [`enterprise_managed`] or
 /// [`jwt_bearer`] (`auth_failed`, `auth_denied`, `timeout`,
-/// `invalid_argument`), and
+/// `invalid_argument`, `not_supported`, `cancelled`), and
 /// `internal` when the blocking thread of a grant fails.
 pub async fn run_grant(
     grant: Grant,
     opts: &SignIn,
-    secrets: &Arc<dyn SecretStore>,
-    locks: &Arc<RefreshLocks>,
-    open_url: impl FnOnce(String),
+    (secrets, locks): (&Arc<dyn SecretStore>, &Arc<RefreshLocks>),
+    pasted: mpsc::Receiver<Url>,
+    announce: impl FnOnce(String, Option<DeviceCodePrompt>),
 ) -> HostResult<Granted> {
     match grant {
-        Grant::AuthorizationCode => sign_in(opts, secrets, locks, open_url)
+        Grant::AuthorizationCode => sign_in(opts, (secrets, locks), pasted, announce)
             .await
             .map(|m| Granted::Manager(Box::new(m))),
         Grant::ClientCredentials {

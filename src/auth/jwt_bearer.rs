@@ -22,7 +22,7 @@ use base64::Engine;
 use futures::StreamExt;
 use url::Url;
 
-use super::flow::{discovered, SignIn};
+use super::setup::{discovered, SignIn};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::MAX_OAUTH_RESPONSE_BYTES;
 use crate::network::address_policy::AddressPolicy;
@@ -63,11 +63,7 @@ pub async fn jwt_bearer(
             ))
         })?;
     let scopes = match opts.scopes.is_empty() {
-        true => opts
-            .challenge
-            .as_deref()
-            .map(|h| super::AuthChallenge::from_header(h, &opts.server).scopes())
-            .unwrap_or_default(),
+        true => opts.machine_scopes(),
         false => opts.scopes.clone(),
     };
     let client_id = opts.identity.client_id.as_deref();
@@ -75,7 +71,7 @@ pub async fn jwt_bearer(
         let mut form = url::form_urlencoded::Serializer::new(String::new());
         form.append_pair("grant_type", JWT_BEARER_GRANT)
             .append_pair("assertion", assertion)
-            .append_pair("resource", opts.server.as_str());
+            .append_pair("resource", opts.resource().as_str());
         if !scopes.is_empty() {
             form.append_pair("scope", &scopes.join(" "));
         }

@@ -9,6 +9,7 @@
 
 pub mod callback;
 mod challenge;
+mod device;
 pub mod dpop;
 mod echo;
 pub mod flow;
@@ -16,7 +17,9 @@ pub mod grant;
 mod jwt_bearer;
 pub mod keychain;
 mod oauth_http;
+pub mod redirect;
 mod resource_metadata;
+mod setup;
 pub mod step_up;
 pub mod store;
 
@@ -24,3 +27,4 @@ pub use challenge::{AuthChallenge, ChallengeStatus};
 pub use resource_metadata::{
     discover, legacy_metadata, refused_authorization_servers, requirement,
 };
+pub use setup::configured_resource;

@@ -120,6 +120,32 @@ impl OAuthHttp {
     }
 }
 
+impl OAuthHttp {
+    /// One OAuth exchange outside rmcp's manager (the device authorization
+    /// grant, its registration, a configured metadata document): `request`
+    /// sent as [`OAuthHttpClient::execute`] sends rmcp's, following
+    /// redirects when `follow` (each hop checked), within `timeout`.
+    ///
+    /// # Errors
+    /// What the wire or the address rule said (no secrets: the request's
+    /// method and URL origin, [`Network::describe`]).
+    pub async fn exchange(
+        &self,
+        request: &HttpRequest,
+        follow: bool,
+        timeout: Option<Duration>,
+    ) -> Result<HttpResponse, OAuthHttpClientError> {
+        let client = if follow { &self.follow } else { &self.stop };
+        let token_request = is_token_request(request);
+        let response = self.send(client, request, token_request, timeout).await?;
+        if token_request && self.key.is_some() && asks_for_nonce(&response) {
+            // RFC 9449 §8: once, with the nonce just remembered.
+            return self.send(client, request, true, timeout).await;
+        }
+        Ok(response)
+    }
+}
+
 impl OAuthHttpClient for OAuthHttp {
     fn execute(&self, request: OAuthHttpRequest) -> OAuthHttpClientFuture<'_> {
         Box::pin(async move {
@@ -129,17 +155,8 @@ impl OAuthHttpClient for OAuthHttp {
                 timeout,
                 ..
             } = request;
-            let client = match redirect_policy {
-                OAuthHttpRedirectPolicy::Follow => &self.follow,
-                _ => &self.stop,
-            };
-            let token_request = is_token_request(&request);
-            let response = self.send(client, &request, token_request, timeout).await?;
-            if token_request && self.key.is_some() && asks_for_nonce(&response) {
-                // RFC 9449 §8: once, with the nonce just remembered.
-                return self.send(client, &request, true, timeout).await;
-            }
-            Ok(response)
+            let follow = matches!(redirect_policy, OAuthHttpRedirectPolicy::Follow);
+            self.exchange(&request, follow, timeout).await
         })
     }
 }

@@ -345,7 +345,7 @@ fn same_resource(resource: &Url, server: &Url) -> bool {
 
 /// A minimal document for a server without RFC 9728 metadata whose origin
 /// publishes authorization server metadata.
-fn synthesized(
+pub(super) fn synthesized(
     server: &Url,
     issuer: String,
     challenge: &AuthChallenge,

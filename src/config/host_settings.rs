@@ -8,13 +8,16 @@
 //! enter state, logs or error messages: [`OAuthClientSetting`]'s `Debug`
 //! redacts them.
 
-/// A pre-registered OAuth client (`oauth: {clientId, clientSecret?}` of
-/// `addServer` / plugin server overrides, parsed by the binding's
-/// `JsOAuthClient`). The secret never enters state.
-#[derive(Clone)]
+/// A server's host-side OAuth setting (`oauth` of `addServer` / plugin
+/// server overrides, parsed by the binding's `JsOAuthClient`): a
+/// pre-registered client (`clientId`, `clientSecret?`, its grant) and the
+/// server's overrides (pinned `scopes`, `authServerMetadataUrl`,
+/// `callbackPort`, RFC 8707 `resource`). The secret never enters state.
+#[derive(Clone, Default)]
 pub struct OAuthClientSetting {
-    /// The client id registered with the authorization server.
-    pub client_id: String,
+    /// The client id registered with the authorization server; `None`: no
+    /// pre-registered client (CIMD, else dynamic registration).
+    pub client_id: Option<String>,
     /// Its secret, for confidential clients.
     pub client_secret: Option<String>,
     /// `authorizationCode` (default: a user signs in in a browser),
@@ -29,6 +32,63 @@ pub struct OAuthClientSetting {
     pub signing_algorithm: Option<String>,
     /// The enterprise identity provider of `grant: "enterpriseManaged"`.
     pub idp: Option<IdpSetting>,
+    /// Scopes requested when `authorize` names none and no step-up
+    /// challenge asks for more (Claude Code's `oauth.scopes`); empty: the
+    /// challenge's, else `scopes_supported`.
+    pub scopes: Vec<String>,
+    /// RFC 8414 / OpenID Connect metadata URL of the authorization server
+    /// (`https`, or `http` to loopback), read instead of RFC 9728 → RFC
+    /// 8414 discovery (Claude Code's `oauth.authServerMetadataUrl`).
+    pub auth_server_metadata_url: Option<url::Url>,
+    /// Port of the loopback redirect listener for this server (wins over
+    /// the host's `oauthRedirectPort`; Claude Code's `oauth.callbackPort`).
+    pub callback_port: Option<u16>,
+    /// The RFC 8707 `resource` indicator sent instead of the server's URL
+    /// (Codex's `oauth_resource`).
+    pub resource: Option<url::Url>,
+}
+
+impl OAuthClientSetting {
+    /// Checks what the binding parsed: a secret or key needs a client id;
+    /// `authServerMetadataUrl` is `https` (or `http` to a loopback host);
+    /// `resource` is an absolute URI without a fragment (RFC 8707 §2).
+    ///
+    /// # Errors
+    /// `invalid_argument` naming the field under `path` (`options.oauth`).
+    pub fn checked(self, path: &str) -> crate::error::HostResult<Self> {
+        use crate::error::{ErrorCode, HostError};
+        let invalid = |field: &str, why: &str| {
+            HostError::new(ErrorCode::InvalidArgument, format!("{path}.{field}: {why}"))
+        };
+        if self.client_id.is_none() {
+            if self.client_secret.is_some() {
+                return Err(invalid("clientSecret", "needs oauth.clientId"));
+            }
+            if self.private_key_pem.is_some() {
+                return Err(invalid("privateKeyPem", "needs oauth.clientId"));
+            }
+        }
+        if let Some(url) = &self.auth_server_metadata_url {
+            let loopback = matches!(url.host_str(), Some("127.0.0.1" | "[::1]" | "localhost"));
+            if !(url.scheme() == "https" || url.scheme() == "http" && loopback) {
+                return Err(invalid(
+                    "authServerMetadataUrl",
+                    "must be an https URL (or http to a loopback host)",
+                ));
+            }
+        }
+        if self
+            .resource
+            .as_ref()
+            .is_some_and(|r| r.fragment().is_some())
+        {
+            return Err(invalid(
+                "resource",
+                "must not have a fragment (RFC 8707 §2)",
+            ));
+        }
+        Ok(self)
+    }
 }
 
 /// An enterprise IdP for enterprise-managed authorization (SEP-990 cross-app
@@ -101,6 +161,10 @@ impl std::fmt::Debug for OAuthClientSetting {
             )
             .field("signing_algorithm", &self.signing_algorithm)
             .field("idp", &self.idp.as_ref().map(|i| &i.issuer))
+            .field("scopes", &self.scopes)
+            .field("auth_server_metadata_url", &self.auth_server_metadata_url)
+            .field("callback_port", &self.callback_port)
+            .field("resource", &self.resource)
             .finish()
     }
 }
@@ -112,23 +176,70 @@ mod tests {
     #[test]
     fn debug_never_shows_secrets() {
         let setting = OAuthClientSetting {
-            client_id: "app".into(),
+            client_id: Some("app".into()),
             client_secret: Some("s3cret-client".into()),
             grant: OAuthGrant::EnterpriseManaged,
             private_key_pem: Some("-----BEGIN PRIVATE KEY-----pem-secret".into()),
-            signing_algorithm: None,
             idp: Some(IdpSetting {
                 issuer: "https://idp.example.test".into(),
                 token_endpoint: "https://idp.example.test/token".into(),
                 client_id: "idp-app".into(),
                 client_secret: Some("idp-s3cret".into()),
             }),
+            ..Default::default()
         };
         let shown = format!("{setting:?}");
         assert!(shown.contains("app") && shown.contains("EnterpriseManaged"));
         assert!(shown.contains("https://idp.example.test"));
         for secret in ["s3cret-client", "pem-secret", "idp-s3cret"] {
             assert!(!shown.contains(secret), "{secret} leaked: {shown}");
+        }
+    }
+
+    #[test]
+    fn overrides_are_checked_naming_the_field() {
+        let url = |s: &str| Some(url::Url::parse(s).unwrap());
+        let ok = OAuthClientSetting {
+            scopes: vec!["mcp:read".into()],
+            auth_server_metadata_url: url(
+                "https://as.example/.well-known/oauth-authorization-server",
+            ),
+            callback_port: Some(4711),
+            resource: url("https://mcp.example/"),
+            ..Default::default()
+        };
+        assert!(ok.checked("options.oauth").is_ok());
+        let loopback = url("http://127.0.0.1:9/.well-known/openid-configuration");
+        let local = OAuthClientSetting {
+            auth_server_metadata_url: loopback,
+            ..Default::default()
+        };
+        assert!(local.checked("options.oauth").is_ok());
+        for (bad, field) in [
+            (
+                OAuthClientSetting {
+                    client_secret: Some("s".into()),
+                    ..Default::default()
+                },
+                "options.oauth.clientSecret: needs oauth.clientId",
+            ),
+            (
+                OAuthClientSetting {
+                    auth_server_metadata_url: url("http://as.example/meta"),
+                    ..Default::default()
+                },
+                "options.oauth.authServerMetadataUrl: must be an https URL",
+            ),
+            (
+                OAuthClientSetting {
+                    resource: url("https://mcp.example/#x"),
+                    ..Default::default()
+                },
+                "options.oauth.resource: must not have a fragment",
+            ),
+        ] {
+            let e = bad.checked("options.oauth").unwrap_err();
+            assert!(e.message.starts_with(field), "{}", e.message);
         }
     }
 

@@ -89,6 +89,36 @@ pub enum ToolsChangeReason {
     Cached,
 }
 
+/// What the user of a device authorization grant (RFC 8628 §3.3) is
+/// shown: JS `deviceCode` `{userCode, verificationUri,
+/// verificationUriComplete?, expiresInMs}` of the `authorizationUrl`
+/// event. The `user_code` is for the user's eyes only: it is in this event
+/// and nowhere else (not in logs, errors, actions or state); `Debug` hides
+/// it. The device code itself never leaves the host.
+#[derive(Clone, PartialEq, Eq)]
+pub struct DeviceCodePrompt {
+    /// The code the user enters at `verification_uri`.
+    pub user_code: String,
+    /// Where the user enters it.
+    pub verification_uri: String,
+    /// The same page with the code filled in, when the server gives one.
+    pub verification_uri_complete: Option<String>,
+    /// How long the code is polled for (ms): the server's `expires_in`,
+    /// bounded by the host (`MAX_DEVICE_CODE_WAIT_SECS`) and the sign-in's
+    /// `timeoutMs`.
+    pub expires_in_ms: u64,
+}
+
+impl std::fmt::Debug for DeviceCodePrompt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceCodePrompt")
+            .field("user_code", &"…")
+            .field("verification_uri", &self.verification_uri)
+            .field("expires_in_ms", &self.expires_in_ms)
+            .finish()
+    }
+}
+
 /// Everything the host emits.
 #[derive(Debug, Clone, PartialEq)]
 pub enum HostEvent {
@@ -101,12 +131,17 @@ pub enum HostEvent {
     /// A log record.
     Log(LogRecord),
     /// A host-run sign-in needs the app to open `url` in a browser
-    /// (JS event `authorizationUrl` `{serverId, url}`).
+    /// (JS event `authorizationUrl` `{serverId, url, deviceCode?}`).
     AuthorizationUrl {
         /// The server being signed in to.
         server_id: String,
-        /// The authorization endpoint URL with PKCE challenge and `state`.
+        /// The authorization endpoint URL with PKCE challenge and `state`;
+        /// for a device authorization grant, its `verification_uri_complete`
+        /// (else `verification_uri`).
         url: String,
+        /// What the user of a device authorization grant (RFC 8628) is
+        /// shown; `None` for the authorization code grant.
+        device_code: Option<DeviceCodePrompt>,
     },
     /// The model tool catalogue changed because of server `server_id`
     /// (JS event `toolsChanged` `{serverId, reason, tools}`).

@@ -8,12 +8,13 @@ use std::time::Duration;
 use ahp_types::state::{McpServerAuthRequiredState, McpServerState, ProtectedResourceMetadata};
 
 use super::Host;
-use crate::auth::flow::{ClientIdentity, SignIn};
+use crate::auth::flow::{ClientIdentity, Overrides, SignIn, UserFlow};
 use crate::auth::grant::{run_grant, Grant, Granted};
+use crate::auth::redirect::Redirect;
 use crate::auth::step_up::{require_scopes, ResumableCall};
 use crate::config::{OAuthClientSetting, OAuthGrant};
 use crate::error::{ErrorCode, ErrorDetail, HostError, HostResult, JSONRPC_INVALID_PARAMS};
-use crate::events::HostEvent;
+use crate::events::{DeviceCodePrompt, HostEvent};
 use crate::mcp::TransportSpec;
 use crate::session;
 use crate::supervisor::{Command, ServerHandle};
@@ -56,6 +57,16 @@ pub struct Authorize {
     pub id_token: Option<String>,
     /// Workload JWT for `grant: "jwtBearer"` (a secret).
     pub assertion: Option<String>,
+    /// A redirect URI the app handles (a private-use scheme, a claimed
+    /// `https` URL; RFC 8252 §7): registered and sent instead of the
+    /// loopback listener's, which is not opened; the app hands the callback
+    /// back with [`Host::complete_authorization`]. Checked as RFC 8252 §7
+    /// wants (`invalid_argument`, `options.redirectUri: …`): at most 2 KiB,
+    /// absolute, no fragment or userinfo, `https`, `http` to loopback, or a
+    /// private-use scheme other than the browser's own.
+    pub redirect_uri: Option<String>,
+    /// Authorization code or device authorization grant (see [`UserFlow`]).
+    pub flow: UserFlow,
 }
 
 impl std::fmt::Debug for Authorize {
@@ -65,6 +76,8 @@ impl std::fmt::Debug for Authorize {
             .field("timeout", &self.timeout)
             .field("id_token", &self.id_token.as_ref().map(|_| "…"))
             .field("assertion", &self.assertion.as_ref().map(|_| "…"))
+            .field("redirect_uri", &self.redirect_uri)
+            .field("flow", &self.flow)
             .finish()
     }
 }
@@ -225,10 +238,14 @@ impl Host {
 
     /// Host-run sign-in for Streamable HTTP server `server_id` (see
     /// `crate::auth::flow`) with the grant of its `oauth` setting (see
-    /// `crate::auth::grant`). The app receives the authorization URL as an
-    /// `authorizationUrl` event and opens it; the host never opens a browser.
-    /// Resolves once the server is `ready` with the new tokens; chat tool
-    /// calls paused on that server then retry once.
+    /// `crate::auth::grant`). The app receives the authorization URL (or,
+    /// for a device authorization grant, the verification URL and user
+    /// code) as an `authorizationUrl` event and opens or shows it; the host
+    /// never opens a browser. The callback arrives at the loopback listener
+    /// or from the app ([`Host::complete_authorization`]; with
+    /// `args.redirect_uri` only from the app). Resolves once the server is
+    /// `ready` with the new tokens; chat tool calls paused on that server
+    /// then retry once.
     ///
     /// A denied consent, a wrong `state`, a failed exchange or a timeout ends
     /// the attempt: the server stays `authRequired` with the reason as its
@@ -236,45 +253,40 @@ impl Host {
     ///
     /// # Errors
     /// `not_found`, `invalid_argument` (not an HTTP server; an
-    /// enterprise-managed grant without `oauth.idp` or `idToken`),
-    /// `auth_failed`, `auth_denied`, `timeout`, `disposed`.
+    /// enterprise-managed grant without `oauth.idp` or `idToken`; a
+    /// `redirect_uri` the RFC 8252 checks refuse), `not_supported` (a
+    /// device grant the authorization server does not advertise),
+    /// `auth_failed`, `auth_denied`, `timeout`, `cancelled`, `disposed`.
     pub async fn authorize(&self, server_id: &str, args: Authorize) -> HostResult<()> {
         self.check_live()?;
         let handle = self.server(server_id)?;
-        let TransportSpec::StreamableHttp(cfg) = &handle.spec.transport else {
-            return Err(HostError::new(
-                ErrorCode::InvalidArgument,
-                format!("{server_id} is not a Streamable HTTP server"),
-            ));
-        };
         let client = handle.spec.oauth_client.clone();
-        let opts = SignIn {
-            server: cfg.url.clone(),
-            challenge: handle.live.challenge(),
-            identity: ClientIdentity {
-                client_id: client.as_ref().map(|c| c.client_id.clone()),
-                client_secret: client.as_ref().and_then(|c| c.client_secret.clone()),
-                client_metadata_url: self.oauth.client_metadata_url.clone(),
-                client_name: self.shared.opener().client_info().client_info.name.clone(),
-            },
-            scopes: args.scopes,
-            redirect_port: self.oauth.redirect_port.unwrap_or(0),
-            timeout: args.timeout,
-            dpop: self.shared.opener().dpop_keys().clone(),
-            network: self.shared.opener().network().clone(),
-        };
-        let grant = grant_of(client.as_ref(), (args.id_token, args.assertion))?;
+        let grant = grant_of(
+            client.as_ref(),
+            (args.id_token.clone(), args.assertion.clone()),
+        )?;
+        let opts = self.sign_in_options(&handle, args)?;
+        let (ticket, pasted) = self.sign_ins.open(server_id);
         let (sink, id) = (self.shared.publisher().sink().clone(), server_id.to_owned());
-        let open_url = move |url| sink.send(HostEvent::AuthorizationUrl { server_id: id, url });
-        let (secrets, locks) = (
-            &self.shared.credentials().secrets(),
-            &self.shared.credentials().refresh_locks(),
-        );
+        let (sign_ins, ticket_id) = (self.sign_ins.clone(), ticket.id());
+        let announce = move |url: String, device_code: Option<DeviceCodePrompt>| {
+            if device_code.is_none() {
+                sign_ins.ready(&id, ticket_id, &url);
+            }
+            let server_id = id;
+            sink.send(HostEvent::AuthorizationUrl {
+                server_id,
+                url,
+                device_code,
+            });
+        };
+        let secrets = self.shared.credentials().secrets();
+        let locks = self.shared.credentials().refresh_locks();
         // `timeoutMs` bounds the whole sign-in, the token exchange too (a
         // response that trickles), not only the wait for the redirect.
-        let limit = args.timeout;
+        let limit = opts.timeout;
         let bounded = async move {
-            let run = run_grant(grant, &opts, secrets, locks, open_url);
+            let run = run_grant(grant, &opts, (secrets, locks), pasted, announce);
             tokio::time::timeout(limit, run).await.unwrap_or_else(|_| {
                 let ms = limit.as_millis();
                 let text = format!("the sign-in did not complete within {ms} ms (timeoutMs)");
@@ -282,7 +294,7 @@ impl Host {
             })
         };
         let granted = self.until_disposed(bounded).await;
-        match granted {
+        let outcome = match granted {
             Ok(Granted::AccessToken(token)) => {
                 let (reply, rx) = tokio::sync::oneshot::channel();
                 handle.send(Command::Authenticate { token, reply });
@@ -293,7 +305,53 @@ impl Host {
                 self.describe_auth_failure(&handle, &e.message).await;
                 Err(e)
             }
-        }
+        };
+        ticket.finish(&outcome);
+        outcome
+    }
+
+    /// The options of a sign-in to `handle`'s server with `args`: its URL
+    /// and challenge, the client identity and overrides of its `oauth`
+    /// setting, the redirect (the app's URI, else the loopback listener on
+    /// the server's `oauth.callbackPort`, else the host's
+    /// `oauthRedirectPort`, else a random port).
+    ///
+    /// # Errors
+    /// `invalid_argument`: not an HTTP server; a refused `redirect_uri`.
+    fn sign_in_options(&self, handle: &ServerHandle, args: Authorize) -> HostResult<SignIn> {
+        let TransportSpec::StreamableHttp(cfg) = &handle.spec.transport else {
+            return Err(HostError::new(
+                ErrorCode::InvalidArgument,
+                format!("{} is not a Streamable HTTP server", handle.id),
+            ));
+        };
+        let client = handle.spec.oauth_client.as_ref();
+        let redirect = match &args.redirect_uri {
+            Some(uri) => Redirect::app(uri)?,
+            None => Redirect::Loopback {
+                port: client
+                    .and_then(|c| c.callback_port)
+                    .or(self.oauth.redirect_port)
+                    .unwrap_or(0),
+            },
+        };
+        Ok(SignIn {
+            server: cfg.url.clone(),
+            challenge: handle.live.challenge(),
+            identity: ClientIdentity {
+                client_id: client.and_then(|c| c.client_id.clone()),
+                client_secret: client.and_then(|c| c.client_secret.clone()),
+                client_metadata_url: self.oauth.client_metadata_url.clone(),
+                client_name: self.shared.opener().client_info().client_info.name.clone(),
+            },
+            scopes: args.scopes,
+            redirect,
+            flow: args.flow,
+            overrides: Overrides::from(client),
+            timeout: args.timeout,
+            dpop: self.shared.opener().dpop_keys().clone(),
+            network: self.shared.opener().network().clone(),
+        })
     }
 
     /// Hands a signed-in manager to the server's actor; once the server is

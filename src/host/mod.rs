@@ -54,8 +54,8 @@
 //!   runs, so envelopes leave in `serverSeq` order;
 //! - registry: `Host::registry` (`registry.rs`: ids, what each is doing,
 //!   server handles);
-//! - leaves, never held while taking another lock: the registry, a
-//!   server's `ServerLive` cells (connection, challenge) and its
+//! - leaves, never held while taking another lock: the registry, the
+//!   sign-ins waiting for a callback URL (`sign_ins.rs`), a server's `ServerLive` cells (connection, challenge) and its
 //!   `BearerCell` (written only by the server's actor), the refresh locks,
 //!   the `mcp://` channels (`AppChannels`) and their requests in flight
 //!   (`ChannelCalls`);
@@ -82,6 +82,7 @@ mod plugins;
 mod policy;
 mod registry;
 mod roots;
+mod sign_ins;
 mod skills;
 mod state;
 mod tasks;
@@ -119,6 +120,7 @@ use crate::session::{server_enabled, validate_client_action, ClientIntent, Sessi
 use crate::supervisor::{Command, Credentials, HostShared, ServerHandle};
 use registry::{Registry, Removal};
 
+pub use crate::auth::flow::UserFlow;
 pub use auth::{AuthenticateArgs, Authorize};
 pub use channel::ChannelTask;
 pub use import::ImportSource;
@@ -241,6 +243,8 @@ pub struct Host {
     task_records: Arc<tasks::TaskRecords>,
     /// The whole results of chat calls cut to the output budget (`crate::chat::spill`).
     tool_results: Arc<crate::chat::ToolResults>,
+    /// The sign-ins that take a callback URL from the app (`sign_ins.rs`).
+    sign_ins: Arc<sign_ins::SignIns>,
 }
 
 /// The `disposed` error every method of a disposed host returns.
@@ -330,6 +334,7 @@ impl Host {
             roots: host_roots,
             chat_inputs: Arc::default(),
             channel_calls: Arc::default(),
+            sign_ins: Arc::default(),
             closing,
         }
     }

@@ -275,12 +275,9 @@ mod tests {
             let overrides = super::super::ServerOverrides {
                 startup_timeout_ms: ms(o),
                 oauth: o.get("oauth").map(|c| OAuthClientSetting {
-                    client_id: c["clientId"].as_str().unwrap().to_owned(),
-                    client_secret: None,
+                    client_id: Some(c["clientId"].as_str().unwrap().to_owned()),
                     grant: OAuthGrant::AuthorizationCode,
-                    private_key_pem: None,
-                    signing_algorithm: None,
-                    idp: None,
+                    ..Default::default()
                 }),
                 protocol: serde_json::from_value(field("protocol")).unwrap_or_default(),
                 tool_filter: crate::catalogue::ToolFilter::new(
@@ -318,7 +315,7 @@ mod tests {
 
     /// (id, startup timeout ms, oauth client id) of every spec.
     fn specs(plan: &PluginPlan) -> Vec<(String, u128, Option<String>)> {
-        let client = |s: &ServerSpec| s.oauth_client.as_ref().map(|o| o.client_id.clone());
+        let client = |s: &ServerSpec| s.oauth_client.as_ref().and_then(|o| o.client_id.clone());
         let row = |s: &ServerSpec| (s.id.clone(), s.startup_timeout.as_millis(), client(s));
         plan.specs.iter().map(row).collect()
     }

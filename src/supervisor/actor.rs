@@ -170,7 +170,7 @@ impl<C: Connector> Actor<C> {
                 TransportSpec::StreamableHttp(cfg) => Some(cfg.url.clone()),
                 TransportSpec::Stdio(..) => None,
             },
-            client_id: spec.oauth_client.as_ref().map(|c| c.client_id.clone()),
+            client_id: spec.oauth_client.as_ref().and_then(|c| c.client_id.clone()),
             headers_provider: !stdio && shared.opener().header_provider().is_some(),
             required: spec.start.required,
             lazy: spec.start.is_lazy(),
@@ -431,7 +431,12 @@ impl<C: Connector> Actor<C> {
         let challenge = AuthChallenge::from_header(&header, &endpoint);
         let found = self
             .connector
-            .discover(&self.shared, &endpoint, &challenge, restore)
+            .discover(
+                &self.shared,
+                (&endpoint, self.spec.oauth_client.as_ref()),
+                &challenge,
+                restore,
+            )
             .await;
         Input::Discovered(match found {
             Ok(Discovered::Restored(manager)) => {

@@ -19,6 +19,7 @@ use tokio::sync::{mpsc, watch};
 use super::HostShared;
 use crate::auth::{self, AuthChallenge};
 use crate::catalogue::{DiagnosticAction, ServerTools, ToolDiagnostic};
+use crate::config::OAuthClientSetting;
 use crate::error::{ErrorCode, HostError};
 use crate::events::{log, LogLevel};
 use crate::limits::Limits;
@@ -65,7 +66,9 @@ pub trait Connector: Send + Sync + 'static {
 
     /// RFC 9728 discovery for `challenge` at `endpoint` (MCP 2025-11-25
     /// "Authorization › Protected Resource Metadata Discovery"); with
-    /// `restore`, stored credentials of an earlier sign-in win.
+    /// `restore`, stored credentials of an earlier sign-in win (found as
+    /// the server's `oauth` overrides say: its configured authorization
+    /// server metadata and RFC 8707 resource).
     ///
     /// # Errors
     ///
@@ -73,7 +76,7 @@ pub trait Connector: Send + Sync + 'static {
     fn discover<'a>(
         &'a self,
         shared: &'a Arc<HostShared>,
-        endpoint: &'a url::Url,
+        target: (&'a url::Url, Option<&'a OAuthClientSetting>),
         challenge: &'a AuthChallenge,
         restore: bool,
     ) -> impl Future<Output = Result<Discovered, HostError>> + Send + 'a;
@@ -156,11 +159,22 @@ impl Connector for McpConnector {
     async fn discover<'a>(
         &'a self,
         shared: &'a Arc<HostShared>,
-        endpoint: &'a url::Url,
+        (endpoint, oauth): (&'a url::Url, Option<&'a OAuthClientSetting>),
         challenge: &'a AuthChallenge,
         restore: bool,
     ) -> Result<Discovered, HostError> {
-        let resource = auth::discover(endpoint, challenge, shared.opener().network()).await?;
+        let network = shared.opener().network();
+        let configured = oauth.and_then(|o| o.auth_server_metadata_url.as_ref());
+        let resource = match (
+            auth::discover(endpoint, challenge, network).await,
+            configured,
+        ) {
+            (Ok(resource), _) => resource,
+            (Err(e), None) => return Err(e),
+            (Err(e), Some(url)) => auth::configured_resource(endpoint, challenge, url, network)
+                .await
+                .ok_or(e)?,
+        };
         if restore {
             let issuer = resource
                 .authorization_servers
@@ -178,7 +192,9 @@ impl Connector for McpConnector {
             // A store that cannot be read fails the discovery
             // (`credential_store_failed`): the server shows that error, not
             // a sign-in whose tokens could not be kept either.
-            if let Some(manager) = auth::flow::restore(endpoint, &issuer, stores).await? {
+            let overrides = auth::flow::Overrides::from(oauth);
+            let on = (issuer.as_str(), &overrides);
+            if let Some(manager) = auth::flow::restore(endpoint, on, stores).await? {
                 return Ok(Discovered::Restored(Box::new(manager)));
             }
         }

@@ -8,11 +8,12 @@ use serde_json::{Map, Value};
 
 use super::entry::{
     check_fields, oauth_client, report_field, transport, wrong, Building, Extra, FieldError,
+    OAuthKeys,
 };
 use super::located::{Member, Node};
 use super::report::{At, Report};
 use super::vars::{EntryVars, Syntax};
-use super::{ImportFormat, ImportVariable};
+use super::{ImportFormat, ImportVariable, ImportedOAuth};
 
 /// How one format's entries read.
 pub(super) struct Rules<'a> {
@@ -24,8 +25,8 @@ pub(super) struct Rules<'a> {
     pub fields: &'a [&'a str],
     /// The fields it defines that this host does not take, with why.
     pub unsupported: &'a [(&'a str, &'a str)],
-    /// The OAuth object and its client id key (`oauth.clientId`, Cursor `auth.CLIENT_ID`).
-    pub oauth: Option<(&'a str, &'a str)>,
+    /// The OAuth object and its keys (`oauth.clientId`, Cursor `auth.CLIENT_ID`).
+    pub oauth: Option<OAuthKeys<'a>>,
 }
 
 const HEADERS_HELPER: &str = " (dynamic headers come from the app's header provider)";
@@ -36,7 +37,13 @@ const CLAUDE_CODE: Rules<'static> = Rules {
     inputs: &[],
     fields: &["type", "command", "args", "env", "url", "headers", "oauth"],
     unsupported: &[("headersHelper", HEADERS_HELPER)],
-    oauth: Some(("oauth", "clientId")),
+    oauth: Some(OAuthKeys {
+        object: "oauth",
+        client_id: "clientId",
+        callback_port: Some("callbackPort"),
+        metadata_url: Some("authServerMetadataUrl"),
+        scopes: Some("scopes"),
+    }),
 };
 
 /// Claude Desktop entries: stdio only, no variables.
@@ -56,7 +63,7 @@ const CURSOR: Rules<'static> = Rules {
         "type", "command", "args", "env", "cwd", "url", "headers", "auth",
     ],
     unsupported: &[("envFile", " (give the variables in \"env\")")],
-    oauth: Some(("auth", "CLIENT_ID")),
+    oauth: Some(OAuthKeys::client_only("auth", "CLIENT_ID")),
 };
 
 /// Imports a `{"mcpServers": {…}}` file of `out.format`.
@@ -110,15 +117,16 @@ pub(super) fn json_entry(out: &mut Report<'_>, member: &Member, rules: &Rules<'_
         EntryVars::new(rules.syntax, rules.inputs),
     );
     let built = host_config(&mut b, &member.value, rules).and_then(|config| {
-        let id = oauth_client_id(out, name, &member.value, rules)?;
-        Ok((config, id))
+        let oauth = oauth_settings(out, name, &member.value, rules)?;
+        Ok((config, oauth))
     });
-    let (config, oauth_client_id) = match built {
+    let (config, (oauth_client_id, oauth)) = match built {
         Ok(built) => built,
         Err(e) => return report_field(out, name, field_at(&member.value, &e.0), e),
     };
     let extra = Extra {
         oauth_client_id,
+        oauth,
         ..Extra::enabled()
     };
     if let Some(server) = b.finish(out, config, extra) {
@@ -186,15 +194,15 @@ fn host_config(b: &mut Building<'_>, entry: &Node, rules: &Rules<'_>) -> Result<
     Ok(Value::Object(config))
 }
 
-/// The OAuth client id of `entry` by the format's rules.
-fn oauth_client_id(
+/// The OAuth client id and settings of `entry` by the format's rules.
+fn oauth_settings(
     out: &mut Report<'_>,
     server: &str,
     entry: &Node,
     rules: &Rules<'_>,
-) -> Result<Option<String>, FieldError> {
+) -> Result<(Option<String>, ImportedOAuth), FieldError> {
     match rules.oauth {
         Some(keys) => oauth_client(out, server, entry, keys),
-        None => Ok(None),
+        None => Ok((None, ImportedOAuth::default())),
     }
 }

@@ -9,7 +9,9 @@
 use serde_json::{Map, Value};
 
 use super::claude::field_at;
-use super::entry::{oauth_client, report_field, wrong, Building, Extra, FieldError};
+use super::entry::{
+    oauth_client, report_field, scopes, string, wrong, Building, Extra, FieldError, OAuthKeys,
+};
 use super::located::{Member, Node, Val};
 use super::report::{At, Report};
 use super::vars::{env_variable, EntryVars, Syntax};
@@ -30,6 +32,8 @@ const MAPPED: &[&str] = &[
     "startup_timeout_ms",
     "enabled",
     "oauth",
+    "scopes",
+    "oauth_resource",
     "enabled_tools",
     "disabled_tools",
     "tool_timeout_sec",
@@ -39,8 +43,6 @@ const MAPPED: &[&str] = &[
 /// Keys Codex defines that this host does not take, with why.
 const UNSUPPORTED: &[(&str, &str)] = &[
     ("tools", " yet (per-tool approval)"),
-    ("scopes", " (OAuth scopes come from the server's challenge)"),
-    ("oauth_resource", ""),
     (
         "http_headers_helper",
         " (dynamic headers come from the app's header provider)",
@@ -312,7 +314,17 @@ fn extra(out: &mut Report<'_>, server: &str, entry: &Node) -> Result<Extra, Fiel
         (None, Some(n)) => Some(millis("startup_timeout_sec", n, 1000.0)?),
         (None, None) => None,
     };
-    extra.oauth_client_id = oauth_client(out, server, entry, ("oauth", "client_id"))?;
+    let keys = OAuthKeys {
+        callback_port: Some("callback_port"),
+        ..OAuthKeys::client_only("oauth", "client_id")
+    };
+    (extra.oauth_client_id, extra.oauth) = oauth_client(out, server, entry, keys)?;
+    if let Some(n) = entry.get("scopes") {
+        extra.oauth.scopes = scopes("scopes", n)?;
+    }
+    if let Some(n) = entry.get("oauth_resource") {
+        extra.oauth.resource = Some(string("oauth_resource", n)?);
+    }
     extra.include_tools = entry
         .get("enabled_tools")
         .map(|n| tool_names("enabled_tools", n))

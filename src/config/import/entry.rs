@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 use super::located::{Member, Node, Val};
 use super::report::{At, Report};
 use super::vars::{EntryVars, Syntax};
-use super::ImportedServer;
+use super::{ImportedOAuth, ImportedServer};
 use crate::config::validate_literal_entry_value;
 use crate::config::vars::{quote, quote_cut};
 use crate::limits::import::MAX_IMPORTED_SERVER_NAME_BYTES;
@@ -157,6 +157,7 @@ impl<'a> Building<'a> {
             enabled: extra.enabled,
             startup_timeout_ms: extra.startup_timeout_ms,
             oauth_client_id: extra.oauth_client_id,
+            oauth: extra.oauth,
             include_tools: extra.include_tools,
             exclude_tools: extra.exclude_tools,
             call_timeout_ms: extra.call_timeout_ms,
@@ -233,6 +234,8 @@ pub(super) struct Extra {
     pub startup_timeout_ms: Option<u64>,
     /// OAuth client id.
     pub oauth_client_id: Option<String>,
+    /// The other OAuth settings.
+    pub oauth: ImportedOAuth,
     /// Only these tools (`includeTools`).
     pub include_tools: Option<Vec<String>>,
     /// Not these tools (`excludeTools`).
@@ -319,42 +322,105 @@ pub(super) fn check_fields(
     }
 }
 
-/// The OAuth client id at `object.id_key` of `entry` (`oauth.clientId`,
-/// Cursor `auth.CLIENT_ID`, Codex `oauth.client_id`); the object's other
-/// members are reported as not supported.
+/// Where a format keeps a server's OAuth settings: the object (`oauth`,
+/// Cursor `auth`) and its members' keys; a member without a key here is
+/// reported as not supported.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct OAuthKeys<'a> {
+    /// The object's key.
+    pub object: &'a str,
+    /// The client id's (`clientId`, `CLIENT_ID`, `client_id`).
+    pub client_id: &'a str,
+    /// The loopback redirect port's (`callbackPort`, `callback_port`).
+    pub callback_port: Option<&'a str>,
+    /// The authorization server metadata URL's (`authServerMetadataUrl`).
+    pub metadata_url: Option<&'a str>,
+    /// The scopes' (`scopes`).
+    pub scopes: Option<&'a str>,
+}
+
+impl<'a> OAuthKeys<'a> {
+    /// An object with a client id only.
+    pub(super) const fn client_only(object: &'a str, client_id: &'a str) -> Self {
+        Self {
+            object,
+            client_id,
+            callback_port: None,
+            metadata_url: None,
+            scopes: None,
+        }
+    }
+}
+
+/// The OAuth client id and settings in the `keys.object` of `entry`
+/// (`oauth.clientId`, Cursor `auth.CLIENT_ID`, Codex `oauth.client_id`;
+/// Claude Code's `callbackPort`, `authServerMetadataUrl`, `scopes`); the
+/// object's other members are reported as not supported.
 ///
 /// # Errors
-/// `object` is not an object, or the id is not a string (naming the field).
+/// `object` is not an object, or a member is not of its type (naming the
+/// field).
 pub(super) fn oauth_client(
     out: &mut Report<'_>,
     server: &str,
     entry: &Node,
-    (object, id_key): (&str, &str),
-) -> Result<Option<String>, FieldError> {
-    let Some(node) = entry.get(object) else {
-        return Ok(None);
+    keys: OAuthKeys<'_>,
+) -> Result<(Option<String>, ImportedOAuth), FieldError> {
+    let mut oauth = ImportedOAuth::default();
+    let Some(node) = entry.get(keys.object) else {
+        return Ok((None, oauth));
     };
     let members = node
         .members()
-        .ok_or_else(|| wrong(object, "an object", node))?;
+        .ok_or_else(|| wrong(keys.object, "an object", node))?;
     let mut id = None;
     for m in members {
-        if m.key == id_key {
-            let field = format!("{object}.{id_key}");
-            let s = m
-                .value
-                .str()
-                .ok_or_else(|| wrong(&field, "a string", &m.value))?;
-            id = Some(s.to_owned());
-            continue;
+        let field = format!("{}.{}", keys.object, m.key);
+        let key = Some(m.key.as_str());
+        if m.key == keys.client_id {
+            id = Some(string(&field, &m.value)?);
+        } else if key == keys.metadata_url {
+            oauth.auth_server_metadata_url = Some(string(&field, &m.value)?);
+        } else if key == keys.callback_port {
+            oauth.callback_port = Some(port(&field, &m.value)?);
+        } else if key == keys.scopes {
+            oauth.scopes = scopes(&field, &m.value)?;
+        } else {
+            let at = At {
+                at: m.key_at,
+                server: Some(server),
+                field: Some(&field),
+            };
+            out.not_supported(&at, "");
         }
-        let field = format!("{object}.{}", m.key);
-        let at = At {
-            at: m.key_at,
-            server: Some(server),
-            field: Some(&field),
-        };
-        out.not_supported(&at, "");
     }
-    Ok(id)
+    Ok((id, oauth))
+}
+
+/// A string member.
+pub(super) fn string(field: &str, n: &Node) -> Result<String, FieldError> {
+    n.str()
+        .map(str::to_owned)
+        .ok_or_else(|| wrong(field, "a string", n))
+}
+
+/// A port number: a whole number from 1 to 65535.
+fn port(field: &str, n: &Node) -> Result<u16, FieldError> {
+    match n.val {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        Val::Num(v) if v.fract() == 0.0 && (1.0..=65535.0).contains(&v) => Ok(v as u16),
+        _ => Err(wrong(field, "a port number (1 to 65535)", n)),
+    }
+}
+
+/// Scopes: an array of strings, or one space-separated string.
+pub(super) fn scopes(field: &str, n: &Node) -> Result<Vec<String>, FieldError> {
+    if let Some(s) = n.str() {
+        return Ok(s.split_whitespace().map(str::to_owned).collect());
+    }
+    let Val::Arr(items) = &n.val else {
+        return Err(wrong(field, "an array of strings or a string", n));
+    };
+    let scope = |(i, item): (usize, &Node)| string(&format!("{field}[{i}]"), item);
+    items.iter().enumerate().map(scope).collect()
 }

@@ -36,6 +36,8 @@ mod vars;
 mod vscode;
 
 #[cfg(test)]
+mod oauth_tests;
+#[cfg(test)]
 mod tests;
 
 use serde::Serialize;
@@ -118,6 +120,33 @@ pub struct Imported {
     pub diagnostics: Vec<ImportDiagnostic>,
 }
 
+/// An imported server's OAuth settings beside its client id: JS
+/// `{scopes?, authServerMetadataUrl?, callbackPort?, resource?}`, as
+/// `addServer`'s `oauth` takes them (checked there, not here).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ImportedOAuth {
+    /// Scopes to request.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<String>,
+    /// The authorization server's metadata URL.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub auth_server_metadata_url: Option<String>,
+    /// The loopback redirect port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub callback_port: Option<u16>,
+    /// The RFC 8707 resource indicator.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+}
+
+impl ImportedOAuth {
+    /// Whether it holds no setting.
+    pub fn is_empty(&self) -> bool {
+        self == &Self::default()
+    }
+}
+
 /// One imported server: this host's entry plus what `addServer` takes beside it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -139,6 +168,12 @@ pub struct ImportedServer {
     /// Cursor `auth.CLIENT_ID`, Codex `oauth.client_id`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub oauth_client_id: Option<String>,
+    /// The server's other OAuth settings from the source, for `addServer`'s
+    /// `oauth` (Claude Code `oauth.scopes`, `oauth.authServerMetadataUrl`,
+    /// `oauth.callbackPort`; Codex `scopes`, `oauth_resource`,
+    /// `oauth.callback_port`). Left out when it has none.
+    #[serde(skip_serializing_if = "ImportedOAuth::is_empty")]
+    pub oauth: ImportedOAuth,
     /// Only the tools matching these, for `addServer`'s `includeTools`
     /// (Codex `enabled_tools`).
     #[serde(skip_serializing_if = "Option::is_none")]

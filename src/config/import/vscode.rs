@@ -6,6 +6,7 @@
 //! (secret), `default` and `options`.
 
 use super::claude::{servers, Rules};
+use super::entry::OAuthKeys;
 use super::located::{Node, Val};
 use super::report::{At, Report};
 use super::vars::{input_variable, Syntax};
@@ -46,7 +47,7 @@ pub(super) fn import(root: &Node, out: &mut Report<'_>) {
             ("sandbox", SANDBOX),
             ("dev", " (development mode: watch and debug)"),
         ],
-        oauth: Some(("oauth", "clientId")),
+        oauth: Some(OAuthKeys::client_only("oauth", "clientId")),
     };
     servers(root, "servers", out, &rules);
 }

@@ -63,7 +63,7 @@ pub(super) async fn paused_requirement(
         .spec
         .oauth_client
         .as_ref()
-        .map(|c| c.client_id.as_str());
+        .and_then(|c| c.client_id.as_deref());
     Ok(crate::auth::requirement(
         &challenge, /* had_token */ true, resource, client_id,
     ))

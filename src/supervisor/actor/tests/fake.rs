@@ -98,7 +98,7 @@ impl Connector for Fake {
     async fn discover<'a>(
         &'a self,
         _shared: &'a Arc<HostShared>,
-        _endpoint: &'a url::Url,
+        _endpoint: (&'a url::Url, Option<&'a crate::config::OAuthClientSetting>),
         _challenge: &'a AuthChallenge,
         _restore: bool,
     ) -> Result<Discovered, HostError> {
