@@ -2787,6 +2787,8 @@ export type HostErrorCode =
   | 'task_expired'
   | 'tool_disabled'
   | 'url_elicitation_required'
+  | 'sandbox_denied'
+  | 'sandbox_unavailable'
 
 /**
  * What a {@link CredentialStore} method may return: a Promise, any

@@ -121,13 +121,24 @@ pub enum ErrorCode {
     /// `data` is `{reason, elicitations: [{elicitationId, message,
     /// origin}]}`, never a URL (`url_elicitation_required`).
     UrlElicitationRequired,
+    /// A sandboxed stdio server failed because its sandbox refused
+    /// something: it exited before answering `initialize` with a
+    /// permission error on stderr (`EACCES`, `EPERM`, "Permission
+    /// denied"), or executing its program was refused
+    /// (`sandbox_denied`).
+    SandboxDenied,
+    /// A server's sandbox cannot be set up as asked: `enforce: 'required'`
+    /// on a platform or kernel that cannot enforce every part of the
+    /// profile (the message lists them), or the rules or the proxy could
+    /// not be made (`sandbox_unavailable`). The server does not run.
+    SandboxUnavailable,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (`tests/error_codes.rs` checks it
     /// against the variants, [`ErrorCode::as_str`] and the `HostErrorCode`
     /// union in `index.d.ts`).
-    pub const ALL: [Self; 38] = [
+    pub const ALL: [Self; 40] = [
         Self::InvalidArgument,
         Self::InvalidConfig,
         Self::InvalidEntry,
@@ -166,6 +177,8 @@ impl ErrorCode {
         Self::TaskExpired,
         Self::ToolDisabled,
         Self::UrlElicitationRequired,
+        Self::SandboxDenied,
+        Self::SandboxUnavailable,
     ];
 
     /// The stable wire string of this code.
@@ -209,6 +222,8 @@ impl ErrorCode {
             Self::TaskExpired => "task_expired",
             Self::ToolDisabled => "tool_disabled",
             Self::UrlElicitationRequired => "url_elicitation_required",
+            Self::SandboxDenied => "sandbox_denied",
+            Self::SandboxUnavailable => "sandbox_unavailable",
         }
     }
 }

@@ -560,6 +560,8 @@ mod lazy_start;
 pub use lazy_start::*;
 mod legacy_sse;
 pub use legacy_sse::*;
+mod sandbox;
+pub use sandbox::*;
 mod tool_filter;
 pub use tool_filter::*;
 mod tool_search;

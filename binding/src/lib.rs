@@ -43,6 +43,7 @@ mod limits;
 mod options;
 mod reducers;
 mod runtime;
+mod sandbox;
 mod server_options;
 mod skills;
 mod tool_search;
@@ -406,6 +407,8 @@ impl NativeHost {
             .map_err(|e| HostError::new(e.code, format!("options.{}", e.message)))
             .map_err(refused)?;
         let options: JsHostOptions = parse("options", &options_json).map_err(refused)?;
+        let os_keychain = options.os_keychain();
+        let config = HostConfig::try_from(options).map_err(refused)?;
         let outbox = Arc::new(Outbox::default());
         let drain = outbox.clone();
         let tsfn: EventsFn = on_events
@@ -434,7 +437,7 @@ impl NativeHost {
                 next: Default::default(),
             }))
         };
-        let secrets: Option<Arc<dyn SecretStore>> = if options.os_keychain() {
+        let secrets: Option<Arc<dyn SecretStore>> = if os_keychain {
             // Opened at its first use (a sign-in, a reconnect), never here.
             Some(Arc::new(OsSecretStore::new()))
         } else {
@@ -454,7 +457,7 @@ impl NativeHost {
             roots,
             header_provider,
         };
-        let host = Host::with_handlers(HostConfig::from(options), sink.clone(), deps);
+        let host = Host::with_handlers(config, sink.clone(), deps);
         Ok(Self {
             host: Arc::new(host),
             cancels: abort::Cancels::default(),

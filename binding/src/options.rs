@@ -90,6 +90,10 @@ pub(crate) struct JsHostOptions {
     /// here; an app's `{get, set, delete}` store is a callback.)
     #[serde(default)]
     credentials: Option<JsCredentials>,
+    /// The default sandbox of stdio servers: `true`, `false` (default) or
+    /// `SandboxOptions` (`crate::sandbox`).
+    #[serde(default)]
+    sandbox: Option<Value>,
 }
 
 /// The host option `credentials` as a name.
@@ -115,10 +119,19 @@ fn default_session() -> String {
     DEFAULT_SESSION.to_owned()
 }
 
-impl From<JsHostOptions> for HostConfig {
+impl TryFrom<JsHostOptions> for HostConfig {
+    type Error = HostError;
+
     /// Resolves the defaults (`HostConfig::default`: client info, data
     /// directory) and clamps the limits.
-    fn from(options: JsHostOptions) -> Self {
+    ///
+    /// # Errors
+    /// `invalid_argument` for a malformed `sandbox` (`options.sandbox.…`).
+    fn try_from(options: JsHostOptions) -> Result<Self, HostError> {
+        let sandbox = crate::sandbox::host_sandbox(options.sandbox).map_err(|mut e| {
+            e.message = format!("options.{}", e.message);
+            e
+        })?;
         let defaults = HostConfig::default();
         let mut client_info = defaults.client_info;
         if let Some(info) = options.client_info {
@@ -126,7 +139,7 @@ impl From<JsHostOptions> for HostConfig {
             client_info.version = info.version;
             client_info.title = info.title;
         }
-        Self {
+        Ok(Self {
             session: options.session,
             client_info,
             data_dir: options.data_dir.unwrap_or(defaults.data_dir),
@@ -144,7 +157,8 @@ impl From<JsHostOptions> for HostConfig {
                 proxy: options.proxy,
                 ca_certificates: options.ca_certificates,
             },
-        }
+            sandbox,
+        })
     }
 }
 

@@ -26,6 +26,7 @@ use super::{HostConfig, OAuthHostOptions};
 use crate::auth::flow::DEFAULT_SIGN_IN_TIMEOUT;
 use crate::catalogue::ToolFilter;
 use crate::config::launch::EnvPolicy;
+use crate::config::sandbox::SandboxSetting;
 use crate::config::{OAuthClientSetting, ProtocolSetting};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::{Limits, MAX_TIMEOUT_MS};
@@ -69,6 +70,7 @@ impl Default for HostConfig {
             mcp_apps: false,
             network: crate::NetworkOptions::default(),
             lazy_start: false,
+            sandbox: None,
         }
     }
 }
@@ -224,6 +226,8 @@ pub struct ServerOverrides {
     pub call_limits: CallLimits,
     /// How the server's start is shown and waited for (`required`).
     pub start: StartPolicy,
+    /// Its sandbox (`sandbox`): the host's by default.
+    pub sandbox: SandboxSetting,
 }
 
 impl CallLimits {
@@ -283,6 +287,8 @@ pub struct AddServer {
     pub call_limits: CallLimits,
     /// How the server's start is shown and waited for (`required`).
     pub start: StartPolicy,
+    /// Its sandbox (`sandbox`, stdio only): the host's by default.
+    pub sandbox: SandboxSetting,
 }
 
 impl AddServer {
@@ -302,6 +308,7 @@ impl AddServer {
             tool_filter: ToolFilter::default(),
             call_limits: CallLimits::default(),
             start: StartPolicy::default(),
+            sandbox: SandboxSetting::default(),
         }
     }
 }
