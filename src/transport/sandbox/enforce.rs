@@ -69,24 +69,7 @@ pub fn coverage() -> (&'static str, Option<i32>, Vec<String>) {
             let all = [format!("filesystem: {why}"), format!("network: {why}")];
             return ("none", Some(0), all.into());
         }
-        let needs = [
-            (3, "truncate: Landlock ABI 3 (Linux 6.2)"),
-            (
-                4,
-                "network (TCP connect and bind): Landlock ABI 4 (Linux 6.7)",
-            ),
-            (5, "device ioctl: Landlock ABI 5 (Linux 6.10)"),
-            (
-                6,
-                "abstract Unix sockets and signals: Landlock ABI 6 (Linux 6.12)",
-            ),
-        ];
-        let missing = needs.iter().filter(|(v, _)| abi < *v);
-        (
-            "landlock",
-            Some(abi),
-            missing.map(|(_, t)| (*t).to_owned()).collect(),
-        )
+        ("landlock", Some(abi), landlock_gaps(abi))
     }
     #[cfg(target_os = "macos")]
     {
@@ -111,6 +94,19 @@ pub fn coverage() -> (&'static str, Option<i32>, Vec<String>) {
             vec![format!("filesystem: {why}"), format!("network: {why}")],
         )
     }
+}
+
+/// What a kernel of Landlock ABI `abi` (≥ 1) cannot enforce of a profile.
+#[cfg(any(target_os = "linux", test))]
+fn landlock_gaps(abi: i32) -> Vec<String> {
+    let needs = [
+        (3, "truncate: Landlock ABI 3 (Linux 6.2)"),
+        (4, "network (TCP connect and bind): Landlock ABI 4 (Linux 6.7)"),
+        (5, "device ioctl: Landlock ABI 5 (Linux 6.10)"),
+        (6, "abstract Unix sockets and signals: Landlock ABI 6 (Linux 6.12)"),
+    ];
+    let missing = needs.iter().filter(|(v, _)| abi < *v);
+    missing.map(|(_, t)| (*t).to_owned()).collect()
 }
 
 /// Builds the rules of `read`, `write` and the proxy `port` (TCP connect
@@ -168,5 +164,19 @@ pub fn build(
     {
         let _ = (read, write, port);
         Ok((ChildSandbox { proxy: None }, absent))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn older_kernels_name_what_they_cannot_enforce() {
+        assert!(landlock_gaps(6).is_empty() && landlock_gaps(7).is_empty());
+        let gaps = landlock_gaps(3);
+        assert_eq!(gaps.len(), 3, "{gaps:?}");
+        assert!(gaps[0].starts_with("network (TCP"), "{gaps:?}");
+        assert_eq!(landlock_gaps(1).len(), 4);
     }
 }
