@@ -77,12 +77,12 @@ test('a sandboxed server reads and writes only what its profile allows; its gran
   assert.ok(info.sandbox.filesystem.write.includes(writable) && info.sandbox.filesystem.write.includes(data))
   assert.equal(info.sandbox.network, 'none')
   assert.equal(host.serverInfo('free').sandbox, undefined)
-  const meta = findCustomization(host.getState(), 'boxed').meta
+  const meta = findCustomization(host.getState(), 'boxed')._meta
   assert.deepEqual(meta['ahp-mcp-host/sandbox'], {
     filesystem: { read: [canary.allowed], write: [writable] }, network: 'none', enforce: 'best-effort',
   })
   assert.equal(meta['ahp-mcp-host/serverInfo'].sandbox.enforced, 'full')
-  assert.equal(findCustomization(host.getState(), 'free').meta?.['ahp-mcp-host/sandbox'], undefined)
+  assert.equal(findCustomization(host.getState(), 'free')._meta?.['ahp-mcp-host/sandbox'], undefined)
   const record = logs.find((l) => l.target === 'host.sandbox' && l.serverId === 'boxed')
   assert.match(record?.message ?? '', /^sandbox landlock \(ABI \d+\), enforced full: read \[/)
 })
@@ -152,8 +152,8 @@ test('a server the sandbox breaks fails sandbox_denied, not a generic exit; a pl
   assert.equal(fixed.status, 'ready', JSON.stringify(fixed))
   assert.equal(broken.status, 'failed')
   assert.equal(broken.error.code, 'sandbox_denied', broken.error.message)
-  assert.match(broken.error.message, /^sandbox denied: .*EACCES/s)
-  const meta = findCustomization(host.getState(), 'p/broken').meta
+  assert.match(broken.error.message, /sandbox denied: .*EACCES/s)
+  const meta = findCustomization(host.getState(), 'p/broken')._meta
   assert.deepEqual(meta['ahp-mcp-host/sandbox'].filesystem, { read: [ROOT], write: [] })
 })
 
