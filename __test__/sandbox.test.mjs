@@ -12,10 +12,9 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync, existsSync, readFileSync
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import net from 'node:net'
-import { McpHost, newHost, tmpDir, fixtureEntry, writePlugin, callText, findCustomization, rejectsWith, ROOT, NODE } from './helpers/host.mjs'
+import { McpHost, newHost, tmpDir, fixtureEntry, writePlugin, callText, findCustomization, rejectsWith, ROOT } from './helpers/host.mjs'
 
 const linux = process.platform === 'linux'
-const FILESYSTEM = join(ROOT, 'node_modules', '@modelcontextprotocol', 'server-filesystem', 'dist', 'index.js')
 const PROBE = fixtureEntry('sandbox-probe-server.mjs')
 
 /** A folder under the home directory with a canary file, removed after the test. */
@@ -122,7 +121,8 @@ test('server-filesystem works in its allowed directory under the sandbox and is 
   writeFileSync(join(work, 'hello.txt'), 'hello from work')
   const { host } = newHost(t)
   // The server itself would serve both folders; the sandbox allows only `work`.
-  const config = { type: 'stdio', command: NODE, args: [FILESYSTEM, work, canary.dir] }
+  // Started as users do, with `npx -y`: it finds the package in the root's node_modules (read-only).
+  const config = { type: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', work, canary.dir] }
   await host.addServer({ name: 'fs', config, root: ROOT, sandbox: { filesystem: { write: [work] } } })
   const [ready] = await host.whenReady(['fs'])
   assert.equal(ready.status, 'ready', JSON.stringify(ready))

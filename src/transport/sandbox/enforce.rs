@@ -101,9 +101,15 @@ pub fn coverage() -> (&'static str, Option<i32>, Vec<String>) {
 fn landlock_gaps(abi: i32) -> Vec<String> {
     let needs = [
         (3, "truncate: Landlock ABI 3 (Linux 6.2)"),
-        (4, "network (TCP connect and bind): Landlock ABI 4 (Linux 6.7)"),
+        (
+            4,
+            "network (TCP connect and bind): Landlock ABI 4 (Linux 6.7)",
+        ),
         (5, "device ioctl: Landlock ABI 5 (Linux 6.10)"),
-        (6, "abstract Unix sockets and signals: Landlock ABI 6 (Linux 6.12)"),
+        (
+            6,
+            "abstract Unix sockets and signals: Landlock ABI 6 (Linux 6.12)",
+        ),
     ];
     let missing = needs.iter().filter(|(v, _)| abi < *v);
     missing.map(|(_, t)| (*t).to_owned()).collect()

@@ -150,8 +150,12 @@ pub fn prepare(
     let tmp = vars.plugin_data.join(SANDBOX_TMP_DIR);
     let _ = std::fs::create_dir_all(&tmp);
     let path_var = crate::config::launch::env_var(&launch.env, "PATH");
-    let mut read = system_reads();
-    read.extend(runtime::runtime_reads(&launch.program, path_var, home));
+    // The defaults that do not exist here are left out silently; a
+    // listed path that does not is reported (`missing`).
+    let exists = |p: &PathBuf| p.exists();
+    let mut read: Vec<PathBuf> = system_reads().into_iter().filter(exists).collect();
+    let runtime = runtime::runtime_reads(&launch.program, path_var, home);
+    read.extend(runtime.into_iter().filter(exists));
     read.extend([vars.plugin_root.clone(), launch.cwd.clone()]);
     read.extend(
         profile
@@ -160,7 +164,7 @@ pub fn prepare(
             .filter_map(|e| expand_path(e, vars, home)),
     );
     let mut write = vec![vars.plugin_data.clone(), tmp.clone()];
-    write.extend(system_writes());
+    write.extend(system_writes().into_iter().filter(exists));
     write.extend(
         profile
             .write
