@@ -14,6 +14,7 @@ use super::connection::{
 };
 use super::startup;
 use crate::config::launch::resolve_stdio;
+use crate::config::launch::LaunchSpec;
 use crate::config::sandbox::SandboxProfile;
 use crate::config::{PluginVars, StdioConfig};
 use crate::error::strip_type_names;
@@ -24,6 +25,7 @@ use crate::mcp::client::{HostClient, Notice};
 use crate::mcp::{Opener, ServerTasks};
 use crate::transport::ordered::{Ordered, Overflow};
 use crate::transport::process::{describe_exit, ServerProcess};
+use crate::transport::sandbox::{ChildSandbox, SandboxReport};
 use crate::transport::stderr::StderrTail;
 use crate::transport::stdio::StdioTransport;
 use crate::transport::stdout_monitor::Reporter;
@@ -58,20 +60,7 @@ pub(super) async fn open_stdio(
     let (base_env, policy) = opener.base_env();
     let mut launch = resolve_stdio(cfg, vars, base_env, policy)?;
     let sink = opener.publisher().sink();
-    let (report, child) = match sandbox {
-        Some(profile) => {
-            let prepared = sandbox::prepare(profile, &launch, vars, (server_id, sink))?;
-            launch.env.extend(prepared.env);
-            let level = match prepared.report.enforced {
-                "full" => LogLevel::Info,
-                _ => LogLevel::Warn,
-            };
-            let text = prepared.report.summary();
-            opener.log(log(level, "host.sandbox", Some(server_id), text));
-            (Some(prepared.report), Some(prepared.child))
-        }
-        None => (None, None),
-    };
+    let (report, child) = sandboxed_launch(opener, server_id, sandbox, &mut launch, vars)?;
     let sandboxed = report.is_some();
     let mut proc = process::spawn(&launch, opener.processes(), child)?;
     proc.watch_descendants(server_id.to_owned(), sink.clone());
@@ -131,6 +120,34 @@ pub(super) async fn open_stdio(
             Err(denied_by_sandbox(e, sandboxed, &tail).into())
         }
     }
+}
+
+/// Prepares the sandbox of this start when the server has a profile:
+/// its variables go into `launch`, its summary into a `host.sandbox` log
+/// (`info` when fully enforced, else `warn`).
+///
+/// # Errors
+/// `sandbox_unavailable` (see `transport::sandbox::prepare`).
+fn sandboxed_launch(
+    opener: &Opener,
+    server_id: &str,
+    sandbox: Option<&SandboxProfile>,
+    launch: &mut LaunchSpec,
+    vars: &PluginVars,
+) -> Result<(Option<SandboxReport>, Option<ChildSandbox>), HostError> {
+    let Some(profile) = sandbox else {
+        return Ok((None, None));
+    };
+    let sink = opener.publisher().sink();
+    let prepared = sandbox::prepare(profile, launch, vars, (server_id, sink))?;
+    launch.env.extend(prepared.env);
+    let level = match prepared.report.enforced {
+        "full" => LogLevel::Info,
+        _ => LogLevel::Warn,
+    };
+    let text = prepared.report.summary();
+    opener.log(log(level, "host.sandbox", Some(server_id), text));
+    Ok((Some(prepared.report), Some(prepared.child)))
 }
 
 /// The error of a failed stdio start, from its first cause (see
