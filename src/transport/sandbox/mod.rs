@@ -37,7 +37,9 @@ mod runtime;
 #[cfg_attr(not(target_os = "macos"), allow(dead_code))]
 pub mod seatbelt;
 
-pub use enforce::{Applied, ChildSandbox};
+#[cfg(unix)]
+pub use enforce::Applied;
+pub use enforce::ChildSandbox;
 
 /// How the message of a failure the sandbox caused starts (a start
 /// failed `sandbox_denied`, or the reason of a crash after `ready`, which
