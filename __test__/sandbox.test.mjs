@@ -12,7 +12,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync, existsSync, readFileSync
 import { homedir } from 'node:os'
 import { join } from 'node:path'
 import net from 'node:net'
-import { McpHost, newHost, tmpDir, fixtureEntry, writePlugin, callText, findCustomization, rejectsWith, ROOT } from './helpers/host.mjs'
+import { McpHost, newHost, tmpDir, fixtureEntry, writePlugin, callText, findCustomization, rejectsWith, waitFor, stateHistory, ROOT } from './helpers/host.mjs'
 
 const linux = process.platform === 'linux'
 const PROBE = fixtureEntry('sandbox-probe-server.mjs')
@@ -141,7 +141,7 @@ test('server-filesystem works in its allowed directory under the sandbox and is 
 
 test('a server the sandbox breaks fails sandbox_denied, not a generic exit; a plugin override sets the profile', { skip: !linux }, async (t) => {
   const canary = homeCanary(t)
-  const { host } = newHost(t)
+  const { host, actions } = newHost(t)
   const root = tmpDir(t)
   const entry = { ...PROBE, args: [...PROBE.args, '--read-at-start', canary.secret] }
   writePlugin(root, { mcpServers: { broken: entry, fixed: entry } })
@@ -155,6 +155,18 @@ test('a server the sandbox breaks fails sandbox_denied, not a generic exit; a pl
   assert.match(broken.error.message, /sandbox denied: .*EACCES/s)
   const meta = findCustomization(host.getState(), 'p/broken')._meta
   assert.deepEqual(meta['ahp-mcp-host/sandbox'].filesystem, { read: [ROOT], write: [] })
+
+  // A crash after `ready` that the sandbox caused keeps the code too; an
+  // unsandboxed crash of the same kind stays `server_exited`.
+  await host.addServer({ name: 'later', config: PROBE, root: ROOT, sandbox: true })
+  await host.addServer({ name: 'plain', config: PROBE, root: ROOT })
+  await host.whenReady(['later', 'plain'])
+  const missing = join(canary.dir, 'absent.txt')
+  await assert.rejects(host.callTool({ serverId: 'later', name: 'crash', arguments: { path: canary.secret } }))
+  await assert.rejects(host.callTool({ serverId: 'plain', name: 'crash', arguments: { path: missing } }))
+  const errorOf = (id) => waitFor(() => stateHistory(actions, id).find((s) => s.kind === 'error'), { what: `${id} error state` })
+  assert.equal((await errorOf('later')).error.errorType, 'sandbox_denied')
+  assert.equal((await errorOf('plain')).error.errorType, 'server_exited')
 })
 
 test('malformed sandbox options are invalid_argument naming the field; siblings keep working', async (t) => {
