@@ -2244,19 +2244,22 @@ export interface ServerSandboxOptions {
  *
  * **Always readable** (read and execute, never write): the system folders
  * (Linux: `/usr`, `/bin`, `/sbin`, `/lib*`, `/etc`, `/proc`, `/sys`,
- * `/run/systemd/resolve`, `/nix/store`, `/dev/urandom`, `/dev/random`), the
- * plugin root (`addServer`'s `root`), the working folder, the install prefix
- * of the program and of the interpreter its `#!` line names (the folder
- * above `bin/`: `~/.nvm/versions/node/v22` for an nvm `node`; `#!/usr/bin/env
- * node` looks `node` up on the server's `PATH`), and for `npx` / `npm` the
+ * `/run/systemd/resolve`, `/nix/store`, `/dev/urandom`, `/dev/random`; those
+ * that exist), the plugin root (`addServer`'s `root`), the install prefix of
+ * the program and of the interpreter its `#!` line names, links resolved (the
+ * folder above `bin/`: `~/.nvm/versions/node/v22` for an nvm `node`, but only
+ * the `bin` folder when that would be the home folder or a folder right in it,
+ * such as `~/.local`; `#!/usr/bin/env node` looks `node` up on the server's
+ * `PATH`), and for `npx` / `npm` the
  * npm cache `~/.npm`, for `uvx` / `uv` uv's caches, read-only: a sandboxed
  * `npx -y pkg` cannot download or unpack a package, so install it ahead (in
  * the plugin root's `node_modules`, which `npx` finds without the network).
  * **Always writable:** `PLUGIN_DATA` and the server's temp folder
  * `PLUGIN_DATA/.tmp` (given as `TMPDIR`, `TMP`, `TEMP`), `/dev/null`,
  * `/dev/zero`, `/dev/full`. **Nothing else**, under the home folder or
- * anywhere, unless listed. A listed path that does not exist is left out
- * (shown in {@link SandboxReport.missing}).
+ * anywhere, unless listed: not even a configured `cwd` outside the plugin root
+ * (the server starts there but cannot read it). A listed path that does not
+ * exist is left out (shown in {@link SandboxReport.missing}).
  *
  * **Path entries**: an absolute path, `~` or `~/…` (the user's home),
  * `${PLUGIN_ROOT}` or `${PLUGIN_DATA}` optionally followed by `/…`; a folder

@@ -12,7 +12,7 @@
 //! | Windows | not enforced | not enforced | none: `enforce: 'required'` fails `sandbox_unavailable` |
 //!
 //! Always readable: the system folders ([`system_reads`]), the plugin root,
-//! the working folder, the program's and its interpreter's install prefix
+//! the program's and its interpreter's install prefix
 //! and a package manager's cache (`runtime`). Always writable:
 //! `PLUGIN_DATA` and the server's temp folder `PLUGIN_DATA/.tmp` (`TMPDIR`,
 //! `TMP`, `TEMP`), `/dev/null`. Nothing else, in the home folder or
@@ -158,7 +158,9 @@ pub fn prepare(
     let mut read: Vec<PathBuf> = system_reads().into_iter().filter(exists).collect();
     let runtime = runtime::runtime_reads(&launch.program, path_var, home);
     read.extend(runtime.into_iter().filter(exists));
-    read.extend([vars.plugin_root.clone(), launch.cwd.clone()]);
+    // Not the working folder: an `mcp.json` `cwd` (the plugin's word, not
+    // the app's) must not open a folder; the child starts in it anyway.
+    read.push(vars.plugin_root.clone());
     read.extend(
         profile
             .read

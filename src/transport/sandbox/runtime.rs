@@ -7,8 +7,9 @@
 //!
 //! An install prefix is the folder above `bin/` when the program is in a
 //! `bin` folder (`~/.nvm/versions/node/v22/bin/node` →
-//! `~/.nvm/versions/node/v22`), else the program's folder; never `/` or
-//! the home folder itself (then only the program's folder).
+//! `~/.nvm/versions/node/v22`), else the program's folder; never `/`, the
+//! home folder or a folder right in it such as `~/.local` (then only the
+//! program's folder). Only canonical paths count (links resolved).
 
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
@@ -29,17 +30,13 @@ pub fn runtime_reads(
             out.push(p);
         }
     };
-    for candidate in [Some(program.to_path_buf()), program.canonicalize().ok()]
-        .into_iter()
-        .flatten()
-    {
-        push(prefix_of(&candidate, home));
+    // The canonical path only: a path as written may pass through a
+    // folder (`/home/u/.ssh/../…`) whose tree must stay closed.
+    if let Ok(real) = program.canonicalize() {
+        push(prefix_of(&real, home));
     }
-    if let Some(interpreter) = interpreter_of(program, path_var) {
-        push(prefix_of(&interpreter, home));
-        if let Ok(real) = interpreter.canonicalize() {
-            push(prefix_of(&real, home));
-        }
+    if let Some(Ok(real)) = interpreter_of(program, path_var).map(|i| i.canonicalize()) {
+        push(prefix_of(&real, home));
     }
     let name = program
         .file_name()
@@ -66,8 +63,11 @@ fn prefix_of(file: &Path, home: Option<&Path>) -> PathBuf {
         true => dir.parent(),
         false => None,
     };
+    // Never the home folder or a folder right in it (`~/.local` holds
+    // `share/keyrings`): then only the `bin` folder itself.
+    let in_home = |p: &Path| Some(p) == home || p.parent() == home;
     match above {
-        Some(p) if p.parent().is_some() && Some(p) != home => p.to_path_buf(),
+        Some(p) if p.parent().is_some() && !in_home(p) => p.to_path_buf(),
         _ => dir.to_path_buf(),
     }
 }
