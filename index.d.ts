@@ -983,6 +983,18 @@ export interface McpHostOptions {
    * every server is trusted (no question, nothing written).
    */
   trust?: TrustCallback
+   * The default sandbox of every stdio server (issue 32; see
+   * {@link SandboxOptions} for what it allows and what each platform
+   * enforces): `false` (default: servers run with the user's rights unless
+   * one asks, {@link ServerSandboxOptions.sandbox}), `true` (the built-in
+   * profile: read the system folders, the plugin root and the runtime,
+   * write `PLUGIN_DATA` and its temp folder, no network) or a
+   * {@link SandboxOptions} profile. A server's own `sandbox` lays its fields
+   * over this one; `sandbox: false` on a server opts it out. Remote servers
+   * are never sandboxed (they do not run here). A malformed profile throws
+   * `invalid_argument` naming the field (`options.sandbox.network: …`).
+   */
+  sandbox?: boolean | SandboxOptions
 }
 
 /**
@@ -2118,7 +2130,7 @@ export interface AddPluginOptions {
    * plugin's `mcp.json` stays Agent Plugins 1.0). A wrong tool filter rejects
    * `invalid_argument` naming `options.servers.<name>.<field>`.
    */
-  servers?: Record<string, { startupTimeoutMs?: number; oauth?: OAuthClientOption; protocol?: ProtocolSetting } & ServerToolOptions & ServerStartOptions>
+  servers?: Record<string, { startupTimeoutMs?: number; oauth?: OAuthClientOption; protocol?: ProtocolSetting } & ServerToolOptions & ServerStartOptions & ServerSandboxOptions>
 }
 
 /**
@@ -2394,7 +2406,8 @@ export interface PolicyRule {
  * withdrawn: the start ended (stop, restart, remove, dispose) or timed out.
  * A configuration is known by a digest (SHA-256) of what decides what runs:
  * id, transport, command, args, cwd, plugin root, env names with a hash of
- * each value; URL and header names with hashes of the URL and each value.
+ * each value, the sandbox profile ({@link SandboxOptions}) when it has one;
+ * URL and header names with hashes of the URL and each value.
  */
 export type TrustCallback = (request: TrustRequest) => TrustAnswer | PromiseLike<TrustAnswer>
 
@@ -2457,6 +2470,159 @@ export interface TrustDecision {
   changed: boolean
   /** Why, in words. */
   message: string
+  /**
+   * The sandbox this start of a stdio server ran in ({@link SandboxReport});
+   * absent for an unsandboxed or remote server.
+   */
+  sandbox?: SandboxReport
+}
+
+/**
+ * A server's own sandbox setting ({@link AddServerOptions},
+ * {@link AddPluginOptions.servers}): stdio servers only; ignored for a
+ * remote server.
+ */
+export interface ServerSandboxOptions {
+  /**
+   * Absent: the host's default ({@link McpHostOptions.sandbox}). `false`:
+   * never sandboxed. `true`: sandboxed with the host's profile, or the
+   * built-in one when the host has none. A {@link SandboxOptions} object:
+   * each field it gives replaces the host's (`filesystem.read` and
+   * `filesystem.write` as whole lists), the others are the host's, then the
+   * built-in defaults. Applied at each start; the profile as configured is
+   * on the server's customization as `_meta["ahp-mcp-host/sandbox"]`
+   * (`{filesystem: {read, write}, network, enforce}`, path entries as
+   * given), and what was in effect in {@link ServerInfo.sandbox}.
+   */
+  sandbox?: boolean | SandboxOptions
+}
+
+/**
+ * What a sandboxed stdio server may read, write and reach (issue 32). The
+ * sandbox is applied to the server's process before its program runs and
+ * is inherited by every process it starts (grandchildren included).
+ *
+ * **Always readable** (read and execute, never write): the system folders
+ * (Linux: `/usr`, `/bin`, `/sbin`, `/lib*`, `/etc`, `/proc`, `/sys`,
+ * `/run/systemd/resolve`, `/nix/store`, `/dev/urandom`, `/dev/random`; those
+ * that exist), the plugin root (`addServer`'s `root`), the install prefix of
+ * the program and of the interpreter its `#!` line names, links resolved (the
+ * folder above `bin/`: `~/.nvm/versions/node/v22` for an nvm `node`, but only
+ * the `bin` folder when that would be the home folder or a folder right in it,
+ * such as `~/.local`; `#!/usr/bin/env node` looks `node` up on the server's
+ * `PATH`), and for `npx` / `npm` the
+ * npm cache `~/.npm`, for `uvx` / `uv` uv's caches, read-only: a sandboxed
+ * `npx -y pkg` cannot download or unpack a package, so install it ahead (in
+ * the plugin root's `node_modules`, which `npx` finds without the network).
+ * **Always writable:** `PLUGIN_DATA` and the server's temp folder
+ * `PLUGIN_DATA/.tmp` (given as `TMPDIR`, `TMP`, `TEMP`), `/dev/null`,
+ * `/dev/zero`, `/dev/full`. **Nothing else**, under the home folder or
+ * anywhere, unless listed: not even a configured `cwd` outside the plugin root
+ * (the server starts there but cannot read it). A listed path that does not
+ * exist is left out (shown in {@link SandboxReport.missing}).
+ *
+ * **Path entries**: an absolute path, `~` or `~/…` (the user's home),
+ * `${PLUGIN_ROOT}` or `${PLUGIN_DATA}` optionally followed by `/…`; a folder
+ * covers everything below it. At most 64 entries per list, 4096 bytes each.
+ * Anything else (a relative path, `~user`, another variable) is
+ * `invalid_argument` naming the entry (`sandbox.filesystem.read[2]: …`).
+ *
+ * **Per platform.**
+ * - Linux: Landlock, set in the child before `exec` (`no_new_privs` set, as
+ *   Landlock requires). Filesystem rules need Landlock ABI 1 (Linux 5.13;
+ *   truncation ABI 3, device `ioctl` ABI 5), TCP rules ABI 4 (Linux 6.7),
+ *   the scoping of abstract Unix sockets and signals (the server cannot
+ *   signal or reach an abstract socket of a process outside its sandbox) ABI
+ *   6 (Linux 6.12). The ABI of the running kernel is negotiated: what it
+ *   cannot enforce is left out and named in {@link SandboxReport.unenforced}.
+ *   Not filtered by Landlock at any ABI this host uses: UDP (so DNS queries
+ *   and any other UDP traffic still go out), connections to pathname Unix
+ *   sockets (e.g. `/var/run/docker.sock`, subject to their file permissions;
+ *   Landlock ABI 9 adds that), reading file metadata (`stat`), and
+ *   `/proc` entries that are world-readable (other processes' command
+ *   lines; their environment and memory are refused by Landlock's ptrace
+ *   rules). TCP rules name ports, not addresses: the server may connect to
+ *   the proxy's port number on any host.
+ * - macOS: a Seatbelt profile run through `/usr/bin/sandbox-exec` (deny by
+ *   default; the same read and write lists; outbound TCP only to the proxy
+ *   on `localhost`; UDP and Unix sockets denied; file metadata readable
+ *   everywhere). Generated from the same profile; not tested in this
+ *   project's CI, which has no macOS.
+ * - Windows: nothing is enforced. With `enforce: 'best-effort'` the server
+ *   runs unsandboxed, {@link SandboxReport.enforced} `'none'` and a `warn`
+ *   log say so; with `'required'` it fails `sandbox_unavailable`.
+ */
+export interface SandboxOptions {
+  /** More paths the server may read (`read`) or read and write (`write`). */
+  filesystem?: { read?: string[]; write?: string[] }
+  /** Where the server may connect; default `'none'`. */
+  network?: SandboxNetwork
+  /**
+   * `'best-effort'` (default): what this platform or kernel cannot enforce is
+   * left out, listed in {@link SandboxReport.unenforced} and a `warn` log
+   * (`host.sandbox`), and the server runs. `'required'`: the start fails
+   * `sandbox_unavailable` (the message lists what is missing) instead of
+   * running with less than the whole profile.
+   */
+  enforce?: 'best-effort' | 'required'
+}
+
+/**
+ * A sandboxed server's network:
+ * - `'none'`: no TCP connection and no listening TCP socket (Linux: Landlock
+ *   ABI 4; UDP is not closed, see {@link SandboxOptions}).
+ * - `'loopback'`: TCP to this machine only (`localhost`, `127.0.0.0/8`,
+ *   `[::1]`), through the host's proxy (below).
+ * - `{allowHosts}`: TCP to these hosts only, through the host's proxy. An
+ *   entry is a host name (`api.example.com`: that name only), `*.example.com`
+ *   (its subdomains, not the name itself), an IPv4 literal or a bracketed
+ *   IPv6 literal (`[::1]`), each optionally with `:port` (any port without);
+ *   matched case-insensitively against the name the client asks for (an IP
+ *   literal is not a name: `127.0.0.1` does not match `localhost`). At most
+ *   256 entries. A malformed entry (a URL, a path, a bad label or port) is
+ *   `invalid_argument` naming it.
+ *
+ * **The proxy.** For `'loopback'` and `{allowHosts}` the host runs an HTTP
+ * `CONNECT` proxy on `127.0.0.1` for each start of the server, gives it as
+ * `HTTP_PROXY`, `HTTPS_PROXY` and `ALL_PROXY` (and lower case; `NO_PROXY`
+ * emptied, `NODE_USE_ENV_PROXY=1` for Node 22.21+ / 24.5+) and lets the
+ * server connect to that port only. The proxy resolves and connects a
+ * host the profile allows (a name other than a loopback one that resolves
+ * to a loopback address is refused) and relays the bytes; anything else is
+ * answered `403` (the first 16 refusals are `warn` logs, `host.sandbox`,
+ * naming the host), another method `405` (plain `http://` requests are not
+ * forwarded: clients tunnel with `CONNECT`, as they do for `https`). A
+ * client that ignores the proxy variables cannot reach the network. At
+ * most 64 connections at once; 10 s for a request head (at most 8 KiB) and
+ * for the connect.
+ */
+export type SandboxNetwork = 'none' | 'loopback' | { allowHosts: string[] }
+
+/**
+ * The sandbox in effect for one start of a stdio server
+ * ({@link ServerInfo.sandbox}, also under the customization's
+ * `_meta["ahp-mcp-host/serverInfo"].sandbox`), and a log record
+ * (`host.sandbox`, `info` when fully enforced, else `warn`) at each start.
+ */
+export interface SandboxReport {
+  /** `'landlock'` (Linux), `'seatbelt'` (macOS) or `'none'` (Windows; Linux without Landlock). */
+  mechanism: 'landlock' | 'seatbelt' | 'none'
+  /** The Landlock ABI of the running kernel (Linux only; `0`: none). */
+  abi?: number
+  /** `'full'`, `'partial'` (see `unenforced`) or `'none'`. */
+  enforced: 'full' | 'partial' | 'none'
+  /** What this platform or kernel does not enforce, each naming what is missing (`"network (TCP connect and bind): Landlock ABI 4 (Linux 6.7)"`). */
+  unenforced: string[]
+  /** The paths it may read, and those it may also write: the defaults and the profile's, expanded. */
+  filesystem: { read: string[]; write: string[] }
+  /** The network policy. */
+  network: SandboxNetwork
+  /** `http://127.0.0.1:<port>`: the host's proxy given to the server, when its network is not `'none'`. */
+  proxy?: string
+  /** The profile's `enforce`. */
+  enforce: 'best-effort' | 'required'
+  /** Listed paths that do not exist, left out of the rules. */
+  missing?: string[]
 }
 
 export interface PluginAdded {
@@ -2695,7 +2861,7 @@ export interface AddServersResult {
  * Options of {@link McpHost.addServer}; the tool filter and call limits are
  * {@link ServerToolOptions}, `required` is {@link ServerStartOptions}.
  */
-export interface AddServerOptions extends ServerToolOptions, ServerStartOptions {
+export interface AddServerOptions extends ServerToolOptions, ServerStartOptions, ServerSandboxOptions {
   /** Name and customization id. Must not contain `/`. */
   name: string
   config: McpServerConfig
@@ -3030,6 +3196,16 @@ export interface LogRecord {
  * the server's configuration (now, or earlier and remembered); the server
  * is `stopped`. `trust_failed`: that callback threw, answered something
  * else, or did not answer within `limits.trustTimeoutMs`; not remembered.
+ * `sandbox_denied`: a sandboxed stdio server ({@link SandboxOptions}) failed
+ * because the sandbox refused it something: it exited with a permission error
+ * on stderr (`EACCES`, `EPERM`, "Permission denied", "Operation not
+ * permitted"), before `initialize` or later (a crash: the restart policy
+ * applies as for `server_exited`), or executing its program was refused; the
+ * message starts `sandbox denied: ` and carries the exit and stderr tail. Add
+ * what it needs to its profile. `sandbox_unavailable`: the sandbox cannot be
+ * set up as asked (`enforce: 'required'` where a part of the profile is not
+ * enforced, listed in the message; the rules or the proxy could not be made);
+ * the server does not run.
  */
 export type HostErrorCode =
   | 'invalid_argument'
@@ -3073,6 +3249,8 @@ export type HostErrorCode =
   | 'policy_denied'
   | 'trust_refused'
   | 'trust_failed'
+  | 'sandbox_denied'
+  | 'sandbox_unavailable'
 
 /**
  * What a {@link CredentialStore} method may return: a Promise, any

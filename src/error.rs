@@ -138,13 +138,24 @@ pub enum ErrorCode {
     /// `limits.trustTimeoutMs`: a refusal that is not remembered; the
     /// server is `stopped` (`trust_failed`).
     TrustFailed,
+    /// A sandboxed stdio server failed because its sandbox refused
+    /// something: it exited before answering `initialize` with a
+    /// permission error on stderr (`EACCES`, `EPERM`, "Permission
+    /// denied"), or executing its program was refused
+    /// (`sandbox_denied`).
+    SandboxDenied,
+    /// A server's sandbox cannot be set up as asked: `enforce: 'required'`
+    /// on a platform or kernel that cannot enforce every part of the
+    /// profile (the message lists them), or the rules or the proxy could
+    /// not be made (`sandbox_unavailable`). The server does not run.
+    SandboxUnavailable,
 }
 
 impl ErrorCode {
     /// Every code, in declaration order (`tests/error_codes.rs` checks it
     /// against the variants, [`ErrorCode::as_str`] and the `HostErrorCode`
     /// union in `index.d.ts`).
-    pub const ALL: [Self; 41] = [
+    pub const ALL: [Self; 43] = [
         Self::InvalidArgument,
         Self::InvalidConfig,
         Self::InvalidEntry,
@@ -186,6 +197,8 @@ impl ErrorCode {
         Self::PolicyDenied,
         Self::TrustRefused,
         Self::TrustFailed,
+        Self::SandboxDenied,
+        Self::SandboxUnavailable,
     ];
 
     /// The stable wire string of this code.
@@ -232,6 +245,8 @@ impl ErrorCode {
             Self::PolicyDenied => "policy_denied",
             Self::TrustRefused => "trust_refused",
             Self::TrustFailed => "trust_failed",
+            Self::SandboxDenied => "sandbox_denied",
+            Self::SandboxUnavailable => "sandbox_unavailable",
         }
     }
 }

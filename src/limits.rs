@@ -568,6 +568,8 @@ mod legacy_sse;
 pub use legacy_sse::*;
 mod policy;
 pub use policy::*;
+mod sandbox;
+pub use sandbox::*;
 mod tool_filter;
 pub use tool_filter::*;
 mod tool_search;

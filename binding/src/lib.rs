@@ -45,6 +45,7 @@ mod options;
 mod policy;
 mod reducers;
 mod runtime;
+mod sandbox;
 mod server_options;
 mod skills;
 mod tool_search;
@@ -352,6 +353,7 @@ impl NativeHost {
             .map_err(|e| HostError::new(e.code, format!("options.{}", e.message)))
             .map_err(refused)?;
         let options: JsHostOptions = parse("options", &options_json).map_err(refused)?;
+        let os_keychain = options.os_keychain();
         let outbox = Arc::new(Outbox::default());
         let drain = outbox.clone();
         let tsfn: EventsFn = on_events
@@ -379,7 +381,7 @@ impl NativeHost {
                 sink: sink.clone(),
             }))
         };
-        let secrets: Option<Arc<dyn SecretStore>> = if options.os_keychain() {
+        let secrets: Option<Arc<dyn SecretStore>> = if os_keychain {
             // Opened at its first use (a sign-in, a reconnect), never here.
             Some(Arc::new(OsSecretStore::new()))
         } else {

@@ -94,6 +94,10 @@ pub(crate) struct JsHostOptions {
     /// the constructor (`JsPolicy::compile`), not by `From`.
     #[serde(default)]
     pub(crate) policy: Option<crate::policy::JsPolicy>,
+    /// The default sandbox of stdio servers: `true`, `false` (default) or
+    /// `SandboxOptions` (`crate::sandbox`).
+    #[serde(default)]
+    sandbox: Option<Value>,
 }
 
 /// The host option `credentials` as a name.
@@ -119,10 +123,19 @@ fn default_session() -> String {
     DEFAULT_SESSION.to_owned()
 }
 
-impl From<JsHostOptions> for HostConfig {
+impl TryFrom<JsHostOptions> for HostConfig {
+    type Error = HostError;
+
     /// Resolves the defaults (`HostConfig::default`: client info, data
     /// directory) and clamps the limits.
-    fn from(options: JsHostOptions) -> Self {
+    ///
+    /// # Errors
+    /// `invalid_argument` for a malformed `sandbox` (`options.sandbox.…`).
+    fn try_from(options: JsHostOptions) -> Result<Self, HostError> {
+        let sandbox = crate::sandbox::host_sandbox(options.sandbox).map_err(|mut e| {
+            e.message = format!("options.{}", e.message);
+            e
+        })?;
         let defaults = HostConfig::default();
         let mut client_info = defaults.client_info;
         if let Some(info) = options.client_info {
@@ -130,7 +143,7 @@ impl From<JsHostOptions> for HostConfig {
             client_info.version = info.version;
             client_info.title = info.title;
         }
-        Self {
+        Ok(Self {
             session: options.session,
             client_info,
             data_dir: options.data_dir.unwrap_or(defaults.data_dir),
@@ -148,9 +161,10 @@ impl From<JsHostOptions> for HostConfig {
                 proxy: options.proxy,
                 ca_certificates: options.ca_certificates,
             },
+            sandbox,
             // Compiled by the constructor, which can refuse it (`JsPolicy::compile`).
             policy: defaults.policy,
-        }
+        })
     }
 }
 

@@ -81,7 +81,7 @@ impl JsPolicy {
         let policy = policy.compile("options.policy")?;
         Ok(HostConfig {
             policy,
-            ..HostConfig::from(options)
+            ..HostConfig::try_from(options)?
         })
     }
 

@@ -56,6 +56,10 @@ pub(crate) struct JsServerOverrides {
     /// no `modelOutputMaxChars`.
     #[serde(default)]
     model_output_max_chars: Option<u64>,
+    /// The server's sandbox: `true`, `false` or `SandboxOptions`
+    /// (`crate::sandbox`); default the host's.
+    #[serde(default)]
+    sandbox: Option<Value>,
 }
 
 impl TryFrom<JsServerOverrides> for ServerOverrides {
@@ -76,6 +80,7 @@ impl TryFrom<JsServerOverrides> for ServerOverrides {
             tool_filter,
             call_limits,
             start: start_policy(js.required, js.start, js.idle_stop_ms),
+            sandbox: crate::sandbox::server_sandbox(js.sandbox)?,
         })
     }
 }
@@ -173,6 +178,10 @@ pub(crate) struct JsAddServer {
     /// no `modelOutputMaxChars`.
     #[serde(default)]
     model_output_max_chars: Option<u64>,
+    /// The server's sandbox: `true`, `false` or `SandboxOptions`
+    /// (`crate::sandbox`); default the host's.
+    #[serde(default)]
+    sandbox: Option<Value>,
 }
 
 impl TryFrom<JsAddServer> for AddServer {
@@ -210,6 +219,10 @@ impl TryFrom<JsAddServer> for AddServer {
             tool_filter,
             call_limits,
             start: start_policy(js.required, js.start, js.idle_stop_ms),
+            sandbox: crate::sandbox::server_sandbox(js.sandbox).map_err(|mut e| {
+                e.message = format!("options.{}", e.message);
+                e
+            })?,
         })
     }
 }

@@ -84,6 +84,13 @@ function fields(value, path, spec) {
   for (const [key, check] of Object.entries(spec)) check(value[key], `${path}.${key}`)
 }
 
+/** `sandbox` (host default, `addServer`, plugin overrides): a boolean or a `SandboxOptions` object (its fields are checked natively). */
+const sandboxSetting = (value, path) => {
+  if (value !== undefined && typeof value !== 'boolean' && !isObject(value)) {
+    throw invalid(`${path}: must be a boolean or an object (SandboxOptions), got ${shown(value)}`)
+  }
+}
+
 const stringOrObject = (value, path) => {
   if (value !== undefined && typeof value !== 'string' && !isObject(value)) {
     throw invalid(`${path}: must be a string or an object, got ${shown(value)}`)
@@ -96,7 +103,7 @@ const REQUEST_KINDS = ['elicitation', 'sampling', 'roots']
 /** Every field of `McpHostOptions` (index.d.ts), in its order there. */
 const HOST_OPTIONS = ['session', 'clientInfo', 'dataDir', 'limits', 'env', 'publishServerTools', 'credentials',
   'clientMetadataUrl', 'oauthRedirectPort', 'handlers', 'chatElicitation', 'mcpApps', 'roots', 'proxy', 'caCertificates', 'headers', 'start',
-  'policy', 'trust']
+  'policy', 'trust', 'sandbox']
 
 /** An unknown field of `value` (at `path`) is `invalid_argument` listing every field of `names`. */
 function known(value, path, names) {
@@ -148,6 +155,7 @@ function hostOptions(options) {
     start: optional.oneOf(['eager', 'lazy']),
     policy: optionalPolicy,
     trust: optional.function,
+    sandbox: sandboxSetting,
   })
   if (options.clientInfo) {
     fields(options.clientInfo, 'options.clientInfo', { name: nonEmptyString, version: nonEmptyString, title: optional.string })
@@ -209,6 +217,7 @@ const serverSettings = {
   idleStopMs: optional.count,
   required: optional.boolean,
   start: optional.oneOf(['eager', 'lazy']),
+  sandbox: sandboxSetting,
 }
 
 /** `addPlugin(options)`. */

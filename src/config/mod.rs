@@ -17,6 +17,7 @@ pub mod launch;
 mod line_index;
 mod model;
 mod read;
+pub mod sandbox;
 mod validate;
 mod vars;
 

@@ -184,6 +184,9 @@ pub struct HostConfig {
     /// rule, every server may start). See [`ServerPolicy`] and
     /// [`Host::set_policy`].
     pub policy: ServerPolicy,
+    /// The sandbox of every stdio server that does not say otherwise
+    /// (issue 32; `None`: unsandboxed unless a server asks for one).
+    pub sandbox: Option<crate::config::sandbox::SandboxOptions>,
 }
 
 /// Host-wide settings of host-run OAuth sign-ins (`authorize`).
@@ -229,6 +232,8 @@ pub struct Host {
     oauth: OAuthHostOptions,
     /// [`HostConfig::lazy_start`].
     lazy_start: bool,
+    /// [`HostConfig::sandbox`].
+    sandbox: Option<crate::config::sandbox::SandboxOptions>,
     /// The host's own roots (`roots.rs`).
     roots: Arc<crate::requests::host_roots::HostRoots>,
     /// The AHP input requests (elicitations of chat tool calls) waiting on
@@ -330,6 +335,7 @@ impl Host {
             read_view: ReadCatalogue::default(),
             data_dir: config.data_dir,
             lazy_start: config.lazy_start,
+            sandbox: config.sandbox,
             oauth: config.oauth,
             roots: host_roots,
             chat_inputs: Arc::default(),

@@ -26,6 +26,7 @@ use super::{HostConfig, OAuthHostOptions};
 use crate::auth::flow::DEFAULT_SIGN_IN_TIMEOUT;
 use crate::catalogue::ToolFilter;
 use crate::config::launch::EnvPolicy;
+use crate::config::sandbox::SandboxSetting;
 use crate::config::{OAuthClientSetting, ProtocolSetting};
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::{Limits, MAX_TIMEOUT_MS};
@@ -70,6 +71,7 @@ impl Default for HostConfig {
             network: crate::NetworkOptions::default(),
             lazy_start: false,
             policy: Default::default(),
+            sandbox: None,
         }
     }
 }
@@ -225,6 +227,8 @@ pub struct ServerOverrides {
     pub call_limits: CallLimits,
     /// How the server's start is shown and waited for (`required`).
     pub start: StartPolicy,
+    /// Its sandbox (`sandbox`): the host's by default.
+    pub sandbox: SandboxSetting,
 }
 
 impl CallLimits {
@@ -284,6 +288,8 @@ pub struct AddServer {
     pub call_limits: CallLimits,
     /// How the server's start is shown and waited for (`required`).
     pub start: StartPolicy,
+    /// Its sandbox (`sandbox`, stdio only): the host's by default.
+    pub sandbox: SandboxSetting,
 }
 
 impl AddServer {
@@ -303,6 +309,7 @@ impl AddServer {
             tool_filter: ToolFilter::default(),
             call_limits: CallLimits::default(),
             start: StartPolicy::default(),
+            sandbox: SandboxSetting::default(),
         }
     }
 }

@@ -14,12 +14,14 @@ use ahp_types::state::{
 };
 
 use super::options::{clamped_timeout, AddPlugin};
+use crate::config::sandbox::{effective_profile, SandboxOptions, SandboxProfile, SandboxSetting};
 use crate::config::{LiteralPlaceholder, McpJson, PluginVars, ServerConfig};
 use crate::events::{log, HostEvent, LogLevel};
 use crate::limits::Limits;
 use crate::mcp::{ServerSpec, StartPolicy, TransportSpec};
 use crate::session::{
     child_server_id, mcp_server_entry, plugin_entry, LITERAL_PLACEHOLDERS_META_KEY,
+    SANDBOX_META_KEY,
 };
 
 /// Where a plugin comes from and what the caller asked for.
@@ -36,6 +38,8 @@ pub(super) struct PluginSource<'a> {
     pub limits: &'a Limits,
     /// The host's default start ([`crate::host::HostConfig::lazy_start`]).
     pub lazy_start: bool,
+    /// The host's default sandbox ([`crate::host::HostConfig::sandbox`]).
+    pub sandbox: Option<&'a SandboxOptions>,
 }
 
 /// Everything `add_plugin` does after reading the file, decided up front.
@@ -67,6 +71,31 @@ pub(super) fn startup_timeout(ms: Option<u64>, limits: &Limits) -> Duration {
         Duration::from_millis(limits.startup_timeout_ms),
         clamped_timeout,
     )
+}
+
+/// The sandbox of a server from its own setting and the host's default:
+/// stdio servers only (a remote server runs nowhere here).
+pub(super) fn server_sandbox(
+    transport: &TransportSpec,
+    own: &SandboxSetting,
+    host: Option<&SandboxOptions>,
+) -> Option<SandboxProfile> {
+    match transport {
+        TransportSpec::Stdio(..) => effective_profile(own, host),
+        TransportSpec::StreamableHttp(_) => None,
+    }
+}
+
+/// `meta` with the configured sandbox profile of a sandboxed server
+/// ([`SANDBOX_META_KEY`]).
+pub(super) fn with_sandbox_meta(
+    meta: Option<serde_json::Map<String, serde_json::Value>>,
+    sandbox: Option<&SandboxProfile>,
+) -> Option<serde_json::Map<String, serde_json::Value>> {
+    let Some(profile) = sandbox else { return meta };
+    let mut meta = meta.unwrap_or_default();
+    meta.insert(SANDBOX_META_KEY.to_owned(), profile.to_json());
+    Some(meta)
 }
 
 /// What an actor runs for `config`.
@@ -193,6 +222,7 @@ pub(super) fn plan_plugin(
                     .collect(),
             );
         }
+        child.meta = with_sandbox_meta(child.meta.take(), spec.sandbox.as_ref());
         children.push(child);
         specs.push(spec);
     }
@@ -223,6 +253,8 @@ fn child_spec(
     let overrides = source.opts.servers.get(server);
     let ms = overrides.and_then(|o| o.startup_timeout_ms);
     let ms = ms.or(source.opts.startup_timeout_ms);
+    let own = overrides.map(|o| o.sandbox.clone()).unwrap_or_default();
+    let sandbox = server_sandbox(&transport, &own, source.sandbox);
     ServerSpec {
         id,
         transport,
@@ -236,6 +268,7 @@ fn child_spec(
             .map(|o| o.start)
             .unwrap_or_default()
             .or_default(source.lazy_start),
+        sandbox,
     }
 }
 
@@ -294,6 +327,7 @@ mod tests {
                     required: o.get("required").and_then(|r| r.as_bool()) == Some(true),
                     ..Default::default()
                 },
+                sandbox: Default::default(),
             };
             opts.servers.insert(name.clone(), overrides);
         }
@@ -308,6 +342,7 @@ mod tests {
             opts,
             limits,
             lazy_start: false,
+            sandbox: None,
         };
         let loaded = parse_mcp_json(file, "/plugins/p/mcp.json").map(|m| (m, vars()));
         plan_plugin(&source, loaded)

@@ -12,7 +12,10 @@ use ahp_types::state::{Customization, CustomizationLoadState, CustomizationLoadi
 use serde_json::{json, Value};
 
 use super::options::{AddPlugin, AddServer, PluginAdded};
-use super::plan::{plan_plugin, starting, startup_timeout, transport_spec, PluginSource};
+use super::plan::{
+    plan_plugin, server_sandbox, starting, startup_timeout, transport_spec, with_sandbox_meta,
+    PluginSource,
+};
 use super::registry::InFlight;
 use super::Host;
 use crate::config::launch::ensure_plugin_data_dir;
@@ -223,6 +226,7 @@ impl Host {
             opts: &opts,
             limits: self.shared.limits(),
             lazy_start: self.lazy_start,
+            sandbox: self.sandbox.as_ref(),
         };
         let plan = plan_plugin(&source, loaded);
         adding.check(ADD_PLUGIN)?;
@@ -319,6 +323,7 @@ impl Host {
         if !opts.literal {
             entry.meta = self.literal_placeholders(&opts);
         }
+        entry.meta = with_sandbox_meta(entry.meta.take(), spec.sandbox.as_ref());
         let screened = self.screen(std::slice::from_ref(&spec));
         let cached = self
             .cached_tools(&screened.allowed(std::slice::from_ref(&spec)))
@@ -383,9 +388,11 @@ impl Host {
         let vars = self
             .plugin_vars(&opts.name, &root, stdio)
             .map_err(|m| HostError::new(ErrorCode::Internal, m))?;
+        let transport = transport_spec(config, vars);
+        let sandbox = server_sandbox(&transport, &opts.sandbox, self.sandbox.as_ref());
         let spec = ServerSpec {
             id: opts.name.clone(),
-            transport: transport_spec(config, vars),
+            transport,
             startup_timeout: startup_timeout(opts.startup_timeout_ms, self.shared.limits()),
             oauth_client: opts.oauth.clone(),
             protocol: opts.protocol,
@@ -393,6 +400,7 @@ impl Host {
             tool_filter: opts.tool_filter.clone(),
             call_limits: opts.call_limits,
             start: opts.start.or_default(self.lazy_start),
+            sandbox,
         };
         Ok((spec, uri))
     }

@@ -178,6 +178,7 @@ async fn open_with(
                 vars,
                 startup_timeout,
                 lifecycle,
+                sandbox: server.sandbox.as_ref(),
             };
             let (handler, notices) = handler();
             open_stdio(opener, server_id, stdio, handler, notices, tasks).await?

@@ -13,6 +13,7 @@ use crate::limits::{
     MAX_SERVER_CAPABILITIES_BYTES, MAX_SERVER_ICONS, MAX_SERVER_ICON_SRC_BYTES,
     MAX_SERVER_INFO_TEXT_BYTES, MAX_SERVER_INSTRUCTIONS_BYTES,
 };
+use crate::transport::sandbox::SandboxReport;
 
 /// How the host reached a server's protocol version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -99,6 +100,10 @@ pub struct ServerIdentity {
     pub capabilities: Value,
     /// Whether `capabilities` was left out for its size.
     pub capabilities_omitted: bool,
+    /// The sandbox the server runs in (stdio servers started with a
+    /// `sandbox` profile; see `transport::sandbox`); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<SandboxReport>,
 }
 
 impl ServerIdentity {
@@ -143,6 +148,7 @@ impl ServerIdentity {
                 capabilities
             },
             capabilities_omitted,
+            sandbox: None,
         }
     }
 
@@ -163,6 +169,7 @@ impl ServerIdentity {
             instructions_truncated: false,
             capabilities: Value::Null,
             capabilities_omitted: false,
+            sandbox: None,
         }
     }
 

@@ -37,6 +37,7 @@ pub use opener::{Opener, OpenerParts};
 pub use session::{Sending, ServerLive, Session};
 
 use crate::catalogue::ToolFilter;
+use crate::config::sandbox::SandboxProfile;
 use crate::config::{HttpConfig, OAuthClientSetting, PluginVars, ProtocolSetting, StdioConfig};
 
 /// Where a server lives.
@@ -71,6 +72,10 @@ pub struct ServerSpec {
     pub call_limits: CallLimits,
     /// How the server's start is shown and waited for (host-side setting).
     pub start: StartPolicy,
+    /// The sandbox a stdio server runs in (`sandbox` of `addServer`, a
+    /// plugin override or the host default, folded by
+    /// `config::sandbox::effective_profile`); `None`: unsandboxed.
+    pub sandbox: Option<SandboxProfile>,
 }
 
 /// How a server's start is shown and waited for (host-side settings of
@@ -156,6 +161,7 @@ impl ServerSpec {
             tool_filter: ToolFilter::default(),
             call_limits: CallLimits::default(),
             start: StartPolicy::default(),
+            sandbox: None,
         }
     }
 

@@ -22,6 +22,7 @@ fn spec(url: &str, header: &str) -> ServerSpec {
         tool_filter: Default::default(),
         call_limits: CallLimits::default(),
         start: StartPolicy::default(),
+        sandbox: None,
     }
 }
 

@@ -12,6 +12,7 @@
 //! | [`escaped_descendants`] (descendants outside the process group: `setsid()`, double fork), [`signal_process`] (pidfd + start time) | yes (`/proc` `children` links, see `linux.rs`) | none found: only the process group is signalled (macOS has no subreaper and no `/proc`) |
 //! | [`process_mark`] ([`PROCESS_MARK_VAR`] in each server's environment), [`marked_processes`] (every process holding a mark, wherever it was reparented) | yes (`/proc/<pid>/environ`) | the mark is set, none found |
 //! | [`lock_exclusive`] (`flock(2)`, non-blocking) | yes | yes |
+//! | the stdio sandbox: `landlock_abi`, `landlock_ruleset` (built in the host), `restrict_child` (`no_new_privs` + `landlock_restrict_self` before `exec`; `sandbox.rs`) | yes (Landlock) | none here: macOS runs the server under `sandbox-exec` (`transport::sandbox::seatbelt`) |
 //! | [`open_keychain`]: the OS keychain of `credentials: 'os'` (`keychain.rs`, a `keyring-core` store; Windows: the Credential Manager) | the Secret Service (D-Bus) | the login keychain |
 //!
 //! On Windows (`windows.rs`) the stdio transport is `transport/process_windows.rs`
@@ -39,6 +40,13 @@ mod keychain;
 pub use keychain::{open_keychain, KEYCHAIN_NAME};
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+mod sandbox;
+#[cfg(target_os = "linux")]
+pub use sandbox::{
+    landlock_abi, landlock_ruleset, restrict_child, LandlockRules, LandlockRuleset,
+    SANDBOX_SETUP_ERRNO,
+};
 #[cfg(unix)]
 mod unix;
 #[cfg(target_os = "linux")]

@@ -90,8 +90,9 @@ pub fn shown_config(spec: &ServerSpec) -> Value {
 }
 
 /// The digest input of `spec` (see the module documentation): the one
-/// place that says what a trust decision covers. A setting that changes
-/// what runs (a sandbox profile, …) is added here.
+/// place that says what a trust decision covers (a stdio server's sandbox
+/// profile included, when it has one). A setting that changes what runs is
+/// added here.
 pub fn digest_input(spec: &ServerSpec) -> Value {
     let hashed = |values: &mut dyn Iterator<Item = (&String, &String)>| -> Map<String, Value> {
         values
@@ -108,6 +109,11 @@ pub fn digest_input(spec: &ServerSpec) -> Value {
             input["pluginRoot"] = json!(vars.plugin_root.to_string_lossy());
             input["literal"] = json!(cfg.literal);
             input["env"] = Value::Object(hashed(&mut cfg.env.iter()));
+            // What the server may read, write and reach decides what runs
+            // too: loosening or tightening the sandbox asks again.
+            if let Some(profile) = &spec.sandbox {
+                input["sandbox"] = profile.to_json();
+            }
         }
         TransportSpec::StreamableHttp(cfg) => {
             input["transport"] = json!(cfg.transport.type_name());
@@ -214,6 +220,26 @@ mod tests {
             shown_config(&remote),
             json!({"type": "streamable-http", "url": "https://a.test/mcp", "headers": ["Authorization"]})
         );
+    }
+
+    #[test]
+    fn the_sandbox_profile_is_covered_by_the_digest() {
+        use crate::config::sandbox::{Enforcement, SandboxNetwork, SandboxProfile};
+        let plain = spec("p/a", stdio(&["s.py"], &[]));
+        let profile = |network| SandboxProfile {
+            read: vec!["~/notes".into()],
+            write: Vec::new(),
+            network,
+            enforce: Enforcement::BestEffort,
+        };
+        let mut sandboxed = plain.clone();
+        sandboxed.sandbox = Some(profile(SandboxNetwork::None));
+        let mut looser = plain.clone();
+        looser.sandbox = Some(profile(SandboxNetwork::Loopback));
+        let digests = [&plain, &sandboxed, &looser].map(config_digest);
+        assert_ne!(digests[0], digests[1], "sandboxing asks again");
+        assert_ne!(digests[1], digests[2], "loosening the network asks again");
+        assert_eq!(digests[1], config_digest(&sandboxed.clone()), "stable");
     }
 
     #[test]

@@ -247,6 +247,11 @@ pub fn mcp_servers(state: &SessionState) -> Vec<&McpServerCustomization> {
 /// (see `mcp::identity::ServerIdentity`) on its `McpServerCustomization`.
 pub const SERVER_INFO_META_KEY: &str = "ahp-mcp-host/serverInfo";
 
+/// The `_meta` key of a sandboxed stdio server's customization: its
+/// profile as configured (`{filesystem: {read, write}, network,
+/// enforce}`), set when the server is added.
+pub const SANDBOX_META_KEY: &str = "ahp-mcp-host/sandbox";
+
 /// `_meta` key under which a plugin's MCP server customization lists the
 /// `${…}` placeholders its `mcp.json` entry sends literally (in `url` or
 /// `headers`, where Agent Plugins expands nothing): an array of

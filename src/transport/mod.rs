@@ -16,6 +16,7 @@ pub mod process;
 #[path = "process_windows.rs"]
 pub mod process;
 pub mod raw_tools;
+pub mod sandbox;
 pub mod sse;
 pub mod stderr;
 pub mod stdio;

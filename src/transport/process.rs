@@ -38,6 +38,7 @@ use crate::limits::{PROCESS_GONE_POLL_MS, STOP_STDIN_GRACE_MS, STOP_TERM_GRACE_M
 use crate::platform;
 
 use super::descendants::Escaped;
+use super::sandbox::{Applied, ChildSandbox};
 
 /// Process groups the host currently owns, for a synchronous kill from
 /// `dispose()`, `Drop` or an exit hook (no async runtime needed).
@@ -104,6 +105,8 @@ pub struct ServerProcess {
     escaped: Arc<Escaped>,
     /// Set once the group was seen empty: its id may be reused, never signal it again.
     gone: bool,
+    /// What lives as long as a sandboxed process (its proxy).
+    _sandbox: Option<Applied>,
 }
 
 impl std::fmt::Debug for ServerProcess {
@@ -115,14 +118,29 @@ impl std::fmt::Debug for ServerProcess {
 }
 
 /// Spawns `spec` as the leader of a new process group, with piped stdio, a
-/// cleared environment replaced by `spec.env`, and no shell.
+/// cleared environment replaced by `spec.env`, and no shell; inside
+/// `sandbox` when given (Linux: Landlock before `exec`; macOS:
+/// `sandbox-exec`), whose proxy then lives as long as the process.
 ///
 /// # Errors
-/// `spawn_failed` naming the program and the OS error.
-pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<ServerProcess> {
+/// `spawn_failed` naming the program and the OS error; sandboxed:
+/// `sandbox_denied` when executing the program was refused (`EACCES`,
+/// `EPERM`), `sandbox_unavailable` when the child could not restrict
+/// itself.
+pub fn spawn(
+    spec: &LaunchSpec,
+    registry: &Arc<ProcessRegistry>,
+    sandbox: Option<ChildSandbox>,
+) -> HostResult<ServerProcess> {
     let mark = platform::process_mark();
-    let mut wrap = CommandWrap::with_new(&spec.program, |cmd| {
-        cmd.args(&spec.args)
+    let sandboxed = sandbox.is_some();
+    let (program, args) = match &sandbox {
+        Some(s) => s.command(&spec.program, &spec.args),
+        None => (spec.program.clone(), spec.args.clone()),
+    };
+    let mut sandbox = sandbox;
+    let mut wrap = CommandWrap::with_new(&program, |cmd| {
+        cmd.args(&args)
             .env_clear()
             .envs(spec.env.iter().map(|(k, v)| (k, v)))
             .env(platform::PROCESS_MARK_VAR, &mark)
@@ -132,18 +150,12 @@ pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<S
             .stderr(Stdio::piped())
             .kill_on_drop(false);
         platform::set_parent_death_signal(cmd);
+        if let Some(s) = sandbox.as_mut() {
+            s.apply(cmd);
+        }
     });
     wrap.wrap(ProcessGroup::leader());
-    let mut child = wrap.spawn().map_err(|e| {
-        let program = match spec.literal {
-            true => "the command".into(),
-            false => spec.program.display().to_string(),
-        };
-        HostError::new(
-            ErrorCode::SpawnFailed,
-            format!("cannot start {program}: {e}"),
-        )
-    })?;
+    let mut child = wrap.spawn().map_err(|e| spawn_error(spec, &e, sandboxed))?;
     let pgid = child.id().map(|p| p as i32).unwrap_or(0);
     let stdin = child.stdin().take();
     let stdout = child.stdout().take();
@@ -164,7 +176,33 @@ pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<S
         registry: registry.clone(),
         escaped,
         gone: false,
+        _sandbox: sandbox.map(ChildSandbox::into_applied),
     })
+}
+
+/// The error of a spawn that failed with `e` (see [`spawn`]).
+fn spawn_error(spec: &LaunchSpec, e: &std::io::Error, sandboxed: bool) -> HostError {
+    let program = match spec.literal {
+        true => "the command".into(),
+        false => spec.program.display().to_string(),
+    };
+    let errno = e.raw_os_error();
+    #[cfg(target_os = "linux")]
+    if sandboxed && errno == Some(platform::SANDBOX_SETUP_ERRNO) {
+        let msg = format!("cannot start {program}: the sandbox could not be applied");
+        return HostError::new(ErrorCode::SandboxUnavailable, msg);
+    }
+    if sandboxed && matches!(errno, Some(libc::EACCES) | Some(libc::EPERM)) {
+        let msg = format!(
+            "cannot start {program}: the sandbox denied executing it ({e}); give its folder in \
+             sandbox.filesystem.read"
+        );
+        return HostError::new(ErrorCode::SandboxDenied, msg);
+    }
+    HostError::new(
+        ErrorCode::SpawnFailed,
+        format!("cannot start {program}: {e}"),
+    )
 }
 
 /// Walks the tree below `pgid`'s leader (while it is intact) and finds the

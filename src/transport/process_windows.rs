@@ -30,6 +30,7 @@ use process_wrap::tokio::{ChildWrapper, CommandWrap};
 use tokio::process::{ChildStderr, ChildStdin, ChildStdout};
 use tokio::sync::watch;
 
+use super::sandbox::ChildSandbox;
 use crate::config::launch::LaunchSpec;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::{PROCESS_GONE_POLL_MS, STOP_STDIN_GRACE_MS, STOP_TERM_GRACE_MS};
@@ -160,7 +161,14 @@ impl std::fmt::Debug for ServerProcess {
 /// # Errors
 /// `invalid_argument` naming the argument (`args[i]`) a batch file cannot
 /// be given; `spawn_failed` naming the program and the OS error otherwise.
-pub fn spawn(spec: &LaunchSpec, registry: &Arc<ProcessRegistry>) -> HostResult<ServerProcess> {
+pub fn spawn(
+    spec: &LaunchSpec,
+    registry: &Arc<ProcessRegistry>,
+    sandbox: Option<ChildSandbox>,
+) -> HostResult<ServerProcess> {
+    // Windows enforces no sandbox: a profile reaches here only as
+    // `best-effort`, reported as not enforced (`transport::sandbox`).
+    drop(sandbox);
     let mut wrap = CommandWrap::with_new(&spec.program, |cmd| {
         cmd.args(&spec.args)
             .env_clear()

@@ -23,6 +23,12 @@ use super::vars::{expand, PluginVars};
 use crate::error::{ErrorCode, HostError};
 use env::{build_env, env_lookup};
 
+/// The value of variable `name` in a launch environment (the last one
+/// wins; names compare as on the platform).
+pub fn env_var<'a>(env: &'a [(OsString, OsString)], name: &str) -> Option<&'a OsStr> {
+    env_lookup(env, OsStr::new(name))
+}
+
 /// Everything needed to spawn a stdio server process (no shell involved).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LaunchSpec {

@@ -59,6 +59,9 @@ pub struct Connection {
     ended: watch::Receiver<bool>,
     process: Option<ServerProcess>,
     stderr: Option<Arc<StderrTail>>,
+    /// The process runs in a sandbox (stdio only): an exit with a
+    /// permission error on stderr is reported as the sandbox's doing.
+    pub(super) sandboxed: bool,
     /// `true` once a stdin write tore the stream (stdio only).
     pub(super) stdin_stalled: Option<watch::Receiver<bool>>,
     /// Set when the HTTP client refused a cross-origin redirect (HTTP only).
@@ -157,6 +160,7 @@ pub(super) fn finish(
         ended,
         process,
         stderr,
+        sandboxed: false,
         stdin_stalled: None,
         redirect_refused: None,
         progress: Default::default(),
@@ -213,6 +217,7 @@ impl Connection {
         let exit = self.process.as_ref().map(|p| p.exit.clone());
         let stderr = self.stderr.clone();
         let stalled = self.stdin_stalled.clone();
+        let sandboxed = self.sandboxed;
         async move {
             let Some(mut exit) = exit else {
                 until_true(&mut ended).await;
@@ -233,7 +238,13 @@ impl Connection {
             match &stderr {
                 Some(tail) => {
                     tail.wait_eof(STDERR_SETTLE).await;
-                    with_tail(what, tail)
+                    let denied = sandboxed && crate::transport::sandbox::looks_denied(&tail.text());
+                    let prefix = if denied {
+                        crate::transport::sandbox::DENIED_PREFIX
+                    } else {
+                        ""
+                    };
+                    with_tail(format!("{prefix}{what}"), tail)
                 }
                 None => what,
             }

@@ -3,6 +3,7 @@
 //! transport, run the handshake raced against its exit and the startup
 //! timeout, and say why a start failed (exit status, stderr tail).
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
@@ -13,18 +14,22 @@ use super::connection::{
 };
 use super::startup;
 use crate::config::launch::resolve_stdio;
+use crate::config::launch::LaunchSpec;
+use crate::config::sandbox::SandboxProfile;
 use crate::config::{PluginVars, StdioConfig};
 use crate::error::strip_type_names;
 use crate::error::{ErrorCode, HostError};
+use crate::events::{log, LogLevel};
 use crate::limits::MAX_STDIO_MESSAGE_BYTES;
 use crate::mcp::client::{HostClient, Notice};
 use crate::mcp::{Opener, ServerTasks};
 use crate::transport::ordered::{Ordered, Overflow};
 use crate::transport::process::{describe_exit, ServerProcess};
+use crate::transport::sandbox::{ChildSandbox, SandboxReport};
 use crate::transport::stderr::StderrTail;
 use crate::transport::stdio::StdioTransport;
 use crate::transport::stdout_monitor::Reporter;
-use crate::transport::{drain, process, stderr};
+use crate::transport::{drain, process, sandbox, stderr};
 use startup::StartFailure;
 
 /// What a stdio start needs from the server's spec.
@@ -33,6 +38,8 @@ pub(super) struct Stdio<'a> {
     pub(super) vars: &'a PluginVars,
     pub(super) startup_timeout: Duration,
     pub(super) lifecycle: ClientLifecycleMode,
+    /// The server's sandbox profile, when it runs in one.
+    pub(super) sandbox: Option<&'a SandboxProfile>,
 }
 
 pub(super) async fn open_stdio(
@@ -48,11 +55,14 @@ pub(super) async fn open_stdio(
         vars,
         startup_timeout,
         lifecycle,
+        sandbox,
     } = stdio;
     let (base_env, policy) = opener.base_env();
-    let launch = resolve_stdio(cfg, vars, base_env, policy)?;
+    let mut launch = resolve_stdio(cfg, vars, base_env, policy)?;
     let sink = opener.publisher().sink();
-    let mut proc = process::spawn(&launch, opener.processes())?;
+    let (report, child) = sandboxed_launch(opener, server_id, sandbox, &mut launch, vars)?;
+    let sandboxed = report.is_some();
+    let mut proc = process::spawn(&launch, opener.processes(), child)?;
     proc.watch_descendants(server_id.to_owned(), sink.clone());
     let Some((stdin, stdout, stderr_pipe)) = proc.stdio.take() else {
         return Err(
@@ -87,6 +97,8 @@ pub(super) async fn open_stdio(
     match started {
         Ok(service) => {
             let mut conn = finish(service, notices, (Some(proc), Some(tail)), tasks);
+            conn.sandboxed = sandboxed;
+            Arc::make_mut(&mut conn.identity).sandbox = report;
             conn.discarded = Some(discarded);
             conn.stdin_stalled = Some(stdin_stalled);
             Ok(conn)
@@ -104,13 +116,38 @@ pub(super) async fn open_stdio(
         }
         Err(failure) => {
             let started = (&mut proc, &*tail);
-            Err(
-                stdio_failure((server_id, method), failure, started, startup_timeout)
-                    .await
-                    .into(),
-            )
+            let e = stdio_failure((server_id, method), failure, started, startup_timeout).await;
+            Err(denied_by_sandbox(e, sandboxed, &tail).into())
         }
     }
+}
+
+/// Prepares the sandbox of this start when the server has a profile:
+/// its variables go into `launch`, its summary into a `host.sandbox` log
+/// (`info` when fully enforced, else `warn`).
+///
+/// # Errors
+/// `sandbox_unavailable` (see `transport::sandbox::prepare`).
+fn sandboxed_launch(
+    opener: &Opener,
+    server_id: &str,
+    sandbox: Option<&SandboxProfile>,
+    launch: &mut LaunchSpec,
+    vars: &PluginVars,
+) -> Result<(Option<SandboxReport>, Option<ChildSandbox>), HostError> {
+    let Some(profile) = sandbox else {
+        return Ok((None, None));
+    };
+    let sink = opener.publisher().sink();
+    let prepared = sandbox::prepare(profile, launch, vars, (server_id, sink))?;
+    launch.env.extend(prepared.env);
+    let level = match prepared.report.enforced {
+        "full" => LogLevel::Info,
+        _ => LogLevel::Warn,
+    };
+    let text = prepared.report.summary();
+    opener.log(log(level, "host.sandbox", Some(server_id), text));
+    Ok((Some(prepared.report), Some(prepared.child)))
 }
 
 /// The error of a failed stdio start, from its first cause (see
@@ -157,6 +194,19 @@ async fn stdio_failure(
         _ => format!("{} before completing initialize", describe_exit(status)),
     };
     HostError::new(ErrorCode::ServerExited, with_tail(what, tail))
+}
+
+/// A start that failed `server_exited` inside a sandbox, with a
+/// permission error on stderr, is the sandbox's doing: `sandbox_denied`.
+fn denied_by_sandbox(e: HostError, sandboxed: bool, tail: &StderrTail) -> HostError {
+    if !sandboxed || e.code != ErrorCode::ServerExited || !sandbox::looks_denied(&tail.text()) {
+        return e;
+    }
+    HostError {
+        code: ErrorCode::SandboxDenied,
+        message: format!("{}{}", sandbox::DENIED_PREFIX, e.message),
+        ..e
+    }
 }
 
 async fn settle_exit(proc: &mut ServerProcess) -> Option<std::process::ExitStatus> {

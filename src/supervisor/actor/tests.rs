@@ -94,6 +94,7 @@ fn spawn(shared: &Arc<HostShared>, fake: &Arc<Fake>) -> ServerHandle {
         tool_filter: Default::default(),
         call_limits: Default::default(),
         start: Default::default(),
+        sandbox: None,
     };
     ServerHandle::start_with(shared.clone(), spec, fake.clone(), super::Begin::Start)
 }
@@ -552,6 +553,7 @@ fn an_idle_actor_task_is_small() {
         tool_filter: Default::default(),
         call_limits: Default::default(),
         start: Default::default(),
+        sandbox: None,
     };
     let live = Arc::new(crate::mcp::ServerLive::default());
     let tasks = ServerTasks {

@@ -240,7 +240,11 @@ impl Step<'_> {
         };
         let message = format!("server {reason}");
         self.fx.push(Effect::Log(LogLevel::Error, message.clone()));
-        let exited = ErrorCode::ServerExited;
+        // A crash the sandbox caused keeps its own code (`sandbox_denied`).
+        let exited = match reason.starts_with(crate::transport::sandbox::DENIED_PREFIX) {
+            true => ErrorCode::SandboxDenied,
+            false => ErrorCode::ServerExited,
+        };
         if crashes > limits.max_restarts {
             let message = format!(
                 "{message}; restart limit reached ({} restarts)",
