@@ -82,6 +82,7 @@ mod plugins;
 mod policy;
 mod registry;
 mod roots;
+mod settings;
 mod sign_ins;
 mod skills;
 mod state;
@@ -100,22 +101,21 @@ use ahp_types::actions::{
     StateAction,
 };
 use ahp_types::state::SessionState;
-use rmcp::model::{ClientConfig, Implementation, ProtocolVersion};
+use rmcp::model::{ClientConfig, ProtocolVersion};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use crate::auth::step_up::CallCompletion;
-use crate::auth::store::{MemorySecretStore, SecretStore};
+use crate::auth::store::MemorySecretStore;
 use crate::catalogue::read_view::ReadCatalogue;
 use crate::chat::input_publisher::ChatInputs;
-use crate::config::launch::{host_base_env, EnvPolicy};
+use crate::config::launch::host_base_env;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::events::EventSink;
-use crate::limits::Limits;
 use crate::mcp::{Opener, OpenerParts};
 use crate::policy::Gate;
 use crate::publisher::{Publishing, SessionPublisher};
-use crate::requests::{client_capabilities_with, RequestHandler};
+use crate::requests::client_capabilities_with;
 use crate::session::{server_enabled, validate_client_action, ClientIntent, SessionStore};
 use crate::supervisor::{Command, Credentials, HostShared, ServerHandle};
 use registry::{Registry, Removal};
@@ -133,6 +133,7 @@ pub use tools::{CallTool, ChatCall, OnProgress, ToolRef};
 /// The server policy and the trust callback (issue 32, `crate::policy`).
 pub use crate::policy::{PolicyRule, RuleTransport, ServerPolicy, POLICY_META_KEY, TRUST_FILE};
 pub use crate::policy::{TrustAnswer, TrustAsker, TrustReason, TrustRequest};
+pub use settings::{HostConfig, HostDeps, OAuthHostOptions};
 pub use utilities::{Complete, CompletionArgument, CompletionContextArgs, CompletionRef};
 
 /// A server's tool filter (`includeTools`, `excludeTools`; see
@@ -149,77 +150,6 @@ pub use crate::mcp::tool_call::Progress;
 
 /// Re-exported for tests: the session snapshot type.
 pub use crate::session::empty_session_state;
-
-/// A host's settings, with every default resolved and every bound clamped
-/// (the binding builds it from the JS options; `Default`: the settings of
-/// `new McpHost({})`).
-#[derive(Debug, Clone)]
-pub struct HostConfig {
-    /// Session channel URI stamped on every envelope.
-    pub session: String,
-    /// `clientInfo` sent in `initialize` (MCP `Implementation`).
-    pub client_info: Implementation,
-    /// Directory under which one `PLUGIN_DATA` directory per plugin is created.
-    pub data_dir: PathBuf,
-    /// Timeouts, sizes and restart policy, inside their hard caps.
-    pub limits: Limits,
-    /// Host-wide OAuth settings of host-run sign-ins.
-    pub oauth: OAuthHostOptions,
-    /// How stdio servers' base environment is filtered.
-    pub env_policy: EnvPolicy,
-    /// Emit `session/serverToolsChanged` whenever the model catalogue changes.
-    pub publish_server_tools: bool,
-    /// Declare elicitation, form and URL mode (SEP-1036), without an
-    /// `elicitation` handler (AHP clients answer the elicitations of chat
-    /// tool calls).
-    pub chat_elicitation: bool,
-    /// The AHP client declared `mcpApps`: serve MCP Apps (see `crate::apps`).
-    pub mcp_apps: bool,
-    /// Proxy and extra trusted CAs of every HTTP client (see [`crate::NetworkOptions`]).
-    pub network: crate::NetworkOptions,
-    /// The start of a server that does not say (`start: "lazy"`, issue 29):
-    /// lazy ([`crate::mcp::StartPolicy::lazy`]) when `true`.
-    pub lazy_start: bool,
-    /// The app's allow and deny rules for servers (issue 32; default: no
-    /// rule, every server may start). See [`ServerPolicy`] and
-    /// [`Host::set_policy`].
-    pub policy: ServerPolicy,
-    /// The sandbox of every stdio server that does not say otherwise
-    /// (issue 32; `None`: unsandboxed unless a server asks for one).
-    pub sandbox: Option<crate::config::sandbox::SandboxOptions>,
-}
-
-/// Host-wide settings of host-run OAuth sign-ins (`authorize`).
-#[derive(Debug, Clone, Default)]
-pub struct OAuthHostOptions {
-    /// HTTPS URL of this app's OAuth Client ID Metadata Document.
-    pub client_metadata_url: Option<String>,
-    /// Port of the loopback redirect listener; `None`: random.
-    pub redirect_port: Option<u16>,
-}
-
-/// What a host hands to the app besides events: handlers of
-/// server-initiated requests, the credential store and the roots.
-#[derive(Default)]
-pub struct HostDeps {
-    /// Handles `elicitation/create`, `sampling/createMessage`, `roots/list`;
-    /// only the kinds it handles are declared as client capabilities.
-    pub requests: Option<Arc<dyn RequestHandler>>,
-    /// Where OAuth credentials are kept; default: memory (see
-    /// `crate::auth::store` for the key format).
-    pub secrets: Option<Arc<dyn SecretStore>>,
-    /// The host's roots from the start (JS option `roots`): `Some` declares
-    /// the `roots` capability even without a `roots` handler (see
-    /// [`Host::set_roots`]).
-    pub roots: Option<Vec<crate::requests::roots::Root>>,
-    /// The app's provider of dynamic headers for Streamable HTTP servers
-    /// (JS option `headers`), asked at each connect and once after a 401.
-    pub header_provider: Option<Arc<dyn crate::config::HeaderProvider>>,
-    /// The app's `trust` callback (issue 32), asked before the first start
-    /// of each server configuration it has not decided about; `None`:
-    /// every configuration is trusted.
-    pub trust: Option<Arc<dyn TrustAsker>>,
-}
 
 /// One AHP session's MCP host.
 pub struct Host {
