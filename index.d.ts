@@ -983,6 +983,7 @@ export interface McpHostOptions {
    * every server is trusted (no question, nothing written).
    */
   trust?: TrustCallback
+  /**
    * The default sandbox of every stdio server (issue 32; see
    * {@link SandboxOptions} for what it allows and what each platform
    * enforces): `false` (default: servers run with the user's rights unless
@@ -2325,6 +2326,11 @@ export interface ServerInfo {
   capabilitiesOmitted: boolean
   /** The policy and trust decision about the server, with a {@link McpHostOptions.policy} or {@link McpHostOptions.trust}. */
   policy?: ServerPolicyDecision
+  /**
+   * The sandbox this start of a stdio server ran in ({@link SandboxReport});
+   * absent for an unsandboxed or remote server.
+   */
+  sandbox?: SandboxReport
 }
 
 /**
@@ -2470,11 +2476,6 @@ export interface TrustDecision {
   changed: boolean
   /** Why, in words. */
   message: string
-  /**
-   * The sandbox this start of a stdio server ran in ({@link SandboxReport});
-   * absent for an unsandboxed or remote server.
-   */
-  sandbox?: SandboxReport
 }
 
 /**
