@@ -2385,10 +2385,17 @@ export interface PolicyRule {
    */
   args?: string[]
   /**
-   * A remote server's URL without user info, query and fragment
-   * (`https://*.example.com/*`); a pattern without a path matches every path
-   * of its origin (`https://mcp.example.com`). `?` and `#` are refused: a
-   * query is never matched (it can hold secrets).
+   * A remote server's URL without user info, query and fragment, as
+   * `scheme://host[:port][/path]` (`https://*.example.com/v1/*`): scheme,
+   * host and port are each matched on their own (a `*` of the host never
+   * reaches into the path; scheme and host any case; no port is the
+   * scheme's default port, `:*` any port), and a pattern without a path
+   * matches every path of its origin (`https://mcp.example.com`). Both
+   * sides are normalised alike (default port, host forms, escapes of
+   * unreserved characters, `//`, a trailing `/`); a `deny` rule's path
+   * ignores case, an `allow` rule's does not. `?`, `#`, user info and a
+   * pattern of another form are refused: a query is never matched (it can
+   * hold secrets).
    */
   url?: string
   /** The transport. */

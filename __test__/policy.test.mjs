@@ -151,3 +151,30 @@ test('a broken rule refuses the policy with the field named; setPolicy keeps the
   await host.addServer({ name: 'x', config: entry(join(dir, 'x.log')) })
   assert.equal(serverStateOf(host, 'x').error.errorType, 'policy_denied', 'the refused setPolicy changed nothing')
 })
+
+test('a URL rule matches scheme, host and port on their own and a normalised path: a glob of the host never reaches into the path', async (t) => {
+  const counting = await countingServer(t)
+  const port = new URL(counting.url).port
+  const verdictOf = async (policy, url) => {
+    const { host } = newHost(t, { policy })
+    const refused = await host.addServer({ name: 'r', config: { type: 'streamable-http', url } }).then(() => null, (e) => e.code)
+    return refused ?? serverStateOf(host, 'r').error?.errorType ?? 'allowed'
+  }
+  // The guide's own allow form: the path does not satisfy the host glob.
+  const guide = { allow: [{ url: 'http://*.mcp.example.com' }] }
+  assert.equal(await verdictOf(guide, `http://127.0.0.1:${port}/x.mcp.example.com/mcp`), 'policy_denied')
+  assert.equal(await verdictOf(guide, `http://127.0.0.1:${port}/.mcp.example.com`), 'policy_denied')
+  // Patterns are normalised as server URLs are; a deny rule's path ignores case.
+  const denies = [
+    ['http://localhost:80', 'http://localhost/mcp'],
+    [`http://127.0.0.1:${port}`, `http://127.0.0.1.:${port}/mcp`],
+    [`http://127.0.0.1:${port}`, `http://2130706433:${port}/mcp`],
+    [`http://localhost:${port}`, `http://LOCALHOST:${port}/mcp`],
+    [`http://[::1]:${port}`, `http://[0:0:0:0:0:0:0:1]:${port}/mcp`],
+    ...['/MCP', '/%6dcp', '//mcp', '/mcp/'].map((path) => [`http://127.0.0.1:${port}/mcp`, `http://127.0.0.1:${port}${path}`]),
+  ]
+  for (const [url, server] of denies) assert.equal(await verdictOf({ deny: [{ url }] }, server), 'policy_denied', `${url} vs ${server}`)
+  assert.equal(counting.requests(), 0, 'never connected')
+  const { host } = newHost(t)
+  assert.throws(() => host.setPolicy({ deny: [{ url: '*.example.com' }] }), /policy\.deny\[0\]\.url: /)
+})

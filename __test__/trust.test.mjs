@@ -204,3 +204,27 @@ test('a remote server: the question shows the URL without its query and header n
   const everything = JSON.stringify([question, actions, logs, readFileSync(trustFile(dataDir), 'utf8')])
   for (const canary of [QUERY_CANARY, HEADER_CANARY]) assert.ok(!everything.includes(canary), canary)
 })
+
+test('resetTrust on one host is not undone by another host on the same dataDir writing its own decision', async (t) => {
+  const { dataDir, hostOn } = sharedDataDir(t, 'ahp-trust-data-')
+  const dir = tmpDir(t)
+  const [a, b] = [asker({ x: true }), asker({ x: true, y: true })]
+  const { host: hostA } = hostOn({ trust: a.trust })
+  const { host: hostB } = hostOn({ trust: b.trust })
+  await hostA.addServer({ name: 'x', config: entry(join(dir, 'x.log')) })
+  await waitState(hostA, 'x', 'ready')
+  await hostB.addServer({ name: 'x', config: entry(join(dir, 'x.log')) })
+  await waitState(hostB, 'x', 'ready')
+  assert.equal(b.asked.length, 0, 'B read x from the file')
+  assert.equal(await hostA.resetTrust('x'), 1)
+  await hostB.addServer({ name: 'y', config: entry(join(dir, 'y.log')) })
+  await waitState(hostB, 'y', 'ready')
+  const stored = JSON.parse(readFileSync(trustFile(dataDir), 'utf8'))
+  assert.deepEqual(stored.entries.map((e) => e.serverId), ['y'])
+  // A new host asks about x again.
+  const c = asker({})
+  const { host: hostC } = hostOn({ trust: c.trust })
+  await hostC.addServer({ name: 'x', config: entry(join(dir, 'x.log')) })
+  await waitFor(() => c.asked.length === 1, { what: 'C asked about x' })
+  assert.equal(c.asked[0].reason, 'new')
+})

@@ -25,6 +25,7 @@ mod ask;
 mod rules;
 mod store;
 mod subject;
+mod url_pattern;
 
 use std::collections::HashMap;
 use std::path::Path;

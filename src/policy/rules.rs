@@ -10,11 +10,12 @@
 //! server's configured command, or without a `/` its last path segment),
 //! `args` (a stdio server's configured arguments, one pattern each, the
 //! same count), `url` (a remote server's URL without user info, query and
-//! fragment; a pattern without a path matches every path of its origin),
-//! `transport`. Patterns are globs: `*` any run of characters (`/`
-//! included), `?` one character (not in `url`, where a `?` would be read
-//! as a query); case-sensitive, except the scheme and host of a `url`
-//! pattern.
+//! fragment, `scheme://host[:port][/path]`, each part matched on its own:
+//! `super::url_pattern`; a pattern without a path matches every path of
+//! its origin), `transport`. Patterns are globs: `*` any run of characters
+//! (`/` included), `?` one character (not in `url`, where a `?` would be
+//! read as a query); case-sensitive, except the scheme and host of a `url`
+//! pattern and the path of one in a `deny` rule.
 //!
 //! Evaluation: a matching `deny` rule wins over everything; then, when
 //! `allow` is given (an empty list included: nothing is allowed), a server
@@ -24,6 +25,7 @@
 
 use serde::Serialize;
 
+use super::url_pattern::UrlPattern;
 use crate::catalogue::filter::Pattern as Glob;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::{MAX_POLICY_ARGS, MAX_POLICY_PATTERN_BYTES, MAX_POLICY_RULES};
@@ -66,7 +68,8 @@ pub struct PolicyRule {
     pub command: Option<String>,
     /// Globs over a stdio server's configured `args`, one each (the same count).
     pub args: Option<Vec<String>>,
-    /// Glob over a remote server's URL without user info, query and fragment.
+    /// Pattern over a remote server's URL without user info, query and
+    /// fragment: `scheme://host[:port][/path]` (`super::url_pattern`).
     pub url: Option<String>,
     /// The transport.
     pub transport: Option<RuleTransport>,
@@ -128,7 +131,7 @@ struct Rule {
     plugin: Option<Glob>,
     command: Option<Glob>,
     args: Option<Vec<Glob>>,
-    url: Option<Glob>,
+    url: Option<UrlPattern>,
     transport: Option<RuleTransport>,
 }
 
@@ -148,17 +151,18 @@ impl ServerPolicy {
     /// `invalid_argument` naming the field: more than [`MAX_POLICY_RULES`]
     /// rules in a list, a rule without any matcher, an empty pattern or
     /// label, one over [`MAX_POLICY_PATTERN_BYTES`], more than
-    /// [`MAX_POLICY_ARGS`] `args`, a `url` pattern with `?` or `#`.
+    /// [`MAX_POLICY_ARGS`] `args`, a `url` pattern with `?`, `#` or user
+    /// info, or not of the form `scheme://host[:port][/path]`.
     pub fn new(
         allow: Option<Vec<PolicyRule>>,
         deny: Vec<PolicyRule>,
         path: &str,
     ) -> HostResult<Self> {
         let allow = match allow {
-            Some(rules) => Some(compile_list(rules, &format!("{path}.allow"))?),
+            Some(rules) => Some(compile_list(rules, &format!("{path}.allow"), false)?),
             None => None,
         };
-        let deny = compile_list(deny, &format!("{path}.deny"))?;
+        let deny = compile_list(deny, &format!("{path}.deny"), true)?;
         Ok(Self { allow, deny })
     }
 
@@ -244,7 +248,7 @@ impl Rule {
                 && globs.iter().zip(&s.args).all(|(g, a)| g.matches(a))
         });
         let url =
-            (self.url.as_ref()).is_none_or(|g| s.url.as_deref().is_some_and(|u| g.matches(u)));
+            (self.url.as_ref()).is_none_or(|p| s.url.as_deref().is_some_and(|u| p.matches(u)));
         let transport = self.transport.is_none_or(|t| t == s.transport);
         name && plugin && command && args && url && transport
     }
@@ -259,18 +263,19 @@ fn invalid(field: &str, why: &str) -> HostError {
     HostError::new(ErrorCode::InvalidArgument, format!("{field}: {why}"))
 }
 
-fn compile_list(rules: Vec<PolicyRule>, path: &str) -> HostResult<Vec<Rule>> {
+/// The rules of `path`; `deny`: a `deny` list (its `url` paths ignore case).
+fn compile_list(rules: Vec<PolicyRule>, path: &str, deny: bool) -> HostResult<Vec<Rule>> {
     if rules.len() > MAX_POLICY_RULES {
         let why = format!("at most {MAX_POLICY_RULES} rules, got {}", rules.len());
         return Err(invalid(path, &why));
     }
     let at = |i: usize| format!("{path}[{i}]");
     (rules.into_iter().enumerate())
-        .map(|(i, rule)| compile(rule, &at(i)))
+        .map(|(i, rule)| compile(rule, &at(i), deny))
         .collect()
 }
 
-fn compile(rule: PolicyRule, path: &str) -> HostResult<Rule> {
+fn compile(rule: PolicyRule, path: &str, deny: bool) -> HostResult<Rule> {
     let field = |name: &str| format!("{path}.{name}");
     let glob = |name: &str, text: Option<String>| -> HostResult<Option<Glob>> {
         text.map(|t| pattern(&field(name), t)).transpose()
@@ -280,7 +285,11 @@ fn compile(rule: PolicyRule, path: &str) -> HostResult<Rule> {
             let why = "must not contain `?` or `#` (a URL is matched without its query and fragment; `*` is the wildcard)";
             return Err(invalid(&field("url"), why));
         }
-        Some(text) => Some(pattern(&field("url"), url_pattern(&text))?),
+        Some(text) => {
+            check_text(&field("url"), &text)?;
+            let url = UrlPattern::new(&text, deny).map_err(|why| invalid(&field("url"), &why))?;
+            Some(url)
+        }
         None => None,
     };
     let args = match rule.args {
@@ -318,23 +327,6 @@ fn compile(rule: PolicyRule, path: &str) -> HostResult<Rule> {
         return Err(invalid(path, why));
     }
     Ok(compiled)
-}
-
-/// A `url` pattern as it is matched: the scheme and host in lower case
-/// (as a parsed URL has them), and `/*` after an origin without a path.
-fn url_pattern(text: &str) -> String {
-    let Some((scheme, rest)) = text.split_once("://") else {
-        return text.to_owned();
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(i) => rest.split_at(i),
-        None => (rest, "/*"),
-    };
-    format!(
-        "{}://{}{path}",
-        scheme.to_ascii_lowercase(),
-        authority.to_ascii_lowercase()
-    )
 }
 
 fn pattern(field: &str, text: String) -> HostResult<Glob> {

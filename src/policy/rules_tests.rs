@@ -166,3 +166,124 @@ fn a_broken_rule_refuses_the_policy_naming_its_field() {
         "{m}"
     );
 }
+
+#[test]
+fn a_url_glob_matches_the_host_alone_never_the_path() {
+    // The guide's own form: `*` of the host must not reach into the path.
+    let p = policy(
+        Some(vec![rule(|r| {
+            r.url = Some("http://*.mcp.example.com".into())
+        })]),
+        vec![],
+    );
+    let allowed = |u: &str| p.evaluate(&http("a", u)).allowed;
+    assert!(!allowed("http://127.0.0.1:8080/x.mcp.example.com/mcp"));
+    assert!(!allowed("http://127.0.0.1:8080/.mcp.example.com"));
+    assert!(allowed("http://a.mcp.example.com/mcp"));
+    assert!(allowed("http://A.b.MCP.example.com./v1/mcp"));
+    assert!(!allowed("http://127.0.0.1/x.mcp.example.com"));
+    assert!(!allowed("http://a.mcp.example.com.evil.test/"));
+    assert!(
+        !allowed("http://a.mcp.example.com:8080/mcp"),
+        "another origin"
+    );
+    assert!(!allowed("https://a.mcp.example.com/mcp"), "another scheme");
+    let any_port = policy(
+        Some(vec![rule(|r| {
+            r.url = Some("http://localhost:*/mcp".into())
+        })]),
+        vec![],
+    );
+    assert!(
+        any_port
+            .evaluate(&http("a", "http://localhost:9/mcp"))
+            .allowed
+    );
+    assert!(
+        !any_port
+            .evaluate(&http("a", "http://evil.test/localhost:9/mcp"))
+            .allowed
+    );
+}
+
+#[test]
+fn url_patterns_are_normalised_as_server_urls_are() {
+    let deny = |u: &str| policy(None, vec![rule(|r| r.url = Some(u.into()))]);
+    let denied = |p: &ServerPolicy, u: &str| !p.evaluate(&http("a", u)).allowed;
+    // The default port, written or not, on either side.
+    let p = deny("http://localhost:80");
+    assert!(denied(&p, "http://localhost/mcp"));
+    assert!(denied(&p, "http://localhost:80/mcp"));
+    assert!(!denied(&p, "http://localhost:8080/mcp"));
+    let p = deny("https://x.test");
+    assert!(denied(&p, "https://x.test:443/mcp"));
+    assert!(!denied(&p, "https://x.test:8443/mcp"));
+    // Hosts: case, a trailing dot, percent-escapes, IPv4 and IPv6 forms.
+    let p = deny("http://LOCALHOST.:*");
+    for u in [
+        "http://localhost:1/",
+        "http://localhost.:1/",
+        "http://local%68ost:1/",
+    ] {
+        assert!(denied(&p, u), "{u}");
+    }
+    let p = deny("http://127.0.0.1:*");
+    for u in [
+        "http://127.0.0.1.:1/",
+        "http://2130706433:1/",
+        "http://0x7f.1:1/",
+    ] {
+        assert!(denied(&p, u), "{u}");
+    }
+    let p = deny("http://[0:0:0:0:0:0:0:1]:*");
+    assert!(denied(&p, "http://[::1]:1/mcp"));
+    // Paths: escapes of unreserved characters, `//`, a trailing `/`, dot
+    // segments; a deny rule's path ignores case.
+    let p = deny("http://localhost:*/mcp");
+    for path in [
+        "/mcp",
+        "/MCP",
+        "/%6dcp",
+        "/%6Dcp",
+        "//mcp",
+        "/mcp/",
+        "/a/../mcp",
+        "/.//mcp//",
+    ] {
+        assert!(denied(&p, &format!("http://localhost:1{path}")), "{path}");
+    }
+    assert!(!denied(&p, "http://localhost:1/mcp/x"));
+    assert!(!denied(&p, "http://localhost:1/mcpx"));
+    let p = deny("http://localhost:*/%4D%43P/");
+    assert!(denied(&p, "http://localhost:1/mcp"));
+    // An allow rule's path keeps its case (never more than it names).
+    let allow = policy(
+        Some(vec![rule(|r| {
+            r.url = Some("http://localhost:*/mcp/".into())
+        })]),
+        vec![],
+    );
+    let allowed = |u: &str| allow.evaluate(&http("a", u)).allowed;
+    assert!(allowed("http://localhost:1/mcp") && allowed("http://localhost:1//%6dcp/"));
+    assert!(!allowed("http://localhost:1/MCP"));
+}
+
+#[test]
+fn a_url_pattern_that_is_not_scheme_host_port_path_is_refused() {
+    for bad in [
+        "*.example.com",
+        "*",
+        "http://u@x.test",
+        "http://x.test:8o",
+        "http:///mcp",
+    ] {
+        let e = ServerPolicy::new(None, vec![rule(|r| r.url = Some(bad.into()))], "policy")
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument, "{bad}");
+        assert!(
+            e.message.starts_with("policy.deny[0].url: "),
+            "{bad}: {}",
+            e.message
+        );
+    }
+}

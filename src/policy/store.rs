@@ -12,9 +12,12 @@
 //! host says why in a `warn` log), at most [`MAX_TRUST_FILE_BYTES`], within
 //! [`TRUST_STORE_READ_TIMEOUT_MS`]; a file that cannot be read or parsed
 //! counts as empty. It is written whole to a new temporary file (mode
-//! `0600`, never following a planted link) and renamed over the old one,
-//! merged with what another host on the same `dataDir` wrote since; at
-//! most [`MAX_TRUST_ENTRIES`] decisions are kept (the oldest go first).
+//! `0600`, never following a planted link) and renamed over the old one:
+//! a change (a decision, a forget) is applied to the file as it is read
+//! again just before, so what another host on the same `dataDir` wrote or
+//! forgot since is kept as it is (a forgotten decision is never written
+//! back from this host's copy); at most [`MAX_TRUST_ENTRIES`] decisions
+//! are kept (the oldest go first).
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -167,23 +170,16 @@ impl TrustStore {
         session.clone()
     }
 
-    /// Applies `change` to the file's decisions, merged with what is in the
-    /// file now, and writes them (nothing is written without a file, or
-    /// when nothing changed).
+    /// Applies `change` to the decisions in the file as it is now (read
+    /// again, never this host's copy of it: a decision another host forgot
+    /// since stays forgotten), and writes them (nothing is written without
+    /// a file, or when nothing changed); this host's copy becomes the result.
     async fn change(&self, change: impl FnOnce(&mut Vec<Entry>)) {
         let mut file = self.file.lock().await;
         let Some(path) = self.path.clone() else {
             return;
         };
         let (mut merged, _) = self.read().await;
-        for mine in file.iter().flatten() {
-            if !merged
-                .iter()
-                .any(|e| e.server_id == mine.server_id && e.digest == mine.digest)
-            {
-                merged.push(mine.clone());
-            }
-        }
         let before = merged.clone();
         change(&mut merged);
         bound(&mut merged);

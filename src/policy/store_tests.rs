@@ -81,3 +81,27 @@ async fn a_loose_or_linked_file_is_not_used_and_never_followed() {
         .file_type()
         .is_file());
 }
+
+#[tokio::test]
+async fn a_decision_another_host_forgot_is_not_written_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (
+        TrustStore::in_dir(dir.path()),
+        TrustStore::in_dir(dir.path()),
+    );
+    a.remember("x", D1, true, true).await;
+    assert_eq!(b.known("x", D1).await.0, Known::Decided(true)); // b holds x
+    assert_eq!(a.forget(Some("x")).await, 1);
+    b.remember("y", D1, true, true).await; // b writes its own change only
+    let c = TrustStore::in_dir(dir.path());
+    assert_eq!(c.known("x", D1).await.0, Known::New, "x stays forgotten");
+    assert_eq!(c.known("y", D1).await.0, Known::Decided(true));
+    assert_eq!(b.known("x", D1).await.0, Known::New, "b saw the forget");
+    // A refusal another host forgot is not written back either.
+    b.remember("z", D2, false, true).await;
+    assert_eq!(a.forget(None).await, 2);
+    b.remember("w", D1, true, true).await;
+    let d = TrustStore::in_dir(dir.path());
+    assert_eq!(d.known("z", D2).await.0, Known::New);
+    assert_eq!(d.known("y", D1).await.0, Known::New);
+}
