@@ -2520,7 +2520,10 @@ export interface ServerSandboxOptions {
  * `/dev/zero`, `/dev/full`. **Nothing else**, under the home folder or
  * anywhere, unless listed: not even a configured `cwd` outside the plugin root
  * (the server starts there but cannot read it). A listed path that does not
- * exist is left out (shown in {@link SandboxReport.missing}).
+ * exist is left out (shown in {@link SandboxReport.missing}), and so is one
+ * whose resolution passes through a link inside a writable folder (a `warn`
+ * log, `host.sandbox`); `PLUGIN_DATA/.tmp` is made a real folder (mode
+ * `0700`) again at every start.
  *
  * **Path entries**: an absolute path, `~` or `~/…` (the user's home),
  * `${PLUGIN_ROOT}` or `${PLUGIN_DATA}` optionally followed by `/…`; a folder
@@ -2622,7 +2625,7 @@ export interface SandboxReport {
   proxy?: string
   /** The profile's `enforce`. */
   enforce: 'best-effort' | 'required'
-  /** Listed paths that do not exist, left out of the rules. */
+  /** Listed paths left out of the rules: they do not exist, or pass through a link inside a writable folder. */
   missing?: string[]
 }
 
