@@ -2510,8 +2510,10 @@ export interface ServerSandboxOptions {
  * the program and of the interpreter its `#!` line names, links resolved (the
  * folder above `bin/`: `~/.nvm/versions/node/v22` for an nvm `node`, but only
  * the `bin` folder when that would be the home folder or a folder right in it,
- * such as `~/.local`; `#!/usr/bin/env node` looks `node` up on the server's
- * `PATH`), and for `npx` / `npm` the
+ * such as `~/.local`, and only the program file itself when that folder is
+ * `/`, the home folder or a folder right in it too (`~/server.sh`, `~/bin/x`);
+ * `#!/usr/bin/env node` looks `node` up on the server's `PATH` as `execvp`
+ * does, executable files only), and for `npx` / `npm` the
  * npm cache `~/.npm`, for `uvx` / `uv` uv's caches, read-only: a sandboxed
  * `npx -y pkg` cannot download or unpack a package, so install it ahead (in
  * the plugin root's `node_modules`, which `npx` finds without the network).
