@@ -2594,7 +2594,9 @@ export interface SandboxOptions {
  * emptied, `NODE_USE_ENV_PROXY=1` for Node 22.21+ / 24.5+) and lets the
  * server connect to that port only. The proxy resolves and connects a
  * host the profile allows (a name other than a loopback one that resolves
- * to a loopback address is refused) and relays the bytes; anything else is
+ * to a loopback or unspecified address, IPv4-mapped ones included, is
+ * refused; in `'loopback'` mode only loopback addresses are connected,
+ * whatever a `*.localhost` name resolves to) and relays the bytes; anything else is
  * answered `403` (the first 16 refusals are `warn` logs, `host.sandbox`,
  * naming the host), another method `405` (plain `http://` requests are not
  * forwarded: clients tunnel with `CONNECT`, as they do for `https`). A
