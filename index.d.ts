@@ -2517,8 +2517,10 @@ export interface ServerSandboxOptions {
  * the program and of the interpreter its `#!` line names, links resolved (the
  * folder above `bin/`: `~/.nvm/versions/node/v22` for an nvm `node`, but only
  * the `bin` folder when that would be the home folder or a folder right in it,
- * such as `~/.local`; `#!/usr/bin/env node` looks `node` up on the server's
- * `PATH`), and for `npx` / `npm` the
+ * such as `~/.local`, and only the program file itself when that folder is
+ * `/`, the home folder or a folder right in it too (`~/server.sh`, `~/bin/x`);
+ * `#!/usr/bin/env node` looks `node` up on the server's `PATH` as `execvp`
+ * does, executable files only), and for `npx` / `npm` the
  * npm cache `~/.npm`, for `uvx` / `uv` uv's caches, read-only: a sandboxed
  * `npx -y pkg` cannot download or unpack a package, so install it ahead (in
  * the plugin root's `node_modules`, which `npx` finds without the network).
@@ -2527,7 +2529,10 @@ export interface ServerSandboxOptions {
  * `/dev/zero`, `/dev/full`. **Nothing else**, under the home folder or
  * anywhere, unless listed: not even a configured `cwd` outside the plugin root
  * (the server starts there but cannot read it). A listed path that does not
- * exist is left out (shown in {@link SandboxReport.missing}).
+ * exist is left out (shown in {@link SandboxReport.missing}), and so is one
+ * whose resolution passes through a link inside a writable folder (a `warn`
+ * log, `host.sandbox`); `PLUGIN_DATA/.tmp` is made a real folder (mode
+ * `0700`) again at every start.
  *
  * **Path entries**: an absolute path, `~` or `~/…` (the user's home),
  * `${PLUGIN_ROOT}` or `${PLUGIN_DATA}` optionally followed by `/…`; a folder
@@ -2596,7 +2601,9 @@ export interface SandboxOptions {
  * emptied, `NODE_USE_ENV_PROXY=1` for Node 22.21+ / 24.5+) and lets the
  * server connect to that port only. The proxy resolves and connects a
  * host the profile allows (a name other than a loopback one that resolves
- * to a loopback address is refused) and relays the bytes; anything else is
+ * to a loopback or unspecified address, IPv4-mapped ones included, is
+ * refused; in `'loopback'` mode only loopback addresses are connected,
+ * whatever a `*.localhost` name resolves to) and relays the bytes; anything else is
  * answered `403` (the first 16 refusals are `warn` logs, `host.sandbox`,
  * naming the host), another method `405` (plain `http://` requests are not
  * forwarded: clients tunnel with `CONNECT`, as they do for `https`). A
@@ -2629,7 +2636,7 @@ export interface SandboxReport {
   proxy?: string
   /** The profile's `enforce`. */
   enforce: 'best-effort' | 'required'
-  /** Listed paths that do not exist, left out of the rules. */
+  /** Listed paths left out of the rules: they do not exist, or pass through a link inside a writable folder. */
   missing?: string[]
 }
 

@@ -86,6 +86,39 @@ test('a sandboxed server reads and writes only what its profile allows; its gran
   assert.match(record?.message ?? '', /^sandbox landlock \(ABI \d+\), enforced full: read \[/)
 })
 
+test('a link the server plants in PLUGIN_DATA (.tmp -> the home folder) opens nothing at its next start', { skip: !linux }, async (t) => {
+  const canary = homeCanary(t)
+  const { host, logs, actions } = newHost(t, { limits: { restartBackoffMs: 50 } })
+  // Its profile reads `${PLUGIN_DATA}/sub`, missing at first.
+  await host.addServer({ name: 'boxed', config: PROBE, root: ROOT, sandbox: { filesystem: { read: ['${PLUGIN_DATA}/sub'] } } })
+  await host.whenReady(['boxed'])
+  const data = await callText(host, 'boxed', 'env', { name: 'PLUGIN_DATA' })
+  const tmp = join(data, '.tmp')
+  assert.equal(await callText(host, 'boxed', 'link', { target: canary.dir, path: tmp }), 'ok linked')
+  assert.equal(await callText(host, 'boxed', 'link', { target: canary.dir, path: join(data, 'sub') }), 'ok linked')
+  assert.equal(await callText(host, 'boxed', 'read', { path: join(tmp, 'secret.txt') }), 'denied EACCES')
+  // It crashes and is restarted: the new start must not open the link's target.
+  const readies = () => stateHistory(actions, 'boxed').filter((s) => s.kind === 'ready').length
+  const before = readies()
+  await assert.rejects(host.callTool({ serverId: 'boxed', name: 'crash', arguments: { path: join(data, 'absent') } }))
+  await waitFor(() => readies() > before, { what: 'restart', describe: () => JSON.stringify(stateHistory(actions, 'boxed')) })
+  await host.whenReady(['boxed'])
+  assert.equal(await callText(host, 'boxed', 'read', { path: canary.secret }), 'denied EACCES')
+  assert.equal(await callText(host, 'boxed', 'read', { path: join(tmp, 'secret.txt') }), 'denied ENOENT')
+  assert.equal(await callText(host, 'boxed', 'write', { path: join(canary.dir, 'planted.txt') }), 'denied EACCES')
+  assert.equal(existsSync(join(canary.dir, 'planted.txt')), false)
+  assert.equal(await callText(host, 'boxed', 'write', { path: join(tmp, 't.txt') }), 'ok written')
+  assert.equal(existsSync(join(canary.dir, 't.txt')), false)
+  assert.equal(readFileSync(join(canary.dir, 'secret.txt'), 'utf8'), 'canary-secret')
+  // The profile's path through the planted `sub` link is left out, reported and logged.
+  const sub = join(data, 'sub')
+  assert.equal(await callText(host, 'boxed', 'read', { path: join(sub, 'secret.txt') }), 'denied EACCES')
+  const info = host.serverInfo('boxed').sandbox
+  assert.ok(info.missing.includes(sub) && !info.filesystem.read.includes(sub), JSON.stringify(info))
+  assert.ok(info.filesystem.write.includes(tmp), JSON.stringify(info))
+  assert.ok(logs.some((l) => l.target === 'host.sandbox' && l.level === 'warn' && l.message.includes(`left out ${sub}`)))
+})
+
 test('network: none refuses every TCP connection; an allow-list reaches only its hosts, through the host\'s proxy', { skip: !linux }, async (t) => {
   const port = await echoServer(t)
   const { host, logs } = newHost(t)

@@ -12,11 +12,14 @@
 //! signals). The crate's best-effort mode drops what the running kernel
 //! does not know; [`landlock_abi`] tells the caller which ABI that is.
 
+use std::ffi::CString;
 use std::io;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use landlock::{
-    path_beneath_rules, Access, AccessFs, AccessNet, NetPort, Ruleset, RulesetAttr, RulesetCreated,
+    Access, AccessFs, AccessNet, NetPort, PathBeneath, Ruleset, RulesetAttr, RulesetCreated,
     RulesetCreatedAttr, Scope, ABI,
 };
 
@@ -44,9 +47,10 @@ pub fn landlock_abi() -> i32 {
 /// What one sandboxed server may do.
 #[derive(Debug, Default)]
 pub struct LandlockRules<'a> {
-    /// Readable (and executable) files and directory trees.
+    /// Readable (and executable) files and directory trees: link-free
+    /// paths (a path through a link is not opened, see [`open_beneath`]).
     pub read: &'a [PathBuf],
-    /// Readable and writable files and directory trees.
+    /// Readable and writable files and directory trees (link-free too).
     pub write: &'a [PathBuf],
     /// `None`: TCP is not restricted; `Some(ports)`: no TCP bind, and TCP
     /// connect only to these ports (any address: Landlock filters ports).
@@ -83,11 +87,20 @@ pub fn landlock_ruleset(
     let mut skipped = Vec::new();
     let (read, write) = (AccessFs::from_read(abi), AccessFs::from_all(abi));
     for (paths, access) in [(rules.read, read), (rules.write, write)] {
-        let (opened, missing) = openable(paths);
-        skipped.extend(missing);
-        created = created
-            .add_rules(path_beneath_rules(opened, access))
-            .map_err(text)?;
+        for p in paths {
+            match open_beneath(p) {
+                Ok((fd, is_dir)) => {
+                    let access = match is_dir {
+                        true => access,
+                        false => access & AccessFs::from_file(abi),
+                    };
+                    created = created
+                        .add_rule(PathBeneath::new(fd, access))
+                        .map_err(text)?;
+                }
+                Err(e) => skipped.push((p.clone(), e.to_string())),
+            }
+        }
     }
     for port in rules.tcp_connect.unwrap_or_default() {
         created = created
@@ -97,17 +110,44 @@ pub fn landlock_ruleset(
     Ok((LandlockRuleset(created), skipped))
 }
 
-/// The paths of `paths` that exist, and the others with the reason.
-fn openable(paths: &[PathBuf]) -> (Vec<&Path>, Vec<(PathBuf, String)>) {
-    let mut opened = Vec::new();
-    let mut missing = Vec::new();
-    for p in paths {
-        match std::fs::metadata(p) {
-            Ok(_) => opened.push(p.as_path()),
-            Err(e) => missing.push((p.clone(), e.to_string())),
-        }
+/// Opens `path` (`O_PATH`) for a rule, refusing a link anywhere along
+/// it (`openat2` `RESOLVE_NO_SYMLINKS`; without `openat2`, `O_NOFOLLOW`
+/// on the last component): the caller resolved it, so a link here is one
+/// planted since. Returns the descriptor and whether it is a folder.
+fn open_beneath(path: &Path) -> io::Result<(OwnedFd, bool)> {
+    let c = CString::new(path.as_os_str().as_bytes())?;
+    let flags = libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW;
+    // SAFETY: `open_how` is plain data; zeroed is its documented default.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = flags as u64;
+    how.resolve = libc::RESOLVE_NO_SYMLINKS;
+    // SAFETY: `c` is a NUL-terminated path and `how` a valid `open_how`
+    // of the size passed; the result is a new descriptor or -1.
+    let mut fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            &how as *const libc::open_how,
+            std::mem::size_of::<libc::open_how>(),
+        )
+    };
+    let err = io::Error::last_os_error();
+    if fd < 0 && matches!(err.raw_os_error(), Some(libc::ENOSYS | libc::EPERM)) {
+        // SAFETY: as above, `open(2)` of a NUL-terminated path.
+        fd = unsafe { libc::open(c.as_ptr(), flags) }.into();
     }
-    (opened, missing)
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let fd = i32::try_from(fd).map_err(|_| io::Error::from_raw_os_error(libc::EBADF))?;
+    // SAFETY: `fd` is a descriptor just opened and owned by nobody else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let meta = std::fs::File::from(fd.try_clone()?).metadata()?;
+    if meta.file_type().is_symlink() {
+        return Err(io::Error::from_raw_os_error(libc::ELOOP));
+    }
+    Ok((fd, meta.is_dir()))
 }
 
 /// Restricts the child `cmd` spawns with `ruleset`, between `fork` and

@@ -119,9 +119,10 @@ fn landlock_gaps(abi: i32) -> Vec<String> {
     missing.map(|(_, t)| (*t).to_owned()).collect()
 }
 
-/// Builds the rules of `read`, `write` and the proxy `port` (TCP connect
-/// only there; none without a proxy). Returns the sandbox and the listed
-/// paths that do not exist.
+/// Builds the rules of `read`, `write` (resolved, link-free paths) and
+/// the proxy `port` (TCP connect only there; none without a proxy).
+/// Returns the sandbox and the paths that do not exist (or, on Linux,
+/// cannot be opened without following a link).
 ///
 /// # Errors
 /// The OS rules cannot be built (the message says why).
@@ -147,7 +148,14 @@ pub fn build(
                     write,
                     tcp_connect: Some(&ports),
                 };
-                Some(crate::platform::landlock_ruleset(&rules)?.0)
+                let (ruleset, skipped) = crate::platform::landlock_ruleset(&rules)?;
+                for (p, _) in skipped {
+                    let p = p.display().to_string();
+                    if !absent.contains(&p) {
+                        absent.push(p);
+                    }
+                }
+                Some(ruleset)
             }
         };
         let child = ChildSandbox {

@@ -28,9 +28,10 @@ use crate::config::launch::LaunchSpec;
 use crate::config::sandbox::{expand_path, Enforcement, SandboxNetwork, SandboxProfile};
 use crate::config::PluginVars;
 use crate::error::{ErrorCode, HostError, HostResult};
-use crate::events::EventSink;
+use crate::events::{log, EventSink, LogLevel};
 
 mod enforce;
+mod paths;
 pub mod proxy;
 mod runtime;
 // Generated and unit-tested on every platform, used only on macOS.
@@ -147,35 +148,21 @@ pub fn prepare(
     vars: &PluginVars,
     (server_id, sink): (&str, &Arc<dyn EventSink>),
 ) -> HostResult<Prepared> {
-    let home = dirs::home_dir();
-    let home = home.as_deref();
     let tmp = vars.plugin_data.join(SANDBOX_TMP_DIR);
-    let _ = std::fs::create_dir_all(&tmp);
-    let path_var = crate::config::launch::env_var(&launch.env, "PATH");
-    // The defaults that do not exist here are left out silently; a
-    // listed path that does not is reported (`missing`).
-    let exists = |p: &PathBuf| p.exists();
-    let mut read: Vec<PathBuf> = system_reads().into_iter().filter(exists).collect();
-    let runtime = runtime::runtime_reads(&launch.program, path_var, home);
-    read.extend(runtime.into_iter().filter(exists));
-    // Not the working folder: an `mcp.json` `cwd` (the plugin's word, not
-    // the app's) must not open a folder; the child starts in it anyway.
-    read.push(vars.plugin_root.clone());
-    read.extend(
-        profile
-            .read
-            .iter()
-            .filter_map(|e| expand_path(e, vars, home)),
-    );
-    let mut write = vec![vars.plugin_data.clone(), tmp.clone()];
-    write.extend(system_writes().into_iter().filter(exists));
-    write.extend(
-        profile
-            .write
-            .iter()
-            .filter_map(|e| expand_path(e, vars, home)),
-    );
-    let (read, write) = (dedup(read), dedup(write));
+    if let Err(e) = paths::reset_tmp(&tmp) {
+        let text = format!("sandbox temp folder {}: {e}", tmp.display());
+        sink.send(log(LogLevel::Warn, "host.sandbox", Some(server_id), text));
+    }
+    let (read, write) = rule_paths(profile, launch, vars, &tmp);
+    let checked = paths::check_rules(&read, &write);
+    for (path, link) in &checked.refused {
+        let text = format!(
+            "sandbox left out {}: it passes through the link {}, in a folder the server may write",
+            path.display(),
+            link.display()
+        );
+        sink.send(log(LogLevel::Warn, "host.sandbox", Some(server_id), text));
+    }
     let unavailable = |msg: String| HostError::new(ErrorCode::SandboxUnavailable, msg);
     let (mechanism, abi, unenforced) = enforce::coverage();
     if profile.enforce == Enforcement::Required && !unenforced.is_empty() {
@@ -196,10 +183,16 @@ pub fn prepare(
     let mut env = vec![tmp_vars(&tmp)];
     env.extend(port.map(proxy_vars));
     let env = env.into_iter().flatten().collect();
-    let (child, missing) = enforce::build(&read, &write, port)
+    let real = |paths: &[(PathBuf, PathBuf)]| paths.iter().map(|(_, r)| r.clone()).collect();
+    let (real_read, real_write): (Vec<_>, Vec<_>) = (real(&checked.read), real(&checked.write));
+    let (child, mut missing) = enforce::build(&real_read, &real_write, port)
         .map_err(|e| unavailable(format!("the sandbox rules cannot be built: {e}")))?;
+    missing.extend(checked.refused.iter().map(|(p, _)| p.display().to_string()));
     let child = child.with_proxy(proxy);
-    let shown = |paths: &[PathBuf]| paths.iter().map(|p| p.display().to_string()).collect();
+    let shown = |paths: &[(PathBuf, PathBuf)]| {
+        let listed = paths.iter().map(|(p, _)| p.display().to_string());
+        listed.collect()
+    };
     let report = SandboxReport {
         mechanism,
         abi,
@@ -210,8 +203,8 @@ pub fn prepare(
         },
         unenforced,
         filesystem: FsReport {
-            read: shown(&read),
-            write: shown(&write),
+            read: shown(&checked.read),
+            write: shown(&checked.write),
         },
         network: profile.network.clone(),
         proxy: port.map(|p| format!("http://127.0.0.1:{p}")),
@@ -219,6 +212,39 @@ pub fn prepare(
         missing,
     };
     Ok(Prepared { report, env, child })
+}
+
+/// The readable and writable paths of a start, as listed (system
+/// folders, the runtime's, the plugin root, the profile's; `PLUGIN_DATA`
+/// and `tmp`), each once; the defaults that do not exist are left out.
+fn rule_paths(
+    profile: &SandboxProfile,
+    launch: &LaunchSpec,
+    vars: &PluginVars,
+    tmp: &Path,
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let home = dirs::home_dir();
+    let home = home.as_deref();
+    let path_var = crate::config::launch::env_var(&launch.env, "PATH");
+    // The defaults that do not exist here are left out silently; a
+    // listed path that does not is reported (`missing`).
+    let exists = |p: &PathBuf| p.exists();
+    let mut read: Vec<PathBuf> = system_reads().into_iter().filter(exists).collect();
+    let runtime = runtime::runtime_reads(&launch.program, path_var, home);
+    read.extend(runtime.into_iter().filter(exists));
+    // Not the working folder: an `mcp.json` `cwd` (the plugin's word, not
+    // the app's) must not open a folder; the child starts in it anyway.
+    read.push(vars.plugin_root.clone());
+    let expand = |list: &[String]| -> Vec<PathBuf> {
+        list.iter()
+            .filter_map(|e| expand_path(e, vars, home))
+            .collect()
+    };
+    read.extend(expand(&profile.read));
+    let mut write = vec![vars.plugin_data.clone(), tmp.to_path_buf()];
+    write.extend(system_writes().into_iter().filter(exists));
+    write.extend(expand(&profile.write));
+    (dedup(read), dedup(write))
 }
 
 /// The paths of `paths`, each once, in first-seen order.

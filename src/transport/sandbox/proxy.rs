@@ -11,11 +11,13 @@
 //! naming the host), any other method `405` (plain `http://` requests
 //! through the proxy are not forwarded: clients tunnel with `CONNECT`). A
 //! name other than a loopback one that resolves to a loopback or
-//! unspecified address is refused too (DNS rebinding). At most
+//! unspecified address (IPv4-mapped IPv6 ones included) is refused too
+//! (DNS rebinding), and in `'loopback'` mode only loopback addresses are
+//! connected, whatever a `*.localhost` name resolves to. At most
 //! [`SANDBOX_PROXY_MAX_CONNECTIONS`] connections at once; the listener and
 //! every relay end when the server's process is gone.
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -125,7 +127,7 @@ async fn serve(mut client: TcpStream, shared: &Shared) {
             .await;
         return;
     }
-    let upstream = tokio::time::timeout(within, connect(&host, port)).await;
+    let upstream = tokio::time::timeout(within, connect(&shared.network, &host, port)).await;
     let mut upstream = match upstream {
         Ok(Ok(s)) => s,
         Ok(Err(why)) => {
@@ -203,17 +205,27 @@ fn connect_target(head: &str) -> Option<(String, u16)> {
     Some((host.to_ascii_lowercase(), port))
 }
 
-/// Resolves `host` and connects to its first address that answers; a
-/// name that is not a loopback one never reaches a loopback or
-/// unspecified address.
-async fn connect(host: &str, port: u16) -> Result<TcpStream, String> {
+/// Whether the proxy of `network` may connect to `ip`, an address `host`
+/// resolved to: in `'loopback'` mode only a loopback address; otherwise
+/// a name that is not a loopback one never reaches a loopback or
+/// unspecified address. IPv4-mapped IPv6 addresses count as IPv4.
+fn may_reach(network: &SandboxNetwork, host: &str, ip: IpAddr) -> bool {
+    let ip = ip.to_canonical();
+    match network {
+        SandboxNetwork::Loopback => ip.is_loopback(),
+        _ => is_loopback_name(host) || !(ip.is_loopback() || ip.is_unspecified()),
+    }
+}
+
+/// Resolves `host` and connects to its first address that answers and
+/// [`may_reach`] allows.
+async fn connect(network: &SandboxNetwork, host: &str, port: u16) -> Result<TcpStream, String> {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let addrs: Vec<SocketAddr> = tokio::net::lookup_host((bare, port))
         .await
         .map_err(|e| format!("cannot resolve {host}: {e}"))?
         .collect();
-    let local_ok = is_loopback_name(host);
-    let usable = |a: &&SocketAddr| local_ok || !(a.ip().is_loopback() || a.ip().is_unspecified());
+    let usable = |a: &&SocketAddr| may_reach(network, host, a.ip());
     let mut last = format!("{host} resolves to no address it may reach");
     for addr in addrs.iter().filter(usable) {
         match TcpStream::connect(addr).await {
@@ -247,6 +259,44 @@ mod tests {
             "CONNECT x.test:80 SPDY/3\r\n\r\n",
         ] {
             assert_eq!(t(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn rebinding_answers_never_reach_loopback_even_ipv4_mapped() {
+        let hosts = SandboxNetwork::Hosts(Vec::new());
+        let ip = |t: &str| t.parse::<IpAddr>().unwrap();
+        for local in [
+            "127.0.0.1",
+            "::1",
+            "0.0.0.0",
+            "::",
+            "::ffff:127.0.0.1",
+            "::ffff:0:0",
+        ] {
+            assert!(!may_reach(&hosts, "evil.test", ip(local)), "{local}");
+        }
+        assert!(may_reach(&hosts, "evil.test", ip("93.184.215.14")));
+        assert!(may_reach(&hosts, "evil.test", ip("::ffff:93.184.215.14")));
+        assert!(may_reach(&hosts, "localhost", ip("127.0.0.1")));
+    }
+
+    #[test]
+    fn loopback_mode_connects_only_loopback_addresses() {
+        let loopback = SandboxNetwork::Loopback;
+        let ip = |t: &str| t.parse::<IpAddr>().unwrap();
+        for local in ["127.0.0.1", "127.0.0.2", "::1", "::ffff:127.0.0.1"] {
+            assert!(may_reach(&loopback, "x.localhost", ip(local)), "{local}");
+        }
+        for remote in [
+            "93.184.215.14",
+            "::ffff:93.184.215.14",
+            "2606:2800::1",
+            "0.0.0.0",
+            "::",
+        ] {
+            assert!(!may_reach(&loopback, "x.localhost", ip(remote)), "{remote}");
+            assert!(!may_reach(&loopback, "localhost", ip(remote)), "{remote}");
         }
     }
 }

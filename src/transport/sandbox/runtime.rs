@@ -8,8 +8,11 @@
 //! An install prefix is the folder above `bin/` when the program is in a
 //! `bin` folder (`~/.nvm/versions/node/v22/bin/node` →
 //! `~/.nvm/versions/node/v22`), else the program's folder; never `/`, the
-//! home folder or a folder right in it such as `~/.local` (then only the
-//! program's folder). Only canonical paths count (links resolved).
+//! home folder or a folder right in it such as `~/.local` or `~/bin`
+//! (then the `bin` folder, or when that is one of them too, only the
+//! program file itself). Only canonical paths count (links resolved);
+//! `env`'s command is looked up as `execvp` does (the first executable
+//! regular file on `PATH`, links followed).
 
 use std::ffi::{OsStr, OsString};
 use std::io::Read;
@@ -63,12 +66,19 @@ fn prefix_of(file: &Path, home: Option<&Path>) -> PathBuf {
         true => dir.parent(),
         false => None,
     };
-    // Never the home folder or a folder right in it (`~/.local` holds
-    // `share/keyrings`): then only the `bin` folder itself.
-    let in_home = |p: &Path| Some(p) == home || p.parent() == home;
-    match above {
-        Some(p) if p.parent().is_some() && !in_home(p) => p.to_path_buf(),
-        _ => dir.to_path_buf(),
+    // Never `/`, the home folder or a folder right in it (`~/.local`
+    // holds `share/keyrings`, the home folder everything).
+    let real_home = home.and_then(|h| h.canonicalize().ok());
+    let homes = [home, real_home.as_deref()];
+    let in_home = |p: &Path| {
+        homes
+            .iter()
+            .any(|h| h.is_some() && (Some(p) == *h || p.parent() == *h))
+    };
+    let allowed = |p: &&Path| p.parent().is_some() && !in_home(p);
+    match above.filter(allowed).or(Some(dir).filter(allowed)) {
+        Some(p) => p.to_path_buf(),
+        None => file.to_path_buf(),
     }
 }
 
@@ -91,7 +101,21 @@ fn interpreter_of(program: &Path, path_var: Option<&OsStr>) -> Option<PathBuf> {
     std::env::split_paths(&path_var)
         .filter(|dir| dir.is_absolute())
         .map(|dir| dir.join(command))
-        .find(|p| p.is_file())
+        .find(|p| is_executable(p))
+}
+
+/// Whether `path` (links followed) is a regular file `execvp` would run.
+fn is_executable(path: &Path) -> bool {
+    let Ok(meta) = std::fs::metadata(path) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        meta.is_file() && meta.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    meta.is_file()
 }
 
 #[cfg(test)]
@@ -105,19 +129,69 @@ mod tests {
         let node_bin = home.join(".nvm/v22/bin");
         std::fs::create_dir_all(&node_bin).unwrap();
         std::fs::write(node_bin.join("node"), "").unwrap();
+        make_executable(&node_bin.join("node"));
         std::fs::write(node_bin.join("npx"), "#!/usr/bin/env -S node --x\n").unwrap();
         let path = std::env::join_paths([&node_bin]).unwrap();
         let reads = runtime_reads(&node_bin.join("npx"), Some(&path), Some(&home));
         assert_eq!(reads, [home.join(".nvm/v22"), home.join(".npm")]);
-        // A program right in ~/bin: its folder, never the home folder.
+        // A program in ~/bin or right in ~: only the file itself.
+        let tool = home.join("bin/tool");
+        assert_eq!(prefix_of(&tool, Some(&home)), tool);
+        let script = home.join("server.sh");
+        assert_eq!(prefix_of(&script, Some(&home)), script);
         assert_eq!(
-            prefix_of(&home.join("bin/tool"), Some(&home)),
-            home.join("bin")
+            prefix_of(&home.join(".local/bin/x"), Some(&home)),
+            home.join(".local/bin")
         );
+        assert_eq!(prefix_of(Path::new("/init"), None), PathBuf::from("/init"));
         assert_eq!(prefix_of(Path::new("/bin/sh"), None), PathBuf::from("/bin"));
         assert_eq!(
             prefix_of(Path::new("/opt/x/run"), None),
             PathBuf::from("/opt/x")
+        );
+    }
+
+    #[cfg(unix)]
+    fn make_executable(path: &Path) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[cfg(not(unix))]
+    fn make_executable(_: &Path) {}
+
+    #[test]
+    fn env_looks_up_executables_only_and_never_opens_the_home_folder() {
+        let tmp = tempfile::tempdir().unwrap();
+        let home = tmp.path().join("home");
+        let tools = tmp.path().join("opt/tools");
+        std::fs::create_dir_all(&tools).unwrap();
+        std::fs::create_dir_all(home.join("lib")).unwrap();
+        let script = tools.join("server");
+        std::fs::write(&script, "#!/usr/bin/env node\n").unwrap();
+        // A plain file named `node` right in the home folder comes first on PATH.
+        std::fs::write(home.join("node"), "not a program").unwrap();
+        let real = tools.join("node");
+        std::fs::write(&real, "").unwrap();
+        make_executable(&real);
+        let path = std::env::join_paths([&home, &tools]).unwrap();
+        let found = interpreter_of(&script, Some(&path));
+        assert_eq!(found, Some(real.clone()));
+        // An executable right in the home folder: only that file is opened.
+        make_executable(&home.join("node"));
+        let reads = runtime_reads(&script, Some(&path), Some(&home));
+        let home_node = home.canonicalize().unwrap().join("node");
+        assert_eq!(reads, [tools.canonicalize().unwrap(), home_node]);
+        // A link on PATH to an executable counts (as execvp follows it).
+        let linked = tmp.path().join("opt/linked");
+        std::fs::create_dir_all(&linked).unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(&real, linked.join("node")).unwrap();
+        let path = std::env::join_paths([&linked]).unwrap();
+        #[cfg(unix)]
+        assert_eq!(
+            interpreter_of(&script, Some(&path)),
+            Some(linked.join("node"))
         );
     }
 }
