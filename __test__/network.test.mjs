@@ -130,6 +130,14 @@ test('case 3: caCertificates that hold no PEM certificate are refused', () => {
   assert.throws(() => newHost({ after() {} }, { caCertificates: ['not a certificate'] }), (e) => e.code === 'invalid_argument' && /caCertificates\[0\]/.test(e.message))
 })
 
+test('case 3: a PEM block that is no X.509 certificate is refused, naming the entry', (t) => {
+  // Red team of issue 28, F2: it was accepted, then every HTTP server of the host failed `internal`.
+  const framed = '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n'
+  const pki = makePki(tmpDir(t, 'ahp-pki-'))
+  assert.throws(() => newHost({ after() {} }, { caCertificates: [pki.caPem, framed] }),
+    (e) => e.code === 'invalid_argument' && /caCertificates\[1\]: certificate 0 \(of 1\) is not a valid X\.509 certificate/.test(e.message))
+})
+
 // ─── case 6: OAuth and metadata fetches stay off internal addresses ─────────
 
 test('case 6: loopback metadata named by a remote server is never fetched; a loopback server may use it', async (t) => {

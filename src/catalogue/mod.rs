@@ -217,6 +217,9 @@ pub struct Catalogue {
     filters: HashMap<String, ToolFilter>,
     entries: Arc<Vec<Arc<CatalogueEntry>>>,
     by_name: SortedIndex,
+    /// [`crate::redact::generation`] the servers' tools were last checked
+    /// under (see [`Catalogue::redact_again`]).
+    redaction: u64,
 }
 
 impl Catalogue {
@@ -274,6 +277,7 @@ impl Catalogue {
     /// former tools) is freed with the former entries. Returns whether the
     /// model catalogue changed.
     fn rename(&mut self, replaced: Option<Arc<ServerTools>>) -> bool {
+        let redacted = self.redact_again();
         let offered = |id: &str, t: &ServerTool| {
             !t.app_only && !t.task_required && self.why_disabled(id, &t.tool_name).is_none()
         };
@@ -326,8 +330,26 @@ impl Catalogue {
         self.by_name = SortedIndex::new(&entries, model_name);
         let old = std::mem::replace(&mut self.entries, Arc::new(entries));
         // The previous generation (its schema trees) is freed off this thread.
-        crate::reclaim::drop_later((replaced, old));
+        crate::reclaim::drop_later((replaced, redacted, old));
         changed
+    }
+
+    /// Checks every server's tools again for the kept secret values added
+    /// since they were checked ([`ServerTools::redacted_again`]), when
+    /// [`crate::redact::generation`] has grown; returns the tools replaced.
+    fn redact_again(&mut self) -> Vec<Arc<ServerTools>> {
+        let now = crate::redact::generation();
+        if now == self.redaction {
+            return Vec::new();
+        }
+        self.redaction = now;
+        let mut replaced = Vec::new();
+        for (id, tools) in &mut self.servers {
+            if let Some(again) = tools.redacted_again(id, now) {
+                replaced.push(std::mem::replace(tools, Arc::new(again)));
+            }
+        }
+        replaced
     }
 
     /// The model catalogue, in server-id then server order.

@@ -17,6 +17,10 @@ use crate::error::{ErrorCode, HostError};
 use crate::json::{check_shape, floor_char_boundary, json_len};
 use crate::limits::{Limits, DIAGNOSTIC_TOOL_NAME_CHARS};
 
+mod redaction;
+use redaction::secret_in_name;
+pub use redaction::SECRET_NAME_REASON;
+
 /// What the host did about one tool (JS `ToolDiagnostic`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -78,6 +82,10 @@ pub struct ServerTool {
     /// The fingerprint of the raw entry it was checked from
     /// ([`super::source::source_digest`]).
     source: [u8; 32],
+    /// [`crate::redact::generation`] when it was checked for kept secret
+    /// values: reused as it is unless it holds a value kept since
+    /// ([`ServerTool::holds_kept_since`]).
+    redaction: u64,
     /// Its schemas' bytes (`maxTotalSchemaBytes` counts them again on reuse).
     schema_bytes: usize,
     /// The diagnostics checking it gave (given again on reuse; boxed:
@@ -198,6 +206,8 @@ fn tool_name(tool: &Arc<ServerTool>) -> &str {
 struct Listing<'a> {
     server_id: &'a str,
     limits: &'a Limits,
+    /// [`crate::redact::generation`] before any check of this listing.
+    redaction: u64,
     seen: HashSet<String>,
     total_schema_bytes: usize,
     diagnostics: Vec<ToolDiagnostic>,
@@ -208,6 +218,7 @@ impl<'a> Listing<'a> {
         Self {
             server_id,
             limits,
+            redaction: crate::redact::generation(),
             seen: HashSet::new(),
             total_schema_bytes: 0,
             diagnostics: Vec::new(),
@@ -242,7 +253,8 @@ impl<'a> Listing<'a> {
                 return Ok(None);
             }
         };
-        if let Some(known) = previous.and_then(|p| p.unchanged(&name, &source)) {
+        let known = previous.and_then(|p| p.unchanged(&name, &source));
+        if let Some(known) = known.filter(|k| !k.holds_kept_since()) {
             self.add_schema_bytes(known.schema_bytes)?;
             self.diagnostics.extend(known.notes.iter().cloned());
             return Ok(Some(Arc::clone(known)));
@@ -306,6 +318,7 @@ impl<'a> Listing<'a> {
         }
         let mut tool = ServerTool::new(name, definition);
         tool.source = source;
+        tool.redaction = self.redaction;
         tool.schema_bytes = schema_bytes;
         if tool.task_required {
             self.diagnostics.push(self.diag(
@@ -330,6 +343,9 @@ impl<'a> Listing<'a> {
             Some(Value::String(n)) if !n.is_empty() => n.clone(),
             _ => return Err(omitted(self, "", "a tool has no name".to_owned())),
         };
+        if let Some(shown) = secret_in_name(&name) {
+            return Err(omitted(self, &shown, SECRET_NAME_REASON.to_owned()));
+        }
         let max = self.limits.max_tool_name_bytes;
         if name.len() > max {
             let shown: String = name.chars().take(DIAGNOSTIC_TOOL_NAME_CHARS).collect();
@@ -529,6 +545,7 @@ impl ServerTool {
             app_only,
             task_required,
             source: [0; 32],
+            redaction: 0,
             schema_bytes: 0,
             notes: Box::default(),
         }

@@ -35,24 +35,42 @@ impl std::fmt::Debug for CaCertificates {
     }
 }
 
-/// The certificates of one PEM text (`None`: not PEM or no certificate).
-fn pem_bundle(pem: &[u8]) -> Option<Vec<Certificate>> {
-    CertificateDer::pem_slice_iter(pem)
+/// The certificates of one PEM text, each one checked as a trust anchor
+/// (what the verifier does with it: a block that is PEM-framed but holds
+/// no X.509 certificate would otherwise fail every TLS connection of the
+/// host, not only the ones it was meant for).
+///
+/// # Errors
+/// `no PEM certificate` (not PEM, or no `CERTIFICATE` block), or
+/// `certificate <k> (of n) is not a valid X.509 certificate (<why>)`.
+fn pem_bundle(pem: &[u8]) -> Result<Vec<Certificate>, String> {
+    let certs = CertificateDer::pem_slice_iter(pem)
         .collect::<Result<Vec<_>, _>>()
         .ok()
         .filter(|certs| !certs.is_empty())
+        .ok_or("no PEM certificate")?;
+    for (k, cert) in certs.iter().enumerate() {
+        rustls::RootCertStore::empty()
+            .add(cert.clone())
+            .map_err(|e| {
+                let n = certs.len();
+                format!("certificate {k} (of {n}) is not a valid X.509 certificate ({e})")
+            })?;
+    }
+    Ok(certs)
 }
 
 impl TryFrom<Vec<String>> for CaCertificates {
     type Error = String;
 
-    /// Errors: `caCertificates[i]: no PEM certificate` (surfaced as
-    /// `invalid_argument: options: …`).
+    /// Errors: `caCertificates[i]: no PEM certificate` or
+    /// `caCertificates[i]: certificate k (of n) is not a valid X.509
+    /// certificate (…)` (surfaced as `invalid_argument: options: …`).
     fn try_from(pems: Vec<String>) -> Result<Self, String> {
         let mut out = Vec::new();
         for (i, pem) in pems.iter().enumerate() {
-            let certs = pem_bundle(pem.as_bytes())
-                .ok_or(format!("caCertificates[{i}]: no PEM certificate"))?;
+            let certs =
+                pem_bundle(pem.as_bytes()).map_err(|why| format!("caCertificates[{i}]: {why}"))?;
             out.extend(certs);
         }
         Ok(Self(out))
@@ -67,7 +85,8 @@ impl CaCertificates {
 }
 
 /// The certificates of the file named by `NODE_EXTRA_CA_CERTS`, or the
-/// warning to log when it is set but unreadable (Node warns and goes on).
+/// warning to log when it is set but unreadable, holds no certificate or
+/// one that is not valid (Node warns and goes on without the file).
 pub fn node_extra_ca_certs() -> Result<Vec<Certificate>, String> {
     let Some(path) = std::env::var_os("NODE_EXTRA_CA_CERTS").filter(|p| !p.is_empty()) else {
         return Ok(Vec::new());
@@ -75,16 +94,22 @@ pub fn node_extra_ca_certs() -> Result<Vec<Certificate>, String> {
     let shown = std::path::Path::new(&path).display().to_string();
     let bytes =
         read_bounded(&path).map_err(|e| format!("ignoring NODE_EXTRA_CA_CERTS {shown}: {e}"))?;
-    pem_bundle(&bytes).ok_or(format!(
-        "ignoring NODE_EXTRA_CA_CERTS {shown}: no PEM certificate"
-    ))
+    pem_bundle(&bytes).map_err(|why| format!("ignoring NODE_EXTRA_CA_CERTS {shown}: {why}"))
 }
 
-/// A regular file of at most [`MAX_CA_FILE_BYTES`].
+/// A regular file of at most [`MAX_CA_FILE_BYTES`], opened without waiting
+/// (a named pipe without a writer is refused, never waited on: this runs on
+/// the JS thread, in `new McpHost()`).
 fn read_bounded(path: &std::ffi::OsStr) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let file = std::fs::File::open(path)?;
-    if !file.metadata()?.is_file() {
+    if let Some(kind) = crate::platform::device_path_kind(std::path::Path::new(path)) {
+        return Err(std::io::Error::other(format!("{kind}, not a regular file")));
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    crate::platform::open_without_blocking(&mut options);
+    let file = options.open(path)?;
+    if !file.metadata()?.is_file() || crate::platform::opened_kind(&file).is_some() {
         return Err(std::io::Error::other("not a regular file"));
     }
     let mut bytes = Vec::new();
@@ -132,4 +157,68 @@ pub fn client_tls(_extra: &[Certificate]) -> Result<rustls::ClientConfig, rustls
     Err(rustls::Error::General(
         "no shared TLS configuration on this target".into(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A self-signed CA certificate made for these tests (public data).
+    const TEST_CA: &str = "-----BEGIN CERTIFICATE-----
+MIIBgzCCASmgAwIBAgIUMCkIWyG9twBuSvBpQJoSHbr/yLYwCgYIKoZIzj0EAwIw
+FjEUMBIGA1UEAwwLYWhwIHRlc3QgY2EwIBcNMjYxMjA2MDQzMTUyWhgPMjEyNjEx
+MTIwNDMxNTJaMBYxFDASBgNVBAMMC2FocCB0ZXN0IGNhMFkwEwYHKoZIzj0CAQYI
+KoZIzj0DAQcDQgAEU8CoT3CxEwuw7v/r2sUfmvDzyJerSZKruplCEPR2RTot6NP+
+N2QtRmJalXicZLKhYGbr8T8S0bnj2/6+OwqtWqNTMFEwHQYDVR0OBBYEFNumvnE6
+MpKcofIAplMtEhci0go0MB8GA1UdIwQYMBaAFNumvnE6MpKcofIAplMtEhci0go0
+MA8GA1UdEwEB/wQFMAMBAf8wCgYIKoZIzj0EAwIDSAAwRQIgfI/HOF8/wb8A6pBG
+lulaE1eRMNT3SgT8lWkCgYt9NEICIQCYdWb5r2HAJ8szOaKfFHtzk63Ou/ltKNTA
+1kByAYgxLg==
+-----END CERTIFICATE-----
+";
+    /// PEM framing around bytes that are no certificate.
+    const NOT_A_CERTIFICATE: &str =
+        "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n";
+
+    fn ca_certificates(pems: &[&str]) -> Result<CaCertificates, String> {
+        CaCertificates::try_from(pems.iter().map(|p| (*p).to_owned()).collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn a_pem_block_that_is_no_certificate_is_refused_naming_the_entry() {
+        // Red team of issue 28, F2: it was accepted, then failed every
+        // HTTP client of the host with `internal` (BadEncoding).
+        assert_eq!(ca_certificates(&[TEST_CA]).unwrap().certificates().len(), 1);
+        let e = ca_certificates(&[TEST_CA, NOT_A_CERTIFICATE]).unwrap_err();
+        assert!(
+            e.starts_with("caCertificates[1]: certificate 0 (of 1) is not a valid X.509"),
+            "{e}"
+        );
+        let both = format!("{TEST_CA}{NOT_A_CERTIFICATE}");
+        let e = ca_certificates(&[&both]).unwrap_err();
+        assert!(
+            e.starts_with("caCertificates[0]: certificate 1 (of 2)"),
+            "{e}"
+        );
+        let e = ca_certificates(&["not pem"]).unwrap_err();
+        assert_eq!(e, "caCertificates[0]: no PEM certificate");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_is_refused_without_waiting_for_a_writer() {
+        // Red team of issue 28, F4: opening it waited for a writer, so
+        // `new McpHost()` hung with NODE_EXTRA_CA_CERTS naming a FIFO.
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("ca.fifo");
+        let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates the node.
+        assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let os = fifo.clone().into_os_string();
+        std::thread::spawn(move || tx.send(read_bounded(&os).map(|_| ())));
+        let read = rx.recv_timeout(std::time::Duration::from_secs(30));
+        let e = read.expect("read_bounded waited on the pipe").unwrap_err();
+        assert_eq!(e.to_string(), "not a regular file");
+    }
 }

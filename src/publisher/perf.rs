@@ -132,6 +132,33 @@ fn report_relists(
     );
 }
 
+/// The decodes of the response line: rmcp's, a plain `Value`, and the
+/// entries read as borrowed text and hashed ([`raw_entry_digests`]).
+fn report_decodes(line: &str, rounds: usize, report: &impl Fn(&str, Duration)) {
+    report(
+        "rmcp decode (ServerJsonRpcMessage) + to_value",
+        median(rounds, || {
+            let m: rmcp::model::ServerJsonRpcMessage = serde_json::from_str(line).unwrap();
+            let rmcp::model::ServerJsonRpcMessage::Response(r) = m else {
+                panic!("not a response")
+            };
+            std::hint::black_box(serde_json::to_value(r.result).unwrap());
+        }),
+    );
+    report(
+        "plain Value decode",
+        median(rounds, || {
+            std::hint::black_box(raw_tools(line));
+        }),
+    );
+    report(
+        "raw entries (borrowed) + SHA-256 of each entry's text",
+        median(rounds, || {
+            std::hint::black_box(raw_entry_digests(line));
+        }),
+    );
+}
+
 #[test]
 #[ignore = "a measurement: run with --ignored --nocapture on a release build"]
 fn catalogue_of_1000_tools_stage_by_stage() {
@@ -145,28 +172,7 @@ fn catalogue_of_1000_tools_stage_by_stage() {
         "response line: {} bytes, {ROUNDS} rounds, medians",
         line.len()
     );
-    report(
-        "rmcp decode (ServerJsonRpcMessage) + to_value",
-        median(ROUNDS, || {
-            let m: rmcp::model::ServerJsonRpcMessage = serde_json::from_str(&line).unwrap();
-            let rmcp::model::ServerJsonRpcMessage::Response(r) = m else {
-                panic!("not a response")
-            };
-            std::hint::black_box(serde_json::to_value(r.result).unwrap());
-        }),
-    );
-    report(
-        "plain Value decode",
-        median(ROUNDS, || {
-            std::hint::black_box(raw_tools(&line));
-        }),
-    );
-    report(
-        "raw entries (borrowed) + SHA-256 of each entry's text",
-        median(ROUNDS, || {
-            std::hint::black_box(raw_entry_digests(&line));
-        }),
-    );
+    report_decodes(&line, ROUNDS, &report);
     report(
         "ServerTools::build",
         median(ROUNDS, || {

@@ -39,7 +39,8 @@ const REDACTED: &str = "[redacted]";
 /// change (rare: a server added or removed, a token replaced).
 #[derive(Default)]
 struct Kept {
-    by_id: BTreeMap<u64, Arc<str>>,
+    /// Each value with the [`generation`] it was kept at.
+    by_id: BTreeMap<u64, (u64, Arc<str>)>,
     longest_first: Arc<Vec<Arc<str>>>,
 }
 
@@ -47,6 +48,17 @@ static KEPT: RwLock<Option<Kept>> = RwLock::new(None);
 /// How many values are kept: [`hidden`] reads nothing else while it is 0.
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+/// Counts the values added to the set (see [`generation`]).
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// How many values have been kept so far: a text checked when this was `g`
+/// holds no value kept up to `g`; once it grows, the text may hold a value
+/// kept since (a tool definition a server listed before another server's
+/// configuration made that string a secret), so what was checked before is
+/// checked again (`crate::catalogue`).
+pub fn generation() -> u64 {
+    GENERATION.load(Ordering::Acquire)
+}
 
 /// One secret value held by the host: while it lives, [`hidden`] takes the
 /// value out of every text. Dropping it forgets the value (unless another
@@ -64,7 +76,10 @@ impl KeptSecret {
         }
         let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
         change(|kept| {
-            kept.by_id.insert(id, Arc::from(value));
+            // Under the write lock: whoever reads the new generation hides
+            // the value (a forgotten value needs no new check).
+            let generation = GENERATION.fetch_add(1, Ordering::AcqRel) + 1;
+            kept.by_id.insert(id, (generation, Arc::from(value)));
         });
         Some(Self { id })
     }
@@ -95,7 +110,7 @@ fn change(edit: impl FnOnce(&mut Kept)) {
     let mut guard = KEPT.write().unwrap_or_else(PoisonError::into_inner);
     let kept = guard.get_or_insert_with(Kept::default);
     edit(kept);
-    let mut values: Vec<Arc<str>> = kept.by_id.values().cloned().collect();
+    let mut values: Vec<Arc<str>> = kept.by_id.values().map(|(_, v)| v.clone()).collect();
     values.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
     values.dedup();
     COUNT.store(values.len(), Ordering::Release);
@@ -110,6 +125,32 @@ fn values() -> Option<Arc<Vec<Arc<str>>>> {
     }
     let guard = KEPT.read().unwrap_or_else(PoisonError::into_inner);
     guard.as_ref().map(|kept| kept.longest_first.clone())
+}
+
+/// Whether `text` holds a value kept after `generation` (see
+/// [`generation`]), as it is or as JSON writes it inside a string (quotes,
+/// backslashes and control characters escaped): what a JSON text checked
+/// when the generation was `generation` may still show.
+pub fn kept_since(generation: u64, text: &str) -> bool {
+    if generation >= GENERATION.load(Ordering::Acquire) {
+        return false;
+    }
+    let guard = KEPT.read().unwrap_or_else(PoisonError::into_inner);
+    let Some(kept) = guard.as_ref() else {
+        return false;
+    };
+    (kept.by_id.values())
+        .filter(|(added, _)| *added > generation)
+        .any(|(_, value)| {
+            text.contains(&**value) || json_escaped(value).is_some_and(|e| text.contains(&*e))
+        })
+}
+
+/// `value` as JSON writes it inside a string, when that differs from it.
+fn json_escaped(value: &str) -> Option<String> {
+    let quoted = serde_json::to_string(value).ok()?;
+    let inner = quoted.get(1..quoted.len().saturating_sub(1))?;
+    (inner != value).then(|| inner.to_owned())
 }
 
 /// `text` with every kept value replaced by [`REDACTED`]; returned as is

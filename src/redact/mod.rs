@@ -25,7 +25,8 @@ use url::Url;
 mod kept;
 
 pub use kept::{
-    header_secrets, hidden, hidden_cut, hidden_in_texts, hidden_in_value, url_secrets, KeptSecret,
+    generation, header_secrets, hidden, hidden_cut, hidden_in_texts, hidden_in_value, kept_since,
+    url_secrets, KeptSecret,
 };
 
 /// `text` as the host may show it: every kept secret value replaced

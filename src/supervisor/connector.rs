@@ -475,7 +475,8 @@ fn dropped_by_transport(
         .filter(|name| !kept.contains(name.as_str()) && seen.insert(name.as_str()))
         .map(|name| ToolDiagnostic {
             server_id: server_id.to_owned(),
-            tool: name.clone(),
+            // A name holding a kept secret value is not shown.
+            tool: crate::redact::hidden(name).into_owned(),
             action: DiagnosticAction::Omitted,
             reason: "invalid x-mcp-header annotations (SEP-2243): the Streamable HTTP \
                      transport refused this tool"
