@@ -155,7 +155,11 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * when called and after each action about the server, so a wait never
    * misses the outcome. It settles only once the `action` envelopes that
    * led to that state have been delivered to the `action` listeners, so a
-   * state mirror fed by them ({@link AhpStateMirror}) already shows it.
+   * state mirror fed by them ({@link AhpStateMirror}) already shows it; a
+   * `ready` server's tools are published right after its `ready` state,
+   * and the wait settles once they are in the state too
+   * (`getState().serverTools`, the mirror), as they are in
+   * {@link McpHost.listTools}.
    * Waiting costs no listener of the caller's: one observer per host
    * serves every wait. While a wait (or any request) is pending the host is
    * held, so it is not garbage-collected under an awaiting caller.

@@ -460,6 +460,7 @@ class McpHost extends EventEmitter {
   #deliverItem(item) {
     if (item.event === 'progress') return this.#onProgress(item.payload)
     if (item.event === 'action') this.#readiness.observe(item.payload)
+    else if (item.event === 'toolsChanged') this.#readiness.toolsChanged()
     this.#emitEach(item.event, item.payload)
   }
 

@@ -252,3 +252,24 @@ test('whenReady settles only after the action listeners received the ready state
     await host.dispose()
   }
 })
+
+test('whenReady settles once the ready server\'s tools are in the state too (getState and a mirror have them, 30 of 30)', async (t) => {
+  // Red team of issue 28, F5: `ready` is published before the server's tools,
+  // and whenReady settled at `ready` (getState().serverTools had none, 1 run in 30).
+  const { AhpStateMirror } = await import('../index.js').then((m) => m.default ?? m)
+  for (let run = 0; run < 30; run++) {
+    const session = `ahp-session:/ready-tools-${run}`
+    const { host } = newHost(t, { session })
+    const mirror = new AhpStateMirror({ session })
+    // Half the runs without an `action` listener: the tools action may then go unparsed.
+    if (run % 2 === 0) host.on('action', (e) => mirror.receive(e))
+    const id = await host.addServer({ name: `tools${run}`, config: TOOLS })
+    await host.whenReady(id)
+    const listed = host.listTools().filter((tool) => tool.customizationId === id).length
+    assert.ok(listed > 0, `run ${run}: listTools has the server's tools`)
+    const inState = (host.getState().serverTools ?? []).filter((d) => d._meta?.['ahp-mcp-host/source']?.customizationId === id)
+    assert.equal(inState.length, listed, `run ${run}: getState().serverTools has them`)
+    if (run % 2 === 0) assert.equal(mirror.session.serverTools?.length, listed, `run ${run}: the mirror has them`)
+    await host.dispose()
+  }
+})

@@ -79,8 +79,9 @@ function enabled(enablement) {
 }
 
 /**
- * The waiters of one host. `state()` reads `{serverSeq, state}` (the
- * session state and the `serverSeq` of the last envelope it reflects),
+ * The waiters of one host. `state()` reads `{serverSeq, state,
+ * toolsPending}` (the session state, the `serverSeq` of the last envelope it
+ * reflects, and the ids of the servers whose tools are not in it yet),
  * `info(id)` the server's `ServerInfo` (throws when it is gone),
  * `error(code, message, data)` makes a `HostError`. `onBusy(busy)`, when
  * set, is told when the first waiter starts and the last one ends.
@@ -124,7 +125,7 @@ class Readiness {
     }
     if (signal?.aborted) return Promise.reject(this.#aborted(serverId, signal))
     return new Promise((resolve, reject) => {
-      const waiter = { id: serverId, resolve, reject, timer: undefined, unwatch: undefined, seen: false, decided: undefined }
+      const waiter = { id: serverId, resolve, reject, timer: undefined, unwatch: undefined, seen: false, decided: undefined, toolsPending: false }
       this.#add(waiter)
       if (this.#judge(waiter, this.#state()) || waiter.decided) return
       if (timeoutMs !== undefined) {
@@ -160,7 +161,7 @@ class Readiness {
       if (blocking) ids = ids.filter((id) => findServer(snapshot.state, id)?.server?.state?.blocking === true)
     }
     const inner = ids.map((id) => {
-      const waiter = { id, blocking, resolve: undefined, reject: undefined, timer: undefined, unwatch: undefined, seen: false, decided: undefined }
+      const waiter = { id, blocking, resolve: undefined, reject: undefined, timer: undefined, unwatch: undefined, seen: false, decided: undefined, toolsPending: false }
       const promise = new Promise((resolve, reject) => Object.assign(waiter, { resolve, reject }))
       return { waiter, outcome: promise.then(
         (info) => (info === BACKGROUND ? { serverId: id, status: 'background' } : { serverId: id, status: 'ready', info }),
@@ -236,7 +237,10 @@ class Readiness {
     const { id } = waiter
     if (this.#removingOf(id)) return this.#settle(waiter, this.#error('server_removed', `server ${JSON.stringify(id)} was removed`, { serverId: id }))
     const verdict = this.#verdict(waiter, snapshot?.state)
-    if (verdict === undefined) return false
+    // Ready, but its tools not yet in the state (they are published right
+    // after `ready`): looked at again after the next envelope.
+    waiter.toolsPending = verdict?.value !== undefined && snapshot?.toolsPending?.includes(id) === true
+    if (verdict === undefined || waiter.toolsPending) return false
     return this.#decide(waiter, snapshot.serverSeq, verdict)
   }
 
@@ -339,6 +343,16 @@ class Readiness {
     for (const w of this.#waiters) {
       if (!w.decided && (w.id === id || w.id.startsWith(`${id}/`))) this.#due.add(w)
     }
+    if (this.#due.size > 0) this.#schedule()
+  }
+
+  /**
+   * A `toolsChanged` event: every publication of a server's tools ends with
+   * one (`session/serverToolsChanged` names no server, and may be delivered
+   * unparsed), so the waiters held back by their server's tools look again.
+   */
+  toolsChanged() {
+    for (const w of this.#waiters) if (w.toolsPending && !w.decided) this.#due.add(w)
     if (this.#due.size > 0) this.#schedule()
   }
 

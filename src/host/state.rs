@@ -23,12 +23,20 @@ impl Host {
         (read.server_seq, read.state())
     }
 
-    /// [`Host::state_at`] as JSON text, `{"serverSeq":…,"state":…}`, written
-    /// after the session lock is released (see `crate::session::SessionRead`).
+    /// [`Host::state_at`] as JSON text, `{"serverSeq":…,"state":…,
+    /// "toolsPending":[…]}`, written after the session lock is released (see
+    /// `crate::session::SessionRead`). `toolsPending`: the ids of the
+    /// servers whose tools the catalogue has and the state does not yet (a
+    /// server is published `ready` before its tools; `whenReady` waits for
+    /// both, so that `getState().serverTools` has them when it settles).
     pub fn state_at_json(&self) -> String {
-        let read = self.shared.publisher().read_store(SessionStore::read);
+        let (read, pending) = self
+            .shared
+            .publisher()
+            .read_store_with_pending(|store, pending| (store.read(), pending.clone()));
+        let pending = serde_json::to_string(&pending).unwrap_or_else(|_| "[]".to_owned());
         format!(
-            "{{\"serverSeq\":{},\"state\":{}}}",
+            "{{\"serverSeq\":{},\"state\":{},\"toolsPending\":{pending}}}",
             read.server_seq,
             read.json()
         )

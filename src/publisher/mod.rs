@@ -15,6 +15,7 @@
 //! closes it first, under the session lock. The server's actor also closes
 //! it as soon as its connection closes ([`SessionPublisher::close_app_channel`]).
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, RwLock, Weak};
 
 use ahp_types::actions::{
@@ -55,6 +56,12 @@ pub struct SessionPublisher {
     /// carried (written under the session lock). Weak: it keeps only the
     /// allocation, so no later generation can have its address.
     published: Mutex<Weak<Vec<Arc<CatalogueEntry>>>>,
+    /// Servers whose tools the catalogue holds and no
+    /// `session/serverToolsChanged` carried yet (between
+    /// [`SessionPublisher::update_tools`] and the publication that follows
+    /// it); written and read under the session lock (see
+    /// [`SessionPublisher::read_store_with_pending`]).
+    tools_pending: Mutex<BTreeSet<String>>,
     /// The AHP client declared `mcpApps` (JS option `mcpApps`): servers are
     /// told the MCP Apps extension, customizations carry `mcpApp` and
     /// `channel`, App tool calls carry `_meta.ui` (see [`crate::apps`]).
@@ -83,6 +90,7 @@ impl SessionPublisher {
             catalogue: RwLock::default(),
             publish_server_tools: publishing.server_tools,
             published: Mutex::default(),
+            tools_pending: Mutex::default(),
             mcp_apps: publishing.mcp_apps,
             app_channels: Arc::default(),
         }
@@ -189,6 +197,24 @@ impl SessionPublisher {
     /// Reads the session store (state and `serverSeq` together) under its lock.
     pub fn read_store<R>(&self, read: impl FnOnce(&SessionStore) -> R) -> R {
         read(&self.lock_session())
+    }
+
+    /// [`SessionPublisher::read_store`], with the ids of the servers whose
+    /// tools are in the catalogue but not yet in the state (a server turns
+    /// `ready` before the publication of its tools; `whenReady` waits for
+    /// both), read under the same lock.
+    pub fn read_store_with_pending<R>(
+        &self,
+        read: impl FnOnce(&SessionStore, &BTreeSet<String>) -> R,
+    ) -> R {
+        let session = self.lock_session();
+        read(&session, &self.pending())
+    }
+
+    fn pending(&self) -> MutexGuard<'_, BTreeSet<String>> {
+        self.tools_pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
     /// The session channel URI stamped on every envelope.
@@ -314,10 +340,20 @@ impl SessionPublisher {
     /// becoming ready updates the catalogue before its `ready` state and
     /// publishes after it.)
     pub fn update_tools(&self, id: &str, tools: Option<Arc<ServerTools>>) -> bool {
-        self.catalogue
+        let added = tools.is_some();
+        let changed = self
+            .catalogue
             .write()
             .unwrap_or_else(PoisonError::into_inner)
-            .set_server(id, tools)
+            .set_server(id, tools);
+        // Pending until a publication for `id` (under the session lock; the
+        // server's `ready` comes after this returns, so no read of the
+        // state sees it `ready` without its tools, or them pending).
+        if changed && added && self.publish_server_tools {
+            let _session = self.lock_session();
+            self.pending().insert(id.to_owned());
+        }
+        changed
     }
 
     /// Publishes the current catalogue after a change caused by server `id`:
@@ -362,6 +398,11 @@ impl SessionPublisher {
                     envelope,
                 ))));
         }
+        let mut pending = self.pending();
+        for id in ids {
+            pending.remove(*id);
+        }
+        drop(pending);
         for id in ids {
             self.sink.send(HostEvent::ToolsChanged {
                 server_id: (*id).to_owned(),

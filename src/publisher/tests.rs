@@ -67,3 +67,32 @@ fn a_catalogue_generation_is_published_once_however_many_servers_changed_it() {
         (vec![2, 3], vec!["b".into(), "b".into()])
     );
 }
+
+#[test]
+fn tools_are_pending_from_the_catalogue_update_to_their_publication() {
+    // Red team of issue 28, F5: a server is `ready` in the state before its
+    // tools are; `whenReady` reads these pending ids to wait for both.
+    let (sink, _events) = unbounded_channel();
+    let publishing = Publishing {
+        server_tools: true,
+        mcp_apps: false,
+    };
+    let publisher = SessionPublisher::new(
+        SessionStore::new("ahp-session:/t"),
+        Arc::new(sink),
+        publishing,
+    );
+    let pending = || publisher.read_store_with_pending(|_, pending| pending.clone());
+    assert!(publisher.update_tools("a", listing("a", &["one"])));
+    assert!(publisher.update_tools("b", listing("b", &["two"])));
+    assert_eq!(pending().into_iter().collect::<Vec<_>>(), ["a", "b"]);
+    // b's publication carries a's tools too, but a is told (and cleared) by its own.
+    publisher.publish_tools("b", ToolsChangeReason::Ready);
+    assert_eq!(pending().into_iter().collect::<Vec<_>>(), ["a"]);
+    publisher.publish_tools("a", ToolsChangeReason::Ready);
+    assert!(pending().is_empty());
+    // An update that changes nothing, and a removal, leave nothing pending.
+    assert!(!publisher.update_tools("a", listing("a", &["one"])));
+    assert!(publisher.update_tools("a", None));
+    assert!(pending().is_empty());
+}
