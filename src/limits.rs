@@ -101,6 +101,12 @@ pub const MAX_KILL_SWEEPS: usize = 16;
 /// quarter of the stack limit: 2 MiB by default, more under a raised
 /// `ulimit -s`).
 pub const MAX_ENVIRON_READ_BYTES: usize = 32 * 1024 * 1024;
+/// Reads again of a process whose environment read empty during a search
+/// for a server's process mark (a process in the middle of `execve` reads
+/// so for a moment; Linux only, `src/transport/descendants.rs`) (a count).
+pub const MARK_SCAN_EMPTY_RETRIES: u32 = 3;
+/// Wait between those reads again (ms).
+pub const MARK_SCAN_RETRY_MS: u64 = 2;
 /// After a graceful `shutdown` disposed the host, how long it waits for every
 /// server's tasks (actor, connection service) to end, in ms.
 pub const TASKS_END_WAIT_MS: u64 = 2_000;

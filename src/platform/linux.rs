@@ -56,7 +56,13 @@ pub struct ProcessId {
 struct Stat {
     pgrp: i32,
     start: u64,
+    /// `PF_KTHREAD` is set in its flags (field 9): a kernel thread, which
+    /// has no environment.
+    kernel: bool,
 }
+
+/// `PF_KTHREAD` of `include/linux/sched.h`.
+const PF_KTHREAD: u64 = 0x0020_0000;
 
 /// `/proc/<pid>/stat`: process group (field 5) and start time (field 22).
 /// The command name (field 2) may hold spaces and parentheses, so fields
@@ -69,9 +75,11 @@ fn stat(pid: i32) -> Option<Stat> {
     if fields.first() == Some(&"Z") {
         return None;
     }
+    let flags: u64 = fields.get(6)?.parse().ok()?;
     Some(Stat {
         pgrp: fields.get(2)?.parse().ok()?,
         start: fields.get(19)?.parse().ok()?,
+        kernel: flags & PF_KTHREAD != 0,
     })
 }
 
@@ -120,15 +128,28 @@ pub fn escaped_descendants(leader: i32, pgid: i32, max_walked: usize) -> Vec<Pro
     found
 }
 
-/// Bytes of an environment read at a time by [`environ_holds`].
+/// Bytes of an environment read at a time by [`environ_of`].
 const ENVIRON_CHUNK_BYTES: usize = 64 * 1024;
+
+/// What a read of `/proc/<pid>/environ` found.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Environ {
+    /// It holds the entry.
+    Holds,
+    /// It does not, or cannot be read.
+    Lacks,
+    /// It read empty: a process between the old memory of an `execve` and
+    /// its new one reads so for a moment (besides one started with no
+    /// environment at all).
+    Empty,
+}
 
 /// Whether the environment `/proc/<pid>/environ` holds the entry
 /// `needle` (`NAME=value`), reading at most `max_bytes` of it, a chunk at
 /// a time (`buf` holds one chunk and the end of the one before).
-fn environ_holds(pid: i32, needle: &[u8], max_bytes: usize, buf: &mut Vec<u8>) -> bool {
+fn environ_of(pid: i32, needle: &[u8], max_bytes: usize, buf: &mut Vec<u8>) -> Environ {
     let Ok(file) = std::fs::File::open(format!("/proc/{pid}/environ")) else {
-        return false;
+        return Environ::Lacks;
     };
     // An entry is `\0NAME=value\0` (the first one has no NUL before it).
     let mut entry = Vec::with_capacity(needle.len() + 2);
@@ -140,51 +161,77 @@ fn environ_holds(pid: i32, needle: &[u8], max_bytes: usize, buf: &mut Vec<u8>) -
     buf.clear();
     buf.push(0);
     let mut chunk = vec![0u8; ENVIRON_CHUNK_BYTES];
+    let mut read = 0;
     loop {
         let n = match file.read(&mut chunk) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
+        read += n;
         buf.extend_from_slice(&chunk[..n]);
         if finder.find(buf).is_some() {
-            return true;
+            return Environ::Holds;
         }
         let keep = buf.len().saturating_sub(entry.len());
         buf.drain(..keep);
     }
     // The last entry may end without a NUL.
     buf.push(0);
-    finder.find(buf).is_some()
+    match (finder.find(buf).is_some(), read) {
+        (true, _) => Environ::Holds,
+        (false, 0) => Environ::Empty,
+        (false, _) => Environ::Lacks,
+    }
 }
 
 /// The living processes whose environment holds `PROCESS_MARK_VAR=mark`
 /// (at most `max_looked` processes of `/proc` are looked at, at most
 /// `max_environ_bytes` of each environment read). A process the host may
 /// not read (another user's, or one that made itself non-dumpable) is not
-/// found.
-pub fn marked_processes(mark: &str, max_looked: usize, max_environ_bytes: usize) -> Vec<ProcessId> {
+/// found. A process whose environment reads empty (one in the middle of
+/// `execve`: a marked child of a shell about to become its command) is
+/// read again up to `retry.rounds` times, `retry.wait` apart.
+pub fn marked_processes(
+    mark: &str,
+    max_looked: usize,
+    max_environ_bytes: usize,
+    retry: super::EmptyEnvironRetry,
+) -> Vec<ProcessId> {
     let needle = format!("{PROCESS_MARK_VAR}={mark}").into_bytes();
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     let mut found = Vec::new();
     let mut buf = Vec::new();
-    let pids = entries
-        .flatten()
-        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()));
-    for pid in pids.take(max_looked) {
+    let mut look = |pid: i32| -> Environ {
         // The start time before and after the read: a pid reused between
         // them is not taken for the process that held the mark.
-        let Some(before) = stat(pid) else { continue };
-        if !environ_holds(pid, &needle, max_environ_bytes, &mut buf) {
-            continue;
-        }
-        if stat(pid).is_some_and(|after| after.start == before.start) {
+        let Some(before) = stat(pid).filter(|s| !s.kernel) else {
+            return Environ::Lacks;
+        };
+        let environ = environ_of(pid, &needle, max_environ_bytes, &mut buf);
+        let same = || stat(pid).is_some_and(|after| after.start == before.start);
+        if environ == Environ::Holds && same() {
             found.push(ProcessId {
                 pid,
                 start: before.start,
             });
         }
+        environ
+    };
+    let pids = entries
+        .flatten()
+        .filter_map(|e| e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()));
+    let mut unsettled: Vec<i32> = pids
+        .take(max_looked)
+        .filter(|&pid| look(pid) == Environ::Empty)
+        .collect();
+    for _ in 0..retry.rounds {
+        if unsettled.is_empty() {
+            break;
+        }
+        std::thread::sleep(retry.wait);
+        unsettled.retain(|&pid| look(pid) == Environ::Empty);
     }
     found
 }
@@ -227,6 +274,12 @@ pub fn signal_process(process: ProcessId, signal: i32) -> bool {
 mod tests {
     use super::*;
 
+    /// As the host reads (`crate::limits`).
+    const RETRY: super::super::EmptyEnvironRetry = super::super::EmptyEnvironRetry {
+        rounds: 3,
+        wait: std::time::Duration::from_millis(2),
+    };
+
     #[test]
     fn a_marked_process_is_found_wherever_it_is_and_others_are_not() {
         let mark = process_mark();
@@ -243,13 +296,13 @@ mod tests {
             .arg("32")
             .spawn()
             .unwrap();
-        let found = marked_processes(&mark, 1 << 16, 1 << 20);
+        let found = marked_processes(&mark, 1 << 16, 1 << 20, RETRY);
         assert_eq!(found.len(), 1, "{found:?}");
         assert_ne!(found[0].pid, unmarked.id() as i32);
         assert!(signal_process(found[0], libc::SIGKILL));
         unmarked.kill().unwrap();
         unmarked.wait().unwrap();
-        assert!(marked_processes(&format!("{mark}x"), 1 << 16, 1 << 20).is_empty());
+        assert!(marked_processes(&format!("{mark}x"), 1 << 16, 1 << 20, RETRY).is_empty());
     }
 
     #[test]

@@ -70,6 +70,18 @@ pub use self::windows::{
     wrap_in_job,
 };
 
+/// How `marked_processes` reads again a process whose environment read
+/// empty (one in the middle of `execve`): `rounds` more reads at most,
+/// `wait` apart (the caller's bounds, `crate::limits`).
+#[cfg(unix)]
+#[derive(Debug, Clone, Copy)]
+pub struct EmptyEnvironRetry {
+    /// Reads again at most (a count).
+    pub rounds: u32,
+    /// Between two rounds.
+    pub wait: std::time::Duration,
+}
+
 /// A config path that names a device or pipe by name: never on Unix (the
 /// opened file's type is checked there, see `special_file_kind`).
 #[cfg(unix)]

@@ -154,7 +154,12 @@ pub fn process_mark() -> String {
 /// Other Unix (macOS): no process is found by its mark (no `/proc`):
 /// always empty.
 #[cfg(not(target_os = "linux"))]
-pub fn marked_processes(_mark: &str, _max_looked: usize, _max_bytes: usize) -> Vec<ProcessId> {
+pub fn marked_processes(
+    _mark: &str,
+    _max_looked: usize,
+    _max_bytes: usize,
+    _retry: super::EmptyEnvironRetry,
+) -> Vec<ProcessId> {
     Vec::new()
 }
 

@@ -32,8 +32,8 @@ use tokio::sync::watch;
 
 use crate::events::{log, EventSink, LogLevel};
 use crate::limits::{
-    DESCENDANT_SCAN_MS, MAX_DESCENDANT_WALK, MAX_ENVIRON_READ_BYTES, MAX_KILL_SWEEPS,
-    MAX_MARK_SCAN_PROCESSES, MAX_TRACKED_DESCENDANTS,
+    DESCENDANT_SCAN_MS, MARK_SCAN_EMPTY_RETRIES, MARK_SCAN_RETRY_MS, MAX_DESCENDANT_WALK,
+    MAX_ENVIRON_READ_BYTES, MAX_KILL_SWEEPS, MAX_MARK_SCAN_PROCESSES, MAX_TRACKED_DESCENDANTS,
 };
 use crate::platform::{self, ProcessId};
 
@@ -94,8 +94,16 @@ impl Escaped {
     pub fn sweep(&self) -> (Vec<ProcessId>, Vec<ProcessId>) {
         let mut found = platform::escaped_descendants(self.pgid, self.pgid, MAX_DESCENDANT_WALK);
         if let Some(mark) = &self.mark {
-            let marked =
-                platform::marked_processes(mark, MAX_MARK_SCAN_PROCESSES, MAX_ENVIRON_READ_BYTES);
+            let retry = platform::EmptyEnvironRetry {
+                rounds: MARK_SCAN_EMPTY_RETRIES,
+                wait: Duration::from_millis(MARK_SCAN_RETRY_MS),
+            };
+            let marked = platform::marked_processes(
+                mark,
+                MAX_MARK_SCAN_PROCESSES,
+                MAX_ENVIRON_READ_BYTES,
+                retry,
+            );
             for process in marked {
                 if process.pid != self.pgid && !found.contains(&process) {
                     found.push(process);
