@@ -238,15 +238,21 @@ test('whenReady during the restart backoff waits for the restarted server; the e
 
 // Issue 24, item 4: the waiter settles only once the listeners have had the
 // envelopes that made the server ready, so a mirror fed by them agrees.
+/** A host on session `name` with a tools server `server` it waited for; `mirror` fed its actions when `mirrored`. */
+async function readyWithMirror(t, AhpStateMirror, name, server, mirrored) {
+  const session = `ahp-session:/${name}`
+  const { host } = newHost(t, { session })
+  const mirror = new AhpStateMirror({ session })
+  if (mirrored) host.on('action', (e) => mirror.receive(e))
+  const id = await host.addServer({ name: server, config: TOOLS })
+  await host.whenReady(id)
+  return { host, mirror, id }
+}
+
 test('whenReady settles only after the action listeners received the ready state (a state mirror shows it, 20 of 20)', async (t) => {
   const { AhpStateMirror } = await import('../index.js').then((m) => m.default ?? m)
   for (let run = 0; run < 20; run++) {
-    const session = `ahp-session:/ready-mirror-${run}`
-    const { host } = newHost(t, { session })
-    const mirror = new AhpStateMirror({ session })
-    host.on('action', (e) => mirror.receive(e))
-    const id = await host.addServer({ name: `tools${run}`, config: TOOLS })
-    await host.whenReady(id)
+    const { host, mirror, id } = await readyWithMirror(t, AhpStateMirror, `ready-mirror-${run}`, `tools${run}`, true)
     const mirrored = mirror.session.customizations?.find((c) => c.id === id)
     assert.equal(mirrored?.state?.kind, 'ready', `run ${run}: the mirror shows ${JSON.stringify(mirrored?.state)}`)
     await host.dispose()
@@ -258,13 +264,8 @@ test('whenReady settles once the ready server\'s tools are in the state too (get
   // and whenReady settled at `ready` (getState().serverTools had none, 1 run in 30).
   const { AhpStateMirror } = await import('../index.js').then((m) => m.default ?? m)
   for (let run = 0; run < 30; run++) {
-    const session = `ahp-session:/ready-tools-${run}`
-    const { host } = newHost(t, { session })
-    const mirror = new AhpStateMirror({ session })
     // Half the runs without an `action` listener: the tools action may then go unparsed.
-    if (run % 2 === 0) host.on('action', (e) => mirror.receive(e))
-    const id = await host.addServer({ name: `tools${run}`, config: TOOLS })
-    await host.whenReady(id)
+    const { host, mirror, id } = await readyWithMirror(t, AhpStateMirror, `ready-tools-${run}`, `tools${run}`, run % 2 === 0)
     const listed = host.listTools().filter((tool) => tool.customizationId === id).length
     assert.ok(listed > 0, `run ${run}: listTools has the server's tools`)
     const inState = (host.getState().serverTools ?? []).filter((d) => d._meta?.['ahp-mcp-host/source']?.customizationId === id)

@@ -36,18 +36,23 @@ fn sent(events: &mut UnboundedReceiver<HostEvent>) -> (Vec<usize>, Vec<String>) 
     (actions, changed)
 }
 
-#[test]
-fn a_catalogue_generation_is_published_once_however_many_servers_changed_it() {
-    let (sink, mut events) = unbounded_channel();
+/// A publisher of `session/serverToolsChanged` and the events it sends.
+fn publisher() -> (SessionPublisher, UnboundedReceiver<HostEvent>) {
+    let (sink, events) = unbounded_channel();
     let publishing = Publishing {
         server_tools: true,
         mcp_apps: false,
     };
-    let publisher = SessionPublisher::new(
-        SessionStore::new("ahp-session:/t"),
-        Arc::new(sink),
-        publishing,
-    );
+    let store = SessionStore::new("ahp-session:/t");
+    (
+        SessionPublisher::new(store, Arc::new(sink), publishing),
+        events,
+    )
+}
+
+#[test]
+fn a_catalogue_generation_is_published_once_however_many_servers_changed_it() {
+    let (publisher, mut events) = publisher();
     // Two servers become ready together: both change the catalogue before
     // either publishes it.
     publisher.update_tools("a", listing("a", &["one", "two"]));
@@ -72,16 +77,7 @@ fn a_catalogue_generation_is_published_once_however_many_servers_changed_it() {
 fn tools_are_pending_from_the_catalogue_update_to_their_publication() {
     // Red team of issue 28, F5: a server is `ready` in the state before its
     // tools are; `whenReady` reads these pending ids to wait for both.
-    let (sink, _events) = unbounded_channel();
-    let publishing = Publishing {
-        server_tools: true,
-        mcp_apps: false,
-    };
-    let publisher = SessionPublisher::new(
-        SessionStore::new("ahp-session:/t"),
-        Arc::new(sink),
-        publishing,
-    );
+    let (publisher, _events) = publisher();
     let pending = || publisher.read_store_with_pending(|_, pending| pending.clone());
     assert!(publisher.update_tools("a", listing("a", &["one"])));
     assert!(publisher.update_tools("b", listing("b", &["two"])));
