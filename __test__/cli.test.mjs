@@ -95,6 +95,10 @@ test('run calls only a tool annotated readOnlyHint: true, never a destructive or
   assert.equal(code, 0, stdout + stderr)
   assert.deepEqual(calls(), [{ tool: 'look', args: {} }])
   assert.match(stdout, /call look\(\{\}\) -> look called/)
+  // Each catalogue line says whose tools came and went (new-user check of issue 28).
+  const published = stdout.split('\n').filter((l) => l.includes('tool catalogue published'))
+  assert.match(published[0], /published: \d+ tools? \(\+\d+ [^)]+\)$/, stdout)
+  assert.match(published.at(-1), /published: 0 tools \(-\d+ [^)]+\)$/, stdout)
 })
 
 test('run calls no tool at all when none is annotated read-only', async (t) => {

@@ -80,6 +80,31 @@ function plural(n, noun) {
   return `${n} ${noun}${n === 1 ? '' : 's'}`
 }
 
+// The tools per server of the last catalogue `describeAction` printed.
+let lastCatalogue = new Map()
+
+/** Tools per server (`_meta["ahp-mcp-host/source"].customizationId`) of a published catalogue. */
+function toolsPerServer(tools) {
+  const counts = new Map()
+  for (const t of tools) {
+    const id = t._meta?.['ahp-mcp-host/source']?.customizationId ?? '?'
+    counts.set(id, (counts.get(id) ?? 0) + 1)
+  }
+  return counts
+}
+
+/** What changed since the last catalogue printed: ` (+12 a/b, -3 c/d)`, or '' when no server's count did. */
+function catalogueChange(tools) {
+  const now = toolsPerServer(tools)
+  const changes = []
+  for (const id of new Set([...lastCatalogue.keys(), ...now.keys()])) {
+    const d = (now.get(id) ?? 0) - (lastCatalogue.get(id) ?? 0)
+    if (d !== 0) changes.push(`${d > 0 ? '+' : '-'}${Math.abs(d)} ${id}`)
+  }
+  lastCatalogue = now
+  return changes.length > 0 ? ` (${changes.join(', ')})` : ''
+}
+
 function describeAction(envelope) {
   const a = envelope.action
   const seq = `#${String(envelope.serverSeq).padStart(3)}`
@@ -104,7 +129,7 @@ function describeAction(envelope) {
     case 'session/customizationRemoved':
       return `${seq} removed ${a.id}`
     case 'session/serverToolsChanged':
-      return `${seq} tool catalogue published: ${plural(a.tools.length, 'tool')}`
+      return `${seq} tool catalogue published: ${plural(a.tools.length, 'tool')}${catalogueChange(a.tools)}`
     default:
       return `${seq} ${a.type} ${JSON.stringify(a)}${origin}${refused}`
   }
