@@ -43,6 +43,7 @@
 //! session → catalogue (read)       (supervisor: publishing the tools)
 //! session → app channels           (supervisor: a state opens or closes a server's mcp:// channel)
 //! session → Outbox.pending         (the JS sink runs under the session lock)
+//! session → tools pending          (publisher: a server's tools catalogued, then published; whenReady's read of the state)
 //! catalogue (read) → read view     (callTool: the stale-tool check)
 //! keychain calls → keychain store  (credentials: 'os': a call on the blocking pool opens the store)
 //! ```
@@ -54,12 +55,15 @@
 //!   runs, so envelopes leave in `serverSeq` order;
 //! - registry: `Host::registry` (`registry.rs`: ids, what each is doing,
 //!   server handles);
-//! - leaves, never held while taking another lock: the registry, the
+//! - leaves, never held while taking another lock: the set of kept secret
+//!   values (`redact::kept`), the registry, the
 //!   sign-ins waiting for a callback URL (`sign_ins.rs`), a server's `ServerLive` cells (connection, challenge) and its
 //!   `BearerCell` (written only by the server's actor), the refresh locks,
 //!   the `mcp://` channels (`AppChannels`) and their requests in flight
 //!   (`ChannelCalls`);
 //! - catalogue: `HostShared::catalogue` (`RwLock`);
+//! - tools pending: `SessionPublisher::tools_pending`, the servers whose
+//!   tools are catalogued and not yet published;
 //! - read view: `ReadCatalogue` (`catalogue::read_view`);
 //! - `Outbox.pending`: the JS binding's event queue (the binding crate, `binding/`);
 //! - keychain calls, keychain store: `KEYCHAIN_CALLS` (one OS keychain
