@@ -15,8 +15,6 @@
 //! held in memory. The blocking work runs on the async runtime's blocking
 //! pool, bounded by `timeout`; every failure is a message that names the file.
 
-use std::fs::{File, FileType, OpenOptions};
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -65,65 +63,23 @@ pub fn read_regular_file(path: &Path, bounds: ReadBounds) -> Result<String, Stri
     read_regular(path, bounds)
 }
 
-/// The blocking half of [`read_config_file`].
+/// The blocking half of [`read_config_file`]
+/// ([`crate::platform::read_regular_bytes`], then UTF-8).
 ///
 /// # Errors
 /// Why the file cannot be read (without the path).
 fn read_regular(path: &Path, bounds: ReadBounds) -> Result<String, String> {
-    let max = bounds.max_bytes as u64;
-    let too_large = || {
-        format!(
-            "it is larger than {} ({} bytes)",
-            bounds.limit_name, bounds.max_bytes
-        )
-    };
-    if let Some(kind) = crate::platform::device_path_kind(path) {
-        return Err(format!("it is {kind}, not a regular file"));
-    }
-    let metadata = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    regular(metadata.file_type())?;
-    if metadata.len() > max {
-        return Err(too_large());
-    }
-    let file = open_nonblocking(path).map_err(|e| e.to_string())?;
-    let opened = file.metadata().map_err(|e| e.to_string())?;
-    regular(opened.file_type())?;
-    if let Some(kind) = crate::platform::opened_kind(&file) {
-        return Err(format!("it is {kind}, not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    file.take(max + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > max {
-        return Err(too_large());
-    }
+    use crate::platform::RegularReadError;
+    let bytes = crate::platform::read_regular_bytes(path, bounds.max_bytes as u64).map_err(
+        |e| match e {
+            RegularReadError::TooLarge => format!(
+                "it is larger than {} ({} bytes)",
+                bounds.limit_name, bounds.max_bytes
+            ),
+            other => other.to_string(),
+        },
+    )?;
     String::from_utf8(bytes).map_err(|e| format!("it is not UTF-8 text ({e})"))
-}
-
-/// Opens `path` for reading without waiting (a named pipe without a
-/// writer) and without taking a terminal as the controlling one.
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.read(true);
-    crate::platform::open_without_blocking(&mut options);
-    options.open(path)
-}
-
-/// `Ok` for a regular file; else what it is, as an error message.
-fn regular(kind: FileType) -> Result<(), String> {
-    if kind.is_file() {
-        return Ok(());
-    }
-    Err(format!("it is {}, not a regular file", kind_name(kind)))
-}
-
-/// What a file that is not a regular file is, in words.
-fn kind_name(kind: FileType) -> &'static str {
-    if kind.is_dir() {
-        return "a directory";
-    }
-    crate::platform::special_file_kind(kind).unwrap_or("not a regular file")
 }
 
 #[cfg(test)]

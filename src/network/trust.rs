@@ -97,30 +97,16 @@ pub fn node_extra_ca_certs() -> Result<Vec<Certificate>, String> {
     pem_bundle(&bytes).map_err(|why| format!("ignoring NODE_EXTRA_CA_CERTS {shown}: {why}"))
 }
 
-/// A regular file of at most [`MAX_CA_FILE_BYTES`], opened without waiting
-/// (a named pipe without a writer is refused, never waited on: this runs on
-/// the JS thread, in `new McpHost()`).
-fn read_bounded(path: &std::ffi::OsStr) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    if let Some(kind) = crate::platform::device_path_kind(std::path::Path::new(path)) {
-        return Err(std::io::Error::other(format!("{kind}, not a regular file")));
-    }
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    crate::platform::open_without_blocking(&mut options);
-    let file = options.open(path)?;
-    if !file.metadata()?.is_file() || crate::platform::opened_kind(&file).is_some() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_CA_FILE_BYTES as u64 + 1)
-        .read_to_end(&mut bytes)?;
-    if bytes.len() > MAX_CA_FILE_BYTES {
-        return Err(std::io::Error::other(format!(
-            "larger than {MAX_CA_FILE_BYTES} bytes"
-        )));
-    }
-    Ok(bytes)
+/// A regular file of at most [`MAX_CA_FILE_BYTES`]
+/// ([`crate::platform::read_regular_bytes`]: a named pipe is refused, never
+/// waited on; this runs on the JS thread, in `new McpHost()`).
+fn read_bounded(path: &std::ffi::OsStr) -> Result<Vec<u8>, String> {
+    use crate::platform::RegularReadError;
+    let path = std::path::Path::new(path);
+    crate::platform::read_regular_bytes(path, MAX_CA_FILE_BYTES as u64).map_err(|e| match e {
+        RegularReadError::TooLarge => format!("larger than {MAX_CA_FILE_BYTES} bytes"),
+        other => other.to_string(),
+    })
 }
 
 /// The TLS configuration every HTTP client of a host shares: TLS 1.2 and
@@ -219,6 +205,6 @@ lulaE1eRMNT3SgT8lWkCgYt9NEICIQCYdWb5r2HAJ8szOaKfFHtzk63Ou/ltKNTA
         std::thread::spawn(move || tx.send(read_bounded(&os).map(|_| ())));
         let read = rx.recv_timeout(std::time::Duration::from_secs(30));
         let e = read.expect("read_bounded waited on the pipe").unwrap_err();
-        assert_eq!(e.to_string(), "not a regular file");
+        assert_eq!(e, "it is a named pipe (FIFO), not a regular file");
     }
 }

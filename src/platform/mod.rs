@@ -7,6 +7,7 @@
 //! | [`set_parent_death_signal`] (`PR_SET_PDEATHSIG` = SIGKILL) | yes | no-op (the watchdog covers host death) |
 //! | [`spawn_watchdog`] (`/bin/sh` in its own process group; [`watchdog_add`] names escaped descendants it also ends) | yes | yes (nothing to add) |
 //! | [`open_without_blocking`] (`O_NONBLOCK \| O_NOCTTY`), [`open_no_follow`] (also `O_NOFOLLOW`), [`special_file_kind`] | yes | yes |
+//! | [`read_regular_bytes`]: a bounded read of a regular file that never waits on a special one (`regular_file.rs`) | yes | yes |
 //! | [`private_dir`] (mode `0700`), [`private_file`] (mode `0600`) | yes | yes |
 //! | [`own_private_dir`] (the host's folder is the user's own: mode tightened to `0700`, else refused), [`own_private_file`] (the user's own, mode without group or other bits) | yes | yes |
 //! | [`escaped_descendants`] (descendants outside the process group: `setsid()`, double fork), [`signal_process`] (pidfd + start time) | yes (`/proc` `children` links, see `linux.rs`) | none found: only the process group is signalled (macOS has no subreaper and no `/proc`) |
@@ -38,6 +39,8 @@ compile_error!(
 
 mod keychain;
 pub use keychain::{open_keychain, KEYCHAIN_NAME};
+mod regular_file;
+pub use regular_file::{read_regular_bytes, RegularReadError};
 #[cfg(target_os = "linux")]
 mod linux;
 #[cfg(target_os = "linux")]
