@@ -219,21 +219,29 @@ fn url_patterns_are_normalised_as_server_urls_are() {
     assert!(denied(&p, "https://x.test:443/mcp"));
     assert!(!denied(&p, "https://x.test:8443/mcp"));
     // Hosts: case, a trailing dot, percent-escapes, IPv4 and IPv6 forms.
-    let p = deny("http://LOCALHOST.:*");
-    for u in [
-        "http://localhost:1/",
-        "http://localhost.:1/",
-        "http://local%68ost:1/",
-    ] {
-        assert!(denied(&p, u), "{u}");
-    }
-    let p = deny("http://127.0.0.1:*");
-    for u in [
-        "http://127.0.0.1.:1/",
-        "http://2130706433:1/",
-        "http://0x7f.1:1/",
-    ] {
-        assert!(denied(&p, u), "{u}");
+    let forms = [
+        (
+            "http://LOCALHOST.:*",
+            [
+                "http://localhost:1/",
+                "http://localhost.:1/",
+                "http://local%68ost:1/",
+            ],
+        ),
+        (
+            "http://127.0.0.1:*",
+            [
+                "http://127.0.0.1.:1/",
+                "http://2130706433:1/",
+                "http://0x7f.1:1/",
+            ],
+        ),
+    ];
+    for (rule, urls) in forms {
+        let p = deny(rule);
+        for u in urls {
+            assert!(denied(&p, u), "{rule} {u}");
+        }
     }
     let p = deny("http://[0:0:0:0:0:0:0:1]:*");
     assert!(denied(&p, "http://[::1]:1/mcp"));

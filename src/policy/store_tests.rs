@@ -32,13 +32,19 @@ async fn a_decision_survives_a_new_store_and_a_changed_digest_is_told() {
     assert_eq!(text, r#"{"version":1,"entries":[]}"#);
 }
 
-#[tokio::test]
-async fn bounded_and_merged_with_another_host() {
+/// Two hosts' stores on one data folder.
+fn two_stores() -> (tempfile::TempDir, TrustStore, TrustStore) {
     let dir = tempfile::tempdir().unwrap();
     let (one, two) = (
         TrustStore::in_dir(dir.path()),
         TrustStore::in_dir(dir.path()),
     );
+    (dir, one, two)
+}
+
+#[tokio::test]
+async fn bounded_and_merged_with_another_host() {
+    let (dir, one, two) = two_stores();
     assert_eq!(one.known("x", D1).await.0, Known::New); // loaded before two writes
     two.remember("y", D1, true, true).await;
     one.remember("x", D1, true, true).await;
@@ -84,11 +90,7 @@ async fn a_loose_or_linked_file_is_not_used_and_never_followed() {
 
 #[tokio::test]
 async fn a_decision_another_host_forgot_is_not_written_back() {
-    let dir = tempfile::tempdir().unwrap();
-    let (a, b) = (
-        TrustStore::in_dir(dir.path()),
-        TrustStore::in_dir(dir.path()),
-    );
+    let (dir, a, b) = two_stores();
     a.remember("x", D1, true, true).await;
     assert_eq!(b.known("x", D1).await.0, Known::Decided(true)); // b holds x
     assert_eq!(a.forget(Some("x")).await, 1);
