@@ -933,11 +933,12 @@ export interface McpHostOptions {
    * and ignored, as Node does). Host names are always checked. A
    * certificate that fails makes the error say why: `unknown issuer`,
    * `expired`, `not valid yet`, `name mismatch`, with the server's origin.
-   * An entry without a certificate, or with a block that is no valid X.509
-   * certificate: the constructor throws {@link HostError}
+   * An entry without a certificate, or with a block that is not a valid
+   * X.509 `CERTIFICATE` (a key, a cut block): the constructor throws {@link HostError}
    * `invalid_argument` (`caCertificates[i]: no PEM certificate`,
-   * `caCertificates[i]: certificate k (of n) is not a valid X.509
-   * certificate (…)`). A `NODE_EXTRA_CA_CERTS` file with such a block, or
+   * `… block k of n is not a valid X.509 certificate (…)`, `… block k of
+   * n is a PrivateKey, not a CERTIFICATE`, `… block k has no END line`;
+   * `k` counts from 1). A `NODE_EXTRA_CA_CERTS` file with such a block, or
    * that is no regular file (a named pipe is never waited on), is a `warn`
    * log record and ignored.
    */

@@ -135,7 +135,7 @@ test('case 3: a PEM block that is no X.509 certificate is refused, naming the en
   const framed = '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n'
   const pki = makePki(tmpDir(t, 'ahp-pki-'))
   assert.throws(() => newHost({ after() {} }, { caCertificates: [pki.caPem, framed] }),
-    (e) => e.code === 'invalid_argument' && /caCertificates\[1\]: certificate 0 \(of 1\) is not a valid X\.509 certificate/.test(e.message))
+    (e) => e.code === 'invalid_argument' && /caCertificates\[1\]: block 1 of 1 is not a valid X\.509 certificate \(BadEncoding\)/.test(e.message))
 })
 
 // ─── case 6: OAuth and metadata fetches stay off internal addresses ─────────

@@ -14,7 +14,6 @@
 
 use std::sync::Arc;
 
-use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::CertificateDer;
 use serde::Deserialize;
 
@@ -35,27 +34,50 @@ impl std::fmt::Debug for CaCertificates {
     }
 }
 
-/// The certificates of one PEM text, each one checked as a trust anchor
-/// (what the verifier does with it: a block that is PEM-framed but holds
-/// no X.509 certificate would otherwise fail every TLS connection of the
-/// host, not only the ones it was meant for).
+/// The certificates of one PEM text: every PEM block must be a
+/// `CERTIFICATE` that parses as a trust anchor (what the verifier does with
+/// it: a block that is PEM-framed but holds no X.509 certificate would
+/// otherwise fail every TLS connection of the host, not only the ones it
+/// was meant for; a private key has no place in a trust option).
 ///
 /// # Errors
-/// `no PEM certificate` (not PEM, or no `CERTIFICATE` block), or
-/// `certificate <k> (of n) is not a valid X.509 certificate (<why>)`.
+/// `no PEM certificate` (no PEM block at all), `block <k> of <n> is a
+/// <kind>, not a CERTIFICATE`, `block <k> of <n> is not a valid X.509
+/// certificate (<why>)` or `block <k>: <PEM error>` (`k` from 1).
 fn pem_bundle(pem: &[u8]) -> Result<Vec<Certificate>, String> {
-    let certs = CertificateDer::pem_slice_iter(pem)
-        .collect::<Result<Vec<_>, _>>()
-        .ok()
-        .filter(|certs| !certs.is_empty())
-        .ok_or("no PEM certificate")?;
-    for (k, cert) in certs.iter().enumerate() {
+    use rustls::pki_types::pem::{self, SectionKind};
+    let mut blocks = Vec::new();
+    let mut rest = pem;
+    loop {
+        match pem::from_buf(&mut rest) {
+            Ok(Some(block)) => blocks.push(block),
+            Ok(None) => break,
+            Err(pem::Error::MissingSectionEnd { .. }) => {
+                return Err(format!("block {} has no END line", blocks.len() + 1));
+            }
+            Err(e) => return Err(format!("block {}: {e}", blocks.len() + 1)),
+        }
+    }
+    if blocks.is_empty() {
+        return Err("no PEM certificate".to_owned());
+    }
+    let n = blocks.len();
+    let mut certs = Vec::with_capacity(n);
+    for (k, (kind, der)) in (1..).zip(blocks) {
+        if kind != SectionKind::Certificate {
+            return Err(format!("block {k} of {n} is a {kind:?}, not a CERTIFICATE"));
+        }
+        let cert = Certificate::from(der);
         rustls::RootCertStore::empty()
             .add(cert.clone())
             .map_err(|e| {
-                let n = certs.len();
-                format!("certificate {k} (of {n}) is not a valid X.509 certificate ({e})")
+                let why = match e {
+                    rustls::Error::InvalidCertificate(why) => format!("{why:?}"),
+                    other => other.to_string(),
+                };
+                format!("block {k} of {n} is not a valid X.509 certificate ({why})")
             })?;
+        certs.push(cert);
     }
     Ok(certs)
 }
@@ -63,9 +85,8 @@ fn pem_bundle(pem: &[u8]) -> Result<Vec<Certificate>, String> {
 impl TryFrom<Vec<String>> for CaCertificates {
     type Error = String;
 
-    /// Errors: `caCertificates[i]: no PEM certificate` or
-    /// `caCertificates[i]: certificate k (of n) is not a valid X.509
-    /// certificate (…)` (surfaced as `invalid_argument: options: …`).
+    /// Errors: `caCertificates[i]: ` and why [`pem_bundle`] refused it
+    /// (surfaced as `invalid_argument: options: …`).
     fn try_from(pems: Vec<String>) -> Result<Self, String> {
         let mut out = Vec::new();
         for (i, pem) in pems.iter().enumerate() {
@@ -176,18 +197,28 @@ lulaE1eRMNT3SgT8lWkCgYt9NEICIQCYdWb5r2HAJ8szOaKfFHtzk63Ou/ltKNTA
         // HTTP client of the host with `internal` (BadEncoding).
         assert_eq!(ca_certificates(&[TEST_CA]).unwrap().certificates().len(), 1);
         let e = ca_certificates(&[TEST_CA, NOT_A_CERTIFICATE]).unwrap_err();
-        assert!(
-            e.starts_with("caCertificates[1]: certificate 0 (of 1) is not a valid X.509"),
-            "{e}"
+        assert_eq!(
+            e,
+            "caCertificates[1]: block 1 of 1 is not a valid X.509 certificate (BadEncoding)"
         );
         let both = format!("{TEST_CA}{NOT_A_CERTIFICATE}");
         let e = ca_certificates(&[&both]).unwrap_err();
         assert!(
-            e.starts_with("caCertificates[0]: certificate 1 (of 2)"),
+            e.starts_with("caCertificates[0]: block 2 of 2 is not"),
             "{e}"
         );
         let e = ca_certificates(&["not pem"]).unwrap_err();
         assert_eq!(e, "caCertificates[0]: no PEM certificate");
+        // Red team: a key beside a certificate was accepted; a cut block read as no certificate.
+        let key = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
+        let e = ca_certificates(&[&format!("{TEST_CA}{key}")]).unwrap_err();
+        assert_eq!(
+            e,
+            "caCertificates[0]: block 2 of 2 is a PrivateKey, not a CERTIFICATE"
+        );
+        let cut = format!("{TEST_CA}-----BEGIN CERTIFICATE-----\nMIIB\n");
+        let e = ca_certificates(&[&cut]).unwrap_err();
+        assert_eq!(e, "caCertificates[0]: block 2 has no END line");
     }
 
     #[cfg(unix)]
