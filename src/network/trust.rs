@@ -85,8 +85,9 @@ fn pem_bundle(pem: &[u8]) -> Result<Vec<Certificate>, String> {
 impl TryFrom<Vec<String>> for CaCertificates {
     type Error = String;
 
-    /// Errors: `caCertificates[i]: ` and why [`pem_bundle`] refused it
-    /// (surfaced as `invalid_argument: options: …`).
+    /// Errors: `caCertificates[i]: ` and why its PEM text was refused (no block, a block
+    /// that is not a valid X.509 CERTIFICATE, or a block with no END line), surfaced as
+    /// `invalid_argument: options: …`.
     fn try_from(pems: Vec<String>) -> Result<Self, String> {
         let mut out = Vec::new();
         for (i, pem) in pems.iter().enumerate() {
