@@ -192,6 +192,21 @@ function addonIn(dir) {
   return fs.readdirSync(dir).find((f) => /^ahp-mcp-host\..+\.node$/.test(f) && f.startsWith(`ahp-mcp-host.${process.platform}-`))
 }
 
+/**
+ * The environment that links the addon with the code layout of `functions`
+ * (a file of layoutFunctions): scripts/link-layout.js as cargo's linker,
+ * calling the cross toolchain's gcc, reading sections with its readelf.
+ */
+function layoutLinker(functions) {
+  const bin = path.join(toolchainDir(), 'bin')
+  return {
+    [`CARGO_TARGET_${TRIPLE.toUpperCase().replace(/-/g, '_')}_LINKER`]: path.join(__dirname, 'link-layout.js'),
+    AHP_LINK_LAYOUT_CC: path.join(bin, `${TRIPLE}-gcc`),
+    AHP_LINK_LAYOUT_READELF: path.join(bin, `${TRIPLE}-readelf`),
+    AHP_LINK_LAYOUT_FUNCTIONS: functions,
+  }
+}
+
 /** `flags` (a RUSTFLAGS value, maybe empty) with `flag` added. */
 function withFlag(flags, flag) {
   return flags ? `${flags} ${flag}` : flag
@@ -217,9 +232,10 @@ function llvmProfdata() {
  * so the plain build's cache stays), runs scripts/pgo-train.mjs with it,
  * and merges the raw profiles into `<release dir>/pgo/merged.profdata`
  * (the same path every time, so the final build's RUSTFLAGS, and with them
- * cargo's cache of the dependencies, stay the same). Returns that path, or
- * undefined (with a warning) when llvm-profdata is missing: the build then
- * goes on without PGO.
+ * cargo's cache of the dependencies, stay the same). Returns {profile: that
+ * path, layout: the file of layoutFunctions (cross builds)}, or undefined
+ * (with a warning) when llvm-profdata is missing: the build then goes on
+ * without PGO.
  */
 function pgoProfile({ cross, env, releaseDir }) {
   const profdataTool = llvmProfdata()
@@ -246,8 +262,54 @@ function pgoProfile({ cross, env, releaseDir }) {
   if (!profiles.length) fail(`the PGO training run wrote no profile into ${raw}`)
   const merged = spawnSync(profdataTool, ['merge', '-o', profile, ...profiles], { stdio: 'inherit' })
   if (merged.status !== 0) fail(`llvm-profdata merge failed (${merged.error?.message ?? `exit ${merged.status}`})`)
+  const layout = cross ? layoutFunctions(profdataTool, profiles, work) : undefined
   console.error(`build-addon: PGO 3/3: the optimized build (${profiles.length} profiles merged)`)
-  return profile
+  return { profile, layout }
+}
+
+/**
+ * The code layout of the PGO build (scripts/link-layout.js): writes the
+ * names of the functions the training's `rss` scenario ran (its
+ * profiles, `ahp-rss-*.profraw`: start a host, connect a stdio server,
+ * list, call; a function ran when one of its counters is not 0) into
+ * `<work>/layout-functions.txt`, one per line, and returns that path;
+ * undefined (with a warning) when the scenario left no profile.
+ */
+function layoutFunctions(profdataTool, profiles, work) {
+  const core = profiles.filter((f) => path.basename(f).startsWith('ahp-rss-'))
+  if (!core.length) {
+    console.error('build-addon: WARNING: no profile of the rss scenario: the addon is linked without the code layout')
+    return undefined
+  }
+  const text = path.join(work, 'rss.proftext')
+  const merged = spawnSync(profdataTool, ['merge', '--text', '-o', text, ...core], { stdio: 'inherit' })
+  if (merged.status !== 0) fail(`llvm-profdata merge --text failed (${merged.error?.message ?? `exit ${merged.status}`})`)
+  const ran = ranFunctions(fs.readFileSync(text, 'utf8'))
+  const file = path.join(work, 'layout-functions.txt')
+  fs.writeFileSync(file, ran.join('\n') + '\n')
+  console.error(`build-addon: code layout: ${ran.length} functions the rss scenario ran`)
+  return file
+}
+
+/**
+ * The symbols of the functions with a non-zero counter in an IR-level
+ * profile in llvm-profdata's text format (a name line, `# Func Hash:`,
+ * the hash, `# Num Counters:`, n, `# Counter Values:`, n values, then
+ * maybe value-profile records, a blank line). A local function's name is
+ * `<module>;<symbol>` (the codegen unit it is in; Rust makes a local copy
+ * of a generic function in each unit that uses it), kept whole.
+ */
+function ranFunctions(text) {
+  const ran = new Set()
+  const lines = text.split('\n')
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i] !== '# Counter Values:') continue
+    const name = lines[i - 5]
+    const count = Number(lines[i - 1])
+    const values = lines.slice(i + 1, i + 1 + count)
+    if (name && values.some((v) => Number(v) > 0)) ran.add(name)
+  }
+  return [...ran]
 }
 
 function main() {
@@ -275,8 +337,9 @@ function main() {
   const started = Date.now()
   const wantPgo = !debug && process.platform === 'linux' && process.arch === 'x64' &&
     !process.argv.includes('--no-pgo') && process.env.AHP_NO_PGO !== '1'
-  const profile = wantPgo ? pgoProfile({ cross, env, releaseDir }) : undefined
+  const { profile, layout } = (wantPgo && pgoProfile({ cross, env, releaseDir })) || {}
   if (profile) env.RUSTFLAGS = withFlag(env.RUSTFLAGS, `-Cprofile-use=${profile}`)
+  if (layout) Object.assign(env, layoutLinker(layout))
   napiBuild(napiArgs({ debug, cross, outDir, targetDirFlag: releaseDir }), env, releaseDir || targetDir())
   const file = addonIn(outDir)
   const kind = debug ? 'debug' : symbols ? 'release-symbols' : 'release'
@@ -287,6 +350,6 @@ function main() {
   console.error(`build-addon: ${path.relative(ROOT, path.join(outDir, file)) || file} (${kind}${profile ? ', PGO' : ''}, cargo profile ${cargoProfile}) in ${seconds} s`)
 }
 
-module.exports = { CRATE, QUICK_PROFILE, hostTriple, lastBuild, spawnLocked, targetDir }
+module.exports = { CRATE, QUICK_PROFILE, hostTriple, lastBuild, ranFunctions, spawnLocked, targetDir }
 
 if (require.main === module) main()

@@ -6,7 +6,8 @@
 // the RSS run, a short soak, 5 servers at once) driven through the public
 // JS API (bench/driver.mjs, client C) against the real benchmark servers,
 // with the addon at `--addon` (NAPI_RS_NATIVE_LIBRARY_PATH) writing its
-// LLVM profile into `--out` (LLVM_PROFILE_FILE, one `.profraw` per process);
+// LLVM profile into `--out` (LLVM_PROFILE_FILE, one `.profraw` per process,
+// a scenario's named after it);
 // then a breadth pass (`breadth()`, in a child of its own) over the rest of
 // what apps call often, against the real server-everything over stdio:
 // progress, AHP chat tool calls, resources, prompts, the session state,
@@ -67,10 +68,13 @@ const marker = `ahppgo${randomBytes(6).toString('hex')}`
 const children = new Set()
 process.on('exit', () => { for (const c of children) try { c.kill('SIGKILL') } catch {} })
 
-/** Runs `node <args>` with the training env; rejects (naming `what`) on a non-zero exit or the timeout. */
-function runChild(args, what, stdio) {
+/**
+ * Runs `node <args>` with the training env (and `extraEnv`); rejects
+ * (naming `what`) on a non-zero exit or the timeout.
+ */
+function runChild(args, what, stdio, extraEnv = {}) {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, args, { env, stdio })
+    const child = spawn(process.execPath, args, { env: { ...env, ...extraEnv }, stdio })
     children.add(child)
     const timer = setTimeout(() => child.kill('SIGKILL'), SCENARIO_TIMEOUT_MS)
     child.once('exit', (code, signal) => {
@@ -82,9 +86,14 @@ function runChild(args, what, stdio) {
   })
 }
 
-/** Runs one driver of client C. */
+/**
+ * Runs one driver of client C. Its profile is named after the scenario
+ * (`ahp-<id>-…`): scripts/build-addon.js lays out the code the `rss`
+ * scenario ran side by side.
+ */
 function drive(run, spec) {
-  return runChild([DRIVER, 'C', JSON.stringify(spec)], `scenario ${run.id}`, ['ignore', 'ignore', 'inherit'])
+  const profile = opts.out ? { LLVM_PROFILE_FILE: join(resolve(opts.out), `ahp-${run.id}-%p-%m.profraw`) } : {}
+  return runChild([DRIVER, 'C', JSON.stringify(spec)], `scenario ${run.id}`, ['ignore', 'ignore', 'inherit'], profile)
 }
 
 /** Runs this script's breadth pass in a child with the same addon and profile settings. */
