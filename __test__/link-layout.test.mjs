@@ -18,8 +18,9 @@ const { ranFunctions } = require('../scripts/build-addon.js')
 
 /** Two objects, each with a local `helper` (mod2's is the larger), as Rust makes a local copy of a generic function per codegen unit. */
 function objects(dir) {
-  const one = 'static int helper(int x) { return x + 1; }\nint f_a(int x) { return helper(x) * 3; }\nint f_b(int x) { return helper(x) * 5; }\n'
-  const two = 'static int helper(int x) { int s = 0; for (int i = 0; i < x; i++) s += i * x; return s; }\nint f_c(int x) { return helper(x) + 7; }\n'
+  const table = (name) => `static const int ${name}[64] = { ${Array.from({ length: 64 }, (_, i) => i * 7 + name.length).join(', ')} };\n`
+  const one = `static int helper(int x) { return x + 1; }\nint f_a(int x) { return helper(x) * 3; }\n${table('tbl_b')}int f_b(int x) { return helper(x) * tbl_b[x & 63]; }\n`
+  const two = `static int helper(int x) { int s = 0; for (int i = 0; i < x; i++) s += i * x; return s; }\n${table('tbl_c')}int f_c(int x) { return helper(x) + tbl_c[x & 63]; }\n`
   const files = []
   // rustc's names: a module of the crate being linked, and an upstream
   // crate's module after ThinLTO (its module name ends in `.rcgu.o` itself).
@@ -27,25 +28,25 @@ function objects(dir) {
   for (const [name, object, src] of names) {
     writeFileSync(join(dir, `${name}.c`), src)
     const obj = join(dir, object)
-    execFileSync('cc', ['-O1', '-fPIC', '-fno-inline', '-ffunction-sections', '-c', join(dir, `${name}.c`), '-o', obj])
+    execFileSync('cc', ['-O1', '-fPIC', '-fno-inline', '-ffunction-sections', '-fdata-sections', '-c', join(dir, `${name}.c`), '-o', obj])
     files.push(obj)
   }
   return files
 }
 
-/** `nm -S -n` of `lib`: [{addr, size, name}] of its text symbols. */
+/** `nm -S -n` of `lib`: [{addr, size, type, name}] of its text and read-only data symbols. */
 function symbols(lib) {
   return execFileSync('nm', ['-S', '-n', lib], { encoding: 'utf8' }).split('\n')
     .map((l) => l.trim().split(/\s+/))
-    .filter((p) => p.length === 4 && /[tT]/.test(p[2]))
-    .map(([addr, size, , name]) => ({ addr: parseInt(addr, 16), size: parseInt(size, 16), name }))
+    .filter((p) => p.length === 4 && /[tTrR]/.test(p[2]))
+    .map(([addr, size, type, name]) => ({ addr: parseInt(addr, 16), size: parseInt(size, 16), type, name }))
 }
 
-/** The [start, end) of `lib`'s `.text.core`, or undefined. */
-function coreSection(lib) {
-  const line = execFileSync('readelf', ['-SW', lib], { encoding: 'utf8' }).split('\n').find((l) => /\]\s+\.text\.core\s/.test(l))
+/** The [start, end) of `lib`'s section `name` (`.text.core`), or undefined. */
+function coreSection(lib, name = '.text.core') {
+  const line = execFileSync('readelf', ['-SW', lib], { encoding: 'utf8' }).split('\n').find((l) => l.includes(`] ${name} `))
   if (!line) return undefined
-  const [addr, , size] = line.split(/\]\s+\.text\.core\s+PROGBITS\s+/)[1].trim().split(/\s+/)
+  const [addr, , size] = line.split(/PROGBITS\s+/)[1].trim().split(/\s+/)
   return [parseInt(addr, 16), parseInt(addr, 16) + parseInt(size, 16)]
 }
 
@@ -61,7 +62,7 @@ function link(dir, files, list) {
   return lib
 }
 
-test('the listed functions come first, in list order, in .text.core; a local one only from its own module', () => {
+test('the listed functions come first, in list order, in .text.core, and the data they read in .rodata.core; a local one only from its own module', () => {
   const dir = mkdtempSync(join(tmpdir(), 'ahp-link-layout-'))
   try {
     const files = objects(dir)
@@ -69,7 +70,7 @@ test('the listed functions come first, in list order, in .text.core; a local one
     const core = coreSection(lib)
     assert.ok(core, '.text.core exists')
     const syms = symbols(lib)
-    const inCore = syms.filter((s) => s.addr >= core[0] && s.addr < core[1])
+    const inCore = syms.filter((s) => /[tT]/.test(s.type) && s.addr >= core[0] && s.addr < core[1])
     assert.deepEqual(inCore.map((s) => s.name), ['f_c', 'helper', 'f_a'])
     const helpers = syms.filter((s) => s.name === 'helper')
     assert.equal(helpers.length, 2)
@@ -78,6 +79,11 @@ test('the listed functions come first, in list order, in .text.core; a local one
     assert.ok(coreHelper.size > other.size, 'the copy placed is mod2\'s (the larger), not mod1\'s')
     assert.ok(other.addr >= core[1], 'mod1\'s helper stays in .text')
     assert.ok(syms.find((s) => s.name === 'f_b').addr >= core[1], 'an unlisted function stays in .text')
+    const data = coreSection(lib, '.rodata.core')
+    assert.ok(data, '.rodata.core exists')
+    const at = (name) => syms.find((s) => s.name === name).addr
+    assert.ok(at('tbl_c') >= data[0] && at('tbl_c') < data[1], 'the table f_c reads is in .rodata.core')
+    assert.ok(at('tbl_b') >= data[1] || at('tbl_b') < data[0], 'the table of unlisted f_b is not')
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
