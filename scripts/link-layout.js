@@ -122,7 +122,8 @@ function layoutScript(functions, objects) {
   const seen = new Set()
   const place = (into, file, section) => {
     const key = `${file}\0${section}`
-    if (seen.has(key)) return false
+    // A name ld cannot quote stays where the default script puts it.
+    if (seen.has(key) || key.includes('"')) return false
     seen.add(key)
     into.push(`    "${file}"("${section}")`)
     return true
