@@ -13,7 +13,7 @@ import { join } from 'node:path'
 
 const require = createRequire(import.meta.url)
 const LINKER = require.resolve('../scripts/link-layout.js')
-const { expand } = require('../scripts/link-layout.js')
+const { expand, inputObjects, responseFile, withoutLld } = require('../scripts/link-layout.js')
 const { ranFunctions } = require('../scripts/build-addon.js')
 
 /** Two objects, each with a local `helper` (mod2's is the larger), as Rust makes a local copy of a generic function per codegen unit. */
@@ -50,9 +50,21 @@ function coreSection(lib, name = '.text.core') {
   return [parseInt(addr, 16), parseInt(addr, 16) + parseInt(size, 16)]
 }
 
-function link(dir, files, list) {
+/** The flags ('R', 'R E', …) of the LOAD segment of `lib` that holds section `name`. */
+function segmentOf(lib, name) {
+  const out = execFileSync('readelf', ['-lW', lib], { encoding: 'utf8' })
+  const loads = out.split('\n').filter((l) => /^\s+LOAD\s/.test(l)).map((l) => l.trim().split(/\s+/).slice(6, -1).join(' '))
+  const mapping = out.slice(out.indexOf('Section to Segment mapping')).split('\n').filter((l) => /^\s+\d\d\s/.test(l))
+  const at = mapping.findIndex((l) => l.trim().split(/\s+/).slice(1).includes(name))
+  const segments = out.split('\n').filter((l) => /^\s+[A-Z_]+\s+0x/.test(l)).map((l) => l.trim().split(/\s+/)[0])
+  assert.ok(at >= 0, `${name} is in a segment`)
+  assert.equal(segments[at], 'LOAD', `${name} is in a LOAD segment`)
+  return loads[segments.slice(0, at).filter((t) => t === 'LOAD').length]
+}
+
+function link(dir, files, list, extraEnv = {}) {
   const lib = join(dir, list ? 'laid-out.so' : 'plain.so')
-  const env = { ...process.env, AHP_LINK_LAYOUT_CC: 'cc', AHP_LINK_LAYOUT_READELF: 'readelf' }
+  const env = { ...process.env, AHP_LINK_LAYOUT_CC: 'cc', AHP_LINK_LAYOUT_READELF: 'readelf', ...extraEnv }
   delete env.AHP_LINK_LAYOUT_FUNCTIONS
   if (list) {
     writeFileSync(join(dir, 'functions.txt'), list.join('\n') + '\n')
@@ -84,6 +96,9 @@ test('the listed functions come first, in list order, in .text.core, and the dat
     const at = (name) => syms.find((s) => s.name === name).addr
     assert.ok(at('tbl_c') >= data[0] && at('tbl_c') < data[1], 'the table f_c reads is in .rodata.core')
     assert.ok(at('tbl_b') >= data[1] || at('tbl_b') < data[0], 'the table of unlisted f_b is not')
+    assert.equal(segmentOf(lib, '.text.core'), 'R E')
+    assert.equal(segmentOf(lib, '.rodata.core'), segmentOf(lib, '.rodata'), '.rodata.core is in the read-only segment, not executable')
+    assert.equal(segmentOf(lib, '.rodata.core'), 'R')
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }
@@ -120,4 +135,37 @@ test('ranFunctions keeps the functions of an IR profile with a counter above 0, 
     '# Num Value Kinds:', '1', '# ValueKind = IPVK_IndirectCallTarget:', '0', '# NumValueSites:', '1', '0', '',
   ].join('\n')
   assert.deepEqual(ranFunctions(text), ['crate.mod2;helper', 'f_c'])
+})
+
+test('rust-lld is taken out of the arguments (the ld script is for GNU ld); a comma in TMPDIR does not split the script path', () => {
+  assert.deepEqual(
+    withoutLld(['-m64', '-B/r/lib/rustlib/x86_64-unknown-linux-gnu/bin/gcc-ld', '-fuse-ld=lld', 'a.o', '-B', '/r/bin/gcc-ld/', '-Bstatic', '-o', 'x.so']),
+    ['-m64', 'a.o', '-Bstatic', '-o', 'x.so'],
+  )
+  const dir = mkdtempSync(join(tmpdir(), 'ahp-link-layout-'))
+  try {
+    const files = objects(dir)
+    const commaTmp = join(dir, 'tmp,with,commas')
+    execFileSync('mkdir', ['-p', commaTmp])
+    const lib = link(dir, files, ['f_c'], { TMPDIR: commaTmp })
+    assert.ok(coreSection(lib), 'linked with the layout')
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
+test('the arguments go to the driver as an @file that reads back the same; the -o output is not read as an input', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'ahp-link-layout-'))
+  try {
+    const args = ['-shared', '/tmp/a b.o', 'back\\slash', "it's", 'say "hi"', '-Wl,-z,now']
+    const file = join(dir, 'args')
+    writeFileSync(file, responseFile(args))
+    assert.deepEqual(expand([`@${file}`]), args)
+    const [one] = objects(dir)
+    const out = join(dir, 'stale.o')
+    writeFileSync(out, 'not an object')
+    assert.deepEqual(inputObjects(['-r', one, '-o', out]), [one])
+  } finally {
+    rmSync(dir, { recursive: true, force: true })
+  }
 })

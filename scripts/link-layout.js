@@ -9,7 +9,7 @@
 // training's `rss` scenario ran: start a host, connect a stdio server,
 // list, call) first, in an output section `.text.core` of their own, before
 // the rest of `.text`, and the read-only items they refer to (jump tables,
-// constants) in `.rodata.core` before the rest of `.rodata`.
+// constants) in `.rodata.core`, after the rest of `.rodata`.
 //
 // Why: the kernel maps a shared library's code into a process 64 KiB at a
 // time around each page it runs (fault-around), so a function that runs
@@ -122,8 +122,9 @@ function layoutScript(functions, objects) {
   const seen = new Set()
   const place = (into, file, section) => {
     const key = `${file}\0${section}`
-    // A name ld cannot quote stays where the default script puts it.
-    if (seen.has(key) || key.includes('"')) return false
+    // A name ld would read as a pattern or as `archive:member` even when
+    // quoted stays where the default script puts it.
+    if (seen.has(key) || /["[\]*?:]/.test(key)) return false
     seen.add(key)
     into.push(`    "${file}"("${section}")`)
     return true
@@ -147,8 +148,42 @@ function layoutScript(functions, objects) {
     }
   }
   if (!text.length) return undefined
-  const block = (name, lines, before) => `SECTIONS\n{\n  ${name} :\n  {\n${lines.join('\n')}\n  }\n}\nINSERT BEFORE ${before};\n`
-  return block('.text.core', text, '.text') + (data.length ? block('.rodata.core', data, '.rodata') : '')
+  const block = (name, lines, where) => `SECTIONS\n{\n  ${name} :\n  {\n${lines.join('\n')}\n  }\n}\nINSERT ${where};\n`
+  // `.rodata.core` after `.rodata`: BEFORE would put it ahead of the
+  // alignment that starts the read-only segment, in the executable one.
+  return block('.text.core', text, 'BEFORE .text') + (data.length ? block('.rodata.core', data, 'AFTER .rodata') : '')
+}
+
+/**
+ * `args` (expanded) without what turns rust-lld on: rustc adds
+ * `-B<sysroot>/…/gcc-ld -fuse-ld=lld` for a linker whose name it does not
+ * know to be gcc (Rust 1.90+ links x86_64 Linux with lld by default), and
+ * this script's ld script is for GNU ld (the cross toolchain's gcc 4.8.5
+ * refuses the option, and rustc would link again without it).
+ */
+function withoutLld(args) {
+  const out = []
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]
+    if (arg === '-fuse-ld=lld') continue
+    if (arg === '-B' && /gcc-ld\/?$/.test(args[i + 1] ?? '')) {
+      i++
+      continue
+    }
+    if (arg.startsWith('-B') && /gcc-ld\/?$/.test(arg)) continue
+    out.push(arg)
+  }
+  return out
+}
+
+/** `args` as a gcc `@file` (one per line; whitespace, quotes and `\` escaped). */
+function responseFile(args) {
+  return args.map((a) => a.replace(/[\\\s'"]/g, (c) => `\\${c}`)).join('\n') + '\n'
+}
+
+/** The input objects among `args`: `.o` files that exist, not the output of `-o`. */
+function inputObjects(args) {
+  return args.filter((arg, i) => arg.endsWith('.o') && args[i - 1] !== '-o' && fs.existsSync(arg))
 }
 
 function main() {
@@ -157,36 +192,40 @@ function main() {
     console.error('link-layout: AHP_LINK_LAYOUT_CC (the real linker driver) is not set')
     process.exit(2)
   }
-  const args = process.argv.slice(2)
-  const extra = []
-  let scratch
-  const listFile = process.env.AHP_LINK_LAYOUT_FUNCTIONS
-  if (listFile && fs.existsSync(listFile)) {
-    const functions = fs.readFileSync(listFile, 'utf8').split('\n').filter(Boolean)
-    const readelf = process.env.AHP_LINK_LAYOUT_READELF || 'readelf'
-    const objects = { text: new Map(), data: new Map(), refs: new Map() }
-    for (const arg of expand(args)) {
-      if (arg.endsWith('.o') && fs.existsSync(arg)) readObject(readelf, arg, objects)
+  const args = withoutLld(expand(process.argv.slice(2)))
+  const scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'ahp-link-layout-'))
+  try {
+    const extra = []
+    const listFile = process.env.AHP_LINK_LAYOUT_FUNCTIONS
+    if (listFile && fs.existsSync(listFile)) {
+      const functions = fs.readFileSync(listFile, 'utf8').split('\n').filter(Boolean)
+      const readelf = process.env.AHP_LINK_LAYOUT_READELF || 'readelf'
+      const objects = { text: new Map(), data: new Map(), refs: new Map() }
+      for (const object of inputObjects(args)) readObject(readelf, object, objects)
+      const script = layoutScript(functions, objects)
+      if (script) {
+        const file = path.join(scratch, 'layout.ld')
+        fs.writeFileSync(file, script)
+        if (process.env.AHP_LINK_LAYOUT_KEEP) fs.copyFileSync(file, process.env.AHP_LINK_LAYOUT_KEEP)
+        extra.push('-Xlinker', '-T', '-Xlinker', file) // not -Wl: a comma in the path would split it
+      }
     }
-    const script = layoutScript(functions, objects)
-    if (script) {
-      scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'ahp-link-layout-'))
-      const file = path.join(scratch, 'layout.ld')
-      fs.writeFileSync(file, script)
-      if (process.env.AHP_LINK_LAYOUT_KEEP) fs.copyFileSync(file, process.env.AHP_LINK_LAYOUT_KEEP)
-      extra.push(`-Wl,-T,${file}`)
-    }
+    const argsFile = path.join(scratch, 'linker-arguments')
+    fs.writeFileSync(argsFile, responseFile([...args, ...extra]))
+    const run = spawnSync(cc, [`@${argsFile}`], { stdio: 'inherit' })
+    if (run.error) throw new Error(`link-layout: cannot run ${cc}: ${run.error.message}`)
+    if (run.signal) throw new Error(`link-layout: ${cc} was killed by ${run.signal}`)
+    return run.status
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true })
   }
-  const run = spawnSync(cc, [...args, ...extra], { stdio: 'inherit' })
-  if (scratch) fs.rmSync(scratch, { recursive: true, force: true })
-  process.exit(run.status ?? 1)
 }
 
-module.exports = { expand, layoutScript, readObject }
+module.exports = { expand, inputObjects, layoutScript, readObject, responseFile, withoutLld }
 
 if (require.main === module) {
   try {
-    main()
+    process.exit(main())
   } catch (e) {
     console.error(e.message)
     process.exit(1)
