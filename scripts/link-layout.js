@@ -8,21 +8,21 @@
 // AHP_LINK_LAYOUT_FUNCTIONS (one function per line, the functions the PGO
 // training's `rss` scenario ran: start a host, connect a stdio server,
 // list, call) first, in an output section `.text.core` of their own, before
-// the rest of `.text`, and the read-only items they refer to (jump tables,
-// constants) in `.rodata.core`, after the rest of `.rodata`.
+// the rest of `.text`.
 //
 // Why: the kernel maps a shared library's code into a process 64 KiB at a
 // time around each page it runs (fault-around), so a function that runs
 // once, in a block of code that does not, makes the whole block resident.
 // With the code a host runs on its common path side by side, a process
-// that uses the addon keeps about that much of it resident: 3.3 MiB of
+// that uses the addon keeps about that much of it resident: 3.4 MiB of
 // text after connecting and 100 calls instead of 6.3 MiB
-// (docs/benchmark.md, issue 28, "RSS").
+// (docs/benchmark.md, issue 28, "RSS"). The read-only data those functions
+// refer to, laid out the same way, changed nothing measurable, so it is not.
 //
 // The script names exact objects and section names (`.text.<symbol>`, with
 // PGO's `.hot.` / `.unlikely.` prefix and ThinLTO's `.llvm.<n>` suffix where
-// the compiler gave them), read with their relocations from the objects
-// this link is given (AHP_LINK_LAYOUT_READELF, `readelf -SrW`): ld matches
+// the compiler gave them), read from the objects this link is given
+// (AHP_LINK_LAYOUT_READELF, `readelf -SW`): ld matches
 // a name without wildcards by lookup, where a pattern would be tried
 // against every section. With no list, or no section of it in the objects,
 // the link is the plain one. Errors from readelf fail the link, naming the
@@ -48,53 +48,21 @@ function expand(args) {
   return out
 }
 
-/** A `.rodata` section that holds one item (not a merged pool of strings or constants). */
-function ownData(section) {
-  return section.startsWith('.rodata.') && !/^\.rodata\.(str\d|cst\d)/.test(section)
-}
-
 /**
- * Reads object `file` (`readelf -SrW`) into `objects`: its `.text.*`
- * sections by symbol (`.text.hot.F.llvm.3` → F → [{file, section}], in
- * `objects.text`), its `.rodata.*` items (`objects.data`: section name →
- * [file]), and the `.rodata.*` sections
- * or symbols each text section refers to (`objects.refs`: `file\0section`
- * → [name]; a section symbol is shown by its section's name).
+ * Adds the `.text.*` sections of object `file` (`readelf -SW`) to
+ * `objects.text`, by symbol: `.text.hot.F.llvm.3` → F → [{file, section}].
  */
 function readObject(readelf, file, objects) {
-  const run = spawnSync(readelf, ['-SrW', file], { encoding: 'utf8', maxBuffer: 1 << 30 })
+  const run = spawnSync(readelf, ['-SW', file], { encoding: 'utf8', maxBuffer: 256 << 20 })
   if (run.status !== 0) {
-    throw new Error(`link-layout: ${readelf} -SrW ${file} failed: ${run.stderr || run.error?.message}`)
+    throw new Error(`link-layout: ${readelf} -SW ${file} failed: ${run.stderr || run.error?.message}`)
   }
-  let refs
-  for (const line of run.stdout.split('\n')) {
-    const header = line.match(/^\s*\[\s*\d+\]\s+(\.(?:text|rodata)\.\S+)\s+PROGBITS/)
-    if (header) {
-      const section = header[1]
-      if (section.startsWith('.rodata.')) {
-        if (!ownData(section)) continue
-        const files = objects.data.get(section)
-        if (files) files.push(file)
-        else objects.data.set(section, [file])
-        continue
-      }
-      const symbol = section.replace(/^\.text\.(hot\.|unlikely\.)?/, '').replace(/\.llvm\.\d+$/, '')
-      const list = objects.text.get(symbol)
-      if (list) list.push({ file, section })
-      else objects.text.set(symbol, [{ file, section }])
-      continue
-    }
-    const relocs = line.match(/^Relocation section '\.rela(\.text\.\S+)'/)
-    if (relocs) {
-      refs = []
-      objects.refs.set(`${file}\0${relocs[1]}`, refs)
-      continue
-    }
-    if (line.startsWith('Relocation section')) refs = undefined
-    else if (refs) {
-      const target = line.trim().split(/\s+/)[4]
-      if (target && (target.startsWith('.rodata.') || !target.startsWith('.'))) refs.push(target)
-    }
+  for (const m of run.stdout.matchAll(/\]\s+(\.text\.\S+)\s+PROGBITS/g)) {
+    const section = m[1]
+    const symbol = section.replace(/^\.text\.(hot\.|unlikely\.)?/, '').replace(/\.llvm\.\d+$/, '')
+    const list = objects.text.get(symbol)
+    if (list) list.push({ file, section })
+    else objects.text.set(symbol, [{ file, section }])
   }
 }
 
@@ -110,48 +78,30 @@ function moduleOf(file) {
 
 /**
  * The ld script text placing the sections of `functions` first, in list
- * order, and the read-only data they refer to first in `.rodata` the same
- * way; undefined when none is found. An entry is a symbol, or
+ * order; undefined when none is found. An entry is a symbol, or
  * `<module>;<symbol>` for a local function (LLVM's name for it in a
  * profile): then only the copy in the object of that module (moduleOf)
  * is placed, not the other modules' copies of the same symbol.
  */
 function layoutScript(functions, objects) {
-  const text = []
-  const data = []
+  const lines = []
   const seen = new Set()
-  const place = (into, file, section) => {
-    const key = `${file}\0${section}`
-    // A name ld would read as a pattern or as `archive:member` even when
-    // quoted stays where the default script puts it.
-    if (seen.has(key) || /["[\]*?:]/.test(key)) return false
-    seen.add(key)
-    into.push(`    "${file}"("${section}")`)
-    return true
-  }
   for (const entry of functions) {
     const at = entry.lastIndexOf(';')
     const symbol = entry.slice(at + 1)
     const module = at < 0 ? undefined : entry.slice(0, at)
     for (const { file, section } of objects.text.get(symbol) ?? []) {
       if (module && !moduleOf(file).endsWith(module)) continue
-      if (!place(text, file, section)) continue
-      for (const target of objects.refs.get(`${file}\0${section}`) ?? []) {
-        // A section symbol is the object's own section; a named one, the
-        // item of that name wherever it is defined.
-        const own = target.startsWith('.rodata.')
-        const name = own ? target : `.rodata.${target}`
-        const files = ownData(name) ? objects.data.get(name) ?? [] : []
-        const owner = own ? files.find((f) => f === file) : files[0]
-        if (owner) place(data, owner, name)
-      }
+      const key = `${file}\0${section}`
+      // A name ld would read as a pattern or as `archive:member` even when
+      // quoted stays where the default script puts it.
+      if (seen.has(key) || /["[\]*?:]/.test(key)) continue
+      seen.add(key)
+      lines.push(`    "${file}"("${section}")`)
     }
   }
-  if (!text.length) return undefined
-  const block = (name, lines, where) => `SECTIONS\n{\n  ${name} :\n  {\n${lines.join('\n')}\n  }\n}\nINSERT ${where};\n`
-  // `.rodata.core` after `.rodata`: BEFORE would put it ahead of the
-  // alignment that starts the read-only segment, in the executable one.
-  return block('.text.core', text, 'BEFORE .text') + (data.length ? block('.rodata.core', data, 'AFTER .rodata') : '')
+  if (!lines.length) return undefined
+  return `SECTIONS\n{\n  .text.core :\n  {\n${lines.join('\n')}\n  }\n}\nINSERT BEFORE .text;\n`
 }
 
 /**
@@ -200,7 +150,7 @@ function main() {
     if (listFile && fs.existsSync(listFile)) {
       const functions = fs.readFileSync(listFile, 'utf8').split('\n').filter(Boolean)
       const readelf = process.env.AHP_LINK_LAYOUT_READELF || 'readelf'
-      const objects = { text: new Map(), data: new Map(), refs: new Map() }
+      const objects = { text: new Map() }
       for (const object of inputObjects(args)) readObject(readelf, object, objects)
       const script = layoutScript(functions, objects)
       if (script) {
