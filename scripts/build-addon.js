@@ -260,11 +260,16 @@ function pgoProfile({ cross, env, releaseDir }) {
   if (train.status !== 0) fail(`the PGO training run failed (${train.error?.message ?? `exit ${train.status}`})`)
   const profiles = fs.readdirSync(raw).filter((f) => f.endsWith('.profraw')).map((f) => path.join(raw, f))
   if (!profiles.length) fail(`the PGO training run wrote no profile into ${raw}`)
-  const merged = spawnSync(profdataTool, ['merge', '-o', profile, ...profiles], { stdio: 'inherit' })
-  if (merged.status !== 0) fail(`llvm-profdata merge failed (${merged.error?.message ?? `exit ${merged.status}`})`)
+  profdata(profdataTool, ['merge', '-o', profile, ...profiles])
   const layout = cross ? layoutFunctions(profdataTool, profiles, work) : undefined
   console.error(`build-addon: PGO 3/3: the optimized build (${profiles.length} profiles merged)`)
   return { profile, layout }
+}
+
+/** Runs llvm-profdata (`tool`) with `args`; fails the script, naming the command, on an error. */
+function profdata(tool, args) {
+  const run = spawnSync(tool, args, { stdio: 'inherit' })
+  if (run.status !== 0) fail(`llvm-profdata ${args.slice(0, 2).join(' ')} failed (${run.error?.message ?? `exit ${run.status}`})`)
 }
 
 /**
@@ -282,8 +287,7 @@ function layoutFunctions(profdataTool, profiles, work) {
     return undefined
   }
   const text = path.join(work, 'rss.proftext')
-  const merged = spawnSync(profdataTool, ['merge', '--text', '-o', text, ...core], { stdio: 'inherit' })
-  if (merged.status !== 0) fail(`llvm-profdata merge --text failed (${merged.error?.message ?? `exit ${merged.status}`})`)
+  profdata(profdataTool, ['merge', '--text', '-o', text, ...core])
   const ran = ranFunctions(fs.readFileSync(text, 'utf8'))
   const file = path.join(work, 'layout-functions.txt')
   fs.writeFileSync(file, ran.join('\n') + '\n')
@@ -292,7 +296,7 @@ function layoutFunctions(profdataTool, profiles, work) {
 }
 
 /**
- * The symbols of the functions with a non-zero counter in an IR-level
+ * The names of the functions with a non-zero counter in an IR-level
  * profile in llvm-profdata's text format (a name line, `# Func Hash:`,
  * the hash, `# Num Counters:`, n, `# Counter Values:`, n values, then
  * maybe value-profile records, a blank line). A local function's name is
