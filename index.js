@@ -731,16 +731,27 @@ class McpHost extends EventEmitter {
 
   // `timeoutMs` / `maxTotalTimeoutMs` are the native call limits (see
   // index.d.ts); `onProgress` gets the call's `progress` batch items.
-  async callTool(options) {
-    check.callToolOptions(options)
-    const { signal, onProgress, ...args } = options
-    // Named as the native side names callTool's other fields (`timeoutMs: …`).
-    checkSignal(signal, 'signal')
-    if (onProgress !== undefined && typeof onProgress !== 'function') {
-      throw new HostError('invalid_argument', `onProgress: must be a function, got ${typeof onProgress}`)
+  // Not an `async` method: the call's own promise is returned as it is (an
+  // async wrapper would add a promise and its resolution jobs to every
+  // call); an invalid option still rejects rather than throws.
+  callTool(options) {
+    try {
+      check.callToolOptions(options)
+      const { signal, onProgress, ...args } = options
+      // Named as the native side names callTool's other fields (`timeoutMs: …`).
+      checkSignal(signal, 'signal')
+      if (onProgress !== undefined && typeof onProgress !== 'function') {
+        throw new HostError('invalid_argument', `onProgress: must be a function, got ${typeof onProgress}`)
+      }
+      const argsJson = jsonText('options', args)
+      if (!onProgress) return this.#abortable({ signal }, 'the call', (native, id) => native.callTool(id, argsJson))
+      return this.#callWithProgress(signal, argsJson, onProgress)
+    } catch (err) {
+      return Promise.reject(err)
     }
-    const argsJson = jsonText('options', args)
-    if (!onProgress) return this.#abortable({ signal }, 'the call', (native, id) => native.callTool(id, argsJson))
+  }
+
+  async #callWithProgress(signal, argsJson, onProgress) {
     let callId
     try {
       return await this.#abortable({ signal }, 'the call', (native, id) => {

@@ -84,12 +84,15 @@ impl NativeHost {
     /// [`response_item`]), so one JS callback settles every request
     /// answered since the last drain, after the items the request queued
     /// before (its progress).
-    pub(super) fn abortable<T, F>(&self, id: u32, command: impl FnOnce(CancellationToken) -> F)
-    where
+    pub(super) fn abortable<T, F>(
+        &self,
+        id: u32,
+        command: impl FnOnce(CancellationToken) -> F + Send + 'static,
+    ) where
         T: Serialize,
         F: Future<Output = HostResult<T>> + Send + 'static,
     {
-        self.answer_later(id, |token| {
+        self.answer_later(id, move |token| {
             let answering = command(token);
             async move { response_item(id, &run(answering).await) }
         });
@@ -98,20 +101,23 @@ impl NativeHost {
     /// Registers request `id` now and runs `command` (given its token) on
     /// the async runtime; the `response` item it resolves to goes to the
     /// event outbox.
-    fn answer_later<F>(&self, id: u32, command: impl FnOnce(CancellationToken) -> F)
-    where
+    fn answer_later<F>(
+        &self,
+        id: u32,
+        command: impl FnOnce(CancellationToken) -> F + Send + 'static,
+    ) where
         F: Future<Output = String> + Send + 'static,
     {
         let registered = self.cancels.register(id);
-        // On the heap at once: a request's future (a whole `callTool` state
-        // machine) is large, and each move of it by value (into this task's
-        // future, into `spawn`, into the runtime's task cell) was a memmove
-        // on the JS thread; a box moves as a pointer (docs/benchmark.md,
-        // "Issue 28").
-        let command = Box::pin(command(registered.token.clone()));
         let sink = self.sink.clone();
+        // The request's future (a whole `callTool` state machine, kilobytes)
+        // is made and boxed on the runtime's thread: the task spawned here
+        // holds only the closure's captures and then a box, so the JS thread
+        // never copies the large future (each move by value was a memmove
+        // there; docs/benchmark.md, "Issue 28").
         napi::bindgen_prelude::spawn(async move {
-            let item = command.await;
+            let answering = Box::pin(command(registered.token.clone()));
+            let item = answering.await;
             drop(registered);
             sink.push(item);
         });
@@ -204,7 +210,7 @@ impl NativeHost {
         let host = self.host.clone();
         let on_progress =
             (with_progress == Some(true)).then(|| progress_to(self.sink.clone(), request_id));
-        self.answer_later(request_id, |token| async move {
+        self.answer_later(request_id, move |token| async move {
             let answer = async {
                 let args = parse::<JsCallToolArgs>("options", &args_json)?;
                 host.call_tool_json(CallTool::try_from(args)?, token, on_progress)

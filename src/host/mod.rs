@@ -94,9 +94,9 @@ mod tasks;
 mod tool_filter;
 mod tool_search;
 mod tools;
+mod until_disposed;
 mod utilities;
 
-use std::future::Future;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
@@ -307,12 +307,8 @@ impl Host {
     /// Runs `fut` until it ends or the host starts shutting down or is
     /// disposed (then `disposed`, not the `server_exited` of a connection
     /// the shutdown closes; `fut` is dropped).
-    async fn until_disposed<T>(&self, fut: impl Future<Output = HostResult<T>>) -> HostResult<T> {
-        tokio::select! {
-            biased;
-            _ = self.closing.cancelled() => Err(disposed()),
-            r = fut => r,
-        }
+    fn until_disposed<F>(&self, fut: F) -> until_disposed::UntilDisposed<'_, F> {
+        until_disposed::UntilDisposed::new(self.closing.cancelled(), fut)
     }
 
     /// Stops and removes a plugin (with all its servers) or a top-level server;

@@ -179,7 +179,10 @@ pub async fn call_tool(
             Finished::Tree(result) => result,
         };
         if task::is_task(&result) {
-            let result = call.task(result, req, limits, &cancel, on_progress).await?;
+            // Boxed: following a task is the rare path, and its state would
+            // otherwise double the size of every call's future.
+            let following = Box::pin(call.task(result, req, limits, &cancel, on_progress));
+            let result = following.await?;
             return JsonText::of(&result);
         }
         if !mrtr::is_input_required(&result) {
