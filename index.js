@@ -441,12 +441,13 @@ class McpHost extends EventEmitter {
     // A batch of one item is that item, not an array (binding/src/lib.rs, `batch_text`).
     const parsed = JSON.parse(batch)
     const items = Array.isArray(parsed) ? parsed : [parsed]
+    // A `response` item is `{r, v}` or `{r, a}` (lib/host/responses.js); every other item `{event, payload}`.
     for (const item of items) {
-      if (item.event === 'response') this.#responses.settle(item.payload)
+      if (item.r !== undefined) this.#responses.settle(item)
       else if (item.event === 'requestWithdrawn') this.#requests.withdraw(item.payload.requestId)
     }
     for (const item of items) {
-      if (item.event === 'response' || item.event === 'requestWithdrawn') continue
+      if (item.r !== undefined || item.event === 'requestWithdrawn') continue
       // Each item on its own: whatever one of them throws, the rest of the
       // batch (another server's `ready`, a later serverSeq) is delivered.
       try {
@@ -848,7 +849,7 @@ class McpHost extends EventEmitter {
   #settleLast() {
     try {
       for (const item of JSON.parse(this.#native.takeEvents())) {
-        if (item.event === 'response') this.#responses.settle(item.payload)
+        if (item.r !== undefined) this.#responses.settle(item)
       }
     } finally {
       this.#responses.rejectAll(() => new HostError('disposed', 'the host was disposed while the request was in flight'))

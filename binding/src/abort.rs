@@ -2,9 +2,10 @@
 //! `RequestOptions`): `callTool`, `readResource`, `getPrompt`, the list
 //! walks, `subscribeResource` / `unsubscribeResource`, `readAppResource`
 //! and `authorize`. Each takes a JS request id, returns at once, and
-//! answers later with a `response` item of the event batch (`{event:
-//! "response", payload: {requestId, response}}`, `response` being the
-//! `{ok, …}` envelope of `super::respond`): one JS callback settles every
+//! answers later with a `response` item of the event batch (`{r: requestId,
+//! v: value}` for a value passed on as text, `{r: requestId, a: envelope}`
+//! with the `{ok, …}` envelope of `super::respond` otherwise; one wrapper
+//! object, not three, for `JSON.parse` to build): one JS callback settles every
 //! request answered since the last drain, as it delivers events, instead of
 //! one threadsafe-function call per request. `cancel(id)` gives a request
 //! up. `callTool` with progress wanted also passes each progress
@@ -124,29 +125,24 @@ impl NativeHost {
     }
 }
 
-/// The `response` item of JS request `request_id`: `{event: "response",
-/// payload: {requestId, response}}`, the response envelope spliced in as it
-/// is (no second encoding).
+/// The `response` item of JS request `request_id`: `{"r":<requestId>,
+/// "a":<envelope>}`, the response envelope spliced in as it is (no second
+/// encoding).
 fn response_item(request_id: u32, response: &str) -> String {
-    format!(
-        r#"{{"event":"response","payload":{{"requestId":{request_id},"response":{response}}}}}"#
-    )
+    format!(r#"{{"r":{request_id},"a":{response}}}"#)
 }
 
-/// [`response_item`] of a request answered with a JSON text: the envelope
-/// `{"ok":true,"value":<text>}` written around the text in one buffer
-/// (the text is copied once, not encoded again).
+/// The `response` item of a request answered with a JSON text:
+/// `{"r":<requestId>,"v":<text>}` (a success: no envelope), written around
+/// the text in one buffer (the text is copied once, not encoded again); a
+/// failure is a [`response_item`].
 fn text_response_item(request_id: u32, answer: HostResult<JsonText>) -> String {
     let text = match answer {
         Ok(text) => text,
         Err(e) => return response_item(request_id, &failure(&e)),
     };
     let id = request_id.to_string();
-    let (head, mid, tail) = (
-        r#"{"event":"response","payload":{"requestId":"#,
-        r#","response":{"ok":true,"value":"#,
-        "}}}",
-    );
+    let (head, mid, tail) = (r#"{"r":"#, r#","v":"#, "}");
     let text = text.as_str();
     let mut item =
         String::with_capacity(head.len() + id.len() + mid.len() + text.len() + tail.len());

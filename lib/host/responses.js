@@ -2,8 +2,8 @@
 // The answers of native requests (callTool, resources, prompts, the list
 // walks, subscribe, readAppResource, authorize). A native request method
 // returns nothing; its answer arrives later as a `response` item of the
-// event batch (`{event: 'response', payload: {requestId, response}}`,
-// `response` being `{ok: true, value}` or `{ok: false, code, message,
+// event batch (`{r: requestId, v: value}`, or `{r: requestId, a: answer}`
+// with `answer` being `{ok: true, value}` or `{ok: false, code, message,
 // data?, rpcCode?}`), so one JS callback settles every request answered
 // since the last one ("drain on wake", as events), and items the request
 // queued before its answer (its `progress`) are delivered before it.
@@ -57,13 +57,19 @@ class PendingResponses {
     return answer
   }
 
-  /** One `response` item: settles its request (an unknown id is ignored). */
-  settle({ requestId, response }) {
-    const waiter = this.#waiting.get(requestId)
+  /**
+   * One `response` item (`{r, v}` or `{r, a}`): settles its request (an
+   * unknown id is ignored).
+   */
+  settle(item) {
+    const id = item.r
+    const waiter = this.#waiting.get(id)
     if (!waiter) return
-    this.#forget(requestId)
-    if (response.ok) waiter.resolve(response.value)
-    else waiter.reject(this.#makeError(response))
+    this.#forget(id)
+    const answer = item.a
+    if (answer === undefined) waiter.resolve(item.v)
+    else if (answer.ok) waiter.resolve(answer.value)
+    else waiter.reject(this.#makeError(answer))
   }
 
   /** Rejects every request still waiting with `error()` (dispose). */
