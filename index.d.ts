@@ -706,7 +706,14 @@ export declare class McpHost extends EventEmitter<McpHostEvents> {
    * completion, a server's last stderr lines) are still emitted.
    */
   dispose(): Promise<void>
-  /** Kills every server process group immediately. Synchronous, idempotent. */
+  /**
+   * Kills every server process group immediately. Synchronous, idempotent.
+   * What was already queued for JS is delivered first (answers settle
+   * their requests, actions and logs reach their listeners); every request
+   * still in flight then rejects with {@link HostError} `disposed`, as does
+   * every later call. Actions the disposal itself causes (a paused chat
+   * call's completion) are still emitted.
+   */
   disposeSync(): void
   /** Keep the process alive while the host lives (default). */
   ref(): this

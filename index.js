@@ -844,13 +844,14 @@ class McpHost extends EventEmitter {
     collected.unregister(this)
   }
 
-  // After dispose: the answers already queued settle their requests; every
-  // request still waiting rejects `disposed`. Other queued events are dropped.
+  // After dispose: the items already queued are delivered as any batch is
+  // (answers settle their requests, then events reach their listeners), so
+  // what the disposal itself caused (a paused chat call's completion) is
+  // emitted whether the runtime queued it before this drain or after it;
+  // every request still waiting then rejects `disposed`.
   #settleLast() {
     try {
-      for (const item of JSON.parse(this.#native.takeEvents())) {
-        if (item.r !== undefined) this.#responses.settle(item)
-      }
+      this.#deliver(this.#native.takeEvents())
     } finally {
       this.#responses.rejectAll(() => new HostError('disposed', 'the host was disposed while the request was in flight'))
     }

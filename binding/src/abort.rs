@@ -289,7 +289,7 @@ impl NativeHost {
         self.abortable(request_id, |token| async move {
             let args = parse::<JsAuthorizeArgs>("options", &args_json)?;
             let what = format!("the sign-in to {server_id}");
-            // Boxed: the sign-in's future is large, and this one is built on the JS stack.
+            // Boxed: the sign-in's future is large (kept out of this task's own state).
             let signing_in = Box::pin(host.authorize(&server_id, args.into()));
             until_cancelled(&token, &what, signing_in).await
         })
