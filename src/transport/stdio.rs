@@ -13,26 +13,28 @@
 //! JSON of the wrong shape is answered with an `Invalid Request` error, as
 //! rmcp's `AsyncRwTransport` does).
 //!
-//! Sending: each message is serialized once into a reused buffer with its
-//! `\n` and written whole; a send cancelled half-way is finished by the next
-//! one, so the stream never carries a torn line. A server that stops
-//! reading its stdin fills the pipe: once stdin took nothing for
-//! [`STDIN_WRITE_TIMEOUT_MS`] the send being written, and those waiting
-//! behind it, are abandoned and fail (a `warn` log says so, target
-//! `host.stdio`; a slow reader that keeps taking bytes stalls nothing); when
-//! part of its line was written the stream is torn, so the connection
-//! fails too (stdin is closed, the receiving side ends).
+//! Sending: each message is serialized once, when rmcp calls `send`, into
+//! a queue shared by the transport's sends, and written by whichever send
+//! holds the writer next, with every line queued by then (`writer`): the
+//! requests of one turn of rmcp's service loop go out in one `write`. A
+//! send cancelled half-way is finished by the next one, so the stream
+//! never carries a torn line. A server that stops reading its stdin fills
+//! the pipe: once stdin took nothing for [`STDIN_WRITE_TIMEOUT_MS`] the
+//! batch being written, and the sends waiting behind it, are abandoned and
+//! fail (a `warn` log says so, target `host.stdio`; a slow reader that
+//! keeps taking bytes stalls nothing); when part of the batch was written
+//! the stream is torn, so the connection fails too (stdin is closed, the
+//! receiving side ends).
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex as StdMutex};
 use std::time::Duration;
 
 use rmcp::model::{ErrorData, ServerJsonRpcMessage};
 use rmcp::service::{RoleClient, TxJsonRpcMessage};
 use rmcp::transport::Transport;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
 use tokio::sync::{watch, Mutex};
-use tokio::time::timeout;
 
 use crate::events::{log, EventSink, LogLevel};
 use crate::limits::STDIN_WRITE_TIMEOUT_MS;
@@ -53,9 +55,9 @@ mod stall_tests;
 mod test_support;
 #[cfg(test)]
 mod tests;
+mod writer;
 
-/// Capacity (bytes) the write buffer may keep between messages.
-const KEEP_WRITE_CAPACITY: usize = 1024 * 1024;
+use writer::{Failure, Queue, Writer};
 
 /// A client transport over a server's stdout (`R`) and stdin (`W`); see
 /// the module documentation.
@@ -63,6 +65,8 @@ pub struct StdioTransport<R, W> {
     read: R,
     framer: Framer,
     reporter: Reporter,
+    /// Lines serialized by `send`, waiting for the writer (`writer`).
+    queue: Arc<StdMutex<Queue>>,
     writer: Arc<Mutex<Writer<W>>>,
     /// Set once a send tore the stream (see the module documentation).
     torn: Arc<watch::Sender<bool>>,
@@ -100,13 +104,8 @@ where
             read,
             framer: Framer::new(reporter.max_line()),
             reporter,
-            writer: Arc::new(Mutex::new(Writer {
-                out: Some(write),
-                buf: Vec::new(),
-                written: 0,
-                stall,
-                last: last_write,
-            })),
+            queue: Arc::default(),
+            writer: Arc::new(Mutex::new(Writer::new(write, stall, last_write))),
             answer_invalid: false,
             list_ids: list_results::ListIds::default(),
         }
@@ -117,7 +116,7 @@ where
     fn with_write_timeout(mut self, timeout: Duration) -> Self {
         self.write_timeout = timeout;
         if let Ok(mut writer) = self.writer.try_lock() {
-            writer.stall = timeout;
+            writer.set_stall(timeout);
         }
         self
     }
@@ -169,33 +168,29 @@ where
     /// when stdin takes nothing for [`STDIN_WRITE_TIMEOUT_MS`], so a server
     /// that does not read its stdin never stalls the receiving side.
     async fn answer_invalid_request(&mut self) -> bool {
-        let lock = stall::lock(&self.writer, &self.last_write, self.write_timeout);
-        let Some(mut writer) = lock.await else {
-            return false;
-        };
-        if writer.out.is_none() {
-            return false;
-        }
         let response = TxJsonRpcMessage::<RoleClient>::error(
             ErrorData::invalid_request("Invalid request", None),
             None,
         );
-        let written = async {
-            writer.finish().await?;
-            writer.enqueue(&response)?;
-            writer.finish().await
+        let Ok(line) = writer::enqueue(&self.queue, &response) else {
+            return false;
         };
-        match written.await {
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                if writer.abandon() {
+        let lock = stall::lock(&self.writer, &self.last_write, self.write_timeout);
+        let Some(mut writer) = lock.await else {
+            return false;
+        };
+        match writer.write_through(&self.queue, line).await {
+            Ok(()) => {
+                self.answer_invalid = false;
+                true
+            }
+            Err(Failure::Stalled { torn }) => {
+                if torn {
                     self.torn.send_replace(true);
                 }
                 false
             }
-            result => {
-                self.answer_invalid = false;
-                result.is_ok()
-            }
+            Err(_) => false,
         }
     }
 }
@@ -212,35 +207,39 @@ where
         item: TxJsonRpcMessage<RoleClient>,
     ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         self.list_ids.note(&item);
-        let writer = self.writer.clone();
+        // Queued now, in call order; written by whichever send holds the
+        // writer next (see `writer`).
+        let line = writer::enqueue(&self.queue, &item);
+        drop(item);
+        let (queue, writer) = (self.queue.clone(), self.writer.clone());
         let torn = self.torn.clone();
         let warn_to = self.warn_to.clone();
         let (last, stall) = (self.last_write.clone(), self.write_timeout);
         async move {
+            let line = line?;
             let Some(mut writer) = stall::lock(&writer, &last, stall).await else {
                 // Behind a write that stalled: that one says so.
                 return Err(stall::stalled(stall));
             };
-            let written = async {
-                writer.finish().await?;
-                writer.enqueue(&item)?;
-                writer.finish().await
+            let torn_now = match writer.write_through(&queue, line).await {
+                Ok(()) => return Ok(()),
+                Err(Failure::Io(e)) => return Err(e),
+                Err(Failure::Lost) => return Err(stall::stalled(stall)),
+                Err(Failure::Stalled { torn }) => torn,
             };
-            match written.await {
-                Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                    let why = if writer.abandon() {
-                        torn.send_replace(true);
-                        "its line is torn, so the connection fails"
-                    } else {
-                        "it was dropped (none of it was written)"
-                    };
-                    let (server_id, sink) = warn_to;
-                    let message = format!("the server stopped reading its stdin: nothing could be written for {} ms; {why}", stall.as_millis());
-                    sink.send(log(LogLevel::Warn, "host.stdio", Some(&server_id), message));
-                    Err(e)
-                }
-                result => result,
-            }
+            let why = if torn_now {
+                torn.send_replace(true);
+                "its line is torn, so the connection fails"
+            } else {
+                "it was dropped (none of it was written)"
+            };
+            let (server_id, sink) = warn_to;
+            let message = format!(
+                "the server stopped reading its stdin: nothing could be written for {} ms; {why}",
+                stall.as_millis()
+            );
+            sink.send(log(LogLevel::Warn, "host.stdio", Some(&server_id), message));
+            Err(stall::stalled(stall))
         }
     }
 
@@ -279,7 +278,7 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        drop(self.writer.lock().await.out.take());
+        self.writer.lock().await.close();
         Ok(())
     }
 }
@@ -293,76 +292,5 @@ fn decode_text(
     match list_ids.answered(text) {
         Some(message) => Ok(message),
         None => fast::decode(text),
-    }
-}
-
-/// The writing half: stdin and the bytes of the message being written.
-struct Writer<W> {
-    out: Option<W>,
-    /// One serialized message and its `\n`.
-    buf: Vec<u8>,
-    /// Bytes of `buf` written so far.
-    written: usize,
-    /// How long one write may take nothing before it is given up.
-    stall: Duration,
-    /// Marked at each write that took bytes.
-    last: stall::LastWrite,
-}
-
-impl<W: AsyncWrite + Unpin> Writer<W> {
-    /// Serializes `item` and its `\n` into the buffer (which must be
-    /// written out: see [`Writer::finish`]).
-    fn enqueue(&mut self, item: &TxJsonRpcMessage<RoleClient>) -> std::io::Result<()> {
-        self.buf.clear();
-        self.written = 0;
-        if let Err(e) = serde_json::to_writer(&mut self.buf, item) {
-            self.buf.clear();
-            return Err(e.into());
-        }
-        self.buf.push(b'\n');
-        Ok(())
-    }
-
-    /// Gives up the message being written: `true` when part of its line
-    /// was written (the stream is torn: stdin is closed, every later send
-    /// fails), `false` when none was (the message is dropped).
-    fn abandon(&mut self) -> bool {
-        let torn = self.written > 0 && self.written < self.buf.len();
-        self.buf.clear();
-        self.written = 0;
-        if torn {
-            self.out = None;
-        }
-        torn
-    }
-
-    /// Writes what is left of the buffer (a message, or the rest of one
-    /// whose send was cancelled) and flushes; `TimedOut` when stdin took
-    /// nothing for `stall` (see [`Writer::abandon`]).
-    async fn finish(&mut self) -> std::io::Result<()> {
-        let stall = self.stall;
-        let Some(out) = self.out.as_mut() else {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotConnected,
-                "Transport is closed",
-            ));
-        };
-        while self.written < self.buf.len() {
-            let write = timeout(stall, out.write(&self.buf[self.written..]));
-            match write.await.map_err(|_| stall::stalled(stall))?? {
-                0 => return Err(std::io::ErrorKind::WriteZero.into()),
-                n => {
-                    self.written += n;
-                    self.last.mark();
-                }
-            }
-        }
-        let flush = timeout(stall, out.flush());
-        flush.await.map_err(|_| stall::stalled(stall))??;
-        if self.buf.capacity() > KEEP_WRITE_CAPACITY {
-            self.buf = Vec::new();
-            self.written = 0;
-        }
-        Ok(())
     }
 }

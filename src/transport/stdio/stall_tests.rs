@@ -77,3 +77,22 @@ async fn a_line_not_started_fails_only_its_send() {
         .message
         .ends_with("it was dropped (none of it was written)"));
 }
+
+#[tokio::test]
+async fn a_stalled_batch_fails_every_send_in_it_with_one_warning() {
+    let (mut transport, _server, mut logs) = deaf(16);
+    // Queued together (as rmcp calls `send`), so written as one batch.
+    let sends = vec![transport.send(ping(1)), transport.send(ping(2))];
+    for result in futures::future::join_all(sends).await {
+        let err = result.expect_err("abandoned");
+        assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+    }
+    assert!(*transport.stalled().borrow(), "the stream is torn");
+    let Ok(HostEvent::Log(warning)) = logs.try_recv() else {
+        panic!("a warning")
+    };
+    assert!(warning
+        .message
+        .ends_with("its line is torn, so the connection fails"));
+    assert!(logs.try_recv().is_err(), "one warning for the batch");
+}

@@ -266,6 +266,71 @@ async fn sends_each_message_as_one_line() {
     assert!(written.ends_with('\n'));
 }
 
+/// Stdin that takes everything and counts its `write` calls.
+#[derive(Default)]
+struct CountingStdin {
+    bytes: Vec<u8>,
+    writes: usize,
+}
+
+impl tokio::io::AsyncWrite for CountingStdin {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.writes += 1;
+        self.bytes.extend_from_slice(buf);
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+#[tokio::test]
+async fn sends_queued_together_go_out_in_one_write_in_call_order() {
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel::<HostEvent>();
+    let mut transport = StdioTransport::new(
+        (tokio::io::empty(), CountingStdin::default()),
+        Reporter::new("srv".into(), Arc::new(tx), 1 << 20, None),
+    );
+    let ping = |id| {
+        let ping = rmcp::model::ClientRequest::PingRequest(Default::default());
+        TxJsonRpcMessage::<RoleClient>::request(ping, rmcp::model::NumberOrString::Number(id))
+    };
+    // As rmcp's service loop does: every send called, then the futures run
+    // (each in a task of its own there), the last one first here.
+    let mut sends = Vec::new();
+    for id in 0..16 {
+        sends.push(transport.send(ping(id)));
+    }
+    sends.reverse();
+    for result in futures::future::join_all(sends).await {
+        result.expect("written");
+    }
+    // A lone send after them is a batch of its own.
+    transport.send(ping(16)).await.expect("written");
+    let writer = transport.writer.lock().await;
+    let stdin = writer.stdin().expect("open");
+    assert_eq!(stdin.writes, 2, "one write per batch");
+    let ids: Vec<serde_json::Value> = std::str::from_utf8(&stdin.bytes)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["id"].clone())
+        .collect();
+    assert_eq!(ids, (0..17).map(|i| json!(i)).collect::<Vec<_>>());
+}
+
 /// `cargo test --release --lib decode_1mib -- --ignored --nocapture`:
 /// decoding a 1 MiB `tools/call` result line, the old receive path (a
 /// byte-by-byte walk, rmcp's decode twice) against the new (memchr, the
