@@ -356,9 +356,10 @@ pub const STDERR_LINES_PER_SECOND: u32 = 200;
 /// (target `host.events`) with the next drain.
 pub const MAX_OUTBOX_LOG_RECORDS: usize = 10_000;
 /// Longest time a stdio server's stdin may take no byte of the message
-/// being written (ms): 10 s. Then that write, and the sends waiting behind
-/// it, are abandoned: they fail (a `warn` log, target `host.stdio`), and
-/// when part of the message was written (the stream now carries a torn
+/// being written (ms): 10 s. Then that write (a batch of the messages
+/// queued when it began), and the sends waiting behind it, are abandoned:
+/// they fail (a `warn` log, target `host.stdio`), and when part of the
+/// batch was written (the stream now carries a torn
 /// line) the connection fails too. A slow reader that keeps taking bytes
 /// stalls nothing.
 pub const STDIN_WRITE_TIMEOUT_MS: u64 = 10_000;
