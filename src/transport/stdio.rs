@@ -217,6 +217,9 @@ where
         let (last, stall) = (self.last_write.clone(), self.write_timeout);
         async move {
             let line = line?;
+            // Let the tasks already woken run first: the requests they hand
+            // rmcp join this one's batch (see `writer`).
+            tokio::task::yield_now().await;
             let Some(mut writer) = stall::lock(&writer, &last, stall).await else {
                 // Behind a write that stalled: that one says so.
                 return Err(stall::stalled(stall));

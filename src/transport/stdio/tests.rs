@@ -331,6 +331,39 @@ async fn sends_queued_together_go_out_in_one_write_in_call_order() {
     assert_eq!(ids, (0..17).map(|i| json!(i)).collect::<Vec<_>>());
 }
 
+/// As rmcp's service loop hands over the requests of calls woken together:
+/// each call's task sends and awaits its own send before the next task
+/// runs. The first send lets the others queue their lines first.
+#[tokio::test(flavor = "current_thread")]
+async fn sends_of_tasks_woken_together_share_one_write() {
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel::<HostEvent>();
+    let transport = Arc::new(std::sync::Mutex::new(StdioTransport::new(
+        (tokio::io::empty(), CountingStdin::default()),
+        Reporter::new("srv".into(), Arc::new(tx), 1 << 20, None),
+    )));
+    let mut tasks = tokio::task::JoinSet::new();
+    for id in 0..8 {
+        let transport = transport.clone();
+        tasks.spawn(async move {
+            let ping = rmcp::model::ClientRequest::PingRequest(Default::default());
+            let message = TxJsonRpcMessage::<RoleClient>::request(
+                ping,
+                rmcp::model::NumberOrString::Number(id),
+            );
+            let send = transport.lock().unwrap().send(message);
+            send.await
+        });
+    }
+    while let Some(sent) = tasks.join_next().await {
+        sent.expect("joined").expect("written");
+    }
+    let writer = transport.lock().unwrap().writer.clone();
+    let writer = writer.lock().await;
+    let stdin = writer.stdin().expect("open");
+    assert_eq!(stdin.writes, 1, "one write for the eight sends");
+    assert_eq!(String::from_utf8_lossy(&stdin.bytes).lines().count(), 8);
+}
+
 /// `cargo test --release --lib decode_1mib -- --ignored --nocapture`:
 /// decoding a 1 MiB `tools/call` result line, the old receive path (a
 /// byte-by-byte walk, rmcp's decode twice) against the new (memchr, the
