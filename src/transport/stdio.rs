@@ -15,8 +15,9 @@
 //!
 //! Sending: each message is serialized once, when rmcp calls `send`, into
 //! a queue shared by the transport's sends, and written by whichever send
-//! holds the writer next, with every line queued by then (`writer`): the
-//! requests of one turn of rmcp's service loop go out in one `write`. A
+//! holds the writer next, with every line queued by then (`writer`); a
+//! send yields once first, so the requests of calls woken together go out
+//! in one `write`. A
 //! send cancelled half-way is finished by the next one, so the stream
 //! never carries a torn line. A server that stops reading its stdin fills
 //! the pipe: once stdin took nothing for [`STDIN_WRITE_TIMEOUT_MS`] the

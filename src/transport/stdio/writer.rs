@@ -1,10 +1,12 @@
 //! The writing half of the stdio transport: every send serializes its
 //! message at once into a [`Queue`] shared by the transport's sends (in
 //! the order rmcp calls `send`), and whichever send holds the [`Writer`]
-//! next takes everything queued by then and writes it as one batch. Under
-//! load (16 calls in flight) the requests rmcp's service loop hands over in
-//! one turn go out in one `write`, where one `write` per message wakes the
-//! server once per message; a lone send is written as before.
+//! next takes everything queued by then and writes it as one batch. A send
+//! yields once before it takes the writer (`StdioTransport::send`), so the
+//! calls woken together (16 in flight, answers read in one go) queue their
+//! requests behind the first, which writes them all: one `write` and one
+//! wake-up of the server for several messages. A lone send is written as
+//! before, one turn of the scheduler later.
 //!
 //! Each line is numbered in call order; a send settles when its line's
 //! batch was written ([`Fate::Written`]) or given up ([`Fate::Lost`]). A
