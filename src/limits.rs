@@ -363,6 +363,11 @@ pub const MAX_OUTBOX_LOG_RECORDS: usize = 10_000;
 /// line) the connection fails too. A slow reader that keeps taking bytes
 /// stalls nothing.
 pub const STDIN_WRITE_TIMEOUT_MS: u64 = 10_000;
+/// Batches given up on one stdio server's stdin whose lines a send may
+/// still ask about (`transport/stdio/writer.rs`): each took a whole
+/// [`STDIN_WRITE_TIMEOUT_MS`], so a send still waiting after this many
+/// stalls would have waited minutes for the writer.
+pub const MAX_LOST_STDIN_BATCHES: usize = 64;
 
 // ---------------------------------------------------------------------------
 // Hard caps of the tunable limits

@@ -75,8 +75,10 @@ pub struct StdioTransport<R, W> {
     warn_to: (String, Arc<dyn EventSink>),
     /// [`STDIN_WRITE_TIMEOUT_MS`] (shorter in tests).
     write_timeout: Duration,
-    /// When the writer last made progress.
-    last_write: stall::LastWrite,
+    /// The line of the `Invalid Request` answer queued and not yet
+    /// written (a cancelled `receive` waits for it again, never queues a
+    /// second).
+    answer_line: Option<u64>,
     /// A line was well-formed JSON of the wrong shape: answer it with an
     /// `Invalid Request` error before reading on.
     answer_invalid: bool,
@@ -95,18 +97,17 @@ where
     /// (`log` warnings, and discarded response ids).
     pub fn new((read, write): (R, W), reporter: Reporter) -> Self {
         let (torn, _) = watch::channel(false);
-        let last_write = stall::LastWrite::new();
         let stall = Duration::from_millis(STDIN_WRITE_TIMEOUT_MS);
         Self {
             torn: Arc::new(torn),
             warn_to: reporter.sink(),
             write_timeout: Duration::from_millis(STDIN_WRITE_TIMEOUT_MS),
-            last_write: last_write.clone(),
+            answer_line: None,
             read,
             framer: Framer::new(reporter.max_line()),
             reporter,
             queue: Arc::default(),
-            writer: Arc::new(Mutex::new(Writer::new(write, stall, last_write))),
+            writer: Arc::new(Mutex::new(Writer::new(write, stall))),
             answer_invalid: false,
             list_ids: list_results::ListIds::default(),
         }
@@ -168,19 +169,25 @@ where
     /// with; `false` when stdin is closed or failed. Like a send, given up
     /// when stdin takes nothing for [`STDIN_WRITE_TIMEOUT_MS`], so a server
     /// that does not read its stdin never stalls the receiving side.
+    /// Cancel-safe: the answer is queued once.
     async fn answer_invalid_request(&mut self) -> bool {
-        let response = TxJsonRpcMessage::<RoleClient>::error(
-            ErrorData::invalid_request("Invalid request", None),
-            None,
-        );
-        let Ok(line) = writer::enqueue(&self.queue, &response) else {
-            return false;
+        let line = match self.answer_line {
+            Some(line) => line,
+            None => {
+                let response = TxJsonRpcMessage::<RoleClient>::error(
+                    ErrorData::invalid_request("Invalid request", None),
+                    None,
+                );
+                let Ok(line) = writer::enqueue(&self.queue, &response) else {
+                    return false;
+                };
+                *self.answer_line.insert(line)
+            }
         };
-        let lock = stall::lock(&self.writer, &self.last_write, self.write_timeout);
-        let Some(mut writer) = lock.await else {
-            return false;
-        };
-        match writer.write_through(&self.queue, line).await {
+        let mut writer = self.writer.lock().await;
+        let written = writer.write_through(&self.queue, line).await;
+        self.answer_line = None;
+        match written {
             Ok(()) => {
                 self.answer_invalid = false;
                 true
@@ -215,22 +222,28 @@ where
         let (queue, writer) = (self.queue.clone(), self.writer.clone());
         let torn = self.torn.clone();
         let warn_to = self.warn_to.clone();
-        let (last, stall) = (self.last_write.clone(), self.write_timeout);
+        let stall = self.write_timeout;
         async move {
             let line = line?;
             // Let the tasks already woken run first: the requests they hand
             // rmcp join this one's batch (see `writer`).
             tokio::task::yield_now().await;
-            let Some(mut writer) = stall::lock(&writer, &last, stall).await else {
-                // Behind a write that stalled: that one says so.
-                return Err(stall::stalled(stall));
-            };
-            let torn_now = match writer.write_through(&queue, line).await {
-                Ok(()) => return Ok(()),
-                Err(Failure::Io(e)) => return Err(e),
-                Err(Failure::Lost) => return Err(stall::stalled(stall)),
-                Err(Failure::Stalled { torn }) => torn,
-            };
+            // Waits while the batch before makes progress (each of its
+            // writes is bounded by the write timeout).
+            let mut writer = writer.lock().await;
+            let torn_now =
+                match writer.write_through(&queue, line).await {
+                    Ok(()) => return Ok(()),
+                    Err(Failure::Io(e)) => return Err(e),
+                    Err(Failure::Lost(std::io::ErrorKind::TimedOut)) => {
+                        return Err(stall::stalled(stall))
+                    }
+                    Err(Failure::Lost(why)) => return Err(std::io::Error::new(
+                        why,
+                        "an earlier write to the server's stdin failed; this message was dropped",
+                    )),
+                    Err(Failure::Stalled { torn }) => torn,
+                };
             let why = if torn_now {
                 torn.send_replace(true);
                 "its line is torn, so the connection fails"
@@ -282,7 +295,7 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.writer.lock().await.close();
+        self.writer.lock().await.close(&self.queue);
         Ok(())
     }
 }

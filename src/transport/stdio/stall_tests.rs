@@ -96,3 +96,48 @@ async fn a_stalled_batch_fails_every_send_in_it_with_one_warning() {
         .ends_with("its line is torn, so the connection fails"));
     assert!(logs.try_recv().is_err(), "one warning for the batch");
 }
+
+#[tokio::test]
+async fn a_send_first_polled_after_two_stalls_fails_as_its_batch_did() {
+    let first = ping(1);
+    let (mut transport, _server, _logs) = deaf(line_len(&first));
+    transport.send(first).await.expect("fits the pipe");
+    let second = transport.send(ping(2));
+    // Line 2 goes with line 3's batch, which stalls; then line 4's does.
+    assert!(transport.send(ping(3)).await.is_err());
+    assert!(transport.send(ping(4)).await.is_err());
+    let err = second.await.expect_err("line 2 was never written");
+    assert_eq!(err.kind(), std::io::ErrorKind::TimedOut);
+}
+
+#[tokio::test]
+async fn a_send_given_up_behind_a_stalled_batch_is_never_written_later() {
+    let first = ping(1);
+    let (mut transport, [mut server_in, _out], _logs) = deaf(line_len(&first));
+    transport.send(first).await.expect("fits the pipe");
+    let mut third = Box::pin(transport.send(ping(3)));
+    // The first poll yields; the second takes the writer and line 3 alone.
+    for _ in 0..2 {
+        assert!(futures::poll!(&mut third).is_pending());
+    }
+    // Line 4 is queued behind the stalled batch and waits for the writer.
+    let fourth = transport.send(ping(4));
+    let (third, fourth) = futures::join!(third, fourth);
+    assert!(third.is_err() && fourth.is_err(), "{third:?} {fourth:?}");
+    // The server reads again: only what comes after is written.
+    let reader = tokio::spawn(async move {
+        let mut wire = String::new();
+        tokio::io::AsyncReadExt::read_to_string(&mut server_in, &mut wire)
+            .await
+            .map(|_| wire)
+    });
+    transport.send(ping(5)).await.expect("written");
+    transport.close().await.expect("closed");
+    drop(transport);
+    let wire = reader.await.expect("joined").expect("read");
+    let ids: Vec<serde_json::Value> = wire
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("whole line")["id"].clone())
+        .collect();
+    assert_eq!(ids, [serde_json::json!(1), serde_json::json!(5)]);
+}

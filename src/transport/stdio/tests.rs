@@ -364,6 +364,43 @@ async fn sends_of_tasks_woken_together_share_one_write() {
     assert_eq!(String::from_utf8_lossy(&stdin.bytes).lines().count(), 8);
 }
 
+/// rmcp drops `receive` in its `select!` whenever another branch is
+/// ready: a cancelled `receive` waiting to answer a bad line must not
+/// queue its `Invalid Request` answer again.
+#[tokio::test]
+async fn a_cancelled_receive_answers_a_bad_line_once() {
+    let (stdin, mut server_in) = tokio::io::duplex(16);
+    let bad: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":5}\n";
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel::<HostEvent>();
+    let reporter = Reporter::new("srv".into(), Arc::new(tx), 1 << 20, None);
+    let mut transport = StdioTransport::new((bad, stdin), reporter);
+    let ping = rmcp::model::ClientRequest::PingRequest(Default::default());
+    let ping =
+        TxJsonRpcMessage::<RoleClient>::request(ping, rmcp::model::NumberOrString::Number(1));
+    let mut send = Box::pin(transport.send(ping));
+    // The first poll yields; the second takes the writer and fills the pipe.
+    for _ in 0..2 {
+        assert!(futures::poll!(&mut send).is_pending());
+    }
+    for _ in 0..3 {
+        let mut receive = Box::pin(transport.receive());
+        assert!(
+            futures::poll!(&mut receive).is_pending(),
+            "waits for the writer"
+        );
+    }
+    let reader = tokio::spawn(async move {
+        let mut wire = String::new();
+        server_in.read_to_string(&mut wire).await.map(|_| wire)
+    });
+    send.await.expect("written");
+    assert!(transport.receive().await.is_none(), "stdout ended");
+    transport.close().await.unwrap();
+    let wire = reader.await.expect("joined").expect("read");
+    let answers = wire.lines().filter(|l| l.contains("-32600")).count();
+    assert_eq!(answers, 1, "one answer for one bad line: {wire}");
+}
+
 /// `cargo test --release --lib decode_1mib -- --ignored --nocapture`:
 /// decoding a 1 MiB `tools/call` result line, the old receive path (a
 /// byte-by-byte walk, rmcp's decode twice) against the new (memchr, the

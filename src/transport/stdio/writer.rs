@@ -10,10 +10,13 @@
 //!
 //! Each line is numbered in call order; a send settles when its line's
 //! batch was written ([`Fate::Written`]) or given up ([`Fate::Lost`]). A
-//! batch whose send was cancelled half-way is finished by the next holder,
-//! so the stream never carries a torn line.
+//! batch is given up with every line queued behind it (a stall, a failed
+//! or closed stdin), so a send that failed is never written later and one
+//! told `Ok` was written. A batch whose send was cancelled half-way is
+//! finished by the next holder, so the stream never carries a torn line.
 
-use std::ops::Range;
+use std::collections::VecDeque;
+use std::ops::RangeInclusive;
 use std::sync::{Mutex as StdMutex, PoisonError};
 use std::time::Duration;
 
@@ -22,19 +25,23 @@ use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::time::timeout;
 
 use super::stall;
+use crate::limits::MAX_LOST_STDIN_BATCHES;
 
 /// Capacity (bytes) the write buffer may keep between batches.
 const KEEP_WRITE_CAPACITY: usize = 1024 * 1024;
 
 /// Lines serialized by `send` and not yet taken by the writer. Bounded by
 /// what is in flight: a message's line replaces the message, which rmcp
-/// held until its send ran.
+/// held until its send ran; once stdin is closed or failed nothing more
+/// is queued.
 #[derive(Default)]
 pub(super) struct Queue {
     /// The lines, each with its `\n`.
     bytes: Vec<u8>,
     /// Number of the last line queued (lines are numbered from 1).
     last: u64,
+    /// Stdin is closed or failed: [`Queue::push`] refuses.
+    closed: bool,
 }
 
 impl Queue {
@@ -42,8 +49,12 @@ impl Queue {
     /// number.
     ///
     /// # Errors
-    /// The serializer's (nothing is queued then).
+    /// `NotConnected` once stdin is closed or failed; the serializer's
+    /// (nothing is queued then).
     pub(super) fn push(&mut self, item: &TxJsonRpcMessage<RoleClient>) -> std::io::Result<u64> {
+        if self.closed {
+            return Err(closed());
+        }
         let start = self.bytes.len();
         if let Err(e) = serde_json::to_writer(&mut self.bytes, item) {
             self.bytes.truncate(start);
@@ -53,6 +64,13 @@ impl Queue {
         self.last += 1;
         Ok(self.last)
     }
+
+    /// Drops every queued line (they are lost); the number of the last.
+    fn drop_all(&mut self, close: bool) -> u64 {
+        self.bytes = Vec::new();
+        self.closed |= close;
+        self.last
+    }
 }
 
 /// [`Queue::push`] on the shared queue.
@@ -60,10 +78,16 @@ pub(super) fn enqueue(
     queue: &StdMutex<Queue>,
     item: &TxJsonRpcMessage<RoleClient>,
 ) -> std::io::Result<u64> {
-    queue
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .push(item)
+    lock(queue).push(item)
+}
+
+fn lock(queue: &StdMutex<Queue>) -> std::sync::MutexGuard<'_, Queue> {
+    queue.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The error of a send on a closed stdin.
+fn closed() -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::NotConnected, "Transport is closed")
 }
 
 /// What became of a queued line.
@@ -71,8 +95,8 @@ pub(super) fn enqueue(
 enum Fate {
     /// Its batch was written whole.
     Written,
-    /// Its batch was given up (stdin took nothing for the write timeout).
-    Lost,
+    /// It was given up (see [`Failure::Lost`]), for this reason.
+    Lost(std::io::ErrorKind),
     /// Still queued, or in the batch being written.
     Waiting,
 }
@@ -84,8 +108,9 @@ pub(super) enum Failure {
     /// write timeout. `torn` when part of the batch was written (stdin is
     /// then closed: every later send fails).
     Stalled { torn: bool },
-    /// An earlier holder gave up the batch holding it.
-    Lost,
+    /// It was given up with an earlier batch: a stall (`TimedOut`), a
+    /// failed stdin or `close` (the error's kind).
+    Lost(std::io::ErrorKind),
     /// Stdin failed or is closed.
     Io(std::io::Error),
 }
@@ -99,31 +124,27 @@ pub(super) struct Writer<W> {
     written: usize,
     /// Number of the last line in `buf`.
     buf_last: u64,
-    /// Every line up to this number is settled (written, or in `lost`).
+    /// Every line up to this number is settled: written, or in `lost`.
     settled: u64,
-    /// The lines of the last batch given up. Only the last: a sender
-    /// whose line was in it is waiting for the lock when it is given up
-    /// and looks next, where another batch can only be given up after the
-    /// write timeout passes again.
-    lost: Range<u64>,
+    /// The lines given up, oldest first, each range with why: a batch and
+    /// every line queued behind it when it was given up. At most
+    /// [`MAX_LOST_STDIN_BATCHES`]; each took a whole write timeout.
+    lost: VecDeque<(RangeInclusive<u64>, std::io::ErrorKind)>,
     /// How long one write may take nothing before it is given up.
     stall: Duration,
-    /// Marked at each write that took bytes.
-    last: stall::LastWrite,
 }
 
 impl<W: AsyncWrite + Unpin> Writer<W> {
     /// A writer of `out`, giving up a write that takes nothing for `stall`.
-    pub(super) fn new(out: W, stall: Duration, last: stall::LastWrite) -> Self {
+    pub(super) fn new(out: W, stall: Duration) -> Self {
         Self {
             out: Some(out),
             buf: Vec::new(),
             written: 0,
             buf_last: 0,
             settled: 0,
-            lost: 0..0,
+            lost: VecDeque::new(),
             stall,
-            last,
         }
     }
 
@@ -139,14 +160,15 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
         self.out.as_ref()
     }
 
-    /// Closes stdin (a send after it fails).
-    pub(super) fn close(&mut self) {
+    /// Closes stdin: what is queued is lost, a send after it fails.
+    pub(super) fn close(&mut self, queue: &StdMutex<Queue>) {
         drop(self.out.take());
+        self.give_up(queue, std::io::ErrorKind::NotConnected, true);
     }
 
     fn fate(&self, line: u64) -> Fate {
-        if self.lost.contains(&line) {
-            Fate::Lost
+        if let Some((_, why)) = self.lost.iter().find(|(lines, _)| lines.contains(&line)) {
+            Fate::Lost(*why)
         } else if line <= self.settled {
             Fate::Written
         } else {
@@ -168,7 +190,7 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
         loop {
             match self.fate(line) {
                 Fate::Written => return Ok(()),
-                Fate::Lost => return Err(Failure::Lost),
+                Fate::Lost(why) => return Err(Failure::Lost(why)),
                 Fate::Waiting => {}
             }
             if self.written == self.buf.len() {
@@ -177,11 +199,14 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
             match self.finish().await {
                 Ok(()) => self.settled = self.buf_last,
                 Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                    return Err(Failure::Stalled {
-                        torn: self.abandon(),
-                    })
+                    let torn = self.written > 0 && self.written < self.buf.len();
+                    self.give_up(queue, e.kind(), torn);
+                    return Err(Failure::Stalled { torn });
                 }
-                Err(e) => return Err(Failure::Io(e)),
+                Err(e) => {
+                    self.give_up(queue, e.kind(), true);
+                    return Err(Failure::Io(e));
+                }
             }
         }
     }
@@ -189,7 +214,7 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
     /// Takes every queued line as the next batch (the buffers swap, so
     /// both keep their capacity).
     fn take(&mut self, queue: &StdMutex<Queue>) {
-        let mut queue = queue.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut queue = lock(queue);
         self.buf.clear();
         std::mem::swap(&mut self.buf, &mut queue.bytes);
         self.written = 0;
@@ -199,19 +224,24 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
         }
     }
 
-    /// Gives up the batch being written: `true` when part of it was
-    /// written (the stream is torn: stdin is closed), `false` when none
-    /// was (its lines are dropped). Either way its lines are lost.
-    fn abandon(&mut self) -> bool {
-        let torn = self.written > 0 && self.written < self.buf.len();
-        self.lost = self.settled + 1..self.buf_last + 1;
-        self.settled = self.buf_last;
-        self.buf.clear();
+    /// Gives up the batch being written and every line queued behind it
+    /// (they are lost, for `why`); with `close`, stdin too (a torn stream
+    /// or a failed stdin: every later send fails).
+    fn give_up(&mut self, queue: &StdMutex<Queue>, why: std::io::ErrorKind, close: bool) {
+        let last = lock(queue).drop_all(close);
+        if last > self.settled {
+            if self.lost.len() == MAX_LOST_STDIN_BATCHES {
+                self.lost.pop_front();
+            }
+            self.lost.push_back((self.settled + 1..=last, why));
+        }
+        self.settled = last;
+        self.buf_last = last;
+        self.buf = Vec::new();
         self.written = 0;
-        if torn {
+        if close {
             self.out = None;
         }
-        torn
     }
 
     /// Writes what is left of the batch and flushes; `TimedOut` when stdin
@@ -219,19 +249,13 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
     async fn finish(&mut self) -> std::io::Result<()> {
         let stall = self.stall;
         let Some(out) = self.out.as_mut() else {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::NotConnected,
-                "Transport is closed",
-            ));
+            return Err(closed());
         };
         while self.written < self.buf.len() {
             let write = timeout(stall, out.write(&self.buf[self.written..]));
             match write.await.map_err(|_| stall::stalled(stall))?? {
                 0 => return Err(std::io::ErrorKind::WriteZero.into()),
-                n => {
-                    self.written += n;
-                    self.last.mark();
-                }
+                n => self.written += n,
             }
         }
         let flush = timeout(stall, out.flush());
