@@ -17,9 +17,8 @@
 //! a queue shared by the transport's sends, and written by whichever send
 //! holds the writer next, with every line queued by then (`writer`); a
 //! send yields once first, so the requests of calls woken together go out
-//! in one `write`. A
-//! send cancelled half-way is finished by the next one, so the stream
-//! never carries a torn line. A server that stops reading its stdin fills
+//! in one `write`. A send cancelled half-way is finished by the next one,
+//! so the stream never carries a torn line. A server that stops reading its stdin fills
 //! the pipe: once stdin took nothing for [`STDIN_WRITE_TIMEOUT_MS`] the
 //! batch being written, and the sends waiting behind it, are abandoned and
 //! fail (a `warn` log says so, target `host.stdio`; a slow reader that
@@ -49,7 +48,6 @@ pub(crate) mod fast;
 mod list_results;
 #[cfg(test)]
 mod report_tests;
-mod stall;
 #[cfg(test)]
 mod stall_tests;
 #[cfg(test)]
@@ -73,8 +71,6 @@ pub struct StdioTransport<R, W> {
     torn: Arc<watch::Sender<bool>>,
     /// Where the writer's warning goes: the server's id and sink.
     warn_to: (String, Arc<dyn EventSink>),
-    /// [`STDIN_WRITE_TIMEOUT_MS`] (shorter in tests).
-    write_timeout: Duration,
     /// The line of the `Invalid Request` answer queued and not yet
     /// written (a cancelled `receive` waits for it again, never queues a
     /// second).
@@ -98,16 +94,16 @@ where
     pub fn new((read, write): (R, W), reporter: Reporter) -> Self {
         let (torn, _) = watch::channel(false);
         let stall = Duration::from_millis(STDIN_WRITE_TIMEOUT_MS);
+        let queue = Arc::<StdMutex<Queue>>::default();
         Self {
             torn: Arc::new(torn),
             warn_to: reporter.sink(),
-            write_timeout: Duration::from_millis(STDIN_WRITE_TIMEOUT_MS),
             answer_line: None,
             read,
             framer: Framer::new(reporter.max_line()),
             reporter,
-            queue: Arc::default(),
-            writer: Arc::new(Mutex::new(Writer::new(write, stall))),
+            writer: Arc::new(Mutex::new(Writer::new(write, queue.clone(), stall))),
+            queue,
             answer_invalid: false,
             list_ids: list_results::ListIds::default(),
         }
@@ -115,8 +111,7 @@ where
 
     /// The same with a write timeout of `timeout` (tests).
     #[cfg(test)]
-    fn with_write_timeout(mut self, timeout: Duration) -> Self {
-        self.write_timeout = timeout;
+    fn with_write_timeout(self, timeout: Duration) -> Self {
         if let Ok(mut writer) = self.writer.try_lock() {
             writer.set_stall(timeout);
         }
@@ -185,7 +180,7 @@ where
             }
         };
         let mut writer = self.writer.lock().await;
-        let written = writer.write_through(&self.queue, line).await;
+        let written = writer.write_through(line).await;
         self.answer_line = None;
         match written {
             Ok(()) => {
@@ -219,10 +214,9 @@ where
         // writer next (see `writer`).
         let line = writer::enqueue(&self.queue, &item);
         drop(item);
-        let (queue, writer) = (self.queue.clone(), self.writer.clone());
+        let writer = self.writer.clone();
         let torn = self.torn.clone();
         let warn_to = self.warn_to.clone();
-        let stall = self.write_timeout;
         async move {
             let line = line?;
             // Let the tasks already woken run first: the requests they hand
@@ -231,19 +225,11 @@ where
             // Waits while the batch before makes progress (each of its
             // writes is bounded by the write timeout).
             let mut writer = writer.lock().await;
-            let torn_now =
-                match writer.write_through(&queue, line).await {
-                    Ok(()) => return Ok(()),
-                    Err(Failure::Io(e)) => return Err(e),
-                    Err(Failure::Lost(std::io::ErrorKind::TimedOut)) => {
-                        return Err(stall::stalled(stall))
-                    }
-                    Err(Failure::Lost(why)) => return Err(std::io::Error::new(
-                        why,
-                        "an earlier write to the server's stdin failed; this message was dropped",
-                    )),
-                    Err(Failure::Stalled { torn }) => torn,
-                };
+            let torn_now = match writer.write_through(line).await {
+                Ok(()) => return Ok(()),
+                Err(Failure::Failed(e)) => return Err(e),
+                Err(Failure::Stalled { torn }) => torn,
+            };
             let why = if torn_now {
                 torn.send_replace(true);
                 "its line is torn, so the connection fails"
@@ -251,12 +237,13 @@ where
                 "it was dropped (none of it was written)"
             };
             let (server_id, sink) = warn_to;
+            let stall = writer.stall();
             let message = format!(
                 "the server stopped reading its stdin: nothing could be written for {} ms; {why}",
                 stall.as_millis()
             );
             sink.send(log(LogLevel::Warn, "host.stdio", Some(&server_id), message));
-            Err(stall::stalled(stall))
+            Err(writer::stalled(stall))
         }
     }
 
@@ -295,7 +282,7 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.writer.lock().await.close(&self.queue);
+        self.writer.lock().await.close();
         Ok(())
     }
 }

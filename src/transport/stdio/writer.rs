@@ -17,14 +17,13 @@
 
 use std::collections::VecDeque;
 use std::ops::RangeInclusive;
-use std::sync::{Mutex as StdMutex, PoisonError};
+use std::sync::{Arc, Mutex as StdMutex, PoisonError};
 use std::time::Duration;
 
 use rmcp::service::{RoleClient, TxJsonRpcMessage};
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::time::timeout;
 
-use super::stall;
 use crate::limits::MAX_LOST_STDIN_BATCHES;
 
 /// Capacity (bytes) the write buffer may keep between batches.
@@ -95,7 +94,7 @@ fn closed() -> std::io::Error {
 enum Fate {
     /// Its batch was written whole.
     Written,
-    /// It was given up (see [`Failure::Lost`]), for this reason.
+    /// It was given up with a batch, for this reason.
     Lost(std::io::ErrorKind),
     /// Still queued, or in the batch being written.
     Waiting,
@@ -108,16 +107,28 @@ pub(super) enum Failure {
     /// write timeout. `torn` when part of the batch was written (stdin is
     /// then closed: every later send fails).
     Stalled { torn: bool },
-    /// It was given up with an earlier batch: a stall (`TimedOut`), a
-    /// failed stdin or `close` (the error's kind).
-    Lost(std::io::ErrorKind),
-    /// Stdin failed or is closed.
-    Io(std::io::Error),
+    /// Stdin failed or is closed, or the line was given up with an earlier
+    /// batch (a stall: `TimedOut`; a failed stdin or `close`).
+    Failed(std::io::Error),
+}
+
+/// The error of a send abandoned because stdin took nothing for `stall`
+/// ([`STDIN_WRITE_TIMEOUT_MS`](crate::limits::STDIN_WRITE_TIMEOUT_MS)).
+pub(super) fn stalled(stall: Duration) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::TimedOut,
+        format!(
+            "the server did not read its stdin for {} ms",
+            stall.as_millis()
+        ),
+    )
 }
 
 /// Stdin and the batch being written.
 pub(super) struct Writer<W> {
     out: Option<W>,
+    /// The transport's queue, which `send` fills.
+    queue: Arc<StdMutex<Queue>>,
     /// The batch: queued lines taken whole.
     buf: Vec<u8>,
     /// Bytes of `buf` written so far.
@@ -135,10 +146,12 @@ pub(super) struct Writer<W> {
 }
 
 impl<W: AsyncWrite + Unpin> Writer<W> {
-    /// A writer of `out`, giving up a write that takes nothing for `stall`.
-    pub(super) fn new(out: W, stall: Duration) -> Self {
+    /// A writer of `out` taking its lines from `queue`, giving up a write
+    /// that takes nothing for `stall`.
+    pub(super) fn new(out: W, queue: Arc<StdMutex<Queue>>, stall: Duration) -> Self {
         Self {
             out: Some(out),
+            queue,
             buf: Vec::new(),
             written: 0,
             buf_last: 0,
@@ -146,6 +159,11 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
             lost: VecDeque::new(),
             stall,
         }
+    }
+
+    /// The write timeout.
+    pub(super) fn stall(&self) -> Duration {
+        self.stall
     }
 
     /// Sets the write timeout (tests).
@@ -161,9 +179,9 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
     }
 
     /// Closes stdin: what is queued is lost, a send after it fails.
-    pub(super) fn close(&mut self, queue: &StdMutex<Queue>) {
+    pub(super) fn close(&mut self) {
         drop(self.out.take());
-        self.give_up(queue, std::io::ErrorKind::NotConnected, true);
+        self.give_up(std::io::ErrorKind::NotConnected, true);
     }
 
     fn fate(&self, line: u64) -> Fate {
@@ -182,39 +200,46 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
     ///
     /// # Errors
     /// See [`Failure`].
-    pub(super) async fn write_through(
-        &mut self,
-        queue: &StdMutex<Queue>,
-        line: u64,
-    ) -> Result<(), Failure> {
+    pub(super) async fn write_through(&mut self, line: u64) -> Result<(), Failure> {
         loop {
             match self.fate(line) {
                 Fate::Written => return Ok(()),
-                Fate::Lost(why) => return Err(Failure::Lost(why)),
+                Fate::Lost(why) => return Err(Failure::Failed(self.lost(why))),
                 Fate::Waiting => {}
             }
             if self.written == self.buf.len() {
-                self.take(queue);
+                self.take();
             }
             match self.finish().await {
                 Ok(()) => self.settled = self.buf_last,
                 Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
                     let torn = self.written > 0 && self.written < self.buf.len();
-                    self.give_up(queue, e.kind(), torn);
+                    self.give_up(e.kind(), torn);
                     return Err(Failure::Stalled { torn });
                 }
                 Err(e) => {
-                    self.give_up(queue, e.kind(), true);
-                    return Err(Failure::Io(e));
+                    self.give_up(e.kind(), true);
+                    return Err(Failure::Failed(e));
                 }
             }
         }
     }
 
+    /// The error of a line given up with a batch, for `why`.
+    fn lost(&self, why: std::io::ErrorKind) -> std::io::Error {
+        match why {
+            std::io::ErrorKind::TimedOut => stalled(self.stall),
+            why => std::io::Error::new(
+                why,
+                "an earlier write to the server's stdin failed; this message was dropped",
+            ),
+        }
+    }
+
     /// Takes every queued line as the next batch (the buffers swap, so
     /// both keep their capacity).
-    fn take(&mut self, queue: &StdMutex<Queue>) {
-        let mut queue = lock(queue);
+    fn take(&mut self) {
+        let mut queue = lock(&self.queue);
         self.buf.clear();
         std::mem::swap(&mut self.buf, &mut queue.bytes);
         self.written = 0;
@@ -227,8 +252,8 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
     /// Gives up the batch being written and every line queued behind it
     /// (they are lost, for `why`); with `close`, stdin too (a torn stream
     /// or a failed stdin: every later send fails).
-    fn give_up(&mut self, queue: &StdMutex<Queue>, why: std::io::ErrorKind, close: bool) {
-        let last = lock(queue).drop_all(close);
+    fn give_up(&mut self, why: std::io::ErrorKind, close: bool) {
+        let last = lock(&self.queue).drop_all(close);
         if last > self.settled {
             if self.lost.len() == MAX_LOST_STDIN_BATCHES {
                 self.lost.pop_front();
@@ -253,13 +278,13 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
         };
         while self.written < self.buf.len() {
             let write = timeout(stall, out.write(&self.buf[self.written..]));
-            match write.await.map_err(|_| stall::stalled(stall))?? {
+            match write.await.map_err(|_| stalled(stall))?? {
                 0 => return Err(std::io::ErrorKind::WriteZero.into()),
                 n => self.written += n,
             }
         }
         let flush = timeout(stall, out.flush());
-        flush.await.map_err(|_| stall::stalled(stall))??;
+        flush.await.map_err(|_| stalled(stall))??;
         if self.buf.capacity() > KEEP_WRITE_CAPACITY {
             self.buf = Vec::new();
             self.written = 0;
