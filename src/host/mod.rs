@@ -46,6 +46,7 @@
 //! session → tools pending          (publisher: a server's tools catalogued, then published; whenReady's read of the state)
 //! catalogue (read) → read view     (callTool: the stale-tool check)
 //! keychain calls → keychain store  (credentials: 'os': a call on the blocking pool opens the store)
+//! stdio writer → stdio queue       (a stdio connection: the batch being written (async lock, held across its writes) takes the lines `send` queued; `send` queues with the writer not held)
 //! ```
 //!
 //! - step-up waits: `StepUpWaits` (`auth::step_up`);
