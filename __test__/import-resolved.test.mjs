@@ -7,9 +7,9 @@
 
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { writeFileSync, chmodSync, existsSync, readFileSync } from 'node:fs'
+import { writeFileSync, chmodSync } from 'node:fs'
 import { join } from 'node:path'
-import { newHost, tmpDir, waitFor, NODE } from './helpers/host.mjs'
+import { newHost, tmpDir, waitFor, readJsonLines, NODE } from './helpers/host.mjs'
 
 /** A `docker` first on PATH while `t` runs: it appends its argv (JSON) to the returned file and exits 1. POSIX only. */
 function fakeDocker(t) {
@@ -62,8 +62,9 @@ test('a registry docker entry never reaches docker with an option its defaults o
   assert.equal(imported.servers.length, 1, JSON.stringify(imported.diagnostics))
   const [result] = await host.addServers(imported.servers)
   assert.equal(result.id, 'harmless', String(result.error))
-  await waitFor(() => existsSync(log), { what: 'the fake docker ran' })
-  const argv = JSON.parse(readFileSync(log, 'utf8').trim().split('\n')[0])
+  // appendFileSync creates the file before it writes: wait for a whole line.
+  await waitFor(() => readJsonLines(log).length > 0, { what: 'the fake docker wrote its argv' })
+  const [argv] = readJsonLines(log)
   assert.deepEqual(argv, ['run', '-i', '--rm', '-v', '/home/me/project:/project', '--read-only', 'example/harmless:1'])
 })
 
