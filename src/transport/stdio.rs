@@ -15,10 +15,11 @@
 //!
 //! Sending: each message is serialized once, when rmcp calls `send`, into
 //! a queue shared by the transport's sends, and written by whichever send
-//! holds the writer next, with every line queued by then (`writer`); a
-//! send yields once first, so the requests of calls woken together go out
-//! in one `write`. A send cancelled half-way is finished by the next one,
-//! so the stream never carries a torn line. A server that stops reading its stdin fills
+//! holds the writer next, with every line queued by then (`writer`): a
+//! send finding the writer free writes its line at once, and the lines
+//! queued while a write is under way go out together in the next one. A
+//! send cancelled half-way is finished by the next one, so the stream
+//! never carries a torn line. A server that stops reading its stdin fills
 //! the pipe: once stdin took nothing for [`STDIN_WRITE_TIMEOUT_MS`] the
 //! batch being written, and the sends waiting behind it, are abandoned and
 //! fail (a `warn` log says so, target `host.stdio`; a slow reader that
@@ -219,9 +220,6 @@ where
         let warn_to = self.warn_to.clone();
         async move {
             let line = line?;
-            // Let the tasks already woken run first: the requests they hand
-            // rmcp join this one's batch (see `writer`).
-            tokio::task::yield_now().await;
             // Waits while the batch before makes progress (each of its
             // writes is bounded by the write timeout).
             let mut writer = writer.lock().await;

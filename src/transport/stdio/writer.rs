@@ -2,11 +2,12 @@
 //! message at once into a [`Queue`] shared by the transport's sends (in
 //! the order rmcp calls `send`), and whichever send holds the [`Writer`]
 //! next takes everything queued by then and writes it as one batch. A send
-//! yields once before it takes the writer (`StdioTransport::send`), so the
-//! calls woken together (16 in flight, answers read in one go) queue their
-//! requests behind the first, which writes them all: one `write` and one
-//! wake-up of the server for several messages. A lone send is written as
-//! before, one turn of the scheduler later.
+//! that finds the writer free writes at once (its line alone, usually):
+//! the server starts on a request while the client is still busy with the
+//! next, which at 16 calls in flight on two cores gave 8–14 % more calls per
+//! second than a send that first yielded to let the others queue behind it
+//! (docs/benchmark.md, issue 28, "fifth"). Lines queued while a write is
+//! under way (a server slow to read) go out together in the next one.
 //!
 //! Each line is numbered in call order; a send settles when its line's
 //! batch was written ([`Fate::Written`]) or given up ([`Fate::Lost`]). A
