@@ -364,9 +364,10 @@ pub const MAX_OUTBOX_LOG_RECORDS: usize = 10_000;
 /// stalls nothing.
 pub const STDIN_WRITE_TIMEOUT_MS: u64 = 10_000;
 /// Batches given up on one stdio server's stdin whose lines a send may
-/// still ask about (`transport/stdio/writer.rs`): each took a whole
-/// [`STDIN_WRITE_TIMEOUT_MS`], so a send still waiting after this many
-/// stalls would have waited minutes for the writer.
+/// still ask about (`transport/stdio/writer.rs`; batches given up one
+/// after the other, nothing written between, count as one): each took a
+/// whole [`STDIN_WRITE_TIMEOUT_MS`]. A send first polled after more than
+/// this many is told its line was lost, never that it was written.
 pub const MAX_LOST_STDIN_BATCHES: usize = 64;
 
 // ---------------------------------------------------------------------------

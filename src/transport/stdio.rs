@@ -45,6 +45,8 @@ use crate::transport::stdout_monitor::framer::{Frame, Framer};
 use crate::transport::stdout_monitor::{framed, Reporter};
 
 mod compat;
+#[cfg(test)]
+mod contract_tests;
 pub(crate) mod fast;
 mod list_results;
 #[cfg(test)]
@@ -280,7 +282,7 @@ where
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
-        self.writer.lock().await.close();
+        self.writer.lock().await.close().await;
         Ok(())
     }
 }

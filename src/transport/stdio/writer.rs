@@ -139,9 +139,14 @@ pub(super) struct Writer<W> {
     /// Every line up to this number is settled: written, or in `lost`.
     settled: u64,
     /// The lines given up, oldest first, each range with why: a batch and
-    /// every line queued behind it when it was given up. At most
-    /// [`MAX_LOST_STDIN_BATCHES`]; each took a whole write timeout.
+    /// every line queued behind it when it was given up (ranges that meet,
+    /// for the same reason, are one). At most [`MAX_LOST_STDIN_BATCHES`];
+    /// each took a whole write timeout.
     lost: VecDeque<(RangeInclusive<u64>, std::io::ErrorKind)>,
+    /// The last line of the oldest range let go of to keep `lost` bounded:
+    /// a line up to it that no kept range holds may have been lost, so it
+    /// is reported lost (`TimedOut`), never written.
+    forgotten: u64,
     /// How long one write may take nothing before it is given up.
     stall: Duration,
 }
@@ -158,6 +163,7 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
             buf_last: 0,
             settled: 0,
             lost: VecDeque::new(),
+            forgotten: 0,
             stall,
         }
     }
@@ -179,8 +185,14 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
         self.out.as_ref()
     }
 
-    /// Closes stdin: what is queued is lost, a send after it fails.
-    pub(super) fn close(&mut self) {
+    /// Closes stdin: first the rest of a batch a cancelled send left
+    /// half-written (bounded by the write timeout), so the stream ends on
+    /// a whole line; what is queued behind it is lost, a send after it
+    /// fails.
+    pub(super) async fn close(&mut self) {
+        if self.written > 0 && self.written < self.buf.len() && self.finish().await.is_ok() {
+            self.settled = self.buf_last;
+        }
         drop(self.out.take());
         self.give_up(std::io::ErrorKind::NotConnected, true);
     }
@@ -188,6 +200,8 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
     fn fate(&self, line: u64) -> Fate {
         if let Some((_, why)) = self.lost.iter().find(|(lines, _)| lines.contains(&line)) {
             Fate::Lost(*why)
+        } else if line <= self.forgotten {
+            Fate::Lost(std::io::ErrorKind::TimedOut)
         } else if line <= self.settled {
             Fate::Written
         } else {
@@ -214,7 +228,9 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
             match self.finish().await {
                 Ok(()) => self.settled = self.buf_last,
                 Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {
-                    let torn = self.written > 0 && self.written < self.buf.len();
+                    // Bytes handed to stdin may still arrive (a flush that
+                    // stalled included): the batch is torn, not dropped.
+                    let torn = self.written > 0;
                     self.give_up(e.kind(), torn);
                     return Err(Failure::Stalled { torn });
                 }
@@ -256,10 +272,20 @@ impl<W: AsyncWrite + Unpin> Writer<W> {
     fn give_up(&mut self, why: std::io::ErrorKind, close: bool) {
         let last = lock(&self.queue).drop_all(close);
         if last > self.settled {
-            if self.lost.len() == MAX_LOST_STDIN_BATCHES {
-                self.lost.pop_front();
+            let first = self.settled + 1;
+            match self.lost.back_mut() {
+                Some((lines, kind)) if *kind == why && *lines.end() + 1 == first => {
+                    *lines = *lines.start()..=last;
+                }
+                _ => {
+                    if self.lost.len() == MAX_LOST_STDIN_BATCHES {
+                        if let Some((lines, _)) = self.lost.pop_front() {
+                            self.forgotten = *lines.end();
+                        }
+                    }
+                    self.lost.push_back((first..=last, why));
+                }
             }
-            self.lost.push_back((self.settled + 1..=last, why));
         }
         self.settled = last;
         self.buf_last = last;
