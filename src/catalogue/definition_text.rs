@@ -66,12 +66,17 @@ fn write_from_text(entry: &CatalogueEntry, out: &mut Vec<u8>) -> bool {
     if meta.is_some_and(|t| memchr::memmem::find(t.as_bytes(), SOURCE_KEY.as_bytes()).is_some()) {
         return false;
     }
+    // JSON strings are escaped straight into `out` (writing to a `Vec`
+    // does not fail): no text per entry.
+    let quoted = |out: &mut Vec<u8>, key: &str, s: &str| {
+        out.extend_from_slice(key.as_bytes());
+        let _ = serde_json::to_writer(&mut *out, s);
+    };
+    quoted(out, "{\"name\":", &entry.name);
     let mut put = |key: &str, text: &str| {
         out.extend_from_slice(key.as_bytes());
         out.extend_from_slice(text.as_bytes());
     };
-    let name = serde_json::to_string(&entry.name).unwrap_or_default();
-    put("{\"name\":", &name);
     if let Some(title) = string(m.title) {
         put(",\"title\":", title);
     }
@@ -94,12 +99,12 @@ fn write_from_text(entry: &CatalogueEntry, out: &mut Vec<u8>) -> bool {
     }
     let inner = meta.map_or("", |t| &t[1..t.len() - 1]);
     put(",\"_meta\":{", inner);
-    let source = serde_json::json!({
-        "customizationId": &*entry.customization_id,
-        "toolName": entry.tool.tool_name,
-    });
     let comma = if inner.is_empty() { "" } else { "," };
-    put(comma, &format!("\"{SOURCE_KEY}\":{source}}}}}"));
+    put(comma, "\"");
+    put(SOURCE_KEY, "\":");
+    quoted(out, "{\"customizationId\":", &entry.customization_id);
+    quoted(out, ",\"toolName\":", &entry.tool.tool_name);
+    out.extend_from_slice(b"}}}");
     true
 }
 

@@ -43,18 +43,17 @@ use sha2::{Digest, Sha256};
 use crate::error::HostResult;
 use sorted_index::SortedIndex;
 
-/// The first `hex_digits / 2` bytes of the SHA-256 of what `feed` writes,
-/// as lowercase hex: the one "stable short id" of the catalogue (model-name
-/// suffixes in [`names`], [`ServerTool::digest`]). Stable across restarts,
-/// platforms and Rust versions.
-pub(crate) fn short_sha256(hex_digits: usize, feed: impl FnOnce(&mut Sha256)) -> String {
+/// The first `N / 2` bytes of the SHA-256 of what `feed` writes, as `N`
+/// lowercase hex digits (`N` even): the one "stable short id" of the
+/// catalogue (model-name suffixes in [`names`], [`ServerTool::digest`]).
+/// Stable across restarts, platforms and Rust versions. Written into an
+/// array: no allocation per tool.
+pub(crate) fn short_sha256<const N: usize>(feed: impl FnOnce(&mut Sha256)) -> [u8; N] {
     let mut h = Sha256::new();
     feed(&mut h);
-    // The digest's own lowercase hex, written once (no text per byte),
-    // then only the digits wanted kept (an exact allocation: one per tool).
-    let mut hex = format!("{:x}", h.finalize());
-    hex.truncate(hex_digits / 2 * 2);
-    hex.shrink_to_fit();
+    let mut hex = [b'0'; N];
+    // `N / 2` bytes of a 32-byte digest fill exactly `N` digits.
+    let _ = hex::encode_to_slice(&h.finalize()[..N / 2], &mut hex);
     hex
 }
 

@@ -23,69 +23,69 @@ use crate::limits::MAX_MODEL_TOOL_NAME_CHARS;
 /// Length of the hex hash suffix, without its `_` separator.
 const HASH_HEX: usize = 10;
 
-/// `s` with every byte outside `[A-Za-z0-9_-]` replaced by `_`. Multi-byte
-/// characters become one `_` each.
-pub fn sanitize(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+/// Appends `s` with every byte outside `[A-Za-z0-9_-]` replaced by `_` to
+/// `out`. Multi-byte characters become one `_` each.
+fn push_sanitized(out: &mut String, s: &str) {
+    out.extend(s.chars().map(|c| {
+        if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+            c
+        } else {
+            '_'
+        }
+    }));
 }
 
-/// The plain model name `mcp__<server>__<tool>` before length and collision handling.
+/// The plain model name `mcp__<server>__<tool>` before length and collision
+/// handling (one allocation).
 pub fn plain_name(server_id: &str, tool: &str) -> String {
-    format!("mcp__{}__{}", sanitize(server_id), sanitize(tool))
+    let mut name = String::with_capacity(7 + server_id.len() + tool.len());
+    name.push_str("mcp__");
+    push_sanitized(&mut name, server_id);
+    name.push_str("__");
+    push_sanitized(&mut name, tool);
+    name
 }
 
 /// The hashed form: [`plain_name`] cut so that `_<hash>` fits in 64 characters.
 pub fn hashed_name(server_id: &str, tool: &str) -> String {
-    let hex = short_sha256(HASH_HEX, |h| {
+    let hex: [u8; HASH_HEX] = short_sha256(|h| {
         h.update(server_id.as_bytes());
         h.update([0u8]);
         h.update(tool.as_bytes());
     });
-    let mut base = plain_name(server_id, tool);
-    base.truncate(MAX_MODEL_TOOL_NAME_CHARS - HASH_HEX - 1);
-    format!("{base}_{hex}")
+    let mut name = plain_name(server_id, tool);
+    name.truncate(MAX_MODEL_TOOL_NAME_CHARS - HASH_HEX - 1);
+    name.push('_');
+    // Only hex digits are written (see `short_sha256`).
+    name.push_str(std::str::from_utf8(&hex).unwrap_or_default());
+    name
 }
 
 /// Assigns a model-safe, distinct name to every `(server id, tool name)`
 /// pair, in input order. Pairs must be distinct (the catalogue drops
 /// duplicate tool names inside one server before naming).
 pub fn assign(pairs: &[(&str, &str)]) -> Vec<String> {
-    let plain: Vec<String> = pairs.iter().map(|(s, t)| plain_name(s, t)).collect();
-    let mut count: HashMap<&str, usize> = HashMap::new();
-    for name in &plain {
+    let mut names: Vec<String> = pairs.iter().map(|(s, t)| plain_name(s, t)).collect();
+    let mut count: HashMap<&str, usize> = HashMap::with_capacity(names.len());
+    for name in &names {
         *count.entry(name.as_str()).or_default() += 1;
     }
-    let mut names: Vec<String> = pairs
-        .iter()
-        .zip(&plain)
-        .map(|((s, t), p)| {
-            if p.len() > MAX_MODEL_TOOL_NAME_CHARS || count[p.as_str()] > 1 {
-                hashed_name(s, t)
-            } else {
-                p.clone()
-            }
-        })
+    // Whether each name stays plain (moved as it is, not copied) or is hashed.
+    let mut plain: Vec<bool> = (names.iter())
+        .map(|p| p.len() <= MAX_MODEL_TOOL_NAME_CHARS && count[p.as_str()] == 1)
         .collect();
+    drop(count);
+    for ((name, (s, t)), _) in (names.iter_mut().zip(pairs).zip(&plain)).filter(|(_, p)| !**p) {
+        *name = hashed_name(s, t);
+    }
     // A hashed name could, in theory, equal another entry's plain name:
     // such an entry is hashed too, repeatedly, until all names are distinct.
     loop {
-        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let mut seen: HashMap<&str, usize> = HashMap::with_capacity(names.len());
         let mut clash = None;
         for (i, n) in names.iter().enumerate() {
             if let Some(&first) = seen.get(n.as_str()) {
-                clash = Some(if names[first] == plain[first] {
-                    first
-                } else {
-                    i
-                });
+                clash = Some(if plain[first] { first } else { i });
                 break;
             }
             seen.insert(n, i);
@@ -93,7 +93,8 @@ pub fn assign(pairs: &[(&str, &str)]) -> Vec<String> {
         match clash {
             None => return names,
             Some(i) if names[i] != hashed_name(pairs[i].0, pairs[i].1) => {
-                names[i] = hashed_name(pairs[i].0, pairs[i].1)
+                names[i] = hashed_name(pairs[i].0, pairs[i].1);
+                plain[i] = false;
             }
             // Two hashes equal: 40-bit collision; add the index to separate them.
             Some(i) => {

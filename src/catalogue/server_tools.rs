@@ -151,8 +151,8 @@ impl ServerTools {
                 ),
             ));
         }
-        let mut listing = Listing::new(server_id, limits);
-        let mut tools = Vec::new();
+        let mut listing = Listing::new(server_id, limits, raw.len());
+        let mut tools = Vec::with_capacity(raw.len());
         for tool in raw {
             let source = super::source::source_digest(&tool);
             if let Some(tool) = listing.check_or_reuse(tool, source, previous)? {
@@ -214,12 +214,12 @@ struct Listing<'a> {
 }
 
 impl<'a> Listing<'a> {
-    fn new(server_id: &'a str, limits: &'a Limits) -> Self {
+    fn new(server_id: &'a str, limits: &'a Limits, entries: usize) -> Self {
         Self {
             server_id,
             limits,
             redaction: crate::redact::generation(),
-            seen: HashSet::new(),
+            seen: HashSet::with_capacity(entries),
             total_schema_bytes: 0,
             diagnostics: Vec::new(),
         }
@@ -295,7 +295,8 @@ impl<'a> Listing<'a> {
         };
         // Members in the order of MCP's `Tool` (and AHP's `ToolDefinition`);
         // inside each member the server's order is kept.
-        let mut definition = Map::new();
+        // Sized for every member it can get (no growth).
+        let mut definition = Map::with_capacity(7);
         for key in ["title", "description"] {
             move_member(&mut tool, &mut definition, key);
         }
@@ -335,12 +336,13 @@ impl<'a> Listing<'a> {
         let omitted = |listing: &Self, tool: &str, reason: String| {
             listing.diag(tool, DiagnosticAction::Omitted, reason)
         };
-        let Value::Object(tool) = raw else {
+        let Value::Object(mut tool) = raw else {
             let reason = "a tools/list entry is not a JSON object".to_owned();
             return Err(omitted(self, "", reason));
         };
-        let name = match tool.get("name") {
-            Some(Value::String(n)) if !n.is_empty() => n.clone(),
+        // Taken out, not copied: no definition member is named `name`.
+        let name = match tool.remove("name") {
+            Some(Value::String(n)) if !n.is_empty() => n,
             _ => return Err(omitted(self, "", "a tool has no name".to_owned())),
         };
         if let Some(shown) = secret_in_name(&name) {
@@ -552,10 +554,11 @@ impl ServerTool {
     }
 }
 
-/// Moves member `key` (unless absent or `null`) from `from` to the end of `to`.
+/// Moves member `key` (unless absent or `null`) from `from` to the end of
+/// `to`, with its key's own text.
 fn move_member(from: &mut Map<String, Value>, to: &mut Map<String, Value>, key: &str) {
-    if let Some(v) = from.remove(key).filter(|v| !v.is_null()) {
-        to.insert(key.to_owned(), v);
+    if let Some((key, v)) = from.remove_entry(key).filter(|(_, v)| !v.is_null()) {
+        to.insert(key, v);
     }
 }
 
@@ -582,18 +585,14 @@ fn is_task_required(definition: &Map<String, Value>) -> bool {
     support.and_then(Value::as_str) == Some("required")
 }
 
-/// [`ServerTool::digest`]: SHA-256 over `name \0 definition-JSON` (the
-/// compact text of [`ServerTool::definition_json`]), first 16 hex digits.
-/// [`ServerTool::digest`] of a tool: its 16 hex digits.
+/// [`ServerTool::digest`] of a tool: SHA-256 over `name \0 definition-JSON`
+/// (the compact text of [`ServerTool::definition_json`]), first 16 hex digits.
 fn digest_of(name: &str, definition_json: &str) -> [u8; 16] {
-    let hex = short_sha256(16, |h| {
+    short_sha256(|h| {
         h.update(name.as_bytes());
         h.update([0u8]);
         h.update(definition_json.as_bytes());
-    });
-    let mut digest = [b'0'; 16];
-    digest.copy_from_slice(&hex.as_bytes()[..16]);
-    digest
+    })
 }
 
 #[cfg(test)]
