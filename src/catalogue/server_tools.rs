@@ -160,7 +160,6 @@ impl ServerTools {
             }
         }
         let index = SortedIndex::new(&tools, tool_name);
-        crate::reclaim::drop_later(listing.garbage);
         Ok(Self {
             tools,
             diagnostics: listing.diagnostics,
@@ -212,12 +211,6 @@ struct Listing<'a> {
     seen: HashSet<String>,
     total_schema_bytes: usize,
     diagnostics: Vec<ToolDiagnostic>,
-    /// The entries' trees once their tools are made (the raw entry of a
-    /// reused tool, a checked definition once written as text): freed
-    /// together on the reclaim thread ([`crate::reclaim::drop_later`])
-    /// when the listing is done, not one by one between the checks (tens
-    /// of `free` calls per tool on the path to `toolsChanged`).
-    garbage: Vec<Map<String, Value>>,
 }
 
 impl<'a> Listing<'a> {
@@ -229,7 +222,6 @@ impl<'a> Listing<'a> {
             seen: HashSet::with_capacity(entries),
             total_schema_bytes: 0,
             diagnostics: Vec::new(),
-            garbage: Vec::with_capacity(2 * entries),
         }
     }
 
@@ -263,7 +255,6 @@ impl<'a> Listing<'a> {
         };
         let known = previous.and_then(|p| p.unchanged(&name, &source));
         if let Some(known) = known.filter(|k| !k.holds_kept_since()) {
-            self.garbage.push(tool);
             self.add_schema_bytes(known.schema_bytes)?;
             self.diagnostics.extend(known.notes.iter().cloned());
             return Ok(Some(Arc::clone(known)));
@@ -326,10 +317,7 @@ impl<'a> Listing<'a> {
         for key in ["annotations", "execution", "_meta"] {
             move_member(&mut tool, &mut definition, key);
         }
-        let leftover = tool;
-        let mut tool = ServerTool::new(name, &definition);
-        // The trees are freed off the listing's path (see `Listing::garbage`).
-        self.garbage.extend([leftover, definition]);
+        let mut tool = ServerTool::new(name, definition);
         tool.source = source;
         tool.redaction = self.redaction;
         tool.schema_bytes = schema_bytes;
@@ -535,10 +523,11 @@ impl ServerTool {
         self.ui.as_deref()
     }
 
-    fn new(tool_name: String, definition: &Map<String, Value>) -> Self {
-        let app_only = is_app_only(definition);
-        let task_required = is_task_required(definition);
-        let mut definition_json = serde_json::to_string(definition).unwrap_or_else(|_| "{}".into());
+    fn new(tool_name: String, definition: Map<String, Value>) -> Self {
+        let app_only = is_app_only(&definition);
+        let task_required = is_task_required(&definition);
+        let mut definition_json =
+            serde_json::to_string(&definition).unwrap_or_else(|_| "{}".into());
         // Kept for the tool's life: its size, not the writer's capacity.
         definition_json.shrink_to_fit();
         let digest = digest_of(&tool_name, &definition_json);

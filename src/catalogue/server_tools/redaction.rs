@@ -100,7 +100,7 @@ impl ServerTool {
                 hidden_in_value(&mut shown);
                 match shown {
                     Value::Object(shown) if shown != found => {
-                        let mut fresh = Self::new(self.tool_name.clone(), &shown);
+                        let mut fresh = Self::new(self.tool_name.clone(), shown);
                         fresh.source = self.source;
                         fresh.schema_bytes = self.schema_bytes;
                         fresh
