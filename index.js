@@ -415,6 +415,7 @@ class McpHost extends EventEmitter {
       onTrust ?? noCredentials,
     )
     this.#nativeRef = new WeakRef(this.#native)
+    this.#followActionListeners()
     this.#readiness = readinessOf(this.#native)
     liveHosts.add(this.#nativeRef)
     installExitHook()
@@ -460,6 +461,8 @@ class McpHost extends EventEmitter {
 
   #deliverItem(item) {
     if (item.event === 'progress') return this.#onProgress(item.payload)
+    // An action no listener wanted: its serverSeq alone (#followActionListeners).
+    if (item.event === 'action' && item.payload === undefined) return this.#readiness.observe({ serverSeq: item.serverSeq })
     if (item.event === 'action') this.#readiness.observe(item.payload)
     else if (item.event === 'toolsChanged') this.#readiness.toolsChanged()
     this.#emitEach(item.event, item.payload)
@@ -488,6 +491,32 @@ class McpHost extends EventEmitter {
 
   ref() { this.#responses.setRef(true); return this }
   unref() { this.#responses.setRef(false); return this }
+
+  // A `session/serverToolsChanged` carries the whole catalogue: the native
+  // side writes it into an event batch only while an 'action' listener
+  // exists, else sends its serverSeq alone (binding/src/outbox.rs), which
+  // is all whenReady reads of it. 'newListener' comes before a listener is
+  // added, 'removeListener' after one is gone; removeAllListeners() (which
+  // removes these two hooks too) puts them back.
+  #actionHooks
+  #followActionListeners() {
+    const native = this.#native
+    this.#actionHooks ??= {
+      added: (event) => { if (event === 'action') native.setActionPayloads(true) },
+      removed: (event) => { if (event === 'action') native.setActionPayloads(this.listenerCount('action') > 0) },
+    }
+    const { added, removed } = this.#actionHooks
+    if (!this.listeners('newListener').includes(added)) super.on('newListener', added)
+    if (!this.listeners('removeListener').includes(removed)) super.on('removeListener', removed)
+    native.setActionPayloads(this.listenerCount('action') > 0)
+  }
+
+  /** `EventEmitter#removeAllListeners`; the host's own hooks stay. */
+  removeAllListeners(...event) {
+    super.removeAllListeners(...event)
+    this.#followActionListeners()
+    return this
+  }
 
   #live() {
     if (this.#disposed) throw new HostError('disposed', 'the host was disposed')

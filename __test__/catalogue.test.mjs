@@ -386,6 +386,27 @@ test('a 1000-tool action nobody listens to is not parsed in JS; whenReady still 
   assert.equal(typeof published.serverSeq, 'number')
 })
 
+test('removeAllListeners() keeps the host\'s own hooks: an action listener added after it gets the whole tools action', async (t) => {
+  const { host } = newHost(t)
+  // Every listener goes, the host's hooks on newListener/removeListener included.
+  host.removeAllListeners()
+  const seen = []
+  host.on('action', (e) => seen.push(e))
+  const env = { COUNT: '1000', PAGE_SIZE: '1000', SCHEMA_BYTES: '64' }
+  await addCatalogue(host, 'hooks1k', 'big', env)
+  await waitFor(() => seen.some((e) => e.action.type === 'session/serverToolsChanged'), { what: 'the tools action' })
+  const published = seen.filter((e) => e.action.type === 'session/serverToolsChanged').at(-1)
+  assert.equal(published.action.tools.length, 1000, 'the payload, not its serverSeq alone')
+  assert.deepEqual(published.action.tools, host.getState().serverTools)
+  // The last listener gone: the next publication reaches JS as its serverSeq alone.
+  host.removeAllListeners('action')
+  const events = recordToolsChanged(host)
+  const id = await addCatalogue(host, 'hooks1k2', 'big', env)
+  await waitFor(() => events.length >= 1, { what: 'toolsChanged' })
+  await host.whenReady(id, { timeoutMs: 10_000 })
+  assert.equal(seen.filter((e) => e.action.type === 'session/serverToolsChanged').length, 1)
+})
+
 test('publishServerTools: false: toolsChanged fires, no session/serverToolsChanged is emitted', async (t) => {
   const { host, actions } = newHost(t, { publishServerTools: false })
   const events = recordToolsChanged(host)

@@ -2,7 +2,7 @@
 //! JSON, serialized straight from the Rust values), and the outbox class
 //! it counts in.
 
-use ahp_mcp_host::events::{DeviceCodePrompt, HostEvent, OutboxKind};
+use ahp_mcp_host::events::{DeviceCodePrompt, EncodedEnvelope, HostEvent, OutboxKind};
 use ahp_types::actions::ActionEnvelope;
 use serde::Serialize;
 use serde_json::json;
@@ -47,17 +47,7 @@ pub(crate) fn encoded(event: &HostEvent) -> serde_json::Result<String> {
             server_seq: envelope.server_seq,
             payload: envelope,
         }),
-        HostEvent::EncodedAction(encoded) => {
-            let mut text = Vec::new();
-            let seq = encoded.0.server_seq();
-            text.extend_from_slice(
-                format!("{{\"event\":\"action\",\"serverSeq\":{seq},\"payload\":").as_bytes(),
-            );
-            encoded.0.write_json(&mut text);
-            text.push(b'}');
-            // Only JSON writers wrote it.
-            Ok(String::from_utf8(text).unwrap_or_default())
-        }
+        HostEvent::EncodedAction(encoded) => Ok(envelope_item(encoded)),
         HostEvent::Log(record) => out("log", record),
         HostEvent::AuthorizationUrl {
             server_id,
@@ -102,4 +92,18 @@ fn device_code_json(device: &DeviceCodePrompt) -> serde_json::Value {
         shown["verificationUriComplete"] = json!(complete);
     }
     shown
+}
+
+/// `{"event":"action","serverSeq":N,"payload":…}` of an envelope written
+/// as text (the outbox writes it when it is drained).
+pub(crate) fn envelope_item(encoded: &EncodedEnvelope) -> String {
+    let mut text = Vec::new();
+    let seq = encoded.0.server_seq();
+    text.extend_from_slice(
+        format!("{{\"event\":\"action\",\"serverSeq\":{seq},\"payload\":").as_bytes(),
+    );
+    encoded.0.write_json(&mut text);
+    text.push(b'}');
+    // Only JSON writers wrote it.
+    String::from_utf8(text).unwrap_or_default()
 }

@@ -18,8 +18,8 @@
 #![cfg_attr(test, allow(dead_code))]
 
 use std::future::Future;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use ahp_mcp_host::config::HeaderProvider;
 use ahp_mcp_host::error::{ErrorCode, HostError, HostResult};
@@ -35,6 +35,7 @@ use napi_derive::napi;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use outbox::{Item, Outbox};
 mod abort;
 mod apps;
 mod callbacks;
@@ -42,6 +43,7 @@ mod events;
 mod import;
 mod limits;
 mod options;
+mod outbox;
 mod policy;
 mod reducers;
 mod runtime;
@@ -98,92 +100,6 @@ fn handled_kinds(methods: &[String]) -> Result<Vec<ServerRequestKind>> {
         .collect()
 }
 
-/// Pending serialized events, drained by the JS thread.
-#[derive(Default)]
-struct Outbox {
-    pending: Mutex<Vec<String>>,
-    scheduled: AtomicBool,
-    /// Wakes JS again when a drain left items behind (set once the
-    /// threadsafe function exists; weak, so no cycle keeps it alive).
-    rewake: std::sync::OnceLock<std::sync::Weak<EventsFn>>,
-    /// Log records and coalescible events held back (`OutboxBound`).
-    bound: ahp_mcp_host::events::OutboxBound,
-}
-
-/// An item at least this long (a large catalogue's
-/// `session/serverToolsChanged`, hundreds of KB) travels in a drain of its
-/// own, after the items queued before it: parsing it in JS never holds
-/// back the delivery of a small item such as a `ready` state.
-const OWN_BATCH_BYTES: usize = 64 * 1024;
-
-/// A log record as an outbox item: `{"event": "log", "payload": …}`.
-fn log_item(record: &ahp_mcp_host::events::LogRecord) -> String {
-    json!({ "event": "log", "payload": record }).to_string()
-}
-
-impl Outbox {
-    /// Every pending item, as one JSON array.
-    fn take_batch(&self) -> String {
-        self.scheduled.store(false, Ordering::Release);
-        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        let mut batch = std::mem::take(&mut *pending);
-        batch.extend(self.bound.drained().map(|record| log_item(&record)));
-        drop(pending);
-        json_array(&batch)
-    }
-
-    /// One drain woken by the threadsafe function: the pending items up to
-    /// the first one of [`OWN_BATCH_BYTES`] or more (that one alone when it
-    /// is first); JS is woken again for the rest.
-    fn take_drain(&self) -> String {
-        self.scheduled.store(false, Ordering::Release);
-        let mut pending = self.pending.lock().unwrap_or_else(PoisonError::into_inner);
-        let cut = match pending
-            .iter()
-            .position(|item| item.len() >= OWN_BATCH_BYTES)
-        {
-            Some(0) => 1,
-            Some(i) => i,
-            None => pending.len(),
-        };
-        let rest = pending.split_off(cut);
-        let mut batch = std::mem::replace(&mut *pending, rest);
-        batch.extend(self.bound.drained().map(|record| log_item(&record)));
-        let more = !pending.is_empty();
-        drop(pending);
-        if more && !self.scheduled.swap(true, Ordering::AcqRel) {
-            if let Some(tsfn) = self.rewake.get().and_then(std::sync::Weak::upgrade) {
-                let _ = tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
-            }
-        }
-        batch_text(batch)
-    }
-}
-
-/// A drain's items as the text `onEvents` receives: the item itself when
-/// there is one (a `callTool` answer's text is not copied again), else one
-/// JSON array ([`json_array`]).
-fn batch_text(mut items: Vec<String>) -> String {
-    match items.len() {
-        1 => items.pop().unwrap_or_default(),
-        _ => json_array(&items),
-    }
-}
-
-/// `items` (each a JSON text) as one JSON array text, built in one allocation.
-fn json_array(items: &[String]) -> String {
-    let mut out = String::with_capacity(items.iter().map(|i| i.len() + 1).sum::<usize>() + 2);
-    out.push('[');
-    for (i, item) in items.iter().enumerate() {
-        if i > 0 {
-            out.push(',');
-        }
-        out.push_str(item);
-    }
-    out.push(']');
-    out
-}
-
 struct JsSink {
     outbox: Arc<Outbox>,
     tsfn: Arc<EventsFn>,
@@ -194,15 +110,15 @@ struct JsSink {
 
 impl EventSink for JsSink {
     fn send(&self, event: HostEvent) {
+        // Written when drained, if JS wants it (see `outbox`).
+        if let HostEvent::EncodedAction(encoded) = event {
+            return self.wake_for(Item::Envelope(encoded));
+        }
         let kind = events::kind_of(&event);
         let json = events::encoded(&event);
         let Ok(json) = json else { return };
-        if self.outbox.bound.admit(kind, &json) {
+        if self.outbox.bound().admit(kind, &json) {
             self.push(json);
-        }
-        // Encoded: a whole catalogue's generation may be freed off this thread.
-        if let HostEvent::EncodedAction(encoded) = event {
-            ahp_mcp_host::drop_later(encoded);
         }
     }
 }
@@ -225,12 +141,12 @@ impl JsSink {
 
     /// Queues one `{event, payload}` item (JSON) and wakes JS once per drain.
     fn push(&self, json: String) {
-        self.outbox
-            .pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(json);
-        if !self.outbox.scheduled.swap(true, Ordering::AcqRel) {
+        self.wake_for(Item::Text(json));
+    }
+
+    /// Queues `item` and wakes JS once per drain.
+    fn wake_for(&self, item: Item) {
+        if self.outbox.push(item) {
             let _ = self.tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
         }
     }
@@ -355,14 +271,25 @@ impl NativeHost {
         let options: JsHostOptions = parse("options", &options_json).map_err(refused)?;
         let os_keychain = options.os_keychain();
         let outbox = Arc::new(Outbox::default());
-        let drain = outbox.clone();
+        // Wakes JS again when a drain left items behind (set once the
+        // threadsafe function exists; weak, so no cycle keeps it alive).
+        let rewake = Arc::new(std::sync::OnceLock::<std::sync::Weak<EventsFn>>::new());
+        let (drain, again) = (outbox.clone(), rewake.clone());
         let tsfn: EventsFn = on_events
             .build_threadsafe_function::<()>()
             .callee_handled::<false>()
             .weak::<true>()
-            .build_callback(move |_ctx| Ok(drain.take_drain()))?;
+            .build_callback(move |_ctx| {
+                let (text, more) = drain.take_drain();
+                if more && drain.schedule() {
+                    if let Some(tsfn) = again.get().and_then(std::sync::Weak::upgrade) {
+                        let _ = tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
+                    }
+                }
+                Ok(text)
+            })?;
         let tsfn = Arc::new(tsfn);
-        let _ = outbox.rewake.set(Arc::downgrade(&tsfn));
+        let _ = rewake.set(Arc::downgrade(&tsfn));
         let sink = Arc::new(JsSink::new(outbox, tsfn));
         let handled = handled_kinds(&handled)?;
         let requests: Option<Arc<dyn RequestHandler>> = if handled.is_empty() {
@@ -506,6 +433,16 @@ impl NativeHost {
     #[napi(catch_unwind)]
     pub fn list_tools(&self) -> String {
         self.host.list_tools_json()
+    }
+
+    /// Whether JS has an `action` listener: while it has none, a
+    /// `session/serverToolsChanged` (the whole catalogue) is drained as
+    /// `{"event":"action","serverSeq":N}`, its payload never written
+    /// (`outbox`). Called by `index.js` whenever its `action` listeners
+    /// change.
+    #[napi(catch_unwind)]
+    pub fn set_action_payloads(&self, wanted: bool) {
+        self.sink.outbox.set_action_payloads(wanted);
     }
 
     /// `setToolEnabled(argsJson)` → response JSON with whether the
