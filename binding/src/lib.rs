@@ -152,6 +152,30 @@ impl JsSink {
     }
 }
 
+/// The threadsafe function that wakes JS to drain `outbox` (`onEvents`
+/// gets the drain's text); a drain that left items behind wakes JS again.
+fn events_fn(on_events: &Function<(), ()>, outbox: &Arc<Outbox>) -> Result<Arc<EventsFn>> {
+    // Set once the function exists; weak, so no cycle keeps it alive.
+    let rewake = Arc::new(std::sync::OnceLock::<std::sync::Weak<EventsFn>>::new());
+    let (drain, again) = (outbox.clone(), rewake.clone());
+    let tsfn: EventsFn = on_events
+        .build_threadsafe_function::<()>()
+        .callee_handled::<false>()
+        .weak::<true>()
+        .build_callback(move |_ctx| {
+            let (text, more) = drain.take_drain();
+            if more && drain.schedule() {
+                if let Some(tsfn) = again.get().and_then(std::sync::Weak::upgrade) {
+                    let _ = tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
+                }
+            }
+            Ok(text)
+        })?;
+    let tsfn = Arc::new(tsfn);
+    let _ = rewake.set(Arc::downgrade(&tsfn));
+    Ok(tsfn)
+}
+
 /// Internal native class; use `McpHost` from `index.js`.
 #[napi]
 pub struct NativeHost {
@@ -271,25 +295,7 @@ impl NativeHost {
         let options: JsHostOptions = parse("options", &options_json).map_err(refused)?;
         let os_keychain = options.os_keychain();
         let outbox = Arc::new(Outbox::default());
-        // Wakes JS again when a drain left items behind (set once the
-        // threadsafe function exists; weak, so no cycle keeps it alive).
-        let rewake = Arc::new(std::sync::OnceLock::<std::sync::Weak<EventsFn>>::new());
-        let (drain, again) = (outbox.clone(), rewake.clone());
-        let tsfn: EventsFn = on_events
-            .build_threadsafe_function::<()>()
-            .callee_handled::<false>()
-            .weak::<true>()
-            .build_callback(move |_ctx| {
-                let (text, more) = drain.take_drain();
-                if more && drain.schedule() {
-                    if let Some(tsfn) = again.get().and_then(std::sync::Weak::upgrade) {
-                        let _ = tsfn.call((), ThreadsafeFunctionCallMode::NonBlocking);
-                    }
-                }
-                Ok(text)
-            })?;
-        let tsfn = Arc::new(tsfn);
-        let _ = rewake.set(Arc::downgrade(&tsfn));
+        let tsfn = events_fn(&on_events, &outbox)?;
         let sink = Arc::new(JsSink::new(outbox, tsfn));
         let handled = handled_kinds(&handled)?;
         let requests: Option<Arc<dyn RequestHandler>> = if handled.is_empty() {
