@@ -21,7 +21,7 @@ use serde_json::json;
 /// `session/serverToolsChanged`, hundreds of KB) travels in a drain of its
 /// own, after the items queued before it: parsing it in JS never holds
 /// back the delivery of a small item such as a `ready` state. An
-/// [`Item::Envelope`] drained with its payload counts as one.
+/// [`Item::Envelope`] always travels alone ([`Item::own`]).
 const OWN_BATCH_BYTES: usize = 64 * 1024;
 
 /// One pending item.
@@ -33,11 +33,14 @@ pub(crate) enum Item {
 }
 
 impl Item {
-    /// Whether it travels in a drain of its own.
-    fn own(&self, payloads: bool) -> bool {
+    /// Whether it travels in a drain of its own. An envelope always does:
+    /// whether it is written with its payload is then decided by the
+    /// listeners JS has after every item queued before it was delivered
+    /// (one registered by a listener of those items included).
+    fn own(&self) -> bool {
         match self {
             Self::Text(text) => text.len() >= OWN_BATCH_BYTES,
-            Self::Envelope(_) => payloads,
+            Self::Envelope(_) => true,
         }
     }
 
@@ -132,7 +135,7 @@ impl Outbox {
         self.scheduled.store(false, Ordering::Release);
         let payloads = self.payloads.load(Ordering::Acquire);
         let mut pending = self.lock();
-        let cut = match pending.iter().position(|item| item.own(payloads)) {
+        let cut = match pending.iter().position(Item::own) {
             Some(0) => 1,
             Some(i) => i,
             None => pending.len(),
