@@ -439,7 +439,7 @@ class McpHost extends EventEmitter {
       const serverSeq = leadingServerSeq(batch)
       if (serverSeq !== undefined) return this.#readiness.observe({ serverSeq })
     }
-    // A batch of one item is that item, not an array (binding/src/lib.rs, `batch_text`).
+    // A batch of one item is that item, not an array (binding/src/outbox.rs, `batch_text`).
     const parsed = JSON.parse(batch)
     const items = Array.isArray(parsed) ? parsed : [parsed]
     // A `response` item is `{r, v}` or `{r, a}` (lib/host/responses.js); every other item `{event, payload}`.

@@ -110,9 +110,16 @@ struct JsSink {
 
 impl EventSink for JsSink {
     fn send(&self, event: HostEvent) {
-        // Written when drained, if JS wants it (see `outbox`).
+        // Without an action listener: written when drained, if one came by
+        // then (see `outbox`).
         if let HostEvent::EncodedAction(encoded) = event {
-            return self.wake_for(Item::Envelope(encoded));
+            if !self.outbox.action_payloads() {
+                return self.wake_for(Item::Envelope(encoded));
+            }
+            let text = events::envelope_item(&encoded);
+            // A whole catalogue's generation may be freed off this thread.
+            ahp_mcp_host::drop_later(encoded);
+            return self.push(text);
         }
         let kind = events::kind_of(&event);
         let json = events::encoded(&event);

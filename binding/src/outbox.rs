@@ -3,10 +3,11 @@
 //! what is pending).
 //!
 //! A `session/serverToolsChanged` carries the whole catalogue (hundreds of
-//! KB for a thousand tools). It waits in the outbox unwritten
-//! ([`Item::Envelope`]) and is written when it is drained, and only while
-//! JS has an `action` listener ([`Outbox::set_action_payloads`], kept by
-//! `index.js`); without one it is drained as `{"event":"action",
+//! KB for a thousand tools). While JS has an `action` listener
+//! ([`Outbox::set_action_payloads`], kept by `index.js`) it is written
+//! when it is queued, as before; without one it waits in the outbox
+//! unwritten ([`Item::Envelope`]) and is written when it is drained if a
+//! listener came by then, else drained as `{"event":"action",
 //! "serverSeq":N}`, which is all `whenReady` reads of it. Neither the
 //! worker nor the JS thread then writes, copies or parses a catalogue
 //! nobody reads.
@@ -118,12 +119,18 @@ impl Outbox {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Every pending item, as one JSON array.
+    /// Whether JS has an `action` listener now (see the module docs).
+    pub(crate) fn action_payloads(&self) -> bool {
+        self.payloads.load(Ordering::Acquire)
+    }
+
+    /// Every pending item, as one JSON array; envelopes with their
+    /// payloads (the last batch, at dispose: a listener its items add
+    /// still gets every action).
     pub(crate) fn take_batch(&self) -> String {
         self.scheduled.store(false, Ordering::Release);
-        let payloads = self.payloads.load(Ordering::Acquire);
         let batch = std::mem::take(&mut *self.lock());
-        let mut texts: Vec<String> = batch.into_iter().map(|i| i.into_text(payloads)).collect();
+        let mut texts: Vec<String> = batch.into_iter().map(|i| i.into_text(true)).collect();
         texts.extend(self.bound.drained().map(|record| log_item(&record)));
         json_array(&texts)
     }
