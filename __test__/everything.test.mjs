@@ -39,6 +39,10 @@ test('server-everything over stdio through a plugin: ready, tools, echo', async 
   assert.equal(plugin.children[0].id, id)
   assert.equal(host.processCount, 1)
 
+  // getState() is the native state, which leads the actions' delivery to
+  // listeners: the ready state's action is waited for before the recorded
+  // actions are checked.
+  await waitFor(() => stateHistory(actions, id).at(-1)?.kind === 'ready', { what: 'the ready action delivered' })
   // Every envelope is on the session channel with gapless serverSeq.
   assert.deepEqual(actions.map((a) => a.serverSeq), actions.map((_, i) => i + 1))
   assert.ok(actions.every((a) => a.channel === 'ahp-session:/mcp-host'))
