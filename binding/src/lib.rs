@@ -110,16 +110,9 @@ struct JsSink {
 
 impl EventSink for JsSink {
     fn send(&self, event: HostEvent) {
-        // Without an action listener: written when drained, if one came by
-        // then (see `outbox`).
+        // Written now or when drained (see `outbox`).
         if let HostEvent::EncodedAction(encoded) = event {
-            if !self.outbox.action_payloads() {
-                return self.wake_for(Item::Envelope(encoded));
-            }
-            let text = events::envelope_item(&encoded);
-            // A whole catalogue's generation may be freed off this thread.
-            ahp_mcp_host::drop_later(encoded);
-            return self.push(text);
+            return self.wake_for(Item::Envelope(encoded));
         }
         let kind = events::kind_of(&event);
         let json = events::encoded(&event);

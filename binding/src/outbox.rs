@@ -103,9 +103,16 @@ impl Outbox {
         self.payloads.store(wanted, Ordering::Release);
     }
 
-    /// Queues `item`; true when JS must be woken for it (no drain is
-    /// scheduled yet).
+    /// Queues `item` (an envelope written now while JS has an `action`
+    /// listener, see the module docs); true when JS must be woken for it
+    /// (no drain is scheduled yet).
     pub(crate) fn push(&self, item: Item) -> bool {
+        let item = match item {
+            Item::Envelope(_) if self.payloads.load(Ordering::Acquire) => {
+                Item::Text(item.into_text(true))
+            }
+            item => item,
+        };
         self.lock().push(item);
         !self.scheduled.swap(true, Ordering::AcqRel)
     }
@@ -117,11 +124,6 @@ impl Outbox {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Item>> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-
-    /// Whether JS has an `action` listener now (see the module docs).
-    pub(crate) fn action_payloads(&self) -> bool {
-        self.payloads.load(Ordering::Acquire)
     }
 
     /// Every pending item, as one JSON array; envelopes with their
