@@ -58,5 +58,8 @@ pub use auth::store::{MemorySecretStore, SecretStore};
 pub use catalogue::{CatalogueEntry, DiagnosticAction, ToolDiagnostic};
 pub use mcp::identity::{Handshake, ServerIcon, ServerIdentity, TransportKind};
 pub use network::{CaCertificates, NetworkOptions, ProxyOption};
+/// Gives back the resident pages of the addon's relocation table after
+/// load (Linux; see the private `platform::loader_pages` module).
+pub use platform::release_loader_pages;
 /// Drops a large value on a background thread (see the private `reclaim` module).
 pub use reclaim::drop_later;

@@ -12,9 +12,12 @@
 
 use ahp_mcp_host::limits::RUNTIME_WORKER_THREADS;
 
-/// Installs the runtime (module load; napi-rs runs it once per process).
+/// Installs the runtime (module load; napi-rs runs it once per process),
+/// after giving back the pages of the addon's relocation table, which the
+/// loader has applied by then (`ahp_mcp_host::release_loader_pages`).
 #[napi_derive::module_init]
 fn install_runtime() {
+    ahp_mcp_host::release_loader_pages();
     let built = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(RUNTIME_WORKER_THREADS)
         .thread_name("ahp-mcp-host")

@@ -14,6 +14,7 @@
 //! | [`process_mark`] ([`PROCESS_MARK_VAR`] in each server's environment), [`marked_processes`] (every process holding a mark, wherever it was reparented) | yes (`/proc/<pid>/environ`) | the mark is set, none found |
 //! | [`lock_exclusive`] (`flock(2)`, non-blocking) | yes | yes |
 //! | the stdio sandbox: `landlock_abi`, `landlock_ruleset` (built in the host), `restrict_child` (`no_new_privs` + `landlock_restrict_self` before `exec`; `sandbox.rs`) | yes (Landlock) | none here: macOS runs the server under `sandbox-exec` (`transport::sandbox::seatbelt`) |
+//! | [`release_loader_pages`]: the resident pages of the addon's `.rela.dyn`, applied at load, given back (`madvise(MADV_DONTNEED)`, `loader_pages.rs`) | yes (64-bit) | no-op |
 //! | [`open_keychain`]: the OS keychain of `credentials: 'os'` (`keychain.rs`, a `keyring-core` store; Windows: the Credential Manager) | the Secret Service (D-Bus) | the login keychain |
 //!
 //! On Windows (`windows.rs`) the stdio transport is `transport/process_windows.rs`
@@ -39,6 +40,10 @@ compile_error!(
 
 mod keychain;
 pub use keychain::{open_keychain, KEYCHAIN_NAME};
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+mod loader_pages;
+#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
+pub use loader_pages::release_loader_pages;
 mod regular_file;
 pub use regular_file::{read_regular_bytes, RegularReadError};
 #[cfg(target_os = "linux")]
@@ -99,6 +104,14 @@ pub fn device_path_kind(path: &std::path::Path) -> Option<&'static str> {
 pub fn opened_kind(file: &std::fs::File) -> Option<&'static str> {
     let _ = file;
     None
+}
+
+/// Gives back the resident pages of the addon's relocation table once the
+/// loader has applied it (Linux, `loader_pages.rs`); returns the bytes
+/// advised. Elsewhere nothing to do: 0.
+#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
+pub fn release_loader_pages() -> usize {
+    0
 }
 
 /// Hands the memory the allocator holds free back to the operating system
