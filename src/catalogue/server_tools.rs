@@ -8,16 +8,18 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
-use sha2::Digest;
 
 use super::schema;
-use super::short_sha256;
 use super::sorted_index::SortedIndex;
+use super::source::SourceDigests;
 use crate::error::{ErrorCode, HostError};
 use crate::json::{check_shape, floor_char_boundary, json_len};
 use crate::limits::{Limits, DIAGNOSTIC_TOOL_NAME_CHARS};
 
+mod definition;
 mod redaction;
+mod relabel;
+use definition::TitleFrom;
 use redaction::secret_in_name;
 pub use redaction::SECRET_NAME_REASON;
 
@@ -67,6 +69,13 @@ pub struct ServerTool {
     pub definition_json: String,
     /// [`ServerTool::display_title`], kept.
     title: Option<Box<str>>,
+    /// Which member [`ServerTool::title`] was read from.
+    title_from: TitleFrom,
+    /// Where the members after the labels (`title`, `description`) begin in
+    /// `definition_json` (at `"inputSchema":`), when the labels are strings
+    /// or absent: a re-list that changes only the labels writes them in
+    /// front of that text again (`relabel.rs`). `None`: checked in full.
+    labels_end: Option<u32>,
     /// `_meta.ui` when it is an object (MCP Apps), kept.
     ui: Option<Box<Map<String, Value>>>,
     /// [`ServerTool::digest`]'s 16 hex digits, inline (no allocation).
@@ -79,9 +88,9 @@ pub struct ServerTool {
     /// send, so it is kept out of the model catalogue (with an `omitted`
     /// diagnostic, [`TASK_REQUIRED_REASON`]); its definition keeps `execution`.
     pub task_required: bool,
-    /// The fingerprint of the raw entry it was checked from
-    /// ([`super::source::source_digest`]).
-    source: [u8; 32],
+    /// The fingerprints of the raw entry it was checked from
+    /// ([`super::source::source_digests`]).
+    source: SourceDigests,
     /// [`crate::redact::generation`] when it was checked for kept secret
     /// values: reused as it is unless it holds a value kept since
     /// ([`ServerTool::holds_kept_since`]).
@@ -126,10 +135,13 @@ impl ServerTools {
     ///
     /// On a re-list, a tool of `previous` (the server's current tools)
     /// whose raw entry is unchanged (same
-    /// [`super::source::source_digest`]) is reused as it is, with its
+    /// [`super::source::source_digests`]) is reused as it is, with its
     /// diagnostics, instead of being checked, normalized, serialized and
-    /// digested again: only new or changed entries are. The result is the
-    /// same as without `previous`.
+    /// digested again; one whose entry changed only in its labels (`title`,
+    /// `description`) gets only those checked and written again in front of
+    /// its checked schemas (`relabel.rs`); only new or otherwise changed
+    /// entries are checked in full. The result is the same as without
+    /// `previous`.
     ///
     /// # Errors
     /// `limit_exceeded`, naming the server and the bound: more than
@@ -154,7 +166,7 @@ impl ServerTools {
         let mut listing = Listing::new(server_id, limits, raw.len());
         let mut tools = Vec::with_capacity(raw.len());
         for tool in raw {
-            let source = super::source::source_digest(&tool);
+            let source = super::source::source_digests(&tool);
             if let Some(tool) = listing.check_or_reuse(tool, source, previous)? {
                 tools.push(tool);
             }
@@ -189,10 +201,10 @@ impl ServerTools {
     }
 
     /// The tool named `tool_name` if it was checked from a raw entry with
-    /// fingerprint `source`.
-    fn unchanged(&self, tool_name: &str, source: &[u8; 32]) -> Option<&Arc<ServerTool>> {
+    /// the shape fingerprint of `source` ([`SourceDigests::shape`]).
+    fn same_shape(&self, tool_name: &str, source: &SourceDigests) -> Option<&Arc<ServerTool>> {
         let tool = &self.tools[self.index.find(&self.tools, self::tool_name, &tool_name)?];
-        (tool.source == *source).then_some(tool)
+        (tool.source.shape == source.shape).then_some(tool)
     }
 }
 
@@ -235,15 +247,16 @@ impl<'a> Listing<'a> {
     }
 
     /// [`Listing::check_tool`], or the tool of `previous` checked from the
-    /// same raw entry (fingerprint `source`): its schema bytes counted and
-    /// its diagnostics given again.
+    /// same raw entry (fingerprints `source`): its schema bytes counted and
+    /// its diagnostics given again; or, when only the entry's labels
+    /// changed, that tool with new labels ([`Listing::relabel`]).
     ///
     /// # Errors
     /// `limit_exceeded` when the schemas so far pass `maxTotalSchemaBytes`.
     fn check_or_reuse(
         &mut self,
         raw: Value,
-        source: [u8; 32],
+        source: SourceDigests,
         previous: Option<&ServerTools>,
     ) -> Result<Option<Arc<ServerTool>>, HostError> {
         let (name, tool) = match self.identify(raw) {
@@ -253,11 +266,16 @@ impl<'a> Listing<'a> {
                 return Ok(None);
             }
         };
-        let known = previous.and_then(|p| p.unchanged(&name, &source));
+        let known = previous.and_then(|p| p.same_shape(&name, &source));
         if let Some(known) = known.filter(|k| !k.holds_kept_since()) {
-            self.add_schema_bytes(known.schema_bytes)?;
-            self.diagnostics.extend(known.notes.iter().cloned());
-            return Ok(Some(Arc::clone(known)));
+            if known.source.labels == source.labels {
+                self.add_schema_bytes(known.schema_bytes)?;
+                self.diagnostics.extend(known.notes.iter().cloned());
+                return Ok(Some(Arc::clone(known)));
+            }
+            if relabel::fits(known, &tool) {
+                return self.relabel(known, name, tool, source).map(Some);
+            }
         }
         let first = self.diagnostics.len();
         let checked = self.check_tool(name, tool, source)?;
@@ -280,7 +298,7 @@ impl<'a> Listing<'a> {
         &mut self,
         name: String,
         mut tool: Map<String, Value>,
-        source: [u8; 32],
+        source: SourceDigests,
     ) -> Result<Option<ServerTool>, HostError> {
         tool.values_mut().for_each(crate::redact::hidden_in_value);
         let Some(schema_bytes) = self.count_schema_bytes(&name, &tool)? else {
@@ -300,7 +318,9 @@ impl<'a> Listing<'a> {
         for key in ["title", "description"] {
             move_member(&mut tool, &mut definition, key);
         }
-        self.cut_description(&name, &mut definition);
+        if let Some(Value::String(d)) = definition.get_mut("description") {
+            self.cut_description(&name, d);
+        }
         definition.insert("inputSchema".to_owned(), input);
         if let Some(output) = tool.remove("outputSchema").filter(|v| !v.is_null()) {
             match self.output_schema(&output) {
@@ -437,11 +457,8 @@ impl<'a> Listing<'a> {
 
     /// Cuts a description longer than `maxToolDescriptionBytes`, with a
     /// `truncated` diagnostic.
-    fn cut_description(&mut self, name: &str, definition: &mut Map<String, Value>) {
+    fn cut_description(&mut self, name: &str, d: &mut String) {
         let max = self.limits.max_tool_description_bytes;
-        let Some(Value::String(d)) = definition.get_mut("description") else {
-            return;
-        };
         if d.len() <= max {
             return;
         }
@@ -472,127 +489,12 @@ impl<'a> Listing<'a> {
     }
 }
 
-impl ServerTool {
-    /// The name people see for this tool, when the server gave one (MCP
-    /// 2025-11-25 "Tools › Tool": display name precedence): `title`, else
-    /// `annotations.title` (e.g. the Playwright server's "Manage tabs" for
-    /// `browser_tabs`). Empty strings count as absent. Callers fall back to
-    /// [`ServerTool::tool_name`].
-    #[must_use]
-    pub fn display_title(&self) -> Option<&str> {
-        self.title.as_deref()
-    }
-
-    /// First 64 bits of SHA-256 over the name and the definition, as 16
-    /// lowercase hex digits: changes whenever the definition does (for
-    /// stale-tool checks; JS `HostTool.digest`).
-    #[must_use]
-    pub fn digest(&self) -> &str {
-        // Only hex digits are stored (see `digest_of`).
-        std::str::from_utf8(&self.digest).unwrap_or_default()
-    }
-
-    /// AHP `ToolDefinition` fields except `name`, in this order: `title`,
-    /// `description`, `inputSchema` (normalized), `outputSchema`,
-    /// `annotations`, `execution` (MCP 2025-11-25), `_meta` (each member's
-    /// own keys in the server's order): parsed from
-    /// [`ServerTool::definition_json`] on each call, not kept.
-    #[must_use]
-    pub fn definition(&self) -> Map<String, Value> {
-        serde_json::from_str(&self.definition_json).unwrap_or_default()
-    }
-
-    /// The non-empty `description`, if any: read from
-    /// [`ServerTool::definition_json`] on each call (search and summaries
-    /// need it, rarely; a second copy per tool is not kept).
-    #[must_use]
-    pub fn description(&self) -> Option<String> {
-        /// Only the member wanted; the rest of the text is skipped.
-        #[derive(serde::Deserialize)]
-        struct Described {
-            description: Option<String>,
-        }
-        (serde_json::from_str::<Described>(&self.definition_json).ok())
-            .and_then(|d| d.description)
-            .filter(|d| !d.trim().is_empty())
-    }
-
-    /// `_meta.ui` (MCP Apps), when it is an object.
-    #[must_use]
-    pub fn ui_meta(&self) -> Option<&Map<String, Value>> {
-        self.ui.as_deref()
-    }
-
-    fn new(tool_name: String, definition: Map<String, Value>) -> Self {
-        let app_only = is_app_only(&definition);
-        let task_required = is_task_required(&definition);
-        let mut definition_json =
-            serde_json::to_string(&definition).unwrap_or_else(|_| "{}".into());
-        // Kept for the tool's life: its size, not the writer's capacity.
-        definition_json.shrink_to_fit();
-        let digest = digest_of(&tool_name, &definition_json);
-        let annotations = definition.get("annotations");
-        let title = non_empty(definition.get("title"))
-            .or_else(|| non_empty(annotations.and_then(|a| a.get("title"))))
-            .map(Box::from);
-        let ui = (definition.get("_meta").and_then(|m| m.get("ui")))
-            .and_then(Value::as_object)
-            .map(|ui| Box::new(ui.clone()));
-        Self {
-            tool_name,
-            definition_json,
-            title,
-            ui,
-            digest,
-            app_only,
-            task_required,
-            source: [0; 32],
-            redaction: 0,
-            schema_bytes: 0,
-            notes: Box::default(),
-        }
-    }
-}
-
 /// Moves member `key` (unless absent or `null`) from `from` to the end of
 /// `to`, with its key's own text.
 fn move_member(from: &mut Map<String, Value>, to: &mut Map<String, Value>, key: &str) {
     if let Some((key, v)) = from.remove_entry(key).filter(|(_, v)| !v.is_null()) {
         to.insert(key, v);
     }
-}
-
-/// `value` as a string, if it is a non-empty one.
-fn non_empty(value: Option<&Value>) -> Option<&str> {
-    value.and_then(Value::as_str).filter(|s| !s.is_empty())
-}
-
-/// `_meta.ui.visibility` is exactly `["app"]`.
-fn is_app_only(definition: &Map<String, Value>) -> bool {
-    let visibility = definition
-        .get("_meta")
-        .and_then(|m| m.get("ui"))
-        .and_then(|u| u.get("visibility"))
-        .and_then(Value::as_array);
-    matches!(visibility, Some(v) if v.len() == 1 && v[0] == "app")
-}
-
-/// `execution.taskSupport` is `"required"`.
-fn is_task_required(definition: &Map<String, Value>) -> bool {
-    let support = definition
-        .get("execution")
-        .and_then(|e| e.get("taskSupport"));
-    support.and_then(Value::as_str) == Some("required")
-}
-
-/// [`ServerTool::digest`] of a tool: SHA-256 over `name \0 definition-JSON`
-/// (the compact text of [`ServerTool::definition_json`]), first 16 hex digits.
-fn digest_of(name: &str, definition_json: &str) -> [u8; 16] {
-    short_sha256(|h| {
-        h.update(name.as_bytes());
-        h.update([0u8]);
-        h.update(definition_json.as_bytes());
-    })
 }
 
 #[cfg(test)]
