@@ -120,16 +120,32 @@ fn report_relists(
             std::hint::black_box(relist(catalogue, line));
         }),
     );
-    let other = line.replace("Benchmark filler", "Changed filler");
-    let mut round = 0;
-    report(
-        "refresh, all changed: decode + build_after + set_server",
-        median(rounds, || {
-            round += 1;
-            let next = if round % 2 == 1 { &other } else { line };
-            std::hint::black_box(relist(catalogue, next));
-        }),
-    );
+    // Every description changed (only the labels are checked again), or
+    // every schema (each tool checked in full).
+    let changes = [
+        (
+            "refresh, all descriptions changed",
+            "Benchmark filler",
+            "Changed filler",
+        ),
+        (
+            "refresh, all schemas changed",
+            "what to look for",
+            "what to find",
+        ),
+    ];
+    for (what, from, to) in changes {
+        let other = line.replace(from, to);
+        let mut round = 0;
+        report(
+            &format!("{what}: decode + build_after + set_server"),
+            median(rounds, || {
+                round += 1;
+                let next = if round % 2 == 1 { &other } else { line };
+                std::hint::black_box(relist(catalogue, next));
+            }),
+        );
+    }
 }
 
 /// The decodes of the response line: rmcp's, a plain `Value`, and the
