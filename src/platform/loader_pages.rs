@@ -17,10 +17,12 @@
 //! addon, a debugger) faults the same bytes back in from the file, and the
 //! page cache keeps or drops them as for any file. Nothing else is released:
 //! only the pages wholly inside the `DT_RELA` table, and only when that table
-//! lies in a `PT_LOAD` segment mapped read-only (no `PF_W`, no `PF_X`) that
-//! overlaps no `PT_GNU_RELRO`, `PT_DYNAMIC` or `PT_TLS` range, of an object
-//! without text relocations (`DT_TEXTREL`, `DF_TEXTREL`): pages the loader
-//! may have written are never touched.
+//! lies in the file-backed part (`p_filesz`) of a `PT_LOAD` segment mapped
+//! read-only (no `PF_W`, no `PF_X`) that overlaps no `PT_GNU_RELRO`,
+//! `PT_DYNAMIC` or `PT_TLS` range, of an object without text relocations
+//! (`DT_TEXTREL`, `DF_TEXTREL`): pages the loader may have written are never
+//! touched. A layout that puts the table in an executable segment (GNU ld's
+//! `-z noseparate-code`) releases nothing.
 
 use std::ffi::c_void;
 use std::ops::Range;
@@ -104,20 +106,24 @@ struct Search {
 
 /// `dl_iterate_phdr`'s callback: 1 (stop) at the object holding
 /// `Search::address`, after noting its table in `Search::table`.
-unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, _size: usize, data: *mut c_void) -> i32 {
+unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, size: usize, data: *mut c_void) -> i32 {
+    if size < std::mem::size_of::<libc::dl_phdr_info>() {
+        return 0;
+    }
     // SAFETY: `data` is the `Search` given by `own_relocation_table`, and
-    // `info` the loader's description of one object, valid during the call.
+    // `info` the loader's description of one object, of `size` bytes (at
+    // least the whole struct, checked above), valid during the call.
     let (search, info) = unsafe { (&mut *data.cast::<Search>(), &*info) };
     if info.dlpi_phdr.is_null() {
         return 0;
     }
     // SAFETY: the loader gives `dlpi_phnum` program headers at `dlpi_phdr`.
     let headers = unsafe { std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum.into()) };
+    // Addresses wrap as the loader's do: an object loaded below its link
+    // address has a load bias "below zero" (no panic may leave this
+    // `extern "C"` callback).
     let base = info.dlpi_addr as usize;
-    let range = |h: &libc::Elf64_Phdr| {
-        let start = base + h.p_vaddr as usize;
-        start..start + h.p_memsz as usize
-    };
+    let range = |h: &libc::Elf64_Phdr| loaded(h, base);
     let holds_us = headers
         .iter()
         .any(|h| h.p_type == libc::PT_LOAD && range(h).contains(&search.address));
@@ -126,6 +132,21 @@ unsafe extern "C" fn visit(info: *mut libc::dl_phdr_info, _size: usize, data: *m
     }
     search.table = relocation_table(headers, base, &range);
     1
+}
+
+/// Where segment `h` of an object loaded at `base` lies in memory
+/// (`p_memsz`).
+fn loaded(h: &libc::Elf64_Phdr, base: usize) -> Range<usize> {
+    let start = base.wrapping_add(h.p_vaddr as usize);
+    start..start.wrapping_add(h.p_memsz as usize)
+}
+
+/// The part of `PT_LOAD` `h` backed by the file (`p_filesz`): the loader
+/// writes the zeros after it on the segment's last page, so only this part
+/// is never written.
+fn file_backed(h: &libc::Elf64_Phdr, base: usize) -> Range<usize> {
+    let start = base.wrapping_add(h.p_vaddr as usize);
+    start..start.wrapping_add(h.p_filesz as usize)
 }
 
 /// The checked `DT_RELA` range of the object of `headers`, loaded at `base`.
@@ -137,7 +158,7 @@ fn relocation_table(
     let dynamic = headers.iter().find(|h| h.p_type == libc::PT_DYNAMIC)?;
     let table = dynamic_table(range(dynamic), base)?;
     let read_only = headers.iter().any(|h| {
-        let r = range(h);
+        let r = file_backed(h, base);
         h.p_type == libc::PT_LOAD
             && h.p_flags & (libc::PF_W | libc::PF_X) == 0
             && r.start <= table.start
@@ -175,7 +196,7 @@ fn dynamic_table(dynamic: Range<usize>, base: usize) -> Option<Range<usize>> {
     }
     let address = address?;
     let start = if address < base {
-        base + address
+        base.wrapping_add(address)
     } else {
         address
     };
@@ -209,6 +230,25 @@ mod tests {
         bytes
             .iter()
             .fold(0u64, |sum, b| sum.rotate_left(5) ^ u64::from(*b))
+    }
+
+    #[test]
+    fn a_load_bias_below_zero_wraps_as_the_loader_does() {
+        // An object loaded below its link address (glibc's `dlpi_addr`
+        // wraps): the sums must wrap, never panic inside the callback.
+        let header = libc::Elf64_Phdr {
+            p_type: libc::PT_LOAD,
+            p_flags: libc::PF_R,
+            p_offset: 0,
+            p_vaddr: 0x9000_0000_0000,
+            p_paddr: 0x9000_0000_0000,
+            p_filesz: 0x2000,
+            p_memsz: 0x3000,
+            p_align: 0x1000,
+        };
+        let base = 0usize.wrapping_sub(0x8fff_f000_0000);
+        assert_eq!(loaded(&header, base), 0x1000_0000..0x1000_3000);
+        assert_eq!(file_backed(&header, base), 0x1000_0000..0x1000_2000);
     }
 
     #[test]

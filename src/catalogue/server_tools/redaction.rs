@@ -82,12 +82,17 @@ impl ServerTools {
 }
 
 impl ServerTool {
-    /// Whether its name or definition holds a secret value kept after it
-    /// was checked ([`crate::redact::kept_since`]).
+    /// Whether its name, definition or diagnostics hold a secret value
+    /// kept after it was checked ([`crate::redact::kept_since`]). A
+    /// diagnostic can quote what the definition no longer has (a dropped
+    /// output schema's `type`).
     #[must_use]
     pub fn holds_kept_since(&self) -> bool {
         let since = self.redaction;
-        kept_since(since, &self.tool_name) || kept_since(since, &self.definition_json)
+        let in_notes = || {
+            (self.notes.iter()).any(|n| kept_since(since, &n.tool) || kept_since(since, &n.reason))
+        };
+        kept_since(since, &self.tool_name) || kept_since(since, &self.definition_json) || in_notes()
     }
 
     /// This tool with every kept secret value of `generation` redacted from

@@ -300,4 +300,29 @@ mod tests {
         let fresh = ServerTools::build("s", after, &limits).unwrap();
         assert_eq!(seen(&again), seen(&fresh));
     }
+
+    #[test]
+    fn a_secret_kept_since_in_a_reused_diagnostic_is_checked_again() {
+        // Red team of this change: a dropped output schema's `type` is
+        // quoted in its diagnostic, not in the definition; reused as it
+        // was (same labels) or relabeled, the note kept the secret.
+        let secret = "canary-relabel-note-9a61c4";
+        let limits = Limits::default();
+        let entry = |d: &str| {
+            json!({"name": "o", "description": d, "inputSchema": {"type": "object"},
+                   "outputSchema": {"type": secret}})
+        };
+        let first = ServerTools::build("s", vec![entry("d")], &limits).unwrap();
+        let _kept = crate::redact::KeptSecret::all([secret]);
+        for label in ["d", "e"] {
+            let again =
+                ServerTools::build_after("s", vec![entry(label)], &limits, Some(&first)).unwrap();
+            let fresh = ServerTools::build("s", vec![entry(label)], &limits).unwrap();
+            assert_eq!(seen(&again), seen(&fresh));
+            assert_eq!(again.diagnostics, fresh.diagnostics);
+            for d in &again.diagnostics {
+                assert!(!d.reason.contains(secret), "{label}: {}", d.reason);
+            }
+        }
+    }
 }
