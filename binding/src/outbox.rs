@@ -114,7 +114,7 @@ impl Outbox {
             item => item,
         };
         self.lock().push(item);
-        !self.scheduled.swap(true, Ordering::AcqRel)
+        self.schedule()
     }
 
     /// Marks a drain scheduled; true when none was.
@@ -132,9 +132,14 @@ impl Outbox {
     pub(crate) fn take_batch(&self) -> String {
         self.scheduled.store(false, Ordering::Release);
         let batch = std::mem::take(&mut *self.lock());
-        let mut texts: Vec<String> = batch.into_iter().map(|i| i.into_text(true)).collect();
+        json_array(&self.texts(batch, true))
+    }
+
+    /// `batch`'s texts ([`Item::into_text`]), then the log records held back.
+    fn texts(&self, batch: Vec<Item>, payloads: bool) -> Vec<String> {
+        let mut texts: Vec<String> = batch.into_iter().map(|i| i.into_text(payloads)).collect();
         texts.extend(self.bound.drained().map(|record| log_item(&record)));
-        json_array(&texts)
+        texts
     }
 
     /// One drain woken by the threadsafe function: the pending items up to
@@ -153,9 +158,7 @@ impl Outbox {
         let batch = std::mem::replace(&mut *pending, rest);
         let more = !pending.is_empty();
         drop(pending);
-        let mut texts: Vec<String> = batch.into_iter().map(|i| i.into_text(payloads)).collect();
-        texts.extend(self.bound.drained().map(|record| log_item(&record)));
-        (batch_text(texts), more)
+        (batch_text(self.texts(batch, payloads)), more)
     }
 }
 
