@@ -70,6 +70,8 @@ test('a lazy server without a cache starts at once, caches its tools without the
     assert.equal(statSync(join(dataDir, '.tool-cache')).mode & 0o777, 0o700)
   }
   await waitState(host, 'lazy', 'stopped', { timeout: 10_000 })
+  // getState() leads the delivery of actions to listeners: wait for the delivered one.
+  await waitFor(() => stateHistory(actions, 'lazy').some((s) => s.kind === 'stopped'), { what: 'the stopped action delivered' })
   assert.deepEqual(stateHistory(actions, 'lazy').map((s) => s.kind), ['ready', 'stopped'])
   assert.deepEqual(toolsOf(host, 'lazy').map((x) => x.toolName).sort(), ['echo', 'probe', 'whoami'])
   await waitFor(() => host.processCount === 0, { what: 'the idle server gone' })
