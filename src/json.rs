@@ -2,7 +2,8 @@
 //! serialized size of a value without building its text, its depth and
 //! member count (stopping early at the bounds), the result bound check of
 //! `limits.rs` (on a tree, or on a document's text: [`text`]), and cutting
-//! text on a UTF-8 character boundary.
+//! text on a UTF-8 character boundary, and an object's members read one
+//! level deep as raw text ([`Members`]).
 //!
 //! Key order: `serde_json` is built with `preserve_order` (Cargo.toml), so
 //! a parsed object keeps the order its sender wrote and serializes in that
@@ -19,8 +20,10 @@ use serde_json::Value;
 use crate::error::{ErrorCode, HostError, HostResult};
 use crate::limits::Limits;
 
+mod members;
 mod text;
 
+pub use members::Members;
 pub use text::{check_text_bounds, JsonText};
 
 /// The JSON type of `value` as a word for messages: `"null"`, `"boolean"`,

@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use super::schema;
@@ -17,6 +18,7 @@ use crate::json::{check_shape, floor_char_boundary, json_len};
 use crate::limits::{Limits, DIAGNOSTIC_TOOL_NAME_CHARS};
 
 mod definition;
+mod entry;
 mod redaction;
 mod relabel;
 use definition::TitleFrom;
@@ -128,28 +130,48 @@ impl ServerTools {
         Self::build_after(server_id, raw, limits, None)
     }
 
-    /// Checks the raw `tools` of one `tools/list` walk of `server_id`.
+    /// [`ServerTools::build_after_text`] of entries given as trees (the
+    /// lazy servers' tool cache, tests): each is written as text first.
+    ///
+    /// # Errors
+    /// Those of [`ServerTools::build_after_text`].
+    pub fn build_after(
+        server_id: &str,
+        raw: Vec<Value>,
+        limits: &Limits,
+        previous: Option<&ServerTools>,
+    ) -> Result<Self, HostError> {
+        let texts: Vec<Box<RawValue>> = raw
+            .iter()
+            .filter_map(|v| serde_json::value::to_raw_value(v).ok())
+            .collect();
+        Self::build_after_text(server_id, &texts, limits, previous)
+    }
+
+    /// Checks the raw `tools` of one `tools/list` walk of `server_id`, each
+    /// entry the text the server sent (`entry.rs`).
     ///
     /// Per-tool problems (name, schema, description, duplicate) cost only
     /// that tool or field, with a diagnostic, in server order.
     ///
     /// On a re-list, a tool of `previous` (the server's current tools)
     /// whose raw entry is unchanged (same
-    /// [`super::source::source_digests`]) is reused as it is, with its
+    /// [`super::source::source_digests`], taken over the entry's text
+    /// without building its tree) is reused as it is, with its
     /// diagnostics, instead of being checked, normalized, serialized and
     /// digested again; one whose entry changed only in its labels (`title`,
-    /// `description`) gets only those checked and written again in front of
-    /// its checked schemas (`relabel.rs`); only new or otherwise changed
-    /// entries are checked in full. The result is the same as without
-    /// `previous`.
+    /// `description`) gets only those read, checked and written again in
+    /// front of its checked schemas (`relabel.rs`); only new or otherwise
+    /// changed entries are parsed and checked in full. The result is the
+    /// same as without `previous`.
     ///
     /// # Errors
     /// `limit_exceeded`, naming the server and the bound: more than
     /// `maxToolsPerServer` tools, or schemas adding up to more than
     /// `maxTotalSchemaBytes`. The caller then keeps the previous catalogue.
-    pub fn build_after(
+    pub fn build_after_text(
         server_id: &str,
-        raw: Vec<Value>,
+        raw: &[Box<RawValue>],
         limits: &Limits,
         previous: Option<&ServerTools>,
     ) -> Result<Self, HostError> {
@@ -165,9 +187,8 @@ impl ServerTools {
         }
         let mut listing = Listing::new(server_id, limits, raw.len());
         let mut tools = Vec::with_capacity(raw.len());
-        for tool in raw {
-            let source = super::source::source_digests(&tool);
-            if let Some(tool) = listing.check_or_reuse(tool, source, previous)? {
+        for entry in raw {
+            if let Some(tool) = listing.check_entry(entry, previous)? {
                 tools.push(tool);
             }
         }
@@ -246,45 +267,6 @@ impl<'a> Listing<'a> {
         }
     }
 
-    /// [`Listing::check_tool`], or the tool of `previous` checked from the
-    /// same raw entry (fingerprints `source`): its schema bytes counted and
-    /// its diagnostics given again; or, when only the entry's labels
-    /// changed, that tool with new labels ([`Listing::relabel`]).
-    ///
-    /// # Errors
-    /// `limit_exceeded` when the schemas so far pass `maxTotalSchemaBytes`.
-    fn check_or_reuse(
-        &mut self,
-        raw: Value,
-        source: SourceDigests,
-        previous: Option<&ServerTools>,
-    ) -> Result<Option<Arc<ServerTool>>, HostError> {
-        let (name, tool) = match self.identify(raw) {
-            Ok(found) => found,
-            Err(d) => {
-                self.diagnostics.push(d);
-                return Ok(None);
-            }
-        };
-        let known = previous.and_then(|p| p.same_shape(&name, &source));
-        if let Some(known) = known.filter(|k| !k.holds_kept_since()) {
-            if known.source.labels == source.labels {
-                self.add_schema_bytes(known.schema_bytes)?;
-                self.diagnostics.extend(known.notes.iter().cloned());
-                return Ok(Some(Arc::clone(known)));
-            }
-            if relabel::fits(known, &tool) {
-                return self.relabel(known, name, tool, source).map(Some);
-            }
-        }
-        let first = self.diagnostics.len();
-        let checked = self.check_tool(name, tool, source)?;
-        Ok(checked.map(|mut tool| {
-            tool.notes = self.diagnostics[first..].into();
-            Arc::new(tool)
-        }))
-    }
-
     /// Checks one identified `tools/list` entry. `Ok(None)`: the tool is
     /// left out (with a diagnostic); `Ok(Some)`: usable, maybe with
     /// diagnostics. A kept secret anywhere in it (a server echoing its
@@ -353,18 +335,27 @@ impl<'a> Listing<'a> {
 
     /// The entry as an object with a usable, first-seen name.
     fn identify(&mut self, raw: Value) -> Result<(String, Map<String, Value>), ToolDiagnostic> {
-        let omitted = |listing: &Self, tool: &str, reason: String| {
-            listing.diag(tool, DiagnosticAction::Omitted, reason)
-        };
         let Value::Object(mut tool) = raw else {
             let reason = "a tools/list entry is not a JSON object".to_owned();
-            return Err(omitted(self, "", reason));
+            return Err(self.diag("", DiagnosticAction::Omitted, reason));
         };
         // Taken out, not copied: no definition member is named `name`.
         let name = match tool.remove("name") {
-            Some(Value::String(n)) if !n.is_empty() => n,
-            _ => return Err(omitted(self, "", "a tool has no name".to_owned())),
+            Some(Value::String(n)) => n,
+            _ => String::new(),
         };
+        Ok((self.identify_name(name)?, tool))
+    }
+
+    /// `name` when it is usable (not empty, no kept secret, within
+    /// `maxToolNameBytes`) and first seen in this listing.
+    fn identify_name(&mut self, name: String) -> Result<String, ToolDiagnostic> {
+        let omitted = |listing: &Self, tool: &str, reason: String| {
+            listing.diag(tool, DiagnosticAction::Omitted, reason)
+        };
+        if name.is_empty() {
+            return Err(omitted(self, "", "a tool has no name".to_owned()));
+        }
         if let Some(shown) = secret_in_name(&name) {
             return Err(omitted(self, &shown, SECRET_NAME_REASON.to_owned()));
         }
@@ -385,7 +376,7 @@ impl<'a> Listing<'a> {
                     .to_owned(),
             ));
         }
-        Ok((name, tool))
+        Ok(name)
     }
 
     /// Adds the tool's schema bytes to the listing's total and returns

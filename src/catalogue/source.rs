@@ -1,19 +1,24 @@
 //! The fingerprints of one raw `tools/list` entry, as the server sent it:
-//! SHA-256 over a canonical walk of the decoded JSON (a type tag, then the
-//! length or bytes of each value; object members in the server's order),
-//! taken apart for the entry's labels (`title` and `description`) and for
-//! the rest of it (its shape). A re-list reuses a checked tool whose entry
-//! has the same two fingerprints instead of checking, normalizing,
-//! serializing and digesting it again, and writes only the labels again
-//! for one whose shape is unchanged
-//! ([`super::ServerTools::build_after`]).
+//! SHA-256 over the entry's members read one level deep
+//! ([`crate::json::Members`]): each member's name and the text of its value
+//! exactly as the server wrote it (lengths fed, members in the server's
+//! order), taken apart for the entry's labels (`title` and `description`)
+//! and for the rest of it (its shape). A re-list reuses a checked tool
+//! whose entry has the same two fingerprints instead of checking,
+//! normalizing, serializing and digesting it again, and writes only the
+//! labels again for one whose shape is unchanged
+//! ([`super::ServerTools::build_after`]); no tree of the entry is built for
+//! either. The same text always parses to the same tree, so equal
+//! fingerprints mean an equal check; text that differs only in spacing or
+//! escapes is checked again, which costs time, never correctness.
 //!
 //! SHA-256, not a keyed 64-bit hash: a server that could make two
 //! different entries collide would keep an old definition published while
 //! the tool changed under it.
 
-use serde_json::Value;
 use sha2::{Digest, Sha256};
+
+use crate::json::Members;
 
 /// The members of an entry hashed into [`SourceDigests::labels`].
 pub(crate) const LABELS: [&str; 2] = ["title", "description"];
@@ -22,33 +27,39 @@ pub(crate) const LABELS: [&str; 2] = ["title", "description"];
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct SourceDigests {
     /// Every member but the labels, in the server's order (the whole
-    /// entry's walk when it is not an object).
+    /// entry's text when it is not an object).
     pub shape: [u8; 32],
     /// The `title` and `description` members, in the server's order.
     pub labels: [u8; 32],
 }
 
-/// The fingerprints of `entry`'s canonical walk.
-pub(crate) fn source_digests(entry: &Value) -> SourceDigests {
+/// The fingerprints of entry `text` (`members`: its members, when it is an
+/// object).
+pub(crate) fn source_digests(text: &str, members: Option<&Members<'_>>) -> SourceDigests {
     let mut shape = Sha256::new();
     let mut labels = Sha256::new();
-    match entry {
-        Value::Object(members) => {
+    match members {
+        Some(members) => {
             let is_label = |key: &str| LABELS.contains(&key);
             shape.update(b"{");
-            len(&mut shape, members.keys().filter(|k| !is_label(k)).count());
-            for (key, value) in members {
+            len(
+                &mut shape,
+                members.iter().filter(|(k, _)| !is_label(k)).count(),
+            );
+            for (key, value) in members.iter() {
                 let h = if is_label(key) {
                     &mut labels
                 } else {
                     &mut shape
                 };
-                len(h, key.len());
-                h.update(key.as_bytes());
-                feed(h, value);
+                piece(h, key);
+                piece(h, value.get());
             }
         }
-        other => feed(&mut shape, other),
+        None => {
+            shape.update(b"v");
+            piece(&mut shape, text);
+        }
     }
     SourceDigests {
         shape: shape.finalize().into(),
@@ -56,50 +67,16 @@ pub(crate) fn source_digests(entry: &Value) -> SourceDigests {
     }
 }
 
-/// A length as 8 little-endian bytes (so `["ab"]` and `["a","b"]` differ).
-fn len(h: &mut Sha256, n: usize) {
-    h.update((n as u64).to_le_bytes());
+/// A length as 8 little-endian bytes, then the bytes (so `"ab"` then `""`
+/// and `"a"` then `"b"` differ).
+fn piece(h: &mut Sha256, text: &str) {
+    len(h, text.len());
+    h.update(text.as_bytes());
 }
 
-fn feed(h: &mut Sha256, v: &Value) {
-    match v {
-        Value::Null => h.update(b"n"),
-        Value::Bool(true) => h.update(b"t"),
-        Value::Bool(false) => h.update(b"f"),
-        Value::Number(n) => {
-            if let Some(u) = n.as_u64() {
-                h.update(b"u");
-                h.update(u.to_le_bytes());
-            } else if let Some(i) = n.as_i64() {
-                h.update(b"i");
-                h.update(i.to_le_bytes());
-            } else {
-                h.update(b"d");
-                h.update(n.as_f64().unwrap_or(f64::NAN).to_bits().to_le_bytes());
-            }
-        }
-        Value::String(s) => {
-            h.update(b"s");
-            len(h, s.len());
-            h.update(s.as_bytes());
-        }
-        Value::Array(items) => {
-            h.update(b"[");
-            len(h, items.len());
-            for item in items {
-                feed(h, item);
-            }
-        }
-        Value::Object(members) => {
-            h.update(b"{");
-            len(h, members.len());
-            for (key, value) in members {
-                len(h, key.len());
-                h.update(key.as_bytes());
-                feed(h, value);
-            }
-        }
-    }
+/// A length as 8 little-endian bytes.
+fn len(h: &mut Sha256, n: usize) {
+    h.update((n as u64).to_le_bytes());
 }
 
 #[cfg(test)]
@@ -107,9 +84,11 @@ mod tests {
     use serde_json::json;
 
     use super::source_digests;
+    use crate::json::Members;
 
     fn source_digest(entry: &serde_json::Value) -> super::SourceDigests {
-        source_digests(entry)
+        let text = entry.to_string();
+        source_digests(&text, Members::of(&text).as_ref())
     }
 
     #[test]

@@ -7,10 +7,11 @@
 //! cacheable result is served without a request, see [`super::cache`]) and
 //! the result bounds ([`crate::json::check_bounds`]).
 //!
-//! Items of list walks are returned as raw JSON: one malformed tool must cost
-//! only that tool (see [`crate::catalogue`]), not the whole typed result.
+//! Items of list walks are returned as raw JSON ([`list`]): one malformed
+//! tool must cost only that tool (see [`crate::catalogue`]), not the whole
+//! typed result; a `tools/list` walk's items as the text the server sent
+//! ([`list_texts`]).
 
-use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
@@ -19,15 +20,13 @@ use rmcp::model::{
     ClientRequest, CustomRequest, CustomResult, ProgressToken, RequestId, ServerResult,
 };
 use rmcp::service::{Peer, PeerRequestOptions, RequestHandle, RoleClient, ServiceError};
-use serde_json::{json, Value};
+use serde_json::Value;
 use tokio::sync::broadcast;
 use tokio_util::sync::CancellationToken;
 
 use super::cache::ResponseCache;
-use super::capabilities;
 use crate::error::strip_type_names;
 use crate::error::{ErrorCode, ErrorDetail, HostError, TimeoutKind};
-use crate::limits::Limits;
 use crate::network::error_text::what_happened;
 use crate::transport::stdout_monitor::{Discarded, DiscardedIds};
 use crate::transport::stream_watch::StreamWatch;
@@ -336,6 +335,50 @@ pub async fn send_on(
     request: ClientRequest,
     options: PeerRequestOptions,
 ) -> Result<Value, RequestFailure> {
+    let context = format!("{} on {server_id}", request.method());
+    let answer = send_answer(wire, server_id, request, options).await?;
+    Ok(answer.into_value(&context)?)
+}
+
+/// A result as the request path got it: a tree, or the text of a
+/// `tools/list` result the transport read without one
+/// (`transport::raw_text`, Streamable HTTP's raw lists).
+#[derive(Debug)]
+pub enum Answer {
+    /// rmcp's decode (or a cached result).
+    Tree(Value),
+    /// The result's JSON text as the server sent it (an object).
+    Text(String),
+}
+
+impl Answer {
+    /// The result as a tree (a text is parsed now).
+    ///
+    /// # Errors
+    /// `protocol_error` naming `context` when a text does not parse.
+    pub fn into_value(self, context: &str) -> Result<Value, HostError> {
+        match self {
+            Self::Tree(value) => Ok(value),
+            Self::Text(text) => serde_json::from_str(&text).map_err(|e| {
+                HostError::new(
+                    ErrorCode::ProtocolError,
+                    format!("{context}: the result is not valid JSON ({e})"),
+                )
+            }),
+        }
+    }
+}
+
+/// [`send_on`], the result as the transport handed it on ([`Answer`]).
+///
+/// # Errors
+/// Those of [`send_on`].
+pub async fn send_answer(
+    wire: Wire<'_>,
+    server_id: &str,
+    request: ClientRequest,
+    options: PeerRequestOptions,
+) -> Result<Answer, RequestFailure> {
     let method = request.method().to_owned();
     let context = format!("{method} on {server_id}");
     let peer = wire.peer;
@@ -392,7 +435,19 @@ pub async fn send_on(
             return Err(map_service_error(&context, ServiceError::Timeout { timeout }, None));
         }
     };
-    let mut value = match result {
+    let on_http = wire.watch.map(|watch| (watch, &sent.id));
+    answer_of(result, &method, on_http, &context)
+}
+
+/// The [`Answer`] of `result` (rmcp's, to request `method`; `on_http`: the
+/// connection's [`StreamWatch`] and the request's id, Streamable HTTP).
+fn answer_of(
+    result: ServerResult,
+    method: &str,
+    on_http: Option<(&StreamWatch, &RequestId)>,
+    context: &str,
+) -> Result<Answer, RequestFailure> {
+    let value = match result {
         // Read raw by the transport (stdio `tools/list`): already the JSON.
         ServerResult::CustomResult(CustomResult(raw)) => raw,
         typed => serde_json::to_value(typed).map_err(|e| {
@@ -402,24 +457,32 @@ pub async fn send_on(
             )
         })?,
     };
-    if let (Some(watch), "tools/list") = (wire.watch, method.as_str()) {
-        value = http_tools_list(watch, &sent.id, value, &context)?;
+    if method != "tools/list" {
+        return Ok(Answer::Tree(value));
     }
-    Ok(value)
+    // stdio: the text the transport carried (`transport::raw_text`).
+    let value = match crate::transport::raw_text::carried(value) {
+        Ok(text) => return Ok(Answer::Text(text)),
+        Err(value) => value,
+    };
+    match on_http {
+        Some((watch, id)) => http_tools_list(watch, id, value, context),
+        None => Ok(Answer::Tree(value)),
+    }
 }
 
-/// A Streamable HTTP `tools/list` result as the server sent it: the raw
-/// SSE answer when the transport kept it (`value` is then rmcp's decode of
-/// a stand-in), else `value` with the `execution` members rmcp's `Tool`
+/// A Streamable HTTP `tools/list` result as the server sent it: the SSE
+/// answer's text when the transport kept it (`value` is then rmcp's decode
+/// of a stand-in), else `value` with the `execution` members rmcp's `Tool`
 /// dropped put back (see `transport::raw_tools`).
 fn http_tools_list(
     watch: &StreamWatch,
     id: &RequestId,
     mut value: Value,
     context: &str,
-) -> Result<Value, RequestFailure> {
-    if let Some(raw) = watch.take_raw_list(id) {
-        return Ok(raw);
+) -> Result<Answer, RequestFailure> {
+    if let Some(text) = watch.take_raw_list(id) {
+        return Ok(Answer::Text(text));
     }
     if crate::transport::stream_watch::is_stand_in(&value) {
         let message = format!("{context}: the raw answer was not kept");
@@ -427,7 +490,7 @@ fn http_tools_list(
     }
     let found = watch.take_executions(id);
     crate::transport::raw_tools::restore_executions(&mut value, &found);
-    Ok(value)
+    Ok(Answer::Tree(value))
 }
 
 /// Where a request goes: the connection's peer, its discard notices (stdio)
@@ -462,123 +525,48 @@ pub async fn send_cached(
     params: Value,
     options: PeerRequestOptions,
 ) -> Result<Value, RequestFailure> {
-    let Some(cache) = wire.cache else {
-        return send_on(wire, server_id, custom(method, params), options).await;
-    };
-    if let Some(fresh) = cache.get(method, &params) {
-        return Ok(fresh);
-    }
-    let since = cache.generation();
-    let sent = params.clone();
-    let result = send_on(wire, server_id, custom(method, sent), options).await?;
-    cache.put(method, &params, &result, since);
-    Ok(result)
+    let answer = send_cached_answer(wire, server_id, method, params, options).await?;
+    Ok(answer.into_value(&format!("{method} on {server_id}"))?)
 }
 
-/// Walks every page of list method `method` (items under `key`), following
-/// `nextCursor`, each page through the response cache ([`send_cached`]). A
-/// list of a capability the server did not declare is empty, without a
-/// request (see [`super::capabilities`]).
-///
-/// Each page may take `limits.callTimeoutMs`. `max_items` is `(count, name
-/// of the bound)`, e.g. `(5000, "maxToolsPerServer")`.
+/// [`send_cached`], the result as the transport handed it on ([`Answer`]).
+/// A result kept as text goes into the cache only when it mentions
+/// `ttlMs` (parsed then; the cache keeps trees).
 ///
 /// # Errors
-///
-/// Those of [`send_bounded`]; `protocol_error` when a page has no `key`
-/// array or a non-string `nextCursor`; `limit_exceeded` when the walk passes
-/// `maxListPages`, a cursor is longer than `maxCursorBytes` or repeats, or
-/// there are more than `max_items` items.
-pub async fn list_all(
+/// Those of [`send_cached`].
+pub async fn send_cached_answer(
     wire: Wire<'_>,
     server_id: &str,
     method: &str,
-    key: &str,
-    limits: &Limits,
-    (max_items, bound): (usize, &str),
-) -> Result<Vec<Value>, RequestFailure> {
-    if !capabilities::allows(wire.peer, method) {
-        return Ok(Vec::new());
+    params: Value,
+    options: PeerRequestOptions,
+) -> Result<Answer, RequestFailure> {
+    let Some(cache) = wire.cache else {
+        return send_answer(wire, server_id, custom(method, params), options).await;
+    };
+    if let Some(fresh) = cache.get(method, &params) {
+        return Ok(Answer::Tree(fresh));
     }
-    let fail =
-        |code, what: String| HostError::new(code, format!("{method} on {server_id}: {what}"));
-    let mut items = Vec::new();
-    let mut seen = HashSet::new();
-    let mut cursor: Option<String> = None;
-    for _ in 0..limits.max_list_pages {
-        let params = match &cursor {
-            Some(c) => json!({ "cursor": c }),
-            None => json!({}),
-        };
-        let mut options = PeerRequestOptions::no_options();
-        options.timeout = Some(Duration::from_millis(limits.call_timeout_ms));
-        let mut page = send_cached(wire, server_id, method, params, options)
-            .await
-            .inspect_err(|_| forget_pages(wire, method, cursor.is_some()))?;
-        match page.get_mut(key).map(Value::take) {
-            Some(Value::Array(found)) => items.extend(found),
-            _ => {
-                let what = format!("the result has no `{key}` array");
-                return Err(fail(ErrorCode::ProtocolError, what).into());
+    let since = cache.generation();
+    let sent = params.clone();
+    let answer = send_answer(wire, server_id, custom(method, sent), options).await?;
+    match &answer {
+        Answer::Tree(result) => cache.put(method, &params, result, since),
+        Answer::Text(text) if text.contains("\"ttlMs\"") => {
+            if let Ok(result) = serde_json::from_str::<Value>(text) {
+                cache.put(method, &params, &result, since);
             }
         }
-        if items.len() > max_items {
-            let what = format!("more than {bound} ({max_items}) items");
-            return Err(fail(ErrorCode::LimitExceeded, what).into());
-        }
-        match next_cursor(&page, limits, &mut seen) {
-            Ok(None) => return Ok(items),
-            Ok(Some(next)) => cursor = Some(next),
-            Err((code, what)) => return Err(fail(code, what).into()),
-        }
+        Answer::Text(_) => {}
     }
-    let what = format!("more than maxListPages ({}) pages", limits.max_list_pages);
-    Err(fail(ErrorCode::LimitExceeded, what).into())
-}
-
-/// A page after the first failed: its cursor may have become invalid, so
-/// every cached page of `method` goes (SEP-2549 "Interaction with Pagination").
-fn forget_pages(wire: Wire<'_>, method: &str, with_cursor: bool) {
-    let list = match method {
-        "tools/list" => super::cache::Invalidation::Tools,
-        "prompts/list" => super::cache::Invalidation::Prompts,
-        _ => super::cache::Invalidation::Resources,
-    };
-    if let (true, Some(cache)) = (with_cursor, wire.cache) {
-        cache.invalidate(&list);
-    }
-}
-
-/// The page's `nextCursor`: `None` at the end, or why it is refused.
-fn next_cursor(
-    page: &Value,
-    limits: &Limits,
-    seen: &mut HashSet<String>,
-) -> Result<Option<String>, (ErrorCode, String)> {
-    match page.get("nextCursor") {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(next)) if next.len() > limits.max_cursor_bytes => Err((
-            ErrorCode::LimitExceeded,
-            format!(
-                "a cursor of {} bytes is longer than maxCursorBytes ({})",
-                next.len(),
-                limits.max_cursor_bytes
-            ),
-        )),
-        Some(Value::String(next)) if !seen.insert(next.clone()) => Err((
-            ErrorCode::LimitExceeded,
-            "the server repeated a cursor (pagination loop)".to_owned(),
-        )),
-        Some(Value::String(next)) => Ok(Some(next.clone())),
-        Some(_) => Err((
-            ErrorCode::ProtocolError,
-            "nextCursor is not a string".to_owned(),
-        )),
-    }
+    Ok(answer)
 }
 
 mod cancel;
+mod list;
 mod rpc_error;
 pub use cancel::{abandon, cancel_in_background, stream_closed};
+pub use list::{list_all, list_texts};
 #[cfg(test)]
 mod tests;

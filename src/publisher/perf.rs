@@ -7,11 +7,12 @@
 //!
 //! Stages, each the median of several rounds: rmcp's decode of the
 //! `tools/list` response line (untagged `ServerJsonRpcMessage`) and its
-//! re-encoding into a `Value` (what the request path does today), a plain
-//! `Value` decode for comparison, [`ServerTools::build_after`] (bounds, schema
+//! re-encoding into a `Value`, a plain `Value` decode, the line read as
+//! the transport and the list walk read it (each entry's text, no tree:
+//! [`entry_texts`]), [`ServerTools::build_after_text`] (bounds, schema
 //! normalization, digests), [`Catalogue::set_server`] (names, the JSON for
-//! JS), a refresh of an unchanged listing, and the publication
-//! (`session/serverToolsChanged` through the reducer, serialized).
+//! JS), re-lists, and the publication (`session/serverToolsChanged`
+//! through the reducer, serialized).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -97,7 +98,25 @@ fn raw_entry_digests(line: &str) -> Vec<[u8; 32]> {
         .collect()
 }
 
-/// Re-lists as the actor makes them (decode, build after the server's
+/// The line's entries as the host reads them: the answer's result text
+/// copied out (as `transport::raw_text::read_answer` does, without its
+/// depth and escape scans), its members one level deep and each entry's
+/// text copied out (what `mcp::request::list_texts` returns).
+fn entry_texts(line: &str) -> Vec<Box<serde_json::value::RawValue>> {
+    #[derive(serde::Deserialize)]
+    struct Answer<'a> {
+        #[serde(borrow)]
+        result: &'a serde_json::value::RawValue,
+    }
+    let answer: Answer = serde_json::from_str(line).unwrap();
+    let text = answer.result.get().to_owned();
+    let page = crate::json::Members::of(&text).unwrap();
+    let tools: Vec<&serde_json::value::RawValue> =
+        serde_json::from_str(page.get("tools").unwrap().get()).unwrap();
+    tools.into_iter().map(ToOwned::to_owned).collect()
+}
+
+/// Re-lists as the actor makes them (read, build after the server's
 /// current tools, set), of an unchanged listing and of one whose every
 /// description changed (the bench's `touch_tools`).
 fn report_relists(
@@ -109,13 +128,13 @@ fn report_relists(
     let limits = Limits::default();
     let relist = |catalogue: &mut Catalogue, line: &str| {
         let previous = catalogue.server("bench");
-        let raw = raw_tools(line);
-        let tools = ServerTools::build_after("bench", raw, &limits, previous.as_deref());
+        let raw = entry_texts(line);
+        let tools = ServerTools::build_after_text("bench", &raw, &limits, previous.as_deref());
         catalogue.set_server("bench", Some(Arc::new(tools.unwrap())))
     };
     relist(catalogue, line);
     report(
-        "refresh, unchanged: decode + build_after + set_server",
+        "refresh, unchanged: read + build_after_text + set_server",
         median(rounds, || {
             std::hint::black_box(relist(catalogue, line));
         }),
@@ -138,7 +157,7 @@ fn report_relists(
         let other = line.replace(from, to);
         let mut round = 0;
         report(
-            &format!("{what}: decode + build_after + set_server"),
+            &format!("{what}: read + build_after_text + set_server"),
             median(rounds, || {
                 round += 1;
                 let next = if round % 2 == 1 { &other } else { line };
@@ -173,6 +192,12 @@ fn report_decodes(line: &str, rounds: usize, report: &impl Fn(&str, Duration)) {
             std::hint::black_box(raw_entry_digests(line));
         }),
     );
+    report(
+        "entries read as the host reads them (entry_texts)",
+        median(rounds, || {
+            std::hint::black_box(entry_texts(line));
+        }),
+    );
 }
 
 #[test]
@@ -189,14 +214,16 @@ fn catalogue_of_1000_tools_stage_by_stage() {
         line.len()
     );
     report_decodes(&line, ROUNDS, &report);
+    let build = || {
+        let raw = entry_texts(&line);
+        Arc::new(ServerTools::build_after_text("bench", &raw, &limits, None).unwrap())
+    };
     report(
-        "ServerTools::build",
+        "read + ServerTools::build_after_text (new server)",
         median(ROUNDS, || {
-            let raw = raw_tools(&line);
-            std::hint::black_box(ServerTools::build("bench", raw, &limits).unwrap());
+            std::hint::black_box(build());
         }),
     );
-    let build = || Arc::new(ServerTools::build("bench", raw_tools(&line), &limits).unwrap());
     report(
         "build + Catalogue::set_server (new server: names, JSON)",
         median(ROUNDS, || {

@@ -13,7 +13,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 
 use rmcp::transport::auth::AuthorizationManager;
-use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::sync::{mpsc, watch};
 
 use super::HostShared;
@@ -122,16 +122,16 @@ pub trait ServerConnection: Send + Sync + 'static {
         std::future::ready(())
     }
 
-    /// One `tools/list` walk: the raw items.
+    /// One `tools/list` walk: each item's JSON text.
     ///
     /// # Errors
     ///
-    /// Those of [`request::list_all`].
+    /// Those of [`request::list_texts`].
     fn list_tools<'a>(
         &'a self,
         server_id: &'a str,
         limits: &'a Limits,
-    ) -> impl Future<Output = Result<Vec<Value>, RequestFailure>> + Send + 'a;
+    ) -> impl Future<Output = Result<Vec<Box<RawValue>>, RequestFailure>> + Send + 'a;
 
     /// Closes gracefully (see [`Connection::close`]).
     fn close(self) -> impl Future<Output = ()> + Send;
@@ -247,7 +247,7 @@ impl ServerConnection for Connection {
         &'a self,
         server_id: &'a str,
         limits: &'a Limits,
-    ) -> impl Future<Output = Result<Vec<Value>, RequestFailure>> + Send + 'a {
+    ) -> impl Future<Output = Result<Vec<Box<RawValue>>, RequestFailure>> + Send + 'a {
         let wire = request::Wire {
             peer: &self.peer,
             discarded: self.discarded.as_ref(),
@@ -255,7 +255,7 @@ impl ServerConnection for Connection {
             cache: Some(&self.handler.cache),
             abort: None,
         };
-        request::list_all(
+        request::list_texts(
             wire,
             server_id,
             "tools/list",
@@ -431,7 +431,7 @@ async fn list_tools<K: ServerConnection>(
     conn.take_listed(); // forget what an earlier listing left
     let raw = conn.list_tools(&spec.id, limits).await?;
     if spec.start.is_lazy() {
-        cache_listing(shared, spec, raw.clone());
+        cache_listing(shared, spec, &raw);
     }
     let sent = conn.take_listed();
     let dropped = dropped_by_transport(&spec.id, &sent, &raw);
@@ -442,7 +442,7 @@ async fn list_tools<K: ServerConnection>(
         .read()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .server(&spec.id);
-    let mut tools = ServerTools::build_after(&spec.id, raw, limits, previous.as_deref())
+    let mut tools = ServerTools::build_after_text(&spec.id, &raw, limits, previous.as_deref())
         .map_err(RequestFailure::Failed)?;
     tools.diagnostics.extend(dropped);
     Ok(tools)
@@ -450,8 +450,13 @@ async fn list_tools<K: ServerConnection>(
 
 /// Writes lazy server `spec`'s listing `raw` to the tool cache
 /// (`crate::mcp::tool_cache`) in a task of its own, so a slow disk never
-/// holds back `ready`.
-fn cache_listing(shared: &HostShared, spec: &ServerSpec, raw: Vec<Value>) {
+/// holds back `ready`. The cache keeps trees: each entry that parses is
+/// one (an entry that does not is left out of the catalogue all the same).
+fn cache_listing(shared: &HostShared, spec: &ServerSpec, raw: &[Box<RawValue>]) {
+    let raw = raw
+        .iter()
+        .filter_map(|entry| serde_json::from_str(entry.get()).ok())
+        .collect();
     let opener = shared.opener();
     let key = opener.tool_cache_key(spec);
     opener.tool_cache().store_later(key, raw, spec.secrets());
@@ -464,11 +469,14 @@ fn cache_listing(shared: &HostShared, spec: &ServerSpec, raw: Vec<Value>) {
 fn dropped_by_transport(
     server_id: &str,
     sent: &[String],
-    received: &[Value],
+    received: &[Box<RawValue>],
 ) -> Vec<ToolDiagnostic> {
-    let kept: std::collections::HashSet<&str> = received
+    if sent.is_empty() {
+        return Vec::new();
+    }
+    let kept: std::collections::HashSet<String> = received
         .iter()
-        .filter_map(|t| t.get("name")?.as_str())
+        .filter_map(|t| crate::json::Members::of(t.get())?.string("name"))
         .collect();
     let mut seen = std::collections::HashSet::new();
     sent.iter()

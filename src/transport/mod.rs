@@ -15,6 +15,7 @@ pub mod process;
 #[cfg(windows)]
 #[path = "process_windows.rs"]
 pub mod process;
+pub mod raw_text;
 pub mod raw_tools;
 pub mod sandbox;
 pub mod sse;

@@ -89,7 +89,8 @@ pub fn restore_executions(result: &mut Value, found: &[(String, Value)]) {
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ResultOnly<R> {
-    /// `"2.0"` (checked by its type).
+    /// `"2.0"` (checked by its type; no reader needs its value).
+    #[allow(dead_code)]
     pub jsonrpc: rmcp::model::JsonRpcVersion2_0,
     /// The id of the request it answers.
     pub id: RequestId,

@@ -1,6 +1,8 @@
 //! Tests of the request path: error mapping, timeouts, cursors, bounds.
 
 use super::*;
+use crate::limits::Limits;
+use serde_json::json;
 
 #[test]
 fn json_rpc_errors_keep_code_and_data() {
@@ -57,35 +59,6 @@ fn timeouts_name_their_kind_only_for_calls() {
     assert_eq!(
         idle.detail.data(),
         Some(json!({ "kind": "inactivity", "ms": 100 }))
-    );
-}
-
-#[test]
-fn cursors_end_advance_or_are_refused() {
-    let limits = Limits {
-        max_cursor_bytes: 4,
-        ..Limits::default()
-    };
-    let mut seen = HashSet::new();
-    assert_eq!(next_cursor(&json!({}), &limits, &mut seen), Ok(None));
-    assert_eq!(
-        next_cursor(&json!({ "nextCursor": "ab" }), &limits, &mut seen),
-        Ok(Some("ab".to_owned()))
-    );
-    let refused = |page: Value, seen: &mut HashSet<String>| {
-        next_cursor(&page, &limits, seen).map_err(|(code, _)| code)
-    };
-    assert_eq!(
-        refused(json!({ "nextCursor": "ab" }), &mut seen),
-        Err(ErrorCode::LimitExceeded)
-    );
-    assert_eq!(
-        refused(json!({ "nextCursor": "abcde" }), &mut seen),
-        Err(ErrorCode::LimitExceeded)
-    );
-    assert_eq!(
-        refused(json!({ "nextCursor": 7 }), &mut seen),
-        Err(ErrorCode::ProtocolError)
     );
 }
 

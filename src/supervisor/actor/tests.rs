@@ -8,7 +8,7 @@ use std::time::Duration;
 use ahp_types::actions::{SessionCustomizationUpdatedAction, StateAction};
 use ahp_types::state::{Customization, McpServerState};
 use rmcp::model::ClientConfig;
-use serde_json::{json, Value};
+use serde_json::json;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_util::sync::CancellationToken;
 

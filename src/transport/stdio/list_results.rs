@@ -11,8 +11,10 @@
 //! `tools/list` `CustomRequest` it writes ([`ListIds`], at most
 //! [`MAX_PENDING_LIST_IDS`]); a response to one of them, the line being
 //! exactly `{"jsonrpc":"2.0","id":…,"result":{…}}` (members in any order),
-//! is handed on as rmcp's `CustomResult` of the raw `result`, read in one
-//! pass by the same parser (so the same nesting bound as rmcp's decode).
+//! is handed on as the text of its `result`, carried in rmcp's
+//! `CustomResult` (`transport::raw_text`: the line checked in one pass
+//! without building a tree, with the nesting bound of rmcp's decode), and
+//! the catalogue reads each tool from that text.
 //! Anything else, an error response included, takes rmcp's decode
 //! ([`super::fast::decode`]).
 //!
@@ -27,14 +29,14 @@
 use std::collections::VecDeque;
 
 use rmcp::model::{
-    ClientRequest, CustomResult, JsonRpcMessage, JsonRpcResponse, RequestId, ServerJsonRpcMessage,
-    ServerResult,
+    ClientRequest, CustomResult, JsonRpcMessage, JsonRpcResponse, JsonRpcVersion2_0, RequestId,
+    ServerJsonRpcMessage, ServerResult,
 };
 use rmcp::service::{RoleClient, TxJsonRpcMessage};
 use serde::de::IgnoredAny;
-use serde_json::Value;
 
 use crate::limits::{LIST_PROBE_MAX_BYTES, MAX_PENDING_LIST_IDS};
+use crate::transport::raw_text;
 use crate::transport::raw_tools::ResultOnly;
 
 /// The method whose results are read raw.
@@ -74,23 +76,20 @@ impl ListIds {
         if self.ids.is_empty() {
             return None;
         }
-        // A short line: the id first, without building the result (most
+        // A short line: the id first, without reading the result (most
         // lines answer something else while a listing waits). A long one
         // (a listing's page, as a rule) is read once, in full.
         if line.len() < LIST_PROBE_MAX_BYTES {
             let probe: ResultOnly<IgnoredAny> = serde_json::from_slice(line).ok()?;
             self.ids.iter().position(|id| *id == probe.id)?;
         }
-        let full: ResultOnly<Value> = serde_json::from_slice(line).ok()?;
-        let at = self.ids.iter().position(|id| *id == full.id)?;
-        if !full.result.is_object() {
-            return None;
-        }
+        let (id, text) = raw_text::read_answer(line)?;
+        let at = self.ids.iter().position(|noted| *noted == id)?;
         self.ids.remove(at);
         Some(JsonRpcMessage::Response(JsonRpcResponse {
-            jsonrpc: full.jsonrpc,
-            id: full.id,
-            result: ServerResult::CustomResult(CustomResult(full.result)),
+            jsonrpc: JsonRpcVersion2_0,
+            id,
+            result: ServerResult::CustomResult(CustomResult(raw_text::carry(text))),
         }))
     }
 
@@ -107,7 +106,7 @@ mod tests {
     use rmcp::model::{
         ClientJsonRpcMessage, CustomRequest, JsonRpcRequest, JsonRpcVersion2_0, NumberOrString,
     };
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     fn request(id: i64, method: &str) -> ClientJsonRpcMessage {
         JsonRpcMessage::Request(JsonRpcRequest {
@@ -122,7 +121,10 @@ mod tests {
             JsonRpcMessage::Response(JsonRpcResponse {
                 result: ServerResult::CustomResult(CustomResult(v)),
                 ..
-            }) => v,
+            }) => {
+                let text = raw_text::carried(v).expect("a carried text");
+                serde_json::from_str(&text).expect("JSON")
+            }
             other => panic!("not a raw result: {other:?}"),
         }
     }

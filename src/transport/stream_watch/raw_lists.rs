@@ -8,11 +8,12 @@
 //! listing's client time. So when the POST carried a `tools/list` request,
 //! the [`super::Watched`] client reads the event that answers it (exactly
 //! `{"jsonrpc":"2.0","id":…,"result":{…}}`, the request's own id) once,
-//! into a `Value` ([`RawLists::stash`]), and hands rmcp a small stand-in
-//! ([`stand_in`]) in its place; the request path takes the raw result back
-//! by its id ([`RawLists::take`]). As on stdio (`transport::stdio::list_results`)
-//! the raw result keeps every member the server sent (`execution`
-//! included), and the nesting bound is the same parser's.
+//! keeping its result's text ([`RawLists::stash`], read by
+//! `transport::raw_text::read_answer` without building a tree), and hands
+//! rmcp a small stand-in ([`stand_in`]) in its place; the request path
+//! takes the text back by its id ([`RawLists::take`]). As on stdio
+//! (`transport::stdio::list_results`) the text keeps every member the
+//! server sent (`execution` included), and the nesting bound is rmcp's.
 //!
 //! At most [`MAX_STASHED_LISTS`] results wait to be taken; when that many
 //! wait (requests given up after their answer arrived), an answer is left
@@ -25,7 +26,6 @@ use rmcp::model::RequestId;
 use serde_json::Value;
 
 use crate::limits::MAX_STASHED_LISTS;
-use crate::transport::raw_tools::ResultOnly;
 
 /// The `_meta` member of a stand-in result: a result carrying it whose raw
 /// result is not stashed is refused (see [`is_stand_in`]), never read as an
@@ -38,16 +38,16 @@ const X_MCP_HEADER: &str = "\"x-mcp-header\"";
 /// Raw `tools/list` results waiting for their request, oldest first.
 #[derive(Debug, Default)]
 pub struct RawLists {
-    stashed: Mutex<VecDeque<(RequestId, Value)>>,
+    stashed: Mutex<VecDeque<(RequestId, String)>>,
 }
 
 impl RawLists {
     /// When `data` (an SSE event's text) answers request `id` with an
-    /// object result and there is room, keeps that result and returns the
-    /// stand-in text to give rmcp instead, with the tool names of the
-    /// result (for the transport's listed-names note); `None` otherwise
-    /// (the event goes to rmcp unchanged).
-    pub fn stash(&self, id: &RequestId, data: &str) -> Option<(String, Vec<String>)> {
+    /// object result and there is room, keeps that result's text and
+    /// returns the stand-in text to give rmcp instead; `None` otherwise
+    /// (the event goes to rmcp unchanged). rmcp never sees the listing, so
+    /// it drops none of its tools: its names need no note.
+    pub fn stash(&self, id: &RequestId, data: &str) -> Option<String> {
         let mut stashed = self.lock();
         // rmcp must see a listing with `x-mcp-header` annotations itself
         // (SEP-2243, 2026-07-28: it drops invalid ones and keeps the
@@ -55,36 +55,24 @@ impl RawLists {
         if stashed.len() >= MAX_STASHED_LISTS || data.contains(X_MCP_HEADER) {
             return None;
         }
-        let envelope: ResultOnly<Value> = serde_json::from_str(data).ok()?;
-        if envelope.id != *id || !envelope.result.is_object() {
+        let (answered, text) = crate::transport::raw_text::read_answer(data.as_bytes())?;
+        if answered != *id {
             return None;
         }
-        let names = tool_names(&envelope.result);
-        let text = stand_in(id);
-        stashed.push_back((envelope.id, envelope.result));
-        Some((text, names))
+        stashed.push_back((answered, text));
+        Some(stand_in(id))
     }
 
-    /// The raw result stashed for request `id`, taken once.
-    pub fn take(&self, id: &RequestId) -> Option<Value> {
+    /// The result text stashed for request `id`, taken once.
+    pub fn take(&self, id: &RequestId) -> Option<String> {
         let mut stashed = self.lock();
         let at = stashed.iter().position(|(noted, _)| noted == id)?;
         stashed.remove(at).map(|(_, result)| result)
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<(RequestId, Value)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, VecDeque<(RequestId, String)>> {
         self.stashed.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-/// The names of `result.tools[]` (those that have a string `name`).
-fn tool_names(result: &Value) -> Vec<String> {
-    let tools = result.get("tools").and_then(Value::as_array);
-    tools
-        .into_iter()
-        .flatten()
-        .filter_map(|t| t.get("name")?.as_str().map(str::to_owned))
-        .collect()
 }
 
 /// The event text rmcp gets instead of a stashed answer to `id`.
@@ -117,8 +105,7 @@ mod tests {
         let raw = RawLists::default();
         let id = RequestId::Number(9);
         let data = format!(r#"{{"result":{LIST},"jsonrpc":"2.0","id":9}}"#);
-        let (text, names) = raw.stash(&id, &data).expect("stashed");
-        assert_eq!(names, ["a", "b"]);
+        let text = raw.stash(&id, &data).expect("stashed");
         // rmcp decodes the stand-in; what the request gets from it is recognized.
         let typed: ServerJsonRpcMessage = serde_json::from_str(&text).unwrap();
         let ServerJsonRpcMessage::Response(response) = typed else {
@@ -137,7 +124,8 @@ mod tests {
             "a server's listing carrying the member"
         );
         let taken = raw.take(&id).expect("taken");
-        assert_eq!(taken, serde_json::from_str::<Value>(LIST).unwrap());
+        assert_eq!(taken, LIST, "the server's text");
+        let taken: Value = serde_json::from_str(&taken).unwrap();
         assert_eq!(taken["tools"][0]["execution"]["taskSupport"], "optional");
         assert!(raw.take(&id).is_none(), "once");
     }

@@ -166,11 +166,10 @@ impl ServerConnection for FakeConnection {
         &'a self,
         _server_id: &'a str,
         _limits: &'a Limits,
-    ) -> Result<Vec<Value>, RequestFailure> {
+    ) -> Result<Vec<Box<serde_json::value::RawValue>>, RequestFailure> {
         self.listings.fetch_add(1, Ordering::SeqCst);
-        Ok(vec![
-            json!({ "name": "echo", "inputSchema": { "type": "object" } }),
-        ])
+        let echo = json!({ "name": "echo", "inputSchema": { "type": "object" } });
+        Ok(vec![serde_json::value::to_raw_value(&echo).expect("JSON")])
     }
 
     async fn close(self) {
