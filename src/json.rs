@@ -23,7 +23,7 @@ use crate::limits::Limits;
 mod members;
 mod text;
 
-pub use members::Members;
+pub use members::{ListPage, Members};
 pub use text::{check_text_bounds, JsonText};
 
 /// The JSON type of `value` as a word for messages: `"null"`, `"boolean"`,

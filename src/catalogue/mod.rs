@@ -221,6 +221,38 @@ pub struct Catalogue {
     redaction: u64,
 }
 
+/// The catalogue's entries before a rename, found by model name: first at
+/// the position the new entry takes (a catalogue named again in the same
+/// order, as a re-list of one server gives it), else through a map built
+/// at the first miss.
+struct PreviousEntries<'a> {
+    entries: &'a [Arc<CatalogueEntry>],
+    by_name: Option<HashMap<&'a str, &'a Arc<CatalogueEntry>>>,
+}
+
+impl<'a> PreviousEntries<'a> {
+    fn new(entries: &'a [Arc<CatalogueEntry>]) -> Self {
+        Self {
+            entries,
+            by_name: None,
+        }
+    }
+
+    /// The entry named `name`, looked for at position `at` first.
+    fn find(&mut self, at: usize, name: &str) -> Option<&'a Arc<CatalogueEntry>> {
+        match self.entries.get(at) {
+            Some(entry) if entry.name == name => Some(entry),
+            _ => {
+                let entries = self.entries;
+                let by_name = self
+                    .by_name
+                    .get_or_insert_with(|| entries.iter().map(|e| (e.name.as_str(), e)).collect());
+                by_name.get(name).copied()
+            }
+        }
+    }
+}
+
 impl Catalogue {
     /// Sets (or with `None` removes) one server's tools and renames the
     /// catalogue. Returns whether the model catalogue changed.
@@ -296,8 +328,7 @@ impl Catalogue {
             .collect();
         let names = names::assign(&pairs);
         // Entries whose name and tool did not change are reused as they are.
-        let previous: HashMap<&str, &Arc<CatalogueEntry>> =
-            self.entries.iter().map(|e| (e.name.as_str(), e)).collect();
+        let mut previous = PreviousEntries::new(&self.entries);
         // One id allocation per server for its new entries (they come grouped by server).
         let mut last_id: Option<Arc<str>> = None;
         let mut shared_id = |id: &str| match &last_id {
@@ -307,7 +338,8 @@ impl Catalogue {
         let entries: Vec<Arc<CatalogueEntry>> = listed
             .iter()
             .zip(names)
-            .map(|((id, t), name)| match previous.get(name.as_str()) {
+            .enumerate()
+            .map(|(at, ((id, t), name))| match previous.find(at, &name) {
                 Some(e)
                     if &*e.customization_id == *id
                         && (Arc::ptr_eq(&e.tool, t)
@@ -397,154 +429,4 @@ fn model_name(entry: &Arc<CatalogueEntry>) -> &str {
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::json;
-
-    use super::*;
-    use crate::limits::Limits;
-
-    fn tool(name: &str) -> Value {
-        json!({"name": name, "inputSchema": {"type": "object"}})
-    }
-
-    #[test]
-    fn app_only_tools_stay_out_of_the_model_catalogue() {
-        let raw = vec![
-            json!({"name": "view", "inputSchema": {"type": "object"}, "_meta": {"ui": {"visibility": ["app"]}}}),
-            json!({"name": "both", "inputSchema": {"type": "object"}, "_meta": {"ui": {"visibility": ["model", "app"]}}}),
-        ];
-        let mut c = Catalogue::default();
-        assert!(c.set_server(
-            "s",
-            Some(Arc::new(
-                ServerTools::build("s", raw, &Limits::default()).unwrap()
-            ))
-        ));
-        let names: Vec<String> = c.entries().iter().map(|e| e.name.clone()).collect();
-        assert_eq!(names, ["mcp__s__both"]);
-        assert!(c.server("s").unwrap().get("view").is_some());
-    }
-
-    #[test]
-    fn entries_keep_the_server_key_order_in_js_and_ahp() {
-        let raw = vec![json!({
-            "name": "t",
-            "inputSchema": {"type": "object", "properties": {"url": {}, "thought": {}, "a": {}, "zeta": {}, "b": {}}},
-            "_meta": {"z/last": 1, "a/first": 2},
-        })];
-        let mut c = Catalogue::default();
-        c.set_server(
-            "s",
-            Some(Arc::new(
-                ServerTools::build("s", raw, &Limits::default()).unwrap(),
-            )),
-        );
-        let entry = c.by_model_name("mcp__s__t").unwrap();
-        let keys = |v: &Value| -> Vec<String> { v.as_object().unwrap().keys().cloned().collect() };
-        let order = ["url", "thought", "a", "zeta", "b"];
-        assert_eq!(keys(&entry.to_json()["inputSchema"]["properties"]), order);
-        assert!(entry
-            .json()
-            .contains(r#""properties":{"url":{},"thought":{},"a":{},"zeta":{},"b":{}}"#));
-        let published = serde_json::to_value(entry.definition()).unwrap();
-        assert_eq!(keys(&published["inputSchema"]["properties"]), order);
-        assert_eq!(
-            keys(&published["_meta"]),
-            ["z/last", "a/first", "ahp-mcp-host/source"]
-        );
-    }
-
-    #[test]
-    fn catalogue_reports_changes_and_digests_follow_definitions() {
-        let mut c = Catalogue::default();
-        let build = |raw| {
-            Some(Arc::new(
-                ServerTools::build("s", raw, &Limits::default()).unwrap(),
-            ))
-        };
-        assert!(c.set_server("s", build(vec![tool("a")])));
-        let d1 = c
-            .by_model_name("mcp__s__a")
-            .unwrap()
-            .tool
-            .digest()
-            .to_owned();
-        assert!(!c.set_server("s", build(vec![tool("a")])));
-        assert!(c.set_server(
-            "s",
-            build(vec![
-                json!({"name": "a", "inputSchema": {"type": "object", "properties": {"x": {}}}})
-            ])
-        ));
-        assert_ne!(c.by_model_name("mcp__s__a").unwrap().tool.digest(), d1);
-        assert!(c.set_server("s", None));
-        assert!(c.entries().is_empty());
-    }
-
-    #[test]
-    fn filters_outlive_listings_switch_at_run_time_and_are_diagnosed() {
-        let build = |names: &[&str]| {
-            let raw = names.iter().map(|n| tool(n)).collect();
-            Some(Arc::new(
-                ServerTools::build("s", raw, &Limits::default()).unwrap(),
-            ))
-        };
-        let names = |c: &Catalogue| -> Vec<String> {
-            c.entries()
-                .iter()
-                .map(|e| e.tool.tool_name.clone())
-                .collect()
-        };
-        let strings = |l: &[&str]| -> Vec<String> { l.iter().map(|s| (*s).to_owned()).collect() };
-        let filter = ToolFilter::new(
-            Some(&strings(&["read_*", "echo"])),
-            &strings(&["read_secret"]),
-        )
-        .unwrap();
-        let mut c = Catalogue::default();
-        assert!(!c.set_filter("s", Some(&filter)), "nothing listed yet");
-        assert!(c.set_server("s", build(&["echo", "read_file", "read_secret", "write"])));
-        assert_eq!(names(&c), ["echo", "read_file"]);
-        let filtered: Vec<(String, DiagnosticAction, String)> = c
-            .diagnostics()
-            .into_iter()
-            .map(|d| (d.tool, d.action, d.reason))
-            .collect();
-        assert_eq!(
-            filtered,
-            [
-                (
-                    "read_secret".to_owned(),
-                    DiagnosticAction::Filtered,
-                    "matches excludeTools pattern \"read_secret\"".to_owned()
-                ),
-                (
-                    "write".to_owned(),
-                    DiagnosticAction::Filtered,
-                    "matches no includeTools pattern".to_owned()
-                ),
-            ]
-        );
-        assert!(c.why_disabled("s", "write").is_some());
-        assert!(c.why_disabled("other", "write").is_none());
-        // A stop and a new listing (a restart, a list_changed) keep the filter.
-        assert!(c.set_server("s", None));
-        assert!(c.set_server("s", build(&["echo", "read_new", "write"])));
-        assert_eq!(names(&c), ["echo", "read_new"]);
-        // Switches win over the lists and are kept when the lists are set again.
-        assert!(c.switch_tool("s", "write", true).unwrap());
-        assert!(!c.switch_tool("s", "write", true).unwrap(), "no change");
-        assert!(c.switch_tool("s", "echo", false).unwrap());
-        assert_eq!(names(&c), ["read_new", "write"]);
-        assert!(
-            !c.switch_tool("s", "unlisted", false).unwrap(),
-            "not listed"
-        );
-        assert!(!c.set_filter("s", Some(&filter)));
-        assert_eq!(names(&c), ["read_new", "write"]);
-        // A removed server's filter is forgotten.
-        assert!(c.set_filter("s", None));
-        assert_eq!(names(&c), ["echo", "read_new", "write"]);
-        assert!(c.diagnostics().is_empty());
-    }
-}
+mod tests;

@@ -188,6 +188,9 @@ impl ServerTools {
         let mut listing = Listing::new(server_id, limits, raw.len());
         let mut tools = Vec::with_capacity(raw.len());
         for entry in raw {
+            // A re-list comes in the order of the last one, as a rule:
+            // this entry's tool is looked for where the next one stood.
+            let previous = previous.map(|p| (p, tools.len()));
             if let Some(tool) = listing.check_entry(entry, previous)? {
                 tools.push(tool);
             }
@@ -222,9 +225,20 @@ impl ServerTools {
     }
 
     /// The tool named `tool_name` if it was checked from a raw entry with
-    /// the shape fingerprint of `source` ([`SourceDigests::shape`]).
-    fn same_shape(&self, tool_name: &str, source: &SourceDigests) -> Option<&Arc<ServerTool>> {
-        let tool = &self.tools[self.index.find(&self.tools, self::tool_name, &tool_name)?];
+    /// the shape fingerprint of `source` ([`SourceDigests::shape`]). The
+    /// tool at position `hint` is tried first: a listing in the same order
+    /// then costs one look instead of a search of the index, whose every
+    /// step reads another tool's name from memory.
+    fn same_shape(
+        &self,
+        tool_name: &str,
+        source: &SourceDigests,
+        hint: usize,
+    ) -> Option<&Arc<ServerTool>> {
+        let tool = match self.tools.get(hint) {
+            Some(tool) if tool.tool_name == tool_name => tool,
+            _ => &self.tools[self.index.find(&self.tools, self::tool_name, &tool_name)?],
+        };
         (tool.source.shape == source.shape).then_some(tool)
     }
 }

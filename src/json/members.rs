@@ -6,6 +6,7 @@
 //!
 //! A key written more than once keeps every occurrence here; [`Members::get`]
 //! returns the last, as a full parse into a `serde_json::Map` keeps the last.
+//! A list page is read the same way in one pass ([`ListPage`]).
 
 use std::borrow::Cow;
 use std::fmt;
@@ -67,6 +68,117 @@ impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
     }
 }
 
+/// One page of a list result (`{"tools": [...], "nextCursor": …}`) read
+/// in one pass, one level deep: the items under its list member, each the
+/// text the sender wrote, and the raw `nextCursor`. As in [`Members`], a
+/// repeated member counts by its last occurrence.
+#[derive(Debug)]
+pub struct ListPage<'a> {
+    /// The items, when the list member's (last) value is an array.
+    pub items: Option<Vec<&'a RawValue>>,
+    /// `nextCursor`'s text, when present.
+    pub cursor: Option<&'a RawValue>,
+}
+
+impl<'a> ListPage<'a> {
+    /// `text` read as a page whose items are under member `key`; `None`
+    /// when it is not a JSON object.
+    #[must_use]
+    pub fn read(text: &'a str, key: &str) -> Option<Self> {
+        use serde::de::DeserializeSeed;
+        if !text.trim_start().starts_with('{') {
+            return None;
+        }
+        let mut de = serde_json::Deserializer::from_str(text);
+        let page = PageSeed(key).deserialize(&mut de).ok()?;
+        de.end().ok()?;
+        Some(page)
+    }
+}
+
+/// Reads a [`ListPage`] whose items are under the member it names.
+struct PageSeed<'k>(&'k str);
+
+impl<'de> serde::de::DeserializeSeed<'de> for PageSeed<'_> {
+    type Value = ListPage<'de>;
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for PageSeed<'_> {
+    type Value = ListPage<'de>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a list page")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let mut page = ListPage {
+            items: None,
+            cursor: None,
+        };
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            if key.0 == self.0 {
+                page.items = map.next_value::<MaybeItems<'de>>()?.0;
+            } else if key.0 == "nextCursor" {
+                page.cursor = Some(map.next_value()?);
+            } else {
+                map.next_value::<serde::de::IgnoredAny>()?;
+            }
+        }
+        Ok(page)
+    }
+}
+
+/// A member's value: its items' texts when it is an array, else `None`
+/// (the value skipped).
+struct MaybeItems<'a>(Option<Vec<&'a RawValue>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for MaybeItems<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Items<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Items<'a> {
+            type Value = MaybeItems<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_seq<S: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: S,
+            ) -> Result<Self::Value, S::Error> {
+                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(64));
+                while let Some(item) = seq.next_element::<&'a RawValue>()? {
+                    items.push(item);
+                }
+                Ok(MaybeItems(Some(items)))
+            }
+            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+                use serde::de::IgnoredAny;
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(MaybeItems(None))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(MaybeItems(None))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(MaybeItems(None))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(MaybeItems(None))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(MaybeItems(None))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(MaybeItems(None))
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(MaybeItems(None))
+            }
+        }
+        deserializer.deserialize_any(Items(std::marker::PhantomData))
+    }
+}
+
 /// A member key, borrowed unless it holds escapes.
 struct Key<'a>(Cow<'a, str>);
 
@@ -91,7 +203,38 @@ impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::Members;
+    use super::{ListPage, Members};
+
+    #[test]
+    fn a_page_gives_its_items_and_cursor_in_one_pass() {
+        let page = ListPage::read(
+            r#"{"ttlMs":5,"tools":[{"name":"a"}, 2 ,"x"],"nextCursor":"c","more":{"tools":1}}"#,
+            "tools",
+        )
+        .expect("a page");
+        let items: Vec<&str> = page
+            .items
+            .expect("an array")
+            .iter()
+            .map(|i| i.get())
+            .collect();
+        assert_eq!(items, [r#"{"name":"a"}"#, "2", r#""x""#]);
+        assert_eq!(page.cursor.map(|c| c.get()), Some(r#""c""#));
+        // The last of a repeated member counts; a non-array is no items.
+        for (text, has_items) in [
+            (r#"{"tools":[],"tools":{"a":[1]}}"#, false),
+            (r#"{"tools":7,"tools":[1]}"#, true),
+            (r#"{"tools":null}"#, false),
+            (r#"{"prompts":[]}"#, false),
+        ] {
+            let page = ListPage::read(text, "tools").expect(text);
+            assert_eq!(page.items.is_some(), has_items, "{text}");
+            assert!(page.cursor.is_none());
+        }
+        for text in ["[]", "{", r#"{"tools":[}"#, "{} x"] {
+            assert!(ListPage::read(text, "tools").is_none(), "{text}");
+        }
+    }
 
     #[test]
     fn members_keep_their_order_text_and_repeats() {

@@ -20,18 +20,19 @@ use crate::error::HostError;
 use crate::json::Members;
 
 impl Listing<'_> {
-    /// Checks entry `raw`, or reuses the tool of `previous` checked from
-    /// the same text (its schema bytes counted and its diagnostics given
-    /// again), or, when only the entry's labels changed, that tool with new
-    /// labels ([`Listing::relabel`]). `Ok(None)`: left out, with a
-    /// diagnostic.
+    /// Checks entry `raw`, or reuses the tool of `previous` (the server's
+    /// current tools, and where in them this entry's tool is looked for
+    /// first) checked from the same text (its schema bytes counted and its
+    /// diagnostics given again), or, when only the entry's labels changed,
+    /// that tool with new labels ([`Listing::relabel`]). `Ok(None)`: left
+    /// out, with a diagnostic.
     ///
     /// # Errors
     /// `limit_exceeded` when the schemas so far pass `maxTotalSchemaBytes`.
     pub(super) fn check_entry(
         &mut self,
         raw: &RawValue,
-        previous: Option<&ServerTools>,
+        previous: Option<(&ServerTools, usize)>,
     ) -> Result<Option<Arc<ServerTool>>, HostError> {
         let text = raw.get();
         let members = Members::of(text);
@@ -46,7 +47,7 @@ impl Listing<'_> {
                 return Ok(None);
             }
         };
-        let known = previous.and_then(|p| p.same_shape(&name, &source));
+        let known = previous.and_then(|(p, hint)| p.same_shape(&name, &source, hint));
         if let Some(known) = known.filter(|k| !k.holds_kept_since()) {
             if known.source.labels == source.labels {
                 self.add_schema_bytes(known.schema_bytes)?;
@@ -148,10 +149,17 @@ mod tests {
     fn an_entry_is_read_as_a_parse_of_its_text_reads_it() {
         let limits = Limits::default();
         let from_text = ServerTools::build_after_text("s", &texts(&ODD), &limits, None).unwrap();
-        let trees = ODD.iter().map(|e| serde_json::from_str(e).unwrap()).collect();
+        let trees = ODD
+            .iter()
+            .map(|e| serde_json::from_str(e).unwrap())
+            .collect();
         let from_trees = ServerTools::build_after("s", trees, &limits, None).unwrap();
         assert_eq!(shown(&from_text), shown(&from_trees));
-        let names: Vec<&str> = from_text.tools.iter().map(|t| t.tool_name.as_str()).collect();
+        let names: Vec<&str> = from_text
+            .tools
+            .iter()
+            .map(|t| t.tool_name.as_str())
+            .collect();
         assert_eq!(names, ["spaced", "escaped", "repeated", "ordered"]);
         assert_eq!(from_text.tools[2].definition()["description"], "last");
         // Relisted from the same texts: each tool reused as it is; from the
@@ -159,19 +167,61 @@ mod tests {
         let again =
             ServerTools::build_after_text("s", &texts(&ODD), &limits, Some(&from_text)).unwrap();
         assert_eq!(shown(&again), shown(&from_text));
-        assert!(again.tools.iter().zip(&from_text.tools).all(|(a, b)| Arc::ptr_eq(a, b)));
-        let trees = ODD.iter().map(|e| serde_json::from_str(e).unwrap()).collect();
+        assert!(again
+            .tools
+            .iter()
+            .zip(&from_text.tools)
+            .all(|(a, b)| Arc::ptr_eq(a, b)));
+        let trees = ODD
+            .iter()
+            .map(|e| serde_json::from_str(e).unwrap())
+            .collect();
         let respaced = ServerTools::build_after("s", trees, &limits, Some(&from_text)).unwrap();
         assert_eq!(shown(&respaced), shown(&from_text));
-        assert!(!Arc::ptr_eq(&respaced.tools[0], &from_text.tools[0]), "spacing changed");
-        assert!(Arc::ptr_eq(&respaced.tools[3], &from_text.tools[3]), "already compact");
+        assert!(
+            !Arc::ptr_eq(&respaced.tools[0], &from_text.tools[0]),
+            "spacing changed"
+        );
+        assert!(
+            Arc::ptr_eq(&respaced.tools[3], &from_text.tools[3]),
+            "already compact"
+        );
+    }
+
+    #[test]
+    fn a_reordered_relist_finds_each_tool_by_its_name() {
+        let limits = Limits::default();
+        let tool = |n: &str| format!(r#"{{"name":"{n}","inputSchema":{{"type":"object"}}}}"#);
+        let (a, b, c) = (tool("a"), tool("b"), tool("c"));
+        let first =
+            ServerTools::build_after_text("s", &texts(&[&a, &b, &c]), &limits, None).unwrap();
+        // Reversed, and with an entry left out in front (positions shift).
+        let again = [r#"{"name":""}"#, c.as_str(), b.as_str(), a.as_str()];
+        let relisted =
+            ServerTools::build_after_text("s", &texts(&again), &limits, Some(&first)).unwrap();
+        let names: Vec<&str> = relisted
+            .tools
+            .iter()
+            .map(|t| t.tool_name.as_str())
+            .collect();
+        assert_eq!(names, ["c", "b", "a"]);
+        for t in &relisted.tools {
+            let before = first
+                .tools
+                .iter()
+                .find(|f| f.tool_name == t.tool_name)
+                .unwrap();
+            assert!(Arc::ptr_eq(t, before), "{} reused", t.tool_name);
+        }
     }
 
     #[test]
     fn a_relabeled_text_takes_the_last_of_a_repeated_label() {
         let limits = Limits::default();
         let before = [r#"{"name":"t","description":"old","inputSchema":{"type":"object"}}"#];
-        let after = [r#"{"name":"t","description":"x","description":"new","inputSchema":{"type":"object"}}"#];
+        let after = [
+            r#"{"name":"t","description":"x","description":"new","inputSchema":{"type":"object"}}"#,
+        ];
         let first = ServerTools::build_after_text("s", &texts(&before), &limits, None).unwrap();
         let relisted =
             ServerTools::build_after_text("s", &texts(&after), &limits, Some(&first)).unwrap();

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 
 use super::{send_cached_answer, Answer, RequestFailure, Wire};
 use crate::error::{ErrorCode, HostError};
-use crate::json::Members;
+use crate::json::ListPage;
 use crate::limits::Limits;
 use crate::mcp::capabilities;
 
@@ -140,16 +140,11 @@ async fn walk(
                 next_cursor(page.get("nextCursor").cloned(), limits, &mut seen)
             }
             Answer::Text(text) => {
-                let members = Members::of(&text).ok_or_else(no_array)?;
-                let found: Vec<&RawValue> = members
-                    .get(key)
-                    .and_then(|items| serde_json::from_str(items.get()).ok())
-                    .ok_or_else(no_array)?;
+                let page = ListPage::read(&text, key).ok_or_else(no_array)?;
+                let found = page.items.ok_or_else(no_array)?;
                 count += found.len();
                 take(Items::Text(found)).map_err(|what| fail(ErrorCode::ProtocolError, what))?;
-                let cursor = members
-                    .get("nextCursor")
-                    .map(|c| serde_json::from_str(c.get()));
+                let cursor = page.cursor.map(|c| serde_json::from_str(c.get()));
                 match cursor {
                     Some(Err(_)) => Err((ErrorCode::ProtocolError, NOT_A_STRING.to_owned())),
                     parsed => next_cursor(parsed.and_then(Result::ok), limits, &mut seen),
