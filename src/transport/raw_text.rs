@@ -7,10 +7,13 @@
 //!
 //! On stdio the text travels through rmcp's service loop inside the
 //! `CustomResult` rmcp hands the request ([`carry`], [`carried`]): a result
-//! with one `_meta` member holding [`RAW_TEXT_META`] and nothing else. A
-//! server could send a result of that shape itself; the request path then
-//! reads the string as the server's listing, which is what the server
-//! could have sent directly, bounded and checked the same way.
+//! with one `_meta` member holding the carrier key and nothing else. The
+//! key ends in 128 random bits drawn once per process ([`carrier_key`]), so
+//! a server cannot write a result that passes for a carried text and skip
+//! [`read_answer`]'s checks.
+
+use std::collections::hash_map::RandomState;
+use std::sync::OnceLock;
 
 use rmcp::model::RequestId;
 use serde_json::value::RawValue;
@@ -20,8 +23,17 @@ use crate::limits::MAX_MESSAGE_DEPTH;
 use crate::transport::raw_tools::ResultOnly;
 use crate::transport::stdout_monitor::framer::max_depth;
 
-/// The `_meta` member of a result that carries a listing's text.
-pub const RAW_TEXT_META: &str = "ahp-mcp-host/rawText";
+/// The `_meta` member of a result that carries a listing's text:
+/// `ahp-mcp-host/rawText/` and 32 hex digits drawn once per process (from
+/// the OS's randomness, through the standard library's hash keys).
+pub fn carrier_key() -> &'static str {
+    static KEY: OnceLock<String> = OnceLock::new();
+    KEY.get_or_init(|| {
+        use std::hash::{BuildHasher, Hasher};
+        let draw = || RandomState::new().build_hasher().finish();
+        format!("ahp-mcp-host/rawText/{:016x}{:016x}", draw(), draw())
+    })
+}
 
 /// `message` (one JSON-RPC message's text) as the id it answers and its
 /// result's text, when it is exactly `{"jsonrpc":"2.0","id":…,"result":{…}}`
@@ -44,7 +56,7 @@ pub fn read_answer(message: &[u8]) -> Option<(RequestId, String)> {
 /// The `CustomResult` value that carries `text` (a result's JSON text).
 pub fn carry(text: String) -> Value {
     let mut meta = Map::with_capacity(1);
-    meta.insert(RAW_TEXT_META.to_owned(), Value::String(text));
+    meta.insert(carrier_key().to_owned(), Value::String(text));
     let mut result = Map::with_capacity(1);
     result.insert("_meta".to_owned(), Value::Object(meta));
     Value::Object(result)
@@ -62,12 +74,12 @@ pub fn carried(result: Value) -> Result<String, Value> {
         && members
             .get("_meta")
             .and_then(Value::as_object)
-            .is_some_and(|m| m.len() == 1 && m.get(RAW_TEXT_META).is_some_and(Value::is_string));
+            .is_some_and(|m| m.len() == 1 && m.get(carrier_key()).is_some_and(Value::is_string));
     if !carries {
         return Err(Value::Object(members));
     }
     match members.remove("_meta") {
-        Some(Value::Object(mut meta)) => match meta.remove(RAW_TEXT_META) {
+        Some(Value::Object(mut meta)) => match meta.remove(carrier_key()) {
             Some(Value::String(text)) => Ok(text),
             _ => Err(Value::Null),
         },
@@ -84,11 +96,18 @@ mod tests {
     fn a_carried_text_comes_back_and_nothing_else_is_taken_for_one() {
         let text = r#"{"tools":[{"name":"a"}]}"#.to_owned();
         assert_eq!(carried(carry(text.clone())).ok(), Some(text));
+        let key = carrier_key();
+        assert!(
+            key.starts_with("ahp-mcp-host/rawText/") && key.len() == 21 + 32,
+            "{key}"
+        );
         let others = [
             json!({"tools": []}),
-            json!({"_meta": {RAW_TEXT_META: 1}}),
-            json!({"_meta": {RAW_TEXT_META: "x", "other": 1}}),
-            json!({"_meta": {RAW_TEXT_META: "x"}, "tools": []}),
+            json!({"_meta": {key: 1}}),
+            json!({"_meta": {key: "x", "other": 1}}),
+            json!({"_meta": {key: "x"}, "tools": []}),
+            // What a server could send without knowing the key.
+            json!({"_meta": {"ahp-mcp-host/rawText": "{}"}}),
             json!("x"),
         ];
         for other in others {

@@ -77,12 +77,19 @@ impl Listing<'_> {
             }
             Ok(parsed) => self.identify(parsed).map_err(Some),
             // Text the transport took for JSON that does not parse (a lone
-            // surrogate escape, nesting past the parser's bound).
-            Err(e) => Err(Some(self.diag(
-                name.as_deref().unwrap_or(""),
-                DiagnosticAction::Omitted,
-                format!("a tools/list entry is not valid JSON ({e})"),
-            ))),
+            // surrogate escape, nesting past the parser's bound, a number
+            // out of range). It is no tool: its name stays free for a
+            // later entry, as when the entry was never listed.
+            Err(e) => {
+                if let Some(name) = &name {
+                    self.seen.remove(name);
+                }
+                Err(Some(self.diag(
+                    name.as_deref().unwrap_or(""),
+                    DiagnosticAction::Omitted,
+                    format!("a tools/list entry is not valid JSON ({e})"),
+                )))
+            }
         };
         let (name, tool) = match identified {
             Ok(found) => found,
@@ -244,16 +251,19 @@ mod tests {
             r#"{"name":"lone","description":"\ud800","inputSchema":{"type":"object"}}"#,
             deep.as_str(),
             r#"{"name":"fine","inputSchema":{"type":"object"}}"#,
+            r#"{"name":"big","inputSchema":{"type":"object","maximum":1e400}}"#,
+            // The same name after an entry that did not parse: kept.
+            r#"{"name":"big","inputSchema":{"type":"object"}}"#,
         ];
         let built =
             ServerTools::build_after_text("s", &texts(&entries), &Limits::default(), None).unwrap();
         let names: Vec<&str> = built.tools.iter().map(|t| t.tool_name.as_str()).collect();
-        assert_eq!(names, ["fine"]);
+        assert_eq!(names, ["fine", "big"]);
         let omitted: Vec<(&str, bool)> = built
             .diagnostics
             .iter()
             .map(|d| (d.tool.as_str(), d.reason.contains("not valid JSON")))
             .collect();
-        assert_eq!(omitted, [("lone", true), ("deep", true)]);
+        assert_eq!(omitted, [("lone", true), ("deep", true), ("big", true)]);
     }
 }

@@ -83,16 +83,27 @@ impl ServerTools {
 
 impl ServerTool {
     /// Whether its name, definition or diagnostics hold a secret value
-    /// kept after it was checked ([`crate::redact::kept_since`]). A
-    /// diagnostic can quote what the definition no longer has (a dropped
-    /// output schema's `type`).
+    /// kept after it was checked ([`crate::redact::kept_since`]), or its
+    /// description was cut and any value was kept since. A diagnostic can
+    /// quote what the definition no longer has (a dropped output schema's
+    /// `type`).
     #[must_use]
     pub fn holds_kept_since(&self) -> bool {
         let since = self.redaction;
         let in_notes = || {
             (self.notes.iter()).any(|n| kept_since(since, &n.tool) || kept_since(since, &n.reason))
         };
-        kept_since(since, &self.tool_name) || kept_since(since, &self.definition_json) || in_notes()
+        // A description cut to `maxToolDescriptionBytes` may end inside a
+        // value kept since: only its prefix is left, which no search for the
+        // whole value finds, and a full check redacts before it cuts.
+        let cut = || {
+            crate::redact::generation() > since
+                && (self.notes.iter()).any(|n| n.action == DiagnosticAction::Truncated)
+        };
+        kept_since(since, &self.tool_name)
+            || kept_since(since, &self.definition_json)
+            || in_notes()
+            || cut()
     }
 
     /// This tool with every kept secret value of `generation` redacted from

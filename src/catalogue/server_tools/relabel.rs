@@ -325,4 +325,26 @@ mod tests {
             }
         }
     }
+
+    #[test]
+    fn a_description_cut_inside_a_value_kept_since_is_checked_again() {
+        // Red team: cut to maxToolDescriptionBytes before the value was
+        // kept, the description holds only its prefix, which no search for
+        // the whole value finds; a full check redacts first, then cuts.
+        let secret = "canary-cut-secret-77aa";
+        let limits = Limits {
+            max_tool_description_bytes: 20,
+            ..Limits::default()
+        };
+        let entry = json!({"name": "c", "description": format!("prefix {secret} tail"),
+                           "inputSchema": {"type": "object"}});
+        let first = ServerTools::build("s", vec![entry.clone()], &limits).unwrap();
+        assert!(first.tools[0].definition_json.contains("canary-cut"));
+        let _kept = crate::redact::KeptSecret::all([secret]);
+        let again =
+            ServerTools::build_after("s", vec![entry.clone()], &limits, Some(&first)).unwrap();
+        let fresh = ServerTools::build("s", vec![entry], &limits).unwrap();
+        assert_eq!(seen(&again), seen(&fresh));
+        assert!(!again.tools[0].definition_json.contains("canary-cut"));
+    }
 }

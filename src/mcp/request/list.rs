@@ -124,6 +124,14 @@ async fn walk(
         let page = send_cached_answer(wire, server_id, method, params, options)
             .await
             .inspect_err(|_| forget_pages(wire, method, cursor.is_some()))?;
+        // Checked before a page's items are taken (copied, parsed).
+        let too_many = |count: usize| match count > max_items {
+            true => Err(fail(
+                ErrorCode::LimitExceeded,
+                format!("more than {bound} ({max_items}) items"),
+            )),
+            false => Ok(()),
+        };
         let no_array = || {
             fail(
                 ErrorCode::ProtocolError,
@@ -136,6 +144,7 @@ async fn walk(
                     return Err(no_array().into());
                 };
                 count += found.len();
+                too_many(count)?;
                 take(Items::Tree(found)).map_err(|what| fail(ErrorCode::ProtocolError, what))?;
                 next_cursor(page.get("nextCursor").cloned(), limits, &mut seen)
             }
@@ -143,6 +152,7 @@ async fn walk(
                 let page = ListPage::read(&text, key).ok_or_else(no_array)?;
                 let found = page.items.ok_or_else(no_array)?;
                 count += found.len();
+                too_many(count)?;
                 take(Items::Text(found)).map_err(|what| fail(ErrorCode::ProtocolError, what))?;
                 let cursor = page.cursor.map(|c| serde_json::from_str(c.get()));
                 match cursor {
@@ -151,10 +161,6 @@ async fn walk(
                 }
             }
         };
-        if count > max_items {
-            let what = format!("more than {bound} ({max_items}) items");
-            return Err(fail(ErrorCode::LimitExceeded, what).into());
-        }
         match next {
             Ok(None) => return Ok(()),
             Ok(Some(next)) => cursor = Some(next),
