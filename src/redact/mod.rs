@@ -29,6 +29,9 @@ pub use kept::{
     url_secrets, KeptSecret,
 };
 
+#[cfg(test)]
+pub(crate) use kept::undisturbed;
+
 /// `text` as the host may show it: every kept secret value replaced
 /// ([`hidden`]), then every `http(s)` URL without userinfo, query and
 /// fragment ([`shown_urls`]). The values go first: showing a URL rewrites
