@@ -10,8 +10,9 @@
 
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
-use serde::de::{Deserializer, MapAccess, Visitor};
+use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
@@ -50,21 +51,24 @@ impl<'a> Members<'a> {
 
 impl<'de: 'a, 'a> Deserialize<'de> for Members<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Walk<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for Walk<'a> {
-            type Value = Members<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a JSON object")
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(8));
-                while let Some(key) = map.next_key::<Key<'a>>()? {
-                    members.push((key.0, map.next_value::<&'a RawValue>()?));
-                }
-                Ok(Members(members))
-            }
+        deserializer.deserialize_map(Borrowing::<Self>(PhantomData))
+    }
+}
+
+/// The visitor that reads a `T` borrowing from the text (`'a`).
+struct Borrowing<'a, T>(PhantomData<&'a T>);
+
+impl<'de: 'a, 'a> Visitor<'de> for Borrowing<'a, Members<'a>> {
+    type Value = Members<'a>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let mut members = Vec::with_capacity(map.size_hint().unwrap_or(8));
+        while let Some(key) = map.next_key::<Key<'a>>()? {
+            members.push((key.0, map.next_value::<&'a RawValue>()?));
         }
-        deserializer.deserialize_map(Walk(std::marker::PhantomData))
+        Ok(Members(members))
     }
 }
 
@@ -122,7 +126,7 @@ impl<'de> Visitor<'de> for PageSeed<'_> {
             } else if key.0 == "nextCursor" {
                 page.cursor = Some(map.next_value()?);
             } else {
-                map.next_value::<serde::de::IgnoredAny>()?;
+                map.next_value::<IgnoredAny>()?;
             }
         }
         Ok(page)
@@ -135,48 +139,43 @@ struct MaybeItems<'a>(Option<Vec<&'a RawValue>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for MaybeItems<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Items<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for Items<'a> {
-            type Value = MaybeItems<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_seq<S: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: S,
-            ) -> Result<Self::Value, S::Error> {
-                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(64));
-                while let Some(item) = seq.next_element::<&'a RawValue>()? {
-                    items.push(item);
-                }
-                Ok(MaybeItems(Some(items)))
-            }
-            fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-                use serde::de::IgnoredAny;
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(MaybeItems(None))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(MaybeItems(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(MaybeItems(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(MaybeItems(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(MaybeItems(None))
-            }
-            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-                Ok(MaybeItems(None))
-            }
-            fn visit_unit<E>(self) -> Result<Self::Value, E> {
-                Ok(MaybeItems(None))
-            }
-        }
-        deserializer.deserialize_any(Items(std::marker::PhantomData))
+        deserializer.deserialize_any(Borrowing::<Self>(PhantomData))
     }
+}
+
+/// `visit_…` methods that take a value of any other kind as no items.
+macro_rules! no_items {
+    ($($visit:ident($($arg:ty)?)),*) => {$(
+        fn $visit<E>(self $(, _: $arg)?) -> Result<Self::Value, E> {
+            Ok(MaybeItems(None))
+        }
+    )*};
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for Borrowing<'a, MaybeItems<'a>> {
+    type Value = MaybeItems<'a>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_seq<S: SeqAccess<'de>>(self, mut seq: S) -> Result<Self::Value, S::Error> {
+        let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(64));
+        while let Some(item) = seq.next_element::<&'a RawValue>()? {
+            items.push(item);
+        }
+        Ok(MaybeItems(Some(items)))
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(MaybeItems(None))
+    }
+    no_items!(
+        visit_bool(bool),
+        visit_i64(i64),
+        visit_u64(u64),
+        visit_f64(f64),
+        visit_str(&str),
+        visit_unit()
+    );
 }
 
 /// A member key, borrowed unless it holds escapes.
@@ -184,20 +183,20 @@ struct Key<'a>(Cow<'a, str>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for Key<'a> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Text<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for Text<'a> {
-            type Value = Key<'a>;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Borrowed(v)))
-            }
-            fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Key(Cow::Owned(v.to_owned())))
-            }
-        }
-        deserializer.deserialize_str(Text(std::marker::PhantomData))
+        deserializer.deserialize_str(Borrowing::<Self>(PhantomData))
+    }
+}
+
+impl<'de: 'a, 'a> Visitor<'de> for Borrowing<'a, Key<'a>> {
+    type Value = Key<'a>;
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+    fn visit_borrowed_str<E>(self, v: &'de str) -> Result<Self::Value, E> {
+        Ok(Key(Cow::Borrowed(v)))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Key(Cow::Owned(v.to_owned())))
     }
 }
 

@@ -10,7 +10,7 @@
 //! Items of list walks are returned as raw JSON ([`list`]): one malformed
 //! tool must cost only that tool (see [`crate::catalogue`]), not the whole
 //! typed result; a `tools/list` walk's items as the text the server sent
-//! ([`list_texts`]).
+//! (`list::ListItem`).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -321,25 +321,6 @@ pub async fn send_bounded(
     send_on(wire, server_id, custom(method, params), options).await
 }
 
-/// [`send_bounded`] of `request` (typed, or [`custom`]) on `wire` (cache
-/// unused); with `wire.abort`, it is given up once that token is cancelled:
-/// the server is sent `notifications/cancelled` for it (MCP 2025-11-25
-/// "Utilities › Cancellation") and rmcp drops its pending entry.
-///
-/// # Errors
-///
-/// Those of [`send_bounded`]; `cancelled` when aborted.
-pub async fn send_on(
-    wire: Wire<'_>,
-    server_id: &str,
-    request: ClientRequest,
-    options: PeerRequestOptions,
-) -> Result<Value, RequestFailure> {
-    let context = format!("{} on {server_id}", request.method());
-    let answer = send_answer(wire, server_id, request, options).await?;
-    Ok(answer.into_value(&context)?)
-}
-
 /// A result as the request path got it: a tree, or the text of a
 /// `tools/list` result the transport read without one
 /// (`transport::raw_text`, Streamable HTTP's raw lists).
@@ -351,15 +332,27 @@ pub enum Answer {
     Text(String),
 }
 
-impl Answer {
-    /// The result as a tree (a text is parsed now).
+/// What a request hands its result back as: a tree ([`Value`]; a text is
+/// parsed then) or as the transport handed it on ([`Answer`]).
+pub trait FromAnswer: Sized {
+    /// The result in this form.
     ///
     /// # Errors
     /// `protocol_error` naming `context` when a text does not parse.
-    pub fn into_value(self, context: &str) -> Result<Value, HostError> {
-        match self {
-            Self::Tree(value) => Ok(value),
-            Self::Text(text) => serde_json::from_str(&text).map_err(|e| {
+    fn from_answer(answer: Answer, context: &str) -> Result<Self, HostError>;
+}
+
+impl FromAnswer for Answer {
+    fn from_answer(answer: Answer, _: &str) -> Result<Self, HostError> {
+        Ok(answer)
+    }
+}
+
+impl FromAnswer for Value {
+    fn from_answer(answer: Answer, context: &str) -> Result<Self, HostError> {
+        match answer {
+            Answer::Tree(value) => Ok(value),
+            Answer::Text(text) => serde_json::from_str(&text).map_err(|e| {
                 HostError::new(
                     ErrorCode::ProtocolError,
                     format!("{context}: the result is not valid JSON ({e})"),
@@ -369,16 +362,21 @@ impl Answer {
     }
 }
 
-/// [`send_on`], the result as the transport handed it on ([`Answer`]).
+/// [`send_bounded`] of `request` (typed, or [`custom`]) on `wire` (cache
+/// unused); with `wire.abort`, it is given up once that token is cancelled:
+/// the server is sent `notifications/cancelled` for it (MCP 2025-11-25
+/// "Utilities › Cancellation") and rmcp drops its pending entry.
 ///
 /// # Errors
-/// Those of [`send_on`].
-pub async fn send_answer(
+///
+/// Those of [`send_bounded`]; `cancelled` when aborted; `protocol_error`
+/// when the result is wanted as a tree and its text does not parse.
+pub async fn send_on<T: FromAnswer>(
     wire: Wire<'_>,
     server_id: &str,
     request: ClientRequest,
     options: PeerRequestOptions,
-) -> Result<Answer, RequestFailure> {
+) -> Result<T, RequestFailure> {
     let method = request.method().to_owned();
     let context = format!("{method} on {server_id}");
     let peer = wire.peer;
@@ -436,7 +434,8 @@ pub async fn send_answer(
         }
     };
     let on_http = wire.watch.map(|watch| (watch, &sent.id));
-    answer_of(result, &method, on_http, &context)
+    let answer = answer_of(result, &method, on_http, &context)?;
+    Ok(T::from_answer(answer, &context)?)
 }
 
 /// The [`Answer`] of `result` (rmcp's, to request `method`; `on_http`: the
@@ -517,40 +516,29 @@ pub struct Wire<'a> {
 ///
 /// # Errors
 ///
-/// Those of [`send_bounded`]; `cancelled` when aborted.
-pub async fn send_cached(
-    wire: Wire<'_>,
-    server_id: &str,
-    method: &str,
-    params: Value,
-    options: PeerRequestOptions,
-) -> Result<Value, RequestFailure> {
-    let answer = send_cached_answer(wire, server_id, method, params, options).await?;
-    Ok(answer.into_value(&format!("{method} on {server_id}"))?)
-}
-
-/// [`send_cached`], the result as the transport handed it on ([`Answer`]).
-/// A result kept as text goes into the cache only when it mentions
-/// `ttlMs` (parsed then; the cache keeps trees).
+/// A result kept as text ([`Answer::Text`]) goes into the cache only when
+/// it mentions `ttlMs` (parsed then; the cache keeps trees).
 ///
 /// # Errors
-/// Those of [`send_cached`].
-pub async fn send_cached_answer(
+///
+/// Those of [`send_on`].
+pub async fn send_cached<T: FromAnswer>(
     wire: Wire<'_>,
     server_id: &str,
     method: &str,
     params: Value,
     options: PeerRequestOptions,
-) -> Result<Answer, RequestFailure> {
+) -> Result<T, RequestFailure> {
     let Some(cache) = wire.cache else {
-        return send_answer(wire, server_id, custom(method, params), options).await;
+        return send_on(wire, server_id, custom(method, params), options).await;
     };
+    let context = || format!("{method} on {server_id}");
     if let Some(fresh) = cache.get(method, &params) {
-        return Ok(Answer::Tree(fresh));
+        return Ok(T::from_answer(Answer::Tree(fresh), &context())?);
     }
     let since = cache.generation();
     let sent = params.clone();
-    let answer = send_answer(wire, server_id, custom(method, sent), options).await?;
+    let answer: Answer = send_on(wire, server_id, custom(method, sent), options).await?;
     match &answer {
         Answer::Tree(result) => cache.put(method, &params, result, since),
         Answer::Text(text) if text.contains("\"ttlMs\"") => {
@@ -560,13 +548,13 @@ pub async fn send_cached_answer(
         }
         Answer::Text(_) => {}
     }
-    Ok(answer)
+    Ok(T::from_answer(answer, &context())?)
 }
 
 mod cancel;
 mod list;
 mod rpc_error;
 pub use cancel::{abandon, cancel_in_background, stream_closed};
-pub use list::{list_all, list_texts};
+pub use list::list_all;
 #[cfg(test)]
 mod tests;

@@ -101,7 +101,7 @@ fn raw_entry_digests(line: &str) -> Vec<[u8; 32]> {
 /// The line's entries as the host reads them: the answer's result text
 /// copied out (as `transport::raw_text::read_answer` does, without its
 /// depth and escape scans), its members one level deep and each entry's
-/// text copied out (what `mcp::request::list_texts` returns).
+/// text copied out (what `mcp::request::list_all` of `Box<RawValue>` returns).
 fn entry_texts(line: &str) -> Vec<Box<serde_json::value::RawValue>> {
     #[derive(serde::Deserialize)]
     struct Answer<'a> {

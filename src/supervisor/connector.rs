@@ -126,7 +126,7 @@ pub trait ServerConnection: Send + Sync + 'static {
     ///
     /// # Errors
     ///
-    /// Those of [`request::list_texts`].
+    /// Those of [`request::list_all`].
     fn list_tools<'a>(
         &'a self,
         server_id: &'a str,
@@ -255,7 +255,7 @@ impl ServerConnection for Connection {
             cache: Some(&self.handler.cache),
             abort: None,
         };
-        request::list_texts(
+        request::list_all(
             wire,
             server_id,
             "tools/list",

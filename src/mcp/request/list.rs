@@ -1,8 +1,8 @@
 //! List walks (MCP 2025-11-25 "Utilities › Pagination"): every page of a
 //! list method, following `nextCursor`, each page through the response
-//! cache. Items come back as trees ([`list_all`]) or as the text the
-//! server sent for each ([`list_texts`], what the catalogue reads a
-//! `tools/list` walk as): a page the transport handed on as text
+//! cache. Items come back as trees or as the text the server sent for each
+//! ([`ListItem`]; text is what the catalogue reads a `tools/list` walk
+//! as): a page the transport handed on as text
 //! ([`Answer::Text`]) is read one level deep, never as a tree.
 
 use std::collections::HashSet;
@@ -12,21 +12,50 @@ use rmcp::service::PeerRequestOptions;
 use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
-use super::{send_cached_answer, Answer, RequestFailure, Wire};
+use super::{send_cached, Answer, RequestFailure, Wire};
 use crate::error::{ErrorCode, HostError};
 use crate::json::ListPage;
 use crate::limits::Limits;
 use crate::mcp::capabilities;
 
-/// The items of one page, as the page came.
-enum Items<'a> {
-    Tree(Vec<Value>),
-    Text(Vec<&'a RawValue>),
+/// What a list walk hands back each item as: a tree ([`Value`]), or its
+/// JSON text ([`Box<RawValue>`]: as the server wrote it when the transport
+/// kept the page as text, else written from the tree).
+pub trait ListItem: Sized {
+    /// The item from a page the transport decoded.
+    ///
+    /// # Errors
+    /// Why it cannot be had (a `protocol_error`'s detail).
+    fn from_tree(item: Value) -> Result<Self, String>;
+    /// The item from a page kept as text (read one level deep).
+    ///
+    /// # Errors
+    /// Why it cannot be had (a `protocol_error`'s detail).
+    fn from_text(item: &RawValue) -> Result<Self, String>;
+}
+
+impl ListItem for Value {
+    fn from_tree(item: Value) -> Result<Self, String> {
+        Ok(item)
+    }
+    fn from_text(item: &RawValue) -> Result<Self, String> {
+        serde_json::from_str(item.get()).map_err(|e| format!("an item is not valid JSON ({e})"))
+    }
+}
+
+impl ListItem for Box<RawValue> {
+    fn from_tree(item: Value) -> Result<Self, String> {
+        serde_json::value::to_raw_value(&item).map_err(|e| format!("an item is not JSON ({e})"))
+    }
+    fn from_text(item: &RawValue) -> Result<Self, String> {
+        Ok(item.to_owned())
+    }
 }
 
 /// Walks every page of list method `method` (items under `key`), following
 /// `nextCursor`, each page through the response cache
-/// ([`super::send_cached`]). A list of a capability the server did not
+/// ([`super::send_cached`]), and returns every item as a `T` (a tree or
+/// its text, [`ListItem`]). A list of a capability the server did not
 /// declare is empty, without a request (see [`capabilities`]).
 ///
 /// Each page may take `limits.callTimeoutMs`. `max_items` is `(count, name
@@ -39,79 +68,20 @@ enum Items<'a> {
 /// JSON; `limit_exceeded` when the walk passes `maxListPages`, a cursor is
 /// longer than `maxCursorBytes` or repeats, or there are more than
 /// `max_items` items.
-pub async fn list_all(
+pub async fn list_all<T: ListItem>(
     wire: Wire<'_>,
     server_id: &str,
     method: &str,
     key: &str,
-    limits: &Limits,
-    max_items: (usize, &str),
-) -> Result<Vec<Value>, RequestFailure> {
-    let mut all = Vec::new();
-    walk(wire, (server_id, method, key), limits, max_items, |items| {
-        match items {
-            Items::Tree(found) => all.extend(found),
-            Items::Text(found) => {
-                for item in found {
-                    all.push(
-                        serde_json::from_str(item.get())
-                            .map_err(|e| format!("an item is not valid JSON ({e})"))?,
-                    );
-                }
-            }
-        }
-        Ok(())
-    })
-    .await?;
-    Ok(all)
-}
-
-/// [`list_all`] with each item as its JSON text: as the server wrote it
-/// when the transport kept the page as text, else written from the tree.
-///
-/// # Errors
-/// Those of [`list_all`].
-pub async fn list_texts(
-    wire: Wire<'_>,
-    server_id: &str,
-    method: &str,
-    key: &str,
-    limits: &Limits,
-    max_items: (usize, &str),
-) -> Result<Vec<Box<RawValue>>, RequestFailure> {
-    let mut all = Vec::new();
-    walk(wire, (server_id, method, key), limits, max_items, |items| {
-        match items {
-            Items::Tree(found) => {
-                all.extend(
-                    found
-                        .iter()
-                        .filter_map(|v| serde_json::value::to_raw_value(v).ok()),
-                );
-            }
-            Items::Text(found) => all.extend(found.into_iter().map(ToOwned::to_owned)),
-        }
-        Ok(())
-    })
-    .await?;
-    Ok(all)
-}
-
-/// The walk of [`list_all`]: each page's items handed to `take` (which may
-/// refuse them with a reason, a `protocol_error`).
-async fn walk(
-    wire: Wire<'_>,
-    (server_id, method, key): (&str, &str, &str),
     limits: &Limits,
     (max_items, bound): (usize, &str),
-    mut take: impl FnMut(Items<'_>) -> Result<(), String>,
-) -> Result<(), RequestFailure> {
+) -> Result<Vec<T>, RequestFailure> {
     if !capabilities::allows(wire.peer, method) {
-        return Ok(());
+        return Ok(Vec::new());
     }
     let fail =
         |code, what: String| HostError::new(code, format!("{method} on {server_id}: {what}"));
-    let mut count = 0;
+    let mut all = Vec::new();
     let mut seen = HashSet::new();
     let mut cursor: Option<String> = None;
     for _ in 0..limits.max_list_pages {
@@ -121,17 +91,9 @@ async fn walk(
         };
         let mut options = PeerRequestOptions::no_options();
         options.timeout = Some(Duration::from_millis(limits.call_timeout_ms));
-        let page = send_cached_answer(wire, server_id, method, params, options)
+        let page: Answer = send_cached(wire, server_id, method, params, options)
             .await
             .inspect_err(|_| forget_pages(wire, method, cursor.is_some()))?;
-        // Checked before a page's items are taken (copied, parsed).
-        let too_many = |count: usize| match count > max_items {
-            true => Err(fail(
-                ErrorCode::LimitExceeded,
-                format!("more than {bound} ({max_items}) items"),
-            )),
-            false => Ok(()),
-        };
         let no_array = || {
             fail(
                 ErrorCode::ProtocolError,
@@ -143,17 +105,23 @@ async fn walk(
                 let Some(Value::Array(found)) = page.get_mut(key).map(Value::take) else {
                     return Err(no_array().into());
                 };
-                count += found.len();
-                too_many(count)?;
-                take(Items::Tree(found)).map_err(|what| fail(ErrorCode::ProtocolError, what))?;
+                take_items(
+                    &mut all,
+                    found.into_iter().map(T::from_tree),
+                    (max_items, bound),
+                )
+                .map_err(|(code, what)| fail(code, what))?;
                 next_cursor(page.get("nextCursor").cloned(), limits, &mut seen)
             }
             Answer::Text(text) => {
                 let page = ListPage::read(&text, key).ok_or_else(no_array)?;
                 let found = page.items.ok_or_else(no_array)?;
-                count += found.len();
-                too_many(count)?;
-                take(Items::Text(found)).map_err(|what| fail(ErrorCode::ProtocolError, what))?;
+                take_items(
+                    &mut all,
+                    found.into_iter().map(T::from_text),
+                    (max_items, bound),
+                )
+                .map_err(|(code, what)| fail(code, what))?;
                 let cursor = page.cursor.map(|c| serde_json::from_str(c.get()));
                 match cursor {
                     Some(Err(_)) => Err((ErrorCode::ProtocolError, NOT_A_STRING.to_owned())),
@@ -162,13 +130,33 @@ async fn walk(
             }
         };
         match next {
-            Ok(None) => return Ok(()),
+            Ok(None) => return Ok(all),
             Ok(Some(next)) => cursor = Some(next),
             Err((code, what)) => return Err(fail(code, what).into()),
         }
     }
     let what = format!("more than maxListPages ({}) pages", limits.max_list_pages);
     Err(fail(ErrorCode::LimitExceeded, what).into())
+}
+
+/// Adds a page's items to `all`, each converted as it is taken; refused
+/// (`limit_exceeded`) before any is taken when the page would bring `all`
+/// past `max_items` (named `bound`), or (`protocol_error`) at the first
+/// item that does not convert.
+fn take_items<T>(
+    all: &mut Vec<T>,
+    found: impl ExactSizeIterator<Item = Result<T, String>>,
+    (max_items, bound): (usize, &str),
+) -> Result<(), (ErrorCode, String)> {
+    if all.len() + found.len() > max_items {
+        let what = format!("more than {bound} ({max_items}) items");
+        return Err((ErrorCode::LimitExceeded, what));
+    }
+    all.reserve(found.len());
+    for item in found {
+        all.push(item.map_err(|what| (ErrorCode::ProtocolError, what))?);
+    }
+    Ok(())
 }
 
 /// A page after the first failed: its cursor may have become invalid, so
