@@ -213,23 +213,53 @@ pub fn hidden(text: &str) -> Cow<'_, str> {
 
 /// [`hidden`] for a text that was cut (a bounded read of a body): besides
 /// every whole value, a tail that is the start of a kept value (at least
-/// 4 bytes of it) is redacted, so a value the cut split is not shown
-/// either.
+/// [`MIN_CUT_PIECE`] bytes of it) is redacted, so a value the cut split is
+/// not shown either.
 pub fn hidden_cut(text: &str) -> Cow<'_, str> {
     let hidden = hidden(text);
-    let Some(values) = values() else {
-        return hidden;
-    };
-    let cut_at = values.iter().find_map(|value| {
-        (4..value.len().min(hidden.len() + 1))
-            .rev()
-            .find(|&k| value.is_char_boundary(k) && hidden.ends_with(&value[..k]))
-            .map(|k| hidden.len() - k)
-    });
-    match cut_at {
-        Some(at) => Cow::Owned(format!("{}{REDACTED}", &hidden[..at])),
+    match values().and_then(|values| cut_piece(&values, &hidden, Edge::End)) {
+        Some(k) => Cow::Owned(format!("{}{REDACTED}", &hidden[..hidden.len() - k])),
         None => hidden,
     }
+}
+
+/// [`hidden`] for a text whose start was cut (the kept tail of a stream):
+/// besides every whole value, a head that is the end of a kept value (at
+/// least [`MIN_CUT_PIECE`] bytes of it) is redacted.
+pub fn hidden_cut_start(text: &str) -> Cow<'_, str> {
+    let hidden = hidden(text);
+    match values().and_then(|values| cut_piece(&values, &hidden, Edge::Start)) {
+        Some(k) => Cow::Owned(format!("{REDACTED}{}", &hidden[k..])),
+        None => hidden,
+    }
+}
+
+/// The shortest piece of a kept value a cut text is redacted for (bytes):
+/// shorter ones are too common to say anything of the value.
+const MIN_CUT_PIECE: usize = 4;
+
+/// Where a text was cut.
+#[derive(Clone, Copy)]
+enum Edge {
+    Start,
+    End,
+}
+
+/// The length (bytes) of the longest piece of a kept value, shorter than
+/// the value and at least [`MIN_CUT_PIECE`], that `text` ends with as the
+/// value's start ([`Edge::End`]) or starts with as the value's end
+/// ([`Edge::Start`]); values are tried longest first.
+fn cut_piece(values: &[Arc<str>], text: &str, edge: Edge) -> Option<usize> {
+    values.iter().find_map(|value| {
+        let pieces = MIN_CUT_PIECE..value.len().min(text.len() + 1);
+        pieces.rev().find(|&k| match edge {
+            Edge::End => value.is_char_boundary(k) && text.ends_with(&value[..k]),
+            Edge::Start => {
+                let at = value.len() - k;
+                value.is_char_boundary(at) && text.starts_with(&value[at..])
+            }
+        })
+    })
 }
 
 /// [`hidden`] applied to every string (and object key) inside `value`; a
@@ -358,6 +388,11 @@ mod tests {
         assert_eq!(hidden("ovl OVLPAAAAAAXYZXYZOVLPBBBBBB."), "ovl [redacted].");
         assert_eq!(hidden_cut("ends with OVLPAAAA"), "ends with [redacted]");
         assert_eq!(hidden_cut("ends with OVL"), "ends with OVL");
+        // A text whose start was cut: a head that ends a value goes.
+        assert_eq!(hidden_cut_start("BBBBBB starts"), "[redacted] starts");
+        assert_eq!(hidden_cut_start("BBB starts"), "BBB starts");
+        // Only the head: a piece elsewhere is no cut value.
+        assert_eq!(hidden_cut_start("YZ OVLPBBBBBB"), "YZ OVLPBBBBBB");
     }
 
     #[test]

@@ -25,8 +25,8 @@ use url::Url;
 mod kept;
 
 pub use kept::{
-    generation, header_secrets, hidden, hidden_cut, hidden_in_texts, hidden_in_value, kept_since,
-    url_secrets, KeptSecret,
+    generation, header_secrets, hidden, hidden_cut, hidden_cut_start, hidden_in_texts,
+    hidden_in_value, kept_since, url_secrets, KeptSecret,
 };
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //! left out counted in a periodic `warn` record.
 
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -24,18 +25,30 @@ use crate::transport::flood::{Lost, LostReport, Pace};
 #[derive(Debug)]
 pub struct StderrTail {
     tail: Mutex<VecDeque<u8>>,
+    /// Whether bytes before the kept tail were let go of.
+    cut: AtomicBool,
     eof: watch::Sender<bool>,
 }
 
 impl StderrTail {
-    /// The kept tail as text (lossy UTF-8), trimmed; empty when nothing was written.
+    /// The kept tail as text (lossy UTF-8), trimmed; empty when nothing was
+    /// written. When earlier bytes were let go of, a head that is the end of
+    /// a kept secret value is redacted (`crate::redact::hidden_cut_start`),
+    /// as is every whole value.
     pub fn text(&self) -> String {
         let tail = self.tail.lock().unwrap_or_else(PoisonError::into_inner);
         let (a, b) = tail.as_slices();
         let mut bytes = Vec::with_capacity(a.len() + b.len());
         bytes.extend_from_slice(a);
         bytes.extend_from_slice(b);
-        String::from_utf8_lossy(&bytes).trim().to_owned()
+        drop(tail);
+        let text = String::from_utf8_lossy(&bytes);
+        if !self.cut.load(Ordering::Acquire) {
+            return crate::redact::hidden(&text).trim().to_owned();
+        }
+        // A character the cut split is no part of what is shown.
+        let text = text.trim_start_matches(char::REPLACEMENT_CHARACTER);
+        crate::redact::hidden_cut_start(text).trim().to_owned()
     }
 
     /// Waits up to `within` for stderr to reach end-of-file, so a tail read
@@ -50,10 +63,13 @@ impl StderrTail {
 
     fn push(&self, bytes: &[u8]) {
         let mut tail = self.tail.lock().unwrap_or_else(PoisonError::into_inner);
-        let bytes = &bytes[bytes.len().saturating_sub(STDERR_TAIL_BYTES)..];
-        let overflow = (tail.len() + bytes.len()).saturating_sub(STDERR_TAIL_BYTES);
+        let kept = &bytes[bytes.len().saturating_sub(STDERR_TAIL_BYTES)..];
+        let overflow = (tail.len() + kept.len()).saturating_sub(STDERR_TAIL_BYTES);
+        if overflow > 0 || kept.len() < bytes.len() {
+            self.cut.store(true, Ordering::Release);
+        }
         tail.drain(..overflow);
-        tail.extend(bytes);
+        tail.extend(kept);
     }
 }
 
@@ -65,6 +81,7 @@ where
     let (eof, _) = watch::channel(false);
     let tail = Arc::new(StderrTail {
         tail: Mutex::new(VecDeque::new()),
+        cut: AtomicBool::new(false),
         eof,
     });
     tokio::spawn(drain_loop(stderr, server_id, sink, tail.clone()));
@@ -171,6 +188,11 @@ impl Lines {
             return;
         }
         let text = if cut {
+            // Redacted before the marker goes on: the cut may have split a
+            // secret value, whose start no search for the whole value finds;
+            // a character the cut split is no part of what is shown.
+            let text = text.trim_end_matches(char::REPLACEMENT_CHARACTER);
+            let text = crate::redact::hidden_cut(text);
             format!("{text}… [truncated: line longer than {STDERR_LINE_BYTES} bytes]")
         } else {
             text.to_owned()
@@ -301,5 +323,32 @@ mod tests {
         // The burst, and what the bucket refilled while the test ran.
         assert!(delivered >= STDERR_LINES_BURST as usize && delivered < total);
         assert_eq!(delivered + counted, total);
+    }
+
+    /// Red team: a cut that splits a secret value must not show the piece
+    /// before it (a long line) or after it (the tail's start).
+    #[tokio::test]
+    async fn a_cut_through_a_secret_shows_no_piece_of_it() {
+        let secret = "canary-stderr-cut-9c41e7";
+        let _kept = crate::redact::KeptSecret::all([secret]);
+        for k in 4..secret.len() {
+            let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<HostEvent>();
+            // The line is cut k bytes into the secret; the tail starts k
+            // bytes before the secret's end.
+            let mut input = vec![b'e'; STDERR_LINE_BYTES - k];
+            input.extend(secret.as_bytes());
+            input.push(b'\n');
+            input.extend(secret.as_bytes());
+            input.extend(std::iter::repeat_n(b'b', STDERR_TAIL_BYTES - k));
+            let tail = drain(std::io::Cursor::new(input), "s1".into(), Arc::new(tx));
+            tail.wait_eof(Duration::from_secs(5)).await;
+            let lines = records(&mut rx);
+            let cut = &lines[0].1;
+            assert!(cut.contains("e[redacted]… [truncated"), "k={k}: {cut:.60}");
+            assert!(!cut.contains(&secret[..4]), "k={k}");
+            let t = tail.text();
+            assert!(t.starts_with("[redacted]bbb"), "k={k}: {t:.60}");
+            assert!(!t.contains(&secret[secret.len() - 4..]), "k={k}");
+        }
     }
 }
