@@ -15,7 +15,15 @@
 //   big      sequential calls of `big` (1 MiB text): ms per call (median)
 //   connect  connect, `runs` times after a warm-up: ms (median)
 //   list     connect + the whole tools/list (`tools` expected): ms (median)
-//   refresh  `touch_tools` → list_changed → the new list listed: ms (median)
+//   refresh  `touch_tools` → list_changed → the new list listed: ms (median);
+//            seenMs: from the start until the call returned and the change
+//            was seen (C: its host has re-listed by then), listMs: from then
+//            until the list is in JS (A: the tools/list round trip; C:
+//            listTools()); each a median of its own. Refreshes are
+//            REFRESH_PAUSE_MS apart (not timed), for every client: C paces
+//            re-lists after a burst of 4 (limits.rs, LIST_CHANGED_BURST,
+//            one per 100 ms after it), and back-to-back refreshes would time
+//            that flood guard instead of the refresh
 //   rss      RSS after connecting, listing and 100 calls: rss
 //   soak     `calls` echo calls at `inflight`, RSS every `every`: rss[]
 //   servers  `count` stdio servers connected and listed at once: ms
@@ -144,28 +152,35 @@ const scenarios = {
     return connectRuns(client, true)
   },
   async refresh(client) {
+    const REFRESH_PAUSE_MS = 150
     const conn = await client.connect()
     let pending
     conn.onToolsChanged(() => pending?.())
     const descOf = (tools) => tools.find((t) => (t.toolName ?? t.name) === 'tool_0000')?.description
     let generation = descOf(await conn.list())
-    const times = []
+    const [times, seen, listing] = [[], [], []]
     for (let i = 0; i < 1 + num('runs', 5); i++) {
       const changed = new Promise((resolve) => { pending = resolve })
       const t0 = performance.now()
       await conn.call('touch_tools', {})
       await changed
+      const t1 = performance.now()
       const tools = await conn.list()
-      const ms = performance.now() - t0
+      const t2 = performance.now()
       const now = descOf(tools)
       if (tools.length !== spec.tools || now === generation) {
         throw new Error(`refresh: ${tools.length} tools, description ${now}`)
       }
       generation = now
-      if (i > 0) times.push(ms)
+      if (i > 0) {
+        times.push(t2 - t0)
+        seen.push(t1 - t0)
+        listing.push(t2 - t1)
+      }
+      await new Promise((r) => setTimeout(r, REFRESH_PAUSE_MS))
     }
     await conn.close()
-    return { ms: median(times) }
+    return { ms: median(times), seenMs: median(seen), listMs: median(listing) }
   },
   async rss(client) {
     const conn = await client.connect()

@@ -22,7 +22,7 @@ export function runs(quick) {
     { id: 'http-connect', scenario: 'connect', transport: 'http', server: 'small', runs: q(10, 3), tools: 3 },
     { id: 'stdio-list', scenario: 'list', transport: 'stdio', server: 'large', runs: q(5, 2), tools: 1003, extra: ['Cl'] },
     { id: 'http-list', scenario: 'list', transport: 'http', server: 'large', runs: q(5, 2), tools: 1003, extra: ['Cl'] },
-    { id: 'stdio-refresh', scenario: 'refresh', transport: 'stdio', server: 'large', runs: q(5, 2), tools: 1003 },
+    { id: 'stdio-refresh', scenario: 'refresh', transport: 'stdio', server: 'large', runs: q(9, 2), tools: 1003 },
     { id: 'rss', scenario: 'rss', transport: 'stdio', server: 'small', extra: ['bare'] },
     { id: 'soak', scenario: 'soak', transport: 'stdio', server: 'small', inflight: 16, calls: q(100_000, 10_000), every: q(20_000, 2000), once: true },
     { id: 'servers-20', scenario: 'servers', transport: 'stdio', server: 'small', count: q(20, 5), extra: ['Cu'] },
@@ -66,6 +66,8 @@ export const ROWS = [
   { label: 'stdio connect + tools/list, 1003 tools', run: 'stdio-list', pick: (r) => r.ms, unit: 'ms', goals: [vsA()] },
   { label: 'HTTP connect + tools/list, 1003 tools', run: 'http-list', pick: (r) => r.ms, unit: 'ms', goals: [vsA()] },
   { label: 'refresh after list_changed, 1003 tools', run: 'stdio-refresh', pick: (r) => r.ms, unit: 'ms', goals: [vsA()] },
+  { label: '… until the change was seen (C: re-listed by its host)', run: 'stdio-refresh', pick: (r) => r.seenMs, unit: 'ms' },
+  { label: '… from then until the list is in JS', run: 'stdio-refresh', pick: (r) => r.listMs, unit: 'ms' },
   {
     label: 'RSS after connecting (bare node in the goal)',
     run: 'rss',

@@ -242,9 +242,16 @@ async fn connect_runs(spec: &Spec, list: bool) -> Result<Value, Error> {
     Ok(json!({ "ms": median(times) }))
 }
 
+/// The untimed pause between refreshes (`REFRESH_PAUSE_MS` of
+/// `bench/driver.mjs`: past the host's re-list pacing).
+const REFRESH_PAUSE: Duration = Duration::from_millis(150);
+
 /// `touch_tools` makes the server change its list and send
 /// `notifications/tools/list_changed`; time from the call until the new list
-/// is listed again (median ms of `runs`).
+/// is listed again (median ms of `runs`); `seenMs` until the call returned
+/// and the notification came, `listMs` from then (the `tools/list` round
+/// trip), each a median of its own, as `bench/driver.mjs` reports them;
+/// refreshes [`REFRESH_PAUSE`] apart, as there.
 async fn refresh(spec: &Spec) -> Result<Value, Error> {
     let handler = Handler::default();
     let changed = handler.changed.clone();
@@ -255,13 +262,14 @@ async fn refresh(spec: &Spec) -> Result<Value, Error> {
         .iter()
         .find(|t| t.name == "tool_0000")
         .map(|t| t.description.clone());
-    let mut times = Vec::new();
+    let (mut times, mut seen, mut listing) = (Vec::new(), Vec::new(), Vec::new());
     for i in 0..(1 + spec.num("runs", 5)) {
         let t = Instant::now();
         service
             .call_tool(CallToolRequestParams::new("touch_tools"))
             .await?;
         changed.notified().await;
+        let seen_ms = ms_since(t);
         let tools = service.list_all_tools().await?;
         let ms = ms_since(t);
         let now = tools
@@ -274,10 +282,13 @@ async fn refresh(spec: &Spec) -> Result<Value, Error> {
         generation = now;
         if i > 0 {
             times.push(ms);
+            seen.push(seen_ms);
+            listing.push(ms - seen_ms);
         }
+        tokio::time::sleep(REFRESH_PAUSE).await;
     }
     close(service).await;
-    Ok(json!({ "ms": median(times) }))
+    Ok(json!({ "ms": median(times), "seenMs": median(seen), "listMs": median(listing) }))
 }
 
 /// RSS after connecting and 100 calls (KiB).
