@@ -24,6 +24,7 @@ mod members;
 mod text;
 
 pub use members::{ListPage, Members};
+pub(crate) use text::string_end;
 pub use text::{check_text_bounds, JsonText};
 
 /// The JSON type of `value` as a word for messages: `"null"`, `"boolean"`,

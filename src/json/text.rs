@@ -131,7 +131,7 @@ fn text_shape(text: &str, max_depth: usize) -> Shape {
 /// start at `from` (the text's end if it has none): `memchr` jumps to the
 /// next quote or backslash, so a long string costs a fast scan, not a
 /// step per byte.
-fn string_end(bytes: &[u8], mut from: usize) -> usize {
+pub(crate) fn string_end(bytes: &[u8], mut from: usize) -> usize {
     while let Some(at) = bytes
         .get(from..)
         .and_then(|rest| memchr::memchr2(b'"', b'\\', rest))

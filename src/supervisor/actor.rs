@@ -475,10 +475,6 @@ impl<C: Connector> Actor<C> {
         let conn = &serving.conn;
         if let Some(tools) = relist_tools(&self.shared, &self.spec, conn).await {
             let count = tools.tools.len();
-            self.log(
-                LogLevel::Info,
-                format!("tools/list_changed: now {count} tools"),
-            );
             self.shared.publisher().set_tools(
                 &self.spec.id,
                 Some(tools),
@@ -487,6 +483,12 @@ impl<C: Connector> Actor<C> {
             self.shared
                 .publisher()
                 .update_mcp_app(&self.spec.id, self.app_capabilities());
+            // Logged after the publication: queued before it, the record
+            // woke the JS thread once more while the catalogue was set.
+            self.log(
+                LogLevel::Info,
+                format!("tools/list_changed: now {count} tools"),
+            );
         }
     }
 

@@ -2,6 +2,9 @@
 //! text, digest, display title and the flags read from it, and the
 //! accessors that read them back.
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
 use serde_json::{Map, Value};
 use sha2::Digest;
 
@@ -128,7 +131,11 @@ fn labels_end(definition: &Map<String, Value>, text: &str) -> Option<u32> {
 /// Where `"inputSchema":` begins in `text`, a definition's JSON whose labels
 /// are strings or absent (see [`labels_end`]).
 pub(super) fn text_labels_end(text: &str) -> Option<u32> {
-    let at = memchr::memmem::find(text.as_bytes(), AFTER_LABELS)?;
+    // One searcher for every definition (building one per search was a
+    // measurable part of a re-list).
+    static AFTER_LABELS_FINDER: LazyLock<Finder<'static>> =
+        LazyLock::new(|| Finder::new(AFTER_LABELS));
+    let at = AFTER_LABELS_FINDER.find(text.as_bytes())?;
     u32::try_from(at).ok()
 }
 

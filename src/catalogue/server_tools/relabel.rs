@@ -81,9 +81,10 @@ impl Listing<'_> {
             )
         });
         self.diagnostics.extend(later.cloned());
-        let definition_json = relabeled_text(known, title.as_deref(), description.as_deref());
+        let (definition_json, labels_end) =
+            relabeled_text(known, title.as_deref(), description.as_deref());
+        debug_assert_eq!(labels_end, text_labels_end(&definition_json));
         let (shown, title_from) = display_title(known, title.as_deref(), &definition_json);
-        let labels_end = text_labels_end(&definition_json);
         Ok(Arc::new(ServerTool {
             digest: digest_of(&name, &definition_json),
             tool_name: name,
@@ -104,8 +105,14 @@ impl Listing<'_> {
 
 /// `known`'s definition text with `title` and `description` as its labels:
 /// what serde writes for the checked definition (the labels first, then
-/// the members after them, kept as text).
-fn relabeled_text(known: &ServerTool, title: Option<&str>, description: Option<&str>) -> String {
+/// the members after them, kept as text), and where those members begin
+/// in it (what [`text_labels_end`] finds there: a label's quotes are
+/// escaped, so no `"inputSchema":` is found in one).
+fn relabeled_text(
+    known: &ServerTool,
+    title: Option<&str>,
+    description: Option<&str>,
+) -> (String, Option<u32>) {
     let after = known.labels_end.map_or(0, |at| at as usize);
     let rest = &known.definition_json[after..];
     let mut text = Vec::with_capacity(rest.len() + 32 + label_len(title) + label_len(description));
@@ -120,11 +127,16 @@ fn relabeled_text(known: &ServerTool, title: Option<&str>, description: Option<&
             text.push(b',');
         }
     }
+    let labels_end = u32::try_from(text.len()).ok();
     text.extend_from_slice(rest.as_bytes());
     // Every piece is UTF-8 (JSON text, a `&str` key, serde's output).
-    let mut text = String::from_utf8(text).unwrap_or_else(|_| known.definition_json.clone());
-    text.shrink_to_fit();
-    text
+    match String::from_utf8(text) {
+        Ok(mut text) => {
+            text.shrink_to_fit();
+            (text, labels_end)
+        }
+        Err(_) => (known.definition_json.clone(), known.labels_end),
+    }
 }
 
 /// An estimate of a label's written length (its text; escapes may add more).

@@ -195,20 +195,14 @@ impl Framer {
 
 /// The deepest nesting of `{`/`[` outside strings in a JSON text (string
 /// and escape state followed), as the parser counts it for valid JSON.
+/// A string is crossed in jumps ([`crate::json::string_end`]): most of a
+/// listing's bytes are in strings.
 pub(crate) fn max_depth(json: &[u8]) -> usize {
-    let (mut depth, mut max, mut in_string, mut escaped) = (0usize, 0usize, false, false);
-    for &b in json {
-        if in_string {
-            match (escaped, b) {
-                (true, _) => escaped = false,
-                (false, b'\\') => escaped = true,
-                (false, b'"') => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
+    let (mut depth, mut max, mut at) = (0usize, 0usize, 0usize);
+    while let Some(&b) = json.get(at) {
+        at += 1;
         match b {
-            b'"' => in_string = true,
+            b'"' => at = crate::json::string_end(json, at),
             b'{' | b'[' => {
                 depth += 1;
                 max = max.max(depth);

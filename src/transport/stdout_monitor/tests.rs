@@ -163,3 +163,36 @@ fn the_top_level_id_of_a_line_that_is_not_json_is_found_wherever_it_is() {
     assert_eq!(id(r#"{"t":"\x","id":"#), None);
     assert_eq!(id(r#"{"t":["id",1],"id":8"#), Some(json!(8)));
 }
+
+/// The nesting a full parse sees: the depth of `value`'s containers.
+fn tree_depth(value: &serde_json::Value) -> usize {
+    match value {
+        serde_json::Value::Array(items) => 1 + items.iter().map(tree_depth).max().unwrap_or(0),
+        serde_json::Value::Object(members) => {
+            1 + members.values().map(tree_depth).max().unwrap_or(0)
+        }
+        _ => 0,
+    }
+}
+
+#[test]
+fn the_depth_scan_counts_only_containers_outside_strings() {
+    let texts = [
+        r#"{"a":"{[{[","b":[1,{"c":"]]}}"}]}"#,
+        r#"{"a":"quote \" then {{{","b":{"c":{"d":[]}}}"#,
+        r#"{"a":"ends in a backslash \\","b":[[["x"]]]}"#,
+        r#"["\\\"[[[", {"k\"{": ["\u005b"]}]"#,
+        r#""just a string {[""#,
+        r#"{"tools":[{"name":"t","inputSchema":{"type":"object","properties":{}}}]}"#,
+        "[]",
+        "3",
+    ];
+    for text in texts {
+        let value: serde_json::Value = serde_json::from_str(text).unwrap();
+        let scanned = super::framer::max_depth(text.as_bytes());
+        assert_eq!(scanned, tree_depth(&value), "{text}");
+    }
+    // Not JSON: a string that never closes hides what follows it.
+    assert_eq!(super::framer::max_depth(br#"{"a":"[[[ {"#), 1);
+    assert_eq!(super::framer::max_depth(br#"[["\"#), 2);
+}
