@@ -26,7 +26,7 @@ use redaction::secret_in_name;
 pub use redaction::SECRET_NAME_REASON;
 
 /// What the host did about one tool (JS `ToolDiagnostic`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolDiagnostic {
     /// Customization id of the server.
@@ -42,7 +42,7 @@ pub struct ToolDiagnostic {
 }
 
 /// [`ToolDiagnostic::action`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub enum DiagnosticAction {
     /// The input schema was repaired by a rule of `schema`.

@@ -8,9 +8,10 @@
 //! `tools/list`, publication) and [`relist_tools`] the re-listing after
 //! `notifications/tools/list_changed`.
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, PoisonError};
 
 use rmcp::transport::auth::AuthorizationManager;
 use serde_json::value::RawValue;
@@ -323,7 +324,7 @@ pub async fn open_listed<C: Connector>(
                 .into()),
             };
         }
-        first => report_listing(shared, spec, first)
+        first => report_listing(shared, spec, first, None)
             .unwrap_or_else(|e| Arc::new(ServerTools::failed(&spec.id, e.message))),
     };
     if let Some(identity) = conn.identity() {
@@ -501,14 +502,19 @@ pub async fn relist_tools<K: ServerConnection>(
     conn: &K,
 ) -> Option<Arc<ServerTools>> {
     let listing = tokio::time::timeout(spec.startup_timeout, list_tools(shared, spec, conn)).await;
-    report_listing(shared, spec, listing).ok()
+    let known = (shared.publisher().catalogue().read())
+        .unwrap_or_else(PoisonError::into_inner)
+        .server(&spec.id);
+    report_listing(shared, spec, listing, known.as_deref()).ok()
 }
 
-/// Logs every diagnostic of a listing, or why it failed.
+/// Logs each diagnostic of a listing that `known` (the server's listing
+/// before it, on a re-list) did not have already, or why it failed.
 fn report_listing(
     shared: &HostShared,
     spec: &ServerSpec,
     listing: Result<Result<ServerTools, RequestFailure>, tokio::time::error::Elapsed>,
+    known: Option<&ServerTools>,
 ) -> Result<Arc<ServerTools>, HostError> {
     let warn = |level, message: String| {
         shared
@@ -517,7 +523,12 @@ fn report_listing(
     };
     let error = match listing {
         Ok(Ok(found)) => {
-            for d in &found.diagnostics {
+            // A server that re-lists often (every `list_changed`) would
+            // otherwise repeat the same warnings each time.
+            let before: HashSet<&ToolDiagnostic> = known
+                .map(|k| k.diagnostics.iter().collect())
+                .unwrap_or_default();
+            for d in found.diagnostics.iter().filter(|d| !before.contains(d)) {
                 warn(LogLevel::Warn, format!("tool {:?}: {}", d.tool, d.reason));
             }
             return Ok(Arc::new(found));
@@ -532,9 +543,11 @@ fn report_listing(
             format!("tools/list on {} timed out", spec.id),
         ),
     };
-    warn(
-        LogLevel::Error,
-        format!("{}; the previous tool list is kept", error.message),
-    );
+    let kept = if known.is_some() {
+        "the previous tool list is kept"
+    } else {
+        "it lists no tools until a listing succeeds"
+    };
+    warn(LogLevel::Error, format!("{}; {kept}", error.message));
     Err(error)
 }

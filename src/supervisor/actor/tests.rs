@@ -1,7 +1,7 @@
 //! The actor driven through a fake [`Connector`]: no processes, no network.
 
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -31,6 +31,7 @@ use crate::transport::http::BearerCell;
 
 mod apps;
 mod fake;
+mod relist;
 
 use fake::*;
 

@@ -29,6 +29,9 @@ pub(super) struct Fake {
     pub(super) conns: Mutex<Vec<Control>>,
     pub(super) listings: Arc<AtomicUsize>,
     pub(super) abandoned: Arc<AtomicUsize>,
+    /// Whether each listing also has `job`, a tool the catalogue leaves
+    /// out with a diagnostic (its `execution.taskSupport` is `required`).
+    pub(super) lists_job: Arc<AtomicBool>,
 }
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -65,6 +68,7 @@ pub(super) struct FakeConnection {
     pub(super) ended: watch::Receiver<Option<String>>,
     pub(super) notices: Option<mpsc::UnboundedReceiver<Notice>>,
     pub(super) listings: Arc<AtomicUsize>,
+    pub(super) lists_job: Arc<AtomicBool>,
 }
 
 impl Connector for Fake {
@@ -128,6 +132,7 @@ impl Fake {
             ended,
             notices: Some(notices),
             listings: self.listings.clone(),
+            lists_job: self.lists_job.clone(),
         }
     }
 }
@@ -167,9 +172,19 @@ impl ServerConnection for FakeConnection {
         _server_id: &'a str,
         _limits: &'a Limits,
     ) -> Result<Vec<Box<serde_json::value::RawValue>>, RequestFailure> {
+        // Read before the count moves: a test that waits for the count
+        // may then change it for the next listing only.
+        let job = self.lists_job.load(Ordering::SeqCst);
         self.listings.fetch_add(1, Ordering::SeqCst);
-        let echo = json!({ "name": "echo", "inputSchema": { "type": "object" } });
-        Ok(vec![serde_json::value::to_raw_value(&echo).expect("JSON")])
+        let mut tools = vec![json!({ "name": "echo", "inputSchema": { "type": "object" } })];
+        if job {
+            let job = json!({ "name": "job", "inputSchema": { "type": "object" }, "execution": { "taskSupport": "required" } });
+            tools.push(job);
+        }
+        Ok(tools
+            .iter()
+            .map(|t| serde_json::value::to_raw_value(t).expect("JSON"))
+            .collect())
     }
 
     async fn close(self) {
