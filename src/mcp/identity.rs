@@ -117,7 +117,8 @@ impl ServerIdentity {
         };
         let text = |s: &str| cut(s, MAX_SERVER_INFO_TEXT_BYTES).0;
         let implementation = info.server_info.as_ref();
-        let capabilities = serde_json::to_value(&info.capabilities).unwrap_or(Value::Null);
+        let mut capabilities = serde_json::to_value(&info.capabilities).unwrap_or(Value::Null);
+        crate::redact::hidden_in_value(&mut capabilities);
         let capabilities_omitted = json_len(&capabilities) > MAX_SERVER_CAPABILITIES_BYTES;
         let (instructions, instructions_truncated) = match &info.instructions {
             Some(s) => {
@@ -232,7 +233,7 @@ fn icons_of(implementation: &rmcp::model::Implementation) -> Vec<ServerIcon> {
     all.filter(|icon| icon.src.len() <= MAX_SERVER_ICON_SRC_BYTES)
         .take(MAX_SERVER_ICONS)
         .map(|icon| ServerIcon {
-            src: icon.src.clone(),
+            src: crate::redact::hidden(&icon.src).into_owned(),
             mime_type: icon.mime_type.clone(),
             sizes: icon.sizes.clone(),
             theme: icon
@@ -243,12 +244,18 @@ fn icons_of(implementation: &rmcp::model::Implementation) -> Vec<ServerIcon> {
         .collect()
 }
 
-/// `s` cut to at most `max` bytes at a character boundary, and whether it was cut.
+/// `s` (a text the server wrote about itself) cut to at most `max` bytes at
+/// a character boundary, and whether it was cut; every kept secret value
+/// in what is kept is `[redacted]` (a server may echo a header value, a
+/// URL's query or an env value into its name or instructions), and so is
+/// a tail that begins one when it was cut (`crate::redact::hidden_cut`).
+/// Redaction may lengthen the text by the marker's length per value.
 fn cut(s: &str, max: usize) -> (String, bool) {
     if s.len() <= max {
-        return (s.to_owned(), false);
+        return (crate::redact::hidden(s).into_owned(), false);
     }
-    (s[..floor_char_boundary(s, max)].to_owned(), true)
+    let kept = &s[..floor_char_boundary(s, max)];
+    (crate::redact::hidden_cut(kept).into_owned(), true)
 }
 
 /// Whether the host speaks MCP revision `version`: one rmcp knows
